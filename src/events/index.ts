@@ -1,0 +1,5 @@
+export * from './schemas.js';
+export * from './timestamp.js';
+export * from './identity.js';
+export * from './parse.js';
+export * from './order.js';

@@ -1,0 +1,13 @@
+import { KIND_RANKS, type EventKind } from './schemas.js';
+
+// Shifting by the widest Date range keeps every instant positive, so a fixed-width decimal
+// sorts as text: SQLite compares and indexes the key without decoding it.
+const INSTANT_SHIFT = 8_640_000_000_000_000;
+
+/**
+ * The total order of PROJECTION.md section 2 as one comparable string:
+ * instant, then kind rank, then identity. `a < b` as text exactly when a is applied first.
+ */
+export function orderKey(instant: number, kind: EventKind, identity: string): string {
+  return `${String(instant + INSTANT_SHIFT).padStart(17, '0')}:${KIND_RANKS[kind]}:${identity}`;
+}

@@ -1,0 +1,156 @@
+import { z } from 'zod';
+import { parseInstant } from './timestamp.js';
+
+// Field by field from the service's Events table. Identifiers and the fields that define a kind
+// are required; descriptive text may be null or absent (the service sends what it has); fields
+// the service adds later are kept (loose objects), never rejected.
+
+const id = z.string().min(1);
+const text = z.string().nullish();
+const flag = z.boolean().nullish();
+
+export const CAMPAIGN_STATUSES = ['active', 'paused', 'completed'] as const;
+export const FAILURE_REASONS = ['voicemail', 'no_answer', 'user_hangup', 'technical_error'] as const;
+
+const campaignStatus = z.enum(CAMPAIGN_STATUSES);
+const score = z.number().min(0).max(10);
+
+export const timestampSchema = z
+  .string()
+  .refine((value) => parseInstant(value) !== null, {
+    message: 'must be an ISO 8601 date-time with a time zone, e.g. 2026-11-20T10:00:00Z',
+  });
+
+const candidateNames = {
+  campaign_id: id,
+  candidate_id: id,
+  first_name: text,
+  last_name: text,
+};
+
+export const dataSchemas = {
+  'campaign.created': z.looseObject({
+    campaign_id: id,
+    job_title: text,
+    contract_type: text,
+    candidate_link: text,
+    questions_count: z.int().min(0).nullish(),
+    status: campaignStatus,
+  }),
+  'campaign.status_changed': z.looseObject({
+    campaign_id: id,
+    job_title: text,
+    old_status: campaignStatus.nullish(),
+    new_status: campaignStatus,
+  }),
+  'candidate.added': z.looseObject({
+    ...candidateNames,
+    email: text,
+    phone: text,
+    call_queued: flag,
+  }),
+  'candidate.sourced': z.looseObject({
+    ...candidateNames,
+    phone: text,
+    sms_sent: flag,
+  }),
+  'candidate.interview.started': z.looseObject({
+    ...candidateNames,
+  }),
+  'candidate.interview.failed': z.looseObject({
+    ...candidateNames,
+    failure_reason: z.enum(FAILURE_REASONS),
+  }),
+  'candidate.interview.completed': z.looseObject(completedFields()),
+  'candidate.interview.completed.extended': z.looseObject({
+    ...completedFields(),
+    responses: z.array(
+      z.looseObject({
+        question: text,
+        answer: text,
+        score: score.nullish(),
+        explanation: text,
+      }),
+    ),
+  }),
+  'credits.low': z.looseObject({
+    credits_remaining: z.number(),
+    threshold: z.number(),
+  }),
+  'credits.depleted': z.looseObject({
+    credits_remaining: z.number(),
+    last_campaign_id: text,
+  }),
+} as const;
+
+function completedFields() {
+  return {
+    ...candidateNames,
+    email: text,
+    phone: text,
+    interview_score: score,
+    availability: text,
+    availability_start: text,
+    salary_expectation: text,
+    candidate_alignment: text,
+    strengths: text,
+    concerns: text,
+  };
+}
+
+export type EventKind = keyof typeof dataSchemas;
+export const EVENT_KINDS = Object.keys(dataSchemas) as EventKind[];
+
+/** PROJECTION.md section 2: the tie-break between events of the same instant. */
+export const KIND_RANKS: Readonly<Record<EventKind, number>> = {
+  'campaign.created': 0,
+  'campaign.status_changed': 1,
+  'candidate.added': 2,
+  'candidate.sourced': 3,
+  'candidate.interview.started': 4,
+  'candidate.interview.failed': 5,
+  'candidate.interview.completed': 6,
+  'candidate.interview.completed.extended': 7,
+  'credits.low': 8,
+  'credits.depleted': 9,
+};
+
+export function isEventKind(kind: string): kind is EventKind {
+  return Object.hasOwn(dataSchemas, kind);
+}
+
+/** The envelope every delivery must be: a JSON object with a string event and timestamp and an object data. */
+export const envelopeSchema = z.looseObject({
+  event: z.string(),
+  timestamp: z.string(),
+  data: z.record(z.string(), z.unknown()),
+});
+export type Envelope = z.infer<typeof envelopeSchema>;
+
+function eventSchema<K extends EventKind>(kind: K) {
+  return z.looseObject({
+    event: z.literal(kind),
+    timestamp: timestampSchema,
+    data: dataSchemas[kind],
+  });
+}
+
+export const webhookEventSchema = z.discriminatedUnion('event', [
+  eventSchema('campaign.created'),
+  eventSchema('campaign.status_changed'),
+  eventSchema('candidate.added'),
+  eventSchema('candidate.sourced'),
+  eventSchema('candidate.interview.started'),
+  eventSchema('candidate.interview.failed'),
+  eventSchema('candidate.interview.completed'),
+  eventSchema('candidate.interview.completed.extended'),
+  eventSchema('credits.low'),
+  eventSchema('credits.depleted'),
+]);
+
+/** Any of the ten events, discriminated by `event`. */
+export type WebhookEvent = z.infer<typeof webhookEventSchema>;
+/** The event of one kind, e.g. `EventOf<'candidate.interview.completed'>`. */
+export type EventOf<K extends EventKind> = Extract<WebhookEvent, { event: K }>;
+/** The `data` of one kind. */
+export type DataOf<K extends EventKind> = EventOf<K>['data'];

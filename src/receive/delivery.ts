@@ -1,0 +1,28 @@
+import type { Issue } from '../events/index.js';
+
+export type DeliveryVerdict = 'accepted' | 'invalid_json' | 'invalid_envelope';
+
+/** What the intake keeps of one authenticated request, before answering it. */
+export interface Delivery {
+  /** The exact bytes received. */
+  raw: Uint8Array;
+  receivedAt: string;
+  /** PROJECTION.md identity; null when the body is not an envelope. */
+  identity: string | null;
+  /** The body's `event`, as sent (null when the body is not an envelope). */
+  kind: string | null;
+  verdict: DeliveryVerdict;
+  /** Fingerprint of the secret that matched; null when unsigned events are allowed. */
+  secretId: string | null;
+  /** Why a body that is not an envelope was refused. */
+  reasons: Issue[] | null;
+}
+
+/** What the store says about a delivery: durably written (maybe as a duplicate), or not at all. */
+export type StoreOutcome =
+  | { ok: true; inboxId: number; duplicate: false }
+  | { ok: true; inboxId: null; duplicate: true }
+  | { ok: false; code: string; message: string };
+
+/** Resolves only once the delivery is on disk (or is known not to be). */
+export type StoreDelivery = (delivery: Delivery) => Promise<StoreOutcome>;

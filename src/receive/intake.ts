@@ -1,0 +1,150 @@
+import type { Logger } from 'pino';
+import { readEnvelope } from '../events/index.js';
+import { secretFingerprint, verify, type Secret } from '../signature.js';
+import { errorAnswer, type Answer } from './answer.js';
+import type { Delivery, StoreDelivery } from './delivery.js';
+import { headerValue, type IncomingHeaders } from './headers.js';
+
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+export const DEFAULT_SIGNATURE_HEADER = 'X-Service-Signature';
+export const DEFAULT_EVENT_HEADER = 'X-Service-Event';
+/** Seconds a sender is asked to wait after a 503: the service retries only 3 times. */
+const RETRY_AFTER_SECONDS = '5';
+
+export interface IntakeOptions {
+  /** Shared secrets; any one of them may sign (rotation). */
+  secrets?: readonly Secret[];
+  /** Accept unsigned requests. Only when no secret is configured, and only when set explicitly. */
+  allowUnsigned?: boolean;
+  /** Largest body accepted, in bytes. Default 1 MiB. */
+  maxBodyBytes?: number;
+  /** Header carrying `sha256=<hex>`; the service's name replaces "Service". */
+  signatureHeader?: string;
+  /** Header carrying the event name (informational: the body's `event` wins). */
+  eventHeader?: string;
+  /** Writes a delivery durably; the intake answers 2xx only after it resolves ok. */
+  store: StoreDelivery;
+  logger?: Pick<Logger, 'warn' | 'error'>;
+  now?: () => number;
+}
+
+/** What the intake did with a request, beside the answer: for logs and for the dispatcher. */
+export interface IntakeResult {
+  answer: Answer;
+  outcome: 'stored' | 'duplicate' | 'refused' | 'kept_invalid' | 'unavailable';
+  kind?: string;
+  identity?: string;
+  inboxId?: number;
+}
+
+export class ConfigurationError extends Error {
+  override name = 'ConfigurationError';
+}
+
+export interface IncomingRequest {
+  /** The exact bytes of the body, never a parsed or re-serialised form. */
+  rawBody: Uint8Array;
+  headers: IncomingHeaders;
+}
+
+/**
+ * The framework-free core: raw bytes and headers in, a stored delivery and an answer out.
+ * Express, node:http and fetch adapters all call `receive`.
+ */
+export function createIntake(options: IntakeOptions) {
+  const secrets = [...(options.secrets ?? [])].filter((s) => s.length > 0);
+  if (secrets.length === 0 && options.allowUnsigned !== true) {
+    throw new ConfigurationError(
+      'No webhook secret is configured. Pass the shared secret from the agency dashboard ' +
+        '(API section, Webhooks tab) as `secrets`, or set `allowUnsigned: true` to accept ' +
+        'unsigned events knowingly (anyone who can reach the endpoint can then write events).',
+    );
+  }
+  const fingerprints = secrets.map(secretFingerprint);
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const signatureHeader = options.signatureHeader ?? DEFAULT_SIGNATURE_HEADER;
+  const eventHeader = options.eventHeader ?? DEFAULT_EVENT_HEADER;
+  const now = options.now ?? Date.now;
+  const { store, logger } = options;
+
+  async function receive({ rawBody, headers }: IncomingRequest): Promise<IntakeResult> {
+    if (rawBody.byteLength > maxBodyBytes) {
+      return { outcome: 'refused', answer: tooLarge(maxBodyBytes) };
+    }
+
+    let secretId: string | null = null;
+    if (secrets.length > 0) {
+      const verification = verify(secrets, rawBody, headerValue(headers, signatureHeader));
+      if (!verification.ok) {
+        const answer =
+          verification.reason === 'MISSING'
+            ? errorAnswer(401, 'MISSING_SIGNATURE', `The ${signatureHeader} header is missing.`, { header: signatureHeader })
+            : errorAnswer(401, 'INVALID_SIGNATURE', `The ${signatureHeader} header does not match the body.`, {
+                header: signatureHeader,
+                reason: verification.reason === 'MALFORMED' ? 'expected sha256= followed by 64 hex digits' : 'no configured secret matches',
+              });
+        return { outcome: 'refused', answer };
+      }
+      secretId = fingerprints[verification.secretIndex]!;
+    }
+
+    const reading = readEnvelope(rawBody);
+    const delivery: Delivery = {
+      raw: rawBody,
+      receivedAt: new Date(now()).toISOString(),
+      identity: reading.ok ? reading.identity : null,
+      kind: reading.ok ? reading.envelope.event : null,
+      verdict: reading.ok ? 'accepted' : reading.reason === 'INVALID_JSON' ? 'invalid_json' : 'invalid_envelope',
+      secretId,
+      reasons: reading.ok ? null : reading.issues,
+    };
+
+    if (reading.ok) {
+      const announced = headerValue(headers, eventHeader);
+      if (announced !== undefined && announced !== reading.envelope.event) {
+        logger?.warn({ header: eventHeader, announced, kind: reading.envelope.event }, 'event header differs from the body; the body wins');
+      }
+    }
+
+    const stored = await store(delivery);
+    if (!stored.ok) {
+      logger?.error({ code: stored.code, kind: delivery.kind ?? undefined }, 'could not store a webhook delivery; answered 503');
+      return {
+        outcome: 'unavailable',
+        answer: errorAnswer(
+          503,
+          'STORAGE_UNAVAILABLE',
+          'The event could not be stored; it was not accepted. Retry later.',
+          { cause: stored.code },
+          { 'Retry-After': RETRY_AFTER_SECONDS },
+        ),
+      };
+    }
+
+    if (!reading.ok) {
+      const answer =
+        reading.reason === 'INVALID_JSON'
+          ? errorAnswer(400, 'INVALID_JSON', 'The body is not JSON.', { issues: reading.issues })
+          : errorAnswer(400, 'INVALID_ENVELOPE', 'The body is not an event envelope {event, timestamp, data}.', {
+              issues: reading.issues,
+            });
+      return { outcome: 'kept_invalid', answer, ...(stored.inboxId !== null && { inboxId: stored.inboxId }) };
+    }
+
+    return {
+      outcome: stored.duplicate ? 'duplicate' : 'stored',
+      kind: reading.envelope.event,
+      identity: reading.identity,
+      ...(stored.inboxId !== null && { inboxId: stored.inboxId }),
+      answer: { status: 200, headers: {}, body: { received: true, duplicate: stored.duplicate } },
+    };
+  }
+
+  return { receive, maxBodyBytes, signatureHeader, eventHeader };
+}
+
+export type Intake = ReturnType<typeof createIntake>;
+
+export function tooLarge(limit: number): Answer {
+  return errorAnswer(413, 'PAYLOAD_TOO_LARGE', `The body is larger than ${limit} bytes.`, { limit_bytes: limit });
+}

@@ -1,0 +1,53 @@
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+
+/** A shared secret as configured in the agency dashboard. */
+export type Secret = string | Uint8Array;
+/** The exact bytes received; a string is taken as its UTF-8 bytes. */
+export type RawBody = Uint8Array | string;
+
+const PREFIX = 'sha256=';
+const SIGNATURE = /^sha256=[0-9a-fA-F]{64}$/;
+
+function digest(secret: Secret, body: RawBody): Buffer {
+  return createHmac('sha256', secret).update(body).digest();
+}
+
+/** `sha256=` + the lowercase hex HMAC-SHA256 of the raw body, as the service signs. */
+export function sign(secret: Secret, body: RawBody): string {
+  return PREFIX + digest(secret, body).toString('hex');
+}
+
+export type Verification =
+  | { ok: true; secretIndex: number }
+  | { ok: false; reason: 'MISSING' | 'MALFORMED' | 'MISMATCH' };
+
+/**
+ * Checks a signature header against the raw body with each secret in turn (several during a
+ * rotation) and says which one matched. Compares digests in constant time. Never throws on
+ * what the sender put in the header: absent, empty, repeated, unprefixed, short or non-hex
+ * values are answered as `MISSING` or `MALFORMED`.
+ */
+export function verify(
+  secrets: readonly Secret[],
+  body: RawBody,
+  header: string | readonly string[] | null | undefined,
+): Verification {
+  // A repeated header reaches us as an array (raw headers) or joined with ", " (node, fetch).
+  if (typeof header !== 'string' && header != null && header.length > 1) return { ok: false, reason: 'MALFORMED' };
+  const value = typeof header === 'string' ? header : header?.[0];
+  if (value === undefined || value === '') return { ok: false, reason: 'MISSING' };
+  if (!SIGNATURE.test(value)) return { ok: false, reason: 'MALFORMED' };
+  const received = Buffer.from(value.slice(PREFIX.length), 'hex');
+  for (let i = 0; i < secrets.length; i++) {
+    if (timingSafeEqual(digest(secrets[i]!, body), received)) return { ok: true, secretIndex: i };
+  }
+  return { ok: false, reason: 'MISMATCH' };
+}
+
+/**
+ * A short, non-reversible name for a secret (first 12 hex of its SHA-256), stored with each
+ * delivery to say which secret of a rotation matched, without keeping the secret itself.
+ */
+export function secretFingerprint(secret: Secret): string {
+  return createHash('sha256').update(secret).digest('hex').slice(0, 12);
+}

@@ -1,0 +1,4 @@
+// Helpers for users' own tests: signed requests and realistic sample events.
+export { signedRequest, sendSigned, type SignedRequest, type SignedRequestOptions } from './signed-request.js';
+export { sampleEvent, FIXTURES_DIR } from './samples.js';
+export { sign } from '../signature.js';

@@ -1,0 +1,194 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  EVENT_KINDS,
+  KIND_RANKS,
+  canonicalJson,
+  eventIdentity,
+  normaliseTimestamp,
+  orderKey,
+  parseEvent,
+  parseInstant,
+  readEnvelope,
+  type Envelope,
+} from '../../src/events/index.js';
+
+const FIXTURES = join(import.meta.dirname, '../../fixtures/events');
+const fixture = (kind: string): Envelope => JSON.parse(readFileSync(join(FIXTURES, `${kind}.json`), 'utf8'));
+
+describe('fixtures', () => {
+  it('hold one event of each of the ten kinds', () => {
+    const files = readdirSync(FIXTURES).filter((f) => f.endsWith('.json')).sort();
+    expect(files).toEqual([...EVENT_KINDS].map((k) => `${k}.json`).sort());
+  });
+
+  for (const kind of EVENT_KINDS) {
+    it(`${kind} parses against its schema`, () => {
+      const reading = parseEvent(fixture(kind));
+      expect(reading.ok ? reading.event.event : reading.issues).toBe(kind);
+    });
+  }
+});
+
+// Fields without which an event of the kind means nothing; each must be rejected with its path.
+const REQUIRED: Record<string, Array<[string, unknown]>> = {
+  'campaign.created': [['campaign_id', 42], ['status', 'running']],
+  'campaign.status_changed': [['campaign_id', null], ['new_status', 'archived']],
+  'candidate.added': [['candidate_id', 7], ['campaign_id', '']],
+  'candidate.sourced': [['candidate_id', null], ['campaign_id', 12]],
+  'candidate.interview.started': [['candidate_id', []], ['campaign_id', {}]],
+  'candidate.interview.failed': [['failure_reason', 'busy'], ['candidate_id', 3]],
+  'candidate.interview.completed': [['interview_score', 'huit'], ['interview_score', 11], ['candidate_id', false]],
+  'candidate.interview.completed.extended': [['responses', 'none'], ['interview_score', -1]],
+  'credits.low': [['credits_remaining', '9'], ['threshold', null]],
+  'credits.depleted': [['credits_remaining', 'zero']],
+};
+
+describe('schemas', () => {
+  for (const [kind, fields] of Object.entries(REQUIRED)) {
+    for (const [field, wrong] of fields) {
+      it(`${kind}: data.${field} missing or ${JSON.stringify(wrong)} is rejected with its path`, () => {
+        const missing = fixture(kind);
+        delete (missing.data as Record<string, unknown>)[field];
+        const mistyped = fixture(kind);
+        (mistyped.data as Record<string, unknown>)[field] = wrong;
+        for (const envelope of [missing, mistyped]) {
+          const reading = parseEvent(envelope);
+          expect(reading.ok).toBe(false);
+          if (!reading.ok) {
+            expect(reading.reason).toBe('INVALID_DATA');
+            expect(reading.issues.map((i) => i.path)).toContain(`data.${field}`);
+          }
+        }
+      });
+    }
+  }
+
+  it('rejects optional fields of the wrong type, with their path', () => {
+    const cases: Array<[string, string, unknown]> = [
+      ['candidate.sourced', 'sms_sent', 'yes'],
+      ['candidate.added', 'call_queued', 'oui'],
+      ['candidate.added', 'email', 42],
+      ['campaign.created', 'questions_count', 6.5],
+      ['candidate.interview.completed.extended', 'responses', [{ question: 'Q', score: 'bien' }]],
+    ];
+    for (const [kind, field, wrong] of cases) {
+      const event = fixture(kind);
+      (event.data as Record<string, unknown>)[field] = wrong;
+      const reading = parseEvent(event);
+      expect(reading.ok, `${kind} ${field}`).toBe(false);
+      if (!reading.ok) expect(reading.issues.map((i) => i.path).join(' ')).toContain(`data.${field}`);
+    }
+  });
+
+  it('accepts null or absent descriptive text and keeps fields the service adds later', () => {
+    const event = fixture('candidate.interview.completed');
+    const data = event.data as Record<string, unknown>;
+    data.strengths = null;
+    delete data.concerns;
+    data.recording_url = 'https://example.test/r/1';
+    const reading = parseEvent(event);
+    expect(reading.ok).toBe(true);
+    if (reading.ok) {
+      const parsed = reading.event.data as Record<string, unknown>;
+      expect(parsed.strengths).toBeNull();
+      expect('concerns' in parsed).toBe(false);
+      expect(parsed.recording_url).toBe('https://example.test/r/1');
+    }
+  });
+
+  it('rejects a timestamp that is not ISO 8601 with a zone', () => {
+    for (const timestamp of ['20/11/2026 10:00', '2026-11-20T10:00:00', '2026-11-20', '2026-02-30T10:00:00Z', 'soon']) {
+      const event = { ...fixture('credits.low'), timestamp };
+      const reading = parseEvent(event);
+      expect(reading.ok, timestamp).toBe(false);
+      if (!reading.ok) expect(reading.issues.map((i) => i.path)).toContain('timestamp');
+    }
+  });
+
+  it('tells an unknown kind apart from invalid data', () => {
+    const reading = parseEvent({ event: 'candidate.interview.rescheduled', timestamp: '2026-11-20T10:00:00Z', data: {} });
+    expect(reading).toMatchObject({ ok: false, reason: 'UNKNOWN_KIND', kind: 'candidate.interview.rescheduled' });
+  });
+});
+
+describe('envelope', () => {
+  it('is a JSON object with a string event, a string timestamp and an object data', () => {
+    expect(readEnvelope('{"event":"x","timestamp":"t","data":{}}').ok).toBe(true);
+    expect(readEnvelope('{"event":')).toMatchObject({ ok: false, reason: 'INVALID_JSON' });
+    for (const body of ['[]', '"event"', 'null', '{"event":1,"timestamp":"t","data":{}}', '{"event":"x","data":{}}', '{"event":"x","timestamp":"t","data":[]}']) {
+      expect(readEnvelope(body), body).toMatchObject({ ok: false, reason: 'INVALID_ENVELOPE' });
+    }
+  });
+});
+
+describe('identity', () => {
+  const compact = '{"event":"credits.low","timestamp":"2026-11-20T10:00:00Z","data":{"credits_remaining":9,"threshold":10}}';
+  const reordered = '{ "data" : { "threshold": 10, "credits_remaining": 9 },\n  "timestamp": "2026-11-20T10:00:00Z", "event": "credits.low" }';
+
+  it('is the same for the same envelope with other key order and spacing', () => {
+    const a = readEnvelope(compact);
+    const b = readEnvelope(reordered);
+    expect(a.ok && b.ok).toBe(true);
+    if (a.ok && b.ok) {
+      expect(a.identity).toMatch(/^[0-9a-f]{64}$/);
+      expect(a.identity).toBe(b.identity);
+    }
+  });
+
+  it('is the SHA-256 of the canonical JSON of {event, timestamp, data}', () => {
+    expect(canonicalJson(JSON.parse(reordered))).toBe(
+      '{"data":{"credits_remaining":9,"threshold":10},"event":"credits.low","timestamp":"2026-11-20T10:00:00Z"}',
+    );
+    // sha256 of the canonical text above, computed with sha256sum.
+    expect(eventIdentity(JSON.parse(compact))).toBe('c76fe7603731490bb7ce41284b8d30842313064058fd6faab618c9cf280789da');
+  });
+
+  it('differs when any value differs, including the timestamp text', () => {
+    const base = JSON.parse(compact);
+    const ids = new Set([
+      eventIdentity(base),
+      eventIdentity({ ...base, timestamp: '2026-11-20T11:00:00+01:00' }),
+      eventIdentity({ ...base, data: { ...base.data, threshold: 11 } }),
+      eventIdentity({ ...base, event: 'credits.depleted' }),
+    ]);
+    expect(ids.size).toBe(4);
+  });
+
+  it('sorts keys by code point, not by UTF-16 unit', () => {
+    // U+FF21 (fullwidth A) is one unit above the surrogates; U+1F600 is two surrogate units.
+    expect(canonicalJson({ '\u{1F600}': 1, '\uFF21': 2, b: 3, a: [{ z: 1, y: null }] })).toBe(
+      '{"a":[{"y":null,"z":1}],"b":3,"\uFF21":2,"\u{1F600}":1}',
+    );
+  });
+});
+
+describe('timestamps', () => {
+  it('normalise two offsets of one instant to the same UTC millisecond text', () => {
+    expect(normaliseTimestamp('2026-11-20T10:00:00Z')).toBe('2026-11-20T10:00:00.000Z');
+    expect(normaliseTimestamp('2026-11-20T11:00:00+01:00')).toBe('2026-11-20T10:00:00.000Z');
+    expect(normaliseTimestamp('2026-11-20T05:30:00-0430')).toBe('2026-11-20T10:00:00.000Z');
+    expect(normaliseTimestamp('2026-11-20T12:00+02')).toBe('2026-11-20T10:00:00.000Z');
+    expect(parseInstant('2026-11-20T10:00:00.123999Z')).toBe(parseInstant('2026-11-20T10:00:00.123Z'));
+    expect(normaliseTimestamp('2028-02-29T23:59:59.5Z')).toBe('2028-02-29T23:59:59.500Z');
+  });
+
+  it('refuse days and times that do not exist', () => {
+    for (const text of ['2026-02-29T10:00:00Z', '2026-11-31T10:00:00Z', '2026-11-20T24:00:00Z', '2026-11-20T10:60:00Z', '2026-13-01T10:00:00Z', '2026-11-20T10:00:00+25:00']) {
+      expect(parseInstant(text), text).toBeNull();
+    }
+  });
+
+  it('order by instant, then kind rank, then identity', () => {
+    const early = orderKey(parseInstant('2026-11-20T11:00:00+01:00')!, 'credits.depleted', 'f'.repeat(64));
+    const late = orderKey(parseInstant('2026-11-20T10:00:00.001Z')!, 'campaign.created', '0'.repeat(64));
+    expect(early < late).toBe(true);
+    const created = orderKey(0, 'campaign.created', 'f');
+    const changed = orderKey(0, 'campaign.status_changed', '0');
+    expect(created < changed).toBe(true);
+    expect(orderKey(0, 'credits.low', 'a') < orderKey(0, 'credits.low', 'b')).toBe(true);
+    expect(orderKey(-86_400_000, 'credits.low', 'a') < orderKey(0, 'credits.low', 'a')).toBe(true);
+    expect(Object.values(KIND_RANKS).sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  });
+});

@@ -20,18 +20,22 @@ export interface OpenDatabaseOptions {
 export function openDatabase(path: string, options: OpenDatabaseOptions = {}): SqliteDatabase {
   if (path !== ':memory:' && !options.readonly) mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false });
-  // Below the sender's 5 s budget, so that a locked database still gets a 503 in time.
-  db.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 2000)}`);
-  if (!options.readonly) {
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = FULL');
-    db.pragma('foreign_keys = ON');
-  }
   try {
-    if (!options.readonly) migrate(db);
+    return configureDatabase(db, options);
   } catch (error) {
     db.close();
     throw error;
   }
+}
+
+/** The settings and migrations of `openDatabase`, for a database the caller opened. */
+export function configureDatabase(db: SqliteDatabase, options: OpenDatabaseOptions = {}): SqliteDatabase {
+  // Below the sender's 5 s budget, so that a locked database still gets a 503 in time.
+  db.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 2000)}`);
+  if (options.readonly) return db;
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
+  migrate(db);
   return db;
 }

@@ -1,0 +1,35 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { BODY_ALREADY_READ_MESSAGE, errorAnswer } from './answer.js';
+import type { Intake, IntakeResult } from './intake.js';
+import { writeAnswer, type ResultListener } from './node-http.js';
+import { readRawBody } from './raw-body.js';
+
+/**
+ * Express middleware: `app.post('/webhooks', receiver.middleware())`. Reads the raw body itself,
+ * so it works whether or not the app uses `express.json()` elsewhere. When a body parser ran
+ * before it on this route, it answers 500 with how to mount it: it never verifies a re-serialised
+ * body and never hangs on a consumed stream. A body kept as bytes by `express.raw()` is used as is.
+ */
+export function expressMiddleware(intake: Intake, onResult?: ResultListener): RequestHandler {
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const startedAt = process.hrtime.bigint();
+    try {
+      let result: IntakeResult;
+      const parsed: unknown = req.body;
+      if (Buffer.isBuffer(parsed)) {
+        result = await intake.receive({ rawBody: parsed, headers: req.headers });
+      } else if (parsed !== undefined || req.readableEnded) {
+        result = { outcome: 'refused', answer: errorAnswer(500, 'BODY_ALREADY_READ', BODY_ALREADY_READ_MESSAGE) };
+      } else {
+        const reading = await readRawBody(req, intake.maxBodyBytes);
+        result = reading.ok
+          ? await intake.receive({ rawBody: reading.body, headers: req.headers })
+          : { outcome: 'refused', answer: reading.answer };
+      }
+      writeAnswer(res, result.answer);
+      onResult?.(result, req, startedAt);
+    } catch (error) {
+      next(error);
+    }
+  };
+}

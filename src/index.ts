@@ -1,3 +1,18 @@
 // The public API of prequal-hooks, and nothing else.
 export * from './events/index.js';
 export { sign, verify, secretFingerprint, type Secret, type RawBody, type Verification } from './signature.js';
+export { createReceiver, type Receiver, type ReceiverOptions } from './receiver.js';
+export { createIntake, ConfigurationError, DEFAULT_MAX_BODY_BYTES, DEFAULT_SIGNATURE_HEADER, DEFAULT_EVENT_HEADER } from './receive/intake.js';
+export type { IntakeOptions, IntakeResult, IncomingRequest } from './receive/intake.js';
+export type { Answer } from './receive/answer.js';
+export type { Delivery, StoreOutcome } from './receive/delivery.js';
+export { openDatabase, configureDatabase, type SqliteDatabase } from './store/database.js';
+export { DatabaseTooNewError } from './store/migrations.js';
+export type { Handler, AnyHandler, HandlerContext, RowOf } from './dispatch/handlers.js';
+export type { DispatcherOptions } from './dispatch/dispatcher.js';
+export type { DeadLetter, EventDeadLetter, HandlerDeadLetter } from './dispatch/dead-letters.js';
+export type { CampaignRow, CandidateRow, CreditsRow, InterviewResponse } from './project/rows.js';
+export { foldInOrder, foldAnyOrder, type ProjectableEvent, type ProjectedState } from './project/fold.js';
+export { createQueries, QueryParameterError, type Queries, type CampaignWithStats, type CampaignStats, type CandidatePage, type CandidateListParameters } from './query/index.js';
+export { replay, type ReplayInput, type ReplayOptions, type ReplaySummary } from './replay/index.js';
+export { createLogger, type Logger } from './logging.js';

@@ -1,6 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
+import type { EventKind } from './events/index.js';
+import { prepareDeadLetters } from './dispatch/dead-letters.js';
+import { createDispatcher, type DispatcherOptions } from './dispatch/dispatcher.js';
+import { createHandlerRegistry, type AnyHandler, type Handler } from './dispatch/handlers.js';
 import { createLogger, type Logger } from './logging.js';
+import { prepareProjection } from './project/write.js';
+import { createQueries } from './query/index.js';
+import { replayInto, type ReplayInput, type ReplayOptions, type ReplaySummary } from './replay/index.js';
 import type { Secret } from './signature.js';
 import { expressMiddleware } from './receive/express.js';
 import { fetchHandler } from './receive/fetch.js';
@@ -31,6 +38,8 @@ export interface ReceiverOptions {
   logger?: Logger;
   /** Called after each request is answered (for access logs and metrics). */
   onRequest?: ResultListener;
+  /** Batch size, handler concurrency, attempts and retry delay of the dispatcher. */
+  dispatch?: DispatcherOptions;
 }
 
 /**
@@ -48,7 +57,11 @@ export function createReceiver(options: ReceiverOptions) {
       : configureDatabase(options.database, storeOptions);
 
   const inbox = prepareInbox(db);
-  const groupCommit = createGroupCommit(db, inbox);
+  const projection = prepareProjection(db);
+  const handlers = createHandlerRegistry();
+  const dispatcher = createDispatcher({ db, inbox, projection, handlers, logger }, options.dispatch);
+  const groupCommit = createGroupCommit(db, inbox, { onCommitted: () => dispatcher.notify() });
+  const deadLetters = prepareDeadLetters(inbox, () => dispatcher.start());
   let intake;
   try {
     intake = createIntake({
@@ -65,10 +78,13 @@ export function createReceiver(options: ReceiverOptions) {
     throw error;
   }
 
+  // Crash recovery: whatever a previous run stored but did not process is taken up now.
+  dispatcher.start();
+
   let closed = false;
   return {
     /** The open SQLite database (one writer connection for the whole receiver). */
-    database: db,
+    database: db as SqliteDatabase,
     /** The framework-free core: raw bytes and headers in, an answer out, the event stored. */
     receive: (request: IncomingRequest): Promise<IntakeResult> => intake.receive(request),
     /** Express middleware: `app.post('/webhooks', receiver.middleware())`. */
@@ -78,13 +94,49 @@ export function createReceiver(options: ReceiverOptions) {
       nodeHandler(intake, options.onRequest),
     /** A fetch handler: `(request: Request) => Promise<Response>`. */
     fetchHandler: () => fetchHandler(intake),
+    /**
+     * Calls `handler` for each distinct event of the kind, after its projection committed, at
+     * least once (again after a crash), in arrival order per candidate. A throwing or rejecting
+     * handler is retried with exponential backoff, then recorded as a dead letter.
+     */
+    on<K extends EventKind>(kind: K, handler: Handler<K>, handlerOptions?: { name?: string }): void {
+      handlers.on(kind, handler, handlerOptions);
+      dispatcher.start();
+    },
+    /** Like `on`, for every kind this version knows. */
+    onAny(handler: AnyHandler, handlerOptions?: { name?: string }): void {
+      handlers.onAny(handler, handlerOptions);
+      dispatcher.start();
+    },
+    /** Reads of the projected state: campaigns with stats, candidate lists, credits. */
+    query: createQueries(db),
+    /** Unknown and invalid events, failed handlers: list and reprocess them. */
+    deadLetters,
+    /** Replays fixture events (objects, .json, .ndjson, folders) through the same path as HTTP. */
+    async replay(inputs: Iterable<ReplayInput> | ReplayInput, replayOptions?: ReplayOptions): Promise<ReplaySummary> {
+      const summary = await replayInto(
+        { db, inbox, projection, wantsHandlers: (kind) => handlers.for(kind).length > 0 },
+        inputs,
+        replayOptions,
+      );
+      dispatcher.start();
+      return summary;
+    },
+    /** Resolves once every stored event is projected and its handlers have run. */
+    drain: (): Promise<void> => dispatcher.drain(),
+    /** Whether processing has fallen far enough behind to refuse readiness. */
+    saturated: (): boolean => dispatcher.saturated(),
     /** Inbox counts by state. */
     counts: () => inbox.counts(),
-    /** Stops accepting, writes what is waiting, and closes the database if the receiver opened it. */
-    async close(): Promise<void> {
+    /**
+     * Stops accepting (new requests get 503), writes what is waiting, drains the dispatcher
+     * (up to `timeoutMs`), and closes the database if the receiver opened it.
+     */
+    async close(timeoutMs = 5000): Promise<void> {
       if (closed) return;
       closed = true;
       groupCommit.close();
+      await dispatcher.close(timeoutMs);
       if (ownsDatabase) db.close();
     },
   };

@@ -18,6 +18,16 @@ export interface InboxRow {
   reasons: string | null;
   attempts: number;
   processed_at: string | null;
+  handlers_pending: 0 | 1;
+}
+
+export interface HandlerFailureRow {
+  failure_id: number;
+  inbox_id: number;
+  handler: string;
+  error: string;
+  attempts: number;
+  failed_at: string;
 }
 
 /** The inbox's SQL, prepared once per connection. */
@@ -32,8 +42,24 @@ export function prepareInbox(db: SqliteDatabase) {
     `SELECT * FROM inbox WHERE state = 'pending' AND inbox_id > ? ORDER BY inbox_id LIMIT ?`,
   );
   const byId = db.prepare<[number], InboxRow>('SELECT * FROM inbox WHERE inbox_id = ?');
-  const setState = db.prepare<[InboxState, string | null, string, number]>(
-    `UPDATE inbox SET state = ?, reasons = ?, processed_at = ?, attempts = attempts + 1 WHERE inbox_id = ?`,
+  const setState = db.prepare<[InboxState, string | null, string, 0 | 1, number]>(
+    `UPDATE inbox SET state = ?, reasons = ?, processed_at = ?, handlers_pending = ?, attempts = attempts + 1
+     WHERE inbox_id = ?`,
+  );
+  const handlersPending = db.prepare<[number, number], InboxRow>(
+    `SELECT * FROM inbox WHERE handlers_pending = 1 AND inbox_id > ? ORDER BY inbox_id LIMIT ?`,
+  );
+  const handlersDone = db.prepare<[number]>('UPDATE inbox SET handlers_pending = 0 WHERE inbox_id = ?');
+  const recordFailure = db.prepare<[number, string, string, number, string]>(
+    'INSERT INTO handler_failures (inbox_id, handler, error, attempts, failed_at) VALUES (?, ?, ?, ?, ?)',
+  );
+  const failures = db.prepare<[number, number], HandlerFailureRow>(
+    'SELECT * FROM handler_failures WHERE failure_id > ? ORDER BY failure_id LIMIT ?',
+  );
+  const failureById = db.prepare<[number], HandlerFailureRow>('SELECT * FROM handler_failures WHERE failure_id = ?');
+  const forgetFailure = db.prepare<[number]>('DELETE FROM handler_failures WHERE failure_id = ?');
+  const rerunHandlers = db.prepare<[number]>(
+    `UPDATE inbox SET handlers_pending = 1 WHERE inbox_id = ? AND state = 'projected'`,
   );
   const setAside = db.prepare<[number, number], InboxRow>(
     `SELECT * FROM inbox WHERE state IN ('unknown', 'dead') AND inbox_id > ? ORDER BY inbox_id LIMIT ?`,
@@ -63,8 +89,23 @@ export function prepareInbox(db: SqliteDatabase) {
     },
     pending: (afterId: number, limit: number): InboxRow[] => pending.all(afterId, limit),
     get: (inboxId: number): InboxRow | undefined => byId.get(inboxId),
-    settle(inboxId: number, state: Exclude<InboxState, 'pending'>, reasons: Issue[] | null, at: string): void {
-      setState.run(state, reasons === null ? null : JSON.stringify(reasons), at, inboxId);
+    /** Records how a pending row was processed; `handlers` marks it for the application handlers. */
+    settle(inboxId: number, state: Exclude<InboxState, 'pending'>, reasons: Issue[] | null, at: string, handlers = false): void {
+      setState.run(state, reasons === null ? null : JSON.stringify(reasons), at, handlers ? 1 : 0, inboxId);
+    },
+    handlersPending: (afterId: number, limit: number): InboxRow[] => handlersPending.all(afterId, limit),
+    handlersDone: (inboxId: number): void => void handlersDone.run(inboxId),
+    recordHandlerFailure(inboxId: number, handler: string, error: string, attempts: number, at: string): void {
+      recordFailure.run(inboxId, handler, error, attempts, at);
+    },
+    handlerFailures: (afterId: number, limit: number): HandlerFailureRow[] => failures.all(afterId, limit),
+    /** Forgets a handler failure and marks its event for the handlers again. */
+    retryHandlerFailure(failureId: number): boolean {
+      const failure = failureById.get(failureId);
+      if (failure === undefined) return false;
+      forgetFailure.run(failureId);
+      rerunHandlers.run(failure.inbox_id);
+      return true;
     },
     setAside: (afterId: number, limit: number): InboxRow[] => setAside.all(afterId, limit),
     /** Puts an unknown or dead event back in the work list; false when it cannot be (not an envelope). */

@@ -52,7 +52,9 @@ describe('Express middleware on a real app and a real SQLite file', () => {
     const rows = inboxRows();
     expect(rows).toHaveLength(1);
     expect(Buffer.compare(rows[0].raw, request.body)).toBe(0);
-    expect(rows[0]).toMatchObject({ kind: 'candidate.added', verdict: 'accepted', state: 'pending' });
+    expect(rows[0]).toMatchObject({ kind: 'candidate.added', verdict: 'accepted' });
+    await receiver.drain();
+    expect(inboxRows()[0].state).toBe('projected');
     expect(rows[0].identity).toMatch(/^[0-9a-f]{64}$/);
     expect(rows[0].secret_id).toMatch(/^[0-9a-f]{12}$/);
   });

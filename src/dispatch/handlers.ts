@@ -1,0 +1,59 @@
+import type { EventKind, EventOf, WebhookEvent } from '../events/index.js';
+import type { CampaignRow, CandidateRow, CreditsRow } from '../project/rows.js';
+
+/** The projected row an event's handler sees: its candidate, campaign or the credits row. */
+export type RowOf<K extends EventKind> = K extends `candidate.${string}`
+  ? CandidateRow
+  : K extends `campaign.${string}`
+    ? CampaignRow
+    : CreditsRow;
+
+export interface HandlerContext<K extends EventKind = EventKind> {
+  /** PROJECTION.md identity: the same event delivered twice has one identity. */
+  identity: string;
+  inboxId: number;
+  /** 1 on the first call, then 2, 3 … on retries. */
+  attempt: number;
+  /** The row as projected once this event's transaction committed (later events may have changed it). */
+  row: RowOf<K> | undefined;
+}
+
+export type Handler<K extends EventKind> = (event: EventOf<K>, context: HandlerContext<K>) => unknown;
+export type AnyHandler = (event: WebhookEvent, context: HandlerContext) => unknown;
+
+interface Registered {
+  name: string;
+  kind: EventKind | '*';
+  run: AnyHandler;
+}
+
+/** Application handlers by kind, in registration order. */
+export function createHandlerRegistry() {
+  const registered: Registered[] = [];
+  const name = (kind: string, fn: { name: string }, given?: string) =>
+    given ?? (fn.name && fn.name !== 'anonymous' ? `${kind}:${fn.name}` : `${kind}#${registered.length + 1}`);
+  return {
+    on<K extends EventKind>(kind: K, handler: Handler<K>, options: { name?: string } = {}): void {
+      registered.push({ kind, name: name(kind, handler, options.name), run: handler as unknown as AnyHandler });
+    },
+    onAny(handler: AnyHandler, options: { name?: string } = {}): void {
+      registered.push({ kind: '*', name: name('*', handler, options.name), run: handler });
+    },
+    for(kind: string): Registered[] {
+      return registered.filter((h) => h.kind === '*' || h.kind === kind);
+    },
+    get size(): number {
+      return registered.length;
+    },
+  };
+}
+
+export type HandlerRegistry = ReturnType<typeof createHandlerRegistry>;
+
+/** Handlers of one candidate (or campaign, or the account) are called in arrival order. */
+export function orderingKey(event: WebhookEvent): string {
+  const data = event.data as { candidate_id?: string; campaign_id?: string };
+  if (data.candidate_id !== undefined) return `candidate:${data.candidate_id}`;
+  if (data.campaign_id !== undefined && event.event.startsWith('campaign.')) return `campaign:${data.campaign_id}`;
+  return 'credits';
+}

@@ -1,0 +1,48 @@
+import { CAMPAIGN_COLUMNS, type CampaignRow } from '../project/rows.js';
+import type { SqliteDatabase } from '../store/database.js';
+
+/** Mirrors the service's `GET /campaigns/{id}/status` `stats`. */
+export interface CampaignStats {
+  total_candidates: number;
+  interviews_completed: number;
+  /** Mean score of the completed interviews; null when there are none. */
+  average_score: number | null;
+}
+
+export type CampaignWithStats = CampaignRow & { stats: CampaignStats };
+
+const SELECT = `
+  SELECT ${CAMPAIGN_COLUMNS.map((c) => `c.${c}`).join(', ')}, c.campaign_id,
+         (SELECT COUNT(*) FROM candidates k WHERE k.campaign_id = c.campaign_id) AS total_candidates,
+         (SELECT COUNT(*) FROM candidates k WHERE k.campaign_id = c.campaign_id AND k.status = 'completed') AS interviews_completed,
+         (SELECT AVG(k.interview_score) FROM candidates k
+           WHERE k.campaign_id = c.campaign_id AND k.status = 'completed' AND k.interview_score IS NOT NULL) AS average_score
+  FROM campaigns c`;
+
+function withStats(row: Record<string, unknown>): CampaignWithStats {
+  const { total_candidates, interviews_completed, average_score, ...campaign } = row;
+  return {
+    ...(campaign as unknown as CampaignRow),
+    stats: {
+      total_candidates: total_candidates as number,
+      interviews_completed: interviews_completed as number,
+      average_score: (average_score as number | null) ?? null,
+    },
+  };
+}
+
+export function prepareCampaignQueries(db: SqliteDatabase) {
+  const one = db.prepare(`${SELECT} WHERE c.campaign_id = ?`);
+  const all = db.prepare(`${SELECT} ORDER BY c.created_at IS NULL, c.created_at DESC, c.campaign_id`);
+  return {
+    /** A campaign with its stats; undefined when no event named it. */
+    getCampaign(campaignId: string): CampaignWithStats | undefined {
+      const row = one.get(campaignId) as Record<string, unknown> | undefined;
+      return row === undefined ? undefined : withStats(row);
+    },
+    /** Every campaign with its stats, newest first (campaigns known only through candidates last). */
+    listCampaigns(): CampaignWithStats[] {
+      return (all.all() as Record<string, unknown>[]).map(withStats);
+    },
+  };
+}

@@ -1,0 +1,107 @@
+import fc from 'fast-check';
+import type { WebhookEvent } from '../../src/events/index.js';
+
+// A small world so that random events collide: two campaigns, four candidates, a handful of
+// instants (equal instants are common), several offsets for the same instant.
+const CAMPAIGNS = ['cmp_A', 'cmp_B'];
+const CANDIDATES = ['cand-1', 'cand-2', 'cand-3', 'cand-4'];
+const BASE = Date.UTC(2026, 10, 20, 10, 0, 0);
+
+/** Writes an instant as ISO 8601 in the given UTC offset (minutes). */
+export function atOffset(instant: number, offsetMinutes: number): string {
+  const local = new Date(instant + offsetMinutes * 60_000).toISOString().slice(0, -1);
+  if (offsetMinutes === 0) return `${local}Z`;
+  const sign = offsetMinutes < 0 ? '-' : '+';
+  const abs = Math.abs(offsetMinutes);
+  return `${local}${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+}
+
+const timestamp = (instants: number[]) =>
+  fc.tuple(fc.constantFrom(...instants), fc.constantFrom(0, 60, -300, 330)).map(([i, o]) => atOffset(i, o));
+
+// A field that may be absent, null or a value: PROJECTION.md treats the three differently.
+const maybe = <T>(value: fc.Arbitrary<T>) => fc.option(fc.option(value, { nil: null }), { nil: undefined });
+const name = fc.constantFrom('Éloïse', 'Loïc', 'Gaëlle', 'Benoît');
+const text = fc.constantFrom('Disponible immédiatement', 'Préavis d’un mois', '32 000 € brut annuel', 'Très motivé');
+
+function withOptional(required: Record<string, unknown>, optional: Record<string, unknown | undefined>) {
+  const data: Record<string, unknown> = { ...required };
+  for (const [key, value] of Object.entries(optional)) if (value !== undefined) data[key] = value;
+  return data;
+}
+
+function dataOf(kind: string): fc.Arbitrary<Record<string, unknown>> {
+  const campaign_id = fc.constantFrom(...CAMPAIGNS);
+  const candidate_id = fc.constantFrom(...CANDIDATES);
+  const names = { first_name: maybe(name), last_name: maybe(name) };
+  const completed = {
+    ...names,
+    email: maybe(fc.constantFrom('a@exemple.fr', 'b@exemple.fr')),
+    phone: maybe(fc.constantFrom('+33612345678', '+33798765432')),
+    availability: maybe(text),
+    availability_start: maybe(fc.constantFrom('2026-12-01', '2027-01-04')),
+    salary_expectation: maybe(text),
+    candidate_alignment: maybe(text),
+    strengths: maybe(text),
+    concerns: maybe(text),
+  };
+  const response = fc.record({ question: fc.constantFrom('Q1', 'Q2'), answer: text, score: fc.constantFrom(0, 5, 10), explanation: text });
+  switch (kind) {
+    case 'campaign.created':
+      return fc.record({ campaign_id, status: fc.constantFrom('active'), job_title: maybe(text), contract_type: maybe(fc.constantFrom('CDI', 'Intérim')), candidate_link: maybe(fc.constantFrom('https://x.test/a', 'https://x.test/b')), questions_count: maybe(fc.integer({ min: 0, max: 10 })) })
+        .map(({ campaign_id, status, ...o }) => withOptional({ campaign_id, status }, o));
+    case 'campaign.status_changed':
+      return fc.record({ campaign_id, new_status: fc.constantFrom('active', 'paused', 'completed'), old_status: maybe(fc.constantFrom('active', 'paused')), job_title: maybe(text) })
+        .map(({ campaign_id, new_status, ...o }) => withOptional({ campaign_id, new_status }, o));
+    case 'candidate.added':
+      return fc.record({ campaign_id, candidate_id, ...names, email: completed.email, phone: completed.phone, call_queued: maybe(fc.boolean()) })
+        .map(({ campaign_id, candidate_id, ...o }) => withOptional({ campaign_id, candidate_id }, o));
+    case 'candidate.sourced':
+      return fc.record({ campaign_id, candidate_id, ...names, phone: completed.phone, sms_sent: maybe(fc.boolean()) })
+        .map(({ campaign_id, candidate_id, ...o }) => withOptional({ campaign_id, candidate_id }, o));
+    case 'candidate.interview.started':
+      return fc.record({ campaign_id, candidate_id, ...names }).map(({ campaign_id, candidate_id, ...o }) => withOptional({ campaign_id, candidate_id }, o));
+    case 'candidate.interview.failed':
+      return fc.record({ campaign_id, candidate_id, failure_reason: fc.constantFrom('voicemail', 'no_answer', 'user_hangup', 'technical_error'), ...names })
+        .map(({ campaign_id, candidate_id, failure_reason, ...o }) => withOptional({ campaign_id, candidate_id, failure_reason }, o));
+    case 'candidate.interview.completed':
+      return fc.record({ campaign_id, candidate_id, interview_score: fc.constantFrom(4, 6.5, 8, 9.5), ...completed })
+        .map(({ campaign_id, candidate_id, interview_score, ...o }) => withOptional({ campaign_id, candidate_id, interview_score }, o));
+    case 'candidate.interview.completed.extended':
+      return fc.record({ campaign_id, candidate_id, interview_score: fc.constantFrom(4, 6.5, 8, 9.5), responses: fc.array(response, { maxLength: 3 }), ...completed })
+        .map(({ campaign_id, candidate_id, interview_score, responses, ...o }) => withOptional({ campaign_id, candidate_id, interview_score, responses }, o));
+    case 'credits.low':
+      return fc.record({ credits_remaining: fc.constantFrom(9.75, 5, 1), threshold: fc.constantFrom(10, 5) });
+    case 'credits.depleted':
+      return fc.record({ credits_remaining: fc.constant(0), last_campaign_id: maybe(campaign_id) })
+        .map(({ credits_remaining, ...o }) => withOptional({ credits_remaining }, o));
+    default:
+      throw new Error(kind);
+  }
+}
+
+const KINDS = [
+  'campaign.created', 'campaign.status_changed', 'candidate.added', 'candidate.sourced', 'candidate.interview.started',
+  'candidate.interview.failed', 'candidate.interview.completed', 'candidate.interview.completed.extended', 'credits.low', 'credits.depleted',
+];
+
+/** One valid event of any kind, at one of `instants` (default: four instants a minute apart, with millisecond neighbours). */
+export function eventArbitrary(instants: number[] = [BASE, BASE + 1, BASE + 60_000, BASE + 120_000]): fc.Arbitrary<WebhookEvent> {
+  return fc
+    .constantFrom(...KINDS)
+    .chain((kind) => fc.record({ event: fc.constant(kind), timestamp: timestamp(instants), data: dataOf(kind) }))
+    .map((e) => e as unknown as WebhookEvent);
+}
+
+/** A stream: distinct-ish events, then a permutation of them with some repeated. */
+export function streamArbitrary(maxLength = 40, instants?: number[]) {
+  return fc.array(eventArbitrary(instants), { minLength: 1, maxLength }).chain((events) =>
+    fc
+      .shuffledSubarray(events, { minLength: 0, maxLength: events.length })
+      .map((repeats) => [...events, ...repeats])
+      .chain((withRepeats) => fc.shuffledSubarray(withRepeats, { minLength: withRepeats.length, maxLength: withRepeats.length }))
+      .map((delivered) => ({ events, delivered })),
+  );
+}
+
+export { BASE };

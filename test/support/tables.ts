@@ -1,0 +1,48 @@
+import type Database from 'better-sqlite3';
+import type { ProjectedState } from '../../src/project/fold.js';
+
+// The public contract of PROJECTION.md section 4, read back as users read it.
+const CAMPAIGN = ['campaign_id', 'job_title', 'contract_type', 'candidate_link', 'questions_count', 'status', 'created_at'];
+const CANDIDATE = [
+  'candidate_id', 'campaign_id', 'first_name', 'last_name', 'email', 'phone', 'is_sourced', 'call_queued', 'sms_sent',
+  'status', 'interview_score', 'interview_date', 'interview_started_at', 'availability', 'availability_start',
+  'salary_expectation', 'candidate_alignment', 'strengths', 'concerns', 'failure_reason',
+];
+const RESPONSE = ['candidate_id', 'position', 'question', 'answer', 'score', 'explanation'];
+const CREDITS = ['credits_remaining', 'low_threshold', 'last_campaign_id'];
+
+export interface Tables {
+  campaigns: Record<string, unknown>[];
+  candidates: Record<string, unknown>[];
+  interview_responses: Record<string, unknown>[];
+  credits: Record<string, unknown> | null;
+}
+
+export function readTables(db: Database.Database): Tables {
+  return {
+    campaigns: db.prepare(`SELECT ${CAMPAIGN.join(', ')} FROM campaigns ORDER BY campaign_id`).all() as Record<string, unknown>[],
+    candidates: db.prepare(`SELECT ${CANDIDATE.join(', ')} FROM candidates ORDER BY candidate_id`).all() as Record<string, unknown>[],
+    interview_responses: db
+      .prepare(`SELECT ${RESPONSE.join(', ')} FROM interview_responses ORDER BY candidate_id, position`)
+      .all() as Record<string, unknown>[],
+    credits: (db.prepare(`SELECT ${CREDITS.join(', ')} FROM credits`).get() as Record<string, unknown> | undefined) ?? null,
+  };
+}
+
+const bit = (v: unknown) => (typeof v === 'boolean' ? (v ? 1 : 0) : v);
+const byKey = (key: string) => (a: Record<string, unknown>, b: Record<string, unknown>) =>
+  String(a[key]) < String(b[key]) ? -1 : String(a[key]) > String(b[key]) ? 1 : 0;
+const pick = (row: object, columns: string[]) =>
+  Object.fromEntries(columns.map((c) => [c, bit((row as Record<string, unknown>)[c] ?? null)]));
+
+/** An in-memory fold in the same shape as `readTables`. */
+export function stateTables(state: ProjectedState): Tables {
+  return {
+    campaigns: [...state.campaigns.values()].map((v) => pick(v.row, CAMPAIGN)).sort(byKey('campaign_id')),
+    candidates: [...state.candidates.values()].map((v) => pick(v.row, CANDIDATE)).sort(byKey('candidate_id')),
+    interview_responses: [...state.responses.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .flatMap(([candidate_id, responses]) => responses.map((r, position) => ({ candidate_id, position, ...r }))),
+    credits: state.credits === null ? null : pick(state.credits.row, CREDITS),
+  };
+}

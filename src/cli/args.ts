@@ -1,0 +1,59 @@
+
+/** A mistake in how a command was called: exit 2 with a one-line hint, no stack trace. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** An expected failure while running a command: exit 1 with its message, no stack trace. */
+export class CommandError extends Error {
+  override name = 'CommandError';
+}
+
+export interface CommandIo {
+  stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  stderr: NodeJS.WritableStream;
+  env: NodeJS.ProcessEnv;
+}
+
+/** Runs a node:util parseArgs call, turning its errors into UsageError (exit 2, one line). */
+export function parsed<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    throw new UsageError((error as Error).message.split('\n')[0]!);
+  }
+}
+
+/** The `-h, --help` flag every command takes. */
+export const HELP_FLAG = { help: { type: 'boolean', short: 'h' } } as const;
+
+/** A whole number within bounds, from a flag or an environment variable. */
+export function integer(name: string, value: string | undefined, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`${name} must be a whole number from ${min} to ${max}, got "${value}"`);
+  return n;
+}
+
+const SIZE = /^(\d+)\s*(b|kb|k|kib|mb|m|mib)?$/i;
+
+/** A size such as 1048576, 512kb or 1mb (binary units). */
+export function byteSize(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const m = SIZE.exec(value.trim());
+  if (m === null) throw new UsageError(`${name} must be a size such as 1048576, 512kb or 1mb, got "${value}"`);
+  const unit = (m[2] ?? 'b').toLowerCase();
+  const factor = unit.startsWith('k') ? 1024 : unit.startsWith('m') ? 1024 * 1024 : 1;
+  const size = Number(m[1]) * factor;
+  if (size < 1) throw new UsageError(`${name} must be at least 1 byte`);
+  return size;
+}
+
+/** Secrets from repeated flags and comma-separated lists. */
+export function secretList(values: Array<string | undefined>): string[] {
+  return values
+    .filter((v): v is string => v !== undefined)
+    .flatMap((v) => v.split(','))
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}

@@ -1,0 +1,154 @@
+import { resolve } from 'node:path';
+import { pino } from 'pino';
+import { createLogger, type Logger } from '../logging.js';
+import { DEFAULT_EVENT_HEADER, DEFAULT_MAX_BODY_BYTES, DEFAULT_SIGNATURE_HEADER } from '../receive/intake.js';
+import { startStandalone } from '../server.js';
+import { openDatabase } from '../store/database.js';
+import { generatedSecret } from '../store/settings.js';
+import { secretFingerprint } from '../signature.js';
+import { parseArgs } from 'node:util';
+import { byteSize, HELP_FLAG, integer, parsed, secretList, UsageError, type CommandIo } from './args.js';
+
+export const DEFAULT_DB = './data/prequal-hooks.db';
+
+export const SERVE_HELP = `Usage: prequal-hooks serve [options]
+
+Runs the standalone webhook receiver: verifies each request, stores it in SQLite before
+answering 2xx, and projects campaigns, candidates and credits.
+
+Options (environment fallback in brackets):
+  --port <n>              port to listen on [PORT] (default 8787)
+  --host <addr>           address to listen on (default 0.0.0.0)
+  --db <path>             SQLite file, folder created [PREQUAL_HOOKS_DB] (default ${DEFAULT_DB})
+  --secret <s>            shared secret from the agency dashboard [PREQUAL_HOOKS_SECRET];
+                          repeat it or separate with commas during a rotation
+  --path <p>              webhook route (default /webhooks)
+  --max-body <size>       largest body, e.g. 1mb or 262144 (default 1mb)
+  --allow-unsigned        accept unsigned events (only without a secret; anyone can then post events)
+  --signature-header <h>  default ${DEFAULT_SIGNATURE_HEADER}
+  --event-header <h>      default ${DEFAULT_EVENT_HEADER}
+  --log-level <level>     trace, debug, info, warn, error (default info)
+  -h, --help              show this help
+
+With no secret and no --allow-unsigned, a strong secret is generated once, kept in the
+database and reused at later starts: paste it in the agency dashboard (API section, Webhooks tab).
+
+Also served: GET /healthz (process up) and GET /readyz (database writable, handlers keeping up).
+SIGTERM or SIGINT stops accepting, finishes requests in flight, drains and exits 0.`;
+
+function loggerFor(io: CommandIo, level: string): Logger {
+  if ((io.stdout as { isTTY?: boolean }).isTTY) {
+    // Pretty only for a person at a terminal; JSON lines for everything else.
+    return createLogger({ level }, pino.transport({ target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l' } }));
+  }
+  return createLogger({ level }, pino.destination({ dest: 1, sync: false }));
+}
+
+export async function serve(argv: string[], io: CommandIo): Promise<number> {
+  const { values } = parsed(() =>
+    parseArgs({
+      args: argv,
+      strict: true,
+      options: {
+        ...HELP_FLAG,
+    port: { type: 'string' },
+    host: { type: 'string' },
+    db: { type: 'string' },
+    secret: { type: 'string', multiple: true },
+    path: { type: 'string' },
+    'max-body': { type: 'string' },
+    'allow-unsigned': { type: 'boolean' },
+    'signature-header': { type: 'string' },
+    'event-header': { type: 'string' },
+    'log-level': { type: 'string' },
+      },
+    }),
+  );
+  if (values.help) {
+    io.stdout.write(`${SERVE_HELP}\n`);
+    return 0;
+  }
+  const port = integer('--port', values.port ?? io.env.PORT, 8787, 0, 65535);
+  const dbPath = resolve(values.db ?? io.env.PREQUAL_HOOKS_DB ?? DEFAULT_DB);
+  const path = values.path ?? '/webhooks';
+  if (!path.startsWith('/')) throw new UsageError(`--path must start with "/", got "${path}"`);
+  const maxBodyBytes = byteSize('--max-body', values['max-body'], DEFAULT_MAX_BODY_BYTES);
+  const level = values['log-level'] ?? 'info';
+  if (!['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].includes(level)) {
+    throw new UsageError(`--log-level must be one of trace, debug, info, warn, error, got "${level}"`);
+  }
+  let secrets = secretList([...(values.secret ?? []), io.env.PREQUAL_HOOKS_SECRET]);
+  const allowUnsigned = values['allow-unsigned'] === true;
+  if (allowUnsigned && secrets.length > 0) {
+    throw new UsageError('--allow-unsigned cannot be combined with a secret: signed receivers verify every request');
+  }
+
+  const logger = loggerFor(io, level);
+  const database = openDatabase(dbPath);
+  if (secrets.length === 0 && !allowUnsigned) {
+    const generated = generatedSecret(database);
+    secrets = [generated.secret];
+    if (generated.created) {
+      io.stderr.write(
+        `\nNo webhook secret was given, so one was generated and stored in ${dbPath}:\n\n` +
+          `    ${generated.secret}\n\n` +
+          'Paste it in the agency dashboard (API section, Webhooks tab) as the shared secret.\n' +
+          'Later starts with this database reuse it. It is shown once; `prequal-hooks secret --db <path>` shows it again.\n\n',
+      );
+    } else {
+      io.stderr.write(
+        `Using the webhook secret generated on ${generated.since} (fingerprint ${secretFingerprint(generated.secret)}); ` +
+          '`prequal-hooks secret --db <path>` shows it.\n',
+      );
+    }
+  }
+  if (allowUnsigned) {
+    logger.warn('UNSIGNED EVENTS ARE ACCEPTED (--allow-unsigned): anyone who can reach this port can write events. Configure a secret in production.');
+  }
+
+  const standalone = await startStandalone({
+    database,
+    secrets,
+    allowUnsigned,
+    maxBodyBytes,
+    signatureHeader: values['signature-header'] ?? DEFAULT_SIGNATURE_HEADER,
+    eventHeader: values['event-header'] ?? DEFAULT_EVENT_HEADER,
+    logger,
+    port,
+    host: values.host ?? '0.0.0.0',
+    path,
+  });
+  logger.info(
+    { url: `${standalone.url}${path}`, db: dbPath, secretFingerprints: secrets.map(secretFingerprint), maxBodyBytes },
+    `prequal-hooks receiving webhooks on POST ${standalone.url}${path}`,
+  );
+
+  return await new Promise<number>((done) => {
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      logger.info({ signal }, 'stopping: finishing requests in flight and draining');
+      const force = setTimeout(() => {
+        logger.error('did not stop within 15 s; exiting');
+        done(1);
+      }, 15_000);
+      force.unref();
+      void standalone
+        .close(10_000)
+        .then(() => {
+          database.close();
+          logger.info('stopped');
+          logger.flush?.();
+          clearTimeout(force);
+          done(0);
+        })
+        .catch((error: unknown) => {
+          logger.error({ err: error }, 'error while stopping');
+          done(1);
+        });
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+}

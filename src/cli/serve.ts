@@ -118,6 +118,8 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
     host: values.host ?? '0.0.0.0',
     path,
   });
+  // For the person at the terminal, whatever the log level; the JSON line below is for log pipelines.
+  io.stderr.write(`prequal-hooks: receiving webhooks on POST ${standalone.url}${path} (database ${dbPath})\n`);
   logger.info(
     { url: `${standalone.url}${path}`, db: dbPath, secretFingerprints: secrets.map(secretFingerprint), maxBodyBytes },
     `prequal-hooks receiving webhooks on POST ${standalone.url}${path}`,

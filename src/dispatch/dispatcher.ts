@@ -121,6 +121,7 @@ export function createDispatcher(parts: DispatcherParts, options: DispatcherOpti
 
   // Handler window: rows marked handlers_pending, taken in inbox order, chained per candidate.
   const chains = new Map<string, Promise<void>>();
+  const started = new Set<number>();
   let handlerCursor = 0;
   let inFlight = 0;
   let pumping = false;
@@ -142,7 +143,7 @@ export function createDispatcher(parts: DispatcherParts, options: DispatcherOpti
           if (due.length === 0) break;
           for (const row of due) {
             handlerCursor = row.inbox_id;
-            startHandlers(row);
+            if (!started.has(row.inbox_id)) startHandlers(row);
           }
         }
       } while (pumpAgain);
@@ -162,11 +163,13 @@ export function createDispatcher(parts: DispatcherParts, options: DispatcherOpti
     const event = reading.event;
     const key = orderingKey(event);
     inFlight++;
+    started.add(row.inbox_id);
     const previous = chains.get(key) ?? Promise.resolve();
     const run = previous.then(() => callHandlers(row.inbox_id, envelope.identity, event));
     chains.set(key, run);
     void run.finally(() => {
       if (chains.get(key) === run) chains.delete(key);
+      started.delete(row.inbox_id);
       inFlight--;
       pumpHandlers();
     });
@@ -224,9 +227,10 @@ export function createDispatcher(parts: DispatcherParts, options: DispatcherOpti
 
   return {
     notify,
-    /** Projects what is pending and starts the handlers left over from a previous run. */
+    /** Projects what is pending and (re)starts the handlers still marked, from the first. */
     start(): void {
       notify();
+      handlerCursor = 0;
       pumpHandlers();
     },
     /** Resolves once every stored event is processed and every handler call has finished. */

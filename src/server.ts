@@ -50,12 +50,17 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
   function ready(): { ok: boolean; reason?: string } {
     if (closing) return { ok: false, reason: 'shutting down' };
     if (receiver.saturated()) return { ok: false, reason: 'handlers saturated' };
+    const db = receiver.database;
+    const busyTimeout = db.pragma('busy_timeout', { simple: true }) as number;
     try {
-      // A write lock taken and given back: the database accepts writes right now.
-      receiver.database.exec('BEGIN IMMEDIATE; ROLLBACK');
+      // A write lock taken and given back, without waiting: a probe must not stall the intake.
+      db.pragma('busy_timeout = 0');
+      db.exec('BEGIN IMMEDIATE; ROLLBACK');
       return { ok: true };
     } catch (error) {
       return { ok: false, reason: (error as { code?: string }).code ?? 'database not writable' };
+    } finally {
+      db.pragma(`busy_timeout = ${busyTimeout}`);
     }
   }
 

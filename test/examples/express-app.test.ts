@@ -38,7 +38,10 @@ describe('README: an existing Express app', () => {
     const sent = await sendSigned(`${base}/webhooks/prequal`, event, { secret: 'from-the-dashboard' });
     expect(sent).toMatchObject({ status: 200, body: { received: true, duplicate: false } });
     await receiver.drain();
-    const shortlist = await (await fetch(`${base}/campaigns/${event.data.campaign_id}/shortlist`)).json();
+    const shortlist = (await (await fetch(`${base}/campaigns/${event.data.campaign_id}/shortlist`)).json()) as {
+      candidates: Array<{ candidate_id: string }>;
+      pagination: { total: number };
+    };
     expect(shortlist.candidates.map((c: { candidate_id: string }) => c.candidate_id)).toEqual([event.data.candidate_id]);
     expect(shortlist.pagination.total).toBe(1);
 

@@ -1,8 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { BODY_ALREADY_READ_MESSAGE, errorAnswer } from './answer.js';
 import type { Intake, IntakeResult } from './intake.js';
-import { writeAnswer, type ResultListener } from './node-http.js';
-import { readRawBody } from './raw-body.js';
+import { receiveRequest, writeAnswer, type ResultListener } from './node-http.js';
 
 /**
  * Express middleware: `app.post('/webhooks', receiver.middleware())`. Reads the raw body itself,
@@ -21,10 +20,7 @@ export function expressMiddleware(intake: Intake, onResult?: ResultListener): Re
       } else if (parsed !== undefined || req.readableEnded) {
         result = { outcome: 'refused', answer: errorAnswer(500, 'BODY_ALREADY_READ', BODY_ALREADY_READ_MESSAGE) };
       } else {
-        const reading = await readRawBody(req, intake.maxBodyBytes);
-        result = reading.ok
-          ? await intake.receive({ rawBody: reading.body, headers: req.headers })
-          : { outcome: 'refused', answer: reading.answer };
+        result = await receiveRequest(intake, req);
       }
       writeAnswer(res, result.answer);
       onResult?.(result, req, startedAt);

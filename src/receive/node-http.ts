@@ -14,6 +14,14 @@ export function writeAnswer(res: ServerResponse, answer: Answer): void {
   res.end(json);
 }
 
+/** Reads the request's exact bytes (within the limit) and hands them to the intake. */
+export async function receiveRequest(intake: Intake, req: IncomingMessage): Promise<IntakeResult> {
+  const reading = await readRawBody(req, intake.maxBodyBytes);
+  return reading.ok
+    ? intake.receive({ rawBody: reading.body, headers: req.headers })
+    : { outcome: 'refused', answer: reading.answer };
+}
+
 export type ResultListener = (result: IntakeResult, req: IncomingMessage, startedAt: bigint) => void;
 
 /**
@@ -30,10 +38,7 @@ export function nodeHandler(intake: Intake, onResult?: ResultListener) {
         answer: errorAnswer(405, 'METHOD_NOT_ALLOWED', 'Webhooks are delivered with POST.', {}, { Allow: 'POST' }),
       };
     } else {
-      const reading = await readRawBody(req, intake.maxBodyBytes);
-      result = reading.ok
-        ? await intake.receive({ rawBody: reading.body, headers: req.headers })
-        : { outcome: 'refused', answer: reading.answer };
+      result = await receiveRequest(intake, req);
     }
     writeAnswer(res, result.answer);
     onResult?.(result, req, startedAt);

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 
 /** A mistake in how a command was called: exit 2 with a one-line hint, no stack trace. */
 export class UsageError extends Error {
@@ -56,4 +57,15 @@ export function secretList(values: Array<string | undefined>): string[] {
     .flatMap((v) => v.split(','))
     .map((s) => s.trim())
     .filter((s) => s.length > 0);
+}
+
+/** Where a database is when no --db or PREQUAL_HOOKS_DB says otherwise (relative to the working folder). */
+export const DEFAULT_DB = './data/prequal-hooks.db';
+
+/** The `--db <path>` flag of every command that reads or writes the database. */
+export const DB_FLAG = { db: { type: 'string' } } as const;
+
+/** The database of a command: `--db`, then PREQUAL_HOOKS_DB, then ./data/prequal-hooks.db; absolute. */
+export function databasePath(flag: string | undefined, env: NodeJS.ProcessEnv): string {
+  return resolve(flag ?? (env.PREQUAL_HOOKS_DB || DEFAULT_DB));
 }

@@ -1,12 +1,20 @@
 #!/usr/bin/env node
 // prequal-hooks: routes to one file per command; expected errors become exit codes, not stack traces.
 import { CommandError, UsageError, type CommandIo } from './args.js';
-import { serve } from './serve.js';
 
 type Command = (argv: string[], io: CommandIo) => Promise<number>;
 
-const COMMANDS: Record<string, { run: Command; summary: string }> = {
-  serve: { run: serve, summary: 'run the standalone webhook receiver' },
+// Each command is imported when it runs, so that `inspect` or `secret` do not load the HTTP stack.
+const COMMANDS: Record<string, { load: () => Promise<Command>; summary: string }> = {
+  serve: { load: async () => (await import('./serve.js')).serve, summary: 'run the standalone webhook receiver' },
+  replay: { load: async () => (await import('./replay.js')).replay, summary: 'feed .json/.ndjson event files into the database' },
+  send: { load: async () => (await import('./send.js')).send, summary: 'sign and POST a sample event (or a file) to a receiver' },
+  inspect: { load: async () => (await import('./inspect.js')).inspect, summary: 'show campaigns, candidates by score, credits and inbox counts' },
+  'dead-letters': {
+    load: async () => (await import('./dead-letters.js')).deadLetters,
+    summary: 'list events set aside and failed handlers; reprocess them',
+  },
+  secret: { load: async () => (await import('./secret.js')).secret, summary: 'print the webhook secret serve generated' },
 };
 
 const USAGE = `Usage: prequal-hooks <command> [options]
@@ -30,7 +38,8 @@ async function main(argv: string[], io: CommandIo): Promise<number> {
     return 2;
   }
   try {
-    return await command.run(rest, io);
+    const run = await command.load();
+    return await run(rest, io);
   } catch (error) {
     if (error instanceof UsageError) {
       io.stderr.write(`prequal-hooks ${name}: ${error.message}. Run "prequal-hooks ${name} --help".\n`);
@@ -47,5 +56,11 @@ async function main(argv: string[], io: CommandIo): Promise<number> {
     throw error;
   }
 }
+
+// A reader that stops early (`prequal-hooks inspect | head`) is not an error worth a stack trace.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+  process.exit(process.exitCode ?? 0);
+});
 
 process.exitCode = await main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env });

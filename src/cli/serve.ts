@@ -1,4 +1,3 @@
-import { resolve } from 'node:path';
 import { pino } from 'pino';
 import { createLogger, type Logger } from '../logging.js';
 import { DEFAULT_EVENT_HEADER, DEFAULT_MAX_BODY_BYTES, DEFAULT_SIGNATURE_HEADER } from '../receive/intake.js';
@@ -7,9 +6,7 @@ import { openDatabase } from '../store/database.js';
 import { generatedSecret } from '../store/settings.js';
 import { secretFingerprint } from '../signature.js';
 import { parseArgs } from 'node:util';
-import { byteSize, HELP_FLAG, integer, parsed, secretList, UsageError, type CommandIo } from './args.js';
-
-export const DEFAULT_DB = './data/prequal-hooks.db';
+import { byteSize, databasePath, DEFAULT_DB, HELP_FLAG, integer, parsed, secretList, UsageError, type CommandIo } from './args.js';
 
 export const SERVE_HELP = `Usage: prequal-hooks serve [options]
 
@@ -69,7 +66,7 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
     return 0;
   }
   const port = integer('--port', values.port ?? io.env.PORT, 8787, 0, 65535);
-  const dbPath = resolve(values.db ?? io.env.PREQUAL_HOOKS_DB ?? DEFAULT_DB);
+  const dbPath = databasePath(values.db, io.env);
   const path = values.path ?? '/webhooks';
   if (!path.startsWith('/')) throw new UsageError(`--path must start with "/", got "${path}"`);
   const maxBodyBytes = byteSize('--max-body', values['max-body'], DEFAULT_MAX_BODY_BYTES);
@@ -118,14 +115,9 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
     host: values.host ?? '0.0.0.0',
     path,
   });
-  // For the person at the terminal, whatever the log level; the JSON line below is for log pipelines.
-  io.stderr.write(`prequal-hooks: receiving webhooks on POST ${standalone.url}${path} (database ${dbPath})\n`);
-  logger.info(
-    { url: `${standalone.url}${path}`, db: dbPath, secretFingerprints: secrets.map(secretFingerprint), maxBodyBytes },
-    `prequal-hooks receiving webhooks on POST ${standalone.url}${path}`,
-  );
-
-  return await new Promise<number>((done) => {
+  // Signal handlers before the address is announced: from then on a SIGTERM must drain, and
+  // without a handler the default action would kill the process outright.
+  const stopped = new Promise<number>((done) => {
     let stopping = false;
     const stop = (signal: string) => {
       if (stopping) return;
@@ -153,4 +145,12 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
+
+  // For the person at the terminal, whatever the log level; the JSON line below is for log pipelines.
+  io.stderr.write(`prequal-hooks: receiving webhooks on POST ${standalone.url}${path} (database ${dbPath})\n`);
+  logger.info(
+    { url: `${standalone.url}${path}`, db: dbPath, secretFingerprints: secrets.map(secretFingerprint), maxBodyBytes },
+    `prequal-hooks receiving webhooks on POST ${standalone.url}${path}`,
+  );
+  return await stopped;
 }

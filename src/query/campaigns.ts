@@ -12,7 +12,7 @@ export interface CampaignStats {
 export type CampaignWithStats = CampaignRow & { stats: CampaignStats };
 
 const SELECT = `
-  SELECT ${CAMPAIGN_COLUMNS.map((c) => `c.${c}`).join(', ')}, c.campaign_id,
+  SELECT c.campaign_id, ${CAMPAIGN_COLUMNS.map((c) => `c.${c}`).join(', ')},
          (SELECT COUNT(*) FROM candidates k WHERE k.campaign_id = c.campaign_id) AS total_candidates,
          (SELECT COUNT(*) FROM candidates k WHERE k.campaign_id = c.campaign_id AND k.status = 'completed') AS interviews_completed,
          (SELECT AVG(k.interview_score) FROM candidates k

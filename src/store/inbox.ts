@@ -70,6 +70,7 @@ export function prepareInbox(db: SqliteDatabase) {
   const counts = db.prepare<[], { state: InboxState; count: number }>(
     'SELECT state, COUNT(*) AS count FROM inbox GROUP BY state',
   );
+  const failureCount = db.prepare<[], number>('SELECT COUNT(*) FROM handler_failures').pluck();
 
   return {
     /** Inserts one delivery; a second delivery of the same identity is reported, not stored. */
@@ -115,6 +116,8 @@ export function prepareInbox(db: SqliteDatabase) {
       for (const { state, count } of counts.all()) result[state] = count;
       return result;
     },
+    /** How many handler failures are recorded (dead letters of handlers, not of events). */
+    handlerFailureCount: (): number => failureCount.get()!,
   };
 }
 

@@ -1,0 +1,92 @@
+import { parseArgs } from 'node:util';
+import { prepareDeadLetters, type EventDeadLetter, type HandlerDeadLetter } from '../dispatch/dead-letters.js';
+import { prepareInbox } from '../store/inbox.js';
+import { databasePath, DB_FLAG, DEFAULT_DB, HELP_FLAG, integer, parsed, type CommandIo } from './args.js';
+import { openForReading } from './database.js';
+import { FORMAT_FLAGS, outputFormat, printJson, reasonsText, renderTable, shortInstant, type Column } from './output.js';
+
+export const DEAD_LETTERS_HELP = `Usage: prequal-hooks dead-letters [options]
+       prequal-hooks dead-letters reprocess (--all | <inbox id>...) [options]
+
+Lists what was set aside (read-only): events of a kind this version does not know
+(unknown), events whose data or envelope did not validate (dead), with the reasons, and
+application handlers that kept failing. "reprocess" puts events back in the work list and
+processes them now, in this process: after an upgrade that knows the kind, or once the
+stored body was mended. Bodies that are not event envelopes can be listed, not reprocessed.
+
+Options (environment fallback in brackets):
+  --db <path>    SQLite file [PREQUAL_HOOKS_DB] (default ${DEFAULT_DB}); must exist
+  --all          reprocess: every event dead letter
+  --limit <n>    list: at most n of each (default 1000)
+  --json         print JSON (the default when stdout is not a terminal)
+  --table        print aligned tables (the default on a terminal)
+  -h, --help     show this help
+
+JSON of the list: {"events": [{type: "event", inbox_id, state, kind, verdict, received_at,
+reasons: [{path, message}], body}], "handler_failures": [{type: "handler", failure_id,
+inbox_id, handler, error, attempts, failed_at}]}.
+JSON of reprocess: {"requeued": [ids], "skipped": [{inbox_id, reason}],
+"results": [{inbox_id, kind, before, after, reasons}]}.`;
+
+const EVENT_COLUMNS: Array<Column<EventDeadLetter>> = [
+  { header: 'INBOX ID', value: (d) => d.inbox_id, align: 'right' },
+  { header: 'STATE', value: (d) => d.state },
+  { header: 'KIND', value: (d) => d.kind, max: 40 },
+  { header: 'VERDICT', value: (d) => d.verdict },
+  { header: 'RECEIVED (UTC)', value: (d) => shortInstant(d.received_at) },
+  { header: 'REASONS', value: (d) => reasonsText(d.reasons), max: 100 },
+];
+
+const HANDLER_COLUMNS: Array<Column<HandlerDeadLetter>> = [
+  { header: 'FAILURE ID', value: (f) => f.failure_id, align: 'right' },
+  { header: 'INBOX ID', value: (f) => f.inbox_id, align: 'right' },
+  { header: 'HANDLER', value: (f) => f.handler, max: 30 },
+  { header: 'ATTEMPTS', value: (f) => f.attempts, align: 'right' },
+  { header: 'FAILED (UTC)', value: (f) => shortInstant(f.failed_at) },
+  { header: 'ERROR', value: (f) => f.error, max: 100 },
+];
+
+async function list(argv: string[], io: CommandIo): Promise<number> {
+  const { values } = parsed(() =>
+    parseArgs({ args: argv, strict: true, options: { ...HELP_FLAG, ...DB_FLAG, ...FORMAT_FLAGS, limit: { type: 'string' } } }),
+  );
+  if (values.help) {
+    io.stdout.write(`${DEAD_LETTERS_HELP}\n`);
+    return 0;
+  }
+  const format = outputFormat(values, io);
+  const limit = integer('--limit', values.limit, 1000, 1);
+  const db = openForReading(databasePath(values.db, io.env));
+  let events: EventDeadLetter[];
+  let handlerFailures: HandlerDeadLetter[];
+  try {
+    // Nothing is requeued here, so nothing needs waking.
+    const all = prepareDeadLetters(prepareInbox(db), () => {}).list(limit);
+    events = all.filter((d): d is EventDeadLetter => d.type === 'event');
+    handlerFailures = all.filter((d): d is HandlerDeadLetter => d.type === 'handler');
+  } finally {
+    db.close();
+  }
+
+  if (format === 'json') {
+    printJson(io, { events, handler_failures: handlerFailures });
+  } else {
+    const lines = [
+      events.length === 0 ? 'No events set aside.' : `Events set aside\n${renderTable(events, EVENT_COLUMNS)}`,
+      '',
+      handlerFailures.length === 0 ? 'No handler failures.' : `Handler failures\n${renderTable(handlerFailures, HANDLER_COLUMNS)}`,
+    ];
+    io.stdout.write(`${lines.join('\n')}\n`);
+  }
+  if (events.length === limit || handlerFailures.length === limit) {
+    io.stderr.write(`prequal-hooks dead-letters: showing the first ${limit} of each; --limit shows more.\n`);
+  }
+  return 0;
+}
+
+/** `dead-letters` lists; `dead-letters reprocess` requeues and processes (it loads the receiver). */
+export async function deadLetters(argv: string[], io: CommandIo): Promise<number> {
+  if (argv[0] !== 'reprocess') return list(argv, io);
+  const { reprocess } = await import('./dead-letters-reprocess.js');
+  return reprocess(argv.slice(1), io, DEAD_LETTERS_HELP);
+}

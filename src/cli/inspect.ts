@@ -1,0 +1,160 @@
+import { parseArgs } from 'node:util';
+import type { CandidateRow } from '../project/rows.js';
+import { CANDIDATE_SORTS, CANDIDATE_STATUSES, createQueries, QueryParameterError, type CampaignWithStats, type CandidateListParameters } from '../query/index.js';
+import type { SqliteDatabase } from '../store/database.js';
+import { prepareInbox } from '../store/inbox.js';
+import { CommandError, databasePath, DB_FLAG, DEFAULT_DB, HELP_FLAG, parsed, UsageError, type CommandIo } from './args.js';
+import { openForReading } from './database.js';
+import { FORMAT_FLAGS, outputFormat, printJson, renderTable, shortInstant, shortNumber, type Column } from './output.js';
+
+export const INSPECT_HELP = `Usage: prequal-hooks inspect [options]
+       prequal-hooks inspect --campaign <id> [--status <s>] [--min-score <n>] [--page <n>] [--per-page <n>] [options]
+
+Shows the projected state, read-only (safe beside a running receiver): campaigns with their
+statistics, credits and inbox counts; or, with --campaign, that campaign's candidates, best
+score first.
+
+Options (environment fallback in brackets):
+  --db <path>        SQLite file [PREQUAL_HOOKS_DB] (default ${DEFAULT_DB}); must exist
+  --campaign <id>    list this campaign's candidates
+  --status <s>       only candidates in this status: ${CANDIDATE_STATUSES.join(', ')}
+  --min-score <n>    only candidates scored at least n (0 to 10)
+  --sort <order>     ${CANDIDATE_SORTS.join(', ')} (default score_desc)
+  --page <n>         page, from 1 (default 1)
+  --per-page <n>     candidates per page, 1 to 100 (default 50)
+  --json             print JSON (the default when stdout is not a terminal)
+  --table            print aligned tables (the default on a terminal)
+  -h, --help         show this help
+
+JSON without --campaign:
+  {"campaigns": [{campaign_id, job_title, contract_type, candidate_link, questions_count, status,
+                  created_at, stats: {total_candidates, interviews_completed, average_score}}],
+   "credits": {credits_remaining, low_threshold, last_campaign_id},
+   "inbox": {pending, projected, unknown, dead, handler_failures}}
+JSON with --campaign:
+  {"campaign": {...as above}, "candidates": [{candidate_id, campaign_id, first_name, ...}],
+   "pagination": {total, page, per_page, total_pages}}`;
+
+/** The flags that filter the candidate list, by the query parameter they set. */
+const LIST_FLAGS = { status: 'status', 'min-score': 'min_score', sort: 'sort', page: 'page', 'per-page': 'per_page' } as const;
+
+const CAMPAIGN_COLUMNS: Array<Column<CampaignWithStats>> = [
+  { header: 'CAMPAIGN', value: (c) => c.campaign_id },
+  { header: 'STATUS', value: (c) => c.status },
+  { header: 'JOB TITLE', value: (c) => c.job_title, max: 40 },
+  { header: 'CONTRACT', value: (c) => c.contract_type },
+  { header: 'CANDIDATES', value: (c) => c.stats.total_candidates, align: 'right' },
+  { header: 'COMPLETED', value: (c) => c.stats.interviews_completed, align: 'right' },
+  { header: 'AVG SCORE', value: (c) => shortNumber(c.stats.average_score), align: 'right' },
+  { header: 'CREATED (UTC)', value: (c) => shortInstant(c.created_at) },
+];
+
+function candidateColumns(offset: number): Array<Column<CandidateRow>> {
+  return [
+    { header: '#', value: (_, i) => offset + i + 1, align: 'right' },
+    { header: 'SCORE', value: (c) => shortNumber(c.interview_score), align: 'right' },
+    { header: 'STATUS', value: (c) => c.status },
+    { header: 'NAME', value: (c) => [c.first_name, c.last_name].filter(Boolean).join(' '), max: 30 },
+    { header: 'EMAIL', value: (c) => c.email, max: 34 },
+    { header: 'PHONE', value: (c) => c.phone },
+    { header: 'INTERVIEW (UTC)', value: (c) => shortInstant(c.interview_date) },
+    { header: 'FAILURE', value: (c) => c.failure_reason },
+    { header: 'CANDIDATE ID', value: (c) => c.candidate_id },
+  ];
+}
+
+function overview(db: SqliteDatabase) {
+  const queries = createQueries(db);
+  const inbox = prepareInbox(db);
+  return {
+    campaigns: queries.listCampaigns(),
+    credits: queries.getCredits(),
+    inbox: { ...inbox.counts(), handler_failures: inbox.handlerFailureCount() },
+  };
+}
+
+function printOverview(io: CommandIo, state: ReturnType<typeof overview>): void {
+  const { credits, inbox } = state;
+  const lines = [
+    state.campaigns.length === 0 ? 'No campaigns yet.' : renderTable(state.campaigns, CAMPAIGN_COLUMNS),
+    '',
+    `Credits  ${credits.credits_remaining ?? 'unknown'} remaining, low threshold ${credits.low_threshold ?? 'unknown'}, last campaign ${credits.last_campaign_id ?? 'unknown'}`,
+    `Inbox    ${inbox.projected} projected, ${inbox.pending} pending, ${inbox.unknown} unknown, ${inbox.dead} dead; ${inbox.handler_failures} handler failures`,
+  ];
+  io.stdout.write(`${lines.join('\n')}\n`);
+}
+
+function campaignPage(db: SqliteDatabase, campaignId: string, parameters: CandidateListParameters) {
+  const queries = createQueries(db);
+  const campaign = queries.getCampaign(campaignId);
+  if (campaign === undefined) throw new CommandError(`no campaign ${campaignId} in this database; "prequal-hooks inspect" lists them`);
+  try {
+    return { campaign, ...queries.listCandidates(campaignId, parameters) };
+  } catch (error) {
+    if (!(error instanceof QueryParameterError)) throw error;
+    const flag = Object.entries(LIST_FLAGS).find(([, parameter]) => parameter === error.parameter)?.[0] ?? error.parameter;
+    throw new UsageError(`--${flag}: ${error.message.slice(error.parameter.length + 2)}`);
+  }
+}
+
+function printCampaignPage(io: CommandIo, page: ReturnType<typeof campaignPage>): void {
+  const { campaign, candidates, pagination } = page;
+  const { stats } = campaign;
+  const lines = [
+    `${campaign.campaign_id}  ${campaign.job_title ?? '(no title yet)'}  ${campaign.status ?? ''}`.trimEnd(),
+    `${stats.total_candidates} candidates, ${stats.interviews_completed} interviews completed, average score ${shortNumber(stats.average_score) ?? 'none yet'}`,
+    '',
+    candidates.length === 0 ? 'No candidates on this page.' : renderTable(candidates, candidateColumns((pagination.page - 1) * pagination.per_page)),
+    '',
+    `Page ${pagination.page} of ${Math.max(1, pagination.total_pages)} (${pagination.total} candidates, ${pagination.per_page} per page)`,
+  ];
+  io.stdout.write(`${lines.join('\n')}\n`);
+}
+
+export async function inspect(argv: string[], io: CommandIo): Promise<number> {
+  const { values } = parsed(() =>
+    parseArgs({
+      args: argv,
+      strict: true,
+      options: {
+        ...HELP_FLAG,
+        ...DB_FLAG,
+        ...FORMAT_FLAGS,
+        campaign: { type: 'string' },
+        status: { type: 'string' },
+        'min-score': { type: 'string' },
+        sort: { type: 'string' },
+        page: { type: 'string' },
+        'per-page': { type: 'string' },
+      },
+    }),
+  );
+  if (values.help) {
+    io.stdout.write(`${INSPECT_HELP}\n`);
+    return 0;
+  }
+  const format = outputFormat(values, io);
+  const parameters: Record<string, string> = { sort: 'score_desc' };
+  for (const [flag, parameter] of Object.entries(LIST_FLAGS)) {
+    const value = values[flag as keyof typeof LIST_FLAGS];
+    if (value === undefined) continue;
+    if (values.campaign === undefined) throw new UsageError(`--${flag} filters a candidate list: give --campaign <id> too`);
+    parameters[parameter] = value;
+  }
+
+  const db = openForReading(databasePath(values.db, io.env));
+  try {
+    if (values.campaign === undefined) {
+      const state = overview(db);
+      if (format === 'json') printJson(io, state);
+      else printOverview(io, state);
+    } else {
+      const page = campaignPage(db, values.campaign, parameters);
+      if (format === 'json') printJson(io, page);
+      else printCampaignPage(io, page);
+    }
+  } finally {
+    db.close();
+  }
+  return 0;
+}

@@ -1,0 +1,126 @@
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { EVENT_KINDS, parseInstant } from '../events/index.js';
+import { DEFAULT_EVENT_HEADER, DEFAULT_SIGNATURE_HEADER } from '../receive/intake.js';
+import { signedRequest } from '../testing/signed-request.js';
+import { CommandError, HELP_FLAG, integer, parsed, secretList, UsageError, type CommandIo } from './args.js';
+import { sampleToSend } from './sample.js';
+
+export const SEND_HELP = `Usage: prequal-hooks send <kind> --url <url> [--set <path>=<value>]... [options]
+       prequal-hooks send --file <path> --url <url> [options]
+
+Signs and POSTs one event to a receiver, like the test button of the agency dashboard:
+a realistic sample of the kind (timestamped now), or a file sent byte for byte.
+
+Options (environment fallback in brackets):
+  --url <url>             the receiver's webhook URL, e.g. http://127.0.0.1:8787/webhooks (required)
+  --secret <s>            shared secret to sign with [PREQUAL_HOOKS_SECRET; the first of a
+                          comma-separated list]; without one the event is sent unsigned
+  --set <path>=<value>    change a field of the sample (repeatable), e.g. data.interview_score=9.5,
+                          data.first_name=Zoé, timestamp=2026-11-20T10:00:00Z; the value is read
+                          as JSON when it parses (9.5, true, null, "42", {...}), as text otherwise
+  --file <path>           send this file instead of a sample (its bytes are not changed)
+  --signature-header <h>  default ${DEFAULT_SIGNATURE_HEADER}
+  --event-header <h>      default ${DEFAULT_EVENT_HEADER}
+  --timeout <ms>          give up waiting for the answer after this long (default 10000)
+  -h, --help              show this help
+
+Kinds: ${EVENT_KINDS.join(', ')}.
+
+Prints the HTTP status and the receiver's answer; exits 0 on 2xx, 1 otherwise.`;
+
+function webhookUrl(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new UsageError(`--url must be an absolute URL such as http://127.0.0.1:8787/webhooks, got "${text}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--url must be http or https, got "${text}"`);
+  return url;
+}
+
+/** The kind a file claims, for the event header; the bytes themselves are sent as they are. */
+function kindOf(bytes: Buffer): string | undefined {
+  try {
+    const body = JSON.parse(bytes.toString('utf8')) as { event?: unknown };
+    return typeof body?.event === 'string' ? body.event : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function readBody(path: string): Promise<Buffer> {
+  try {
+    return await readFile(path);
+  } catch (error) {
+    throw new CommandError(`cannot read ${path}: ${(error as Error).message}`);
+  }
+}
+
+export async function send(argv: string[], io: CommandIo): Promise<number> {
+  const { values, positionals } = parsed(() =>
+    parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: true,
+      options: {
+        ...HELP_FLAG,
+        url: { type: 'string' },
+        secret: { type: 'string' },
+        set: { type: 'string', multiple: true },
+        file: { type: 'string' },
+        'signature-header': { type: 'string' },
+        'event-header': { type: 'string' },
+        timeout: { type: 'string' },
+      },
+    }),
+  );
+  if (values.help) {
+    io.stdout.write(`${SEND_HELP}\n`);
+    return 0;
+  }
+  const [kind, ...extra] = positionals;
+  if (extra.length > 0) throw new UsageError(`one event at a time: unexpected "${extra.join(' ')}"`);
+  if (kind === undefined && values.file === undefined) throw new UsageError('give an event kind (such as candidate.added) or --file <path>');
+  if (kind !== undefined && values.file !== undefined) throw new UsageError('give an event kind or --file, not both');
+  if (values.file !== undefined && values.set !== undefined) throw new UsageError('--set changes a sample; a --file is sent byte for byte');
+  const event = kind === undefined ? undefined : sampleToSend(kind, values.set ?? [], Date.now());
+  if (values.url === undefined) throw new UsageError("--url is required: the receiver's webhook URL");
+  const url = webhookUrl(values.url);
+  const timeoutMs = integer('--timeout', values.timeout, 10_000, 1);
+  const secret = secretList([values.secret ?? io.env.PREQUAL_HOOKS_SECRET])[0];
+  const headerNames = {
+    signatureHeader: values['signature-header'] ?? DEFAULT_SIGNATURE_HEADER,
+    eventHeader: values['event-header'] ?? DEFAULT_EVENT_HEADER,
+  };
+
+  let request;
+  if (event === undefined) {
+    const bytes = await readBody(values.file!);
+    request = signedRequest(bytes, { ...headerNames, ...(secret !== undefined && { secret }) });
+    const claimed = kindOf(bytes);
+    if (claimed !== undefined) request.headers[headerNames.eventHeader.toLowerCase()] = claimed;
+  } else {
+    if (typeof event.timestamp !== 'string' || parseInstant(event.timestamp) === null) {
+      io.stderr.write(`prequal-hooks send: warning: timestamp ${JSON.stringify(event.timestamp)} is not ISO 8601 with a zone; the receiver will keep the event as a dead letter.\n`);
+    }
+    request = signedRequest(event, { ...headerNames, ...(secret !== undefined && { secret }) });
+  }
+  if (secret === undefined) {
+    io.stderr.write('prequal-hooks send: warning: no secret (--secret or PREQUAL_HOOKS_SECRET), so the event is sent unsigned; a receiver with a secret answers 401.\n');
+  }
+
+  let response: Response;
+  let answer: string;
+  try {
+    response = await fetch(url, { method: 'POST', headers: request.headers, body: request.body, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+    answer = await response.text();
+  } catch (error) {
+    if ((error as Error).name === 'TimeoutError') throw new CommandError(`no answer from ${url.href} within ${timeoutMs} ms`);
+    const cause = (error as { cause?: { message?: string } }).cause?.message ?? (error as Error).message;
+    throw new CommandError(`could not reach ${url.href}: ${cause}. Is the receiver running there?`);
+  }
+  io.stdout.write(`HTTP ${response.status} ${response.statusText}\n${answer}${answer.endsWith('\n') || answer === '' ? '' : '\n'}`);
+  return response.ok ? 0 : 1;
+}

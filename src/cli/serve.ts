@@ -6,7 +6,7 @@ import { openDatabase } from '../store/database.js';
 import { generatedSecret } from '../store/settings.js';
 import { secretFingerprint } from '../signature.js';
 import { parseArgs } from 'node:util';
-import { byteSize, databasePath, DEFAULT_DB, HELP_FLAG, integer, parsed, secretList, UsageError, type CommandIo } from './args.js';
+import { byteSize, databasePath, DB_FLAG, DEFAULT_DB, HELP_FLAG, integer, parsed, secretList, UsageError, type CommandIo } from './args.js';
 
 export const SERVE_HELP = `Usage: prequal-hooks serve [options]
 
@@ -48,16 +48,16 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
       strict: true,
       options: {
         ...HELP_FLAG,
-    port: { type: 'string' },
-    host: { type: 'string' },
-    db: { type: 'string' },
-    secret: { type: 'string', multiple: true },
-    path: { type: 'string' },
-    'max-body': { type: 'string' },
-    'allow-unsigned': { type: 'boolean' },
-    'signature-header': { type: 'string' },
-    'event-header': { type: 'string' },
-    'log-level': { type: 'string' },
+        ...DB_FLAG,
+        port: { type: 'string' },
+        host: { type: 'string' },
+        secret: { type: 'string', multiple: true },
+        path: { type: 'string' },
+        'max-body': { type: 'string' },
+        'allow-unsigned': { type: 'boolean' },
+        'signature-header': { type: 'string' },
+        'event-header': { type: 'string' },
+        'log-level': { type: 'string' },
       },
     }),
   );

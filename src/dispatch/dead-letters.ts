@@ -1,5 +1,5 @@
 import type { Issue } from '../events/index.js';
-import type { Inbox } from '../store/inbox.js';
+import type { HandlerFailureRow, Inbox } from '../store/inbox.js';
 
 /** An event set aside: of a kind this version does not know, or whose data did not validate. */
 export interface EventDeadLetter {
@@ -15,15 +15,7 @@ export interface EventDeadLetter {
 }
 
 /** A handler that kept failing on a projected event. */
-export interface HandlerDeadLetter {
-  type: 'handler';
-  failure_id: number;
-  inbox_id: number;
-  handler: string;
-  error: string;
-  attempts: number;
-  failed_at: string;
-}
+export type HandlerDeadLetter = { type: 'handler' } & HandlerFailureRow;
 
 export type DeadLetter = EventDeadLetter | HandlerDeadLetter;
 

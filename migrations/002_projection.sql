@@ -1,7 +1,7 @@
 -- The projected state of PROJECTION.md section 4. Table and column names are a public contract.
--- `field_versions` (JSON: column -> order key of the event that last set it) is ours: it makes
--- every column a last-writer-wins register, so a late event lands exactly where in-order
--- application would have put it, without refolding.
+-- `field_versions` (for each column, the order key of the event that last set it; encoded by
+-- src/project/write.ts) is ours: it makes every column a last-writer-wins register, so a late
+-- event lands exactly where in-order application would have put it, without refolding.
 CREATE TABLE campaigns (
   campaign_id     TEXT PRIMARY KEY,
   job_title       TEXT,
@@ -10,7 +10,7 @@ CREATE TABLE campaigns (
   questions_count INTEGER,
   status          TEXT,
   created_at      TEXT,
-  field_versions  TEXT NOT NULL DEFAULT '{}'
+  field_versions  TEXT NOT NULL DEFAULT '|'
 );
 
 CREATE TABLE candidates (
@@ -35,7 +35,7 @@ CREATE TABLE candidates (
   concerns            TEXT,
   failure_reason      TEXT,
   added_at            TEXT,   -- first candidate.added / candidate.sourced instant: the date fallback of the list
-  field_versions      TEXT NOT NULL DEFAULT '{}'
+  field_versions      TEXT NOT NULL DEFAULT '|'
 );
 CREATE INDEX candidates_by_campaign ON candidates (campaign_id);
 
@@ -54,5 +54,5 @@ CREATE TABLE credits (
   credits_remaining REAL,
   low_threshold     REAL,
   last_campaign_id  TEXT,
-  field_versions    TEXT NOT NULL DEFAULT '{}'
+  field_versions    TEXT NOT NULL DEFAULT '|'
 );

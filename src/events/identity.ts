@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 // Code-point order, as PROJECTION.md asks. JavaScript's `<` compares UTF-16 code units, which
 // disagrees only when a surrogate (astral character) meets a character in U+E000..U+FFFF.
@@ -17,24 +17,59 @@ function compareCodePoints(a: string, b: string): number {
   return a.length - b.length;
 }
 
+// Array-index keys ("0", "12") are the one case where JSON.stringify does not keep an object's
+// key order (they always come first, in numeric order), so objects holding them take the slow path.
+const INDEX_KEY = /^(?:0|[1-9]\d*)$/;
+
 /**
  * Canonical JSON: object keys sorted recursively by code point, no insignificant white space,
  * strings and numbers as `JSON.stringify` writes them. `undefined` members are left out, as
  * `JSON.stringify` leaves them out.
  */
 export function canonicalJson(value: unknown): string {
+  const sorted = sortedCopy(value);
+  return sorted === SLOW ? slowCanonicalJson(value) : (JSON.stringify(sorted) ?? 'null');
+}
+
+const SLOW = Symbol('slow');
+
+/** A copy with keys inserted in code-point order, for JSON.stringify to write as is (the fast path). */
+function sortedCopy(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    const copy = new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i++) {
+      const item = sortedCopy(value[i]);
+      if (item === SLOW) return SLOW;
+      copy[i] = item;
+    }
+    return copy;
+  }
+  const record = value as Record<string, unknown>;
+  const keys = Object.keys(record).sort(compareCodePoints);
+  const copy: Record<string, unknown> = {};
+  for (const key of keys) {
+    if (INDEX_KEY.test(key)) return SLOW;
+    const item = sortedCopy(record[key]);
+    if (item === SLOW) return SLOW;
+    copy[key] = item;
+  }
+  return copy;
+}
+
+function slowCanonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') {
     const text = JSON.stringify(value);
     return text === undefined ? 'null' : text;
   }
   if (Array.isArray(value)) {
-    return `[${value.map((item) => canonicalJson(item)).join(',')}]`;
+    return `[${value.map((item) => slowCanonicalJson(item)).join(',')}]`;
   }
   const record = value as Record<string, unknown>;
   const keys = Object.keys(record)
     .filter((key) => record[key] !== undefined)
     .sort(compareCodePoints);
-  return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`).join(',')}}`;
+  return `{${keys.map((key) => `${JSON.stringify(key)}:${slowCanonicalJson(record[key])}`).join(',')}}`;
 }
 
 export interface EnvelopeFields {
@@ -53,5 +88,5 @@ export function eventIdentity(envelope: EnvelopeFields): string {
     event: envelope.event,
     timestamp: envelope.timestamp,
   });
-  return createHash('sha256').update(canonical, 'utf8').digest('hex');
+  return hash('sha256', canonical, 'hex');
 }

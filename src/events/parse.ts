@@ -1,9 +1,9 @@
 import type { z } from 'zod';
 import { eventIdentity } from './identity.js';
 import {
-  envelopeSchema,
+  dataSchemas,
   isEventKind,
-  webhookEventSchema,
+  TIMESTAMP_MESSAGE,
   type Envelope,
   type WebhookEvent,
 } from './schemas.js';
@@ -34,16 +34,36 @@ export function issuesOf(error: z.ZodError): Issue[] {
 }
 
 /** Stage one, done before acknowledging: is the body an envelope, and what is its identity? */
-export function readEnvelope(raw: Uint8Array | string): EnvelopeReading {
+export function readEnvelope(raw: Uint8Array | string, knownIdentity?: string): EnvelopeReading {
   let body: unknown;
   try {
     body = JSON.parse(typeof raw === 'string' ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('utf8'));
   } catch (error) {
     return { ok: false, reason: 'INVALID_JSON', issues: [{ path: '', message: (error as Error).message }] };
   }
-  const result = envelopeSchema.safeParse(body);
-  if (!result.success) return { ok: false, reason: 'INVALID_ENVELOPE', issues: issuesOf(result.error) };
-  return { ok: true, envelope: result.data, identity: eventIdentity(result.data) };
+  const issues = envelopeIssues(body);
+  if (issues.length > 0) return { ok: false, reason: 'INVALID_ENVELOPE', issues };
+  const envelope = body as Envelope;
+  // A stored delivery already carries its identity: no need to hash it again.
+  return { ok: true, envelope, identity: knownIdentity ?? eventIdentity(envelope) };
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+
+// The envelope is checked by hand: it runs on every request before the 2xx, and three typeof
+// checks say as much as a schema would, in a fraction of the time.
+function envelopeIssues(body: unknown): Issue[] {
+  if (!isRecord(body)) return [{ path: '', message: `expected an object {event, timestamp, data}, received ${describe(body)}` }];
+  const issues: Issue[] = [];
+  if (typeof body.event !== 'string') issues.push({ path: 'event', message: `expected a string, received ${describe(body.event)}` });
+  if (typeof body.timestamp !== 'string') issues.push({ path: 'timestamp', message: `expected a string, received ${describe(body.timestamp)}` });
+  if (!isRecord(body.data)) issues.push({ path: 'data', message: `expected an object, received ${describe(body.data)}` });
+  return issues;
+}
+
+function describe(value: unknown): string {
+  return value === undefined ? 'nothing' : value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value;
 }
 
 /** Stage two, done by the dispatcher: which of the ten kinds is it, and is its data valid? */
@@ -56,7 +76,16 @@ export function parseEvent(envelope: Envelope): EventReading {
       issues: [{ path: 'event', message: `unknown event kind "${envelope.event}"` }],
     };
   }
-  const result = webhookEventSchema.safeParse(envelope);
-  if (!result.success) return { ok: false, reason: 'INVALID_DATA', kind: envelope.event, issues: issuesOf(result.error) };
-  return { ok: true, event: result.data, instant: parseInstant(result.data.timestamp)! };
+  // The kind is known, so its own schemas are checked directly (a union would try them in turn).
+  const instant = parseInstant(envelope.timestamp);
+  const data = dataSchemas[envelope.event].safeParse(envelope.data);
+  if (instant === null || !data.success) {
+    const issues = [
+      ...(instant === null ? [{ path: 'timestamp', message: TIMESTAMP_MESSAGE }] : []),
+      ...(data.success ? [] : issuesOf(data.error).map((i) => ({ ...i, path: i.path === '' ? 'data' : `data.${i.path}`.replace('.[', '[') }))),
+    ];
+    return { ok: false, reason: 'INVALID_DATA', kind: envelope.event, issues };
+  }
+  const event = { ...envelope, event: envelope.event, timestamp: envelope.timestamp, data: data.data } as WebhookEvent;
+  return { ok: true, event, instant };
 }

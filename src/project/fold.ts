@@ -43,21 +43,25 @@ export function mergeEffect<T extends object>(
   set: Record<string, unknown>,
   version: string,
 ): { next: Versioned<T>; changed: string[] } {
-  const changed: string[] = [];
-  let row = current.row;
-  let versions = current.versions;
-  for (const column of Object.keys(set)) {
-    const seen = versions[column];
-    if (seen !== undefined && seen >= version) continue;
-    if (changed.length === 0) {
-      row = { ...row };
-      versions = { ...versions };
-    }
-    (row as Record<string, unknown>)[column] = set[column];
+  const changed = laterThan(current.versions, Object.keys(set), version);
+  if (changed.length === 0) return { next: current, changed };
+  const row = { ...current.row } as Record<string, unknown>;
+  const versions = { ...current.versions };
+  for (const column of changed) {
+    row[column] = set[column];
     versions[column] = version;
-    changed.push(column);
   }
-  return { next: { row, versions }, changed };
+  return { next: { row: row as T, versions }, changed };
+}
+
+/** The columns that an effect of order key `version` takes: those last set by an earlier event, or never. */
+export function laterThan(versions: FieldVersions, columns: readonly string[], version: string): string[] {
+  const taken: string[] = [];
+  for (const column of columns) {
+    const seen = versions[column];
+    if (seen === undefined || seen < version) taken.push(column);
+  }
+  return taken;
 }
 
 export interface ProjectedState {

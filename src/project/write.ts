@@ -1,56 +1,84 @@
+import type { Statement } from 'better-sqlite3';
 import type { SqliteDatabase } from '../store/database.js';
 import { effectsOf, type Effect } from './effects.js';
-import { mergeEffect, orderKeyOf, type FieldVersions, type ProjectableEvent, type Versioned } from './fold.js';
-import {
-  CAMPAIGN_COLUMNS,
-  CANDIDATE_COLUMNS,
-  CREDITS_COLUMNS,
-  emptyCampaign,
-  emptyCandidate,
-  emptyCredits,
-  type InterviewResponse,
-} from './rows.js';
+import { laterThan, orderKeyOf, type FieldVersions, type ProjectableEvent } from './fold.js';
+import { CAMPAIGN_COLUMNS, CANDIDATE_COLUMNS, CREDITS_COLUMNS, type InterviewResponse } from './rows.js';
 
 const BOOLEAN_COLUMNS = new Set(['is_sourced', 'call_queued', 'sms_sent']);
 
 const toSql = (column: string, value: unknown): unknown =>
   BOOLEAN_COLUMNS.has(column) && typeof value === 'boolean' ? (value ? 1 : 0) : value;
-const fromSql = (column: string, value: unknown): unknown =>
-  BOOLEAN_COLUMNS.has(column) && typeof value === 'number' ? value === 1 : value;
 
-/** Read-merge-write of one projection table whose rows carry `field_versions`. */
-function versionedTable<T extends object>(
-  db: SqliteDatabase,
-  table: string,
-  keyColumn: string,
-  columns: readonly string[],
-  empty: (key: string) => T,
-) {
-  const select = db.prepare(`SELECT ${columns.join(', ')}, field_versions FROM ${table} WHERE ${keyColumn} = ?`);
-  const upsert = db.prepare(
-    `INSERT INTO ${table} (${keyColumn}, ${columns.join(', ')}, field_versions)
-     VALUES (${['?', ...columns.map(() => '?'), '?'].join(', ')})
-     ON CONFLICT (${keyColumn}) DO UPDATE SET ${[...columns, 'field_versions'].map((c) => `${c} = excluded.${c}`).join(', ')}`,
-  );
+/**
+ * `field_versions` as stored: the distinct order keys of the row, then for each versioned field
+ * (in a fixed order) the index of the key that set it, or "." when none did. A row is usually set
+ * by a few events, so each long key is written once rather than once per column.
+ *   "<key0> <key1>|0011.1..."
+ */
+export function encodeVersions(versions: FieldVersions, fields: readonly string[]): string {
+  const keys: string[] = [];
+  let slots = '';
+  for (const field of fields) {
+    const version = versions[field];
+    if (version === undefined) {
+      slots += '.';
+      continue;
+    }
+    let index = keys.indexOf(version);
+    if (index === -1) index = keys.push(version) - 1;
+    slots += index.toString(36);
+  }
+  return `${keys.join(' ')}|${slots}`;
+}
 
-  function read(key: string | number): Versioned<T> | undefined {
-    const found = select.get(key) as Record<string, unknown> | undefined;
-    if (found === undefined) return undefined;
-    const row = empty(String(key)) as Record<string, unknown>;
-    for (const column of columns) row[column] = fromSql(column, found[column]);
-    return { row: row as T, versions: JSON.parse(found.field_versions as string) as FieldVersions };
+export function decodeVersions(text: string, fields: readonly string[]): FieldVersions {
+  const bar = text.lastIndexOf('|');
+  const keys = text.slice(0, bar).split(' ');
+  const versions: FieldVersions = {};
+  for (let i = 0; i < fields.length; i++) {
+    const slot = text.charCodeAt(bar + 1 + i);
+    if (slot !== 46 /* . */ && !Number.isNaN(slot)) versions[fields[i]!] = keys[parseInt(text[bar + 1 + i]!, 36)]!;
+  }
+  return versions;
+}
+
+/**
+ * Last-writer-wins write of one projection table whose rows carry `field_versions`: reads only
+ * the versions, and writes only the columns the effect takes (so indexes on untouched columns
+ * are left alone). Statements are prepared once per set of columns.
+ */
+function versionedTable(db: SqliteDatabase, table: string, keyColumn: string, fields: readonly string[]) {
+  const selectVersions = db.prepare(`SELECT field_versions FROM ${table} WHERE ${keyColumn} = ?`).pluck();
+  const writes = new Map<string, Statement<unknown[]>>();
+  const columnSet = new Set(fields);
+
+  function statement(kind: 'insert' | 'update', columns: readonly string[]): Statement<unknown[]> {
+    const cacheKey = `${kind}:${columns.join(',')}`;
+    let prepared = writes.get(cacheKey);
+    if (prepared === undefined) {
+      prepared =
+        kind === 'insert'
+          ? db.prepare(
+              `INSERT INTO ${table} (${[...columns, 'field_versions', keyColumn].join(', ')}) VALUES (${[...columns, '', ''].map(() => '?').join(', ')})`,
+            )
+          : db.prepare(`UPDATE ${table} SET ${[...columns, 'field_versions'].map((c) => `${c} = ?`).join(', ')} WHERE ${keyColumn} = ?`);
+      writes.set(cacheKey, prepared);
+    }
+    return prepared;
   }
 
   return {
-    /** Merges `set` into the row (created when absent); returns the columns that changed. */
+    /** Applies `set` to the row (created when absent) by last-writer-wins; returns the fields taken. */
     merge(key: string | number, set: Record<string, unknown>, version: string): string[] {
-      const current = read(key);
-      const { next, changed } = mergeEffect(current ?? { row: empty(String(key)), versions: {} }, set, version);
-      if (changed.length > 0 || current === undefined) {
-        const row = next.row as Record<string, unknown>;
-        upsert.run(key, ...columns.map((c) => toSql(c, row[c])), JSON.stringify(next.versions));
-      }
-      return changed;
+      const stored = selectVersions.get(key) as string | undefined;
+      const versions = stored === undefined ? {} : decodeVersions(stored, fields);
+      const taken = laterThan(versions, Object.keys(set), version);
+      if (taken.length === 0 && stored !== undefined) return taken;
+      for (const field of taken) versions[field] = version;
+      const columns = taken.filter((field) => columnSet.has(field) && field !== 'responses');
+      const values = columns.map((c) => toSql(c, set[c]));
+      statement(stored === undefined ? 'insert' : 'update', columns).run(...values, encodeVersions(versions, fields), key);
+      return taken;
     },
   };
 }
@@ -60,9 +88,10 @@ function versionedTable<T extends object>(
  * section 4. Call inside a transaction, with the inbox row's settlement, so both commit together.
  */
 export function prepareProjection(db: SqliteDatabase) {
-  const campaigns = versionedTable(db, 'campaigns', 'campaign_id', CAMPAIGN_COLUMNS, emptyCampaign);
-  const candidates = versionedTable(db, 'candidates', 'candidate_id', CANDIDATE_COLUMNS, emptyCandidate);
-  const credits = versionedTable(db, 'credits', 'account', CREDITS_COLUMNS, emptyCredits);
+  const campaigns = versionedTable(db, 'campaigns', 'campaign_id', CAMPAIGN_COLUMNS);
+  // `responses` is versioned like a column; its rows live in interview_responses.
+  const candidates = versionedTable(db, 'candidates', 'candidate_id', [...CANDIDATE_COLUMNS, 'responses']);
+  const credits = versionedTable(db, 'credits', 'account', CREDITS_COLUMNS);
   const ensureCampaign = db.prepare('INSERT INTO campaigns (campaign_id) VALUES (?) ON CONFLICT (campaign_id) DO NOTHING');
   const clearResponses = db.prepare('DELETE FROM interview_responses WHERE candidate_id = ?');
   const insertResponse = db.prepare(
@@ -77,7 +106,6 @@ export function prepareProjection(db: SqliteDatabase) {
         return;
       case 'candidates': {
         const { responses, ...set } = effect.set;
-        // `responses` is versioned like a column; its rows live in interview_responses.
         const changed = candidates.merge(effect.key, responses === undefined ? set : { ...set, responses: null }, version);
         if (responses !== undefined && changed.includes('responses')) replaceResponses(effect.key, responses);
         return;

@@ -59,18 +59,23 @@ export async function replayInto(parts: ReplayParts, inputs: Iterable<ReplayInpu
         secretId: null,
         reasons: envelope.ok ? null : envelope.issues,
       };
-      const appended = inbox.append(delivery);
-      if (appended.duplicate) {
-        summary.duplicates++;
+      if (!envelope.ok) {
+        inbox.append(delivery); // kept as a dead letter, like a bad HTTP body
+        summary.dead++;
         continue;
       }
-      if (!envelope.ok) {
-        summary.dead++;
+      if (inbox.has(envelope.identity)) {
+        summary.duplicates++;
         continue;
       }
       const processed = processDelivery(projection, raw, envelope);
       const handlers = processed.state === 'projected' && (parts.wantsHandlers?.(processed.event.event) ?? false);
-      inbox.settle(appended.inboxId, processed.state, processed.state === 'projected' ? null : processed.issues, at, handlers);
+      inbox.appendSettled(
+        { ...delivery, identity: envelope.identity, kind: envelope.envelope.event },
+        processed.state,
+        processed.state === 'projected' ? null : processed.issues,
+        handlers,
+      );
       summary[processed.state]++;
     }
   });

@@ -38,6 +38,11 @@ export function prepareInbox(db: SqliteDatabase) {
      ON CONFLICT (identity) DO NOTHING
      RETURNING inbox_id`,
   );
+  const insertSettled = db.prepare<[string, Uint8Array, string, string, string | null, InboxState, string | null, string, 0 | 1]>(
+    `INSERT INTO inbox (received_at, raw, identity, kind, verdict, secret_id, state, reasons, processed_at, handlers_pending, attempts)
+     VALUES (?, ?, ?, ?, 'accepted', ?, ?, ?, ?, ?, 1)`,
+  );
+  const known = db.prepare<[string], number>('SELECT 1 FROM inbox WHERE identity = ?').pluck();
   const pending = db.prepare<[number, number], InboxRow>(
     `SELECT * FROM inbox WHERE state = 'pending' AND inbox_id > ? ORDER BY inbox_id LIMIT ?`,
   );
@@ -87,6 +92,30 @@ export function prepareInbox(db: SqliteDatabase) {
         delivery.reasons === null ? null : JSON.stringify(delivery.reasons),
       );
       return row === undefined ? { inboxId: null, duplicate: true } : { inboxId: row.inbox_id, duplicate: false };
+    },
+    /** Whether an event of this identity is stored already. */
+    has: (identity: string): boolean => known.get(identity) !== undefined,
+    /**
+     * Inserts an accepted delivery already processed (replay: one write instead of insert then
+     * update). The caller checked `has` in the same transaction.
+     */
+    appendSettled(
+      delivery: Delivery & { identity: string; kind: string },
+      state: Exclude<InboxState, 'pending'>,
+      reasons: Issue[] | null,
+      handlers: boolean,
+    ): void {
+      insertSettled.run(
+        delivery.receivedAt,
+        delivery.raw,
+        delivery.identity,
+        delivery.kind,
+        delivery.secretId,
+        state,
+        reasons === null ? null : JSON.stringify(reasons),
+        delivery.receivedAt,
+        handlers ? 1 : 0,
+      );
     },
     pending: (afterId: number, limit: number): InboxRow[] => pending.all(afterId, limit),
     get: (inboxId: number): InboxRow | undefined => byId.get(inboxId),

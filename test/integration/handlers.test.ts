@@ -50,6 +50,8 @@ describe('application handlers, dead letters and reprocessing', () => {
     await receiver.drain();
     expect(seen).toHaveLength(1);
     expect(seen[0]).toMatchObject({ score: 9.5, status: 'completed' });
+    // Projection batches commit without their own fsync; the intake's commits keep it.
+    expect(receiver.database.pragma('synchronous', { simple: true })).toBe(2);
   });
 
   it('calls handlers in arrival order per candidate, whatever the timestamps', async () => {

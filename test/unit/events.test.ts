@@ -156,6 +156,12 @@ describe('identity', () => {
     expect(ids.size).toBe(4);
   });
 
+  it('sorts array-index keys as text too, where JSON.stringify would put them first in numeric order', () => {
+    expect(canonicalJson({ b: 1, '9': 2, '10': 3, a: { '2': [{ y: 1, '0': null }], z: true } })).toBe(
+      '{"10":3,"9":2,"a":{"2":[{"0":null,"y":1}],"z":true},"b":1}',
+    );
+  });
+
   it('sorts keys by code point, not by UTF-16 unit', () => {
     // U+FF21 (fullwidth A) is one unit above the surrogates; U+1F600 is two surrogate units.
     expect(canonicalJson({ '\u{1F600}': 1, '\uFF21': 2, b: 3, a: [{ z: 1, y: null }] })).toBe(

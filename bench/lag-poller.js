@@ -1,0 +1,44 @@
+#!/usr/bin/env node
+// Watches a receiver's database read-only and notes when each event's projection became visible
+// (its inbox row left 'pending'): wall-clock ms, comparable with the sender's 2xx times.
+// Prints "ready" once polling; on SIGTERM writes {polls, seen: [[inbox_id, identity, seenAtMs], …]}
+// to --out. seenAtMs is taken just before the query whose snapshot first showed the row: the
+// projection committed before it, and after the previous poll began.
+//
+//   node bench/lag-poller.js --db <file> --out <file.json> [--interval-ms 2]
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import Database from 'better-sqlite3';
+
+const { values } = parseArgs({ options: { db: { type: 'string' }, out: { type: 'string' }, 'interval-ms': { type: 'string', default: '2' } } });
+const intervalMs = Number(values['interval-ms']);
+const db = new Database(values.db, { readonly: true, fileMustExist: true });
+db.pragma('busy_timeout = 1000');
+// Rows are projected in inbox order (the dispatcher walks pending rows by id), so the rows seen
+// so far are a prefix, and `inbox_id > cursor` finds the new ones.
+const fresh = db.prepare(`SELECT inbox_id, identity FROM inbox WHERE inbox_id > ? AND state <> 'pending' ORDER BY inbox_id`).raw();
+const seen = [];
+let cursor = 0;
+let polls = 0;
+let stopping = false;
+
+function poll() {
+  const at = performance.timeOrigin + performance.now();
+  const rows = fresh.all(cursor);
+  polls++;
+  for (const [id, identity] of rows) {
+    seen.push([id, identity, at]);
+    cursor = id;
+  }
+  if (!stopping) setTimeout(poll, intervalMs);
+}
+
+process.once('SIGTERM', () => {
+  stopping = true;
+  poll();
+  db.close();
+  writeFileSync(values.out, JSON.stringify({ polls, intervalMs, seen }));
+  process.exit(0);
+});
+poll();
+process.stdout.write('ready\n');

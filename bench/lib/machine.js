@@ -1,0 +1,57 @@
+// What the figures were measured on, so that a result file says which machine it speaks for.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+
+function version(root, name) {
+  try {
+    return JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')).version;
+  } catch {
+    return null;
+  }
+}
+
+function git(root, ...args) {
+  try {
+    return execFileSync('git', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return null;
+  }
+}
+
+export function machineInfo(root, dataDir) {
+  const cpus = os.cpus();
+  let filesystem = null;
+  try {
+    filesystem = execFileSync('df', ['-T', dataDir], { encoding: 'utf8' }).trim().split('\n').at(-1).split(/\s+/)[1];
+  } catch {
+    // df missing: leave it out
+  }
+  const memory = new Database(':memory:');
+  const sqlite = memory.prepare('SELECT sqlite_version()').pluck().get();
+  memory.close();
+  return {
+    cpuModel: cpus[0]?.model ?? 'unknown',
+    cores: cpus.length,
+    memoryGb: Math.round(os.totalmem() / 2 ** 30),
+    os: `${os.type()} ${os.release()} ${os.arch()}`,
+    node: process.version,
+    dataFilesystem: filesystem,
+    loadAverageAtStart: os.loadavg().map((x) => Math.round(x * 100) / 100),
+    versions: {
+      sqlite,
+      'better-sqlite3': version(root, 'better-sqlite3'),
+      express: version(root, 'express'),
+      '@octokit/webhooks': version(root, '@octokit/webhooks'),
+      autocannon: version(root, 'autocannon'),
+    },
+  };
+}
+
+/** The commit, and whether src/ or migrations/ differ from it (others may be mid-change). */
+export function gitInfo(root) {
+  const changed = (git(root, 'status', '--porcelain', '--', 'src', 'migrations') ?? '').split('\n').filter(Boolean);
+  return { commit: git(root, 'rev-parse', '--short', 'HEAD'), uncommittedFiles: changed.length };
+}

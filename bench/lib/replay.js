@@ -1,0 +1,94 @@
+// The replay benchmark: a large scenario file (cached by its parameters) replayed into a new
+// database by a child process, timed and its peak RSS taken from outside.
+import { createHash } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { measureCommand } from './processes.js';
+
+const BENCH = fileURLToPath(new URL('..', import.meta.url));
+const ROOT = join(BENCH, '..');
+
+/** The scenario for these parameters, generated (in a child, streaming) unless already cached. */
+export async function ensureScenario({ events, duplicates, seed, tmpDir, log }) {
+  const generatorHash = createHash('sha256')
+    .update(readFileSync(join(BENCH, 'lib/events.js')))
+    .update(readFileSync(join(BENCH, 'make-scenario.js')))
+    .update(JSON.stringify({ events, duplicates, seed }))
+    .digest('hex')
+    .slice(0, 12);
+  const file = join(tmpDir, `scenario-${events}-${generatorHash}.ndjson`);
+  const metaFile = `${file}.meta.json`;
+  if (existsSync(file) && existsSync(metaFile)) {
+    const meta = JSON.parse(readFileSync(metaFile, 'utf8'));
+    if (statSync(file).size === meta.bytes) return { file, meta, cached: true };
+  }
+  log(`generating the replay scenario (${events.toLocaleString('en')} events) in ${file} …`);
+  const run = await measureCommand(process.execPath, [
+    join(BENCH, 'make-scenario.js'),
+    '--events', String(events),
+    '--duplicates', String(duplicates),
+    '--seed', String(seed),
+    '--out', file,
+  ]);
+  if (run.code !== 0) throw new Error(`make-scenario failed:\n${run.stderr}`);
+  const meta = JSON.parse(readFileSync(metaFile, 'utf8'));
+  return { file, meta, cached: false, generation: { wallMs: Math.round(run.wallMs), maxRssMb: Math.round(run.maxRssKb / 1024) } };
+}
+
+/** `prequal-hooks replay … --json` when the CLI has it; `bench/replay-child.js` otherwise. */
+export function replayCommand(file, db, cli) {
+  let hasCli = false;
+  try {
+    const help = execFileSync(process.execPath, [cli, '--help'], { encoding: 'utf8' });
+    if (/^\s+replay\s/m.test(help)) {
+      hasCli = execFileSync(process.execPath, [cli, 'replay', '--help'], { encoding: 'utf8' }).includes('--json');
+    }
+  } catch {
+    hasCli = false;
+  }
+  return hasCli
+    ? { how: 'prequal-hooks replay <file> --db <new> --json', args: [cli, 'replay', file, '--db', db, '--json'] }
+    : { how: 'bench/replay-child.js (replay() from dist/index.js)', args: [join(BENCH, 'replay-child.js'), file, '--db', db] };
+}
+
+export async function benchReplay({ scenario, tmpDir, cli, env }) {
+  const db = join(tmpDir, `replay-${process.pid}-${Date.now()}.db`);
+  const command = replayCommand(scenario.file, db, cli);
+  const run = await measureCommand(process.execPath, command.args, { cwd: ROOT, env });
+  if (run.code !== 0) throw new Error(`replay exited with ${run.code}:\n${run.stderr.slice(-3000)}`);
+  let summary = null;
+  try {
+    summary = JSON.parse(run.stdout);
+  } catch {
+    summary = { stdout: run.stdout.trim() };
+  }
+  // Check what was written, not only what the command said.
+  const check = new Database(db, { readonly: true });
+  const stored = check.prepare('SELECT state, COUNT(*) AS n FROM inbox GROUP BY state').all();
+  const candidates = check.prepare('SELECT COUNT(*) FROM candidates').pluck().get();
+  const campaigns = check.prepare('SELECT COUNT(*) FROM campaigns').pluck().get();
+  check.close();
+  const dbBytes = statSync(db).size;
+  // The CLI's progress lines (cumulative events/s every 100,000 events) show how the rate changes
+  // as the database grows.
+  const progress = [...run.stderr.matchAll(/received (\d+)\b.*?\((\d+) events\/s\)/g)].map((m) => ({ received: Number(m[1]), eventsPerSec: Number(m[2]) }));
+  for (const suffix of ['', '-wal', '-shm']) rmSync(`${db}${suffix}`, { force: true });
+  const events = scenario.meta.events;
+  return {
+    command: command.how,
+    events,
+    wallMs: Math.round(run.wallMs),
+    eventsPerSec: Math.round(events / (run.wallMs / 1000)),
+    maxRssMb: Math.round((run.maxRssKb / 1024) * 10) / 10,
+    rssMethod: run.rssMethod,
+    summary,
+    stored: Object.fromEntries(stored.map((r) => [r.state, r.n])),
+    candidates,
+    campaigns,
+    dbMb: Math.round(dbBytes / 1048576),
+    ...(progress.length > 0 && { progress }),
+  };
+}

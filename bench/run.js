@@ -1,0 +1,372 @@
+#!/usr/bin/env node
+// prequal-hooks benchmarks (issue 6). `npm run bench` (full) or `npm run bench -- --quick`.
+//
+// Every figure is printed beside a baseline measured in the same run, on the same machine:
+//   throughput  five servers, each a child process, loaded by autocannon from this process over
+//               loopback (50 connections, every request a distinct signed event), rounds
+//               alternated (ABBA) and the median per target kept;
+//   replay      a large shuffled NDJSON scenario with duplicates replayed into a new database
+//               by a child process, timed and its peak RSS taken from outside;
+//   lag         `prequal-hooks serve` at half its measured maximum, the time from each 2xx to
+//               its projection being committed.
+// Results: a table on stdout, JSON in bench/results/latest.json (full) or
+// bench/tmp/latest-quick.json (quick: too short to commit).
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import Database from 'better-sqlite3';
+import { benchLag } from './lib/lag.js';
+import { createRequestPool, fire, summariseRun } from './lib/load.js';
+import { gitInfo, machineInfo } from './lib/machine.js';
+import { killLeftovers, measureCommand, startServer } from './lib/processes.js';
+import { benchReplay, ensureScenario, replayCommand } from './lib/replay.js';
+import { snapshotBuild } from './lib/snapshot.js';
+import { median, round } from './lib/stats.js';
+import { formatSummary, summariseProfile } from './profile-summary.js';
+
+const BENCH = fileURLToPath(new URL('.', import.meta.url));
+const ROOT = join(BENCH, '..');
+const SECRET = 'bench-secret-5b1f0c2e9d';
+
+const { values: flags } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    rounds: { type: 'string' },
+    duration: { type: 'string' },
+    'replay-events': { type: 'string' },
+    out: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  },
+});
+
+if (flags.help) {
+  console.log(`Usage: npm run bench -- [options]
+
+  --quick               short rounds (2 x 3 s), 100,000-event replay, 4 s of lag: for development
+  --profile             afterwards, profile (node --cpu-prof) the prequal-hooks servers during one
+                        round each and a 100,000-event replay; top self-time frames in the results
+  --only <parts>        comma-separated subset of throughput,replay,lag,profile
+                        (--only profile: just the profiles, to bench/results/profile.json)
+  --rounds <n>          rounds per target (full 3, quick 2)
+  --duration <s>        seconds measured per round (full 10, quick 3)
+  --replay-events <n>   events in the replay scenario (full 1000000, quick 100000)
+  --out <file>          results file (full: bench/results/latest.json; quick: bench/tmp/latest-quick.json)
+
+A full-mode --only run of the same code (same src and dist fingerprints) updates those parts of
+bench/results/latest.json and keeps the others, noting what was re-measured and when.`);
+  process.exit(0);
+}
+
+const MODE = flags.quick ? 'quick' : 'full';
+const settings = {
+  mode: MODE,
+  connections: 50,
+  rounds: Number(flags.rounds ?? (flags.quick ? 2 : 3)),
+  durationSec: Number(flags.duration ?? (flags.quick ? 3 : 10)),
+  warmupSec: flags.quick ? 1 : 2,
+  replayEvents: Number(flags['replay-events'] ?? (flags.quick ? 100_000 : 1_000_000)),
+  replayDuplicates: 0.2,
+  replaySeed: 20261120,
+  lagDurationSec: flags.quick ? 4 : 15,
+  lagWarmupSec: flags.quick ? 2 : 5,
+  lagPollIntervalMs: 2,
+};
+const parts = new Set((flags.only ?? 'throughput,replay,lag').split(',').map((s) => s.trim()));
+const tmpDir = join(BENCH, 'tmp');
+const runDir = join(tmpDir, `run-${process.pid}`);
+mkdirSync(runDir, { recursive: true });
+const profileOnly = parts.size === 1 && parts.has('profile');
+const outFile =
+  flags.out ??
+  (profileOnly
+    ? flags.quick ? join(tmpDir, 'profile-quick.json') : join(BENCH, 'results', 'profile.json')
+    : flags.quick ? join(tmpDir, 'latest-quick.json') : join(BENCH, 'results', 'latest.json'));
+const profiling = flags.profile || parts.has('profile');
+
+// Every child runs the code as built when the run began (see lib/snapshot.js).
+const code = snapshotBuild(ROOT, join(runDir, 'code'));
+const CLI = code.cli;
+const CHILD_ENV = { BENCH_DIST: code.dist };
+
+const log = (message) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+
+const TARGETS = [
+  { id: 'express-noop', label: '(1) Express 5 no-op route (express.raw)', script: 'servers/express-noop.js', headers: 'service' },
+  { id: 'express-middleware', label: '(2) prequal-hooks Express middleware, durable', script: 'servers/express-middleware.js', headers: 'service', durable: true },
+  { id: 'serve', label: '(3) prequal-hooks serve (CLI), durable', cli: true, headers: 'service', durable: true },
+  { id: 'octokit', label: '(4) @octokit/webhooks createNodeMiddleware, no-op', script: 'servers/octokit.js', headers: 'github' },
+  { id: 'node-http', label: '(5) bare node:http, reads body', script: 'servers/node-http.js', headers: 'service' },
+];
+const byId = Object.fromEntries(TARGETS.map((t) => [t.id, t]));
+
+/** The command that starts a target: the real CLI for (3), a bench server otherwise. */
+function serverCommand(target, db, nodeOptions = []) {
+  const args = target.cli
+    ? [CLI, 'serve', '--port', '0', '--db', db, '--secret', SECRET]
+    : [join(BENCH, target.script), '--port', '0', '--db', db, '--secret', SECRET];
+  return { name: target.id, command: process.execPath, args, nodeOptions, env: CHILD_ENV, logFile: `${db}.log` };
+}
+
+function removeDatabase(db) {
+  for (const suffix of ['', '-wal', '-shm', '.log']) rmSync(`${db}${suffix}`, { force: true });
+}
+
+function inboxState(db) {
+  const check = new Database(db, { readonly: true, fileMustExist: true });
+  try {
+    const rows = check.prepare('SELECT state, COUNT(*) AS n FROM inbox GROUP BY state').all();
+    return Object.fromEntries(rows.map((r) => [r.state, r.n]));
+  } finally {
+    check.close();
+  }
+}
+
+/** One target for one round: fresh server (and database), warm-up, measured run. */
+async function measureTarget(target, pool, { label, nodeOptions = [] } = {}) {
+  const db = join(runDir, `${target.id}-${label}.db`);
+  removeDatabase(db);
+  const server = await startServer(serverCommand(target, db, nodeOptions));
+  const cursor = { next: 0 };
+  const common = { url: server.url, pool, cursor, headerStyle: target.headers, connections: settings.connections };
+  const warm = await fire({ ...common, durationSec: settings.warmupSec });
+  const result = summariseRun(await fire({ ...common, durationSec: settings.durationSec }));
+  const durability = target.durable ? { atEnd: inboxState(db) } : undefined;
+  const exit = await server.stop();
+  if (durability) {
+    const after = inboxState(db);
+    const stored = Object.values(after).reduce((a, b) => a + b, 0);
+    const acknowledged = warm['2xx'] + result.ok;
+    Object.assign(durability, { stored, acknowledged, everyAcknowledgedEventStored: stored >= acknowledged });
+  }
+  removeDatabase(db);
+  if (exit.code !== 0) log(`  ${target.id} exited with ${JSON.stringify(exit)}`);
+  return { ...result, ...(durability && { durability }) };
+}
+
+async function throughput(pool) {
+  const order = ['node-http', 'express-noop', 'express-middleware', 'octokit', 'serve'];
+  const perTarget = Object.fromEntries(TARGETS.map((t) => [t.id, []]));
+  for (let round = 0; round < settings.rounds; round++) {
+    // ABBA: every other round runs the targets in reverse, so drift hits A and B alike.
+    const sequence = round % 2 === 0 ? order : [...order].reverse();
+    for (const id of sequence) {
+      const r = await measureTarget(byId[id], pool, { label: `r${round}` });
+      perTarget[id].push(r);
+      log(`round ${round + 1}/${settings.rounds} ${id.padEnd(18)} ${Math.round(r.requestsPerSec).toString().padStart(6)} req/s  p50 ${r.p50Ms} ms  p99 ${r.p99Ms} ms${r.non2xx || r.errors ? `  non-2xx ${r.non2xx} errors ${r.errors}` : ''}`);
+    }
+  }
+  const medians = {};
+  for (const [id, rounds] of Object.entries(perTarget)) {
+    medians[id] = {
+      label: byId[id].label,
+      requestsPerSec: Math.round(median(rounds.map((r) => r.requestsPerSec))),
+      p50Ms: median(rounds.map((r) => r.p50Ms)),
+      p99Ms: median(rounds.map((r) => r.p99Ms)),
+      non2xx: rounds.reduce((a, r) => a + r.non2xx + r.errors + r.timeouts, 0),
+      rounds,
+    };
+  }
+  return medians;
+}
+
+async function profileServers(pool) {
+  const profiles = {};
+  for (const id of ['express-middleware', 'serve']) {
+    const dir = join(runDir, `profile-${id}`);
+    mkdirSync(dir, { recursive: true });
+    log(`profiling ${id} during one round (node --cpu-prof) …`);
+    const r = await measureTarget(byId[id], pool, { label: 'profile', nodeOptions: ['--cpu-prof', '--cpu-prof-dir', dir] });
+    const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+    if (!file) {
+      profiles[id] = { error: 'no profile written' };
+      continue;
+    }
+    const keep = join(tmpDir, 'profiles');
+    mkdirSync(keep, { recursive: true });
+    const kept = join(keep, `${id}-${MODE}.cpuprofile`);
+    renameSync(join(dir, file), kept);
+    const summary = summariseProfile(kept, 20);
+    profiles[id] = { underProfile: { requestsPerSec: Math.round(r.requestsPerSec), p99Ms: r.p99Ms }, file: kept.replace(`${ROOT}/`, ''), ...summary };
+    console.log(`\n# ${byId[id].label}, under --cpu-prof (${Math.round(r.requestsPerSec)} req/s)\n${formatSummary(summary)}`);
+  }
+  return profiles;
+}
+
+async function profileReplay() {
+  const scenario = await ensureScenario({ events: 100_000, duplicates: settings.replayDuplicates, seed: settings.replaySeed, tmpDir, log });
+  const dir = join(runDir, 'profile-replay');
+  mkdirSync(dir, { recursive: true });
+  const db = join(runDir, 'profile-replay.db');
+  log('profiling a 100,000-event replay (node --cpu-prof) …');
+  const command = replayCommand(scenario.file, db, CLI);
+  const run = await measureCommand(process.execPath, ['--cpu-prof', '--cpu-prof-dir', dir, ...command.args], { cwd: ROOT, env: CHILD_ENV });
+  removeDatabase(db);
+  if (run.code !== 0) throw new Error(`profiled replay exited with ${run.code}:\n${run.stderr.slice(-2000)}`);
+  const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+  const kept = join(tmpDir, 'profiles', `replay-${MODE}.cpuprofile`);
+  mkdirSync(join(tmpDir, 'profiles'), { recursive: true });
+  renameSync(join(dir, file), kept);
+  const summary = summariseProfile(kept, 20);
+  console.log(`\n# replay of 100,000 events under --cpu-prof (${Math.round(100_000 / (run.wallMs / 1000))} events/s)\n${formatSummary(summary)}`);
+  return { underProfile: { eventsPerSec: Math.round(100_000 / (run.wallMs / 1000)) }, file: kept.replace(`${ROOT}/`, ''), ...summary };
+}
+
+function verdicts(results) {
+  const t = results.throughput;
+  const rows = [];
+  const add = (target, value, goal, pass, unit = '') => rows.push({ target, value, goal, pass: value === null ? null : pass(value), unit });
+  if (t) {
+    add('(2) ÷ (1) req/s', round(t['express-middleware'].requestsPerSec / t['express-noop'].requestsPerSec, 2), '≥ 0.90', (v) => v >= 0.9);
+    add('(2) p99 ÷ (1) p99', round(t['express-middleware'].p99Ms / t['express-noop'].p99Ms, 2), '≤ 1.30', (v) => v <= 1.3);
+    add('(3) ÷ (4) req/s', round(t.serve.requestsPerSec / t.octokit.requestsPerSec, 2), '≥ 1.00', (v) => v >= 1.0);
+  }
+  if (results.replay) {
+    add('replay events/s', results.replay.eventsPerSec, '≥ 50,000', (v) => v >= 50_000);
+    add('replay peak RSS', results.replay.maxRssMb, '< 150 MB', (v) => v < 150, ' MB');
+  }
+  if (results.lag) add('lag p99 (2xx → projected)', round(results.lag.ackToProjected.p99, 1), '< 100 ms', (v) => v < 100, ' ms');
+  return rows.map((r) => ({ ...r, verdict: r.pass === null ? 'n/a' : r.pass ? 'PASS' : 'MISS' }));
+}
+
+function table(results) {
+  const m = results.machine;
+  const s = results.settings;
+  const lines = [];
+  const fmt = (n) => (n === null || n === undefined ? '—' : typeof n === 'number' ? n.toLocaleString('en') : String(n));
+  lines.push(`prequal-hooks benchmarks, ${s.mode} mode, ${results.date}`);
+  const c = results.code;
+  lines.push(`code: commit ${c.commit}${c.uncommittedFiles ? ` + ${c.uncommittedFiles} uncommitted files in src/ and migrations/` : ''} (src fingerprint ${c.srcFingerprint}), dist built ${c.distBuiltAt}`);
+  lines.push(`machine: ${m.cpuModel}, ${m.cores} cores, ${m.memoryGb} GB, ${m.os}, Node ${m.node}, SQLite ${m.versions.sqlite}, data on ${m.dataFilesystem}; load average at start ${m.loadAverageAtStart.join(' ')}`);
+  if (results.throughput) {
+    lines.push('');
+    lines.push(`Throughput: autocannon in the parent process, ${s.connections} connections, loopback, distinct signed events (avg ${results.pool.averageBytes} B);`);
+    lines.push(`${s.rounds} rounds × ${s.durationSec} s (after ${s.warmupSec} s warm-up, fresh server and database each), alternated; median of rounds.`);
+    lines.push(`${'target'.padEnd(50)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)}   rounds (req/s)`);
+    for (const id of ['express-noop', 'express-middleware', 'serve', 'octokit', 'node-http']) {
+      const r = results.throughput[id];
+      lines.push(`${r.label.padEnd(50)} ${fmt(r.requestsPerSec).padStart(8)} ${fmt(r.p50Ms).padStart(7)} ${fmt(r.p99Ms).padStart(7)}   ${r.rounds.map((x) => Math.round(x.requestsPerSec)).join(' / ')}${r.non2xx ? `  (${r.non2xx} non-2xx/errors)` : ''}`);
+    }
+  }
+  if (results.replay) {
+    const r = results.replay;
+    lines.push('');
+    lines.push(`Replay: ${fmt(r.events)} events (${fmt(results.scenario.distinct)} distinct, ${Math.round(s.replayDuplicates * 100)}% duplicates, shuffled; ${Math.round(results.scenario.bytes / 1048576)} MB) into a new database, ${r.command}`);
+    lines.push(`  ${fmt(r.eventsPerSec)} events/s (${(r.wallMs / 1000).toFixed(1)} s wall), peak RSS ${r.maxRssMb} MB (${r.rssMethod}); stored ${JSON.stringify(r.stored)}, ${fmt(r.candidates)} candidates`);
+  }
+  if (results.lag) {
+    const l = results.lag;
+    lines.push('');
+    lines.push(`Lag: prequal-hooks serve at ${fmt(l.ratePerSec)} req/s (half of (3)) for ${l.durationSec} s after ${l.warmupSec} s of warm-up, paced sender, ${fmt(l.acknowledged)} acknowledged, ${l.neverSeen} never seen${l.measuredAt ? ` (re-measured ${l.measuredAt})` : ''}`);
+    lines.push(`  2xx → projection committed (read-only poller, ${l.pollIntervalMs} ms): p50 ${round(l.ackToProjected.p50)} ms, p99 ${round(l.ackToProjected.p99)} ms, max ${round(l.ackToProjected.max)} ms`);
+    lines.push(`  inbox received_at → processed_at: p50 ${l.receivedToProcessed.p50} ms, p99 ${l.receivedToProcessed.p99} ms; request → 2xx at this rate: p50 ${round(l.ackLatency.p50)} ms, p99 ${round(l.ackLatency.p99)} ms`);
+  }
+  lines.push('');
+  lines.push(`${'target'.padEnd(28)} ${'measured'.padStart(10)} ${'goal'.padStart(10)}  verdict`);
+  for (const v of results.targets) lines.push(`${v.target.padEnd(28)} ${(fmt(v.value) + v.unit).padStart(10)} ${v.goal.padStart(10)}  ${v.verdict}`);
+  lines.push('');
+  lines.push(`total ${Math.round(results.durations.totalSec)} s (${Object.entries(results.durations).filter(([k]) => k !== 'totalSec').map(([k, v]) => `${k} ${Math.round(v)} s`).join(', ')}); reproduce: npm run bench${s.mode === 'quick' ? ' -- --quick' : ''}`);
+  return lines.join('\n');
+}
+
+async function main() {
+  const started = performance.now();
+  const durations = {};
+  const timed = async (name, fn) => {
+    const t = performance.now();
+    try {
+      return await fn();
+    } finally {
+      durations[name] = (performance.now() - t) / 1000;
+    }
+  };
+  const results = {
+    date: new Date().toISOString(),
+    settings,
+    machine: machineInfo(ROOT, runDir),
+    code: { ...gitInfo(ROOT), distBuiltAt: code.distBuiltAt, distFingerprint: code.distFingerprint, srcFingerprint: code.srcFingerprint },
+  };
+  log(`${MODE} mode; results to ${outFile}`);
+
+  // A partial full run of the same code updates its parts of the existing results.
+  let previous = null;
+  if (flags.only && !flags.quick && !flags.out && !profileOnly && existsSync(outFile)) {
+    const old = JSON.parse(readFileSync(outFile, 'utf8'));
+    if (old.code?.srcFingerprint === results.code.srcFingerprint && old.code?.distFingerprint === results.code.distFingerprint) previous = old;
+    else throw new Error(`${outFile} holds results of other code (src ${old.code?.srcFingerprint}); run every part, or pass --out`);
+  }
+
+  let pool = null;
+  if (parts.has('throughput') || parts.has('lag') || profiling) {
+    const poolSize = flags.quick ? 40_000 : 150_000;
+    pool = await timed('pool', () => createRequestPool({ secret: SECRET, size: poolSize }));
+    results.pool = { size: pool.size, averageBytes: pool.averageBytes };
+  }
+  if (parts.has('throughput')) {
+    results.throughput = await timed('throughput', () => throughput(pool));
+    results.pool.builtOnTheFly = pool.builtOnTheFly;
+  }
+  if (parts.has('replay')) {
+    const scenario = await timed('scenario', () =>
+      ensureScenario({ events: settings.replayEvents, duplicates: settings.replayDuplicates, seed: settings.replaySeed, tmpDir, log }),
+    );
+    results.scenario = { file: scenario.file.replace(`${ROOT}/`, ''), cached: scenario.cached, ...scenario.meta, ...(scenario.generation && { generation: scenario.generation }) };
+    log(`replaying ${settings.replayEvents.toLocaleString('en')} events …`);
+    results.replay = await timed('replay', () => benchReplay({ scenario, tmpDir: runDir, cli: CLI, env: CHILD_ENV }));
+    log(`replay: ${results.replay.eventsPerSec} events/s, peak RSS ${results.replay.maxRssMb} MB`);
+  }
+  if (parts.has('lag')) {
+    let maximum = results.throughput?.serve.requestsPerSec ?? previous?.throughput?.serve.requestsPerSec;
+    if (!maximum) {
+      log('measuring the maximum of (3) for the lag rate …');
+      const r = await measureTarget(byId.serve, pool, { label: 'lag-max' });
+      maximum = r.requestsPerSec;
+    }
+    const ratePerSec = maximum / 2;
+    log(`lag at ${Math.round(ratePerSec)} req/s for ${settings.lagDurationSec} s …`);
+    results.lag = await timed('lag', () =>
+      benchLag({
+        startServe: (db) => startServer(serverCommand(byId.serve, db)),
+        dist: code.dist,
+        pool,
+        from: 0,
+        ratePerSec,
+        durationSec: settings.lagDurationSec,
+        warmupSec: settings.lagWarmupSec,
+        tmpDir: runDir,
+        pollIntervalMs: settings.lagPollIntervalMs,
+      }),
+    );
+  }
+  if (profiling) {
+    results.profiles = await timed('profile', async () => ({ ...(await profileServers(pool)), replay: await profileReplay() }));
+  }
+  durations.totalSec = (performance.now() - started) / 1000;
+  results.durations = Object.fromEntries(Object.entries(durations).map(([k, v]) => [k, round(v, 1)]));
+  results.machine.loadAverageAtEnd = os.loadavg().map((x) => Math.round(x * 100) / 100);
+  if (previous) {
+    const rerun = [...parts];
+    for (const part of rerun) if (results[part]) results[part].measuredAt = results.date;
+    const merged = { ...previous };
+    for (const key of ['throughput', 'pool', 'scenario', 'replay', 'lag']) if (parts.has(key) || (key === 'pool' && parts.has('throughput')) || (key === 'scenario' && parts.has('replay'))) merged[key] = results[key];
+    merged.reruns = [...(previous.reruns ?? []), { parts: rerun, date: results.date, durations: results.durations, loadAverageAtStart: results.machine.loadAverageAtStart }];
+    Object.assign(results, merged, { date: previous.date, durations: previous.durations, machine: previous.machine, settings: { ...previous.settings, ...settings } });
+  }
+  results.targets = verdicts(results);
+  rmSync(runDir, { recursive: true, force: true });
+
+  mkdirSync(join(outFile, '..'), { recursive: true });
+  writeFileSync(outFile, `${JSON.stringify(results, null, 2)}\n`);
+  console.log(`\n${table(results)}\n`);
+  log(`written ${outFile}`);
+}
+
+main().catch((error) => {
+  console.error(error);
+  killLeftovers();
+  rmSync(runDir, { recursive: true, force: true });
+  process.exitCode = 1;
+});

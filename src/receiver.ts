@@ -59,8 +59,12 @@ export function createReceiver(options: ReceiverOptions) {
   const inbox = prepareInbox(db);
   const projection = prepareProjection(db);
   const handlers = createHandlerRegistry();
-  const dispatcher = createDispatcher({ db, inbox, projection, handlers, logger }, options.dispatch);
-  const groupCommit = createGroupCommit(db, inbox, { onCommitted: () => dispatcher.notify() });
+  const dispatcher = createDispatcher(
+    { db, inbox, projection, handlers, logger, intakeBusy: () => groupCommit.waiting() > 0 },
+    options.dispatch,
+  );
+  // The next turn: the answers of a commit go out before any projection starts.
+  const groupCommit = createGroupCommit(db, inbox, { onCommitted: () => setImmediate(() => dispatcher.notify()) });
   const deadLetters = prepareDeadLetters(inbox, () => dispatcher.start());
   let intake;
   try {

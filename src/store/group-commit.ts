@@ -54,6 +54,8 @@ export function createGroupCommit(db: SqliteDatabase, inbox: Inbox, options: Gro
         }
       });
     },
+    /** Deliveries waiting for the next commit: requests the intake has not answered yet. */
+    waiting: (): number => waiting.length,
     /** Writes what is waiting now, then refuses new deliveries. */
     close(): void {
       flush();

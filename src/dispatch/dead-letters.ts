@@ -21,6 +21,15 @@ export type DeadLetter = EventDeadLetter | HandlerDeadLetter;
 
 /** Lists and reprocesses what was set aside, after an upgrade or a fix. */
 export function prepareDeadLetters(inbox: Inbox, wake: () => void) {
+  /** Applies `act` to each id: those it took, those it did not; wakes the dispatcher for the taken. */
+  function partition(ids: readonly number[], act: (id: number) => boolean): [number[], number[]] {
+    const taken: number[] = [];
+    const skipped: number[] = [];
+    for (const id of ids) (act(id) ? taken : skipped).push(id);
+    if (taken.length > 0) wake();
+    return [taken, skipped];
+  }
+
   function events(limit: number): EventDeadLetter[] {
     return inbox.setAside(0, limit).map((row) => ({
       type: 'event',
@@ -45,20 +54,14 @@ export function prepareDeadLetters(inbox: Inbox, wake: () => void) {
      * an event twice changes nothing. Bodies that are not envelopes stay dead.
      */
     reprocess(ids: readonly number[] | 'all'): { requeued: number[]; skipped: number[] } {
-      const wanted = ids === 'all' ? events(Number.MAX_SAFE_INTEGER).map((d) => d.inbox_id) : ids;
-      const requeued: number[] = [];
-      const skipped: number[] = [];
-      for (const id of wanted) (inbox.requeue(id) ? requeued : skipped).push(id);
-      if (requeued.length > 0) wake();
+      const wanted = ids === 'all' ? inbox.setAside(0, Number.MAX_SAFE_INTEGER).map((row) => row.inbox_id) : ids;
+      const [requeued, skipped] = partition(wanted, inbox.requeue);
       return { requeued, skipped };
     },
     /** Runs the handlers of failed handler calls again (all, or by failure id). */
     retryHandlers(ids: readonly number[] | 'all'): { retried: number[]; skipped: number[] } {
-      const wanted = ids === 'all' ? handlers(Number.MAX_SAFE_INTEGER).map((d) => d.failure_id) : ids;
-      const retried: number[] = [];
-      const skipped: number[] = [];
-      for (const id of wanted) (inbox.retryHandlerFailure(id) ? retried : skipped).push(id);
-      if (retried.length > 0) wake();
+      const wanted = ids === 'all' ? inbox.handlerFailures(0, Number.MAX_SAFE_INTEGER).map((row) => row.failure_id) : ids;
+      const [retried, skipped] = partition(wanted, inbox.retryHandlerFailure);
       return { retried, skipped };
     },
   };

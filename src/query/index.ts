@@ -1,5 +1,5 @@
 import { prepareRowReaders } from '../project/read.js';
-import type { CreditsRow } from '../project/rows.js';
+import { emptyCredits, type CreditsRow } from '../project/rows.js';
 import type { SqliteDatabase } from '../store/database.js';
 import { prepareCampaignQueries } from './campaigns.js';
 import { prepareCandidateQueries } from './candidates.js';
@@ -17,7 +17,7 @@ export function createQueries(db: SqliteDatabase) {
     ...prepareCandidateQueries(db),
     /** The account's credits; every column null until a credits event arrives. */
     getCredits(): CreditsRow {
-      return rows.credits() ?? { credits_remaining: null, low_threshold: null, last_campaign_id: null };
+      return rows.credits() ?? emptyCredits();
     },
   };
 }

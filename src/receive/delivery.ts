@@ -1,4 +1,4 @@
-import type { Issue } from '../events/index.js';
+import type { EnvelopeReading, Issue } from '../events/index.js';
 
 export type DeliveryVerdict = 'accepted' | 'invalid_json' | 'invalid_envelope';
 
@@ -26,3 +26,16 @@ export type StoreOutcome =
 
 /** Resolves only once the delivery is on disk (or is known not to be). */
 export type StoreDelivery = (delivery: Delivery) => Promise<StoreOutcome>;
+
+/** What is kept of an authenticated body, given how it read (HTTP and replay alike). */
+export function deliveryOf(raw: Uint8Array, reading: EnvelopeReading, receivedAt: string, secretId: string | null): Delivery {
+  return {
+    raw,
+    receivedAt,
+    identity: reading.ok ? reading.identity : null,
+    kind: reading.ok ? reading.envelope.event : null,
+    verdict: reading.ok ? 'accepted' : reading.reason === 'INVALID_JSON' ? 'invalid_json' : 'invalid_envelope',
+    secretId,
+    reasons: reading.ok ? null : reading.issues,
+  };
+}

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { readEnvelope } from '../events/index.js';
 import { secretFingerprint, verify, type Secret } from '../signature.js';
 import { errorAnswer, type Answer } from './answer.js';
-import type { Delivery, StoreDelivery } from './delivery.js';
+import { deliveryOf, type StoreDelivery } from './delivery.js';
 import { headerValue, type IncomingHeaders } from './headers.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -89,15 +89,7 @@ export function createIntake(options: IntakeOptions) {
     }
 
     const reading = readEnvelope(rawBody);
-    const delivery: Delivery = {
-      raw: rawBody,
-      receivedAt: new Date(now()).toISOString(),
-      identity: reading.ok ? reading.identity : null,
-      kind: reading.ok ? reading.envelope.event : null,
-      verdict: reading.ok ? 'accepted' : reading.reason === 'INVALID_JSON' ? 'invalid_json' : 'invalid_envelope',
-      secretId,
-      reasons: reading.ok ? null : reading.issues,
-    };
+    const delivery = deliveryOf(rawBody, reading, new Date(now()).toISOString(), secretId);
 
     if (reading.ok) {
       const announced = headerValue(headers, eventHeader);

@@ -1,7 +1,7 @@
 import { readEnvelope, type EventKind } from '../events/index.js';
 import { processDelivery } from '../dispatch/process.js';
 import type { Projection } from '../project/write.js';
-import type { Delivery } from '../receive/delivery.js';
+import { deliveryOf } from '../receive/delivery.js';
 import type { SqliteDatabase } from '../store/database.js';
 import type { Inbox } from '../store/inbox.js';
 import { readSources, type ReplayInput } from './sources.js';
@@ -50,15 +50,7 @@ export async function replayInto(parts: ReplayParts, inputs: Iterable<ReplayInpu
     const at = new Date(now()).toISOString();
     for (const raw of raws) {
       const envelope = readEnvelope(raw);
-      const delivery: Delivery = {
-        raw,
-        receivedAt: at,
-        identity: envelope.ok ? envelope.identity : null,
-        kind: envelope.ok ? envelope.envelope.event : null,
-        verdict: envelope.ok ? 'accepted' : envelope.reason === 'INVALID_JSON' ? 'invalid_json' : 'invalid_envelope',
-        secretId: null,
-        reasons: envelope.ok ? null : envelope.issues,
-      };
+      const delivery = deliveryOf(raw, envelope, at, null);
       if (!envelope.ok) {
         inbox.append(delivery); // kept as a dead letter, like a bad HTTP body
         summary.dead++;

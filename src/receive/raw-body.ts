@@ -3,7 +3,7 @@ import getRawBody from 'raw-body';
 import { BODY_ALREADY_READ_MESSAGE, errorAnswer, type Answer } from './answer.js';
 import { tooLarge } from './intake.js';
 
-export type BodyReading = { ok: true; body: Buffer } | { ok: false; answer: Answer; aborted?: boolean };
+export type BodyReading = { ok: true; body: Buffer } | { ok: false; answer: Answer };
 
 /**
  * Reads the exact bytes of a request, refusing early on `Content-Length` and again while
@@ -19,7 +19,7 @@ export async function readRawBody(req: IncomingMessage, limit: number): Promise<
     if (type === 'stream.not.readable') {
       return { ok: false, answer: errorAnswer(500, 'BODY_ALREADY_READ', BODY_ALREADY_READ_MESSAGE) };
     }
-    if (type === 'request.aborted') return { ok: false, aborted: true, answer: errorAnswer(400, 'REQUEST_ABORTED', 'The client went away.') };
+    if (type === 'request.aborted') return { ok: false, answer: errorAnswer(400, 'REQUEST_ABORTED', 'The client went away.') };
     return {
       ok: false,
       answer: errorAnswer(400, 'INVALID_BODY', 'The request body could not be read.', {

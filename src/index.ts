@@ -6,12 +6,12 @@ export { createIntake, ConfigurationError, DEFAULT_MAX_BODY_BYTES, DEFAULT_SIGNA
 export type { IntakeOptions, IntakeResult, IncomingRequest } from './receive/intake.js';
 export type { Answer } from './receive/answer.js';
 export type { Delivery, StoreOutcome } from './receive/delivery.js';
-export { openDatabase, configureDatabase, type SqliteDatabase } from './store/database.js';
+export { openDatabase, configureDatabase, type SqliteDatabase } from './store/sqlite/database.js';
 export { DatabaseTooNewError } from './store/migrations.js';
 export type { Handler, AnyHandler, HandlerContext, RowOf } from './dispatch/handlers.js';
 export type { DispatcherOptions } from './dispatch/dispatcher.js';
 export type { DeadLetter, EventDeadLetter, HandlerDeadLetter } from './dispatch/dead-letters.js';
-export type { CampaignRow, CandidateRow, CreditsRow, InterviewResponse } from './project/rows.js';
+export type { CampaignRow, CandidateRow, CreditsRow, InterviewResponse } from './store/tables.js';
 export { foldInOrder, foldAnyOrder, type ProjectableEvent, type ProjectedState } from './project/fold.js';
 export { createQueries, QueryParameterError, type Queries, type CampaignWithStats, type CampaignStats, type CandidatePage, type CandidateListParameters } from './query/index.js';
 export { replay, type ReplayInput, type ReplayOptions, type ReplaySummary } from './replay/index.js';

@@ -13,7 +13,7 @@ import { expressMiddleware } from './receive/express.js';
 import { fetchHandler } from './receive/fetch.js';
 import { createIntake, type IncomingRequest, type IntakeResult } from './receive/intake.js';
 import { nodeHandler, type ResultListener } from './receive/node-http.js';
-import { configureDatabase, openDatabase, type SqliteDatabase } from './store/database.js';
+import { configureDatabase, openDatabase, type SqliteDatabase } from './store/sqlite/database.js';
 import { createGroupCommit } from './store/group-commit.js';
 import { prepareInbox } from './store/inbox.js';
 

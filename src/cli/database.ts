@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { openDatabase, type SqliteDatabase } from '../store/database.js';
+import { openDatabase, type SqliteDatabase } from '../store/sqlite/database.js';
 import { DatabaseTooNewError, loadMigrations } from '../store/migrations.js';
 import { CommandError } from './args.js';
 
@@ -42,7 +42,7 @@ function checkSchema(db: SqliteDatabase, path: string): void {
     throw new CommandError(`cannot read ${path}: ${(error as Error).message}`);
   }
   if (found === null) throw new CommandError(`${path} is not a prequal-hooks database (it has no schema_migrations table)`);
-  const known = loadMigrations().at(-1)?.version ?? 0;
+  const known = loadMigrations('sqlite').at(-1)?.version ?? 0;
   if (found > known) throw new DatabaseTooNewError(found, known);
   if (found < known) {
     // A read-only connection cannot migrate; any writing command does it.

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
-import type { CandidateRow } from '../project/rows.js';
+import type { CandidateRow } from '../store/tables.js';
 import { CANDIDATE_SORTS, CANDIDATE_STATUSES, createQueries, QueryParameterError, type CampaignWithStats, type CandidateListParameters } from '../query/index.js';
-import type { SqliteDatabase } from '../store/database.js';
+import type { SqliteDatabase } from '../store/sqlite/database.js';
 import { prepareInbox } from '../store/inbox.js';
 import { CommandError, databasePath, DB_FLAG, DEFAULT_DB, HELP_FLAG, parsed, UsageError, type CommandIo } from './args.js';
 import { openForReading } from './database.js';

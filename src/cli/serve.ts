@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { createLogger, type Logger } from '../logging.js';
 import { DEFAULT_EVENT_HEADER, DEFAULT_MAX_BODY_BYTES, DEFAULT_SIGNATURE_HEADER } from '../receive/intake.js';
 import { startStandalone } from '../server.js';
-import { openDatabase } from '../store/database.js';
+import { openDatabase } from '../store/sqlite/database.js';
 import { generatedSecret } from '../store/settings.js';
 import { secretFingerprint } from '../signature.js';
 import { parseArgs } from 'node:util';

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { parseEvent, readEnvelope, type Issue, type WebhookEvent } from '../events/index.js';
 import { prepareRowReaders } from '../project/read.js';
 import type { Projection } from '../project/write.js';
-import type { SqliteDatabase } from '../store/database.js';
+import type { SqliteDatabase } from '../store/sqlite/database.js';
 import { describeStorageError } from '../store/group-commit.js';
 import type { Inbox, InboxRow } from '../store/inbox.js';
 import { orderingKey, type HandlerContext, type HandlerRegistry } from './handlers.js';

@@ -1,5 +1,5 @@
 import type { EventKind, EventOf, WebhookEvent } from '../events/index.js';
-import type { CampaignRow, CandidateRow, CreditsRow } from '../project/rows.js';
+import type { CampaignRow, CandidateRow, CreditsRow } from '../store/tables.js';
 
 /** The projected row an event's handler sees: its candidate, campaign or the credits row. */
 export type RowOf<K extends EventKind> = K extends `candidate.${string}`

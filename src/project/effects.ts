@@ -1,5 +1,5 @@
 import { formatInstant, type WebhookEvent } from '../events/index.js';
-import type { CampaignRow, CandidateRow, CreditsRow, InterviewResponse } from './rows.js';
+import type { CampaignRow, CandidateRow, CreditsRow, InterviewResponse } from '../store/tables.js';
 
 /**
  * What one event does (PROJECTION.md section 3), as plain assignments: every effect sets

@@ -1,4 +1,4 @@
-import type { SqliteDatabase } from '../store/database.js';
+import type { SqliteDatabase } from '../store/sqlite/database.js';
 import {
   CAMPAIGN_COLUMNS,
   CANDIDATE_COLUMNS,
@@ -7,7 +7,7 @@ import {
   type CandidateRow,
   type CreditsRow,
   type InterviewResponse,
-} from './rows.js';
+} from '../store/tables.js';
 
 const CANDIDATE_SELECT = `candidate_id, ${CANDIDATE_COLUMNS.join(', ')}`;
 

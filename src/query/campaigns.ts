@@ -1,5 +1,5 @@
-import { CAMPAIGN_COLUMNS, type CampaignRow } from '../project/rows.js';
-import type { SqliteDatabase } from '../store/database.js';
+import { CAMPAIGN_COLUMNS, type CampaignRow } from '../store/tables.js';
+import type { SqliteDatabase } from '../store/sqlite/database.js';
 
 /** Mirrors the service's `GET /campaigns/{id}/status` `stats`. */
 export interface CampaignStats {

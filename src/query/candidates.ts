@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CANDIDATE_SELECT, decodeCandidate, prepareRowReaders } from '../project/read.js';
-import type { CandidateRow, InterviewResponse } from '../project/rows.js';
-import type { SqliteDatabase } from '../store/database.js';
+import type { CandidateRow, InterviewResponse } from '../store/tables.js';
+import type { SqliteDatabase } from '../store/sqlite/database.js';
 import { QueryParameterError } from './errors.js';
 
 export const CANDIDATE_SORTS = ['date_desc', 'date_asc', 'score_desc', 'score_asc'] as const;

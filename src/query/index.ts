@@ -1,6 +1,6 @@
 import { prepareRowReaders } from '../project/read.js';
-import { emptyCredits, type CreditsRow } from '../project/rows.js';
-import type { SqliteDatabase } from '../store/database.js';
+import { emptyCredits, type CreditsRow } from '../store/tables.js';
+import type { SqliteDatabase } from '../store/sqlite/database.js';
 import { prepareCampaignQueries } from './campaigns.js';
 import { prepareCandidateQueries } from './candidates.js';
 

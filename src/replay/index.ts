@@ -1,5 +1,5 @@
 import { prepareProjection } from '../project/write.js';
-import { configureDatabase, openDatabase, type SqliteDatabase } from '../store/database.js';
+import { configureDatabase, openDatabase, type SqliteDatabase } from '../store/sqlite/database.js';
 import { prepareInbox } from '../store/inbox.js';
 import { replayInto, type ReplayOptions, type ReplaySummary } from './replay.js';
 import type { ReplayInput } from './sources.js';

@@ -2,7 +2,7 @@ import { readEnvelope, type EventKind } from '../events/index.js';
 import { processDelivery } from '../dispatch/process.js';
 import type { Projection } from '../project/write.js';
 import { deliveryOf } from '../receive/delivery.js';
-import type { SqliteDatabase } from '../store/database.js';
+import type { SqliteDatabase } from '../store/sqlite/database.js';
 import type { Inbox } from '../store/inbox.js';
 import { readSources, type ReplayInput } from './sources.js';
 

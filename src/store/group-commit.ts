@@ -1,6 +1,6 @@
 import type { Delivery, StoreOutcome } from '../receive/delivery.js';
 import type { Appended, Inbox } from './inbox.js';
-import type { SqliteDatabase } from './database.js';
+import type { SqliteDatabase } from './sqlite/database.js';
 
 export interface GroupCommitOptions {
   /** Told the inbox ids of new (non-duplicate) rows once their transaction has committed. */

@@ -1,7 +1,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { Issue } from '../events/index.js';
 import type { Delivery, DeliveryVerdict } from '../receive/delivery.js';
-import type { SqliteDatabase } from './database.js';
+import type { SqliteDatabase } from './sqlite/database.js';
 
 export type InboxState = 'pending' | 'projected' | 'unknown' | 'dead';
 

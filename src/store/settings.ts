@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { SqliteDatabase } from './database.js';
+import type { SqliteDatabase } from './sqlite/database.js';
 
 const GENERATED_SECRET = 'generated_webhook_secret';
 

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/store/database.js';
+import { openDatabase } from '../../src/store/sqlite/database.js';
 import { createGroupCommit } from '../../src/store/group-commit.js';
 import { prepareInbox } from '../../src/store/inbox.js';
 import { DatabaseTooNewError, loadMigrations } from '../../src/store/migrations.js';
@@ -21,7 +21,7 @@ describe('migrations', () => {
     const tmp = tempDir();
     const db = openDatabase(tmp.dbPath);
     const recorded = db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all();
-    expect(recorded).toEqual(loadMigrations().map(({ version, name }) => ({ version, name })));
+    expect(recorded).toEqual(loadMigrations('sqlite').map(({ version, name }) => ({ version, name })));
     expect(recorded.length).toBeGreaterThanOrEqual(2);
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(db.pragma('synchronous', { simple: true })).toBe(2); // FULL

@@ -7,7 +7,7 @@ import { eventIdentity, parseEvent, parseInstant, type WebhookEvent } from '../.
 import { foldAnyOrder, foldInOrder, type ProjectableEvent } from '../../src/project/fold.js';
 import { prepareProjection } from '../../src/project/write.js';
 import { replay } from '../../src/replay/index.js';
-import { configureDatabase } from '../../src/store/database.js';
+import { configureDatabase } from '../../src/store/sqlite/database.js';
 import { createGroupCommit } from '../../src/store/group-commit.js';
 import { prepareInbox } from '../../src/store/inbox.js';
 import { atOffset, BASE, eventArbitrary, streamArbitrary } from '../support/arbitraries.js';

@@ -1,5 +1,5 @@
-// The rows of PROJECTION.md section 4, as the fold sees them (booleans as booleans; the SQL
-// writer stores them as 0/1).
+// The tables of PROJECTION.md section 4 as rows (booleans as booleans; SQLite stores them as
+// 0/1, PostgreSQL as boolean): the schema the engines store and the fold computes.
 
 export interface CampaignRow {
   campaign_id: string;

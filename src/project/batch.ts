@@ -1,0 +1,105 @@
+import { parseEvent, readEnvelope, type EnvelopeReading, type Issue, type WebhookEvent } from '../events/index.js';
+import type { RowKeys, RowWrites, StoredRow, StoredRows, WriteTx } from '../store/store.js';
+import type { CampaignRow, CandidateRow, CreditsRow } from '../store/tables.js';
+import { effectsOf } from './effects.js';
+import { emptyState, foldAnyOrder, type ProjectableEvent, type ProjectedState, type Versioned } from './fold.js';
+import { decodeVersions, encodeVersions, VERSIONED_FIELDS } from './versions.js';
+
+/** What became of one stored body. */
+export type Processed =
+  | { state: 'projected'; event: WebhookEvent; identity: string; instant: number }
+  | { state: 'unknown' | 'dead'; kind: string | null; issues: Issue[] };
+
+/**
+ * Reads a stored body as an event: the one path every event takes, from HTTP or from replay.
+ * `unknown` for a kind this version does not know, `dead` for anything else it cannot project.
+ */
+export function readStored(raw: Uint8Array, alreadyRead?: EnvelopeReading): Processed {
+  const envelope = alreadyRead ?? readEnvelope(raw);
+  if (!envelope.ok) return { state: 'dead', kind: null, issues: envelope.issues };
+  const reading = parseEvent(envelope.envelope);
+  if (!reading.ok) {
+    return { state: reading.reason === 'UNKNOWN_KIND' ? 'unknown' : 'dead', kind: reading.kind, issues: reading.issues };
+  }
+  return { state: 'projected', event: reading.event, instant: reading.instant, identity: envelope.identity };
+}
+
+/** The rows the events touch: every row an effect names. */
+export function rowKeysOf(events: readonly ProjectableEvent[]): RowKeys {
+  const campaigns = new Set<string>();
+  const candidates = new Set<string>();
+  let credits = false;
+  for (const e of events) {
+    for (const effect of effectsOf(e.event, e.instant)) {
+      if (effect.table === 'campaigns') campaigns.add(effect.key);
+      else if (effect.table === 'candidates') candidates.add(effect.key);
+      else credits = true;
+    }
+  }
+  // Sorted: processes that lock overlapping rows take them in one order, so they never deadlock.
+  return { campaigns: [...campaigns].sort(), candidates: [...candidates].sort(), credits };
+}
+
+function versioned<T>(stored: StoredRow<T>, fields: readonly string[]): Versioned<T> {
+  return { row: stored.row, versions: decodeVersions(stored.field_versions, fields) };
+}
+
+function toStored<T>(current: Versioned<T>, fields: readonly string[]): StoredRow<T> {
+  return { row: current.row, field_versions: encodeVersions(current.versions, fields) };
+}
+
+/**
+ * Folds events into the rows they touch with the pure last-writer-wins merge, and says which
+ * rows changed. Only changed rows are written back, each once, whatever the number of events.
+ */
+export function foldIntoRows(stored: StoredRows, events: readonly ProjectableEvent[]): RowWrites {
+  const state: ProjectedState = emptyState();
+  const loaded = {
+    campaigns: new Map<string, Versioned<CampaignRow>>(),
+    candidates: new Map<string, Versioned<CandidateRow>>(),
+  };
+  for (const [key, row] of stored.campaigns) {
+    const v = versioned(row, VERSIONED_FIELDS.campaigns);
+    loaded.campaigns.set(key, v);
+    state.campaigns.set(key, v);
+  }
+  for (const [key, row] of stored.candidates) {
+    const v = versioned(row, VERSIONED_FIELDS.candidates);
+    loaded.candidates.set(key, v);
+    state.candidates.set(key, v);
+  }
+  const loadedCredits: Versioned<CreditsRow> | null = stored.credits ? versioned(stored.credits, VERSIONED_FIELDS.credits) : null;
+  state.credits = loadedCredits;
+
+  foldAnyOrder(events, state);
+
+  // mergeEffect returns the row object itself when nothing changed: identity tells what to write.
+  const campaigns: StoredRow<CampaignRow>[] = [];
+  for (const [key, current] of state.campaigns) {
+    if (loaded.campaigns.get(key) !== current) campaigns.push(toStored(current, VERSIONED_FIELDS.campaigns));
+  }
+  const candidates: StoredRow<CandidateRow>[] = [];
+  for (const [key, current] of state.candidates) {
+    if (loaded.candidates.get(key) !== current) candidates.push(toStored(current, VERSIONED_FIELDS.candidates));
+  }
+  const credits = state.credits !== null && state.credits !== loadedCredits ? toStored(state.credits, VERSIONED_FIELDS.credits) : undefined;
+  return { campaigns, candidates, credits, responses: state.responses };
+}
+
+/**
+ * Projects a batch in the caller's transaction: reads each body, locks the rows the events touch
+ * (created empty when new), folds the events into them in memory, writes each changed row once.
+ * The caller settles the inbox rows in the same transaction, so both commit together.
+ */
+export async function projectBatch(
+  tx: Pick<WriteTx, 'lockRows' | 'saveRows'>,
+  bodies: ReadonlyArray<{ raw: Uint8Array; reading?: EnvelopeReading }>,
+): Promise<Processed[]> {
+  const processed = bodies.map((body) => readStored(body.raw, body.reading));
+  const events = processed.filter((p): p is Extract<Processed, { state: 'projected' }> => p.state === 'projected');
+  if (events.length > 0) {
+    const stored = await tx.lockRows(rowKeysOf(events));
+    await tx.saveRows(foldIntoRows(stored, events));
+  }
+  return processed;
+}

@@ -1,0 +1,185 @@
+// The one storage boundary. The intake, the dispatcher, replay, dead letters, queries, settings
+// and the CLI speak only to a `Store`; each engine (store/sqlite/, store/postgres/) implements it.
+// Every call is asynchronous, since an engine may be remote.
+import type { Issue } from '../events/index.js';
+import type { Delivery, DeliveryVerdict } from '../receive/delivery.js';
+import type { CampaignRow, CandidateRow, CreditsRow, InterviewResponse } from './tables.js';
+
+export type InboxState = 'pending' | 'projected' | 'unknown' | 'dead';
+
+export type Appended = { inboxId: number; duplicate: false } | { inboxId: null; duplicate: true };
+
+export interface InboxRow {
+  inbox_id: number;
+  /** UTC ISO 8601 with milliseconds. */
+  received_at: string;
+  raw: Uint8Array;
+  identity: string | null;
+  kind: string | null;
+  verdict: DeliveryVerdict;
+  secret_id: string | null;
+  state: InboxState;
+  /** JSON array of {path, message}, for unknown and dead rows. */
+  reasons: string | null;
+  attempts: number;
+  processed_at: string | null;
+  handlers_pending: boolean;
+}
+
+export interface HandlerFailureRow {
+  failure_id: number;
+  inbox_id: number;
+  handler: string;
+  error: string;
+  attempts: number;
+  failed_at: string;
+}
+
+/** A projected row as stored: its columns, and its encoded field versions (src/project/versions.ts). */
+export interface StoredRow<T> {
+  row: T;
+  field_versions: string;
+}
+
+/** The projected rows a batch of events touches. */
+export interface RowKeys {
+  campaigns: readonly string[];
+  candidates: readonly string[];
+  credits: boolean;
+}
+
+/** The rows of `RowKeys`, each created empty when absent, then locked until the transaction ends. */
+export interface StoredRows {
+  campaigns: Map<string, StoredRow<CampaignRow>>;
+  candidates: Map<string, StoredRow<CandidateRow>>;
+  credits: StoredRow<CreditsRow> | undefined;
+}
+
+/** Rows to write back whole; `responses` replaces the interview responses of each candidate named. */
+export interface RowWrites {
+  campaigns: readonly StoredRow<CampaignRow>[];
+  candidates: readonly StoredRow<CandidateRow>[];
+  credits: StoredRow<CreditsRow> | undefined;
+  responses: ReadonlyMap<string, readonly InterviewResponse[]>;
+}
+
+/** How an inbox row was processed. `handlerKey` set: its handlers are due, in order with that key's others. */
+export interface Settlement {
+  inboxId: number;
+  state: Exclude<InboxState, 'pending'>;
+  reasons: Issue[] | null;
+  handlerKey: string | null;
+}
+
+/** A delivery replay writes already processed, in one insert. */
+export interface SettledDelivery {
+  delivery: Delivery & { identity: string; kind: string };
+  state: Exclude<InboxState, 'pending'>;
+  reasons: Issue[] | null;
+  handlerKey: string | null;
+}
+
+/** The work one write transaction can do. Nothing is visible to others before it commits. */
+export interface WriteTx {
+  /** Inserts deliveries; one whose identity is stored already (or earlier in the list) is a duplicate. */
+  append(deliveries: readonly Delivery[]): Promise<Appended[]>;
+  /** Which of these identities are stored already. */
+  known(identities: readonly string[]): Promise<Set<string>>;
+  /** Inserts deliveries already processed (replay). The caller checked `known` in this transaction. */
+  appendSettled(rows: readonly SettledDelivery[], at: string): Promise<void>;
+  /**
+   * Takes up to `limit` pending rows, oldest first, locked for this transaction: another process
+   * skips them, and they are pending again if this one dies before committing.
+   */
+  claimPending(limit: number): Promise<InboxRow[]>;
+  /** Creates the rows that do not exist yet (empty), and locks and reads them all. */
+  lockRows(keys: RowKeys): Promise<StoredRows>;
+  saveRows(writes: RowWrites): Promise<void>;
+  settle(settlements: readonly Settlement[], at: string): Promise<void>;
+}
+
+export interface WriteOptions {
+  /**
+   * Whether the commit must reach the disk before it returns (default true). Projection batches
+   * pass false where the engine allows it: a batch lost to a power cut is only pending again.
+   */
+  durable?: boolean;
+}
+
+export interface HandlerClaimOptions {
+  /** Who claims (one id per process). */
+  owner: string;
+  limit: number;
+  /** How long the claim holds without renewal (ms): a process that dies loses it after this. */
+  leaseMs: number;
+  /** Rows this process already runs: not returned again. */
+  running: ReadonlySet<number>;
+}
+
+export type ReadinessProbe = { ok: true } | { ok: false; reason: string };
+
+export interface Store {
+  /** Where the data lives, without credentials, for logs: `sqlite:./data/x.db`, `postgres://host:5432/db`. */
+  readonly location: string;
+
+  /** Runs `work` in one write transaction, committed when it resolves, rolled back when it throws. */
+  write<T>(work: (tx: WriteTx) => Promise<T>, options?: WriteOptions): Promise<T>;
+
+  inboxRow(inboxId: number): Promise<InboxRow | undefined>;
+  counts(): Promise<Record<InboxState, number> & { handler_failures: number }>;
+  /** Whether any row is pending (after a crash, or written by another process). */
+  hasPending(): Promise<boolean>;
+  /** Unknown and dead rows, by inbox id. */
+  setAside(afterId: number, limit: number): Promise<InboxRow[]>;
+  /** Puts unknown or dead envelopes back to pending; bodies that are not envelopes stay dead. */
+  requeue(inboxIds: readonly number[]): Promise<{ requeued: number[]; skipped: number[] }>;
+
+  /**
+   * Handler work: rows whose handlers are due and that come first for their handler key (so that
+   * one key's handlers run one at a time, in inbox order, across processes), not claimed by a
+   * live lease; claimed for `owner` until the lease ends.
+   */
+  claimHandlers(options: HandlerClaimOptions): Promise<InboxRow[]>;
+  /** Extends the leases `owner` holds on these rows. */
+  renewHandlerClaims(owner: string, inboxIds: readonly number[], leaseMs: number): Promise<void>;
+  /** Every handler of the row succeeded or was given up on. */
+  handlersDone(inboxId: number): Promise<void>;
+  /** Gives a claim back without running (shutting down): the row's handlers are due again at once. */
+  releaseHandlers(owner: string, inboxIds: readonly number[]): Promise<void>;
+  recordHandlerFailure(failure: Omit<HandlerFailureRow, 'failure_id'>): Promise<void>;
+  handlerFailures(afterId: number, limit: number): Promise<HandlerFailureRow[]>;
+  /** Forgets handler failures and marks their events for the handlers again. */
+  retryHandlerFailures(failureIds: readonly number[]): Promise<{ retried: number[]; skipped: number[] }>;
+
+  /** A read of the projected tables: `?` placeholders; rows with booleans, numbers and ISO text. */
+  select<T = Record<string, unknown>>(sql: string, parameters?: readonly unknown[]): Promise<T[]>;
+
+  /** A setting's value, or undefined. */
+  setting(key: string): Promise<{ value: string; updated_at: string } | undefined>;
+  /** Stores the value unless the key has one; returns the stored value (ours, or one set first elsewhere). */
+  settingOnce(key: string, value: string): Promise<{ value: string; updated_at: string; created: boolean }>;
+
+  /** Whether a write can be taken now (readiness), without waiting on another's lock. */
+  probe(): Promise<ReadinessProbe>;
+  /**
+   * Calls `listener` when another process stored or requeued work (PostgreSQL: LISTEN/NOTIFY).
+   * Engines that have no other writers never call it. Returns the unsubscribe function.
+   */
+  onWork(listener: () => void): () => void;
+  /** Tells other processes that work was stored (after a commit). */
+  announceWork(): void;
+
+  close(): Promise<void>;
+}
+
+/** A fault of the store (unreachable, locked, full, read-only): the caller answers 503 and retries. */
+export class StoreUnavailableError extends Error {
+  override name = 'StoreUnavailableError';
+  constructor(
+    readonly code: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}

@@ -7,5 +7,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // One real PostgreSQL server for the run; each test makes its own databases on it.
+    globalSetup: ['test/support/global-postgres.ts'],
   },
 });

@@ -2,7 +2,7 @@
 -- contract; types are PostgreSQL's own. `field_versions` (for each column, the order key of the
 -- event that last set it) is ours: every column is a last-writer-wins register.
 CREATE TABLE campaigns (
-  campaign_id     text PRIMARY KEY,
+  campaign_id     text COLLATE "C" PRIMARY KEY,   -- byte order, as SQLite sorts
   job_title       text,
   contract_type   text,
   candidate_link  text,
@@ -13,8 +13,8 @@ CREATE TABLE campaigns (
 );
 
 CREATE TABLE candidates (
-  candidate_id         text PRIMARY KEY,
-  campaign_id          text,
+  candidate_id         text COLLATE "C" PRIMARY KEY,
+  campaign_id          text COLLATE "C",
   first_name           text,
   last_name            text,
   email                text,
@@ -39,7 +39,7 @@ CREATE TABLE candidates (
 CREATE INDEX candidates_by_campaign ON candidates (campaign_id);
 
 CREATE TABLE interview_responses (
-  candidate_id text    NOT NULL,
+  candidate_id text COLLATE "C" NOT NULL,
   position     integer NOT NULL,
   question     text,
   answer       text,

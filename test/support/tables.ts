@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { ProjectedState } from '../../src/project/fold.js';
+import type { Store } from '../../src/store/store.js';
 
 // The public contract of PROJECTION.md section 4, read back as users read it.
 const CAMPAIGN = ['campaign_id', 'job_title', 'contract_type', 'candidate_link', 'questions_count', 'status', 'created_at'];
@@ -44,5 +45,17 @@ export function stateTables(state: ProjectedState): Tables {
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .flatMap(([candidate_id, responses]) => responses.map((r, position) => ({ candidate_id, position, ...r }))),
     credits: state.credits === null ? null : pick(state.credits.row, CREDITS),
+  };
+}
+
+/** The same read through a store, on either engine (booleans and numbers normalised as above). */
+export async function readStoreTables(store: Store): Promise<Tables> {
+  const rows = async (sql: string) => (await store.select<Record<string, unknown>>(sql)).map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, bit(v)])));
+  const credits = await rows(`SELECT ${CREDITS.join(', ')} FROM credits`);
+  return {
+    campaigns: await rows(`SELECT ${CAMPAIGN.join(', ')} FROM campaigns ORDER BY campaign_id`),
+    candidates: await rows(`SELECT ${CANDIDATE.join(', ')} FROM candidates ORDER BY candidate_id`),
+    interview_responses: await rows(`SELECT ${RESPONSE.join(', ')} FROM interview_responses ORDER BY candidate_id, position`),
+    credits: credits[0] ?? null,
   };
 }

@@ -1,0 +1,76 @@
+// Which engine serves a `database` option. The only place that tells the engines apart.
+import type { Logger } from 'pino';
+import { configureDatabase, openDatabase, type SqliteDatabase } from './sqlite/database.js';
+import { createSqliteStore } from './sqlite/store.js';
+import type { Store } from './store.js';
+
+/** A `pg.Pool` (node-postgres), described by what we use of it, so that SQLite users need no pg types. */
+export interface PostgresPool {
+  connect(): Promise<unknown>;
+  query(...args: never[]): Promise<unknown>;
+  end(): Promise<void>;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+}
+
+/**
+ * Where the state lives: a SQLite file path (created with its folder), `:memory:`, an open
+ * better-sqlite3 database, a `postgres://` / `postgresql://` URL, or an existing `pg.Pool`.
+ */
+export type DatabaseOption = string | SqliteDatabase | PostgresPool;
+
+export interface StoreOptions {
+  /** SQLite: how long a write waits for another connection's lock before a 503 (ms). Default 2000. */
+  busyTimeoutMs?: number;
+  /** PostgreSQL: connections in the pool made from a URL. Default 10. */
+  poolSize?: number;
+  /** PostgreSQL: schema of the tables, for a URL (a given pool uses its own search_path). Default `public`. */
+  schema?: string;
+  /** PostgreSQL: longest wait for a connection or a statement (ms). Default 4000, within the sender's 5 s. */
+  timeoutMs?: number;
+  /** Open an existing SQLite file read-only (no migrations, no writes). */
+  readonly?: boolean;
+  logger?: Pick<Logger, 'warn' | 'error'>;
+}
+
+export function isPostgresUrl(value: string): boolean {
+  return /^postgres(?:ql)?:\/\//i.test(value);
+}
+
+function isPool(value: unknown): value is PostgresPool {
+  return typeof value === 'object' && value !== null && typeof (value as PostgresPool).connect === 'function' && typeof (value as { prepare?: unknown }).prepare !== 'function';
+}
+
+/** True when the option names a PostgreSQL database (URL or pool): opening it is asynchronous. */
+export function isPostgres(database: DatabaseOption): boolean {
+  return typeof database === 'string' ? isPostgresUrl(database) : isPool(database);
+}
+
+/** Opens SQLite now (its migrations are synchronous); throws for PostgreSQL, which `openStore` opens. */
+export function openSqliteStore(database: string | SqliteDatabase, options: StoreOptions = {}): Store {
+  const busyTimeoutMs = options.busyTimeoutMs ?? 2000;
+  const owns = typeof database === 'string';
+  const db = typeof database === 'string' ? openDatabase(database, { busyTimeoutMs, readonly: options.readonly ?? false }) : configureDatabase(database, { busyTimeoutMs });
+  return createSqliteStore(db, {
+    location: `sqlite:${typeof database === 'string' ? database : db.name}`,
+    busyTimeoutMs,
+    ownsConnection: owns,
+    readonly: options.readonly ?? false,
+  });
+}
+
+/** Opens the engine the option names, migrated and ready. */
+export async function openStore(database: DatabaseOption, options: StoreOptions = {}): Promise<Store> {
+  if (!isPostgres(database)) return openSqliteStore(database as string | SqliteDatabase, options);
+  const { createPool, redactUrl } = await import('./postgres/connection.js');
+  const { createPostgresStore } = await import('./postgres/store.js');
+  if (typeof database === 'string') {
+    const pool = await createPool(database, options);
+    try {
+      return await createPostgresStore(pool, { location: redactUrl(database), ownsPool: true, ...(options.logger && { logger: options.logger }) });
+    } catch (error) {
+      await pool.end().catch(() => undefined);
+      throw error;
+    }
+  }
+  return await createPostgresStore(database as never, { location: 'postgres (given pool)', ownsPool: false, ...(options.logger && { logger: options.logger }) });
+}

@@ -1,0 +1,43 @@
+import { DatabaseTooNewError, loadMigrations, type Migration } from '../migrations.js';
+import type { PoolClient } from './connection.js';
+
+// One lock for every process migrating this database: replicas that start together migrate once.
+const MIGRATION_LOCK = 'prequal-hooks:migrations';
+
+/**
+ * Applies the migrations the database has not recorded, all in one transaction under an advisory
+ * lock (PostgreSQL's DDL is transactional): a crash leaves every one applied and recorded, or none.
+ * A schema written by a newer version is refused.
+ */
+export async function migrate(client: PoolClient, migrations: Migration[] = loadMigrations('postgres')): Promise<number[]> {
+  await client.query('BEGIN');
+  try {
+    await client.query({ text: 'SELECT pg_advisory_xact_lock(hashtext($1))', values: [MIGRATION_LOCK] });
+    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version    integer PRIMARY KEY,
+      name       text NOT NULL,
+      applied_at timestamptz NOT NULL
+    )`);
+    const applied = new Set(
+      (await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => Number(r.version)),
+    );
+    const known = migrations.at(-1)?.version ?? 0;
+    const newest = Math.max(0, ...applied);
+    if (newest > known) throw new DatabaseTooNewError(newest, known);
+    const ran: number[] = [];
+    for (const migration of migrations) {
+      if (applied.has(migration.version)) continue;
+      await client.query(migration.sql);
+      await client.query({
+        text: 'INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, now())',
+        values: [migration.version, migration.name],
+      });
+      ran.push(migration.version);
+    }
+    await client.query('COMMIT');
+    return ran;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
+}

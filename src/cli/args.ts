@@ -65,7 +65,11 @@ export const DEFAULT_DB = './data/prequal-hooks.db';
 /** The `--db <path>` flag of every command that reads or writes the database. */
 export const DB_FLAG = { db: { type: 'string' } } as const;
 
-/** The database of a command: `--db`, then PREQUAL_HOOKS_DB, then ./data/prequal-hooks.db; absolute. */
+/**
+ * The database of a command: `--db`, then PREQUAL_HOOKS_DB, then ./data/prequal-hooks.db. A SQLite
+ * path is made absolute; a `postgres://` URL is kept as given.
+ */
 export function databasePath(flag: string | undefined, env: NodeJS.ProcessEnv): string {
-  return resolve(flag ?? (env.PREQUAL_HOOKS_DB || DEFAULT_DB));
+  const given = flag ?? (env.PREQUAL_HOOKS_DB || DEFAULT_DB);
+  return /^postgres(?:ql)?:\/\//i.test(given) ? given : resolve(given);
 }

@@ -1,13 +1,16 @@
 import { existsSync } from 'node:fs';
+import { checkSchemaVersion, SchemaError } from '../store/migrations.js';
+import { isPostgresUrl, openStore } from '../store/open.js';
 import { openDatabase, type SqliteDatabase } from '../store/sqlite/database.js';
-import { DatabaseTooNewError, loadMigrations } from '../store/migrations.js';
+import { createSqliteStore } from '../store/sqlite/store.js';
+import type { Store } from '../store/store.js';
 import { CommandError } from './args.js';
 
 /** Fails with a message that says how to get a database, rather than creating an empty one. */
-export function requireDatabaseFile(path: string): void {
-  if (!existsSync(path)) {
+export function requireDatabaseFile(location: string): void {
+  if (!isPostgresUrl(location) && !existsSync(location)) {
     throw new CommandError(
-      `no database at ${path}. Point --db (or PREQUAL_HOOKS_DB) at the file that "prequal-hooks serve" or "prequal-hooks replay" writes`,
+      `no database at ${location}. Point --db (or PREQUAL_HOOKS_DB) at the file that "prequal-hooks serve" or "prequal-hooks replay" writes`,
     );
   }
 }
@@ -16,21 +19,29 @@ export function requireDatabaseFile(path: string): void {
  * Opens an existing database read-only (no migrations, no writes: safe beside a running
  * receiver), and checks that this version can read it.
  */
-export function openForReading(path: string): SqliteDatabase {
-  requireDatabaseFile(path);
+export async function openForReading(location: string): Promise<Store> {
+  requireDatabaseFile(location);
+  if (isPostgresUrl(location)) {
+    try {
+      return await openStore(location, { readonly: true });
+    } catch (error) {
+      if (error instanceof SchemaError || (error as Error).name === 'DatabaseTooNewError') throw error;
+      throw new CommandError(`cannot open ${displayLocation(location)}: ${(error as Error).message}`);
+    }
+  }
   let db: SqliteDatabase;
   try {
-    db = openDatabase(path, { readonly: true });
+    db = openDatabase(location, { readonly: true });
   } catch (error) {
-    throw new CommandError(`cannot open ${path}: ${(error as Error).message}`);
+    throw new CommandError(`cannot open ${location}: ${(error as Error).message}`);
   }
   try {
-    checkSchema(db, path);
+    checkSchema(db, location);
   } catch (error) {
     db.close();
     throw error;
   }
-  return db;
+  return createSqliteStore(db, { location: `sqlite:${location}`, busyTimeoutMs: 2000, ownsConnection: true, readonly: true });
 }
 
 function checkSchema(db: SqliteDatabase, path: string): void {
@@ -41,14 +52,17 @@ function checkSchema(db: SqliteDatabase, path: string): void {
   } catch (error) {
     throw new CommandError(`cannot read ${path}: ${(error as Error).message}`);
   }
-  if (found === null) throw new CommandError(`${path} is not a prequal-hooks database (it has no schema_migrations table)`);
-  const known = loadMigrations('sqlite').at(-1)?.version ?? 0;
-  if (found > known) throw new DatabaseTooNewError(found, known);
-  if (found < known) {
-    // A read-only connection cannot migrate; any writing command does it.
-    throw new CommandError(
-      `${path} was written by an older prequal-hooks (schema version ${found} of ${known}). ` +
-        'Start "prequal-hooks serve" on it once to upgrade it',
-    );
+  checkSchemaVersion(found, 'sqlite', path);
+}
+
+/** A database location as shown to people: a PostgreSQL URL without its password. */
+export function displayLocation(location: string): string {
+  if (!isPostgresUrl(location)) return location;
+  try {
+    const url = new URL(location);
+    if (url.password !== '') url.password = '***';
+    return url.toString();
+  } catch {
+    return 'postgres://(unparsable URL)';
   }
 }

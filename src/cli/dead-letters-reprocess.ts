@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import type { Issue } from '../events/index.js';
 import { createLogger } from '../logging.js';
 import { createReceiver } from '../receiver.js';
-import { prepareInbox, type InboxRow, type InboxState } from '../store/inbox.js';
+import type { InboxRow, InboxState } from '../store/store.js';
 import { databasePath, DB_FLAG, HELP_FLAG, parsed, UsageError, type CommandIo } from './args.js';
 import { requireDatabaseFile } from './database.js';
 import { FORMAT_FLAGS, outputFormat, printJson, reasonsText, renderTable, type Column } from './output.js';
@@ -60,13 +60,16 @@ export async function reprocess(argv: string[], io: CommandIo, help: string): Pr
   let results: Result[];
   let skipped: Array<{ inbox_id: number; reason: string }>;
   try {
-    const inbox = prepareInbox(receiver.database);
-    const wanted = values.all ? inbox.setAside(0, Number.MAX_SAFE_INTEGER).map((row) => row.inbox_id) : ids;
-    const before = new Map(wanted.map((id) => [id, inbox.get(id)]));
-    const outcome = receiver.deadLetters.reprocess(wanted);
+    const store = await receiver.store();
+    const wanted = values.all ? (await store.setAside(0, Number.MAX_SAFE_INTEGER)).map((row) => row.inbox_id) : ids;
+    const before = new Map<number, InboxRow | undefined>();
+    for (const id of wanted) before.set(id, await store.inboxRow(id));
+    const outcome = await receiver.deadLetters.reprocess(wanted);
     await receiver.drain();
+    const after = new Map<number, InboxRow>();
+    for (const id of outcome.requeued) after.set(id, (await store.inboxRow(id))!);
     results = outcome.requeued.map((id) => {
-      const row = inbox.get(id)!;
+      const row = after.get(id)!;
       return {
         inbox_id: id,
         kind: row.kind,

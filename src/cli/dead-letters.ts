@@ -1,6 +1,5 @@
 import { parseArgs } from 'node:util';
 import { prepareDeadLetters, type EventDeadLetter, type HandlerDeadLetter } from '../dispatch/dead-letters.js';
-import { prepareInbox } from '../store/inbox.js';
 import { databasePath, DB_FLAG, DEFAULT_DB, HELP_FLAG, integer, parsed, type CommandIo } from './args.js';
 import { openForReading } from './database.js';
 import { FORMAT_FLAGS, outputFormat, printJson, reasonsText, renderTable, shortInstant, type Column } from './output.js';
@@ -15,7 +14,7 @@ processes them now, in this process: after an upgrade that knows the kind, or on
 stored body was mended. Bodies that are not event envelopes can be listed, not reprocessed.
 
 Options (environment fallback in brackets):
-  --db <path>    SQLite file [PREQUAL_HOOKS_DB] (default ${DEFAULT_DB}); must exist
+  --db <path>    SQLite file or postgres:// URL [PREQUAL_HOOKS_DB] (default ${DEFAULT_DB}); must exist
   --all          reprocess: every event dead letter
   --limit <n>    list: at most n of each (default 1000)
   --json         print JSON (the default when stdout is not a terminal)
@@ -56,16 +55,16 @@ async function list(argv: string[], io: CommandIo): Promise<number> {
   }
   const format = outputFormat(values, io);
   const limit = integer('--limit', values.limit, 1000, 1);
-  const db = openForReading(databasePath(values.db, io.env));
+  const store = await openForReading(databasePath(values.db, io.env));
   let events: EventDeadLetter[];
   let handlerFailures: HandlerDeadLetter[];
   try {
     // Nothing is requeued here, so nothing needs waking.
-    const all = prepareDeadLetters(prepareInbox(db), () => {}).list(limit);
+    const all = await prepareDeadLetters(store, () => {}).list(limit);
     events = all.filter((d): d is EventDeadLetter => d.type === 'event');
     handlerFailures = all.filter((d): d is HandlerDeadLetter => d.type === 'handler');
   } finally {
-    db.close();
+    await store.close();
   }
 
   if (format === 'json') {

@@ -1,8 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { CandidateRow } from '../store/tables.js';
 import { CANDIDATE_SORTS, CANDIDATE_STATUSES, createQueries, QueryParameterError, type CampaignWithStats, type CandidateListParameters } from '../query/index.js';
-import type { SqliteDatabase } from '../store/sqlite/database.js';
-import { prepareInbox } from '../store/inbox.js';
+import type { Store } from '../store/store.js';
 import { CommandError, databasePath, DB_FLAG, DEFAULT_DB, HELP_FLAG, parsed, UsageError, type CommandIo } from './args.js';
 import { openForReading } from './database.js';
 import { FORMAT_FLAGS, outputFormat, printJson, renderTable, shortInstant, shortNumber, type Column } from './output.js';
@@ -15,7 +14,7 @@ statistics, credits and inbox counts; or, with --campaign, that campaign's candi
 score first.
 
 Options (environment fallback in brackets):
-  --db <path>        SQLite file [PREQUAL_HOOKS_DB] (default ${DEFAULT_DB}); must exist
+  --db <path>        SQLite file or postgres:// URL [PREQUAL_HOOKS_DB] (default ${DEFAULT_DB}); must exist
   --campaign <id>    list this campaign's candidates
   --status <s>       only candidates in this status: ${CANDIDATE_STATUSES.join(', ')}
   --min-score <n>    only candidates scored at least n (0 to 10)
@@ -63,17 +62,16 @@ function candidateColumns(offset: number): Array<Column<CandidateRow>> {
   ];
 }
 
-function overview(db: SqliteDatabase) {
-  const queries = createQueries(db);
-  const inbox = prepareInbox(db);
+async function overview(store: Store) {
+  const queries = createQueries(store);
   return {
-    campaigns: queries.listCampaigns(),
-    credits: queries.getCredits(),
-    inbox: { ...inbox.counts(), handler_failures: inbox.handlerFailureCount() },
+    campaigns: await queries.listCampaigns(),
+    credits: await queries.getCredits(),
+    inbox: await store.counts(),
   };
 }
 
-function printOverview(io: CommandIo, state: ReturnType<typeof overview>): void {
+function printOverview(io: CommandIo, state: Awaited<ReturnType<typeof overview>>): void {
   const { credits, inbox } = state;
   const lines = [
     state.campaigns.length === 0 ? 'No campaigns yet.' : renderTable(state.campaigns, CAMPAIGN_COLUMNS),
@@ -84,12 +82,12 @@ function printOverview(io: CommandIo, state: ReturnType<typeof overview>): void 
   io.stdout.write(`${lines.join('\n')}\n`);
 }
 
-function campaignPage(db: SqliteDatabase, campaignId: string, parameters: CandidateListParameters) {
-  const queries = createQueries(db);
-  const campaign = queries.getCampaign(campaignId);
+async function campaignPage(store: Store, campaignId: string, parameters: CandidateListParameters) {
+  const queries = createQueries(store);
+  const campaign = await queries.getCampaign(campaignId);
   if (campaign === undefined) throw new CommandError(`no campaign ${campaignId} in this database; "prequal-hooks inspect" lists them`);
   try {
-    return { campaign, ...queries.listCandidates(campaignId, parameters) };
+    return { campaign, ...(await queries.listCandidates(campaignId, parameters)) };
   } catch (error) {
     if (!(error instanceof QueryParameterError)) throw error;
     const flag = Object.entries(LIST_FLAGS).find(([, parameter]) => parameter === error.parameter)?.[0] ?? error.parameter;
@@ -97,7 +95,7 @@ function campaignPage(db: SqliteDatabase, campaignId: string, parameters: Candid
   }
 }
 
-function printCampaignPage(io: CommandIo, page: ReturnType<typeof campaignPage>): void {
+function printCampaignPage(io: CommandIo, page: Awaited<ReturnType<typeof campaignPage>>): void {
   const { campaign, candidates, pagination } = page;
   const { stats } = campaign;
   const lines = [
@@ -142,19 +140,19 @@ export async function inspect(argv: string[], io: CommandIo): Promise<number> {
     parameters[parameter] = value;
   }
 
-  const db = openForReading(databasePath(values.db, io.env));
+  const store = await openForReading(databasePath(values.db, io.env));
   try {
     if (values.campaign === undefined) {
-      const state = overview(db);
+      const state = await overview(store);
       if (format === 'json') printJson(io, state);
       else printOverview(io, state);
     } else {
-      const page = campaignPage(db, values.campaign, parameters);
+      const page = await campaignPage(store, values.campaign, parameters);
       if (format === 'json') printJson(io, page);
       else printCampaignPage(io, page);
     }
   } finally {
-    db.close();
+    await store.close();
   }
   return 0;
 }

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { replay as replayInto, type ReplaySummary } from '../replay/index.js';
 import { databasePath, DB_FLAG, DEFAULT_DB, HELP_FLAG, integer, parsed, UsageError, type CommandIo } from './args.js';
+import { displayLocation } from './database.js';
 import { printJson } from './output.js';
 
 export const REPLAY_HELP = `Usage: prequal-hooks replay <file|dir>... [options]
@@ -59,9 +60,9 @@ export async function replay(argv: string[], io: CommandIo): Promise<number> {
   });
 
   if (values.json) printJson(io, summary);
-  else io.stdout.write(`${summaryLine(summary)} (${dbPath})\n`);
+  else io.stdout.write(`${summaryLine(summary)} (${displayLocation(dbPath)})\n`);
   if (summary.unknown + summary.dead > 0) {
-    io.stderr.write(`prequal-hooks replay: ${summary.unknown + summary.dead} events set aside; "prequal-hooks dead-letters --db ${dbPath}" lists them.\n`);
+    io.stderr.write(`prequal-hooks replay: ${summary.unknown + summary.dead} events set aside; "prequal-hooks dead-letters --db ${displayLocation(dbPath)}" lists them.\n`);
   }
   for (const { origin, message } of summary.unreadable) {
     io.stderr.write(`prequal-hooks replay: could not read ${origin}: ${message}\n`);

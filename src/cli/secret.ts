@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
-import { readGeneratedSecret } from '../store/settings.js';
+import { GENERATED_SECRET } from '../store/settings.js';
 import { CommandError, databasePath, DB_FLAG, DEFAULT_DB, HELP_FLAG, parsed, type CommandIo } from './args.js';
-import { openForReading } from './database.js';
+import { displayLocation, openForReading } from './database.js';
 
 export const SECRET_HELP = `Usage: prequal-hooks secret [--db <path>]
 
@@ -9,7 +9,7 @@ Prints the webhook secret that "prequal-hooks serve" generated and stored in the
 when it was started without one, to paste in the agency dashboard (API section, Webhooks tab).
 
 Options (environment fallback in brackets):
-  --db <path>    SQLite file [PREQUAL_HOOKS_DB] (default ${DEFAULT_DB}); must exist
+  --db <path>    SQLite file or postgres:// URL [PREQUAL_HOOKS_DB] (default ${DEFAULT_DB}); must exist
   -h, --help     show this help`;
 
 export async function secret(argv: string[], io: CommandIo): Promise<number> {
@@ -19,16 +19,16 @@ export async function secret(argv: string[], io: CommandIo): Promise<number> {
     return 0;
   }
   const path = databasePath(values.db, io.env);
-  const db = openForReading(path);
+  const store = await openForReading(path);
   let stored: string | undefined;
   try {
-    stored = readGeneratedSecret(db);
+    stored = (await store.setting(GENERATED_SECRET))?.value;
   } finally {
-    db.close();
+    await store.close();
   }
   if (stored === undefined) {
     throw new CommandError(
-      `${path} holds no generated secret: "prequal-hooks serve" generates one only when started without --secret, PREQUAL_HOOKS_SECRET or --allow-unsigned`,
+      `${displayLocation(path)} holds no generated secret: "prequal-hooks serve" generates one only when started without --secret, PREQUAL_HOOKS_SECRET or --allow-unsigned`,
     );
   }
   io.stdout.write(`${stored}\n`);

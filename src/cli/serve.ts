@@ -2,7 +2,8 @@ import { pino } from 'pino';
 import { createLogger, type Logger } from '../logging.js';
 import { DEFAULT_EVENT_HEADER, DEFAULT_MAX_BODY_BYTES, DEFAULT_SIGNATURE_HEADER } from '../receive/intake.js';
 import { startStandalone } from '../server.js';
-import { openDatabase } from '../store/sqlite/database.js';
+import { openStore } from '../store/open.js';
+import { displayLocation } from './database.js';
 import { generatedSecret } from '../store/settings.js';
 import { secretFingerprint } from '../signature.js';
 import { parseArgs } from 'node:util';
@@ -16,7 +17,8 @@ answering 2xx, and projects campaigns, candidates and credits.
 Options (environment fallback in brackets):
   --port <n>              port to listen on [PORT] (default 8787)
   --host <addr>           address to listen on (default 0.0.0.0)
-  --db <path>             SQLite file, folder created [PREQUAL_HOOKS_DB] (default ${DEFAULT_DB})
+  --db <path|url>         SQLite file (folder created) or postgres:// URL [PREQUAL_HOOKS_DB]
+                          (default ${DEFAULT_DB})
   --secret <s>            shared secret from the agency dashboard [PREQUAL_HOOKS_SECRET];
                           repeat it or separate with commas during a rotation
   --path <p>              webhook route (default /webhooks)
@@ -81,13 +83,13 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
   }
 
   const logger = loggerFor(io, level);
-  const database = openDatabase(dbPath);
+  const database = await openStore(dbPath, { logger });
   if (secrets.length === 0 && !allowUnsigned) {
-    const generated = generatedSecret(database);
+    const generated = await generatedSecret(database);
     secrets = [generated.secret];
     if (generated.created) {
       io.stderr.write(
-        `\nNo webhook secret was given, so one was generated and stored in ${dbPath}:\n\n` +
+        `\nNo webhook secret was given, so one was generated and stored in ${displayLocation(dbPath)}:\n\n` +
           `    ${generated.secret}\n\n` +
           'Paste it in the agency dashboard (API section, Webhooks tab) as the shared secret.\n' +
           'Later starts with this database reuse it. It is shown once; `prequal-hooks secret --db <path>` shows it again.\n\n',
@@ -130,8 +132,8 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
       force.unref();
       void standalone
         .close(10_000)
-        .then(() => {
-          database.close();
+        .then(async () => {
+          await database.close();
           logger.info('stopped');
           logger.flush?.();
           clearTimeout(force);
@@ -147,9 +149,9 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
   });
 
   // For the person at the terminal, whatever the log level; the JSON line below is for log pipelines.
-  io.stderr.write(`prequal-hooks: receiving webhooks on POST ${standalone.url}${path} (database ${dbPath})\n`);
+  io.stderr.write(`prequal-hooks: receiving webhooks on POST ${standalone.url}${path} (database ${displayLocation(dbPath)})\n`);
   logger.info(
-    { url: `${standalone.url}${path}`, db: dbPath, secretFingerprints: secrets.map(secretFingerprint), maxBodyBytes },
+    { url: `${standalone.url}${path}`, db: displayLocation(dbPath), secretFingerprints: secrets.map(secretFingerprint), maxBodyBytes },
     `prequal-hooks receiving webhooks on POST ${standalone.url}${path}`,
   );
   return await stopped;

@@ -1,14 +1,13 @@
+import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
-import { parseEvent, readEnvelope, type Issue, type WebhookEvent } from '../events/index.js';
-import { prepareRowReaders } from '../project/read.js';
-import type { Projection } from '../project/write.js';
-import type { SqliteDatabase } from '../store/sqlite/database.js';
+import { readEnvelope, type Issue, type WebhookEvent } from '../events/index.js';
+import { projectBatch, readStored, type Processed } from '../project/batch.js';
+import { createRowReaders } from '../project/read.js';
 import { describeStorageError } from '../store/group-commit.js';
-import type { Inbox, InboxRow } from '../store/inbox.js';
+import { StoreUnavailableError, type InboxRow, type Settlement, type Store, type WriteTx } from '../store/store.js';
 import { orderingKey, type HandlerContext, type HandlerRegistry } from './handlers.js';
-import { processDelivery } from './process.js';
 
 export interface DispatcherOptions {
   /** Events projected per transaction (the intake answers between batches). Default 64. */
@@ -21,12 +20,17 @@ export interface DispatcherOptions {
   handlerAttempts?: number;
   /** First retry delay of a failing handler (ms), doubled at each attempt. Default 100. */
   handlerRetryDelayMs?: number;
+  /**
+   * How long this process's claim on an event's handlers holds without renewal (ms). Renewed while
+   * they run; a process that dies loses its claims after this, and another takes them over. Default 15000.
+   */
+  handlerLeaseMs?: number;
+  /** How often to look for work that no wake-up announced (ms): another process's, or a missed notification. Default 1000. */
+  pollMs?: number;
 }
 
 export interface DispatcherParts {
-  db: SqliteDatabase;
-  inbox: Inbox;
-  projection: Projection;
+  store: Store;
   handlers: HandlerRegistry;
   logger: Pick<Logger, 'warn' | 'error'>;
   now?: () => number;
@@ -37,74 +41,87 @@ export interface DispatcherParts {
 /** Longest the projection defers to waiting requests before it takes a batch anyway. */
 const MAX_DEFER_MS = 50;
 
-// SQLite says "try again" with these; anything else in a projection is a fault of the event.
-const TRANSIENT = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|READONLY|CANTOPEN|PROTOCOL|NOMEM)/;
-const isTransient = (error: unknown) => TRANSIENT.test(describeStorageError(error).code);
+type Outcome = { row: InboxRow; processed: Processed; handlers: boolean };
 
 /**
- * Takes stored inbox rows that are not processed yet (at start, and as the intake commits them),
- * projects them in batches (each event's projection and its inbox state in one transaction),
- * then runs the application handlers. The inbox is the queue: memory holds one batch and a
- * bounded window of handler calls, however far behind processing falls.
+ * Takes stored inbox rows that are not processed yet (at start, as the intake commits them, when
+ * another process announces work, and on a slow poll), projects them in batches (each batch's
+ * rows and its inbox states in one transaction), then runs the application handlers. The inbox is
+ * the queue: memory holds one batch and a bounded window of handler calls, however far behind
+ * processing falls. Several processes may share one store: claims keep them out of each other's way.
  */
 export function createDispatcher(parts: DispatcherParts, options: DispatcherOptions = {}) {
-  const { db, inbox, projection, handlers, logger } = parts;
+  const { store, handlers, logger } = parts;
   const now = parts.now ?? Date.now;
   const batchSize = options.batchSize ?? 64;
   const handlerWindow = options.handlerWindow ?? 256;
   const handlerAttempts = options.handlerAttempts ?? 5;
   const handlerRetryDelayMs = options.handlerRetryDelayMs ?? 100;
-  const rows = prepareRowReaders(db);
+  const leaseMs = options.handlerLeaseMs ?? 15_000;
+  const pollMs = options.pollMs ?? 1000;
+  const owner = `${process.pid}-${randomBytes(6).toString('hex')}`;
+  const rows = createRowReaders(store);
 
-  // One projection batch at a time: SQLite has one writer, and order within a batch is free.
+  // One projection batch at a time in this process; other processes skip the rows it claimed.
   const projectionQueue = new PQueue({ concurrency: 1 });
   const handlerCalls = new PQueue({ concurrency: options.handlerConcurrency ?? 8 });
   const stopping = new AbortController();
   let projectionRequested = false;
 
-  type Outcome = { row: InboxRow; state: 'projected' | 'unknown' | 'dead'; issues: Issue[] | null; handlers: boolean };
+  function settlementOf(row: InboxRow, processed: Processed): Outcome & { settlement: Settlement } {
+    const wantsHandlers = processed.state === 'projected' && handlers.for(processed.event.event).length > 0;
+    return {
+      row,
+      processed,
+      handlers: wantsHandlers,
+      settlement: {
+        inboxId: row.inbox_id,
+        state: processed.state,
+        reasons: processed.state === 'projected' ? null : processed.issues,
+        handlerKey: wantsHandlers ? orderingKey((processed as { event: WebhookEvent }).event) : null,
+      },
+    };
+  }
 
-  // A savepoint per event: a fault in one event's projection leaves the others intact.
-  const projectOne = db.transaction((row: InboxRow, at: string): Outcome => {
-    const processed = processDelivery(projection, row.raw, readEnvelope(row.raw, row.identity ?? undefined));
-    const withHandlers = processed.state === 'projected' && handlers.for(processed.event.event).length > 0;
-    const issues = processed.state === 'projected' ? null : processed.issues;
-    inbox.settle(row.inbox_id, processed.state, issues, at, withHandlers);
-    return { row, state: processed.state, issues, handlers: withHandlers };
-  });
+  async function projectClaimed(tx: WriteTx, limit: number): Promise<Outcome[]> {
+    const claimed = await tx.claimPending(limit);
+    if (claimed.length === 0) return [];
+    const processed = await projectBatch(
+      tx,
+      claimed.map((row) => ({ raw: row.raw, reading: readEnvelope(row.raw, row.identity ?? undefined) })),
+    );
+    const outcomes = claimed.map((row, i) => settlementOf(row, processed[i]!));
+    await tx.settle(outcomes.map((o) => o.settlement), new Date(now()).toISOString());
+    return outcomes;
+  }
 
-  const projectBatch = db.transaction((batch: InboxRow[]): Outcome[] => {
-    const at = new Date(now()).toISOString();
-    return batch.map((row) => {
+  // A fault of one event (not of the store) must not hold back the others: the batch is taken
+  // again one event per transaction, and the event that fails alone is set aside with the reason.
+  async function isolateFaults(): Promise<Outcome[]> {
+    const outcomes: Outcome[] = [];
+    for (let i = 0; i < batchSize; i++) {
       try {
-        return projectOne(row, at);
+        const one = await store.write((tx) => projectClaimed(tx, 1), { durable: false });
+        if (one.length === 0) break;
+        outcomes.push(...one);
       } catch (error) {
-        if (isTransient(error)) throw error;
-        const issues = [{ path: '', message: `projection failed: ${(error as Error).message}` }];
-        inbox.settle(row.inbox_id, 'dead', issues, at);
-        return { row, state: 'dead', issues, handlers: false };
+        if (error instanceof StoreUnavailableError) throw error;
+        const failed = await store.write(async (tx) => {
+          const [row] = await tx.claimPending(1);
+          if (row === undefined) return [];
+          const issues: Issue[] = [{ path: '', message: `projection failed: ${(error as Error).message}` }];
+          const outcome = settlementOf(row, { state: 'dead', kind: row.kind, issues });
+          await tx.settle([outcome.settlement], new Date(now()).toISOString());
+          return [outcome];
+        });
+        outcomes.push(...failed);
       }
-    });
-  });
-
-  // A projection batch needs no fsync of its own: if power fails before the next synchronous
-  // commit, its rows are simply pending again and projected anew (idempotent). Acknowledged
-  // inbox rows are always committed with synchronous = FULL by the intake, whose fsync also
-  // persists every earlier transaction in the WAL.
-  const synchronousNormal = db.prepare('PRAGMA synchronous = NORMAL');
-  const synchronousFull = db.prepare('PRAGMA synchronous = FULL');
-  function withoutFsync<T>(run: () => T): T {
-    synchronousNormal.run();
-    try {
-      return run();
-    } finally {
-      synchronousFull.run();
     }
+    return outcomes;
   }
 
   async function drainProjection(): Promise<void> {
     projectionRequested = false;
-    let afterId = 0;
     let backoff = 25;
     let deferredSince: number | undefined;
     while (!stopping.signal.aborted) {
@@ -118,11 +135,14 @@ export function createDispatcher(parts: DispatcherParts, options: DispatcherOpti
         }
       }
       deferredSince = undefined;
-      const batch = inbox.pending(afterId, batchSize);
-      if (batch.length === 0) return;
       let outcomes: Outcome[];
       try {
-        outcomes = withoutFsync(() => projectBatch.immediate(batch));
+        try {
+          outcomes = await store.write((tx) => projectClaimed(tx, batchSize), { durable: false });
+        } catch (error) {
+          if (error instanceof StoreUnavailableError) throw error;
+          outcomes = await isolateFaults();
+        }
       } catch (error) {
         const { code } = describeStorageError(error);
         logger.warn({ code, retryInMs: backoff }, 'projection batch failed; will retry');
@@ -131,10 +151,10 @@ export function createDispatcher(parts: DispatcherParts, options: DispatcherOpti
         continue;
       }
       backoff = 25;
-      afterId = batch.at(-1)!.inbox_id;
-      for (const outcome of outcomes) {
-        if (outcome.state !== 'projected') {
-          logger.warn({ inboxId: outcome.row.inbox_id, kind: outcome.row.kind, state: outcome.state, issues: outcome.issues }, 'event set aside');
+      if (outcomes.length === 0) return;
+      for (const { row, processed } of outcomes) {
+        if (processed.state !== 'projected') {
+          logger.warn({ inboxId: row.inbox_id, kind: row.kind, state: processed.state, issues: processed.issues }, 'event set aside');
         }
       }
       if (outcomes.some((o) => o.handlers)) pumpHandlers();
@@ -150,81 +170,78 @@ export function createDispatcher(parts: DispatcherParts, options: DispatcherOpti
     void projectionQueue.add(drainProjection);
   }
 
-  // Handler window: rows marked handlers_pending, taken in inbox order, chained per candidate.
-  const chains = new Map<string, Promise<void>>();
-  const started = new Set<number>();
-  let handlerCursor = 0;
-  let inFlight = 0;
+  // Handlers: this process runs the rows it claimed, each the first due row of its key (candidate,
+  // campaign or account), so one key's handlers run one at a time, in inbox order, across processes.
+  const running = new Set<number>();
   let pumping = false;
   let pumpAgain = false;
   const idleWaiters: Array<() => void> = [];
 
   function pumpHandlers(): void {
-    if (handlers.size === 0) return;
+    if (handlers.size === 0 || stopping.signal.aborted) return;
     if (pumping) {
       pumpAgain = true;
       return;
     }
     pumping = true;
-    try {
-      do {
-        pumpAgain = false;
-        while (inFlight < handlerWindow && !stopping.signal.aborted) {
-          const due = inbox.handlersPending(handlerCursor, handlerWindow - inFlight);
-          if (due.length === 0) break;
-          for (const row of due) {
-            handlerCursor = row.inbox_id;
-            if (!started.has(row.inbox_id)) startHandlers(row);
-          }
-        }
-      } while (pumpAgain);
-    } finally {
-      pumping = false;
-    }
-    settleIdle();
+    void (async () => {
+      try {
+        do {
+          pumpAgain = false;
+          if (running.size >= handlerWindow) break;
+          const due = await store.claimHandlers({ owner, limit: handlerWindow - running.size, leaseMs, running });
+          for (const row of due) startHandlers(row);
+          if (due.length > 0) pumpAgain = true; // the window may take more, and keys may have moved on
+        } while (pumpAgain && !stopping.signal.aborted);
+      } catch (error) {
+        logger.warn({ code: describeStorageError(error).code }, 'could not claim handler work; will retry');
+      } finally {
+        pumping = false;
+        settleIdle();
+      }
+    })();
   }
 
   function startHandlers(row: InboxRow): void {
-    const envelope = readEnvelope(row.raw, row.identity ?? undefined);
-    const reading = envelope.ok ? parseEvent(envelope.envelope) : null;
-    if (!envelope.ok || reading === null || !reading.ok) {
-      inbox.handlersDone(row.inbox_id);
-      return;
-    }
-    const event = reading.event;
-    const key = orderingKey(event);
-    inFlight++;
-    started.add(row.inbox_id);
-    const previous = chains.get(key) ?? Promise.resolve();
-    const run = previous.then(() => callHandlers(row.inbox_id, envelope.identity, event));
-    chains.set(key, run);
-    void run.finally(() => {
-      if (chains.get(key) === run) chains.delete(key);
-      started.delete(row.inbox_id);
-      inFlight--;
-      pumpHandlers();
-    });
+    const processed = readStored(row.raw, readEnvelope(row.raw, row.identity ?? undefined));
+    running.add(row.inbox_id);
+    const run =
+      processed.state === 'projected' ? callHandlers(row.inbox_id, processed.identity, processed.event) : Promise.resolve(true);
+    void run
+      .then(async (finished) => {
+        if (finished) await store.handlersDone(row.inbox_id);
+      })
+      .catch((error: unknown) => {
+        // The mark stays set: the handlers run again once the lease ends (at least once).
+        logger.warn({ inboxId: row.inbox_id, code: describeStorageError(error).code }, 'could not record handlers as done; they will run again');
+      })
+      .finally(() => {
+        running.delete(row.inbox_id);
+        pumpHandlers();
+        settleIdle();
+      });
   }
 
-  function rowFor(event: WebhookEvent): unknown {
+  async function rowFor(event: WebhookEvent): Promise<unknown> {
     const data = event.data as { candidate_id?: string; campaign_id?: string };
-    if (event.event.startsWith('candidate.')) return rows.candidate(data.candidate_id!);
-    if (event.event.startsWith('campaign.')) return rows.campaign(data.campaign_id!);
-    return rows.credits();
+    if (event.event.startsWith('candidate.')) return await rows.candidate(data.candidate_id!);
+    if (event.event.startsWith('campaign.')) return await rows.campaign(data.campaign_id!);
+    return await rows.credits();
   }
 
-  async function callHandlers(inboxId: number, identity: string, event: WebhookEvent): Promise<void> {
+  /** Calls every handler of the event; false when stopped before the end (the handlers stay due). */
+  async function callHandlers(inboxId: number, identity: string, event: WebhookEvent): Promise<boolean> {
     for (const handler of handlers.for(event.event)) {
       for (let attempt = 1; ; attempt++) {
         try {
-          const context: HandlerContext = { identity, inboxId, attempt, row: rowFor(event) as never };
+          const context: HandlerContext = { identity, inboxId, attempt, row: (await rowFor(event)) as never };
           await handlerCalls.add(() => handler.run(event, context));
           break;
         } catch (error) {
           const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
           if (attempt >= handlerAttempts || stopping.signal.aborted) {
             if (!stopping.signal.aborted) {
-              inbox.recordHandlerFailure(inboxId, handler.name, message, attempt, new Date(now()).toISOString());
+              await store.recordHandlerFailure({ inbox_id: inboxId, handler: handler.name, error: message, attempts: attempt, failed_at: new Date(now()).toISOString() });
               logger.error({ inboxId, handler: handler.name, attempts: attempt }, 'handler failed; recorded as a dead letter');
             }
             break;
@@ -232,58 +249,85 @@ export function createDispatcher(parts: DispatcherParts, options: DispatcherOpti
           await delay(handlerRetryDelayMs * 2 ** (attempt - 1), undefined, { signal: stopping.signal }).catch(() => undefined);
         }
       }
-      if (stopping.signal.aborted) return; // leave handlers_pending set: they run again at the next start
+      if (stopping.signal.aborted) return false;
     }
-    inbox.handlersDone(inboxId);
+    return true;
   }
 
   function settleIdle(): void {
-    if (inFlight > 0) return;
+    if (running.size > 0 || pumping) return;
     for (const resolve of idleWaiters.splice(0)) resolve();
   }
+
+  // Claims are renewed while their handlers run; work nobody announced is found by a slow poll.
+  const renewal = setInterval(() => {
+    if (running.size > 0) void store.renewHandlerClaims(owner, [...running], leaseMs).catch(() => undefined);
+  }, Math.max(100, Math.floor(leaseMs / 3)));
+  renewal.unref();
+  const poll = setInterval(() => {
+    void store.hasPending().then(
+      (pending) => {
+        if (pending) notify();
+      },
+      () => undefined,
+    );
+    pumpHandlers();
+  }, pollMs);
+  poll.unref();
+  const unsubscribe = store.onWork(() => {
+    notify();
+    pumpHandlers();
+  });
 
   async function drain(): Promise<void> {
     for (;;) {
       await projectionQueue.onIdle();
       if (stopping.signal.aborted) return;
-      if (inbox.pending(0, 1).length > 0) {
+      if (await store.hasPending()) {
         notify();
         continue;
       }
       pumpHandlers();
-      if (inFlight === 0) return;
-      await new Promise<void>((resolve) => idleWaiters.push(resolve));
+      await new Promise<void>((resolve) => {
+        idleWaiters.push(resolve);
+        settleIdle();
+      });
+      if (stopping.signal.aborted) return;
+      // Idle here: is there still due work nobody could claim yet (another key's turn came)?
+      const due = handlers.size === 0 ? [] : await store.claimHandlers({ owner, limit: handlerWindow, leaseMs, running });
+      if (due.length === 0 && !(await store.hasPending())) return;
+      for (const row of due) startHandlers(row);
     }
   }
 
   return {
     notify,
-    /** Projects what is pending and (re)starts the handlers still marked, from the first. */
+    /** Projects what is pending and starts the handlers still due. */
     start(): void {
       notify();
-      handlerCursor = 0;
       pumpHandlers();
     },
-    /** Resolves once every stored event is processed and every handler call has finished. */
+    /** Resolves once every stored event is processed and every due handler call has finished. */
     drain,
     /**
-     * Drains (up to `timeoutMs`), then stops: handlers still retrying are left marked and run
-     * again at the next start. Call after the intake has stopped accepting.
+     * Drains (up to `timeoutMs`), then stops: handlers still running or retrying are left due and
+     * their claims given back, so that they run again (here at the next start, or in another process).
      */
     async close(timeoutMs = 5000): Promise<void> {
       const timeout = new AbortController();
       await Promise.race([drain(), delay(timeoutMs, undefined, { signal: timeout.signal }).catch(() => undefined)]);
       timeout.abort();
       stopping.abort();
+      clearInterval(renewal);
+      clearInterval(poll);
+      unsubscribe();
       projectionQueue.clear();
       for (const resolve of idleWaiters.splice(0)) resolve();
-      await Promise.race([
-        Promise.all([projectionQueue.onIdle(), handlerCalls.onIdle()]),
-        delay(1000, undefined, { ref: false }),
-      ]);
+      await Promise.race([Promise.all([projectionQueue.onIdle(), handlerCalls.onIdle()]), delay(1000)]);
+      await store.releaseHandlers(owner, [...running]).catch(() => undefined);
     },
     /** Whether the handler window is full (readiness: the process is behind). */
-    saturated: (): boolean => inFlight >= handlerWindow,
+    saturated: (): boolean => running.size >= handlerWindow,
   };
 }
 

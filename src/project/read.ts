@@ -1,4 +1,4 @@
-import type { SqliteDatabase } from '../store/sqlite/database.js';
+import type { Store } from '../store/store.js';
 import {
   CAMPAIGN_COLUMNS,
   CANDIDATE_COLUMNS,
@@ -9,37 +9,40 @@ import {
   type InterviewResponse,
 } from '../store/tables.js';
 
-const CANDIDATE_SELECT = `candidate_id, ${CANDIDATE_COLUMNS.join(', ')}`;
+export const CANDIDATE_SELECT = `candidate_id, ${CANDIDATE_COLUMNS.join(', ')}`;
 
-/** Candidate rows as users read them from the API: 0/1 columns as booleans. */
+/** Candidate rows as users read them from the API: booleans as booleans (SQLite stores 0/1). */
 export function decodeCandidate(row: Record<string, unknown>): CandidateRow {
-  const flag = (v: unknown) => (v === null || v === undefined ? null : v === 1);
+  const flag = (v: unknown) => (v === null || v === undefined ? null : v === 1 || v === true);
   return {
     ...(row as unknown as CandidateRow),
-    is_sourced: row.is_sourced === 1,
+    is_sourced: row.is_sourced === 1 || row.is_sourced === true,
     call_queued: flag(row.call_queued),
     sms_sent: flag(row.sms_sent),
   };
 }
 
-/** Reads single rows of the projected state by key. */
-export function prepareRowReaders(db: SqliteDatabase) {
-  const campaign = db.prepare(`SELECT campaign_id, ${CAMPAIGN_COLUMNS.join(', ')} FROM campaigns WHERE campaign_id = ?`);
-  const candidate = db.prepare(`SELECT ${CANDIDATE_SELECT} FROM candidates WHERE candidate_id = ?`);
-  const responses = db.prepare(
-    'SELECT question, answer, score, explanation FROM interview_responses WHERE candidate_id = ? ORDER BY position',
-  );
-  const credits = db.prepare(`SELECT ${CREDITS_COLUMNS.join(', ')} FROM credits WHERE account = 1`);
+/** Reads single rows of the projected state by key, on either engine. */
+export function createRowReaders(store: Store) {
   return {
-    campaign: (id: string): CampaignRow | undefined => campaign.get(id) as CampaignRow | undefined,
-    candidate(id: string): CandidateRow | undefined {
-      const row = candidate.get(id) as Record<string, unknown> | undefined;
+    async campaign(id: string): Promise<CampaignRow | undefined> {
+      const [row] = await store.select<CampaignRow>(`SELECT campaign_id, ${CAMPAIGN_COLUMNS.join(', ')} FROM campaigns WHERE campaign_id = ?`, [id]);
+      return row;
+    },
+    async candidate(id: string): Promise<CandidateRow | undefined> {
+      const [row] = await store.select(`SELECT ${CANDIDATE_SELECT} FROM candidates WHERE candidate_id = ?`, [id]);
       return row === undefined ? undefined : decodeCandidate(row);
     },
-    responses: (candidateId: string): InterviewResponse[] => responses.all(candidateId) as InterviewResponse[],
-    credits: (): CreditsRow | undefined => credits.get() as CreditsRow | undefined,
+    responses: (candidateId: string): Promise<InterviewResponse[]> =>
+      store.select<InterviewResponse>(
+        'SELECT question, answer, score, explanation FROM interview_responses WHERE candidate_id = ? ORDER BY position',
+        [candidateId],
+      ),
+    async credits(): Promise<CreditsRow | undefined> {
+      const [row] = await store.select<CreditsRow>(`SELECT ${CREDITS_COLUMNS.join(', ')} FROM credits WHERE account = 1`);
+      return row;
+    },
   };
 }
 
-export type RowReaders = ReturnType<typeof prepareRowReaders>;
-export { CANDIDATE_SELECT };
+export type RowReaders = ReturnType<typeof createRowReaders>;

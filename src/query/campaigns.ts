@@ -1,5 +1,5 @@
+import type { Store } from '../store/store.js';
 import { CAMPAIGN_COLUMNS, type CampaignRow } from '../store/tables.js';
-import type { SqliteDatabase } from '../store/sqlite/database.js';
 
 /** Mirrors the service's `GET /campaigns/{id}/status` `stats`. */
 export interface CampaignStats {
@@ -31,18 +31,16 @@ function withStats(row: Record<string, unknown>): CampaignWithStats {
   };
 }
 
-export function prepareCampaignQueries(db: SqliteDatabase) {
-  const one = db.prepare(`${SELECT} WHERE c.campaign_id = ?`);
-  const all = db.prepare(`${SELECT} ORDER BY c.created_at IS NULL, c.created_at DESC, c.campaign_id`);
+export function prepareCampaignQueries(store: Store) {
   return {
     /** A campaign with its stats; undefined when no event named it. */
-    getCampaign(campaignId: string): CampaignWithStats | undefined {
-      const row = one.get(campaignId) as Record<string, unknown> | undefined;
+    async getCampaign(campaignId: string): Promise<CampaignWithStats | undefined> {
+      const [row] = await store.select(`${SELECT} WHERE c.campaign_id = ?`, [campaignId]);
       return row === undefined ? undefined : withStats(row);
     },
     /** Every campaign with its stats, newest first (campaigns known only through candidates last). */
-    listCampaigns(): CampaignWithStats[] {
-      return (all.all() as Record<string, unknown>[]).map(withStats);
+    async listCampaigns(): Promise<CampaignWithStats[]> {
+      return (await store.select(`${SELECT} ORDER BY c.created_at IS NULL, c.created_at DESC, c.campaign_id`)).map(withStats);
     },
   };
 }

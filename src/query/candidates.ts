@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { CANDIDATE_SELECT, decodeCandidate, prepareRowReaders } from '../project/read.js';
+import { CANDIDATE_SELECT, createRowReaders, decodeCandidate } from '../project/read.js';
 import type { CandidateRow, InterviewResponse } from '../store/tables.js';
-import type { SqliteDatabase } from '../store/sqlite/database.js';
+import type { Store } from '../store/store.js';
 import { QueryParameterError } from './errors.js';
 
 export const CANDIDATE_SORTS = ['date_desc', 'date_asc', 'score_desc', 'score_asc'] as const;
@@ -32,15 +32,15 @@ const ORDER: Record<(typeof CANDIDATE_SORTS)[number], string> = {
   score_asc: `interview_score ASC NULLS LAST, ${DATE} DESC NULLS LAST, candidate_id`,
 };
 
-export function prepareCandidateQueries(db: SqliteDatabase) {
-  const rows = prepareRowReaders(db);
+export function prepareCandidateQueries(store: Store) {
+  const rows = createRowReaders(store);
   return {
     /**
      * A campaign's candidates as the service lists them: `page` from 1, `per_page` 1–100
      * (default 50), `sort` (default `date_desc`), optional `status` and `min_score` filters.
      * Throws QueryParameterError naming the first invalid parameter.
      */
-    listCandidates(campaignId: string, parameters: CandidateListParameters = {}): CandidatePage {
+    async listCandidates(campaignId: string, parameters: CandidateListParameters = {}): Promise<CandidatePage> {
       const parsed = listParameters.safeParse(parameters);
       if (!parsed.success) {
         const issue = parsed.error.issues[0]!;
@@ -58,19 +58,21 @@ export function prepareCandidateQueries(db: SqliteDatabase) {
         values.push(min_score);
       }
       const filter = where.join(' AND ');
-      const total = db.prepare(`SELECT COUNT(*) FROM candidates WHERE ${filter}`).pluck().get(...values) as number;
-      const found = db
-        .prepare(`SELECT ${CANDIDATE_SELECT} FROM candidates WHERE ${filter} ORDER BY ${ORDER[sort]} LIMIT ? OFFSET ?`)
-        .all(...values, per_page, (page - 1) * per_page) as Record<string, unknown>[];
+      const [counted] = await store.select<{ total: number }>(`SELECT COUNT(*) AS total FROM candidates WHERE ${filter}`, values);
+      const total = counted!.total;
+      const found = await store.select(
+        `SELECT ${CANDIDATE_SELECT} FROM candidates WHERE ${filter} ORDER BY ${ORDER[sort]} LIMIT ? OFFSET ?`,
+        [...values, per_page, (page - 1) * per_page],
+      );
       return {
         candidates: found.map(decodeCandidate),
         pagination: { total, page, per_page, total_pages: Math.ceil(total / per_page) },
       };
     },
     /** One candidate with the responses of its extended interview (empty when none). */
-    getCandidate(candidateId: string): (CandidateRow & { responses: InterviewResponse[] }) | undefined {
-      const candidate = rows.candidate(candidateId);
-      return candidate === undefined ? undefined : { ...candidate, responses: rows.responses(candidateId) };
+    async getCandidate(candidateId: string): Promise<(CandidateRow & { responses: InterviewResponse[] }) | undefined> {
+      const candidate = await rows.candidate(candidateId);
+      return candidate === undefined ? undefined : { ...candidate, responses: await rows.responses(candidateId) };
     },
   };
 }

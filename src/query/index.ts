@@ -1,6 +1,6 @@
-import { prepareRowReaders } from '../project/read.js';
+import { createRowReaders } from '../project/read.js';
 import { emptyCredits, type CreditsRow } from '../store/tables.js';
-import type { SqliteDatabase } from '../store/sqlite/database.js';
+import type { Store } from '../store/store.js';
 import { prepareCampaignQueries } from './campaigns.js';
 import { prepareCandidateQueries } from './candidates.js';
 
@@ -9,15 +9,15 @@ export type { CampaignStats, CampaignWithStats } from './campaigns.js';
 export type { CandidateListParameters, CandidatePage } from './candidates.js';
 export { CANDIDATE_SORTS, CANDIDATE_STATUSES } from './candidates.js';
 
-/** Reads of the projected state, on any connection (the receiver's, or a read-only one). */
-export function createQueries(db: SqliteDatabase) {
-  const rows = prepareRowReaders(db);
+/** Reads of the projected state, on either engine (the receiver's store, or a read-only one). */
+export function createQueries(store: Store) {
+  const rows = createRowReaders(store);
   return {
-    ...prepareCampaignQueries(db),
-    ...prepareCandidateQueries(db),
+    ...prepareCampaignQueries(store),
+    ...prepareCandidateQueries(store),
     /** The account's credits; every column null until a credits event arrives. */
-    getCredits(): CreditsRow {
-      return rows.credits() ?? emptyCredits();
+    async getCredits(): Promise<CreditsRow> {
+      return (await rows.credits()) ?? emptyCredits();
     },
   };
 }

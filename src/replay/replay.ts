@@ -1,9 +1,8 @@
 import { readEnvelope, type EventKind } from '../events/index.js';
-import { processDelivery } from '../dispatch/process.js';
-import type { Projection } from '../project/write.js';
+import { orderingKey } from '../dispatch/handlers.js';
+import { projectBatch } from '../project/batch.js';
 import { deliveryOf } from '../receive/delivery.js';
-import type { SqliteDatabase } from '../store/sqlite/database.js';
-import type { Inbox } from '../store/inbox.js';
+import type { SettledDelivery, Store } from '../store/store.js';
 import { readSources, type ReplayInput } from './sources.js';
 
 export interface ReplaySummary {
@@ -21,9 +20,7 @@ export interface ReplaySummary {
 }
 
 export interface ReplayParts {
-  db: SqliteDatabase;
-  inbox: Inbox;
-  projection: Projection;
+  store: Store;
   /** Whether application handlers want events of this kind (they run after the replay commits). */
   wantsHandlers?: (kind: EventKind) => boolean;
   now?: () => number;
@@ -38,43 +35,69 @@ export interface ReplayOptions {
 
 /**
  * Feeds events through the same path as HTTP (identity, inbox with deduplication, parse,
- * projection, inbox state) without the network: for tests, backfills and the CLI.
+ * projection, inbox state) without the network: for tests, backfills and the CLI. Each batch is
+ * one transaction: its events are folded in memory and each row they touch is written once.
  */
 export async function replayInto(parts: ReplayParts, inputs: Iterable<ReplayInput> | ReplayInput, options: ReplayOptions = {}): Promise<ReplaySummary> {
-  const { db, inbox, projection } = parts;
+  const { store } = parts;
   const now = parts.now ?? Date.now;
   const batchSize = options.batchSize ?? 2000;
   const summary: ReplaySummary = { received: 0, duplicates: 0, projected: 0, unknown: 0, dead: 0, unreadable: [] };
 
-  const commit = db.transaction((raws: Buffer[]) => {
+  async function commit(raws: Buffer[]): Promise<void> {
     const at = new Date(now()).toISOString();
-    for (const raw of raws) {
-      const envelope = readEnvelope(raw);
-      const delivery = deliveryOf(raw, envelope, at, null);
-      if (!envelope.ok) {
-        inbox.append(delivery); // kept as a dead letter, like a bad HTTP body
-        summary.dead++;
-        continue;
+    const counts = await store.write(async (tx) => {
+      const batch = { duplicates: 0, projected: 0, unknown: 0, dead: 0 };
+      // Rows are written in input order (their inbox ids follow it), bodies that are not
+      // envelopes included: they are kept as dead letters, like a bad HTTP body.
+      const entries: Array<{ raw: Buffer; reading: ReturnType<typeof readEnvelope> }> = [];
+      const seen = new Set<string>();
+      for (const raw of raws) {
+        const reading = readEnvelope(raw);
+        if (reading.ok && seen.has(reading.identity)) batch.duplicates++;
+        else entries.push({ raw, reading });
+        if (reading.ok) seen.add(reading.identity);
       }
-      if (inbox.has(envelope.identity)) {
-        summary.duplicates++;
-        continue;
+      const known = await tx.known([...seen]);
+      batch.duplicates += known.size;
+      const fresh = entries.filter((e) => !e.reading.ok || !known.has(e.reading.identity));
+      const events = fresh.filter((e): e is { raw: Buffer; reading: Extract<typeof e.reading, { ok: true }> } => e.reading.ok);
+      const processed = await projectBatch(tx, events);
+      const settled = new Map<Buffer, SettledDelivery>();
+      events.forEach(({ raw, reading }, i) => {
+        const p = processed[i]!;
+        batch[p.state]++;
+        const handlers = p.state === 'projected' && (parts.wantsHandlers?.(p.event.event) ?? false);
+        settled.set(raw, {
+          delivery: { ...deliveryOf(raw, reading, at, null), identity: reading.identity, kind: reading.envelope.event },
+          state: p.state,
+          reasons: p.state === 'projected' ? null : p.issues,
+          handlerKey: handlers && p.state === 'projected' ? orderingKey(p.event) : null,
+        });
+      });
+      for (let i = 0; i < fresh.length; ) {
+        const envelope = fresh[i]!.reading.ok;
+        let j = i;
+        while (j < fresh.length && fresh[j]!.reading.ok === envelope) j++;
+        const run = fresh.slice(i, j);
+        if (envelope) await tx.appendSettled(run.map((e) => settled.get(e.raw)!), at);
+        else {
+          await tx.append(run.map((e) => deliveryOf(e.raw, e.reading, at, null)));
+          batch.dead += run.length;
+        }
+        i = j;
       }
-      const processed = processDelivery(projection, raw, envelope);
-      const handlers = processed.state === 'projected' && (parts.wantsHandlers?.(processed.event.event) ?? false);
-      inbox.appendSettled(
-        { ...delivery, identity: envelope.identity, kind: envelope.envelope.event },
-        processed.state,
-        processed.state === 'projected' ? null : processed.issues,
-        handlers,
-      );
-      summary[processed.state]++;
-    }
-  });
+      return batch;
+    });
+    summary.duplicates += counts.duplicates;
+    summary.projected += counts.projected;
+    summary.unknown += counts.unknown;
+    summary.dead += counts.dead;
+  }
 
   let batch: Buffer[] = [];
-  const flush = () => {
-    commit.immediate(batch);
+  const flush = async () => {
+    await commit(batch);
     batch = [];
     options.onProgress?.({ ...summary });
   };
@@ -86,10 +109,10 @@ export async function replayInto(parts: ReplayParts, inputs: Iterable<ReplayInpu
     summary.received++;
     batch.push(item.raw);
     if (batch.length >= batchSize) {
-      flush();
+      await flush();
       await new Promise((resolve) => setImmediate(resolve));
     }
   }
-  if (batch.length > 0) flush();
+  if (batch.length > 0) await flush();
   return summary;
 }

@@ -32,3 +32,22 @@ export function loadMigrations(engine: 'sqlite' | 'postgres', dir: string = `${M
     .sort((a, b) => a.version - b.version);
 }
 
+
+/** A database that a read-only command cannot read as it is: not ours, or not migrated yet. */
+export class SchemaError extends Error {
+  override name = 'SchemaError';
+}
+
+/** What a read-only opener says of the schema version it found (`null`: no schema_migrations table). */
+export function checkSchemaVersion(found: number | null, engine: 'sqlite' | 'postgres', where: string): void {
+  if (found === null) throw new SchemaError(`${where} is not a prequal-hooks database (it has no schema_migrations table)`);
+  const known = loadMigrations(engine).at(-1)?.version ?? 0;
+  if (found > known) throw new DatabaseTooNewError(found, known);
+  if (found < known) {
+    // A read-only connection cannot migrate; any writing command does it.
+    throw new SchemaError(
+      `${where} was written by an older prequal-hooks (schema version ${found} of ${known}). ` +
+        'Start "prequal-hooks serve" on it once to upgrade it',
+    );
+  }
+}

@@ -16,7 +16,12 @@ export interface PostgresPool {
  * Where the state lives: a SQLite file path (created with its folder), `:memory:`, an open
  * better-sqlite3 database, a `postgres://` / `postgresql://` URL, or an existing `pg.Pool`.
  */
-export type DatabaseOption = string | SqliteDatabase | PostgresPool;
+export type DatabaseOption = string | SqliteDatabase | PostgresPool | Store;
+
+/** An already opened store (the CLI opens one to read its settings before the receiver starts). */
+export function isStore(value: unknown): value is Store {
+  return typeof value === 'object' && value !== null && typeof (value as Store).write === 'function' && typeof (value as Store).location === 'string';
+}
 
 export interface StoreOptions {
   /** SQLite: how long a write waits for another connection's lock before a 503 (ms). Default 2000. */
@@ -27,7 +32,7 @@ export interface StoreOptions {
   schema?: string;
   /** PostgreSQL: longest wait for a connection or a statement (ms). Default 4000, within the sender's 5 s. */
   timeoutMs?: number;
-  /** Open an existing SQLite file read-only (no migrations, no writes). */
+  /** Read only: SQLite opens the file read-only; neither engine migrates (the schema must be current). */
   readonly?: boolean;
   logger?: Pick<Logger, 'warn' | 'error'>;
 }
@@ -37,7 +42,7 @@ export function isPostgresUrl(value: string): boolean {
 }
 
 function isPool(value: unknown): value is PostgresPool {
-  return typeof value === 'object' && value !== null && typeof (value as PostgresPool).connect === 'function' && typeof (value as { prepare?: unknown }).prepare !== 'function';
+  return !isStore(value) && typeof value === 'object' && value !== null && typeof (value as PostgresPool).connect === 'function' && typeof (value as { prepare?: unknown }).prepare !== 'function';
 }
 
 /** True when the option names a PostgreSQL database (URL or pool): opening it is asynchronous. */
@@ -60,17 +65,18 @@ export function openSqliteStore(database: string | SqliteDatabase, options: Stor
 
 /** Opens the engine the option names, migrated and ready. */
 export async function openStore(database: DatabaseOption, options: StoreOptions = {}): Promise<Store> {
+  if (isStore(database)) return database;
   if (!isPostgres(database)) return openSqliteStore(database as string | SqliteDatabase, options);
   const { createPool, redactUrl } = await import('./postgres/connection.js');
   const { createPostgresStore } = await import('./postgres/store.js');
   if (typeof database === 'string') {
     const pool = await createPool(database, options);
     try {
-      return await createPostgresStore(pool, { location: redactUrl(database), ownsPool: true, ...(options.logger && { logger: options.logger }) });
+      return await createPostgresStore(pool, { location: redactUrl(database), ownsPool: true, readonly: options.readonly ?? false, ...(options.logger && { logger: options.logger }) });
     } catch (error) {
       await pool.end().catch(() => undefined);
       throw error;
     }
   }
-  return await createPostgresStore(database as never, { location: 'postgres (given pool)', ownsPool: false, ...(options.logger && { logger: options.logger }) });
+  return await createPostgresStore(database as never, { location: 'postgres (given pool)', ownsPool: false, readonly: options.readonly ?? false, ...(options.logger && { logger: options.logger }) });
 }

@@ -26,8 +26,8 @@ describe('README: an existing Express app', () => {
       }
     });
 
-    app.get('/campaigns/:id/shortlist', (req, res) => {
-      res.json(receiver.query.listCandidates(req.params.id, { status: 'completed', min_score: 8, sort: 'score_desc' }));
+    app.get('/campaigns/:id/shortlist', async (req, res) => {
+      res.json(await receiver.query.listCandidates(req.params.id, { status: 'completed', min_score: 8, sort: 'score_desc' }));
     });
     // --- end ---
     const server = app.listen(0, '127.0.0.1');

@@ -21,9 +21,9 @@ describe('shortlisting', () => {
 
     expect(summary).toMatchObject({ received: 56, duplicates: 9, projected: 47 });
     expect(shortlisted.sort()).toEqual(['Inès Haddad', 'Noémie Brunet']);
-    const { candidates } = receiver.query.listCandidates('cmp_Rk4vN8qWz2', { sort: 'score_desc', per_page: 2 });
+    const { candidates } = await receiver.query.listCandidates('cmp_Rk4vN8qWz2', { sort: 'score_desc', per_page: 2 });
     expect(candidates.map((c) => c.interview_score)).toEqual([9, 8.5]);
-    expect(receiver.query.getCampaign('cmp_Rk4vN8qWz2')?.stats.interviews_completed).toBe(5);
+    expect((await receiver.query.getCampaign('cmp_Rk4vN8qWz2'))?.stats.interviews_completed).toBe(5);
     await receiver.close();
   });
 });

@@ -51,7 +51,7 @@ describe('application handlers, dead letters and reprocessing', () => {
     expect(seen).toHaveLength(1);
     expect(seen[0]).toMatchObject({ score: 9.5, status: 'completed' });
     // Projection batches commit without their own fsync; the intake's commits keep it.
-    expect(receiver.database.pragma('synchronous', { simple: true })).toBe(2);
+    expect(await (await receiver.store()).select('PRAGMA synchronous')).toEqual([{ synchronous: 2 }]);
   });
 
   it('calls handlers in arrival order per candidate, whatever the timestamps', async () => {
@@ -97,12 +97,12 @@ describe('application handlers, dead letters and reprocessing', () => {
     expect(flakyCalls).toBe(3);
     expect(credits).toHaveLength(1);
     // The projection went on regardless.
-    expect(receiver.counts()).toMatchObject({ projected: 3, pending: 0 });
-    const failures = receiver.deadLetters.list().filter((d) => d.type === 'handler');
+    expect(await receiver.counts()).toMatchObject({ projected: 3, pending: 0 });
+    const failures = (await receiver.deadLetters.list()).filter((d) => d.type === 'handler');
     expect(failures).toEqual([expect.objectContaining({ type: 'handler', handler: 'push-to-crm', attempts: 3, error: 'Error: CRM is down' })]);
 
     // Once the CRM is back, the failed handler call can be retried.
-    const retried = receiver.deadLetters.retryHandlers('all');
+    const retried = await receiver.deadLetters.retryHandlers('all');
     expect(retried.retried).toHaveLength(1);
     await receiver.drain();
     expect(attempts).toEqual([1, 2, 3, 1, 2, 3]);
@@ -136,25 +136,25 @@ describe('application handlers, dead letters and reprocessing', () => {
       expect(result.answer.status).toBe(200);
     }
     await receiver.drain();
-    const letters = receiver.deadLetters.list();
+    const letters = await receiver.deadLetters.list();
     expect(letters.map((d) => (d.type === 'event' ? d.state : d.type))).toEqual(['unknown', 'dead', 'dead']);
     const invalid = letters[1]!;
     expect(invalid.type === 'event' && invalid.reasons.map((r) => r.path)).toEqual(expect.arrayContaining(['data.interview_score', 'data.candidate_id']));
     const badTime = letters[2]!;
     expect(badTime.type === 'event' && badTime.reasons.map((r) => r.path)).toContain('timestamp');
 
-    expect(receiver.deadLetters.reprocess('all').requeued).toHaveLength(3);
+    expect((await receiver.deadLetters.reprocess('all')).requeued).toHaveLength(3);
     await receiver.drain();
-    expect(receiver.counts()).toMatchObject({ unknown: 1, dead: 2, pending: 0 });
+    expect(await receiver.counts()).toMatchObject({ unknown: 1, dead: 2, pending: 0 });
 
     // An operator mends the stored body, then reprocesses that one event.
     const mended = JSON.parse(badTime.type === 'event' ? badTime.body : '{}');
     mended.timestamp = '2026-11-20T10:00:00+01:00';
-    receiver.database.prepare('UPDATE inbox SET raw = ? WHERE inbox_id = ?').run(Buffer.from(JSON.stringify(mended)), badTime.type === 'event' ? badTime.inbox_id : 0);
-    expect(receiver.deadLetters.reprocess([badTime.type === 'event' ? badTime.inbox_id : 0]).requeued).toHaveLength(1);
+    await (await receiver.store()).select('UPDATE inbox SET raw = ? WHERE inbox_id = ?', [Buffer.from(JSON.stringify(mended)), badTime.type === 'event' ? badTime.inbox_id : 0]);
+    expect((await receiver.deadLetters.reprocess([badTime.type === 'event' ? badTime.inbox_id : 0])).requeued).toHaveLength(1);
     await receiver.drain();
-    expect(receiver.counts()).toMatchObject({ unknown: 1, dead: 1, projected: 1 });
-    expect(receiver.query.getCandidate(mended.data.candidate_id)?.status).toBe('pending');
+    expect(await receiver.counts()).toMatchObject({ unknown: 1, dead: 1, projected: 1 });
+    expect((await receiver.query.getCandidate(mended.data.candidate_id))?.status).toBe('pending');
   });
 
   it('replays fixtures through the same path, with handlers, from objects, .json and .ndjson', async () => {

@@ -16,10 +16,11 @@ describe('when the database cannot take the write', () => {
 
   async function start(busyTimeoutMs = 150) {
     const tmp = tempDir();
-    const receiver = createReceiver({ database: tmp.dbPath, secret: SECRET, busyTimeoutMs, logger: createLogger({ level: 'silent' }) });
+    const db = new Database(tmp.dbPath);
+    const receiver = createReceiver({ database: db, secret: SECRET, busyTimeoutMs, logger: createLogger({ level: 'silent' }) });
     const server = await listen(receiver.nodeHandler());
-    cleanups.push(tmp.cleanup, () => receiver.close(), server.close);
-    return { tmp, receiver, url: `${server.url}/webhooks` };
+    cleanups.push(tmp.cleanup, () => void db.close(), () => receiver.close(), server.close);
+    return { tmp, db, receiver, url: `${server.url}/webhooks` };
   }
 
   const send = (url: string, n: number) => {
@@ -45,18 +46,18 @@ describe('when the database cannot take the write', () => {
   });
 
   it('answers 503 when the disk is full (max_page_count reached), never 2xx, and recovers', async () => {
-    const { receiver, url } = await start();
+    const { db, url } = await start();
     expect((await send(url, 1)).status).toBe(200);
-    const pages = receiver.database.pragma('page_count', { simple: true }) as number;
-    receiver.database.pragma(`max_page_count = ${pages}`);
+    const pages = db.pragma('page_count', { simple: true }) as number;
+    db.pragma(`max_page_count = ${pages}`);
     const statuses: number[] = [];
     for (let n = 2; n < 40; n++) statuses.push((await send(url, n)).status);
     expect(statuses).toContain(503);
     expect(statuses.every((s) => s === 503 || s === 200)).toBe(true);
     // Every 2xx is a row; every 503 is not.
-    const stored = receiver.database.prepare('SELECT COUNT(*) FROM inbox').pluck().get() as number;
+    const stored = db.prepare('SELECT COUNT(*) FROM inbox').pluck().get() as number;
     expect(stored).toBe(1 + statuses.filter((s) => s === 200).length);
-    receiver.database.pragma('max_page_count = 1073741823');
+    db.pragma('max_page_count = 1073741823');
     expect((await send(url, 99)).status).toBe(200);
   });
 
@@ -86,6 +87,7 @@ describe('logs', () => {
     const receiver = createReceiver({
       database: tmp.dbPath,
       secret: SECRET,
+      busyTimeoutMs: 50,
       logger,
       onRequest: (result) => logger.info({ status: result.answer.status, kind: result.kind, outcome: result.outcome }, 'webhook'),
     });
@@ -97,7 +99,6 @@ describe('logs', () => {
     await post(server.url, request.body, { ...request.headers, 'x-service-signature': `sha256=${'0'.repeat(64)}` });
     const locker = new Database(tmp.dbPath);
     locker.exec('BEGIN IMMEDIATE');
-    receiver.database.pragma('busy_timeout = 50');
     const other = signedRequest(sampleEvent('candidate.added'), { secret: SECRET });
     expect((await post(server.url, other.body, other.headers)).status).toBe(503);
     locker.exec('ROLLBACK');

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/store/sqlite/database.js';
 import { createGroupCommit } from '../../src/store/group-commit.js';
-import { prepareInbox } from '../../src/store/inbox.js';
+import { createSqliteStore } from '../../src/store/sqlite/store.js';
 import { DatabaseTooNewError, loadMigrations } from '../../src/store/migrations.js';
 import { tempDir } from '../support/servers.js';
 
@@ -53,7 +53,8 @@ describe('group commit', () => {
     const tmp = tempDir();
     const db = openDatabase(tmp.dbPath);
     const commits: number[][] = [];
-    const writer = createGroupCommit(db, prepareInbox(db), { onCommitted: (ids) => commits.push(ids) });
+    const store = createSqliteStore(db, { location: 'test', busyTimeoutMs: 2000, ownsConnection: false });
+    const writer = createGroupCommit(store, { onCommitted: (ids) => commits.push(ids) });
     const reader = new Database(tmp.dbPath, { readonly: true });
     const outcomes = Array.from({ length: 50 }, (_, n) =>
       writer.append(delivery(n)).then((outcome) => {

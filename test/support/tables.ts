@@ -59,3 +59,10 @@ export async function readStoreTables(store: Store): Promise<Tables> {
     credits: credits[0] ?? null,
   };
 }
+
+/** Empties every table a test writes, on either engine (between property-test runs). */
+export async function emptyTables(store: Store): Promise<void> {
+  for (const table of ['handler_failures', 'interview_responses', 'candidates', 'campaigns', 'credits', 'inbox']) {
+    await store.select(`DELETE FROM ${table}`);
+  }
+}

@@ -1,4 +1,4 @@
-import { DatabaseTooNewError, loadMigrations, type Migration } from '../migrations.js';
+import { checkSchemaVersion, DatabaseTooNewError, loadMigrations, type Migration } from '../migrations.js';
 import type { PoolClient } from './connection.js';
 
 // One lock for every process migrating this database: replicas that start together migrate once.
@@ -40,4 +40,13 @@ export async function migrate(client: PoolClient, migrations: Migration[] = load
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
   }
+}
+
+/** For read-only openers: the schema must be this version's, since they do not migrate. */
+export async function checkSchema(client: PoolClient, where: string): Promise<void> {
+  const { rows } = await client.query<{ found: number | null }>(
+    `SELECT CASE WHEN to_regclass('schema_migrations') IS NULL THEN NULL
+            ELSE (SELECT MAX(version) FROM schema_migrations) END AS found`,
+  );
+  checkSchemaVersion(rows[0]?.found ?? null, 'postgres', where);
 }

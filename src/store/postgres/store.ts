@@ -21,13 +21,15 @@ import {
 } from '../store.js';
 import { CAMPAIGN_COLUMNS, CANDIDATE_COLUMNS, CREDITS_COLUMNS, type CampaignRow, type CandidateRow, type CreditsRow } from '../tables.js';
 import { typeParsers, unavailable, type Pool, type PoolClient } from './connection.js';
-import { migrate } from './migrations.js';
+import { checkSchema, migrate } from './migrations.js';
 
 export interface PostgresStoreOptions {
   /** For logs: the URL without its password. */
   location: string;
   /** Whether the store made the pool (then it ends it on close). */
   ownsPool: boolean;
+  /** Check the schema instead of migrating it (read-only commands). */
+  readonly?: boolean;
   logger?: Pick<Logger, 'warn' | 'error'>;
 }
 
@@ -59,7 +61,8 @@ export async function createPostgresStore(pool: Pool, options: PostgresStoreOpti
 
   const client = await connect();
   try {
-    await migrate(client);
+    if (options.readonly) await checkSchema(client, options.location);
+    else await migrate(client);
     const { rows } = await client.query<{ synchronous_commit: string }>('SHOW synchronous_commit');
     if (rows[0]?.synchronous_commit === 'off') {
       logger?.warn(
@@ -275,7 +278,7 @@ export async function createPostgresStore(pool: Pool, options: PostgresStoreOpti
   let listener: PoolClient | undefined;
   let listening: Promise<void> | undefined;
   function listen(): void {
-    if (closed || listening !== undefined || listeners.size === 0) return;
+    if (closed || listener !== undefined || listening !== undefined || listeners.size === 0) return;
     listening = (async () => {
       try {
         const c = await pool.connect();

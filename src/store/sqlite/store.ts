@@ -131,8 +131,8 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
   let queue: Promise<unknown> = Promise.resolve();
   let closed = false;
 
-  async function begin(): Promise<void> {
-    const deadline = performance.now() + options.busyTimeoutMs;
+  async function begin(waitMs = options.busyTimeoutMs): Promise<void> {
+    const deadline = performance.now() + waitMs;
     for (let wait = 1; ; wait = Math.min(wait * 2, 25)) {
       try {
         statements!.begin.run();
@@ -178,20 +178,27 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
       }),
   };
 
-  async function runWrite<T>(work: (tx: WriteTx) => Promise<T>, writeOptions: WriteOptions): Promise<T> {
+  async function runWrite<T>(work: (tx: WriteTx) => Promise<T>, writeOptions: WriteOptions, lockWaitMs?: number): Promise<T> {
     if (closed) throw new StoreUnavailableError('CLOSED', 'the store is closed');
     if (statements === undefined) throw new Error('this store is read-only');
     // A batch that need not survive a power cut skips its fsync: the next durable commit's fsync
     // persists it with everything before it in the WAL, and if power fails first it is only pending again.
     const relaxed = writeOptions.durable === false;
-    await begin();
+    // The safety level cannot change inside a transaction: it is set before BEGIN and given back
+    // after COMMIT. Writes on this connection are serialised by the queue, so nothing else runs
+    // with the relaxed level.
+    if (relaxed) statements.synchronousNormal.run();
     try {
-      if (relaxed) statements.synchronousNormal.run();
-      const result = await work(tx);
-      statements.commit.run();
-      return result;
+      await begin(lockWaitMs);
+      try {
+        const result = await work(tx);
+        statements.commit.run();
+        return result;
+      } catch (error) {
+        if (db.inTransaction) db.exec('ROLLBACK');
+        throw error;
+      }
     } catch (error) {
-      if (db.inTransaction) db.exec('ROLLBACK');
       throw unavailable(error) ?? error;
     } finally {
       if (relaxed) statements.synchronousFull.run();
@@ -274,7 +281,13 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
         return { retried, skipped };
       }),
 
-    select: <T>(sql: string, parameters: readonly unknown[] = []) => guard(() => prepared(sql).all(...parameters) as T[]),
+    select: <T>(sql: string, parameters: readonly unknown[] = []) =>
+      guard(() => {
+        const statement = prepared(sql);
+        if (statement.reader) return statement.all(...parameters) as T[];
+        statement.run(...parameters);
+        return [];
+      }),
 
     setting: (key) => guard(() => prepared('SELECT value, updated_at FROM settings WHERE key = ?').get(key) as { value: string; updated_at: string } | undefined),
     settingOnce: (key, value) =>
@@ -290,10 +303,15 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
       if (statements === undefined) return { ok: false, reason: 'read-only' };
       try {
         // A real write, rolled back: a lock alone does not tell a full disk or a read-only file.
-        await store.write(async () => {
-          statements.probe.run(new Date().toISOString());
-          throw PROBED;
-        });
+        // It does not wait for another connection's lock: a probe must answer at once.
+        const probing = queue.then(() =>
+          runWrite(async () => {
+            statements.probe.run(new Date().toISOString());
+            throw PROBED;
+          }, {}, 0),
+        );
+        queue = probing.catch(() => undefined);
+        await probing;
       } catch (error) {
         if (error === PROBED) return { ok: true };
         return { ok: false, reason: (unavailable(error) ?? (error as Error)).message };

@@ -27,6 +27,8 @@ Options (environment fallback in brackets):
   --signature-header <h>  default ${DEFAULT_SIGNATURE_HEADER}
   --event-header <h>      default ${DEFAULT_EVENT_HEADER}
   --log-level <level>     trace, debug, info, warn, error (default info)
+  --pool-size <n>         PostgreSQL: connections in the pool (default 10)
+  --schema <name>         PostgreSQL: schema of the tables (default public)
   -h, --help              show this help
 
 With no secret and no --allow-unsigned, a strong secret is generated once, kept in the
@@ -60,6 +62,8 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
         'signature-header': { type: 'string' },
         'event-header': { type: 'string' },
         'log-level': { type: 'string' },
+        'pool-size': { type: 'string' },
+        schema: { type: 'string' },
       },
     }),
   );
@@ -83,7 +87,8 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
   }
 
   const logger = loggerFor(io, level);
-  const database = await openStore(dbPath, { logger });
+  const poolSize = integer('--pool-size', values['pool-size'], 10, 2, 1000);
+  const database = await openStore(dbPath, { logger, poolSize, ...(values.schema !== undefined && { schema: values.schema }) });
   if (secrets.length === 0 && !allowUnsigned) {
     const generated = await generatedSecret(database);
     secrets = [generated.secret];

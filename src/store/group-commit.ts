@@ -4,36 +4,56 @@ import { StoreUnavailableError, type Appended, type Store } from './store.js';
 export interface GroupCommitOptions {
   /** Told the inbox ids of new (non-duplicate) rows once their transaction has committed. */
   onCommitted?: (inboxIds: number[]) => void;
+  /**
+   * Longest a delivery waits for its commit before it is told the store is unavailable (ms), so
+   * that the sender gets its 503 within its own 5 s. The write may still commit later: the
+   * sender's retry is then a duplicate, acknowledged. Default 4000.
+   */
+  deadlineMs?: number;
+}
+
+interface Waiting {
+  delivery: Delivery;
+  settle: (outcome: StoreOutcome) => void;
 }
 
 /**
- * Group commit: the deliveries that arrive while the event loop is busy, or while the previous
- * commit is in flight, are written together in the next transaction, so one fsync (or one round
- * trip) serves many acknowledgements. No promise resolves before the transaction holding its row
+ * Group commit: the deliveries that arrive while the event loop is busy, or while the store's
+ * writers are all busy, are written together in the next transaction, so one fsync (or one round
+ * trip) serves many acknowledgements. No promise resolves ok before the transaction holding its row
  * has committed; if the transaction fails, every delivery in it is told so, and none is acknowledged.
  */
 export function createGroupCommit(store: Store, options: GroupCommitOptions = {}) {
-  let waiting: Array<{ delivery: Delivery; settle: (outcome: StoreOutcome) => void }> = [];
+  const deadlineMs = options.deadlineMs ?? 4000;
+  let waiting: Waiting[] = [];
   let scheduled = false;
-  let inFlight: Promise<void> | undefined;
+  let inFlight = 0;
+  const commits = new Set<Promise<void>>();
   let closed = false;
 
   function schedule(): void {
-    if (scheduled || inFlight !== undefined || waiting.length === 0) return;
+    if (scheduled || inFlight >= store.writeConcurrency || waiting.length === 0) return;
     scheduled = true;
     setImmediate(() => {
       scheduled = false;
-      inFlight = commit().finally(() => {
-        inFlight = undefined;
+      const batch = waiting;
+      waiting = [];
+      if (batch.length === 0) return;
+      inFlight++;
+      const commit = write(batch).finally(() => {
+        inFlight--;
+        commits.delete(commit);
         schedule(); // what arrived during this commit goes in the next
       });
+      commits.add(commit);
+      schedule();
     });
   }
 
-  async function commit(): Promise<void> {
-    const batch = waiting;
-    waiting = [];
-    if (batch.length === 0) return;
+  async function write(batch: Waiting[]): Promise<void> {
+    const timer = setTimeout(() => {
+      for (const w of batch) w.settle({ ok: false, code: 'TIMEOUT', message: `the store did not confirm the write within ${deadlineMs} ms` });
+    }, deadlineMs);
     let results: Appended[];
     try {
       results = await store.write((tx) => tx.append(batch.map((w) => w.delivery)));
@@ -41,6 +61,8 @@ export function createGroupCommit(store: Store, options: GroupCommitOptions = {}
       const failure = describeStorageError(error);
       for (const w of batch) w.settle({ ok: false, ...failure });
       return;
+    } finally {
+      clearTimeout(timer);
     }
     const fresh: number[] = [];
     batch.forEach((w, i) => {
@@ -57,18 +79,26 @@ export function createGroupCommit(store: Store, options: GroupCommitOptions = {}
   return {
     append(delivery: Delivery): Promise<StoreOutcome> {
       if (closed) return Promise.resolve({ ok: false, code: 'CLOSED', message: 'the inbox is closed' });
-      return new Promise((settle) => {
+      return new Promise((resolve) => {
+        let settled = false;
+        // Settled once: by the commit, or by the deadline, whichever comes first.
+        const settle = (outcome: StoreOutcome) => {
+          if (settled) return;
+          settled = true;
+          resolve(outcome);
+        };
         waiting.push({ delivery, settle });
         schedule();
       });
     },
     /** Deliveries waiting for a commit: requests the intake has not answered yet. */
-    waiting: (): number => waiting.length + (inFlight === undefined ? 0 : 1),
+    waiting: (): number => waiting.length + inFlight,
     /** Writes what is waiting now, then refuses new deliveries. */
     async close(): Promise<void> {
       closed = true;
-      await inFlight;
-      if (waiting.length > 0) await commit();
+      const batch = waiting;
+      waiting = [];
+      await Promise.all([...commits, ...(batch.length > 0 ? [write(batch)] : [])]);
     },
   };
 }

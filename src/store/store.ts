@@ -121,6 +121,8 @@ export type ReadinessProbe = { ok: true } | { ok: false; reason: string };
 export interface Store {
   /** Where the data lives, without credentials, for logs: `sqlite:./data/x.db`, `postgres://host:5432/db`. */
   readonly location: string;
+  /** How many write transactions can usefully run at once (1 where the engine has one writer). */
+  readonly writeConcurrency: number;
 
   /** Runs `work` in one write transaction, committed when it resolves, rolled back when it throws. */
   write<T>(work: (tx: WriteTx) => Promise<T>, options?: WriteOptions): Promise<T>;

@@ -21,8 +21,8 @@ export function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...rest, ...extra };
 }
 
-function spawnCli(args: string[], options: { env?: Record<string, string>; cwd?: string }): ChildProcess {
-  const child = spawn(process.execPath, [CLI, ...args], {
+function spawnCli(args: string[], options: { env?: Record<string, string>; cwd?: string; script?: string }): ChildProcess {
+  const child = spawn(process.execPath, [options.script ?? CLI, ...args], {
     env: cliEnv(options.env),
     cwd: options.cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -74,7 +74,15 @@ export interface ServeProcess {
 
 /** Starts `prequal-hooks serve` and resolves once it says where it listens. */
 export async function startServe(args: string[], env: Record<string, string> = {}, timeoutMs = 10_000): Promise<ServeProcess> {
-  const child = spawnCli(['serve', ...args], { env });
+  return startListening(spawnCli(['serve', ...args], { env }), timeoutMs);
+}
+
+/** Starts a Node script that says "receiving webhooks on POST <url>" as serve does (a test app). */
+export async function startScript(script: string, args: string[], env: Record<string, string> = {}, timeoutMs = 10_000): Promise<ServeProcess> {
+  return startListening(spawnCli(args, { env, script }), timeoutMs);
+}
+
+async function startListening(child: ChildProcess, timeoutMs: number): Promise<ServeProcess> {
   let stdout = '';
   let stderr = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

@@ -321,6 +321,8 @@ export async function createPostgresStore(pool: Pool, options: PostgresStoreOpti
 
   const store: Store = {
     location: options.location,
+    // Leave connections for projection, handlers, reads and the listener.
+    writeConcurrency: Math.max(1, Math.floor(((pool as { options?: { max?: number } }).options?.max ?? 10) / 2)),
     write,
     async inboxRow(id) {
       const [row] = await read(`SELECT ${INBOX_COLUMNS} FROM inbox WHERE inbox_id = $1`, [id]);

@@ -207,6 +207,7 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
 
   const store: Store = {
     location: options.location,
+    writeConcurrency: 1,
     write<T>(work: (tx: WriteTx) => Promise<T>, writeOptions: WriteOptions = {}): Promise<T> {
       const run = queue.then(() => runWrite(work, writeOptions));
       queue = run.catch(() => undefined);

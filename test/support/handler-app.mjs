@@ -1,0 +1,33 @@
+// A test app: an agency backend with one handler, run as a real process (several share one
+// PostgreSQL database in the replica tests). Its handler records each call in handler_calls.
+// Usage: node handler-app.mjs <postgres-url> <secret>
+import { createServer } from 'node:http';
+import pg from 'pg';
+import { createReceiver } from '../../dist/index.js';
+
+const [url, secret] = process.argv.slice(2);
+const calls = new pg.Pool({ connectionString: url, max: 2 });
+const receiver = createReceiver({
+  database: url,
+  secret,
+  dispatch: { handlerLeaseMs: 1500, handlerRetryDelayMs: 20, pollMs: 200 },
+});
+receiver.onAny(async (event, { identity, inboxId }) => {
+  await calls.query('INSERT INTO handler_calls (candidate_id, identity, inbox_id, pid) VALUES ($1, $2, $3, $4)', [
+    event.data.candidate_id ?? null,
+    identity,
+    inboxId,
+    process.pid,
+  ]);
+});
+await receiver.ready();
+const server = createServer(receiver.nodeHandler());
+server.listen(0, '127.0.0.1', () => {
+  process.stderr.write(`test app: receiving webhooks on POST http://127.0.0.1:${server.address().port}/webhooks\n`);
+});
+process.once('SIGTERM', async () => {
+  server.close();
+  await receiver.close(2000);
+  await calls.end();
+  process.exit(0);
+});

@@ -74,7 +74,8 @@ export async function openStore(database: DatabaseOption, options: StoreOptions 
     try {
       return await createPostgresStore(pool, { location: redactUrl(database), ownsPool: true, readonly: options.readonly ?? false, ...(options.logger && { logger: options.logger }) });
     } catch (error) {
-      await pool.end().catch(() => undefined);
+      // Never wait long on the way out: a client still checked out would hold end() forever.
+      await Promise.race([pool.end().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
       throw error;
     }
   }

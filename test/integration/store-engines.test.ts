@@ -127,3 +127,23 @@ describe.each(ENGINES)('the $name engine', (engine) => {
     await again.close();
   });
 });
+
+describe.skipIf(!ENGINES.some((e) => e.name === 'postgres'))('PostgreSQL settings', () => {
+  it('warns at open when synchronous_commit is off, since a 2xx would no longer mean "on disk"', async () => {
+    const postgres = ENGINES.find((e) => e.name === 'postgres')!;
+    const warnings: string[] = [];
+    const logger = { warn: (_: unknown, message: string) => void warnings.push(message), error: () => undefined };
+    const { database } = await postgres.fresh();
+    // The test server runs with synchronous_commit off (speed); a database can turn it on.
+    const off = await openStore(database, { logger });
+    await off.close();
+    expect(warnings.join('\n')).toMatch(/synchronous_commit is off/);
+    warnings.length = 0;
+    const admin = await openStore(database);
+    await admin.select(`ALTER DATABASE "${new URL(database).pathname.slice(1)}" SET synchronous_commit = on`);
+    await admin.close();
+    const on = await openStore(database, { logger });
+    await on.close();
+    expect(warnings).toEqual([]);
+  });
+});

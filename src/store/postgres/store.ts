@@ -59,6 +59,9 @@ export async function createPostgresStore(pool: Pool, options: PostgresStoreOpti
   const types = await typeParsers();
   const logger = options.logger;
 
+  // A checked-out client whose server goes away emits 'error'; with no listener that would crash
+  // the process. The failure reaches us anyway through the query in flight.
+  const guarded = new WeakSet<PoolClient>();
   const client = await connect();
   try {
     if (options.readonly) await checkSchema(client, options.location);
@@ -76,7 +79,12 @@ export async function createPostgresStore(pool: Pool, options: PostgresStoreOpti
 
   async function connect(): Promise<PoolClient> {
     try {
-      return await pool.connect();
+      const client = await pool.connect();
+      if (!guarded.has(client)) {
+        guarded.add(client);
+        client.on('error', () => undefined);
+      }
+      return client;
     } catch (error) {
       throw unavailable(error) ?? error;
     }
@@ -281,7 +289,7 @@ export async function createPostgresStore(pool: Pool, options: PostgresStoreOpti
     if (closed || listener !== undefined || listening !== undefined || listeners.size === 0) return;
     listening = (async () => {
       try {
-        const c = await pool.connect();
+        const c = await connect();
         c.on('notification', () => listeners.forEach((l) => l()));
         c.on('error', () => {
           listener = undefined;

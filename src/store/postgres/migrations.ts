@@ -44,9 +44,10 @@ export async function migrate(client: PoolClient, migrations: Migration[] = load
 
 /** For read-only openers: the schema must be this version's, since they do not migrate. */
 export async function checkSchema(client: PoolClient, where: string): Promise<void> {
-  const { rows } = await client.query<{ found: number | null }>(
-    `SELECT CASE WHEN to_regclass('schema_migrations') IS NULL THEN NULL
-            ELSE (SELECT MAX(version) FROM schema_migrations) END AS found`,
-  );
-  checkSchemaVersion(rows[0]?.found ?? null, 'postgres', where);
+  const { rows } = await client.query<{ exists: boolean }>("SELECT to_regclass('schema_migrations') IS NOT NULL AS exists");
+  let found: number | null = null;
+  if (rows[0]?.exists) {
+    found = (await client.query<{ found: number | null }>('SELECT MAX(version) AS found FROM schema_migrations')).rows[0]?.found ?? null;
+  }
+  checkSchemaVersion(found, 'postgres', where);
 }

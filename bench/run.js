@@ -21,6 +21,7 @@ import { benchLag } from './lib/lag.js';
 import { createRequestPool, fire, summariseRun } from './lib/load.js';
 import { gitInfo, machineInfo } from './lib/machine.js';
 import { killLeftovers, measureCommand, startServer } from './lib/processes.js';
+import { benchPostgresIngest, benchPostgresReplay, startBenchPostgres } from './lib/postgres.js';
 import { benchReplay, ensureScenario, replayCommand } from './lib/replay.js';
 import { snapshotBuild } from './lib/snapshot.js';
 import { median, round } from './lib/stats.js';
@@ -49,7 +50,7 @@ if (flags.help) {
   --quick               short rounds (2 x 3 s), 100,000-event replay, 4 s of lag: for development
   --profile             afterwards, profile (node --cpu-prof) the prequal-hooks servers during one
                         round each and a 100,000-event replay; top self-time frames in the results
-  --only <parts>        comma-separated subset of throughput,replay,lag,profile
+  --only <parts>        comma-separated subset of throughput,replay,lag,postgres,profile
                         (--only profile: just the profiles, to bench/results/profile.json)
   --rounds <n>          rounds per target (full 3, quick 2)
   --duration <s>        seconds measured per round (full 10, quick 3)
@@ -75,7 +76,7 @@ const settings = {
   lagWarmupSec: flags.quick ? 2 : 5,
   lagPollIntervalMs: 2,
 };
-const parts = new Set((flags.only ?? 'throughput,replay,lag').split(',').map((s) => s.trim()));
+const parts = new Set((flags.only ?? 'throughput,replay,lag,postgres').split(',').map((s) => s.trim()));
 const tmpDir = join(BENCH, 'tmp');
 const runDir = join(tmpDir, `run-${process.pid}`);
 mkdirSync(runDir, { recursive: true });
@@ -264,6 +265,18 @@ function table(results) {
     lines.push(`  2xx → projection committed (read-only poller, ${l.pollIntervalMs} ms): p50 ${round(l.ackToProjected.p50)} ms, p99 ${round(l.ackToProjected.p99)} ms, max ${round(l.ackToProjected.max)} ms`);
     lines.push(`  inbox received_at → processed_at: p50 ${l.receivedToProcessed.p50} ms, p99 ${l.receivedToProcessed.p99} ms; request → 2xx at this rate: p50 ${round(l.ackLatency.p50)} ms, p99 ${round(l.ackLatency.p99)} ms`);
   }
+  if (results.postgres) {
+    const p = results.postgres;
+    const sqlite = results.throughput?.serve;
+    lines.push('');
+    lines.push(`PostgreSQL: ${p.server}; same pool of signed events, ${s.rounds} rounds × ${s.durationSec} s, a new database each round${p.measuredAt ? ` (re-measured ${p.measuredAt})` : ''}`);
+    for (const r of [p.ingest.serve1, p.ingest.serve2]) {
+      const ratio = sqlite ? ` (÷ (3) SQLite serve: ${round(r.requestsPerSec / sqlite.requestsPerSec, 2)})` : '';
+      lines.push(`  ${`${r.processes} serve process${r.processes > 1 ? 'es' : ''}, one database`.padEnd(36)} ${fmt(r.requestsPerSec).padStart(8)} req/s  p50 ${fmt(r.p50Ms)} ms  p99 ${fmt(r.p99Ms)} ms${ratio}; every 2xx stored: ${r.everyAcknowledgedEventStored}`);
+    }
+    const replayRatio = results.replay ? ` (÷ SQLite replay: ${round(p.replay.eventsPerSec / results.replay.eventsPerSec, 2)})` : '';
+    lines.push(`  replay of ${fmt(p.replay.events)} events into PostgreSQL: ${fmt(p.replay.eventsPerSec)} events/s${replayRatio}, peak RSS ${p.replay.maxRssMb} MB; stored ${JSON.stringify(p.replay.stored)}`);
+  }
   lines.push('');
   lines.push(`${'target'.padEnd(28)} ${'measured'.padStart(10)} ${'goal'.padStart(10)}  verdict`);
   for (const v of results.targets) lines.push(`${v.target.padEnd(28)} ${(fmt(v.value) + v.unit).padStart(10)} ${v.goal.padStart(10)}  ${v.verdict}`);
@@ -300,7 +313,7 @@ async function main() {
   }
 
   let pool = null;
-  if (parts.has('throughput') || parts.has('lag') || profiling) {
+  if (parts.has('throughput') || parts.has('lag') || parts.has('postgres') || profiling) {
     const poolSize = flags.quick ? 40_000 : 150_000;
     pool = await timed('pool', () => createRequestPool({ secret: SECRET, size: poolSize }));
     results.pool = { size: pool.size, averageBytes: pool.averageBytes };
@@ -341,6 +354,29 @@ async function main() {
       }),
     );
   }
+  if (parts.has('postgres')) {
+    results.postgres = await timed('postgres', async () => {
+      const postgres = await startBenchPostgres(code.dist);
+      log(`PostgreSQL ${postgres.version} (${postgres.origin}), durable: ingest through 1 and 2 serve processes, then replay …`);
+      try {
+        const serveCommand = (url, logFile) => ({
+          name: 'serve-postgres',
+          command: process.execPath,
+          args: [CLI, 'serve', '--port', '0', '--db', url, '--secret', SECRET],
+          env: CHILD_ENV,
+          logFile,
+        });
+        const ingest = await benchPostgresIngest({ postgres, serveCommand, pool, settings, runDir, log });
+        const scenario = await ensureScenario({ events: settings.replayEvents, duplicates: settings.replayDuplicates, seed: settings.replaySeed, tmpDir, log });
+        log(`replaying ${settings.replayEvents.toLocaleString('en')} events into PostgreSQL …`);
+        const replay = await benchPostgresReplay({ postgres, scenario, cli: CLI, env: CHILD_ENV, cwd: ROOT });
+        log(`postgres replay: ${replay.eventsPerSec} events/s`);
+        return { server: `PostgreSQL ${postgres.version}, ${postgres.origin}, fsync on, synchronous_commit on`, ingest, replay };
+      } finally {
+        await postgres.stop();
+      }
+    });
+  }
   if (profiling) {
     results.profiles = await timed('profile', async () => ({ ...(await profileServers(pool)), replay: await profileReplay() }));
   }
@@ -351,7 +387,7 @@ async function main() {
     const rerun = [...parts];
     for (const part of rerun) if (results[part]) results[part].measuredAt = results.date;
     const merged = { ...previous };
-    for (const key of ['throughput', 'pool', 'scenario', 'replay', 'lag']) if (parts.has(key) || (key === 'pool' && parts.has('throughput')) || (key === 'scenario' && parts.has('replay'))) merged[key] = results[key];
+    for (const key of ['throughput', 'pool', 'scenario', 'replay', 'lag', 'postgres']) if (parts.has(key) || (key === 'pool' && parts.has('throughput')) || (key === 'scenario' && parts.has('replay'))) merged[key] = results[key];
     merged.reruns = [...(previous.reruns ?? []), { parts: rerun, date: results.date, durations: results.durations, loadAverageAtStart: results.machine.loadAverageAtStart }];
     Object.assign(results, merged, { date: previous.date, durations: previous.durations, machine: previous.machine, settings: { ...previous.settings, ...settings } });
   }

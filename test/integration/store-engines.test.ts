@@ -132,7 +132,7 @@ describe.skipIf(!ENGINES.some((e) => e.name === 'postgres'))('PostgreSQL setting
   it('warns at open when synchronous_commit is off, since a 2xx would no longer mean "on disk"', async () => {
     const postgres = ENGINES.find((e) => e.name === 'postgres')!;
     const warnings: string[] = [];
-    const logger = { warn: (_: unknown, message: string) => void warnings.push(message), error: () => undefined };
+    const logger = { warn: (...args: unknown[]) => void warnings.push(String(args.at(-1))), error: () => undefined } as never;
     const { database } = await postgres.fresh();
     // The test server runs with synchronous_commit off (speed); a database can turn it on.
     const off = await openStore(database, { logger });

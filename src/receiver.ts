@@ -15,8 +15,7 @@ import { createIntake, type IncomingRequest, type IntakeResult } from './receive
 import { nodeHandler, type ResultListener } from './receive/node-http.js';
 import type { StoreOutcome } from './receive/delivery.js';
 import { createGroupCommit, describeStorageError, type GroupCommit } from './store/group-commit.js';
-import { isPostgres, isStore, openSqliteStore, openStore, type DatabaseOption } from './store/open.js';
-import { DatabaseTooNewError } from './store/migrations.js';
+import { isStore, openAtOnce, openStore, type DatabaseOption } from './store/open.js';
 import { StoreUnavailableError, type InboxState, type ReadinessProbe, type Store } from './store/store.js';
 
 export interface ReceiverOptions {
@@ -91,14 +90,11 @@ export function createReceiver(options: ReceiverOptions) {
     return { store, groupCommit, dispatcher, deadLetters: prepareDeadLetters(store, () => dispatcher.start()), queries: createQueries(store) };
   }
 
-  // SQLite is opened now, so that a bad path or a newer schema throws from createReceiver.
-  // A store given open (the CLI's) stays the caller's to close.
+  // A store that opens at once (SQLite) is opened now, so that a bad path or a newer schema
+  // throws from createReceiver. A store given open (the CLI's) stays the caller's to close.
   const ownsStore = !isStore(options.database);
-  let running: Running | undefined = isStore(options.database)
-    ? assemble(options.database)
-    : isPostgres(options.database)
-      ? undefined
-      : assemble(openSqliteStore(options.database as never, storeOptions));
+  const openNow = openAtOnce(options.database, storeOptions);
+  let running: Running | undefined = openNow === undefined ? undefined : assemble(openNow);
   const opened: Promise<Running> =
     running !== undefined
       ? Promise.resolve(running)
@@ -109,7 +105,7 @@ export function createReceiver(options: ReceiverOptions) {
               running = assemble(await openStore(options.database, storeOptions));
               return running;
             } catch (error) {
-              if (!(error instanceof StoreUnavailableError) || error instanceof DatabaseTooNewError) {
+              if (!(error instanceof StoreUnavailableError)) {
                 openingFailure = error as Error;
                 logger.error({ err: { message: (error as Error).message } }, 'cannot open the database');
                 throw error;

@@ -45,13 +45,21 @@ function isPool(value: unknown): value is PostgresPool {
   return !isStore(value) && typeof value === 'object' && value !== null && typeof (value as PostgresPool).connect === 'function' && typeof (value as { prepare?: unknown }).prepare !== 'function';
 }
 
-/** True when the option names a PostgreSQL database (URL or pool): opening it is asynchronous. */
-export function isPostgres(database: DatabaseOption): boolean {
+function isPostgres(database: DatabaseOption): boolean {
   return typeof database === 'string' ? isPostgresUrl(database) : isPool(database);
 }
 
-/** Opens SQLite now (its migrations are synchronous); throws for PostgreSQL, which `openStore` opens. */
-export function openSqliteStore(database: string | SqliteDatabase, options: StoreOptions = {}): Store {
+/**
+ * Opens the store now when its engine can (an opened store, or SQLite, whose migrations are
+ * synchronous, so that a bad path or a newer schema throws at once); undefined when it opens
+ * asynchronously (`openStore`).
+ */
+export function openAtOnce(database: DatabaseOption, options: StoreOptions = {}): Store | undefined {
+  if (isStore(database)) return database;
+  return isPostgres(database) ? undefined : openSqliteStore(database as string | SqliteDatabase, options);
+}
+
+function openSqliteStore(database: string | SqliteDatabase, options: StoreOptions = {}): Store {
   const busyTimeoutMs = options.busyTimeoutMs ?? 2000;
   const owns = typeof database === 'string';
   const db = typeof database === 'string' ? openDatabase(database, { busyTimeoutMs, readonly: options.readonly ?? false }) : configureDatabase(database, { busyTimeoutMs });

@@ -15,6 +15,7 @@ const COMMANDS: Record<string, { load: () => Promise<Command>; summary: string }
     summary: 'list events set aside and failed handlers; reprocess them',
   },
   secret: { load: async () => (await import('./secret.js')).secret, summary: 'print the webhook secret serve generated' },
+  rebuild: { load: async () => (await import('./rebuild.js')).rebuild, summary: 're-project the whole inbox into fresh projection tables' },
 };
 
 const USAGE = `Usage: prequal-hooks <command> [options]

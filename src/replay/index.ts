@@ -23,3 +23,4 @@ export async function replay(
     await store.close();
   }
 }
+export { rebuild, type RebuildOptions, type RebuildSummary } from './rebuild.js';

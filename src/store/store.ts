@@ -95,7 +95,16 @@ export interface WriteTx {
   /** Creates the rows that do not exist yet (empty), and locks and reads them all. */
   lockRows(keys: RowKeys): Promise<StoredRows>;
   saveRows(writes: RowWrites): Promise<void>;
-  settle(settlements: readonly Settlement[], at: string): Promise<void>;
+  /**
+   * Records how claimed rows were processed. `keepHandlers` leaves their handler marks as they are
+   * (a rebuild re-projects without running handlers again).
+   */
+  settle(settlements: readonly Settlement[], at: string, options?: { keepHandlers?: boolean }): Promise<void>;
+  /**
+   * Empties the projected tables and makes every event pending again (a rebuild), handler marks
+   * untouched; returns how many events are pending now.
+   */
+  resetProjection(): Promise<number>;
 }
 
 export interface WriteOptions {

@@ -198,12 +198,21 @@ export async function createPostgresStore(pool: Pool, options: PostgresStoreOpti
           }
         }
       },
-      async settle(settlements: readonly Settlement[], at: string): Promise<void> {
+      async resetProjection(): Promise<number> {
+        await q(c, 'TRUNCATE interview_responses, candidates, campaigns, credits');
+        const reset = await q<{ n: number }>(
+          c,
+          `WITH reset AS (UPDATE inbox SET state = 'pending' WHERE verdict = 'accepted' RETURNING 1) SELECT COUNT(*)::int AS n FROM reset`,
+        );
+        return reset[0]!.n;
+      },
+      async settle(settlements: readonly Settlement[], at: string, settleOptions = {}): Promise<void> {
         if (settlements.length === 0) return;
+        const handlers = settleOptions.keepHandlers ? '' : 'handlers_pending = v.handler_key IS NOT NULL, handler_key = v.handler_key,';
         await q(
           c,
           `UPDATE inbox SET state = v.state, reasons = v.reasons, processed_at = $5::timestamptz,
-             handlers_pending = v.handler_key IS NOT NULL, handler_key = v.handler_key, attempts = inbox.attempts + 1
+             ${handlers} attempts = inbox.attempts + 1
            FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[]) AS v(inbox_id, state, reasons, handler_key)
            WHERE inbox.inbox_id = v.inbox_id`,
           [

@@ -170,11 +170,18 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
           );
         }
       }),
-    settle: (settlements: readonly Settlement[], at: string) =>
+    settle: (settlements: readonly Settlement[], at: string, settleOptions = {}) =>
       guard(() => {
         for (const s of settlements) {
-          statements!.settle.run(s.state, s.reasons === null ? null : JSON.stringify(s.reasons), at, s.handlerKey === null ? 0 : 1, s.handlerKey, s.inboxId);
+          const reasons = s.reasons === null ? null : JSON.stringify(s.reasons);
+          if (settleOptions.keepHandlers) statements!.settleKeepingHandlers.run(s.state, reasons, at, s.inboxId);
+          else statements!.settle.run(s.state, reasons, at, s.handlerKey === null ? 0 : 1, s.handlerKey, s.inboxId);
         }
+      }),
+    resetProjection: () =>
+      guard(() => {
+        for (const table of ['interview_responses', 'candidates', 'campaigns', 'credits']) db.prepare(`DELETE FROM ${table}`).run();
+        return statements!.resetInbox.run().changes;
       }),
   };
 
@@ -374,6 +381,8 @@ function prepareWrites(db: SqliteDatabase) {
       `UPDATE inbox SET state = ?, reasons = ?, processed_at = ?, handlers_pending = ?, handler_key = ?, attempts = attempts + 1
        WHERE inbox_id = ?`,
     ),
+    settleKeepingHandlers: db.prepare('UPDATE inbox SET state = ?, reasons = ?, processed_at = ?, attempts = attempts + 1 WHERE inbox_id = ?'),
+    resetInbox: db.prepare(`UPDATE inbox SET state = 'pending' WHERE verdict = 'accepted'`),
     clearResponses: db.prepare('DELETE FROM interview_responses WHERE candidate_id = ?'),
     insertResponse: db.prepare('INSERT INTO interview_responses (candidate_id, position, question, answer, score, explanation) VALUES (?, ?, ?, ?, ?, ?)'),
     requeue: db.prepare(`UPDATE inbox SET state = 'pending' WHERE inbox_id = ? AND state IN ('unknown', 'dead') AND verdict = 'accepted'`),

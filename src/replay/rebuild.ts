@@ -1,0 +1,59 @@
+import { readEnvelope } from '../events/index.js';
+import { projectBatch } from '../project/batch.js';
+import type { Store } from '../store/store.js';
+
+export interface RebuildSummary {
+  /** Events in the inbox made pending again and projected anew. */
+  events: number;
+  projected: number;
+  unknown: number;
+  dead: number;
+}
+
+export interface RebuildOptions {
+  /** Events per transaction. Default 2000. */
+  batchSize?: number;
+  /** Called after each committed batch with the running summary. */
+  onProgress?: (summary: RebuildSummary) => void;
+  now?: () => number;
+}
+
+/**
+ * Re-projects the whole inbox into emptied projection tables: what an upgrade that changes the
+ * projection needs. Every accepted event becomes pending, then is projected in batches, as the
+ * dispatcher would, on either engine. Handlers do not run again. Interrupted, it leaves pending
+ * rows that a second rebuild, or any receiver on the same database, projects.
+ */
+export async function rebuild(store: Store, options: RebuildOptions = {}): Promise<RebuildSummary> {
+  const batchSize = options.batchSize ?? 2000;
+  const now = options.now ?? Date.now;
+  const summary: RebuildSummary = { events: await store.write((tx) => tx.resetProjection()), projected: 0, unknown: 0, dead: 0 };
+  for (;;) {
+    const done = await store.write(
+      async (tx) => {
+        const rows = await tx.claimPending(batchSize);
+        const processed = await projectBatch(
+          tx,
+          rows.map((row) => ({ raw: row.raw, reading: readEnvelope(row.raw, row.identity ?? undefined) })),
+        );
+        await tx.settle(
+          rows.map((row, i) => {
+            const p = processed[i]!;
+            summary[p.state]++;
+            return { inboxId: row.inbox_id, state: p.state, reasons: p.state === 'projected' ? null : p.issues, handlerKey: null };
+          }),
+          new Date(now()).toISOString(),
+          { keepHandlers: true },
+        );
+        return rows.length;
+      },
+      // Batches need no fsync each: one lost to a power cut is pending again, and the last
+      // durable commit below persists every earlier one.
+      { durable: false },
+    );
+    if (done === 0) break;
+    options.onProgress?.({ ...summary });
+  }
+  await store.write(async () => undefined);
+  return summary;
+}

@@ -174,10 +174,39 @@ describe('timestamps', () => {
   it('normalise two offsets of one instant to the same UTC millisecond text', () => {
     expect(normaliseTimestamp('2026-11-20T10:00:00Z')).toBe('2026-11-20T10:00:00.000Z');
     expect(normaliseTimestamp('2026-11-20T11:00:00+01:00')).toBe('2026-11-20T10:00:00.000Z');
-    expect(normaliseTimestamp('2026-11-20T05:30:00-0430')).toBe('2026-11-20T10:00:00.000Z');
-    expect(normaliseTimestamp('2026-11-20T12:00+02')).toBe('2026-11-20T10:00:00.000Z');
+    expect(normaliseTimestamp('2026-11-20T05:30:00-04:30')).toBe('2026-11-20T10:00:00.000Z');
+    expect(normaliseTimestamp('2026-11-20T10:00:00-00:00')).toBe('2026-11-20T10:00:00.000Z');
     expect(parseInstant('2026-11-20T10:00:00.123999Z')).toBe(parseInstant('2026-11-20T10:00:00.123Z'));
     expect(normaliseTimestamp('2028-02-29T23:59:59.5Z')).toBe('2028-02-29T23:59:59.500Z');
+    // Any number of fraction digits, truncated to the millisecond, never rounded.
+    expect(normaliseTimestamp('2026-11-20T10:00:00.9996Z')).toBe('2026-11-20T10:00:00.999Z');
+    expect(normaliseTimestamp('2026-11-20T10:00:00.123456789012+01:00')).toBe('2026-11-20T09:00:00.123Z');
+  });
+
+  it('accept only the contract\'s spelling: extended format, seconds, `Z` or `±hh:mm`', () => {
+    // PROJECTION.md section 2: other spellings make the event a dead letter.
+    for (const text of [
+      '2026-11-20T05:30:00-0430', // basic-format zone
+      '2026-11-20T12:00:00+02', // hour-only zone
+      '2026-11-20T12:00+02:00', // no seconds
+      '2026-11-20T10:00Z', // no seconds
+      '2026-11-20T10:00:00,5Z', // comma decimal
+      '2026-11-20T10:00:00.Z', // a point without digits
+      '2026-11-20T10:00:00', // no zone
+      '20261120T100000Z', // basic format
+      '2026-11-20T100000Z', // basic time
+      '2026-11-20 10:00:00Z', // space for T
+      '2026-11-20t10:00:00z', // lower case
+      '2026-11-20T10:00:00+01:00:00', // seconds in the zone
+      '+2026-11-20T10:00:00Z', // expanded year
+      '2026-11-20T10:00:00Z ', // trailing space
+      '２０２６-11-20T10:00:00Z', // non-ASCII digits
+    ]) {
+      expect(parseInstant(text), text).toBeNull();
+      const reading = parseEvent({ ...fixture('credits.low'), timestamp: text });
+      expect(reading.ok, text).toBe(false);
+      if (!reading.ok) expect(reading.issues.map((i) => i.path), text).toContain('timestamp');
+    }
   });
 
   it('refuse days and times that do not exist', () => {

@@ -12,6 +12,8 @@ export interface InboxRow {
   received_at: string;
   raw: Buffer;
   identity: string | null;
+  /** SHA-256 of `raw` for bodies that are not events (migration 005; null before it). */
+  raw_sha256: string | null;
   kind: string | null;
   verdict: DeliveryVerdict;
   secret_id: string | null;
@@ -33,10 +35,12 @@ export interface HandlerFailureRow {
 
 /** The inbox's SQL, prepared once per connection. */
 export function prepareInbox(db: SqliteDatabase) {
-  const insert = db.prepare<[string, Uint8Array, string | null, string | null, DeliveryVerdict, string | null, InboxState, string | null], { inbox_id: number }>(
-    `INSERT INTO inbox (received_at, raw, identity, kind, verdict, secret_id, state, reasons)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (identity) DO NOTHING
+  // No conflict target: a second delivery of an event (same identity) and a retried bad body
+  // (same raw_sha256) are both duplicates; the two columns never hold each other's hashes.
+  const insert = db.prepare<[string, Uint8Array, string | null, string | null, string | null, DeliveryVerdict, string | null, InboxState, string | null], { inbox_id: number }>(
+    `INSERT INTO inbox (received_at, raw, identity, raw_sha256, kind, verdict, secret_id, state, reasons)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT DO NOTHING
      RETURNING inbox_id`,
   );
   const insertSettled = db.prepare<[string, Uint8Array, string, string, string | null, InboxState, string | null, string, 0 | 1]>(
@@ -89,13 +93,17 @@ export function prepareInbox(db: SqliteDatabase) {
   const failureCount = db.prepare<[], number>('SELECT COUNT(*) FROM handler_failures').pluck();
 
   return {
-    /** Inserts one delivery; a second delivery of the same identity is reported, not stored. */
+    /**
+     * Inserts one delivery; a second delivery of the same identity (or, for a body that is not
+     * an event, of the same raw bytes) is reported, not stored.
+     */
     append(delivery: Delivery): Appended {
       const state: InboxState = delivery.verdict === 'accepted' ? 'pending' : 'dead';
       const row = insert.get(
         delivery.receivedAt,
         delivery.raw,
         delivery.identity,
+        delivery.rawSha256 ?? null,
         delivery.kind,
         delivery.verdict,
         delivery.secretId,

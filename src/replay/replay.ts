@@ -9,7 +9,7 @@ import { readSources, type ReplayInput } from './sources.js';
 export interface ReplaySummary {
   /** Events read from the inputs. */
   received: number;
-  /** Events already in the database (same identity). */
+  /** Events already in the database (same identity; for bodies that are not events, same bytes). */
   duplicates: number;
   projected: number;
   /** Kept as events of a kind this version does not know. */
@@ -52,8 +52,9 @@ export async function replayInto(parts: ReplayParts, inputs: Iterable<ReplayInpu
       const envelope = readEnvelope(raw);
       const delivery = deliveryOf(raw, envelope, at, null);
       if (!envelope.ok) {
-        inbox.append(delivery); // kept as a dead letter, like a bad HTTP body
-        summary.dead++;
+        // Kept as a dead letter, like a bad HTTP body; the same bad bytes again are a duplicate.
+        if (inbox.append(delivery).duplicate) summary.duplicates++;
+        else summary.dead++;
         continue;
       }
       if (inbox.has(envelope.identity)) {

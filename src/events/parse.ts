@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { z } from 'zod';
-import { readIdentity } from './identity.js';
+import { hashCanonicalJson } from './canonical.js';
 import {
   dataSchemas,
   isEventKind,
@@ -61,9 +61,10 @@ export function readEnvelope(raw: Uint8Array | string, knownIdentity?: string): 
   const envelope = body as Envelope;
   // A stored delivery already carries its identity: no need to hash it again.
   if (knownIdentity !== undefined) return { ok: true, envelope, identity: knownIdentity };
-  const identity = readIdentity(envelope);
+  // The identity (PROJECTION.md section 1) is the SHA-256 of the whole envelope's canonical JSON.
+  const identity = hashCanonicalJson(envelope, true);
   if (!identity.ok) return { ok: false, reason: 'INVALID_JSON', issues: [identity.issue] };
-  return { ok: true, envelope, identity: identity.identity };
+  return { ok: true, envelope, identity: identity.sha256 };
 }
 
 /** Where the first byte that starts no valid UTF-8 sequence is (called only once isUtf8 said no). */

@@ -1,75 +1,37 @@
 import { hash } from 'node:crypto';
+import { hashCanonicalJson, writeCanonicalJson } from './canonical.js';
+import type { Issue } from './parse.js';
 
-// Code-point order, as PROJECTION.md asks. JavaScript's `<` compares UTF-16 code units, which
-// disagrees only when a surrogate (astral character) meets a character in U+E000..U+FFFF.
-function compareCodePoints(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    let x = a.charCodeAt(i);
-    let y = b.charCodeAt(i);
-    if (x === y) continue;
-    if (x >= 0xd800 && y >= 0xd800) {
-      x = x >= 0xe000 ? x - 0x800 : x + 0x2000;
-      y = y >= 0xe000 ? y - 0x800 : y + 0x2000;
-    }
-    return x - y;
-  }
-  return a.length - b.length;
-}
-
-// Array-index keys ("0", "12") are the one case where JSON.stringify does not keep an object's
-// key order (they always come first, in numeric order), so objects holding them take the slow path.
-const INDEX_KEY = /^(?:0|[1-9]\d*)$/;
+/** Canonical JSON of a value, or why the value has no faithful canonical JSON. */
+export type CanonicalReading = { ok: true; canonical: string } | { ok: false; issue: Issue };
 
 /**
- * Canonical JSON: object keys sorted recursively by code point, no insignificant white space,
- * strings and numbers as `JSON.stringify` writes them. `undefined` members are left out, as
- * `JSON.stringify` leaves them out.
+ * Canonical JSON (PROJECTION.md section 1): object keys sorted recursively by code point, no
+ * insignificant white space, strings and numbers as `JSON.stringify` writes them, every own key
+ * kept (`__proto__` and `constructor` included). `undefined` members are left out, as
+ * `JSON.stringify` leaves them out. Not ok when the value holds what canonical JSON cannot write
+ * faithfully: a non-finite number (`1e400` parses as Infinity, which would be written `null`),
+ * a lone surrogate, a BigInt, a cycle.
  */
+export function readCanonicalJson(value: unknown): CanonicalReading {
+  const written = writeCanonicalJson(value, false);
+  if (!written.ok) return written;
+  return { ok: true, canonical: typeof written.canonical === 'string' ? written.canonical : written.canonical.toString('utf8') };
+}
+
+/** A JSON value that has no faithful canonical JSON (see `readCanonicalJson`). */
+export class UnrepresentableJsonError extends Error {
+  override name = 'UnrepresentableJsonError';
+  constructor(readonly issue: Issue) {
+    super(issue.path === '' ? issue.message : `${issue.path}: ${issue.message}`);
+  }
+}
+
+/** `readCanonicalJson`, throwing `UnrepresentableJsonError` when it is not ok. */
 export function canonicalJson(value: unknown): string {
-  const sorted = sortedCopy(value);
-  return sorted === SLOW ? slowCanonicalJson(value) : (JSON.stringify(sorted) ?? 'null');
-}
-
-const SLOW = Symbol('slow');
-
-/** A copy with keys inserted in code-point order, for JSON.stringify to write as is (the fast path). */
-function sortedCopy(value: unknown): unknown {
-  if (value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) {
-    const copy = new Array<unknown>(value.length);
-    for (let i = 0; i < value.length; i++) {
-      const item = sortedCopy(value[i]);
-      if (item === SLOW) return SLOW;
-      copy[i] = item;
-    }
-    return copy;
-  }
-  const record = value as Record<string, unknown>;
-  const keys = Object.keys(record).sort(compareCodePoints);
-  const copy: Record<string, unknown> = {};
-  for (const key of keys) {
-    if (INDEX_KEY.test(key)) return SLOW;
-    const item = sortedCopy(record[key]);
-    if (item === SLOW) return SLOW;
-    copy[key] = item;
-  }
-  return copy;
-}
-
-function slowCanonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') {
-    const text = JSON.stringify(value);
-    return text === undefined ? 'null' : text;
-  }
-  if (Array.isArray(value)) {
-    return `[${value.map((item) => slowCanonicalJson(item)).join(',')}]`;
-  }
-  const record = value as Record<string, unknown>;
-  const keys = Object.keys(record)
-    .filter((key) => record[key] !== undefined)
-    .sort(compareCodePoints);
-  return `{${keys.map((key) => `${JSON.stringify(key)}:${slowCanonicalJson(record[key])}`).join(',')}}`;
+  const reading = readCanonicalJson(value);
+  if (!reading.ok) throw new UnrepresentableJsonError(reading.issue);
+  return reading.canonical;
 }
 
 export interface EnvelopeFields {
@@ -78,15 +40,27 @@ export interface EnvelopeFields {
   data: unknown;
 }
 
+/** An event's identity, or why its envelope has none (it is then kept under its raw bytes' hash). */
+export type IdentityReading = { ok: true; identity: string } | { ok: false; issue: Issue };
+
 /**
  * An event's identity (PROJECTION.md section 1): SHA-256, lowercase hex, of the canonical JSON
- * of `{event, timestamp, data}`. Deliveries that differ only in key order or spacing share it.
+ * of its whole envelope, members beyond `{event, timestamp, data}` included. Deliveries that
+ * differ only in key order or spacing share it; envelopes that differ as JSON values never do.
  */
+export function readIdentity(envelope: EnvelopeFields): IdentityReading {
+  const hashed = hashCanonicalJson(envelope, false);
+  return hashed.ok ? { ok: true, identity: hashed.sha256 } : hashed;
+}
+
+/** `readIdentity`, throwing `UnrepresentableJsonError` when the envelope has no identity. */
 export function eventIdentity(envelope: EnvelopeFields): string {
-  const canonical = canonicalJson({
-    data: envelope.data,
-    event: envelope.event,
-    timestamp: envelope.timestamp,
-  });
-  return hash('sha256', canonical, 'hex');
+  const reading = readIdentity(envelope);
+  if (!reading.ok) throw new UnrepresentableJsonError(reading.issue);
+  return reading.identity;
+}
+
+/** SHA-256, lowercase hex, of exact bytes: the identity of a body that is not an event. */
+export function rawIdentity(raw: Uint8Array): string {
+  return hash('sha256', raw, 'hex');
 }

@@ -1,5 +1,6 @@
+import { isUtf8 } from 'node:buffer';
 import type { z } from 'zod';
-import { eventIdentity } from './identity.js';
+import { hashCanonicalJson } from './canonical.js';
 import {
   dataSchemas,
   isEventKind,
@@ -33,11 +34,25 @@ export function issuesOf(error: z.ZodError): Issue[] {
   }));
 }
 
-/** Stage one, done before acknowledging: is the body an envelope, and what is its identity? */
+/**
+ * Stage one, done before acknowledging: is the body an envelope, and what is its identity?
+ * `INVALID_JSON` covers every body that is not JSON this receiver can read faithfully (I-JSON,
+ * RFC 7493): not UTF-8, not JSON, or holding a number beyond the double range or a lone
+ * surrogate, which canonical JSON (and SQLite's text) would silently change into another value.
+ */
 export function readEnvelope(raw: Uint8Array | string, knownIdentity?: string): EnvelopeReading {
+  let text: string;
+  if (typeof raw === 'string') {
+    text = raw;
+  } else {
+    const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+    // Decoding would turn every invalid sequence into U+FFFD, so that different bodies read alike.
+    if (!isUtf8(bytes)) return { ok: false, reason: 'INVALID_JSON', issues: [notUtf8(bytes)] };
+    text = bytes.toString('utf8');
+  }
   let body: unknown;
   try {
-    body = JSON.parse(typeof raw === 'string' ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('utf8'));
+    body = JSON.parse(text);
   } catch (error) {
     return { ok: false, reason: 'INVALID_JSON', issues: [{ path: '', message: (error as Error).message }] };
   }
@@ -45,7 +60,33 @@ export function readEnvelope(raw: Uint8Array | string, knownIdentity?: string): 
   if (issues.length > 0) return { ok: false, reason: 'INVALID_ENVELOPE', issues };
   const envelope = body as Envelope;
   // A stored delivery already carries its identity: no need to hash it again.
-  return { ok: true, envelope, identity: knownIdentity ?? eventIdentity(envelope) };
+  if (knownIdentity !== undefined) return { ok: true, envelope, identity: knownIdentity };
+  // The identity (PROJECTION.md section 1) is the SHA-256 of the whole envelope's canonical JSON.
+  const identity = hashCanonicalJson(envelope, true);
+  if (!identity.ok) return { ok: false, reason: 'INVALID_JSON', issues: [identity.issue] };
+  return { ok: true, envelope, identity: identity.sha256 };
+}
+
+/** Where the first byte that starts no valid UTF-8 sequence is (called only once isUtf8 said no). */
+function notUtf8(bytes: Uint8Array): Issue {
+  let i = 0;
+  while (i < bytes.length) {
+    const lead = bytes[i]!;
+    if (lead < 0x80) {
+      i++;
+      continue;
+    }
+    const length = lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
+    // The second byte's range excludes overlong forms, UTF-16 surrogates and code points past U+10FFFF.
+    const low = lead === 0xe0 ? 0xa0 : lead === 0xf0 ? 0x90 : 0x80;
+    const high = lead === 0xed ? 0x9f : lead === 0xf4 ? 0x8f : 0xbf;
+    let valid = length > 0 && (bytes[i + 1] ?? 0) >= low && (bytes[i + 1] ?? 0xff) <= high;
+    for (let k = 2; valid && k < length; k++) valid = ((bytes[i + k] ?? 0) & 0xc0) === 0x80;
+    if (!valid) break;
+    i += length;
+  }
+  const byte = (bytes[i] ?? 0).toString(16).toUpperCase().padStart(2, '0');
+  return { path: '', message: `the body is not UTF-8: byte 0x${byte} at offset ${i} starts no valid UTF-8 sequence` };
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -86,6 +127,8 @@ export function parseEvent(envelope: Envelope): EventReading {
     ];
     return { ok: false, reason: 'INVALID_DATA', kind: envelope.event, issues };
   }
-  const event = { ...envelope, event: envelope.event, timestamp: envelope.timestamp, data: data.data } as WebhookEvent;
+  // The schemas only check (no transform, no default), so handlers get the data as parsed: zod's
+  // output copy drops own `__proto__` keys, which are part of the event (PROJECTION.md section 1).
+  const event = { ...envelope, event: envelope.event, timestamp: envelope.timestamp, data: envelope.data } as WebhookEvent;
   return { ok: true, event, instant };
 }

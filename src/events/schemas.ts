@@ -15,7 +15,7 @@ export const FAILURE_REASONS = ['voicemail', 'no_answer', 'user_hangup', 'techni
 const campaignStatus = z.enum(CAMPAIGN_STATUSES);
 const score = z.number().min(0).max(10);
 
-export const TIMESTAMP_MESSAGE = 'must be an ISO 8601 date-time with a time zone, e.g. 2026-11-20T10:00:00Z';
+export const TIMESTAMP_MESSAGE = 'must be ISO 8601 with seconds and a zone (Z or ±hh:mm), e.g. 2026-11-20T10:00:00Z';
 export const timestampSchema = z.string().refine((value) => parseInstant(value) !== null, { message: TIMESTAMP_MESSAGE });
 
 const candidateNames = {

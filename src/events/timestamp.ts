@@ -1,7 +1,9 @@
 // One parser for every timestamp the service sends: identity, order and storage all call it.
-// ISO 8601 date-time with a zone (Z, ±hh, ±hhmm, ±hh:mm); seconds and fractions optional.
-const ISO_WITH_ZONE =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)$/;
+// Exactly PROJECTION.md section 2: ISO 8601 extended format, seconds required, any number of
+// fraction digits after a point, and a zone `Z` or `±hh:mm`. No other spelling (no zone, basic
+// format, `±hh` or `±hhmm` zones, missing seconds, comma decimals, lower-case `t` or `z`): one
+// spelling per instant keeps "is this a valid event?" the same question for every reader.
+const ISO_WITH_ZONE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:(Z)|([+-])(\d{2}):(\d{2}))$/;
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
@@ -13,7 +15,8 @@ function daysIn(year: number, month: number): number {
 /**
  * The instant of an ISO 8601 timestamp as UTC milliseconds, truncated to the millisecond
  * (PROJECTION.md: instants compare at millisecond precision). `null` when the text is not
- * an ISO 8601 date-time with a zone, or names a day or time that does not exist.
+ * in the contract's form (`2026-11-20T10:00:00Z`, `2026-11-20T11:00:00.5+01:00`), or names a day
+ * or time that does not exist.
  */
 export function parseInstant(text: string): number | null {
   const m = ISO_WITH_ZONE.exec(text);
@@ -24,13 +27,13 @@ export function parseInstant(text: string): number | null {
   const day = Number(d);
   const hour = Number(h);
   const minute = Number(mi);
-  const second = s === undefined ? 0 : Number(s);
+  const second = Number(s);
   if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return null;
   if (hour > 23 || minute > 59 || second > 59) return null;
   let offsetMinutes = 0;
   if (zulu === undefined) {
     const offH = Number(oh);
-    const offM = om === undefined ? 0 : Number(om);
+    const offM = Number(om);
     if (offH > 23 || offM > 59) return null;
     offsetMinutes = (sign === '-' ? -1 : 1) * (offH * 60 + offM);
   }

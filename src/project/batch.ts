@@ -74,15 +74,22 @@ export function foldIntoRows(stored: StoredRows, events: readonly ProjectableEve
   foldAnyOrder(events, state);
 
   // mergeEffect returns the row object itself when nothing changed: identity tells what to write.
+  // A row new to the table is written even unchanged: naming its key creates it.
   const campaigns: StoredRow<CampaignRow>[] = [];
   for (const [key, current] of state.campaigns) {
-    if (loaded.campaigns.get(key) !== current) campaigns.push(toStored(current, VERSIONED_FIELDS.campaigns));
+    const absent = stored.campaigns.get(key)?.absent === true;
+    if (loaded.campaigns.get(key) !== current || absent) campaigns.push({ ...toStored(current, VERSIONED_FIELDS.campaigns), ...(absent && { absent }) });
   }
   const candidates: StoredRow<CandidateRow>[] = [];
   for (const [key, current] of state.candidates) {
-    if (loaded.candidates.get(key) !== current) candidates.push(toStored(current, VERSIONED_FIELDS.candidates));
+    const absent = stored.candidates.get(key)?.absent === true;
+    if (loaded.candidates.get(key) !== current || absent) candidates.push({ ...toStored(current, VERSIONED_FIELDS.candidates), ...(absent && { absent }) });
   }
-  const credits = state.credits !== null && state.credits !== loadedCredits ? toStored(state.credits, VERSIONED_FIELDS.credits) : undefined;
+  const creditsAbsent = stored.credits?.absent === true;
+  const credits =
+    state.credits !== null && (state.credits !== loadedCredits || creditsAbsent)
+      ? { ...toStored(state.credits, VERSIONED_FIELDS.credits), ...(creditsAbsent && { absent: true }) }
+      : undefined;
   return { campaigns, candidates, credits, responses: state.responses };
 }
 

@@ -1,4 +1,4 @@
-import type { EnvelopeReading, Issue } from '../events/index.js';
+import { rawIdentity, type EnvelopeReading, type Issue } from '../events/index.js';
 
 export type DeliveryVerdict = 'accepted' | 'invalid_json' | 'invalid_envelope';
 
@@ -7,8 +7,14 @@ export interface Delivery {
   /** The exact bytes received. */
   raw: Uint8Array;
   receivedAt: string;
-  /** PROJECTION.md identity; null when the body is not an envelope. */
+  /** PROJECTION.md identity; null when the body is not an event. */
   identity: string | null;
+  /**
+   * SHA-256 of the raw bytes when the body is not an event (not JSON, not an envelope, not
+   * faithfully representable): the identity of its dead letter, so that a retried bad body is
+   * stored once. Null or absent for events: they are told apart by `identity`.
+   */
+  rawSha256?: string | null;
   /** The body's `event`, as sent (null when the body is not an envelope). */
   kind: string | null;
   verdict: DeliveryVerdict;
@@ -33,6 +39,7 @@ export function deliveryOf(raw: Uint8Array, reading: EnvelopeReading, receivedAt
     raw,
     receivedAt,
     identity: reading.ok ? reading.identity : null,
+    rawSha256: reading.ok ? null : rawIdentity(raw),
     kind: reading.ok ? reading.envelope.event : null,
     verdict: reading.ok ? 'accepted' : reading.reason === 'INVALID_JSON' ? 'invalid_json' : 'invalid_envelope',
     secretId,

@@ -1,7 +1,7 @@
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { BODY_ALREADY_READ_MESSAGE, errorAnswer } from './answer.js';
 import type { Intake, IntakeResult } from './intake.js';
-import { receiveRequest, writeAnswer, type ResultListener } from './node-http.js';
+import { answerOnce, receiveRequest, tellListener, type ResultListener } from './node-http.js';
 
 /**
  * Express middleware: `app.post('/webhooks', receiver.middleware())`. Reads the raw body itself,
@@ -10,10 +10,12 @@ import { receiveRequest, writeAnswer, type ResultListener } from './node-http.js
  * body and never hangs on a consumed stream. A body kept as bytes by `express.raw()` is used as is.
  */
 export function expressMiddleware(intake: Intake, onResult?: ResultListener): RequestHandler {
-  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+  return async (req: Request, res: Response): Promise<void> => {
     const startedAt = process.hrtime.bigint();
+    let result: IntakeResult;
+    // Last resort: an exception is answered here, in the service's envelope, rather than passed
+    // to Express's default handler (an HTML page with a stack trace).
     try {
-      let result: IntakeResult;
       const parsed: unknown = req.body;
       if (Buffer.isBuffer(parsed)) {
         result = await intake.receive({ rawBody: parsed, headers: req.headers });
@@ -22,10 +24,10 @@ export function expressMiddleware(intake: Intake, onResult?: ResultListener): Re
       } else {
         result = await receiveRequest(intake, req);
       }
-      writeAnswer(res, result.answer);
-      onResult?.(result, req, startedAt);
     } catch (error) {
-      next(error);
+      result = intake.unexpected(error, 'express');
     }
+    answerOnce(res, result.answer);
+    tellListener(intake, onResult, result, req, startedAt);
   };
 }

@@ -28,9 +28,14 @@ export function fetchHandler(intake: Intake) {
     if (request.method !== 'POST') {
       return toResponse(errorAnswer(405, 'METHOD_NOT_ALLOWED', 'Webhooks are delivered with POST.', {}, { Allow: 'POST' }));
     }
-    const rawBody = await readLimited(request, intake.maxBodyBytes);
-    if (rawBody === null) return toResponse(tooLarge(intake.maxBodyBytes));
-    const result = await intake.receive({ rawBody, headers: request.headers });
-    return toResponse(result.answer);
+    // Last resort: the returned promise always resolves with an answer in the service's envelope.
+    try {
+      const rawBody = await readLimited(request, intake.maxBodyBytes);
+      if (rawBody === null) return toResponse(tooLarge(intake.maxBodyBytes));
+      const result = await intake.receive({ rawBody, headers: request.headers });
+      return toResponse(result.answer);
+    } catch (error) {
+      return toResponse(intake.unexpected(error, 'fetch').answer);
+    }
   };
 }

@@ -31,7 +31,8 @@ export interface IntakeOptions {
 /** What the intake did with a request, beside the answer: for logs and for the dispatcher. */
 export interface IntakeResult {
   answer: Answer;
-  outcome: 'stored' | 'duplicate' | 'refused' | 'kept_invalid' | 'unavailable';
+  /** `failed`: an unexpected exception, answered 500 (nothing acknowledged). */
+  outcome: 'stored' | 'duplicate' | 'refused' | 'kept_invalid' | 'unavailable' | 'failed';
   kind?: string;
   identity?: string;
   inboxId?: number;
@@ -67,7 +68,31 @@ export function createIntake(options: IntakeOptions) {
   const now = options.now ?? Date.now;
   const { store, logger } = options;
 
-  async function receive({ rawBody, headers }: IncomingRequest): Promise<IntakeResult> {
+  /**
+   * Last resort for an exception no stage expected: a 500 in the service's envelope (the sender
+   * retries) and one log line with the error's type and where it was thrown. Never its message,
+   * which may quote the body (JSON.parse's does), and never the body.
+   */
+  function unexpected(error: unknown, stage: string): IntakeResult {
+    const name = error instanceof Error ? error.name : typeof error;
+    // Stack frames only: the first line (and any line a multi-line message spans) is the message.
+    const at = error instanceof Error ? error.stack?.split('\n').map((line) => line.trim()).filter((line) => line.startsWith('at ')).slice(0, 3) : undefined;
+    logger?.error({ stage, error: name, at }, 'unexpected error while receiving a webhook');
+    return {
+      outcome: 'failed',
+      answer: errorAnswer(500, 'INTERNAL_ERROR', 'The receiver failed unexpectedly; the event was not accepted. Retry later.', { cause: name }),
+    };
+  }
+
+  async function receive(request: IncomingRequest): Promise<IntakeResult> {
+    try {
+      return await receiveOrThrow(request);
+    } catch (error) {
+      return unexpected(error, 'intake');
+    }
+  }
+
+  async function receiveOrThrow({ rawBody, headers }: IncomingRequest): Promise<IntakeResult> {
     if (rawBody.byteLength > maxBodyBytes) {
       return { outcome: 'refused', answer: tooLarge(maxBodyBytes) };
     }
@@ -116,7 +141,9 @@ export function createIntake(options: IntakeOptions) {
     if (!reading.ok) {
       const answer =
         reading.reason === 'INVALID_JSON'
-          ? errorAnswer(400, 'INVALID_JSON', 'The body is not JSON.', { issues: reading.issues })
+          ? errorAnswer(400, 'INVALID_JSON', 'The body is not JSON this receiver can read faithfully (UTF-8, RFC 8259 and 7493).', {
+              issues: reading.issues,
+            })
           : errorAnswer(400, 'INVALID_ENVELOPE', 'The body is not an event envelope {event, timestamp, data}.', {
               issues: reading.issues,
             });
@@ -132,7 +159,7 @@ export function createIntake(options: IntakeOptions) {
     };
   }
 
-  return { receive, maxBodyBytes, signatureHeader, eventHeader };
+  return { receive, unexpected, maxBodyBytes, signatureHeader, eventHeader };
 }
 
 export type Intake = ReturnType<typeof createIntake>;

@@ -3,6 +3,19 @@ import { errorAnswer, type Answer } from './answer.js';
 import type { Intake, IntakeResult } from './intake.js';
 import { readRawBody } from './raw-body.js';
 
+/**
+ * Writes an answer unless one was already written, for the adapters' last-resort guards: an
+ * answer that cannot be written (the client is gone) ends the connection instead of throwing.
+ */
+export function answerOnce(res: ServerResponse, answer: Answer): void {
+  if (res.headersSent || res.writableEnded) return;
+  try {
+    writeAnswer(res, answer);
+  } catch {
+    res.destroy();
+  }
+}
+
 /** Writes an answer as JSON on a node:http (or Express) response. */
 export function writeAnswer(res: ServerResponse, answer: Answer): void {
   const json = JSON.stringify(answer.body);
@@ -24,6 +37,15 @@ export async function receiveRequest(intake: Intake, req: IncomingMessage): Prom
 
 export type ResultListener = (result: IntakeResult, req: IncomingMessage, startedAt: bigint) => void;
 
+/** Tells the listener; a listener that throws is logged, never allowed to reject the request handler. */
+export function tellListener(intake: Intake, onResult: ResultListener | undefined, result: IntakeResult, req: IncomingMessage, startedAt: bigint): void {
+  try {
+    onResult?.(result, req, startedAt);
+  } catch (error) {
+    intake.unexpected(error, 'onRequest listener');
+  }
+}
+
 /**
  * A node:http request listener for the intake: no framework between the socket and the inbox.
  * Answers 405 to anything but POST.
@@ -32,15 +54,21 @@ export function nodeHandler(intake: Intake, onResult?: ResultListener) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const startedAt = process.hrtime.bigint();
     let result: IntakeResult;
-    if (req.method !== 'POST') {
-      result = {
-        outcome: 'refused',
-        answer: errorAnswer(405, 'METHOD_NOT_ALLOWED', 'Webhooks are delivered with POST.', {}, { Allow: 'POST' }),
-      };
-    } else {
-      result = await receiveRequest(intake, req);
+    // Last resort: whatever throws, the request gets an answer and the returned promise never
+    // rejects (an unhandled rejection would end the process).
+    try {
+      if (req.method !== 'POST') {
+        result = {
+          outcome: 'refused',
+          answer: errorAnswer(405, 'METHOD_NOT_ALLOWED', 'Webhooks are delivered with POST.', {}, { Allow: 'POST' }),
+        };
+      } else {
+        result = await receiveRequest(intake, req);
+      }
+    } catch (error) {
+      result = intake.unexpected(error, 'node:http');
     }
-    writeAnswer(res, result.answer);
-    onResult?.(result, req, startedAt);
+    answerOnce(res, result.answer);
+    tellListener(intake, onResult, result, req, startedAt);
   };
 }

@@ -8,7 +8,7 @@ import { readSources, type ReplayInput } from './sources.js';
 export interface ReplaySummary {
   /** Events read from the inputs. */
   received: number;
-  /** Events already in the database (same identity). */
+  /** Events already in the database (same identity; for bodies that are not events, same bytes). */
   duplicates: number;
   projected: number;
   /** Kept as events of a kind this version does not know. */
@@ -82,8 +82,11 @@ export async function replayInto(parts: ReplayParts, inputs: Iterable<ReplayInpu
         const run = fresh.slice(i, j);
         if (envelope) await tx.appendSettled(run.map((e) => settled.get(e.raw)!), at);
         else {
-          await tx.append(run.map((e) => deliveryOf(e.raw, e.reading, at, null)));
-          batch.dead += run.length;
+          // Kept as dead letters, like bad HTTP bodies; the same bad bytes again are a duplicate.
+          for (const appended of await tx.append(run.map((e) => deliveryOf(e.raw, e.reading, at, null)))) {
+            if (appended.duplicate) batch.duplicates++;
+            else batch.dead++;
+          }
         }
         i = j;
       }

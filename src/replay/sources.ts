@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { readCanonicalJson } from '../events/index.js';
 
 /** What replay accepts: event objects, or paths of `.json` / `.ndjson` files and folders of them. */
 export type ReplayInput = string | object;
@@ -31,7 +32,9 @@ async function* fromFile(path: string): AsyncGenerator<SourceItem> {
     return;
   }
   if (Array.isArray(parsed)) {
-    for (const [i, item] of parsed.entries()) yield { ok: true, raw: Buffer.from(JSON.stringify(item)), origin: `${path}[${i}]` };
+    // Each element's own bytes, not a re-serialisation: JSON.stringify would change values it
+    // cannot write (1e400 becomes null) and throws on deep ones.
+    for (const [i, raw] of arrayElements(bytes).entries()) yield { ok: true, raw, origin: `${path}[${i}]` };
   } else {
     yield { ok: true, raw: bytes, origin: path };
   }
@@ -61,13 +64,70 @@ async function* fromPath(path: string): AsyncGenerator<SourceItem> {
   }
 }
 
+const [TAB, LF, CR, SPACE, QUOTE, COMMA, BACKSLASH] = [0x09, 0x0a, 0x0d, 0x20, 0x22, 0x2c, 0x5c];
+const [OPEN_ARRAY, CLOSE_ARRAY, OPEN_OBJECT, CLOSE_OBJECT] = [0x5b, 0x5d, 0x7b, 0x7d];
+
+/**
+ * The exact bytes of each element of a JSON array text that JSON.parse already accepted, found
+ * without recursion. Structural characters are ASCII and never occur inside a UTF-8 sequence,
+ * so scanning bytes is exact.
+ */
+function arrayElements(bytes: Buffer): Buffer[] {
+  const elements: Buffer[] = [];
+  let depth = 0;
+  let inString = false;
+  let start = -1; // first byte of the current element, -1 between elements
+  let end = -1; // one past its last byte
+  for (let i = 0; i < bytes.length; i++) {
+    const c = bytes[i]!;
+    if (inString) {
+      if (c === BACKSLASH) i++;
+      else if (c === QUOTE) {
+        inString = false;
+        end = i + 1;
+      }
+      continue;
+    }
+    if (c === SPACE || c === TAB || c === LF || c === CR) continue;
+    if (depth === 0) {
+      depth = 1; // the outer `[`
+      continue;
+    }
+    if (depth === 1 && (c === COMMA || c === CLOSE_ARRAY)) {
+      if (start >= 0) elements.push(bytes.subarray(start, end));
+      start = -1;
+      if (c === CLOSE_ARRAY) break;
+      continue;
+    }
+    if (depth === 1 && start < 0) start = i;
+    if (c === QUOTE) inString = true;
+    else if (c === OPEN_ARRAY || c === OPEN_OBJECT) depth++;
+    else if (c === CLOSE_ARRAY || c === CLOSE_OBJECT) depth--;
+    end = i + 1;
+  }
+  return elements;
+}
+
+/** An object given to replay, as JSON.stringify writes it; past its depth, as canonical JSON. */
+function objectItem(item: unknown): SourceItem {
+  try {
+    return { ok: true, raw: Buffer.from(JSON.stringify(item)), origin: 'object' };
+  } catch (error) {
+    if (!(error instanceof RangeError)) return { ok: false, origin: 'object', message: (error as Error).message };
+  }
+  const reading = readCanonicalJson(item);
+  return reading.ok
+    ? { ok: true, raw: Buffer.from(reading.canonical), origin: 'object' }
+    : { ok: false, origin: 'object', message: `${reading.issue.path}: ${reading.issue.message}` };
+}
+
 /** Every event of the inputs, in the order given, as raw bytes. */
 export async function* readSources(inputs: Iterable<ReplayInput> | ReplayInput): AsyncGenerator<SourceItem> {
   const list = typeof inputs === 'string' || !(Symbol.iterator in Object(inputs)) ? [inputs as ReplayInput] : [...(inputs as Iterable<ReplayInput>)];
   for (const input of list) {
     if (typeof input === 'string') yield* fromPath(input);
     else if (Array.isArray(input)) {
-      for (const item of input) yield { ok: true, raw: Buffer.from(JSON.stringify(item)), origin: 'object' };
-    } else yield { ok: true, raw: Buffer.from(JSON.stringify(input)), origin: 'object' };
+      for (const item of input) yield objectItem(item);
+    } else yield objectItem(input);
   }
 }

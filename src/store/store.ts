@@ -15,6 +15,8 @@ export interface InboxRow {
   received_at: string;
   raw: Uint8Array;
   identity: string | null;
+  /** SHA-256 of `raw` for bodies that are not events (null for events, and for rows stored before it existed). */
+  raw_sha256: string | null;
   kind: string | null;
   verdict: DeliveryVerdict;
   secret_id: string | null;
@@ -39,6 +41,8 @@ export interface HandlerFailureRow {
 export interface StoredRow<T> {
   row: T;
   field_versions: string;
+  /** Not in the table yet (an empty row): `saveRows` must write it even if nothing set a column. */
+  absent?: boolean;
 }
 
 /** The projected rows a batch of events touches. */
@@ -48,7 +52,7 @@ export interface RowKeys {
   credits: boolean;
 }
 
-/** The rows of `RowKeys`, each created empty when absent, then locked until the transaction ends. */
+/** The rows of `RowKeys`, locked until the transaction ends; a key with no row yet comes as an empty, `absent` row. */
 export interface StoredRows {
   campaigns: Map<string, StoredRow<CampaignRow>>;
   candidates: Map<string, StoredRow<CandidateRow>>;
@@ -81,7 +85,10 @@ export interface SettledDelivery {
 
 /** The work one write transaction can do. Nothing is visible to others before it commits. */
 export interface WriteTx {
-  /** Inserts deliveries; one whose identity is stored already (or earlier in the list) is a duplicate. */
+  /**
+   * Inserts deliveries; one whose identity (or, for a body that is not an event, raw-bytes hash)
+   * is stored already, or earlier in the list, is a duplicate.
+   */
   append(deliveries: readonly Delivery[]): Promise<Appended[]>;
   /** Which of these identities are stored already. */
   known(identities: readonly string[]): Promise<Set<string>>;
@@ -92,7 +99,7 @@ export interface WriteTx {
    * skips them, and they are pending again if this one dies before committing.
    */
   claimPending(limit: number): Promise<InboxRow[]>;
-  /** Creates the rows that do not exist yet (empty), and locks and reads them all. */
+  /** Locks and reads the rows of these keys; keys with no row yet come back as empty `absent` rows. */
   lockRows(keys: RowKeys): Promise<StoredRows>;
   saveRows(writes: RowWrites): Promise<void>;
   /**

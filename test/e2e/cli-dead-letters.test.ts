@@ -58,7 +58,7 @@ describe('prequal-hooks dead-letters, after replaying the invalid fixtures', () 
     expect(lines[1]).toMatch(/^INBOX ID\s+STATE\s+KIND\s+VERDICT\s+RECEIVED \(UTC\)\s+REASONS$/);
     const unknownLine = lines.find((line) => line.includes('candidate.interview.rescheduled'))!;
     expect(unknownLine).toMatch(/^\s*\d+\s+unknown\s+candidate\.interview\.rescheduled\s+accepted\s+\d{4}-\d\d-\d\d \d\d:\d\d\s+event: unknown event kind/);
-    expect(result.stdout).toContain('timestamp: must be an ISO 8601 date-time');
+    expect(result.stdout).toContain('timestamp: must be ISO 8601 with seconds and a zone');
     expect(result.stdout).toContain('No handler failures.');
   });
 

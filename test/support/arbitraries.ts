@@ -105,3 +105,108 @@ export function streamArbitrary(maxLength = 40, instants?: number[]) {
 }
 
 export { BASE };
+
+// ---------------------------------------------------------------------------------------------
+// Arbitrary JSON values for the identity properties: keys that plain assignment mishandles
+// (`__proto__`, `constructor`), array-index keys (JSON.stringify reorders them), astral and
+// escaped characters, keys that sort differently by UTF-16 unit and by code point, extreme
+// numbers. Objects are built with Object.fromEntries, which defines own keys as JSON.parse does.
+
+const CHARS = ['a', 'b', 'é', 'e\u0301', '\u0000', '"', '\\', '/', '\n', '\u2028', '\u007f', '\uE000', '\uFF21', '\uFFFF', '\u{1F600}', '\u{10FFFF}'];
+const KEYS = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', '0', '1', '9', '10', '01', '-1', '', 'a', 'A', 'é', '\uFF21', '\u{1F600}'];
+const NUMBERS = [0, -0, 1, -1, 0.1, 1 / 3, 100, 1e21, 1e-7, 2 ** 53, 2 ** 53 + 2, Number.MAX_VALUE, -Number.MAX_VALUE, Number.MIN_VALUE, -Number.MIN_VALUE, Number.MAX_SAFE_INTEGER];
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/**
+ * JSON values. `small` draws keys and leaves from short lists, so that equal values (and values
+ * that differ in one leaf) are common; otherwise strings and numbers range widely.
+ */
+export function jsonArbitrary(options: { small?: boolean; depth?: number } = {}): fc.Arbitrary<Json> {
+  const key = options.small ? fc.constantFrom(...KEYS) : fc.oneof(fc.constantFrom(...KEYS), fc.string({ unit: fc.constantFrom(...CHARS), maxLength: 4 }));
+  const text = options.small ? fc.constantFrom('', 'a', 'é', 'e\u0301', '\u{1F600}') : fc.oneof(fc.string({ unit: fc.constantFrom(...CHARS), maxLength: 6 }), fc.string({ unit: 'grapheme', maxLength: 6 }));
+  const number = options.small ? fc.constantFrom(0, -0, 1, 1e21, Number.MAX_VALUE, Number.MIN_VALUE) : fc.oneof(fc.constantFrom(...NUMBERS), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer());
+  const { value } = fc.letrec<{ value: Json }>((tie) => ({
+    value: fc.oneof(
+      { depthSize: 'small', maxDepth: options.depth ?? 4 },
+      fc.constant(null),
+      fc.boolean(),
+      number,
+      text,
+      fc.array(tie('value'), { maxLength: 3 }),
+      fc.uniqueArray(fc.tuple(key, tie('value')), { selector: ([k]) => k, maxLength: 4 }).map((entries) => Object.fromEntries(entries) as Json),
+    ),
+  }));
+  return value;
+}
+
+/** Whether two JSON values are the same value: key order does not count, numbers compare as doubles (0 equals -0). */
+export function sameJson(a: Json, b: Json): boolean {
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return a === b;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((item, i) => sameJson(item, b[i]!));
+  }
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && sameJson(a[k]!, b[k]!));
+}
+
+/** A small deterministic generator for the choices of `spellJson` (mulberry32). */
+function choices(seed: number) {
+  let state = seed >>> 0;
+  const next = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+  return { below: (n: number) => Math.floor(next() * n), chance: (p: number) => next() < p };
+}
+
+const hex4 = (unit: number) => `\\u${unit.toString(16).padStart(4, '0')}`;
+
+/**
+ * The JSON text of a value, spelled one of many ways that all parse to the same value: keys in
+ * a shuffled order, white space between tokens, characters escaped (`\u00e9`, surrogate pairs),
+ * numbers in other notations (`1e2`, `100.0`, `1E+2`).
+ */
+export function spellJson(value: Json, seed: number): string {
+  const pick = choices(seed);
+  const space = () => (pick.chance(0.3) ? [' ', '\n', '\t', '\r\n  '][pick.below(4)]! : '');
+  const string = (s: string) => {
+    let out = '"';
+    for (const char of s) {
+      const plain = JSON.stringify(char).slice(1, -1);
+      if (!pick.chance(0.3)) out += plain;
+      else if (char === '/') out += '\\/';
+      else for (let i = 0; i < char.length; i++) out += hex4(char.charCodeAt(i));
+    }
+    return `${out}"`;
+  };
+  const number = (n: number) => {
+    const shortest = JSON.stringify(n);
+    switch (pick.below(4)) {
+      case 0:
+        return n.toExponential().replace('e+', pick.chance(0.5) ? 'E+' : 'e');
+      case 1:
+        return Number.isInteger(n) && Math.abs(n) < 1e21 ? `${shortest}.0` : shortest;
+      case 2:
+        return Object.is(n, -0) ? '-0' : shortest;
+      default:
+        return shortest;
+    }
+  };
+  const write = (v: Json): string => {
+    if (v === null || typeof v === 'boolean') return String(v);
+    if (typeof v === 'number') return number(v);
+    if (typeof v === 'string') return string(v);
+    if (Array.isArray(v)) return `[${space()}${v.map((item) => `${write(item)}${space()}`).join(`,${space()}`)}]`;
+    const keys = Object.keys(v);
+    for (let i = keys.length - 1; i > 0; i--) {
+      const j = pick.below(i + 1);
+      [keys[i], keys[j]] = [keys[j]!, keys[i]!];
+    }
+    return `{${space()}${keys.map((k) => `${string(k)}${space()}:${space()}${write(v[k]!)}${space()}`).join(`,${space()}`)}}`;
+  };
+  return `${space()}${write(value)}${space()}`;
+}

@@ -11,6 +11,7 @@ import {
   parseEvent,
   parseInstant,
   readEnvelope,
+  UnrepresentableJsonError,
   type Envelope,
 } from '../../src/events/index.js';
 
@@ -170,14 +171,117 @@ describe('identity', () => {
   });
 });
 
+describe('identity keeps every own key and takes any depth', () => {
+  const envelope = (data: string, extra = '') => `{"event":"credits.low","timestamp":"2026-11-20T10:00:00Z"${extra},"data":{"credits_remaining":9,"threshold":10${data}}}`;
+  const identity = (body: string) => {
+    const reading = readEnvelope(Buffer.from(body));
+    if (!reading.ok) throw new Error(JSON.stringify(reading.issues));
+    return reading.identity;
+  };
+
+  it('counts own __proto__ and constructor keys: bodies that differ inside them are two events', () => {
+    const ids = [
+      envelope(''),
+      envelope(',"__proto__":{"x":1}'),
+      envelope(',"__proto__":{"x":2}'),
+      envelope(',"__proto__":null'),
+      envelope(',"constructor":{"x":1}'),
+      envelope(',"constructor":{"x":1},"__proto__":{"x":1}'),
+    ].map(identity);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(canonicalJson(JSON.parse('{"b":1,"__proto__":{"z":1,"y":2},"a":[{"__proto__":0}]}'))).toBe('{"__proto__":{"y":2,"z":1},"a":[{"__proto__":0}],"b":1}');
+    // The same key, other order and spacing: one event.
+    expect(identity(envelope(',"__proto__":{"x":1,"y":2}'))).toBe(identity(envelope(', "__proto__" : { "y":2, "x":1 }')));
+  });
+
+  it('hands __proto__ and constructor keys of data to handlers, at any level', () => {
+    const body = JSON.parse(envelope(',"__proto__":{"x":1},"constructor":"c"').replace('credits.low', 'candidate.interview.completed.extended')
+      .replace('"credits_remaining":9,"threshold":10', '"campaign_id":"c","candidate_id":"k","interview_score":8,"responses":[{"question":"Q","__proto__":{"y":2}}]'));
+    const reading = parseEvent(body);
+    expect(reading.ok).toBe(true);
+    if (!reading.ok) return;
+    const data = reading.event.data as Record<string, unknown> & { responses: Array<Record<string, unknown>> };
+    expect(Object.keys(data)).toContain('__proto__');
+    expect(Object.getOwnPropertyDescriptor(data, '__proto__')?.value).toEqual({ x: 1 });
+    expect(data.constructor).toBe('c');
+    expect(Object.getPrototypeOf(data)).toBe(Object.prototype); // a key, not a prototype
+    expect(Object.getOwnPropertyDescriptor(data.responses[0], '__proto__')?.value).toEqual({ y: 2 });
+  });
+
+  it('counts envelope members beyond {event, timestamp, data}', () => {
+    expect(identity(envelope('', ',"attempt":1'))).not.toBe(identity(envelope('', ',"attempt":2')));
+    expect(identity(envelope('', ',"attempt":1'))).not.toBe(identity(envelope('')));
+  });
+
+  it('takes any depth JSON.parse accepts: 100,000 nested arrays or objects', () => {
+    const n = 100_000;
+    const arrays = `${'['.repeat(n)}${']'.repeat(n)}`;
+    const objects = `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`;
+    for (const deep of [arrays, objects]) {
+      const compact = envelope(`,"deep":${deep}`);
+      expect(canonicalJson(JSON.parse(compact))).toBe(`{"data":{"credits_remaining":9,"deep":${deep},"threshold":10},"event":"credits.low","timestamp":"2026-11-20T10:00:00Z"}`);
+      expect(identity(compact)).toBe(identity(envelope(`,"deep" : ${deep.replaceAll(':', ' : ')}`)));
+      const reading = parseEvent(JSON.parse(compact));
+      expect(reading.ok).toBe(true);
+    }
+    expect(identity(envelope(`,"deep":${arrays}`))).not.toBe(identity(envelope(`,"deep":${'['.repeat(n - 1)}${']'.repeat(n - 1)}`)));
+  });
+
+  it('refuses what canonical JSON cannot write faithfully, saying where', () => {
+    expect(readEnvelope(envelope(',"x":[1e400]'))).toMatchObject({ ok: false, reason: 'INVALID_JSON', issues: [{ path: 'data.x[0]', message: expect.stringContaining('double range') }] });
+    expect(readEnvelope(envelope(',"x":"\\\\ud800 is text, \\ud800 is a lone surrogate"'))).toMatchObject({ ok: false, issues: [{ path: 'data.x', message: expect.stringContaining('lone surrogate (U+D800)') }] });
+    expect(readEnvelope(Buffer.from([...Buffer.from('{"event":"x","timestamp":"t","data":{"x":"'), 0xff, ...Buffer.from('"}}')]))).toMatchObject({
+      ok: false,
+      reason: 'INVALID_JSON',
+      issues: [{ path: '', message: 'the body is not UTF-8: byte 0xFF at offset 42 starts no valid UTF-8 sequence' }],
+    });
+    const deep = readEnvelope(envelope(`,"x":${'['.repeat(50_000)}-1e400${']'.repeat(50_000)}`));
+    expect(deep.ok || deep.issues[0]!.path).toBe('data.x[0][0][0][0][0][0]…(49986 more levels)…[0][0][0][0][0][0][0][0]');
+    expect(() => canonicalJson({ x: Infinity })).toThrow(UnrepresentableJsonError);
+    expect(() => eventIdentity({ event: 'x', timestamp: 't', data: { x: '\udc00' } })).toThrow(/data\.x: the string holds a lone surrogate/);
+    const cycle: Record<string, unknown> = {};
+    cycle.self = [cycle];
+    expect(() => canonicalJson(cycle)).toThrow(/self\[0\]: the value contains itself/);
+  });
+});
+
 describe('timestamps', () => {
   it('normalise two offsets of one instant to the same UTC millisecond text', () => {
     expect(normaliseTimestamp('2026-11-20T10:00:00Z')).toBe('2026-11-20T10:00:00.000Z');
     expect(normaliseTimestamp('2026-11-20T11:00:00+01:00')).toBe('2026-11-20T10:00:00.000Z');
-    expect(normaliseTimestamp('2026-11-20T05:30:00-0430')).toBe('2026-11-20T10:00:00.000Z');
-    expect(normaliseTimestamp('2026-11-20T12:00+02')).toBe('2026-11-20T10:00:00.000Z');
+    expect(normaliseTimestamp('2026-11-20T05:30:00-04:30')).toBe('2026-11-20T10:00:00.000Z');
+    expect(normaliseTimestamp('2026-11-20T10:00:00-00:00')).toBe('2026-11-20T10:00:00.000Z');
     expect(parseInstant('2026-11-20T10:00:00.123999Z')).toBe(parseInstant('2026-11-20T10:00:00.123Z'));
     expect(normaliseTimestamp('2028-02-29T23:59:59.5Z')).toBe('2028-02-29T23:59:59.500Z');
+    // Any number of fraction digits, truncated to the millisecond, never rounded.
+    expect(normaliseTimestamp('2026-11-20T10:00:00.9996Z')).toBe('2026-11-20T10:00:00.999Z');
+    expect(normaliseTimestamp('2026-11-20T10:00:00.123456789012+01:00')).toBe('2026-11-20T09:00:00.123Z');
+  });
+
+  it('accept only the contract\'s spelling: extended format, seconds, `Z` or `±hh:mm`', () => {
+    // PROJECTION.md section 2: other spellings make the event a dead letter.
+    for (const text of [
+      '2026-11-20T05:30:00-0430', // basic-format zone
+      '2026-11-20T12:00:00+02', // hour-only zone
+      '2026-11-20T12:00+02:00', // no seconds
+      '2026-11-20T10:00Z', // no seconds
+      '2026-11-20T10:00:00,5Z', // comma decimal
+      '2026-11-20T10:00:00.Z', // a point without digits
+      '2026-11-20T10:00:00', // no zone
+      '20261120T100000Z', // basic format
+      '2026-11-20T100000Z', // basic time
+      '2026-11-20 10:00:00Z', // space for T
+      '2026-11-20t10:00:00z', // lower case
+      '2026-11-20T10:00:00+01:00:00', // seconds in the zone
+      '+2026-11-20T10:00:00Z', // expanded year
+      '2026-11-20T10:00:00Z ', // trailing space
+      '２０２６-11-20T10:00:00Z', // non-ASCII digits
+    ]) {
+      expect(parseInstant(text), text).toBeNull();
+      const reading = parseEvent({ ...fixture('credits.low'), timestamp: text });
+      expect(reading.ok, text).toBe(false);
+      if (!reading.ok) expect(reading.issues.map((i) => i.path), text).toContain('timestamp');
+    }
   });
 
   it('refuse days and times that do not exist', () => {

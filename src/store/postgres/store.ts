@@ -44,7 +44,7 @@ const COLUMN_TYPES: Record<string, string> = {
   last_campaign_id: 'text', account: 'integer', field_versions: 'text',
 };
 
-const INBOX_COLUMNS = `inbox_id, received_at, raw, identity, kind, verdict, secret_id, state, reasons, attempts, processed_at, handlers_pending`;
+const INBOX_COLUMNS = `inbox_id, received_at, raw, identity, raw_sha256, kind, verdict, secret_id, state, reasons, attempts, processed_at, handlers_pending`;
 
 // `?` placeholders (what query/ writes for both engines) as PostgreSQL's `$n`.
 function numbered(sql: string): string {
@@ -109,19 +109,20 @@ export async function createPostgresStore(pool: Pool, options: PostgresStoreOpti
         // One statement for the batch. Rows are inserted in the batch's order (ORDER BY ord), so
         // their ids increase in that order: the returned ids, sorted, belong to the deliveries
         // that were inserted, in turn. A body with no identity never conflicts.
-        const inserted = await q<{ inbox_id: number; identity: string | null }>(
+        const inserted = await q<{ inbox_id: number; identity: string | null; raw_sha256: string | null }>(
           c,
-          `INSERT INTO inbox (received_at, raw, identity, kind, verdict, secret_id, state, reasons)
-           SELECT r, b, i, k, v, s, st, re
-           FROM unnest($1::timestamptz[], $2::bytea[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
-             WITH ORDINALITY AS d(r, b, i, k, v, s, st, re, ord)
+          `INSERT INTO inbox (received_at, raw, identity, raw_sha256, kind, verdict, secret_id, state, reasons)
+           SELECT r, b, i, h, k, v, s, st, re
+           FROM unnest($1::timestamptz[], $2::bytea[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
+             WITH ORDINALITY AS d(r, b, i, h, k, v, s, st, re, ord)
            ORDER BY ord
-           ON CONFLICT (identity) DO NOTHING
-           RETURNING inbox_id, identity`,
+           ON CONFLICT DO NOTHING
+           RETURNING inbox_id, identity, raw_sha256`,
           [
             deliveries.map((d) => d.receivedAt),
             deliveries.map((d) => Buffer.from(d.raw.buffer, d.raw.byteOffset, d.raw.byteLength)),
             deliveries.map((d) => d.identity),
+            deliveries.map((d) => d.rawSha256 ?? null),
             deliveries.map((d) => d.kind),
             deliveries.map((d) => d.verdict),
             deliveries.map((d) => d.secretId),
@@ -129,12 +130,15 @@ export async function createPostgresStore(pool: Pool, options: PostgresStoreOpti
             deliveries.map((d) => (d.reasons === null ? null : JSON.stringify(d.reasons))),
           ],
         );
-        const fresh = new Set(inserted.map((r) => r.identity).filter((i): i is string => i !== null));
+        // A delivery is known by its identity, or (not an event) by its raw-bytes hash.
+        const keyOf = (identity: string | null, raw: string | null | undefined) => (identity !== null ? `e:${identity}` : raw ? `r:${raw}` : null);
+        const fresh = new Set(inserted.map((r) => keyOf(r.identity, r.raw_sha256)).filter((k): k is string => k !== null));
         const ids = inserted.map((r) => r.inbox_id).sort((x, y) => x - y);
         let next = 0;
         return deliveries.map((d): Appended => {
-          // The first delivery of an identity in the batch took the row; any later one is a duplicate.
-          if (d.identity !== null && !fresh.delete(d.identity)) return { inboxId: null, duplicate: true };
+          // The first delivery of a key in the batch took the row; any later one is a duplicate.
+          const key = keyOf(d.identity, d.rawSha256);
+          if (key !== null && !fresh.delete(key)) return { inboxId: null, duplicate: true };
           return { inboxId: ids[next++]!, duplicate: false };
         });
       },

@@ -19,7 +19,7 @@ import {
   type WriteOptions,
   type WriteTx,
 } from '../store.js';
-import { CAMPAIGN_COLUMNS, CANDIDATE_COLUMNS, CREDITS_COLUMNS, type CampaignRow, type CandidateRow, type CreditsRow } from '../tables.js';
+import { CAMPAIGN_COLUMNS, CANDIDATE_COLUMNS, CREDITS_COLUMNS, emptyCampaign, emptyCandidate, emptyCredits, type CampaignRow, type CandidateRow, type CreditsRow } from '../tables.js';
 import type { SqliteDatabase } from './database.js';
 
 export interface SqliteStoreOptions {
@@ -54,7 +54,7 @@ interface RawInboxRow extends Omit<InboxRow, 'handlers_pending' | 'raw'> {
   handlers_pending: 0 | 1;
 }
 
-const INBOX_SELECT = `SELECT inbox_id, received_at, raw, identity, kind, verdict, secret_id, state, reasons, attempts,
+const INBOX_SELECT = `SELECT inbox_id, received_at, raw, identity, raw_sha256, kind, verdict, secret_id, state, reasons, attempts,
   processed_at, handlers_pending FROM inbox`;
 
 function inboxRow(row: RawInboxRow): InboxRow {
@@ -66,33 +66,40 @@ function decodeCandidate(row: Record<string, unknown>): CandidateRow {
   return { ...(row as unknown as CandidateRow), is_sourced: row.is_sourced === 1, call_queued: flag(row.call_queued), sms_sent: flag(row.sms_sent) };
 }
 
-/** One table of versioned rows: lock-and-read by keys, write back whole. */
+/**
+ * One table of versioned rows: read by keys (SQLite has one writer: the transaction holds the
+ * lock), write back whole, inserting the rows that were absent.
+ */
 function versionedTable<T extends object>(
   db: SqliteDatabase,
   table: string,
   key: string,
   columns: readonly string[],
   decode: (row: Record<string, unknown>) => T,
+  empty: (key: string) => T,
 ) {
-  const ensure = db.prepare(`INSERT INTO ${table} (${key}) VALUES (?) ON CONFLICT (${key}) DO NOTHING`);
   const read = db.prepare(`SELECT ${key}, ${columns.join(', ')}, field_versions FROM ${table} WHERE ${key} = ?`);
-  const write = db.prepare(
-    `UPDATE ${table} SET ${[...columns, 'field_versions'].map((c) => `${c} = ?`).join(', ')} WHERE ${key} = ?`,
-  );
+  const all = [...columns, 'field_versions'];
+  const insert = db.prepare(`INSERT INTO ${table} (${[...all, key].join(', ')}) VALUES (${[...all, key].map(() => '?').join(', ')})`);
+  const update = db.prepare(`UPDATE ${table} SET ${all.map((c) => `${c} = ?`).join(', ')} WHERE ${key} = ?`);
   return {
     lock(keys: readonly (string | number)[]): Map<string, StoredRow<T>> {
       const found = new Map<string, StoredRow<T>>();
       for (const k of keys) {
-        ensure.run(k);
-        const { field_versions, ...row } = read.get(k) as Record<string, unknown> & { field_versions: string };
+        const stored = read.get(k) as (Record<string, unknown> & { field_versions: string }) | undefined;
+        if (stored === undefined) {
+          found.set(String(k), { row: empty(String(k)), field_versions: '|', absent: true });
+          continue;
+        }
+        const { field_versions, ...row } = stored;
         found.set(String(k), { row: decode(row), field_versions });
       }
       return found;
     },
     save(rows: readonly StoredRow<T>[], keyOf: (row: T) => string | number): void {
-      for (const { row, field_versions } of rows) {
+      for (const { row, field_versions, absent } of rows) {
         const record = row as Record<string, unknown>;
-        write.run(...columns.map((c) => toSql(c, record[c] ?? null)), field_versions, keyOf(row));
+        (absent ? insert : update).run(...columns.map((c) => toSql(c, record[c] ?? null)), field_versions, keyOf(row));
       }
     },
   };
@@ -103,12 +110,14 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
   // Lock waits are ours (below), asynchronous: a busy timeout inside SQLite would block the event loop.
   db.pragma('busy_timeout = 0');
   const statements = options.readonly ? undefined : prepareWrites(db);
-  const campaigns = options.readonly ? undefined : versionedTable<CampaignRow>(db, 'campaigns', 'campaign_id', CAMPAIGN_COLUMNS, (r) => r as unknown as CampaignRow);
-  const candidates = options.readonly ? undefined : versionedTable<CandidateRow>(db, 'candidates', 'candidate_id', CANDIDATE_COLUMNS, decodeCandidate);
-  const credits = options.readonly ? undefined : versionedTable<CreditsRow>(db, 'credits', 'account', CREDITS_COLUMNS, (r) => {
-    const { account: _account, ...row } = r;
-    return row as unknown as CreditsRow;
-  });
+  const campaigns = options.readonly ? undefined : versionedTable<CampaignRow>(db, 'campaigns', 'campaign_id', CAMPAIGN_COLUMNS, (r) => r as unknown as CampaignRow, emptyCampaign);
+  const candidates = options.readonly ? undefined : versionedTable<CandidateRow>(db, 'candidates', 'candidate_id', CANDIDATE_COLUMNS, decodeCandidate, emptyCandidate);
+  const credits = options.readonly
+    ? undefined
+    : versionedTable<CreditsRow>(db, 'credits', 'account', CREDITS_COLUMNS, (r) => {
+        const { account: _account, ...row } = r;
+        return row as unknown as CreditsRow;
+      }, emptyCredits);
 
   const cache = new Map<string, Statement>();
   function prepared(sql: string): Statement {
@@ -341,10 +350,12 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
 const PROBED = Symbol('probed');
 
 function prepareWrites(db: SqliteDatabase) {
-  const insert = db.prepare<[string, Uint8Array, string | null, string | null, string, string | null, InboxState, string | null], { inbox_id: number }>(
-    `INSERT INTO inbox (received_at, raw, identity, kind, verdict, secret_id, state, reasons)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (identity) DO NOTHING
+  // No conflict target: a second delivery of an event (same identity) and a retried bad body
+  // (same raw_sha256) are both duplicates; the two columns never hold each other's hashes.
+  const insert = db.prepare<[string, Uint8Array, string | null, string | null, string | null, string, string | null, InboxState, string | null], { inbox_id: number }>(
+    `INSERT INTO inbox (received_at, raw, identity, raw_sha256, kind, verdict, secret_id, state, reasons)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT DO NOTHING
      RETURNING inbox_id`,
   );
   const insertSettled = db.prepare(
@@ -361,7 +372,7 @@ function prepareWrites(db: SqliteDatabase) {
     synchronousFull: db.prepare('PRAGMA synchronous = FULL'),
     append(d: Delivery): Appended {
       const state: InboxState = d.verdict === 'accepted' ? 'pending' : 'dead';
-      const row = insert.get(d.receivedAt, d.raw, d.identity, d.kind, d.verdict, d.secretId, state, d.reasons === null ? null : JSON.stringify(d.reasons));
+      const row = insert.get(d.receivedAt, d.raw, d.identity, d.rawSha256 ?? null, d.kind, d.verdict, d.secretId, state, d.reasons === null ? null : JSON.stringify(d.reasons));
       return row === undefined ? { inboxId: null, duplicate: true } : { inboxId: row.inbox_id, duplicate: false };
     },
     known: db.prepare<[string]>('SELECT 1 FROM inbox WHERE identity = ?'),

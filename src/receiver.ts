@@ -198,8 +198,13 @@ export function createReceiver(options: ReceiverOptions) {
     },
     /** Resolves once every stored event is projected and its handlers have run. */
     drain: async (): Promise<void> => (await use()).dispatcher.drain(),
-    /** Whether processing has fallen far enough behind to refuse readiness. */
+    /**
+     * Whether processing has fallen far enough behind to refuse readiness: the handler window is
+     * full, or as many handler calls as may run at once are stuck past `handlerTimeoutMs`.
+     */
     saturated: (): boolean => running?.dispatcher.saturated() ?? false,
+    /** Handler calls abandoned at their timeout that have not settled since (readiness says how many). */
+    stuckHandlerCalls: (): number => running?.dispatcher.stuckHandlerCalls() ?? 0,
     /** Whether the store can take a write now (readiness), without waiting on a lock. */
     async probe(): Promise<ReadinessProbe> {
       if (closed) return { ok: false, reason: 'shutting down' };
@@ -216,9 +221,23 @@ export function createReceiver(options: ReceiverOptions) {
       if (closed) return;
       closed = true;
       if (running === undefined) return;
-      await running.groupCommit.close();
-      await running.dispatcher.close(timeoutMs);
-      if (ownsStore) await running.store.close().catch((error: unknown) => logger.warn({ code: describeStorageError(error).code }, 'error while closing the database'));
+      // Every step within what is left of `timeoutMs`; the (referenced) timers keep the process
+      // alive until this resolves.
+      const deadline = performance.now() + timeoutMs;
+      const left = () => Math.max(0, deadline - performance.now());
+      const within = async (work: Promise<unknown>) => {
+        const timeout = new AbortController();
+        await Promise.race([work.catch(() => undefined), delay(left(), undefined, { signal: timeout.signal }).catch(() => undefined)]);
+        timeout.abort();
+      };
+      await within(running.groupCommit.close());
+      // The store's close is quick (a few milliseconds); keep time for it.
+      await running.dispatcher.close(Math.max(0, left() - Math.min(100, timeoutMs / 4)));
+      if (ownsStore) {
+        await within(
+          running.store.close().catch((error: unknown) => logger.warn({ code: describeStorageError(error).code }, 'error while closing the database')),
+        );
+      }
     },
   };
 }

@@ -49,7 +49,10 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
 
   async function ready(): Promise<{ ok: boolean; reason?: string }> {
     if (closing) return { ok: false, reason: 'shutting down' };
-    if (receiver.saturated()) return { ok: false, reason: 'handlers saturated' };
+    if (receiver.saturated()) {
+      const stuck = receiver.stuckHandlerCalls();
+      return { ok: false, reason: stuck > 0 ? `handlers saturated: ${stuck} handler calls stuck past their timeout` : 'handlers saturated' };
+    }
     return await receiver.probe();
   }
 

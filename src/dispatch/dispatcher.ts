@@ -7,7 +7,7 @@ import { projectBatch, readStored, type Processed } from '../project/batch.js';
 import { createRowReaders } from '../project/read.js';
 import { describeStorageError } from '../store/group-commit.js';
 import { StoreUnavailableError, type InboxRow, type Settlement, type Store, type WriteTx } from '../store/store.js';
-import { orderingKey, type HandlerContext, type HandlerRegistry } from './handlers.js';
+import type { HandlerContext, HandlerRegistry } from './handlers.js';
 
 export interface DispatcherOptions {
   /** Events projected per transaction (the intake answers between batches). Default 64. */
@@ -20,6 +20,11 @@ export interface DispatcherOptions {
   handlerAttempts?: number;
   /** First retry delay of a failing handler (ms), doubled at each attempt. Default 100. */
   handlerRetryDelayMs?: number;
+  /**
+   * Longest one handler call may run (ms) before it counts as a failed attempt: its signal is
+   * aborted, its concurrency slot given to others, and it is retried. Default 30000.
+   */
+  handlerTimeoutMs?: number;
   /**
    * How long this process's claim on an event's handlers holds without renewal (ms). Renewed while
    * they run; a process that dies loses its claims after this, and another takes them over. Default 15000.
@@ -57,6 +62,8 @@ export function createDispatcher(parts: DispatcherParts, options: DispatcherOpti
   const handlerWindow = options.handlerWindow ?? 256;
   const handlerAttempts = options.handlerAttempts ?? 5;
   const handlerRetryDelayMs = options.handlerRetryDelayMs ?? 100;
+  const handlerTimeoutMs = options.handlerTimeoutMs ?? 30_000;
+  const handlerConcurrency = options.handlerConcurrency ?? 8;
   const leaseMs = options.handlerLeaseMs ?? 15_000;
   const pollMs = options.pollMs ?? 1000;
   const owner = `${process.pid}-${randomBytes(6).toString('hex')}`;
@@ -64,7 +71,9 @@ export function createDispatcher(parts: DispatcherParts, options: DispatcherOpti
 
   // One projection batch at a time in this process; other processes skip the rows it claimed.
   const projectionQueue = new PQueue({ concurrency: 1 });
-  const handlerCalls = new PQueue({ concurrency: options.handlerConcurrency ?? 8 });
+  const handlerCalls = new PQueue({ concurrency: handlerConcurrency });
+  // Calls abandoned at their timeout that have not settled since: they may hold resources.
+  let stuckCalls = 0;
   const stopping = new AbortController();
   let projectionRequested = false;
 
@@ -78,7 +87,7 @@ export function createDispatcher(parts: DispatcherParts, options: DispatcherOpti
         inboxId: row.inbox_id,
         state: processed.state,
         reasons: processed.state === 'projected' ? null : processed.issues,
-        handlerKey: wantsHandlers ? orderingKey((processed as { event: WebhookEvent }).event) : null,
+        handlers: wantsHandlers,
       },
     };
   }
@@ -173,6 +182,8 @@ export function createDispatcher(parts: DispatcherParts, options: DispatcherOpti
   // Handlers: this process runs the rows it claimed, each the first due row of its key (candidate,
   // campaign or account), so one key's handlers run one at a time, in inbox order, across processes.
   const running = new Set<number>();
+  // What follows each row's handlers: recording them done, or handing the claim back.
+  const finishingRows = new Set<Promise<void>>();
   let pumping = false;
   let pumpAgain = false;
   const idleWaiters: Array<() => void> = [];
@@ -207,9 +218,12 @@ export function createDispatcher(parts: DispatcherParts, options: DispatcherOpti
     running.add(row.inbox_id);
     const run =
       processed.state === 'projected' ? callHandlers(row.inbox_id, processed.identity, processed.event) : Promise.resolve(true);
-    void run
+    const finishing = run
       .then(async (finished) => {
+        // Stopped before the end: the claim is handed back, so the handlers run again at once
+        // (at the next start, or in another process) rather than when the lease ends.
         if (finished) await store.handlersDone(row.inbox_id);
+        else await store.releaseHandlers(owner, [row.inbox_id]);
       })
       .catch((error: unknown) => {
         // The mark stays set: the handlers run again once the lease ends (at least once).
@@ -217,9 +231,11 @@ export function createDispatcher(parts: DispatcherParts, options: DispatcherOpti
       })
       .finally(() => {
         running.delete(row.inbox_id);
+        finishingRows.delete(finishing);
         pumpHandlers();
         settleIdle();
       });
+    finishingRows.add(finishing);
   }
 
   async function rowFor(event: WebhookEvent): Promise<unknown> {
@@ -229,13 +245,57 @@ export function createDispatcher(parts: DispatcherParts, options: DispatcherOpti
     return await rows.credits();
   }
 
+  /**
+   * One call, within its timeout. The slot is given back at the timeout whether or not the call
+   * settles; a call still running then is counted as stuck until it settles.
+   */
+  function callOnce(run: (signal: AbortSignal) => unknown): Promise<unknown> {
+    const controller = new AbortController();
+    return handlerCalls.add(
+      () =>
+        new Promise((resolve, reject) => {
+          let abandoned = false;
+          // Abandoned at the timeout (counted as stuck until it settles), or when the receiver
+          // stops: either way its signal is aborted and no timer of ours outlives it.
+          const abandon = (error: Error, stuck: boolean) => {
+            if (abandoned) return;
+            abandoned = true;
+            clearTimeout(timer);
+            stopping.signal.removeEventListener('abort', onStop);
+            if (stuck) stuckCalls++;
+            countedStuck = stuck;
+            controller.abort(error);
+            reject(error);
+          };
+          let countedStuck = false;
+          const timer = setTimeout(() => abandon(new HandlerTimeoutError(handlerTimeoutMs), true), handlerTimeoutMs);
+          const onStop = () => abandon(new Error('the receiver stopped'), false);
+          stopping.signal.addEventListener('abort', onStop, { once: true });
+          const settled = () => {
+            if (countedStuck) stuckCalls--;
+            if (abandoned) return false;
+            abandoned = true;
+            clearTimeout(timer);
+            stopping.signal.removeEventListener('abort', onStop);
+            return true;
+          };
+          Promise.resolve()
+            .then(() => run(controller.signal))
+            .then(
+              (value) => settled() && resolve(value),
+              (error: unknown) => settled() && reject(error),
+            );
+        }),
+    );
+  }
+
   /** Calls every handler of the event; false when stopped before the end (the handlers stay due). */
   async function callHandlers(inboxId: number, identity: string, event: WebhookEvent): Promise<boolean> {
     for (const handler of handlers.for(event.event)) {
       for (let attempt = 1; ; attempt++) {
         try {
-          const context: HandlerContext = { identity, inboxId, attempt, row: (await rowFor(event)) as never };
-          await handlerCalls.add(() => handler.run(event, context));
+          const row = (await rowFor(event)) as never;
+          await callOnce((signal: AbortSignal) => handler.run(event, { identity, inboxId, attempt, row, signal } satisfies HandlerContext));
           break;
         } catch (error) {
           const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
@@ -314,21 +374,45 @@ export function createDispatcher(parts: DispatcherParts, options: DispatcherOpti
      * their claims given back, so that they run again (here at the next start, or in another process).
      */
     async close(timeoutMs = 5000): Promise<void> {
-      const timeout = new AbortController();
-      await Promise.race([drain(), delay(timeoutMs, undefined, { signal: timeout.signal }).catch(() => undefined)]);
-      timeout.abort();
+      // Resolves by the deadline whatever the handlers do, and keeps the process alive until
+      // then: the timers below are referenced on purpose.
+      const deadline = performance.now() + timeoutMs;
+      // Kept for the end: handing the claims back lets the next start (or another process) run
+      // the handlers at once, rather than after their leases end.
+      const reserve = Math.min(250, timeoutMs / 2);
+      const left = (keep = 0) => Math.max(0, deadline - keep - performance.now());
+      const within = async (work: Promise<unknown>, keep = 0) => {
+        const timeout = new AbortController();
+        await Promise.race([work.catch(() => undefined), delay(left(keep), undefined, { signal: timeout.signal }).catch(() => undefined)]);
+        timeout.abort();
+      };
+      await within(drain(), reserve);
       stopping.abort();
       clearInterval(renewal);
       clearInterval(poll);
       unsubscribe();
       projectionQueue.clear();
       for (const resolve of idleWaiters.splice(0)) resolve();
-      await Promise.race([Promise.all([projectionQueue.onIdle(), handlerCalls.onIdle()]), delay(1000)]);
-      await store.releaseHandlers(owner, [...running]).catch(() => undefined);
+      await within(Promise.all([projectionQueue.onIdle(), handlerCalls.onIdle()]), reserve / 2);
+      await within(Promise.all([...finishingRows]));
+      await within(store.releaseHandlers(owner, [...running]));
     },
-    /** Whether the handler window is full (readiness: the process is behind). */
-    saturated: (): boolean => running.size >= handlerWindow,
+    /**
+     * Whether this process is behind (readiness): its handler window is full, or as many handler
+     * calls as it may run at once are stuck past their timeout.
+     */
+    saturated: (): boolean => running.size >= handlerWindow || stuckCalls >= handlerConcurrency,
+    /** Handler calls abandoned at their timeout that have not settled since. */
+    stuckHandlerCalls: (): number => stuckCalls,
   };
+}
+
+/** A handler call that outlived `handlerTimeoutMs`: a failed attempt, retried like an exception. */
+export class HandlerTimeoutError extends Error {
+  override name = 'HandlerTimeoutError';
+  constructor(readonly timeoutMs: number) {
+    super(`the handler did not settle within ${timeoutMs} ms`);
+  }
 }
 
 export type Dispatcher = ReturnType<typeof createDispatcher>;

@@ -16,6 +16,12 @@ export interface HandlerContext<K extends EventKind = EventKind> {
   attempt: number;
   /** The row as projected once this event's transaction committed (later events may have changed it). */
   row: RowOf<K> | undefined;
+  /**
+   * Aborted when the call outlives `handlerTimeoutMs` (or the receiver stops): pass it to fetch and
+   * friends, or check it, to stop early. A call that ignores it is abandoned, not stopped: it may
+   * still finish after its retry has started (handlers run at least once).
+   */
+  signal: AbortSignal;
 }
 
 export type Handler<K extends EventKind> = (event: EventOf<K>, context: HandlerContext<K>) => unknown;
@@ -49,11 +55,3 @@ export function createHandlerRegistry() {
 }
 
 export type HandlerRegistry = ReturnType<typeof createHandlerRegistry>;
-
-/** Handlers of one candidate (or campaign, or the account) are called in arrival order. */
-export function orderingKey(event: WebhookEvent): string {
-  const data = event.data as { candidate_id?: string; campaign_id?: string };
-  if (data.candidate_id !== undefined) return `candidate:${data.candidate_id}`;
-  if (data.campaign_id !== undefined && event.event.startsWith('campaign.')) return `campaign:${data.campaign_id}`;
-  return 'credits';
-}

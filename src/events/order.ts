@@ -11,3 +11,15 @@ const INSTANT_SHIFT = 8_640_000_000_000_000;
 export function orderKey(instant: number, kind: EventKind, identity: string): string {
   return `${String(instant + INSTANT_SHIFT).padStart(17, '0')}:${KIND_RANKS[kind]}:${identity}`;
 }
+
+/**
+ * The row an event is about, which orders application handlers: one candidate, one campaign, or
+ * the account. Read from the envelope as received, so that it is known from the moment the event
+ * is stored, before it is parsed.
+ */
+export function subjectKey(envelope: { event: string; data: Record<string, unknown> }): string {
+  const { candidate_id: candidate, campaign_id: campaign } = envelope.data;
+  if (candidate !== undefined && candidate !== null) return `candidate:${String(candidate)}`;
+  if (campaign !== undefined && campaign !== null && envelope.event.startsWith('campaign.')) return `campaign:${String(campaign)}`;
+  return 'credits';
+}

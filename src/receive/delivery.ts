@@ -1,4 +1,4 @@
-import { rawIdentity, type EnvelopeReading, type Issue } from '../events/index.js';
+import { rawIdentity, subjectKey, type EnvelopeReading, type Issue } from '../events/index.js';
 
 export type DeliveryVerdict = 'accepted' | 'invalid_json' | 'invalid_envelope';
 
@@ -17,6 +17,8 @@ export interface Delivery {
   rawSha256?: string | null;
   /** The body's `event`, as sent (null when the body is not an envelope). */
   kind: string | null;
+  /** The candidate, campaign or account it is about (`subjectKey`): its handlers run in order with that key's others. */
+  handlerKey?: string | null;
   verdict: DeliveryVerdict;
   /** Fingerprint of the secret that matched; null when unsigned events are allowed. */
   secretId: string | null;
@@ -41,6 +43,7 @@ export function deliveryOf(raw: Uint8Array, reading: EnvelopeReading, receivedAt
     identity: reading.ok ? reading.identity : null,
     rawSha256: reading.ok ? null : rawIdentity(raw),
     kind: reading.ok ? reading.envelope.event : null,
+    handlerKey: reading.ok ? subjectKey(reading.envelope) : null,
     verdict: reading.ok ? 'accepted' : reading.reason === 'INVALID_JSON' ? 'invalid_json' : 'invalid_envelope',
     secretId,
     reasons: reading.ok ? null : reading.issues,

@@ -40,20 +40,20 @@ export async function rebuild(store: Store, options: RebuildOptions = {}): Promi
           rows.map((row, i) => {
             const p = processed[i]!;
             summary[p.state]++;
-            return { inboxId: row.inbox_id, state: p.state, reasons: p.state === 'projected' ? null : p.issues, handlerKey: null };
+            return { inboxId: row.inbox_id, state: p.state, reasons: p.state === 'projected' ? null : p.issues, handlers: false };
           }),
           new Date(now()).toISOString(),
           { keepHandlers: true },
         );
         return rows.length;
       },
-      // Batches need no fsync each: one lost to a power cut is pending again, and the last
-      // durable commit below persists every earlier one.
+      // Batches need no fsync each: one lost to a power cut is pending again, and the flush
+      // below makes every one durable before rebuild returns.
       { durable: false },
     );
     if (done === 0) break;
     options.onProgress?.({ ...summary });
   }
-  await store.write(async () => undefined);
+  await store.flush();
   return summary;
 }

@@ -1,5 +1,4 @@
 import { readEnvelope, type EventKind } from '../events/index.js';
-import { orderingKey } from '../dispatch/handlers.js';
 import { projectBatch } from '../project/batch.js';
 import { deliveryOf } from '../receive/delivery.js';
 import type { SettledDelivery, Store } from '../store/store.js';
@@ -27,7 +26,7 @@ export interface ReplayParts {
 }
 
 export interface ReplayOptions {
-  /** Events per transaction. Default 2000. */
+  /** Events per transaction. Default 500 (larger batches hold more memory for little speed). */
   batchSize?: number;
   /** Called after each committed batch with the running summary. */
   onProgress?: (summary: ReplaySummary) => void;
@@ -41,7 +40,7 @@ export interface ReplayOptions {
 export async function replayInto(parts: ReplayParts, inputs: Iterable<ReplayInput> | ReplayInput, options: ReplayOptions = {}): Promise<ReplaySummary> {
   const { store } = parts;
   const now = parts.now ?? Date.now;
-  const batchSize = options.batchSize ?? 2000;
+  const batchSize = options.batchSize ?? 500;
   const summary: ReplaySummary = { received: 0, duplicates: 0, projected: 0, unknown: 0, dead: 0, unreadable: [] };
 
   async function commit(raws: Buffer[]): Promise<void> {
@@ -72,7 +71,7 @@ export async function replayInto(parts: ReplayParts, inputs: Iterable<ReplayInpu
           delivery: { ...deliveryOf(raw, reading, at, null), identity: reading.identity, kind: reading.envelope.event },
           state: p.state,
           reasons: p.state === 'projected' ? null : p.issues,
-          handlerKey: handlers && p.state === 'projected' ? orderingKey(p.event) : null,
+          handlers,
         });
       });
       for (let i = 0; i < fresh.length; ) {
@@ -91,13 +90,15 @@ export async function replayInto(parts: ReplayParts, inputs: Iterable<ReplayInpu
         i = j;
       }
       return batch;
-    });
+    }, { durable: false });
     summary.duplicates += counts.duplicates;
     summary.projected += counts.projected;
     summary.unknown += counts.unknown;
     summary.dead += counts.dead;
   }
 
+  // Batches commit without waiting for the disk; a flush at the end makes them all durable
+  // before replay returns.
   let batch: Buffer[] = [];
   const flush = async () => {
     await commit(batch);
@@ -109,13 +110,14 @@ export async function replayInto(parts: ReplayParts, inputs: Iterable<ReplayInpu
       summary.unreadable.push({ origin: item.origin, message: item.message });
       continue;
     }
-    summary.received++;
-    batch.push(item.raw);
     if (batch.length >= batchSize) {
       await flush();
       await new Promise((resolve) => setImmediate(resolve));
     }
+    summary.received++;
+    batch.push(item.raw);
   }
   if (batch.length > 0) await flush();
+  await store.flush();
   return summary;
 }

@@ -67,12 +67,12 @@ export interface RowWrites {
   responses: ReadonlyMap<string, readonly InterviewResponse[]>;
 }
 
-/** How an inbox row was processed. `handlerKey` set: its handlers are due, in order with that key's others. */
+/** How an inbox row was processed; `handlers`: its handlers are due (in order with its key's others). */
 export interface Settlement {
   inboxId: number;
   state: Exclude<InboxState, 'pending'>;
   reasons: Issue[] | null;
-  handlerKey: string | null;
+  handlers: boolean;
 }
 
 /** A delivery replay writes already processed, in one insert. */
@@ -80,7 +80,7 @@ export interface SettledDelivery {
   delivery: Delivery & { identity: string; kind: string };
   state: Exclude<InboxState, 'pending'>;
   reasons: Issue[] | null;
-  handlerKey: string | null;
+  handlers: boolean;
 }
 
 /** The work one write transaction can do. Nothing is visible to others before it commits. */
@@ -153,9 +153,10 @@ export interface Store {
   requeue(inboxIds: readonly number[]): Promise<{ requeued: number[]; skipped: number[] }>;
 
   /**
-   * Handler work: rows whose handlers are due and that come first for their handler key (so that
-   * one key's handlers run one at a time, in inbox order, across processes), not claimed by a
-   * live lease; claimed for `owner` until the lease ends.
+   * Handler work: rows whose handlers are due and that come first for their handler key (no
+   * earlier row of the key is still pending projection or has handlers due: so one key's handlers
+   * run one at a time, in inbox order, across processes), not claimed by a live lease; claimed
+   * for `owner` until the lease ends.
    */
   claimHandlers(options: HandlerClaimOptions): Promise<InboxRow[]>;
   /** Extends the leases `owner` holds on these rows. */
@@ -176,6 +177,9 @@ export interface Store {
   setting(key: string): Promise<{ value: string; updated_at: string } | undefined>;
   /** Stores the value unless the key has one; returns the stored value (ours, or one set first elsewhere). */
   settingOnce(key: string, value: string): Promise<{ value: string; updated_at: string; created: boolean }>;
+
+  /** Makes every write committed so far durable, those committed with `durable: false` included. */
+  flush(): Promise<void>;
 
   /** Whether a write can be taken now (readiness), without waiting on another's lock. */
   probe(): Promise<ReadinessProbe>;

@@ -111,10 +111,10 @@ export async function createPostgresStore(pool: Pool, options: PostgresStoreOpti
         // that were inserted, in turn. A body with no identity never conflicts.
         const inserted = await q<{ inbox_id: number; identity: string | null; raw_sha256: string | null }>(
           c,
-          `INSERT INTO inbox (received_at, raw, identity, raw_sha256, kind, verdict, secret_id, state, reasons)
-           SELECT r, b, i, h, k, v, s, st, re
-           FROM unnest($1::timestamptz[], $2::bytea[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
-             WITH ORDINALITY AS d(r, b, i, h, k, v, s, st, re, ord)
+          `INSERT INTO inbox (received_at, raw, identity, raw_sha256, kind, verdict, secret_id, state, reasons, handler_key)
+           SELECT r, b, i, h, k, v, s, st, re, hk
+           FROM unnest($1::timestamptz[], $2::bytea[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
+             WITH ORDINALITY AS d(r, b, i, h, k, v, s, st, re, hk, ord)
            ORDER BY ord
            ON CONFLICT DO NOTHING
            RETURNING inbox_id, identity, raw_sha256`,
@@ -128,6 +128,7 @@ export async function createPostgresStore(pool: Pool, options: PostgresStoreOpti
             deliveries.map((d) => d.secretId),
             deliveries.map((d) => (d.verdict === 'accepted' ? 'pending' : 'dead')),
             deliveries.map((d) => (d.reasons === null ? null : JSON.stringify(d.reasons))),
+            deliveries.map((d) => d.handlerKey ?? null),
           ],
         );
         // A delivery is known by its identity, or (not an event) by its raw-bytes hash.
@@ -152,9 +153,9 @@ export async function createPostgresStore(pool: Pool, options: PostgresStoreOpti
         await q(
           c,
           `INSERT INTO inbox (received_at, raw, identity, kind, verdict, secret_id, state, reasons, processed_at, handlers_pending, handler_key, attempts)
-           SELECT r, b, i, k, 'accepted', s, st, re, $9::timestamptz, h IS NOT NULL, h, 1
-           FROM unnest($1::timestamptz[], $2::bytea[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
-             AS v(r, b, i, k, s, st, re, h)`,
+           SELECT r, b, i, k, 'accepted', s, st, re, $10::timestamptz, h, hk, 1
+           FROM unnest($1::timestamptz[], $2::bytea[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::boolean[], $9::text[])
+             AS v(r, b, i, k, s, st, re, h, hk)`,
           [
             rows.map((r) => r.delivery.receivedAt),
             rows.map((r) => Buffer.from(r.delivery.raw.buffer, r.delivery.raw.byteOffset, r.delivery.raw.byteLength)),
@@ -163,7 +164,8 @@ export async function createPostgresStore(pool: Pool, options: PostgresStoreOpti
             rows.map((r) => r.delivery.secretId),
             rows.map((r) => r.state),
             rows.map((r) => (r.reasons === null ? null : JSON.stringify(r.reasons))),
-            rows.map((r) => r.handlerKey),
+            rows.map((r) => r.handlers),
+            rows.map((r) => r.delivery.handlerKey ?? null),
             at,
           ],
         );
@@ -212,18 +214,18 @@ export async function createPostgresStore(pool: Pool, options: PostgresStoreOpti
       },
       async settle(settlements: readonly Settlement[], at: string, settleOptions = {}): Promise<void> {
         if (settlements.length === 0) return;
-        const handlers = settleOptions.keepHandlers ? '' : 'handlers_pending = v.handler_key IS NOT NULL, handler_key = v.handler_key,';
+        const handlers = settleOptions.keepHandlers ? '' : 'handlers_pending = v.handlers,';
         await q(
           c,
           `UPDATE inbox SET state = v.state, reasons = v.reasons, processed_at = $5::timestamptz,
              ${handlers} attempts = inbox.attempts + 1
-           FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[]) AS v(inbox_id, state, reasons, handler_key)
+           FROM unnest($1::bigint[], $2::text[], $3::text[], $4::boolean[]) AS v(inbox_id, state, reasons, handlers)
            WHERE inbox.inbox_id = v.inbox_id`,
           [
             settlements.map((s) => s.inboxId),
             settlements.map((s) => s.state),
             settlements.map((s) => (s.reasons === null ? null : JSON.stringify(s.reasons))),
-            settlements.map((s) => s.handlerKey),
+            settlements.map((s) => s.handlers),
             at,
           ],
         );
@@ -383,7 +385,8 @@ export async function createPostgresStore(pool: Pool, options: PostgresStoreOpti
         `WITH due AS (
            SELECT i.inbox_id FROM inbox i
            WHERE i.handlers_pending AND (i.handlers_lease_until IS NULL OR i.handlers_lease_until < now())
-             AND NOT EXISTS (SELECT 1 FROM inbox j WHERE j.handlers_pending AND j.handler_key = i.handler_key AND j.inbox_id < i.inbox_id)
+             AND NOT EXISTS (SELECT 1 FROM inbox j WHERE j.handler_key = i.handler_key AND j.inbox_id < i.inbox_id
+                               AND (j.handlers_pending OR j.state = 'pending'))
              AND NOT (i.inbox_id = ANY($3::bigint[]))
            ORDER BY i.inbox_id LIMIT $2
            FOR UPDATE SKIP LOCKED)
@@ -464,6 +467,11 @@ export async function createPostgresStore(pool: Pool, options: PostgresStoreOpti
         return { ok: false, reason: (error as Error).message };
       }
       return { ok: true };
+    },
+    async flush() {
+      // A transaction that is given an id writes a commit record, and a synchronous commit waits
+      // for the WAL to be flushed up to it: every earlier commit is on disk with it.
+      await inTransaction(async (c) => void (await q(c, 'SELECT txid_current()')));
     },
     onWork(callback) {
       listeners.add(callback);

@@ -184,7 +184,7 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
         for (const s of settlements) {
           const reasons = s.reasons === null ? null : JSON.stringify(s.reasons);
           if (settleOptions.keepHandlers) statements!.settleKeepingHandlers.run(s.state, reasons, at, s.inboxId);
-          else statements!.settle.run(s.state, reasons, at, s.handlerKey === null ? 0 : 1, s.handlerKey, s.inboxId);
+          else statements!.settle.run(s.state, reasons, at, s.handlers ? 1 : 0, s.inboxId);
         }
       }),
     resetProjection: () =>
@@ -335,6 +335,8 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
       }
       return { ok: true };
     },
+    // In WAL mode SQLite syncs the WAL before a checkpoint, whatever the synchronous level.
+    flush: () => store.write(async () => undefined).then(() => guard(() => void db.pragma('wal_checkpoint(PASSIVE)'))),
     onWork: () => () => undefined,
     announceWork: () => undefined,
     async close(): Promise<void> {
@@ -352,9 +354,9 @@ const PROBED = Symbol('probed');
 function prepareWrites(db: SqliteDatabase) {
   // No conflict target: a second delivery of an event (same identity) and a retried bad body
   // (same raw_sha256) are both duplicates; the two columns never hold each other's hashes.
-  const insert = db.prepare<[string, Uint8Array, string | null, string | null, string | null, string, string | null, InboxState, string | null], { inbox_id: number }>(
-    `INSERT INTO inbox (received_at, raw, identity, raw_sha256, kind, verdict, secret_id, state, reasons)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+  const insert = db.prepare<[string, Uint8Array, string | null, string | null, string | null, string | null, string, string | null, InboxState, string | null], { inbox_id: number }>(
+    `INSERT INTO inbox (received_at, raw, identity, raw_sha256, kind, handler_key, verdict, secret_id, state, reasons)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT DO NOTHING
      RETURNING inbox_id`,
   );
@@ -372,13 +374,13 @@ function prepareWrites(db: SqliteDatabase) {
     synchronousFull: db.prepare('PRAGMA synchronous = FULL'),
     append(d: Delivery): Appended {
       const state: InboxState = d.verdict === 'accepted' ? 'pending' : 'dead';
-      const row = insert.get(d.receivedAt, d.raw, d.identity, d.rawSha256 ?? null, d.kind, d.verdict, d.secretId, state, d.reasons === null ? null : JSON.stringify(d.reasons));
+      const row = insert.get(d.receivedAt, d.raw, d.identity, d.rawSha256 ?? null, d.kind, d.handlerKey ?? null, d.verdict, d.secretId, state, d.reasons === null ? null : JSON.stringify(d.reasons));
       return row === undefined ? { inboxId: null, duplicate: true } : { inboxId: row.inbox_id, duplicate: false };
     },
     known: db.prepare<[string]>('SELECT 1 FROM inbox WHERE identity = ?'),
     appendSettled(r: SettledDelivery, at: string): void {
       const d = r.delivery;
-      insertSettled.run(d.receivedAt, d.raw, d.identity, d.kind, d.secretId, r.state, r.reasons === null ? null : JSON.stringify(r.reasons), at, r.handlerKey === null ? 0 : 1, r.handlerKey);
+      insertSettled.run(d.receivedAt, d.raw, d.identity, d.kind, d.secretId, r.state, r.reasons === null ? null : JSON.stringify(r.reasons), at, r.handlers ? 1 : 0, d.handlerKey ?? null);
     },
     pending(limit: number): RawInboxRow[] {
       let statement = pendingByLimit.get(limit);
@@ -389,7 +391,7 @@ function prepareWrites(db: SqliteDatabase) {
       return statement.all();
     },
     settle: db.prepare(
-      `UPDATE inbox SET state = ?, reasons = ?, processed_at = ?, handlers_pending = ?, handler_key = ?, attempts = attempts + 1
+      `UPDATE inbox SET state = ?, reasons = ?, processed_at = ?, handlers_pending = ?, attempts = attempts + 1
        WHERE inbox_id = ?`,
     ),
     settleKeepingHandlers: db.prepare('UPDATE inbox SET state = ?, reasons = ?, processed_at = ?, attempts = attempts + 1 WHERE inbox_id = ?'),
@@ -400,7 +402,8 @@ function prepareWrites(db: SqliteDatabase) {
     dueHandlers: db.prepare(
       `${INBOX_SELECT.replace('FROM inbox', 'FROM inbox i')}
        WHERE i.handlers_pending = 1 AND (i.handlers_lease_until IS NULL OR i.handlers_lease_until < ?)
-         AND NOT EXISTS (SELECT 1 FROM inbox j WHERE j.handlers_pending = 1 AND j.handler_key = i.handler_key AND j.inbox_id < i.inbox_id)
+         AND NOT EXISTS (SELECT 1 FROM inbox j WHERE j.handler_key = i.handler_key AND j.inbox_id < i.inbox_id
+                           AND (j.handlers_pending = 1 OR j.state = 'pending'))
        ORDER BY i.inbox_id LIMIT ?`,
     ),
     lease: db.prepare('UPDATE inbox SET handlers_owner = ?, handlers_lease_until = ? WHERE inbox_id = ?'),

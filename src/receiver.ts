@@ -53,6 +53,9 @@ export interface ReceiverOptions {
   dispatch?: DispatcherOptions;
 }
 
+/** How long readiness stays false after a webhook could not be stored (ms). */
+const WRITE_FAILURE_HOLD_MS = 5000;
+
 interface Running {
   store: Store;
   groupCommit: GroupCommit;
@@ -79,12 +82,20 @@ export function createReceiver(options: ReceiverOptions) {
   };
   let closed = false;
   let openingFailure: Error | undefined;
+  // The last webhook write that failed, until one succeeds: readiness stays false for a while
+  // after it, even when a small probe write gets through (a full disk can take a probe, not an event).
+  let writeFailure: { code: string; at: number } | undefined;
 
   function assemble(store: Store): Running {
     let groupCommit: GroupCommit | undefined;
     const dispatcher = createDispatcher({ store, handlers, logger, intakeBusy: () => (groupCommit?.waiting() ?? 0) > 0 }, options.dispatch);
     // The next turn: the answers of a commit go out before any projection starts.
-    groupCommit = createGroupCommit(store, { onCommitted: () => setImmediate(() => dispatcher.notify()) });
+    groupCommit = createGroupCommit(store, {
+      onCommitted: () => setImmediate(() => dispatcher.notify()),
+      onOutcome: (failure) => {
+        writeFailure = failure === undefined ? undefined : { code: failure, at: performance.now() };
+      },
+    });
     // Crash recovery: whatever a previous run stored but did not process is taken up now.
     dispatcher.start();
     return { store, groupCommit, dispatcher, deadLetters: prepareDeadLetters(store, () => dispatcher.start()), queries: createQueries(store) };
@@ -209,6 +220,9 @@ export function createReceiver(options: ReceiverOptions) {
     async probe(): Promise<ReadinessProbe> {
       if (closed) return { ok: false, reason: 'shutting down' };
       if (running === undefined) return { ok: false, reason: openingFailure?.message ?? 'the database is not open yet' };
+      if (writeFailure !== undefined && performance.now() - writeFailure.at < WRITE_FAILURE_HOLD_MS) {
+        return { ok: false, reason: `webhook writes are failing (${writeFailure.code})` };
+      }
       return await running.store.probe();
     },
     /** Inbox counts by state, and the handler failures. */

@@ -1,9 +1,20 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, maxHeaderSize as httpMaxHeaderSize, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import { errorAnswer } from './receive/answer.js';
 import { writeAnswer } from './receive/node-http.js';
 import { createReceiver, type Receiver, type ReceiverOptions } from './receiver.js';
 import type { Logger } from './logging.js';
+
+/** A sender that has not sent its headers within this is cut off (408). */
+const HEADERS_TIMEOUT_MS = 10_000;
+/** A sender that has not sent its whole request within this is cut off (408). */
+const REQUEST_TIMEOUT_MS = 15_000;
+/** After a stop is asked, how long new connections are still taken in (and answered 503). */
+const SHUTDOWN_GRACE_MS = 100;
+/** Node's limit on the total size of the request line and headers (--max-http-header-size). */
+const maxHeaderSize = httpMaxHeaderSize;
 
 export interface StandaloneOptions extends Omit<ReceiverOptions, 'onRequest' | 'logger'> {
   logger: Logger;
@@ -56,7 +67,9 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
     return await receiver.probe();
   }
 
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  // Node checks the request and header timeouts every connectionsCheckingInterval (30 s by
+  // default): once a second cuts a slow sender off within a second of its limit.
+  const server = createServer({ requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1000 }, (req: IncomingMessage, res: ServerResponse) => {
     const url = (req.url ?? '/').split('?')[0];
     if (url === path) {
       if (closing) {
@@ -85,11 +98,31 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
     req.resume();
     writeAnswer(res, errorAnswer(404, 'RESOURCE_NOT_FOUND', `Nothing is served at ${req.method} ${url}. Webhooks go to POST ${path}.`));
   });
-  // Against slow or stuck clients: a sender that has not sent its headers or body in time is cut off.
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 15_000;
   server.keepAliveTimeout = 5_000;
-  server.maxHeadersCount = 100;
+  // No count limit (proxies add many headers); the total size limit (Node's maxHeaderSize, 16 KiB
+  // by default) still applies, answered 431 below.
+  server.maxHeadersCount = 0;
+
+  // What Node itself refuses (malformed HTTP, too slow, headers too large) gets the service's
+  // envelope too, and a log line with the status actually sent.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    if (error.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const [status, code, message] =
+      error.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'HEADERS_TOO_LARGE', `The request headers are larger than ${maxHeaderSize} bytes in all.`]
+        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? [408, 'REQUEST_TIMEOUT', `The request was not received in time (headers within ${HEADERS_TIMEOUT_MS / 1000} s, the whole request within ${REQUEST_TIMEOUT_MS / 1000} s).`]
+          : [400, 'BAD_REQUEST', 'The request is not valid HTTP.'];
+    const body = JSON.stringify({ error: { code, message } });
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+    logger.info({ status, outcome: 'refused', code }, 'webhook');
+  });
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -107,7 +140,13 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
     url: `http://${shownHost === '0.0.0.0' ? '127.0.0.1' : shownHost}:${address.port}`,
     async close(timeoutMs = 10_000): Promise<void> {
       closing = true;
+      // Connections the kernel accepted but Node has not yet would be reset by closing the
+      // listener at once: let them in first, to get 503 SHUTTING_DOWN.
+      await delay(SHUTDOWN_GRACE_MS);
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Connections taken in the moment before the listener closed have not sent their request
+      // yet: give them the grace to send it (and get 503) before idle ones are closed.
+      await delay(SHUTDOWN_GRACE_MS);
       server.closeIdleConnections();
       const timer = setTimeout(() => server.closeAllConnections(), Math.max(0, timeoutMs - 2000));
       await closed;

@@ -19,27 +19,32 @@ export function sign(secret: Secret, body: RawBody): string {
 
 export type Verification =
   | { ok: true; secretIndex: number }
-  | { ok: false; reason: 'MISSING' | 'MALFORMED' | 'MISMATCH' };
+  | { ok: false; reason: 'MISSING' | 'MALFORMED' | 'REPEATED' | 'MISMATCH' };
 
 /**
- * Checks a signature header against the raw body with each secret in turn (several during a
- * rotation) and says which one matched. Compares digests in constant time. Never throws on
- * what the sender put in the header: absent, empty, repeated, unprefixed, short or non-hex
- * values are answered as `MISSING` or `MALFORMED`.
+ * Checks a signature header against the raw body with the secret, or each of several secrets in
+ * turn (during a rotation), and says which one matched. Compares digests in constant time. Never
+ * throws on what the sender put in the header: absent or empty (`MISSING`), sent twice
+ * (`REPEATED`), unprefixed, short or non-hex (`MALFORMED`).
+ *
+ *   verify(process.env.WEBHOOK_SECRET!, rawBody, req.headers['x-service-signature'])
  */
 export function verify(
-  secrets: readonly Secret[],
+  secrets: Secret | readonly Secret[],
   body: RawBody,
   header: string | readonly string[] | null | undefined,
 ): Verification {
+  const candidates: readonly Secret[] = typeof secrets === 'string' || secrets instanceof Uint8Array ? [secrets] : secrets;
   // A repeated header reaches us as an array (raw headers) or joined with ", " (node, fetch).
-  if (typeof header !== 'string' && header != null && header.length > 1) return { ok: false, reason: 'MALFORMED' };
+  if (typeof header !== 'string' && header != null && header.length > 1) return { ok: false, reason: 'REPEATED' };
   const value = typeof header === 'string' ? header : header?.[0];
   if (value === undefined || value === '') return { ok: false, reason: 'MISSING' };
-  if (!SIGNATURE.test(value)) return { ok: false, reason: 'MALFORMED' };
+  if (!SIGNATURE.test(value)) {
+    return value.split(',').filter((part) => part.trim().startsWith(PREFIX)).length > 1 ? { ok: false, reason: 'REPEATED' } : { ok: false, reason: 'MALFORMED' };
+  }
   const received = Buffer.from(value.slice(PREFIX.length), 'hex');
-  for (let i = 0; i < secrets.length; i++) {
-    if (timingSafeEqual(digest(secrets[i]!, body), received)) return { ok: true, secretIndex: i };
+  for (let i = 0; i < candidates.length; i++) {
+    if (timingSafeEqual(digest(candidates[i]!, body), received)) return { ok: true, secretIndex: i };
   }
   return { ok: false, reason: 'MISMATCH' };
 }

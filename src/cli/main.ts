@@ -46,7 +46,7 @@ async function main(argv: string[], io: CommandIo): Promise<number> {
       io.stderr.write(`prequal-hooks ${name}: ${error.message}. Run "prequal-hooks ${name} --help".\n`);
       return 2;
     }
-    if (error instanceof CommandError || (error instanceof Error && ['DatabaseTooNewError', 'ConfigurationError', 'SqliteError', 'SchemaError', 'StoreUnavailableError'].includes(error.name))) {
+    if (error instanceof CommandError || (error instanceof Error && ['DatabaseTooNewError', 'ConfigurationError', 'SqliteError', 'SchemaError', 'StoreUnavailableError', 'DatabasePathError'].includes(error.name))) {
       io.stderr.write(`prequal-hooks ${name}: ${error.message}\n`);
       return 1;
     }

@@ -104,10 +104,22 @@ export function createIntake(options: IntakeOptions) {
         const answer =
           verification.reason === 'MISSING'
             ? errorAnswer(401, 'MISSING_SIGNATURE', `The ${signatureHeader} header is missing.`, { header: signatureHeader })
-            : errorAnswer(401, 'INVALID_SIGNATURE', `The ${signatureHeader} header does not match the body.`, {
+            : errorAnswer(
+                401,
+                'INVALID_SIGNATURE',
+                verification.reason === 'REPEATED'
+                  ? `The ${signatureHeader} header was sent more than once.`
+                  : `The ${signatureHeader} header does not match the body.`,
+                {
                 header: signatureHeader,
-                reason: verification.reason === 'MALFORMED' ? 'expected sha256= followed by 64 hex digits' : 'no configured secret matches',
-              });
+                reason:
+                  verification.reason === 'MALFORMED'
+                    ? 'expected sha256= followed by 64 hex digits'
+                    : verification.reason === 'REPEATED'
+                      ? 'the header was sent more than once; send one signature'
+                      : 'no configured secret matches',
+                },
+              );
         return { outcome: 'refused', answer };
       }
       secretId = fingerprints[verification.secretIndex]!;

@@ -7,12 +7,15 @@ import { readRawBody } from './raw-body.js';
  * Writes an answer unless one was already written, for the adapters' last-resort guards: an
  * answer that cannot be written (the client is gone) ends the connection instead of throwing.
  */
-export function answerOnce(res: ServerResponse, answer: Answer): void {
-  if (res.headersSent || res.writableEnded) return;
+export function answerOnce(res: ServerResponse, answer: Answer): boolean {
+  // A connection Node already answered and closed itself (a request timeout: 408) takes nothing.
+  if (res.headersSent || res.writableEnded || res.destroyed || res.socket?.destroyed === true) return false;
   try {
     writeAnswer(res, answer);
+    return true;
   } catch {
     res.destroy();
+    return false;
   }
 }
 
@@ -68,7 +71,8 @@ export function nodeHandler(intake: Intake, onResult?: ResultListener) {
     } catch (error) {
       result = intake.unexpected(error, 'node:http');
     }
-    answerOnce(res, result.answer);
-    tellListener(intake, onResult, result, req, startedAt);
+    // The access log tells what the client got: an answer Node could not send is not logged
+    // here (Node's own answer, such as a 408, is logged where it is sent).
+    if (answerOnce(res, result.answer)) tellListener(intake, onResult, result, req, startedAt);
   };
 }

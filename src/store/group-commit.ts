@@ -4,6 +4,8 @@ import { StoreUnavailableError, type Appended, type Store } from './store.js';
 export interface GroupCommitOptions {
   /** Told the inbox ids of new (non-duplicate) rows once their transaction has committed. */
   onCommitted?: (inboxIds: number[]) => void;
+  /** Told how each transaction ended: `undefined` once committed, else the store's code (its deliveries get 503). */
+  onOutcome?: (failure: string | undefined) => void;
   /**
    * Longest a delivery waits for its commit before it is told the store is unavailable (ms), so
    * that the sender gets its 503 within its own 5 s. The write may still commit later: the
@@ -60,10 +62,12 @@ export function createGroupCommit(store: Store, options: GroupCommitOptions = {}
     } catch (error) {
       const failure = describeStorageError(error);
       for (const w of batch) w.settle({ ok: false, ...failure });
+      options.onOutcome?.(failure.code);
       return;
     } finally {
       clearTimeout(timer);
     }
+    options.onOutcome?.(undefined);
     const fresh: number[] = [];
     batch.forEach((w, i) => {
       const result = results[i]!;

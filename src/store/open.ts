@@ -62,7 +62,11 @@ export function openAtOnce(database: DatabaseOption, options: StoreOptions = {})
 function openSqliteStore(database: string | SqliteDatabase, options: StoreOptions = {}): Store {
   const busyTimeoutMs = options.busyTimeoutMs ?? 2000;
   const owns = typeof database === 'string';
-  const db = typeof database === 'string' ? openDatabase(database, { busyTimeoutMs, readonly: options.readonly ?? false }) : configureDatabase(database, { busyTimeoutMs });
+  const warn = options.logger && ((message: string) => options.logger!.warn(message));
+  const db =
+    typeof database === 'string'
+      ? openDatabase(database, { busyTimeoutMs, readonly: options.readonly ?? false, ...(warn && { warn }) })
+      : configureDatabase(database, { busyTimeoutMs });
   return createSqliteStore(db, {
     location: `sqlite:${typeof database === 'string' ? database : db.name}`,
     busyTimeoutMs,

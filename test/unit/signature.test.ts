@@ -73,14 +73,21 @@ describe('verify', () => {
       [`${good}00`, 'MALFORMED'], // too long
       [`${good.slice(0, -1)}g`, 'MALFORMED'], // non-hex
       [` ${good}`, 'MALFORMED'],
-      [`${good}, ${good}`, 'MALFORMED'], // repeated, as node and fetch join it
-      [[good, good], 'MALFORMED'], // repeated, as raw headers give it
+      [`${good}, ${good}`, 'REPEATED'], // repeated, as node and fetch join it
+      [[good, good], 'REPEATED'], // repeated, as raw headers give it
       [`sha256=${'0'.repeat(64)}`, 'MISMATCH'],
     ];
     for (const [header, reason] of cases) {
       expect(verify([SECRET], body, header as string), String(header)).toEqual({ ok: false, reason });
     }
     expect(verify([SECRET], body, [good])).toEqual({ ok: true, secretIndex: 0 });
+  });
+
+  it('takes one secret as a plain string (or bytes), or several as an array', () => {
+    expect(verify(SECRET, body, good)).toEqual({ ok: true, secretIndex: 0 });
+    expect(verify(Buffer.from(SECRET), body, good)).toEqual({ ok: true, secretIndex: 0 });
+    expect(verify(['old', SECRET], body, good)).toEqual({ ok: true, secretIndex: 1 });
+    expect(verify('another', body, good)).toEqual({ ok: false, reason: 'MISMATCH' });
   });
 
   it('rejects everything when no secret matches or none is given', () => {

@@ -456,17 +456,16 @@ export async function createPostgresStore(pool: Pool, options: PostgresStoreOpti
     async probe(): Promise<ReadinessProbe> {
       if (closed) return { ok: false, reason: 'closed' };
       try {
-        // A real write, rolled back: a connection alone does not tell a read-only or full server.
+        // A real write, committed: a connection alone does not tell a read-only or full server.
         await inTransaction(async (c) => {
           await q(c, `INSERT INTO settings (key, value, updated_at) VALUES ('readiness_probe', 'ok', now())
                       ON CONFLICT (key) DO UPDATE SET updated_at = excluded.updated_at`);
-          throw PROBED;
         });
+        return { ok: true };
       } catch (error) {
-        if (error === PROBED) return { ok: true };
-        return { ok: false, reason: (error as Error).message };
+        const failure = unavailable(error);
+        return { ok: false, reason: failure ? `${failure.code}: ${failure.message}` : (error as Error).message };
       }
-      return { ok: true };
     },
     async flush() {
       // A transaction that is given an id writes a commit record, and a synchronous commit waits
@@ -492,4 +491,3 @@ export async function createPostgresStore(pool: Pool, options: PostgresStoreOpti
   return store;
 }
 
-const PROBED = Symbol('probed');

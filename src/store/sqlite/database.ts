@@ -1,5 +1,5 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { migrate } from './migrations.js';
 
@@ -10,6 +10,36 @@ export interface OpenDatabaseOptions {
   busyTimeoutMs?: number;
   /** Open read-only: no migrations, no writes (the CLI's inspect). */
   readonly?: boolean;
+  /** Told once when an existing database file can be read by other users. */
+  warn?: (message: string) => void;
+}
+
+/** A database that cannot be created where it was asked: a clear message, never a stack or a hang. */
+export class DatabasePathError extends Error {
+  override name = 'DatabasePathError';
+}
+
+/**
+ * Creates the missing folders of `path` owner-only (0700), one level at a time: Node's recursive
+ * mkdir loops forever on some paths (under /proc), and says little when a parent is a file.
+ */
+function createFolders(folder: string): void {
+  const missing: string[] = [];
+  let at = resolve(folder);
+  while (!existsSync(at)) {
+    missing.unshift(at);
+    const parent = dirname(at);
+    if (parent === at) break;
+    at = parent;
+  }
+  if (existsSync(at) && !statSync(at).isDirectory()) throw new DatabasePathError(`cannot create the database in ${folder}: ${at} is not a folder`);
+  for (const dir of missing) {
+    try {
+      mkdirSync(dir, { mode: 0o700 });
+    } catch (error) {
+      throw new DatabasePathError(`cannot create the folder ${dir} for the database: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+  }
 }
 
 /**
@@ -18,7 +48,23 @@ export interface OpenDatabaseOptions {
  * which is what a 2xx promises.
  */
 export function openDatabase(path: string, options: OpenDatabaseOptions = {}): SqliteDatabase {
-  if (path !== ':memory:' && !options.readonly) mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:' && !options.readonly) {
+    // The file holds the webhook secret and candidates' personal data: created owner-only (its
+    // -wal and -shm files take the same permissions from SQLite).
+    if (existsSync(path)) {
+      const mode = statSync(path).mode;
+      if ((mode & 0o077) !== 0) {
+        options.warn?.(`${path} can be read by other users (mode ${(mode & 0o777).toString(8)}); it holds the webhook secret and candidates' personal data: chmod 600 ${path}`);
+      }
+    } else {
+      createFolders(dirname(path));
+      try {
+        closeSync(openSync(path, 'a', 0o600));
+      } catch (error) {
+        throw new DatabasePathError(`cannot create the database ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      }
+    }
+  }
   const db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false });
   try {
     return configureDatabase(db, options);

@@ -319,21 +319,21 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
       if (closed) return { ok: false, reason: 'closed' };
       if (statements === undefined) return { ok: false, reason: 'read-only' };
       try {
-        // A real write, rolled back: a lock alone does not tell a full disk or a read-only file.
-        // It does not wait for another connection's lock: a probe must answer at once.
+        // A real write, committed: a lock alone, or a write rolled back before it reaches the
+        // disk, does not tell a full disk or a read-only file. It does not wait for another
+        // connection's lock: a probe must answer at once.
         const probing = queue.then(() =>
           runWrite(async () => {
             statements.probe.run(new Date().toISOString());
-            throw PROBED;
           }, {}, 0),
         );
         queue = probing.catch(() => undefined);
         await probing;
+        return { ok: true };
       } catch (error) {
-        if (error === PROBED) return { ok: true };
-        return { ok: false, reason: (unavailable(error) ?? (error as Error)).message };
+        const failure = unavailable(error);
+        return { ok: false, reason: failure ? `${failure.code}: ${failure.message}` : (error as Error).message };
       }
-      return { ok: true };
     },
     // In WAL mode SQLite syncs the WAL before a checkpoint, whatever the synchronous level.
     flush: () => store.write(async () => undefined).then(() => guard(() => void db.pragma('wal_checkpoint(PASSIVE)'))),
@@ -349,7 +349,6 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
   return store;
 }
 
-const PROBED = Symbol('probed');
 
 function prepareWrites(db: SqliteDatabase) {
   // No conflict target: a second delivery of an event (same identity) and a retried bad body

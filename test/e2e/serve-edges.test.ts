@@ -1,0 +1,186 @@
+// The HTTP edges of the real `prequal-hooks serve`: slow senders, what Node itself refuses, many
+// headers, repeated signatures, the moments after SIGTERM, readiness on a full disk, file modes.
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { sampleEvent, signedRequest } from '../../src/testing/index.js';
+import { killChildren, runCli, SHUFFLED, startServe, type ServeProcess } from '../support/cli-process.js';
+import { tempDir } from '../support/servers.js';
+
+const SECRET = 'whsec_edges_7a3e';
+
+/** Writes raw bytes on a new connection and reads everything until the server closes it. */
+function raw(url: string, chunks: Array<string | { wait: number }>): Promise<{ text: string; ms: number; error?: string }> {
+  const { hostname, port } = new URL(url);
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname);
+    let text = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (text += chunk));
+    socket.on('close', () => resolve({ text, ms: performance.now() - started }));
+    socket.on('error', (error: NodeJS.ErrnoException) => resolve({ text, ms: performance.now() - started, error: error.code ?? error.message }));
+    socket.on('connect', async () => {
+      for (const chunk of chunks) {
+        if (typeof chunk === 'string') socket.write(chunk);
+        else await new Promise((r) => setTimeout(r, chunk.wait));
+      }
+    });
+  });
+}
+
+const bodyOf = (text: string) => JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as { error: { code: string; message: string } };
+
+describe('prequal-hooks serve at its HTTP edges', () => {
+  const tmp = tempDir();
+  let serve: ServeProcess;
+  afterAll(async () => {
+    await serve?.stop().catch(() => undefined);
+    killChildren();
+    tmp.cleanup();
+  });
+
+  it('creates its folder, database, WAL and SHM owner-only', async () => {
+    const dir = join(tmp.dir, 'fresh');
+    serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(dir, 'hooks.db'), '--secret', SECRET, '--log-level', 'info']);
+    const request = signedRequest(sampleEvent('candidate.added'), { secret: SECRET });
+    expect((await fetch(serve.webhookUrl, { method: 'POST', headers: request.headers, body: request.body })).status).toBe(200);
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    for (const file of ['hooks.db', 'hooks.db-wal', 'hooks.db-shm']) expect((statSync(join(dir, file)).mode & 0o777).toString(8), file).toBe('600');
+  });
+
+  it('accepts a valid signature sent after 150 other headers, and refuses headers over Node\'s size limit with 431 in the envelope', async () => {
+    const request = signedRequest(sampleEvent('candidate.sourced'), { secret: SECRET });
+    const proxyHeaders = Object.fromEntries(Array.from({ length: 150 }, (_, i) => [`x-proxy-hop-${i}`, `10.0.0.${i % 250}`]));
+    const response = await fetch(serve.webhookUrl, { method: 'POST', headers: { ...proxyHeaders, ...request.headers }, body: request.body });
+    expect(response.status).toBe(200);
+
+    const huge = await raw(serve.baseUrl, [`POST /webhooks HTTP/1.1\r\nHost: x\r\nX-Filler: ${'a'.repeat(20_000)}\r\nContent-Length: 2\r\n\r\n{}`]);
+    expect(huge.text).toMatch(/^HTTP\/1\.1 431 /);
+    expect(bodyOf(huge.text).error.code).toBe('HEADERS_TOO_LARGE');
+  });
+
+  it('answers what is not HTTP with 400 in the envelope', async () => {
+    const garbage = await raw(serve.baseUrl, ['NOT HTTP AT ALL\r\n\r\n']);
+    expect(garbage.text).toMatch(/^HTTP\/1\.1 400 /);
+    expect(bodyOf(garbage.text).error).toMatchObject({ code: 'BAD_REQUEST' });
+  });
+
+  it('says a repeated signature header was repeated', async () => {
+    const request = signedRequest(sampleEvent('candidate.added'), { secret: SECRET });
+    const signature = request.headers['x-service-signature']!;
+    const twice = await raw(serve.baseUrl, [
+      `POST /webhooks HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Service-Signature: ${signature}\r\n` +
+        `X-Service-Signature: ${signature}\r\nContent-Length: ${Buffer.byteLength(request.body)}\r\nConnection: close\r\n\r\n${request.body}`,
+    ]);
+    expect(twice.text).toMatch(/^HTTP\/1\.1 401 /);
+    expect(bodyOf(twice.text).error.message).toMatch(/sent more than once/);
+  });
+
+  it('cuts a sender that never finishes its body off at the configured 15 s (±1 s), 408 in the envelope, and logs the 408 it sent', async () => {
+    const loggedBefore = serve.logLines().filter((l) => l.msg === 'webhook').length;
+    const slow = await raw(serve.baseUrl, ['POST /webhooks HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"event":', { wait: 18_000 }]);
+    expect(slow.text).toMatch(/^HTTP\/1\.1 408 /);
+    expect(bodyOf(slow.text).error.code).toBe('REQUEST_TIMEOUT');
+    expect(slow.ms).toBeGreaterThan(14_000);
+    expect(slow.ms).toBeLessThan(16_500);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // One access-log line for this request, with the status the client got.
+    const logged = serve.logLines().filter((l) => l.msg === 'webhook').slice(loggedBefore).map((l) => l.status);
+    expect(logged).toEqual([408]);
+  }, 25_000);
+
+  it('answers new connections 503 SHUTTING_DOWN after SIGTERM until the listener closes: never a reset', async () => {
+    const outcomes: Array<{ what: string; at: number }> = [];
+    let stop = false;
+    const request = signedRequest(sampleEvent('credits.low'), { secret: SECRET });
+    const wire = `POST /webhooks HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Service-Signature: ${request.headers['x-service-signature']}\r\nContent-Length: ${Buffer.byteLength(request.body)}\r\nConnection: close\r\n\r\n${request.body}`;
+    const hammer = async () => {
+      while (!stop) {
+        const r = await raw(serve.baseUrl, [wire]);
+        outcomes.push({ what: r.error ?? r.text.slice(9, 12), at: performance.now() });
+        if (r.error === 'ECONNREFUSED') return;
+      }
+    };
+    const hammers = [hammer(), hammer(), hammer(), hammer()];
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const exited = serve.stop('SIGTERM');
+    await Promise.race([Promise.all(hammers), new Promise((resolve) => setTimeout(resolve, 5000))]);
+    stop = true;
+    expect(await exited).toBe(0);
+    expect(outcomes.map((o) => o.what)).toContain('503');
+    // Until the listener closes (the first refusal), every connection is answered: 200 before the
+    // signal, 503 after it. Only a connection caught in the kernel's accept queue at the very
+    // instant the listener closes can be reset, as with any server.
+    const closedAt = Math.min(...outcomes.filter((o) => o.what === 'ECONNREFUSED').map((o) => o.at));
+    const unanswered = outcomes.filter((o) => !['200', '503', 'ECONNREFUSED'].includes(o.what));
+    expect(unanswered.filter((o) => Math.abs(o.at - closedAt) > 50)).toEqual([]);
+    // New connections kept getting their 503 for a while before the listener closed.
+    const first503 = Math.min(...outcomes.filter((o) => o.what === '503').map((o) => o.at));
+    expect(closedAt - first503).toBeGreaterThan(50);
+  });
+
+  it('warns once when an existing database can be read by others', async () => {
+    const db = join(tmp.dir, 'open.db');
+    expect((await runCli(['replay', SHUFFLED, '--db', db])).code).toBe(0);
+    chmodSync(db, 0o644);
+    const loose = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', db, '--secret', SECRET, '--log-level', 'warn']);
+    await loose.stop();
+    const warnings = (loose.stdout() + loose.stderr()).split('\n').filter((l) => l.includes('can be read by other users'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('chmod 600');
+  });
+});
+
+/** A small filesystem of our own, to fill for real (needs root and mount; skipped otherwise). */
+function smallFilesystem(): string | undefined {
+  const dir = join(tempDir().dir, 'small');
+  mkdirSync(dir, { recursive: true });
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', dir], { stdio: 'ignore' });
+    return dir;
+  } catch {
+    return undefined;
+  }
+}
+
+const small = process.getuid?.() === 0 ? smallFilesystem() : undefined;
+
+describe.skipIf(small === undefined)('readiness on a disk that fills up and frees again', () => {
+  afterAll(() => {
+    killChildren();
+    try {
+      execFileSync('umount', [small!], { stdio: 'ignore' });
+    } catch {
+      // already gone
+    }
+  });
+
+  it('is false while webhooks cannot be stored, answered 503, and true again once they can, without a restart', async () => {
+    const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(small!, 'hooks.db'), '--secret', SECRET, '--log-level', 'warn']);
+    const filler = join(small!, 'filler');
+    writeFileSync(filler, Buffer.alloc(1_600_000));
+    const statuses: number[] = [];
+    for (let i = 0; i < 400 && !statuses.includes(503); i++) {
+      const request = signedRequest(sampleEvent('candidate.added', { data: { candidate_id: `full-${i}`, first_name: 'x'.repeat(2000) } }), { secret: SECRET });
+      statuses.push((await fetch(serve.webhookUrl, { method: 'POST', headers: request.headers, body: request.body })).status);
+    }
+    expect(statuses).toContain(503);
+    const notReady = await fetch(`${serve.baseUrl}/readyz`);
+    expect(notReady.status).toBe(503);
+    expect(((await notReady.json()) as { reason: string }).reason).toMatch(/FULL|IOERR/);
+
+    rmSync(filler);
+    let status = 0;
+    for (let i = 0; i < 100 && status !== 200; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      status = (await fetch(`${serve.baseUrl}/readyz`)).status;
+    }
+    expect(status).toBe(200);
+    const request = signedRequest(sampleEvent('candidate.added', { data: { candidate_id: 'after' } }), { secret: SECRET });
+    expect((await fetch(serve.webhookUrl, { method: 'POST', headers: request.headers, body: request.body })).status).toBe(200);
+    expect(await serve.stop()).toBe(0);
+  }, 30_000);
+});

@@ -7,7 +7,7 @@ import { createDispatcher, type Dispatcher, type DispatcherOptions } from './dis
 import { createHandlerRegistry, type AnyHandler, type Handler } from './dispatch/handlers.js';
 import { createLogger, type Logger } from './logging.js';
 import { createQueries, type Queries } from './query/index.js';
-import { replayInto, type ReplayInput, type ReplayOptions, type ReplaySummary } from './replay/index.js';
+import { replayInto, requireReadable, type ReplayInput, type ReplayOptions, type ReplaySummary } from './replay/index.js';
 import type { Secret } from './signature.js';
 import { expressMiddleware } from './receive/express.js';
 import { fetchHandler } from './receive/fetch.js';
@@ -200,12 +200,15 @@ export function createReceiver(options: ReceiverOptions) {
       reprocess: async (ids: readonly number[] | 'all') => (await use()).deadLetters.reprocess(ids),
       retryHandlers: async (ids: readonly number[] | 'all') => (await use()).deadLetters.retryHandlers(ids),
     } satisfies DeadLetters,
-    /** Replays fixture events (objects, .json, .ndjson, folders) through the same path as HTTP. */
+    /**
+     * Replays fixture events (objects, .json, .ndjson, folders) through the same path as HTTP.
+     * Rejects with ReplayInputError, after replaying the rest, when an input cannot be read.
+     */
     async replay(inputs: Iterable<ReplayInput> | ReplayInput, replayOptions?: ReplayOptions): Promise<ReplaySummary> {
       const r = await use();
       const summary = await replayInto({ store: r.store, wantsHandlers: (kind) => handlers.for(kind).length > 0 }, inputs, replayOptions);
       r.dispatcher.start();
-      return summary;
+      return requireReadable(summary);
     },
     /** Resolves once every stored event is projected and its handlers have run. */
     drain: async (): Promise<void> => (await use()).dispatcher.drain(),

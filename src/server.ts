@@ -16,8 +16,13 @@ const SHUTDOWN_GRACE_MS = 100;
 /** Node's limit on the total size of the request line and headers (--max-http-header-size). */
 const maxHeaderSize = httpMaxHeaderSize;
 
-export interface StandaloneOptions extends Omit<ReceiverOptions, 'onRequest' | 'logger'> {
+export interface StandaloneOptions extends Omit<ReceiverOptions, 'onRequest' | 'logger' | 'secrets'> {
   logger: Logger;
+  /**
+   * The secrets, or a function that gives them once the server listens (the CLI stores and shows
+   * a generated secret only then, so that a start that cannot listen shows nothing).
+   */
+  secrets?: ReceiverOptions['secrets'] | (() => Promise<ReceiverOptions['secrets']>);
   port?: number;
   host?: string;
   /** The webhook route. Default `/webhooks`. */
@@ -37,29 +42,34 @@ export interface Standalone {
  * the webhook route), plus `GET /healthz` and `GET /readyz`. Nothing else is served.
  */
 export async function startStandalone(options: StandaloneOptions): Promise<Standalone> {
-  const { logger, port = 8787, host = '0.0.0.0', path = '/webhooks', ...receiverOptions } = options;
-  const receiver = createReceiver({
-    ...receiverOptions,
-    logger,
-    onRequest(result, _req, startedAt) {
-      logger.info(
-        {
-          status: result.answer.status,
-          outcome: result.outcome,
-          kind: result.kind,
-          duplicate: result.outcome === 'duplicate',
-          inboxId: result.inboxId,
-          ms: Number(process.hrtime.bigint() - startedAt) / 1e6,
-        },
-        'webhook',
-      );
-    },
-  });
-  const intake = receiver.nodeHandler();
+  const { logger, port = 8787, host = '0.0.0.0', path = '/webhooks', secrets, ...receiverOptions } = options;
+  // The receiver is made once the server listens: requests that come first get 503 STARTING.
+  let receiver: Receiver | undefined;
+  let intake: ReturnType<Receiver['nodeHandler']> | undefined;
+  const startReceiver = (resolved: ReceiverOptions['secrets']) =>
+    createReceiver({
+      ...receiverOptions,
+      ...(resolved !== undefined && { secrets: resolved }),
+      logger,
+      onRequest(result, _req, startedAt) {
+        logger.info(
+          {
+            status: result.answer.status,
+            outcome: result.outcome,
+            kind: result.kind,
+            duplicate: result.outcome === 'duplicate',
+            inboxId: result.inboxId,
+            ms: Number(process.hrtime.bigint() - startedAt) / 1e6,
+          },
+          'webhook',
+        );
+      },
+    });
   let closing = false;
 
   async function ready(): Promise<{ ok: boolean; reason?: string }> {
     if (closing) return { ok: false, reason: 'shutting down' };
+    if (receiver === undefined) return { ok: false, reason: 'starting' };
     if (receiver.saturated()) {
       const stuck = receiver.stuckHandlerCalls();
       return { ok: false, reason: stuck > 0 ? `handlers saturated: ${stuck} handler calls stuck past their timeout` : 'handlers saturated' };
@@ -76,6 +86,11 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
         writeAnswer(res, errorAnswer(503, 'SHUTTING_DOWN', 'The receiver is shutting down; retry.', {}, { 'Retry-After': '5', Connection: 'close' }));
         return;
       }
+      if (intake === undefined) {
+        req.resume();
+        writeAnswer(res, errorAnswer(503, 'STARTING', 'The receiver is starting; retry.', {}, { 'Retry-After': '1' }));
+        return;
+      }
       void intake(req, res);
       return;
     }
@@ -86,7 +101,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
     if (req.method === 'GET' && url === '/readyz') {
       void (async () => {
         const state = await ready();
-        const inbox = await receiver.counts().catch(() => undefined);
+        const inbox = await receiver?.counts().catch(() => undefined);
         writeAnswer(res, {
           status: state.ok ? 200 : 503,
           headers: {},
@@ -131,11 +146,19 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
       resolve();
     });
   });
+  try {
+    receiver = startReceiver(typeof secrets === 'function' ? await secrets() : secrets);
+  } catch (error) {
+    server.close();
+    throw error;
+  }
+  intake = receiver.nodeHandler();
+  const running = receiver;
   const address = server.address() as AddressInfo;
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
 
   return {
-    receiver,
+    receiver: running,
     server,
     url: `http://${shownHost === '0.0.0.0' ? '127.0.0.1' : shownHost}:${address.port}`,
     async close(timeoutMs = 10_000): Promise<void> {
@@ -151,7 +174,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
       const timer = setTimeout(() => server.closeAllConnections(), Math.max(0, timeoutMs - 2000));
       await closed;
       clearTimeout(timer);
-      await receiver.close(Math.max(1000, timeoutMs / 2));
+      await running.close(Math.max(1000, timeoutMs / 2));
     },
   };
 }

@@ -16,12 +16,35 @@ export interface CommandIo {
   env: NodeJS.ProcessEnv;
 }
 
-/** Runs a node:util parseArgs call, turning its errors into UsageError (exit 2, one line). */
+/**
+ * Runs a node:util parseArgs call, turning its errors into UsageError (exit 2, one line) in our
+ * words for the common mistakes: parseArgs' own ("Option '--limit' argument is ambiguous") puzzle.
+ */
 export function parsed<T>(parse: () => T): T {
   try {
     return parse();
   } catch (error) {
-    throw new UsageError((error as Error).message.split('\n')[0]!);
+    throw new UsageError(usageMessage(error as Error & { code?: string }));
+  }
+}
+
+function usageMessage(error: Error & { code?: string }): string {
+  const first = error.message.split('\n')[0]!;
+  const option = /'(-{1,2}[^' ]+)/.exec(first)?.[1];
+  switch (error.code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return `unknown option ${option ?? first}`;
+    case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
+      return `unexpected argument "${/'([^']*)'/.exec(first)?.[1] ?? first}"`;
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      if (/argument is ambiguous/.test(first)) {
+        return `${option} needs a value; a value that starts with "-" is written ${option}=<value>`;
+      }
+      if (/argument missing/.test(first)) return `${option} needs a value`;
+      if (/does not take an argument/.test(first)) return `${option} takes no value`;
+      return first;
+    default:
+      return first;
   }
 }
 

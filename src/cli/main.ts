@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // prequal-hooks: routes to one file per command; expected errors become exit codes, not stack traces.
+import { readFileSync } from 'node:fs';
 import { CommandError, UsageError, type CommandIo } from './args.js';
 
 type Command = (argv: string[], io: CommandIo) => Promise<number>;
@@ -25,10 +26,15 @@ ${Object.entries(COMMANDS)
   .map(([name, { summary }]) => `  ${name.padEnd(14)} ${summary}`)
   .join('\n')}
 
-Run "prequal-hooks <command> --help" for a command's options.`;
+Run "prequal-hooks <command> --help" for a command's options, "prequal-hooks --version" for the version.`;
 
 async function main(argv: string[], io: CommandIo): Promise<number> {
   const [name, ...rest] = argv;
+  if (name === '--version' || name === '-v' || name === 'version') {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    io.stdout.write(`${pkg.version}\n`);
+    return 0;
+  }
   if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
     io.stdout.write(`${USAGE}\n`);
     return name === undefined ? 2 : 0;
@@ -50,11 +56,20 @@ async function main(argv: string[], io: CommandIo): Promise<number> {
       io.stderr.write(`prequal-hooks ${name}: ${error.message}\n`);
       return 1;
     }
-    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') {
       io.stderr.write(`prequal-hooks ${name}: the port is already in use (${(error as Error).message}). Choose another with --port.\n`);
       return 1;
     }
-    throw error;
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EADDRNOTAVAIL' || code === 'EACCES' || code === 'EAI_FAIL') {
+      io.stderr.write(`prequal-hooks ${name}: cannot listen there (${code}: ${(error as Error).message}). Check --host and --port.\n`);
+      return 1;
+    }
+    // Anything else is still one line, never a stack trace; the stack is there for those who ask.
+    io.stderr.write(`prequal-hooks ${name}: ${(error as Error)?.message ?? String(error)}\n`);
+    if (io.env.PREQUAL_HOOKS_DEBUG) io.stderr.write(`${(error as Error)?.stack ?? ''}\n`);
+    else io.stderr.write(`prequal-hooks ${name}: (set PREQUAL_HOOKS_DEBUG=1 for the details)\n`);
+    return 1;
   }
 }
 

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { replay as replayInto, type ReplaySummary } from '../replay/index.js';
+import { replay as replayInto, ReplayInputError, type ReplaySummary } from '../replay/index.js';
 import { databasePath, DB_FLAG, DEFAULT_DB, HELP_FLAG, integer, parsed, UsageError, type CommandIo } from './args.js';
 import { displayLocation } from './database.js';
 import { printJson } from './output.js';
@@ -48,16 +48,23 @@ export async function replay(argv: string[], io: CommandIo): Promise<number> {
 
   const startedAt = Date.now();
   let nextProgress = progressEvery;
-  const summary = await replayInto(positionals, {
-    database: dbPath,
-    onProgress(running) {
-      // Called after each committed batch: report when a multiple of --progress was passed.
-      if (progressEvery === 0 || running.received < nextProgress) return;
-      nextProgress = (Math.floor(running.received / progressEvery) + 1) * progressEvery;
-      const perSecond = Math.round(running.received / Math.max(0.001, (Date.now() - startedAt) / 1000));
-      io.stderr.write(`prequal-hooks replay: ${summaryLine(running)} (${perSecond} events/s)\n`);
-    },
-  });
+  let summary: ReplaySummary;
+  try {
+    summary = await replayInto(positionals, {
+      database: dbPath,
+      onProgress(running) {
+        // Called after each committed batch: report when a multiple of --progress was passed.
+        if (progressEvery === 0 || running.received < nextProgress) return;
+        nextProgress = (Math.floor(running.received / progressEvery) + 1) * progressEvery;
+        const perSecond = Math.round(running.received / Math.max(0.001, (Date.now() - startedAt) / 1000));
+        io.stderr.write(`prequal-hooks replay: ${summaryLine(running)} (${perSecond} events/s)\n`);
+      },
+    });
+  } catch (error) {
+    // The readable inputs were replayed: say what became of them, then name the others (exit 1).
+    if (!(error instanceof ReplayInputError)) throw error;
+    summary = error.summary;
+  }
 
   if (values.json) printJson(io, summary);
   else io.stdout.write(`${summaryLine(summary)} (${displayLocation(dbPath)})\n`);

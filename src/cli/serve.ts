@@ -1,3 +1,4 @@
+import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { createLogger, type Logger } from '../logging.js';
 import { DEFAULT_EVENT_HEADER, DEFAULT_MAX_BODY_BYTES, DEFAULT_SIGNATURE_HEADER } from '../receive/intake.js';
@@ -89,9 +90,11 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
   const logger = loggerFor(io, level);
   const poolSize = integer('--pool-size', values['pool-size'], 10, 2, 1000);
   const database = await openStore(dbPath, { logger, poolSize, ...(values.schema !== undefined && { schema: values.schema }) });
-  if (secrets.length === 0 && !allowUnsigned) {
+  // A generated secret is stored and shown only once the server listens: a start that fails
+  // (a wrong --host, a port in use) shows nothing it would not show again.
+  const resolveSecrets = async (): Promise<string[]> => {
+    if (secrets.length > 0 || allowUnsigned) return secrets;
     const generated = await generatedSecret(database);
-    secrets = [generated.secret];
     if (generated.created) {
       io.stderr.write(
         `\nNo webhook secret was given, so one was generated and stored in ${displayLocation(dbPath)}:\n\n` +
@@ -105,14 +108,18 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
           '`prequal-hooks secret --db <path>` shows it.\n',
       );
     }
-  }
+    secrets = [generated.secret];
+    return secrets;
+  };
   if (allowUnsigned) {
     logger.warn('UNSIGNED EVENTS ARE ACCEPTED (--allow-unsigned): anyone who can reach this port can write events. Configure a secret in production.');
   }
 
-  const standalone = await startStandalone({
+  let standalone;
+  try {
+    standalone = await startStandalone({
     database,
-    secrets,
+    secrets: resolveSecrets,
     allowUnsigned,
     maxBodyBytes,
     signatureHeader: values['signature-header'] ?? DEFAULT_SIGNATURE_HEADER,
@@ -122,6 +129,10 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
     host: values.host ?? '0.0.0.0',
     path,
   });
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
   // Signal handlers before the address is announced: from then on a SIGTERM must drain, and
   // without a handler the default action would kill the process outright.
   const stopped = new Promise<number>((done) => {
@@ -153,11 +164,18 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
     process.once('SIGINT', () => stop('SIGINT'));
   });
 
-  // For the person at the terminal, whatever the log level; the JSON line below is for log pipelines.
-  io.stderr.write(`prequal-hooks: receiving webhooks on POST ${standalone.url}${path} (database ${displayLocation(dbPath)})\n`);
+  // For the person at the terminal, whatever the log level; the JSON line below is for log
+  // pipelines. Both say what is bound, and where to reach it from this machine.
+  const bound = standalone.server.address() as AddressInfo;
+  const boundText = `${bound.family === 'IPv6' ? `[${bound.address}]` : bound.address}:${bound.port}`;
+  const everywhere = bound.address === '0.0.0.0' || bound.address === '::';
+  io.stderr.write(
+    `prequal-hooks: listening on ${boundText}${everywhere ? ' (every interface)' : ''}; receiving webhooks on POST ${standalone.url}${path}` +
+      `${everywhere ? ' from this machine, or on this port at its other addresses' : ''} (database ${displayLocation(dbPath)})\n`,
+  );
   logger.info(
-    { url: `${standalone.url}${path}`, db: displayLocation(dbPath), secretFingerprints: secrets.map(secretFingerprint), maxBodyBytes },
-    `prequal-hooks receiving webhooks on POST ${standalone.url}${path}`,
+    { listening: boundText, url: `${standalone.url}${path}`, db: displayLocation(dbPath), secretFingerprints: secrets.map(secretFingerprint), maxBodyBytes },
+    `prequal-hooks listening on ${boundText}, receiving webhooks on POST ${standalone.url}${path}`,
   );
   return await stopped;
 }

@@ -1,14 +1,15 @@
 import { openStore, type DatabaseOption, type StoreOptions } from '../store/open.js';
-import { replayInto, type ReplayOptions, type ReplaySummary } from './replay.js';
+import { replayInto, ReplayInputError, requireReadable, type ReplayOptions, type ReplaySummary } from './replay.js';
 import type { ReplayInput } from './sources.js';
 
 export type { ReplayInput, ReplayOptions, ReplaySummary };
-export { replayInto };
+export { replayInto, ReplayInputError, requireReadable };
 
 /**
  * Replays fixture events into a database (a SQLite path, created if needed, an open handle, a
  * PostgreSQL URL or pool): objects, `.json` files (one event or an array), `.ndjson` files,
- * folders of them.
+ * folders of them. Rejects with ReplayInputError, after replaying the rest, when an input cannot
+ * be read.
  *
  *   const summary = await replay(['fixtures/scenarios/campaign-lifecycle.ndjson'], { database: ':memory:' });
  */
@@ -18,7 +19,7 @@ export async function replay(
 ): Promise<ReplaySummary> {
   const store = await openStore(options.database, options);
   try {
-    return await replayInto({ store }, inputs, options);
+    return requireReadable(await replayInto({ store }, inputs, options));
   } finally {
     await store.close();
   }

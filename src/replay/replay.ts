@@ -18,6 +18,23 @@ export interface ReplaySummary {
   unreadable: Array<{ origin: string; message: string }>;
 }
 
+/**
+ * Inputs that could not be read (a missing file, a folder without permission): the others were
+ * replayed, and `summary` says what became of them. A missing fixture is an error, never a quiet count.
+ */
+export class ReplayInputError extends Error {
+  override name = 'ReplayInputError';
+  constructor(readonly summary: ReplaySummary) {
+    super(`could not read ${summary.unreadable.map((u) => `${u.origin} (${u.message})`).join(', ')}`);
+  }
+}
+
+/** The summary, or ReplayInputError when an input could not be read. */
+export function requireReadable(summary: ReplaySummary): ReplaySummary {
+  if (summary.unreadable.length > 0) throw new ReplayInputError(summary);
+  return summary;
+}
+
 export interface ReplayParts {
   store: Store;
   /** Whether application handlers want events of this kind (they run after the replay commits). */

@@ -1,7 +1,8 @@
 // The README's "Replay in tests" example, verbatim: if this file breaks, so does the README.
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createReceiver } from 'prequal-hooks';
-import { sampleEvent } from 'prequal-hooks/testing';
+import { FIXTURES_DIR, sampleEvent } from 'prequal-hooks/testing';
 
 describe('shortlisting', () => {
   it('notifies the recruiter of strong candidates, whatever order the events come in', async () => {
@@ -12,7 +13,7 @@ describe('shortlisting', () => {
     });
 
     const summary = await receiver.replay([
-      'fixtures/scenarios/campaign-lifecycle.shuffled.ndjson',
+      join(FIXTURES_DIR, 'scenarios/campaign-lifecycle.shuffled.ndjson'), // the fixtures the package ships
       sampleEvent('candidate.interview.completed', {
         data: { candidate_id: 'c-42', campaign_id: 'cmp_Rk4vN8qWz2', first_name: 'Inès', last_name: 'Haddad', interview_score: 9 },
       }),

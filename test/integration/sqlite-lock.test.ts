@@ -27,8 +27,20 @@ describe('a SQLite write lock held by another connection', () => {
       host: '127.0.0.1',
     });
     cleanups.push(tmp.cleanup, () => standalone.close(2000));
-    const locker = new Database(tmp.dbPath);
+    // The other connection, as a backup or a sqlite3 shell would hold it (here in this process:
+    // it takes the lock without blocking the event loop the receiver runs on).
+    const locker = new Database(tmp.dbPath, { timeout: 0 });
     cleanups.push(() => locker.close());
+    const takeLock = async () => {
+      for (;;) {
+        try {
+          locker.exec('BEGIN IMMEDIATE');
+          return;
+        } catch {
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+      }
+    };
 
     const delay = monitorEventLoopDelay({ resolution: 5 });
     const send = async (n: number) => {
@@ -40,7 +52,7 @@ describe('a SQLite write lock held by another connection', () => {
       return { status: response.status, retryAfter: response.headers.get('retry-after'), ms: performance.now() - started, id: `l-${n}` };
     };
 
-    locker.exec('BEGIN IMMEDIATE');
+    await takeLock();
     delay.enable();
     const lockedFor = 3000;
     const released = new Promise<void>((resolve) =>

@@ -135,6 +135,11 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
       return Promise.reject(unavailable(error) ?? error);
     }
   }
+  // A write transaction spans several awaits, and other code's microtasks can run between them:
+  // a read waits for the transaction in progress (not for writes still waiting for the lock), so
+  // that none runs inside it and sees rows that may yet be rolled back.
+  let transaction: Promise<void> | undefined;
+  const read = <T>(run: () => T): Promise<T> => (transaction === undefined ? guard(run) : transaction.then(() => guard(run)));
 
   // Write transactions on this connection run one after the other.
   let queue: Promise<unknown> = Promise.resolve();
@@ -206,6 +211,8 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
     if (relaxed) statements.synchronousNormal.run();
     try {
       await begin(lockWaitMs);
+      let ended!: () => void;
+      transaction = new Promise((resolve) => (ended = resolve));
       try {
         const result = await work(tx);
         statements.commit.run();
@@ -213,6 +220,9 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
       } catch (error) {
         if (db.inTransaction) db.exec('ROLLBACK');
         throw error;
+      } finally {
+        transaction = undefined;
+        ended();
       }
     } catch (error) {
       throw unavailable(error) ?? error;
@@ -229,12 +239,12 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
       queue = run.catch(() => undefined);
       return run;
     },
-    inboxRow: (id) => guard(() => {
+    inboxRow: (id) => read(() => {
       const row = prepared(`${INBOX_SELECT} WHERE inbox_id = ?`).get(id) as RawInboxRow | undefined;
       return row === undefined ? undefined : inboxRow(row);
     }),
     counts: () =>
-      guard(() => {
+      read(() => {
         const result = { pending: 0, projected: 0, unknown: 0, dead: 0, handler_failures: 0 } as Record<InboxState, number> & { handler_failures: number };
         for (const { state, count } of prepared('SELECT state, COUNT(*) AS count FROM inbox GROUP BY state').all() as Array<{ state: InboxState; count: number }>) {
           result[state] = count;
@@ -242,9 +252,9 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
         result.handler_failures = prepared('SELECT COUNT(*) AS n FROM handler_failures').pluck().get() as number;
         return result;
       }),
-    hasPending: () => guard(() => prepared("SELECT 1 FROM inbox WHERE state = 'pending' LIMIT 1").get() !== undefined),
+    hasPending: () => read(() => prepared("SELECT 1 FROM inbox WHERE state = 'pending' LIMIT 1").get() !== undefined),
     setAside: (afterId, limit) =>
-      guard(() =>
+      read(() =>
         (prepared(`${INBOX_SELECT} WHERE state IN ('unknown', 'dead') AND inbox_id > ? ORDER BY inbox_id LIMIT ?`).all(afterId, limit) as RawInboxRow[]).map(inboxRow),
       ),
     requeue: (ids) =>
@@ -280,7 +290,7 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
     recordHandlerFailure: (f) =>
       store.write(async () => void statements!.recordFailure.run(f.inbox_id, f.handler, f.error, f.attempts, f.failed_at)),
     handlerFailures: (afterId, limit) =>
-      guard(() => prepared('SELECT * FROM handler_failures WHERE failure_id > ? ORDER BY failure_id LIMIT ?').all(afterId, limit) as HandlerFailureRow[]),
+      read(() => prepared('SELECT * FROM handler_failures WHERE failure_id > ? ORDER BY failure_id LIMIT ?').all(afterId, limit) as HandlerFailureRow[]),
     retryHandlerFailures: (ids) =>
       store.write(async () => {
         const retried: number[] = [];
@@ -299,14 +309,14 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
       }),
 
     select: <T>(sql: string, parameters: readonly unknown[] = []) =>
-      guard(() => {
+      read(() => {
         const statement = prepared(sql);
         if (statement.reader) return statement.all(...parameters) as T[];
         statement.run(...parameters);
         return [];
       }),
 
-    setting: (key) => guard(() => prepared('SELECT value, updated_at FROM settings WHERE key = ?').get(key) as { value: string; updated_at: string } | undefined),
+    setting: (key) => read(() => prepared('SELECT value, updated_at FROM settings WHERE key = ?').get(key) as { value: string; updated_at: string } | undefined),
     settingOnce: (key, value) =>
       store.write(async () => {
         const at = new Date().toISOString();

@@ -1,0 +1,72 @@
+// What users get: the packed tarball installed in a new consumer project, whose code (the README's
+// Express and replay examples) must typecheck under `tsc --strict` without skipLibCheck, and run.
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+const CONSUMER_CODE = `
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import express from 'express';
+import { createReceiver, verify } from 'prequal-hooks';
+import { FIXTURES_DIR, sampleEvent } from 'prequal-hooks/testing';
+
+// The README's Express example.
+const app = express();
+const receiver = createReceiver({ database: ':memory:', secret: 'consumer-secret' });
+app.post('/webhooks/prequal', receiver.middleware());
+app.use(express.json());
+const shortlisted: string[] = [];
+receiver.on('candidate.interview.completed', async (event, { row }) => {
+  if (event.data.interview_score >= 8) shortlisted.push(\`\${row?.first_name} \${row?.last_name}\`);
+});
+app.get('/campaigns/:id/shortlist', async (req, res) => {
+  res.json(await receiver.query.listCandidates(req.params.id, { status: 'completed', min_score: 8, sort: 'score_desc' }));
+});
+
+// The README's replay example, with the fixtures the package ships.
+const summary = await receiver.replay([
+  join(FIXTURES_DIR, 'scenarios/campaign-lifecycle.shuffled.ndjson'),
+  sampleEvent('candidate.interview.completed', {
+    data: { candidate_id: 'c-42', campaign_id: 'cmp_Rk4vN8qWz2', first_name: 'Inès', last_name: 'Haddad', interview_score: 9 },
+  }),
+]);
+await receiver.drain();
+assert.deepEqual({ received: summary.received, duplicates: summary.duplicates, projected: summary.projected }, { received: 56, duplicates: 9, projected: 47 });
+assert.deepEqual(shortlisted.sort(), ['Inès Haddad', 'Noémie Brunet']);
+const { candidates } = await receiver.query.listCandidates('cmp_Rk4vN8qWz2', { sort: 'score_desc', per_page: 2 });
+assert.deepEqual(candidates.map((c) => c.interview_score), [9, 8.5]);
+assert.equal(verify('consumer-secret', '{}', 'sha256=00').ok, false);
+await receiver.close();
+console.log('consumer ok');
+`;
+
+describe('the packed package in a consumer project', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'prequal-consumer-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('typechecks the README examples under tsc --strict without skipLibCheck, and runs them', () => {
+    const run = (command: string, args: string[], cwd: string) =>
+      execFileSync(command, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_update_notifier: 'false' } });
+    run('npm', ['pack', '--ignore-scripts', '--pack-destination', dir], ROOT);
+    const tarball = readdirSync(dir).find((f) => f.endsWith('.tgz'))!;
+    const consumer = join(dir, 'consumer');
+    cpSync(join(ROOT, 'test/support/consumer'), consumer, { recursive: true });
+    // Install scripts are not run: the typecheck needs none, and better-sqlite3's native build is
+    // taken from this repository's (the same version, built for this machine) rather than rebuilt.
+    run('npm', ['install', join(dir, tarball), '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline'], consumer);
+    cpSync(join(ROOT, 'node_modules/better-sqlite3/build'), join(consumer, 'node_modules/better-sqlite3/build'), { recursive: true });
+    writeFileSync(join(consumer, 'app.ts'), CONSUMER_CODE);
+    try {
+      run(process.execPath, [join(consumer, 'node_modules/typescript/bin/tsc'), '-p', '.'], consumer);
+    } catch (error) {
+      throw new Error(`tsc failed in the consumer:\n${(error as { stdout?: string }).stdout}`);
+    }
+    expect(run(process.execPath, ['app.js'], consumer)).toContain('consumer ok');
+  }, 180_000);
+});

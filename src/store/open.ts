@@ -41,6 +41,18 @@ export function isPostgresUrl(value: string): boolean {
   return /^postgres(?:ql)?:\/\//i.test(value);
 }
 
+/** A database location as logs and people see it: a PostgreSQL URL without its password. */
+export function displayLocation(location: string): string {
+  if (!isPostgresUrl(location)) return location;
+  try {
+    const url = new URL(location);
+    if (url.password !== '') url.password = '***';
+    return url.toString();
+  } catch {
+    return 'postgres://(unparsable URL)';
+  }
+}
+
 function isPool(value: unknown): value is PostgresPool {
   return !isStore(value) && typeof value === 'object' && value !== null && typeof (value as PostgresPool).connect === 'function' && typeof (value as { prepare?: unknown }).prepare !== 'function';
 }
@@ -79,12 +91,12 @@ function openSqliteStore(database: string | SqliteDatabase, options: StoreOption
 export async function openStore(database: DatabaseOption, options: StoreOptions = {}): Promise<Store> {
   if (isStore(database)) return database;
   if (!isPostgres(database)) return openSqliteStore(database as string | SqliteDatabase, options);
-  const { createPool, redactUrl } = await import('./postgres/connection.js');
+  const { createPool } = await import('./postgres/connection.js');
   const { createPostgresStore } = await import('./postgres/store.js');
   if (typeof database === 'string') {
     const pool = await createPool(database, options);
     try {
-      return await createPostgresStore(pool, { location: redactUrl(database), ownsPool: true, readonly: options.readonly ?? false, ...(options.logger && { logger: options.logger }) });
+      return await createPostgresStore(pool, { location: displayLocation(database), ownsPool: true, readonly: options.readonly ?? false, ...(options.logger && { logger: options.logger }) });
     } catch (error) {
       // Never wait long on the way out: a client still checked out would hold end() forever.
       await Promise.race([pool.end().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);

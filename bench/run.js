@@ -21,6 +21,7 @@ import { benchLag } from './lib/lag.js';
 import { createRequestPool, fire, summariseRun } from './lib/load.js';
 import { gitInfo, machineInfo } from './lib/machine.js';
 import { killLeftovers, measureCommand, startServer } from './lib/processes.js';
+import { benchLocks } from './lib/locks.js';
 import { benchPostgresIngest, benchPostgresReplay, startBenchPostgres } from './lib/postgres.js';
 import { benchReplay, ensureScenario, replayCommand } from './lib/replay.js';
 import { snapshotBuild } from './lib/snapshot.js';
@@ -50,7 +51,7 @@ if (flags.help) {
   --quick               short rounds (2 x 3 s), 100,000-event replay, 4 s of lag: for development
   --profile             afterwards, profile (node --cpu-prof) the prequal-hooks servers during one
                         round each and a 100,000-event replay; top self-time frames in the results
-  --only <parts>        comma-separated subset of throughput,replay,lag,postgres,profile
+  --only <parts>        comma-separated subset of throughput,replay,lag,locks,postgres,profile
                         (--only profile: just the profiles, to bench/results/profile.json)
   --rounds <n>          rounds per target (full 3, quick 2)
   --duration <s>        seconds measured per round (full 10, quick 3)
@@ -76,7 +77,7 @@ const settings = {
   lagWarmupSec: flags.quick ? 2 : 5,
   lagPollIntervalMs: 2,
 };
-const parts = new Set((flags.only ?? 'throughput,replay,lag,postgres').split(',').map((s) => s.trim()));
+const parts = new Set((flags.only ?? 'throughput,replay,lag,locks,postgres').split(',').map((s) => s.trim()));
 const tmpDir = join(BENCH, 'tmp');
 const runDir = join(tmpDir, `run-${process.pid}`);
 mkdirSync(runDir, { recursive: true });
@@ -229,6 +230,11 @@ function verdicts(results) {
     add('replay events/s', results.replay.eventsPerSec, '≥ 50,000', (v) => v >= 50_000);
     add('replay peak RSS', results.replay.maxRssMb, '< 150 MB', (v) => v < 150, ' MB');
   }
+  if (results.locks) {
+    add('locks: slowest webhook answer', results.locks.slowestAnswerMs, '< 5,000 ms', (v) => v < 5000, ' ms');
+    add('locks: slowest /healthz', results.locks.slowestHealthMs, '< 100 ms', (v) => v < 100, ' ms');
+    add('locks: longest loop stall', results.locks.longestStallMs, '< 50 ms', (v) => v < 50, ' ms');
+  }
   if (results.lag) add('lag p99 (2xx → projected)', round(results.lag.ackToProjected.p99, 1), '< 100 ms', (v) => v < 100, ' ms');
   return rows.map((r) => ({ ...r, verdict: r.pass === null ? 'n/a' : r.pass ? 'PASS' : 'MISS' }));
 }
@@ -264,6 +270,13 @@ function table(results) {
     lines.push(`Lag: prequal-hooks serve at ${fmt(l.ratePerSec)} req/s (half of (3)) for ${l.durationSec} s after ${l.warmupSec} s of warm-up, paced sender, ${fmt(l.acknowledged)} acknowledged, ${l.neverSeen} never seen${l.measuredAt ? ` (re-measured ${l.measuredAt})` : ''}`);
     lines.push(`  2xx → projection committed (read-only poller, ${l.pollIntervalMs} ms): p50 ${round(l.ackToProjected.p50)} ms, p99 ${round(l.ackToProjected.p99)} ms, max ${round(l.ackToProjected.max)} ms`);
     lines.push(`  inbox received_at → processed_at: p50 ${l.receivedToProcessed.p50} ms, p99 ${l.receivedToProcessed.p99} ms; request → 2xx at this rate: p50 ${round(l.ackLatency.p50)} ms, p99 ${round(l.ackLatency.p99)} ms`);
+  }
+  if (results.locks) {
+    const k = results.locks;
+    lines.push('');
+    lines.push(`Locks: another connection holds SQLite's write lock for ${k.lockSec} s while ${k.senders} senders post (serve, in a child process)${k.measuredAt ? ` (re-measured ${k.measuredAt})` : ''}`);
+    lines.push(`  ${k.webhooks} webhooks answered ${JSON.stringify(k.statuses)}, slowest answer ${fmt(k.slowestAnswerMs)} ms; ${k.healthChecks} health checks, slowest ${k.slowestHealthMs} ms;`);
+    lines.push(`  longest event-loop stall ${k.longestStallMs} ms; after the release: ${k.afterRelease.join(' ')}, pending ${k.pendingAfterRelease}, every 2xx stored: ${k.everyAcknowledgedStored}`);
   }
   if (results.postgres) {
     const p = results.postgres;
@@ -313,7 +326,7 @@ async function main() {
   }
 
   let pool = null;
-  if (parts.has('throughput') || parts.has('lag') || parts.has('postgres') || profiling) {
+  if (parts.has('throughput') || parts.has('lag') || parts.has('postgres') || parts.has('locks') || profiling) {
     const poolSize = flags.quick ? 40_000 : 150_000;
     pool = await timed('pool', () => createRequestPool({ secret: SECRET, size: poolSize }));
     results.pool = { size: pool.size, averageBytes: pool.averageBytes };
@@ -354,6 +367,20 @@ async function main() {
       }),
     );
   }
+  if (parts.has('locks')) {
+    const db = join(runDir, 'locks.db');
+    removeDatabase(db);
+    log(`another connection holds the write lock for ${flags.quick ? 4 : 10} s while 8 senders post …`);
+    results.locks = await timed('locks', () =>
+      benchLocks({
+        command: { name: 'serve-stalls', command: process.execPath, args: [join(BENCH, 'servers/serve-stalls.js'), '--port', '0', '--db', db, '--secret', SECRET], env: CHILD_ENV, logFile: `${db}.log` },
+        db,
+        pool,
+        lockSec: flags.quick ? 4 : 10,
+      }),
+    );
+    removeDatabase(db);
+  }
   if (parts.has('postgres')) {
     results.postgres = await timed('postgres', async () => {
       const postgres = await startBenchPostgres(code.dist);
@@ -387,7 +414,7 @@ async function main() {
     const rerun = [...parts];
     for (const part of rerun) if (results[part]) results[part].measuredAt = results.date;
     const merged = { ...previous };
-    for (const key of ['throughput', 'pool', 'scenario', 'replay', 'lag', 'postgres']) if (parts.has(key) || (key === 'pool' && parts.has('throughput')) || (key === 'scenario' && parts.has('replay'))) merged[key] = results[key];
+    for (const key of ['throughput', 'pool', 'scenario', 'replay', 'lag', 'locks', 'postgres']) if (parts.has(key) || (key === 'pool' && parts.has('throughput')) || (key === 'scenario' && parts.has('replay'))) merged[key] = results[key];
     merged.reruns = [...(previous.reruns ?? []), { parts: rerun, date: results.date, durations: results.durations, loadAverageAtStart: results.machine.loadAverageAtStart }];
     Object.assign(results, merged, { date: previous.date, durations: previous.durations, machine: previous.machine, settings: { ...previous.settings, ...settings } });
   }

@@ -15,6 +15,7 @@ const COMMANDS: Record<string, { load: () => Promise<Command>; summary: string }
     summary: 'list events set aside and failed handlers; reprocess them',
   },
   secret: { load: async () => (await import('./secret.js')).secret, summary: 'print the webhook secret serve generated' },
+  sandbox: { load: async () => (await import('./sandbox.js')).sandbox, summary: 'run the service locally: its REST API, a simulated campaign life, real webhooks' },
 };
 
 const USAGE = `Usage: prequal-hooks <command> [options]

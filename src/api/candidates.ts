@@ -43,11 +43,11 @@ export interface ReadCandidate {
 }
 
 /** Why one candidate of a request was not added: its index, a readable reason and the code behind it. */
-export interface CandidateError {
+export type CandidateError = {
   index: number;
   error: string;
   code: ErrorCode;
-}
+};
 
 export type CandidateReading = { ok: true; candidate: ReadCandidate } | { ok: false; code: ErrorCode; error: string };
 

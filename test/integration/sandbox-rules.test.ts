@@ -63,7 +63,7 @@ describe('POST /campaigns/create: rules 1 to 11, each alone', () => {
     ['is_voice_clone sent by the client', { is_voice_clone: true }, 400, 'VALIDATION_ERROR', { is_voice_clone: expect.any(String) }],
     ['enable_salary_question sent as a boolean', { enable_salary_question: true }, 400, 'VALIDATION_ERROR', { enable_salary_question: expect.any(String) }],
   ];
-  it.each(rows)('%s: %i %s', async (_name, change, status, code, details) => {
+  it.each(rows.map(([name, change, status, code, details]) => ({ name, change, status, code, details })))('$name: $status $code', async ({ change, status, code, details }) => {
     const error = await expectError(asA, 'POST', '/campaigns/create', { ...JOB, ...change }, status, code);
     if (details) expect(error.details).toMatchObject(details);
   });
@@ -139,7 +139,7 @@ describe('PATCH /campaigns/{id}: the modify rules', () => {
     ['the status (it has its own operation)', { status: 'paused' }, 400, 'VALIDATION_ERROR'],
     ['an empty job title', { job_title: '' }, 400, 'VALIDATION_ERROR'],
   ];
-  it.each(rows)('%s: %i %s', async (_name, change, status, code) => {
+  it.each(rows.map(([name, change, status, code]) => ({ name, change, status, code })))('$name: $status $code', async ({ change, status, code }) => {
     await expectError(asA, 'PATCH', `/campaigns/${campaignId}`, change, status, code);
   });
 

@@ -34,7 +34,7 @@ async function untilIdle(baseUrl: string, timeoutMs = 20_000) {
 // The list fields both sides know for every candidate (e-mail and phone reach the receiver only
 // through some events: an SMS-sourced candidate's e-mail, for one, is in no event until completed).
 const FIELDS = ['candidate_id', 'first_name', 'last_name', 'status', 'interview_score', 'interview_date', 'availability', 'salary_expectation', 'candidate_alignment', 'strengths', 'concerns'] as const;
-const comparable = (c: Record<string, unknown>) => ({ ...Object.fromEntries(FIELDS.map((f) => [f, c[f] ?? null])), is_sourced: Boolean(c.is_sourced) });
+const comparable = (c: Record<string, unknown>): Record<string, unknown> => ({ ...Object.fromEntries(FIELDS.map((f) => [f, c[f] ?? null])), is_sourced: Boolean(c.is_sourced) });
 
 describe.concurrent('prequal-hooks sandbox', () => {
   const tmp = tempDir('prequal-hooks-sandbox-');
@@ -104,7 +104,7 @@ describe.concurrent('prequal-hooks sandbox', () => {
     const statuses = new Set(mine.candidates.map((c: { status: string }) => c.status));
     expect(statuses.has('completed') && statuses.has('pending')).toBe(true);
     const rows = readDb(dbPath, (db) => db.prepare('SELECT * FROM candidates WHERE campaign_id = ? ORDER BY candidate_id').all(id)) as Array<Record<string, unknown>>;
-    const byId = (a: { candidate_id: unknown }, b: { candidate_id: unknown }) => String(a.candidate_id).localeCompare(String(b.candidate_id));
+    const byId = (a: Record<string, unknown>, b: Record<string, unknown>) => String(a.candidate_id).localeCompare(String(b.candidate_id));
     expect(rows.map(comparable).sort(byId)).toEqual(mine.candidates.map(comparable).sort(byId));
     for (const sort of ['score_desc', 'date_desc'] as const) {
       const theirs = await runCli(['inspect', '--db', dbPath, '--campaign', id, '--sort', sort, '--per-page', '100', '--json']);

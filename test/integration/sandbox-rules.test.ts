@@ -229,7 +229,7 @@ describe('authentication: the four 401 codes', () => {
     ['a well-formed key nobody was given', `sk_live_${'z'.repeat(32)}`, 'INVALID_API_KEY'],
     ["a disabled agency's key", KEY_OFF, 'AGENCY_INACTIVE'],
   ];
-  it.each(rows)('%s: 401 %s, on every endpoint', async (_name, key, code) => {
+  it.each(rows.map(([name, key, code]) => ({ name, key, code })))('$name: 401 $code, on every endpoint', async ({ key, code }) => {
     const call = apiClient(sandbox.apiUrl, key);
     for (const [method, path] of [
       ['GET', '/voices'],

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { killChildren, runCli } from '../support/cli-process.js';
 
-const COMMANDS = ['serve', 'replay', 'send', 'inspect', 'dead-letters', 'secret'];
+const COMMANDS = ['serve', 'replay', 'send', 'inspect', 'dead-letters', 'secret', 'sandbox'];
 
 // The tests are independent: run concurrently, their processes share the cores.
 describe.concurrent('prequal-hooks usage', () => {

@@ -149,3 +149,58 @@ export function readDb<T>(path: string, read: (db: Database.Database) => T): T {
     db.close();
   }
 }
+
+export interface SandboxProcess {
+  child: ChildProcess;
+  /** e.g. http://127.0.0.1:40123 */
+  baseUrl: string;
+  /** e.g. http://127.0.0.1:40123/api/v1 */
+  apiUrl: string;
+  /** The key it generated, when no --api-key was given. */
+  generatedApiKey: string | undefined;
+  stderr: () => string;
+  stop: (signal?: NodeJS.Signals, timeoutMs?: number) => Promise<number | null>;
+}
+
+/** Starts `prequal-hooks sandbox` and resolves once it says where its API is. */
+export async function startSandbox(args: string[], env: Record<string, string> = {}, timeoutMs = 10_000): Promise<SandboxProcess> {
+  const child = spawnCli(['sandbox', ...args], { env });
+  let stderr = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const apiUrl = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`sandbox did not start in time; stderr: ${stderr}`)), timeoutMs);
+    child.stdout!.resume();
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+      // The address, key and webhook lines come in one write that ends with the Deliveries line.
+      const match = /API on (http:\/\/\S+\/api\/v1)[\s\S]*\nDeliveries:/.exec(stderr);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`sandbox exited with ${code} before listening; stderr: ${stderr}`));
+    });
+  });
+  return {
+    child,
+    apiUrl,
+    baseUrl: new URL(apiUrl).origin,
+    generatedApiKey: /generated; send it as X-API-Key\): (\S+)/.exec(stderr)?.[1],
+    stderr: () => stderr,
+    async stop(signal = 'SIGTERM', stopTimeoutMs = 8000) {
+      child.kill(signal);
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`sandbox did not exit within ${stopTimeoutMs} ms of ${signal}`)), stopTimeoutMs);
+      });
+      try {
+        return await Promise.race([exited, timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}

@@ -1,0 +1,22 @@
+import { z } from 'zod';
+
+export const SUBSCRIPTION_TYPES = ['Service Echo', 'Service Resonance', 'Service Symphony', 'Pay as you go'] as const;
+export const TRANSACTION_TYPES = ['campaign', 'sourcing'] as const;
+export type SubscriptionType = (typeof SUBSCRIPTION_TYPES)[number];
+export type TransactionType = (typeof TRANSACTION_TYPES)[number];
+
+/** What one candidate costs by the channel actually used (service-api.md, add candidates). */
+export const CHANNEL_COSTS = {
+  call: { credits: 1, transaction_type: 'campaign' },
+  sms: { credits: 0.25, transaction_type: 'sourcing' },
+  email: { credits: 0, transaction_type: null },
+} as const satisfies Record<string, { credits: number; transaction_type: TransactionType | null }>;
+
+/** 200 answer of `GET /account/credits`. */
+export const creditsResponseSchema = z.object({
+  credits_available: z.number(),
+  credits_used_this_month: z.int().min(0),
+  subscription_type: z.enum(SUBSCRIPTION_TYPES),
+  reset_date: z.iso.date(),
+});
+export type CreditsResponse = z.infer<typeof creditsResponseSchema>;

@@ -1,0 +1,220 @@
+// Webhook delivery as service-api.md "Delivery rules" describe it, plus the faults a real
+// sender inflicts (duplicates, reordering, other serializations), each off by default.
+import PQueue from 'p-queue';
+import { DEFAULT_EVENT_HEADER, DEFAULT_SIGNATURE_HEADER } from '../receive/intake.js';
+import { eventIdentity, type Envelope } from '../events/index.js';
+import { LIMITS } from '../api/index.js';
+import { sign } from '../signature.js';
+import type { Clock } from './clock.js';
+import type { Random } from './random.js';
+
+export interface DeliveryOptions {
+  /** Where events are POSTed; without one nothing is sent. */
+  url?: string | undefined;
+  /** Signs each body (`X-Service-Signature: sha256=<hex>`) when set. */
+  secret?: string | undefined;
+  /** A 2xx within this is success (default 5000, the document's 5 s). */
+  timeoutMs?: number;
+  /** Retries after the first attempt (default 3). */
+  retries?: number;
+  /** Delay before the first retry, doubled at each (default 1000: 1 s, 2 s, 4 s). */
+  retryBaseMs?: number;
+  /** Share of events delivered twice, 0 to 1 (default 0). */
+  duplicates?: number;
+  /** Share of deliveries held back behind later ones, 0 to 1 (default 0). */
+  reorder?: number;
+  /** Longest a held delivery waits for later ones (default 2000 ms). */
+  reorderHoldMs?: number;
+  /** A duplicate's JSON is written with other key order and spacing (default false). */
+  reserialize?: boolean;
+  random: Random;
+  clock: Clock;
+  /** One line per delivery given up (no PII: kind and identity only). */
+  log?: (line: string) => void;
+}
+
+/** One HTTP attempt, as `GET /sandbox/deliveries` lists it. */
+export interface DeliveryAttempt {
+  /** Which delivery (a duplicate is a delivery of its own). */
+  delivery_id: number;
+  event: string;
+  /** The event's identity (PROJECTION.md section 1): the same for a duplicate, whatever its bytes. */
+  identity: string;
+  /** `original`, or `duplicate` for the second copy of an event. */
+  copy: 'original' | 'duplicate';
+  /** 1 for the first try, up to 1 + retries. */
+  attempt: number;
+  /** The receiver's HTTP status, or null when there was none. */
+  status: number | null;
+  /** Why the attempt failed without a status (`timeout after 5000 ms`, `ECONNREFUSED`), else null. */
+  error: string | null;
+  /** `delivered` (2xx), `retrying` (another attempt follows) or `failed` (given up). */
+  outcome: 'delivered' | 'retrying' | 'failed';
+  /** When the attempt started, ISO 8601. */
+  at: string;
+  duration_ms: number;
+}
+
+interface Pending {
+  id: number;
+  kind: string;
+  identity: string;
+  body: string;
+  copy: 'original' | 'duplicate';
+  attempt: number;
+}
+
+/** Other key order (reversed, at every depth) and other spacing: the same JSON value, other bytes. */
+export function reserialize(value: unknown): string {
+  const reorder = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(reorder);
+    if (v !== null && typeof v === 'object') {
+      return Object.fromEntries(Object.keys(v).reverse().map((k) => [k, reorder((v as Record<string, unknown>)[k])]));
+    }
+    return v;
+  };
+  return `${JSON.stringify(reorder(value), null, 2)}\n`;
+}
+
+export function createDelivery(options: DeliveryOptions) {
+  const timeoutMs = options.timeoutMs ?? LIMITS.webhookTimeoutMs;
+  const retries = options.retries ?? LIMITS.webhookRetries;
+  const retryBaseMs = options.retryBaseMs ?? 1000;
+  const holdMs = options.reorderHoldMs ?? 2000;
+  const random = options.random;
+  const attempts: DeliveryAttempt[] = [];
+  // Attempts run a few at a time, in the order they were queued.
+  const queue = new PQueue({ concurrency: 8 });
+  const timers = new Set<NodeJS.Timeout>();
+  const closing = new AbortController();
+  let nextId = 1;
+  let waiting = 0; // held back or waiting to retry
+  const held: Array<{ pending: Pending; behind: number; release: () => void }> = [];
+  let closed = false;
+
+  const later = (ms: number, run: () => void) => {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      run();
+    }, ms);
+    timers.add(timer);
+    return timer;
+  };
+
+  function enqueue(pending: Pending): void {
+    if (closed) return;
+    // Each first attempt of a later delivery moves the held ones one place closer to release.
+    if (pending.attempt === 1) {
+      for (const h of [...held]) if (--h.behind <= 0) h.release();
+    }
+    void queue.add(() => attempt(pending));
+  }
+
+  function hold(pending: Pending): void {
+    waiting++;
+    const entry = {
+      pending,
+      behind: 1 + random.int(3),
+      release: () => {
+        const i = held.indexOf(entry);
+        if (i < 0) return;
+        held.splice(i, 1);
+        clearTimeout(timer);
+        timers.delete(timer);
+        waiting--;
+        enqueue(pending);
+      },
+    };
+    held.push(entry);
+    const timer = later(holdMs, entry.release);
+  }
+
+  async function attempt(pending: Pending): Promise<void> {
+    if (closed || options.url === undefined) return;
+    const started = options.clock.now();
+    const at = new Date(started).toISOString();
+    const t0 = performance.now();
+    let status: number | null = null;
+    let error: string | null = null;
+    try {
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        [DEFAULT_EVENT_HEADER.toLowerCase()]: pending.kind,
+        'user-agent': 'prequal-hooks-sandbox',
+      };
+      if (options.secret !== undefined) headers[DEFAULT_SIGNATURE_HEADER.toLowerCase()] = sign(options.secret, pending.body);
+      const signal = AbortSignal.any([AbortSignal.timeout(timeoutMs), closing.signal]);
+      const response = await fetch(options.url, { method: 'POST', headers, body: pending.body, redirect: 'manual', signal });
+      // The answer counts once it is whole, within the same time limit.
+      await response.arrayBuffer();
+      status = response.status;
+    } catch (caught) {
+      if (closed) return;
+      const e = caught as Error & { cause?: { code?: string; message?: string } };
+      error = e.name === 'TimeoutError' ? `timeout after ${timeoutMs} ms` : (e.cause?.code ?? e.cause?.message ?? e.message);
+    }
+    if (closed) return;
+    const delivered = status !== null && status >= 200 && status < 300;
+    const last = pending.attempt > retries;
+    attempts.push({
+      delivery_id: pending.id,
+      event: pending.kind,
+      identity: pending.identity,
+      copy: pending.copy,
+      attempt: pending.attempt,
+      status,
+      error,
+      outcome: delivered ? 'delivered' : last ? 'failed' : 'retrying',
+      at,
+      duration_ms: Math.round((performance.now() - t0) * 10) / 10,
+    });
+    if (delivered) return;
+    if (last) {
+      options.log?.(
+        `prequal-hooks sandbox: gave up delivering ${pending.kind} (identity ${pending.identity.slice(0, 12)}, ${pending.copy}) after ${pending.attempt} attempts: ${status ?? error}\n`,
+      );
+      return;
+    }
+    waiting++;
+    later(retryBaseMs * 2 ** (pending.attempt - 1), () => {
+      waiting--;
+      enqueue({ ...pending, attempt: pending.attempt + 1 });
+    });
+  }
+
+  return {
+    /** Delivers one event: signed, perhaps twice, perhaps held back, retried on failure. */
+    send(envelope: Envelope): void {
+      if (closed || options.url === undefined) return;
+      const identity = eventIdentity(envelope);
+      const body = JSON.stringify(envelope);
+      const copies: Pending[] = [{ id: nextId++, kind: envelope.event, identity, body, copy: 'original', attempt: 1 }];
+      if (random.chance(options.duplicates ?? 0)) {
+        copies.push({ id: nextId++, kind: envelope.event, identity, body: options.reserialize ? reserialize(envelope) : body, copy: 'duplicate', attempt: 1 });
+      }
+      for (const copy of copies) {
+        if (random.chance(options.reorder ?? 0)) hold(copy);
+        else enqueue(copy);
+      }
+    },
+    /** Every attempt so far, in the order they ended. */
+    attempts(): readonly DeliveryAttempt[] {
+      return attempts;
+    },
+    /** Deliveries not yet delivered or given up (queued, in flight, held back, waiting to retry). */
+    pending(): number {
+      return queue.size + queue.pending + waiting;
+    },
+    /** Stops: drops what is pending and aborts what is in flight. */
+    close(): void {
+      closed = true;
+      closing.abort();
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      held.length = 0;
+      queue.clear();
+    },
+  };
+}
+
+export type Delivery = ReturnType<typeof createDelivery>;

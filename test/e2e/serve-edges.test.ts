@@ -80,6 +80,8 @@ describe('prequal-hooks serve at its HTTP edges', () => {
   });
 
   it('cuts a sender that never finishes its body off at the configured 15 s (within a second, plus load), 408 in the envelope, and logs the 408 it sent', async () => {
+    // The log is written asynchronously: let the earlier tests' lines arrive before counting.
+    await new Promise((resolve) => setTimeout(resolve, 500));
     const loggedBefore = serve.logLines().filter((l) => l.msg === 'webhook').length;
     const slow = await raw(serve.baseUrl, ['POST /webhooks HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"event":', { wait: 18_000 }]);
     expect(slow.text).toMatch(/^HTTP\/1\.1 408 /);

@@ -208,7 +208,7 @@ function reachable(binaries: PostgresBinaries, base: string, owned: { uid?: numb
   if (spawnSync(binaries.initdb, ['--version'], owned).status === 0) return binaries;
   const install = dirname(dirname(binaries.initdb)); // …/bin/initdb → the installation
   const copy = join(base, 'install');
-  cpSync(install, copy, { recursive: true });
+  cpSync(install, copy, { recursive: true, verbatimSymlinks: true }); // the libraries' relative links stay inside the copy
   return { ...binaries, initdb: join(copy, 'bin', 'initdb'), postgres: join(copy, 'bin', 'postgres') };
 }
 

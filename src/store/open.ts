@@ -96,7 +96,13 @@ export async function openStore(database: DatabaseOption, options: StoreOptions 
   if (typeof database === 'string') {
     const pool = await createPool(database, options);
     try {
-      return await createPostgresStore(pool, { location: displayLocation(database), ownsPool: true, readonly: options.readonly ?? false, ...(options.logger && { logger: options.logger }) });
+      return await createPostgresStore(pool, {
+        location: displayLocation(database),
+        ownsPool: true,
+        readonly: options.readonly ?? false,
+        ...(options.schema !== undefined && { schema: options.schema }),
+        ...(options.logger && { logger: options.logger }),
+      });
     } catch (error) {
       // Never wait long on the way out: a client still checked out would hold end() forever.
       await Promise.race([pool.end().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);

@@ -149,6 +149,20 @@ describe.each(ENGINES)('the $name engine', (engine) => {
 });
 
 describe.skipIf(!ENGINES.some((e) => e.name === 'postgres'))('PostgreSQL settings', () => {
+  it('keeps its tables in the schema named (created at the first start), apart from public', async () => {
+    const postgres = ENGINES.find((e) => e.name === 'postgres')!;
+    const { database } = await postgres.fresh();
+    const hooks = await openStore(database, { schema: 'agency hooks' });
+    const plain = await openStore(database);
+    await hooks.write((tx) => tx.append([delivery(sampleEvent('credits.low'))]));
+    expect((await hooks.counts()).pending).toBe(1);
+    expect((await plain.counts()).pending).toBe(0);
+    const tables = await plain.select<{ schemaname: string }>("SELECT DISTINCT schemaname FROM pg_tables WHERE tablename = 'inbox' ORDER BY 1");
+    expect(tables.map((t) => t.schemaname)).toEqual(['agency hooks', 'public']);
+    await hooks.close();
+    await plain.close();
+  });
+
   it('warns at open when synchronous_commit is off, since a 2xx would no longer mean "on disk"', async () => {
     const postgres = ENGINES.find((e) => e.name === 'postgres')!;
     const warnings: string[] = [];

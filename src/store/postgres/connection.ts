@@ -49,7 +49,8 @@ export async function createPool(url: string, options: PostgresConnectOptions = 
   const { default: pg } = await import('pg');
   const timeoutMs = options.timeoutMs ?? 4000;
   const settings = [
-    `-c search_path=${quoteIdentifier(options.schema ?? 'public')}`,
+    // The startup options are split at spaces; a backslash keeps one in a value.
+    `-c search_path=${quoteIdentifier(options.schema ?? 'public').replace(/\\/g, '\\\\').replace(/ /g, '\\ ')}`,
     '-c TimeZone=UTC',
     `-c statement_timeout=${timeoutMs}`,
     `-c lock_timeout=${Math.max(500, timeoutMs - 1000)}`,

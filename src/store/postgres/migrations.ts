@@ -1,5 +1,5 @@
 import { checkSchemaVersion, DatabaseTooNewError, loadMigrations, type Migration } from '../migrations.js';
-import type { PoolClient } from './connection.js';
+import { quoteIdentifier, type PoolClient } from './connection.js';
 
 // One lock for every process migrating this database: replicas that start together migrate once.
 const MIGRATION_LOCK = 'prequal-hooks:migrations';
@@ -9,10 +9,12 @@ const MIGRATION_LOCK = 'prequal-hooks:migrations';
  * lock (PostgreSQL's DDL is transactional): a crash leaves every one applied and recorded, or none.
  * A schema written by a newer version is refused.
  */
-export async function migrate(client: PoolClient, migrations: Migration[] = loadMigrations('postgres')): Promise<number[]> {
+export async function migrate(client: PoolClient, schema?: string, migrations: Migration[] = loadMigrations('postgres')): Promise<number[]> {
   await client.query('BEGIN');
   try {
-    await client.query({ text: 'SELECT pg_advisory_xact_lock(hashtext($1))', values: [MIGRATION_LOCK] });
+    await client.query({ text: 'SELECT pg_advisory_xact_lock(hashtext($1))', values: [`${MIGRATION_LOCK}:${schema ?? 'public'}`] });
+    // A schema of our own is created at the first start (the user needs CREATE on the database).
+    if (schema !== undefined) await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(schema)}`);
     await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version    integer PRIMARY KEY,
       name       text NOT NULL,

@@ -28,6 +28,8 @@ export interface PostgresStoreOptions {
   location: string;
   /** Whether the store made the pool (then it ends it on close). */
   ownsPool: boolean;
+  /** The schema the pool's search_path names, created at the first start when given. */
+  schema?: string;
   /** Check the schema instead of migrating it (read-only commands). */
   readonly?: boolean;
   logger?: Pick<Logger, 'warn' | 'error'>;
@@ -65,7 +67,7 @@ export async function createPostgresStore(pool: Pool, options: PostgresStoreOpti
   const client = await connect();
   try {
     if (options.readonly) await checkSchema(client, options.location);
-    else await migrate(client);
+    else await migrate(client, options.schema);
     const { rows } = await client.query<{ synchronous_commit: string }>('SHOW synchronous_commit');
     if (rows[0]?.synchronous_commit === 'off') {
       logger?.warn(

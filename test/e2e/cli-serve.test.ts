@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { secretFingerprint } from '../../src/signature.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { tempDir } from '../support/servers.js';
-import { killChildren, readDb, runCli, startServe } from '../support/cli-process.js';
+import { killChildren, readDb, runCli, startServe, waitFor } from '../support/cli-process.js';
 
 const OLD_SECRET = 'whsec_serve_old_6c1f9a';
 const NEW_SECRET = 'whsec_serve_new_02be4d';
@@ -139,8 +139,9 @@ describe.concurrent('prequal-hooks serve', () => {
 
   it('--allow-unsigned warns loudly and accepts unsigned events', async () => {
     const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'unsigned.db'), '--allow-unsigned']);
-    const warning = serve.logLines().find((line) => String(line.msg).includes('UNSIGNED EVENTS ARE ACCEPTED'));
-    expect(warning?.level).toBe(40);
+    // The log is written asynchronously: the warning may land just after the listening line.
+    const warning = await waitFor(() => serve.logLines().find((line) => String(line.msg).includes('UNSIGNED EVENTS ARE ACCEPTED')), 5000, 'the unsigned warning');
+    expect(warning.level).toBe(40);
     const unsigned = signedRequest(sampleEvent('campaign.created'));
     expect(unsigned.headers['x-service-signature']).toBeUndefined();
     expect((await post(serve.webhookUrl, unsigned)).status).toBe(200);

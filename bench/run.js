@@ -22,6 +22,7 @@ import { createRequestPool, fire, summariseRun } from './lib/load.js';
 import { gitInfo, machineInfo } from './lib/machine.js';
 import { killLeftovers, measureCommand, startServer } from './lib/processes.js';
 import { benchLocks } from './lib/locks.js';
+import { benchNeighbours } from './lib/neighbours.js';
 import { benchPostgresIngest, benchPostgresReplay, startBenchPostgres } from './lib/postgres.js';
 import { benchReplay, ensureScenario, replayCommand } from './lib/replay.js';
 import { snapshotBuild } from './lib/snapshot.js';
@@ -51,7 +52,7 @@ if (flags.help) {
   --quick               short rounds (2 x 3 s), 100,000-event replay, 4 s of lag: for development
   --profile             afterwards, profile (node --cpu-prof) the prequal-hooks servers during one
                         round each and a 100,000-event replay; top self-time frames in the results
-  --only <parts>        comma-separated subset of throughput,replay,lag,locks,postgres,profile
+  --only <parts>        comma-separated subset of throughput,replay,lag,locks,neighbours,postgres,profile
                         (--only profile: just the profiles, to bench/results/profile.json)
   --rounds <n>          rounds per target (full 3, quick 2)
   --duration <s>        seconds measured per round (full 10, quick 3)
@@ -77,7 +78,7 @@ const settings = {
   lagWarmupSec: flags.quick ? 2 : 5,
   lagPollIntervalMs: 2,
 };
-const parts = new Set((flags.only ?? 'throughput,replay,lag,locks,postgres').split(',').map((s) => s.trim()));
+const parts = new Set((flags.only ?? 'throughput,replay,lag,locks,neighbours,postgres').split(',').map((s) => s.trim()));
 const tmpDir = join(BENCH, 'tmp');
 const runDir = join(tmpDir, `run-${process.pid}`);
 mkdirSync(runDir, { recursive: true });
@@ -230,6 +231,7 @@ function verdicts(results) {
     add('replay events/s', results.replay.eventsPerSec, '≥ 50,000', (v) => v >= 50_000);
     add('replay peak RSS', results.replay.maxRssMb, '< 150 MB', (v) => v < 150, ' MB');
   }
+  if (results.neighbours) add('neighbours: /ping p99 ratio', results.neighbours.ratio, '≤ 1.50', (v) => v <= 1.5);
   if (results.locks) {
     add('locks: slowest webhook answer', results.locks.slowestAnswerMs, '< 5,000 ms', (v) => v < 5000, ' ms');
     add('locks: slowest /healthz', results.locks.slowestHealthMs, '< 100 ms', (v) => v < 100, ' ms');
@@ -270,6 +272,12 @@ function table(results) {
     lines.push(`Lag: prequal-hooks serve at ${fmt(l.ratePerSec)} req/s (half of (3)) for ${l.durationSec} s after ${l.warmupSec} s of warm-up, paced sender, ${fmt(l.acknowledged)} acknowledged, ${l.neverSeen} never seen${l.measuredAt ? ` (re-measured ${l.measuredAt})` : ''}`);
     lines.push(`  2xx → projection committed (read-only poller, ${l.pollIntervalMs} ms): p50 ${round(l.ackToProjected.p50)} ms, p99 ${round(l.ackToProjected.p99)} ms, max ${round(l.ackToProjected.max)} ms`);
     lines.push(`  inbox received_at → processed_at: p50 ${l.receivedToProcessed.p50} ms, p99 ${l.receivedToProcessed.p99} ms; request → 2xx at this rate: p50 ${round(l.ackLatency.p50)} ms, p99 ${round(l.ackLatency.p99)} ms`);
+  }
+  if (results.neighbours) {
+    const n = results.neighbours;
+    lines.push('');
+    lines.push(`Neighbours: GET /ping of the same Express app while webhooks arrive at ${n.ratePerSec}/s, ${n.durationSec} s rounds, alternated${n.measuredAt ? ` (re-measured ${n.measuredAt})` : ''}`);
+    lines.push(`  /ping p99 beside the middleware ${n.middlewarePingP99Ms} ms, beside a no-op webhook route ${n.noopPingP99Ms} ms (median of rounds): ratio ${n.ratio}`);
   }
   if (results.locks) {
     const k = results.locks;
@@ -326,7 +334,7 @@ async function main() {
   }
 
   let pool = null;
-  if (parts.has('throughput') || parts.has('lag') || parts.has('postgres') || parts.has('locks') || profiling) {
+  if (parts.has('throughput') || parts.has('lag') || parts.has('postgres') || parts.has('locks') || parts.has('neighbours') || profiling) {
     const poolSize = flags.quick ? 40_000 : 150_000;
     pool = await timed('pool', () => createRequestPool({ secret: SECRET, size: poolSize }));
     results.pool = { size: pool.size, averageBytes: pool.averageBytes };
@@ -381,6 +389,23 @@ async function main() {
     );
     removeDatabase(db);
   }
+  if (parts.has('neighbours')) {
+    const ratePerSec = 500;
+    log(`neighbours: GET /ping beside webhooks at ${ratePerSec}/s, middleware against a no-op route …`);
+    results.neighbours = await timed('neighbours', () =>
+      benchNeighbours({
+        command: (variant, round) => {
+          const db = join(runDir, `neighbours-${variant}-${round}.db`);
+          removeDatabase(db);
+          return { name: `neighbours-${variant}`, command: process.execPath, args: [join(BENCH, 'servers/express-neighbours.js'), '--port', '0', '--db', db, '--secret', SECRET, ...(variant === 'noop' ? ['--noop'] : [])], env: CHILD_ENV, logFile: `${db}.log` };
+        },
+        pool,
+        ratePerSec,
+        durationSec: flags.quick ? 3 : 10,
+        rounds: flags.quick ? 2 : 3,
+      }),
+    );
+  }
   if (parts.has('postgres')) {
     results.postgres = await timed('postgres', async () => {
       const postgres = await startBenchPostgres(code.dist);
@@ -414,7 +439,7 @@ async function main() {
     const rerun = [...parts];
     for (const part of rerun) if (results[part]) results[part].measuredAt = results.date;
     const merged = { ...previous };
-    for (const key of ['throughput', 'pool', 'scenario', 'replay', 'lag', 'locks', 'postgres']) if (parts.has(key) || (key === 'pool' && parts.has('throughput')) || (key === 'scenario' && parts.has('replay'))) merged[key] = results[key];
+    for (const key of ['throughput', 'pool', 'scenario', 'replay', 'lag', 'locks', 'neighbours', 'postgres']) if (parts.has(key) || (key === 'pool' && parts.has('throughput')) || (key === 'scenario' && parts.has('replay'))) merged[key] = results[key];
     merged.reruns = [...(previous.reruns ?? []), { parts: rerun, date: results.date, durations: results.durations, loadAverageAtStart: results.machine.loadAverageAtStart }];
     Object.assign(results, merged, { date: previous.date, durations: previous.durations, machine: previous.machine, settings: { ...previous.settings, ...settings } });
   }

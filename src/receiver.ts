@@ -14,6 +14,8 @@ import { fetchHandler } from './receive/fetch.js';
 import { createIntake, type IncomingRequest, type IntakeResult } from './receive/intake.js';
 import { nodeHandler, type ResultListener } from './receive/node-http.js';
 import type { StoreOutcome } from './receive/delivery.js';
+import type { Registry } from 'prom-client';
+import { createMetrics } from './console/metrics.js';
 import { createGroupCommit, describeStorageError, type GroupCommit } from './store/group-commit.js';
 import { isStore, openAtOnce, openStore, type DatabaseOption } from './store/open.js';
 import { StoreUnavailableError, type InboxState, type ReadinessProbe, type Store } from './store/store.js';
@@ -82,13 +84,23 @@ export function createReceiver(options: ReceiverOptions) {
   };
   let closed = false;
   let openingFailure: Error | undefined;
+  const metrics = createMetrics(() => running?.store);
+  // Every answer is counted, then told to the caller's listener (access logs).
+  const onRequest: ResultListener = (result, req, startedAt) => {
+    metrics.request(result.answer.status, result.outcome);
+    options.onRequest?.(result, req, startedAt);
+  };
   // The last webhook write that failed, until one succeeds: readiness stays false for a while
   // after it, even when a small probe write gets through (a full disk can take a probe, not an event).
   let writeFailure: { code: string; at: number } | undefined;
 
   function assemble(store: Store): Running {
     let groupCommit: GroupCommit | undefined;
-    const dispatcher = createDispatcher({ store, handlers, logger, intakeBusy: () => (groupCommit?.waiting() ?? 0) > 0 }, options.dispatch);
+    const observer = {
+      processed: (row: { kind: string | null; received_at: string }, state: string, at: number) => metrics.event(row.kind, state, row.received_at, at),
+      handlerCall: (handler: string, result: 'ok' | 'failed' | 'timeout') => metrics.handlerCall(handler, result),
+    };
+    const dispatcher = createDispatcher({ store, handlers, logger, observer, intakeBusy: () => (groupCommit?.waiting() ?? 0) > 0 }, options.dispatch);
     // The next turn: the answers of a commit go out before any projection starts.
     groupCommit = createGroupCommit(store, {
       onCommitted: () => setImmediate(() => dispatcher.notify()),
@@ -172,9 +184,9 @@ export function createReceiver(options: ReceiverOptions) {
     /** The framework-free core: raw bytes and headers in, an answer out, the event stored. */
     receive: (request: IncomingRequest): Promise<IntakeResult> => intake.receive(request),
     /** Express middleware: `app.post('/webhooks', receiver.middleware())`. */
-    middleware: (): RequestHandler => expressMiddleware(intake, options.onRequest),
+    middleware: (): RequestHandler => expressMiddleware(intake, onRequest),
     /** A node:http listener: `http.createServer(receiver.nodeHandler())`. */
-    nodeHandler: (): ((req: IncomingMessage, res: ServerResponse) => Promise<void>) => nodeHandler(intake, options.onRequest),
+    nodeHandler: (): ((req: IncomingMessage, res: ServerResponse) => Promise<void>) => nodeHandler(intake, onRequest),
     /** A fetch handler: `(request: Request) => Promise<Response>`. */
     fetchHandler: () => fetchHandler(intake),
     /**
@@ -194,6 +206,12 @@ export function createReceiver(options: ReceiverOptions) {
     },
     /** Reads of the projected state: campaigns with stats, candidate lists, credits. */
     query,
+    /**
+     * This receiver's Prometheus registry (prom-client): requests by status and outcome, events by
+     * kind and state, projection lag, handler calls, inbox rows, storage up, process defaults.
+     * Serve it on your own route: `res.type(registry.contentType).send(await registry.metrics())`.
+     */
+    metrics: (): Registry => metrics.registry,
     /** Unknown and invalid events, failed handlers: list and reprocess them. */
     deadLetters: {
       list: async (limit?: number) => (await use()).deadLetters.list(limit),

@@ -1,4 +1,5 @@
 import { createServer, maxHeaderSize as httpMaxHeaderSize, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
@@ -16,6 +17,19 @@ const SHUTDOWN_GRACE_MS = 100;
 /** Node's limit on the total size of the request line and headers (--max-http-header-size). */
 const maxHeaderSize = httpMaxHeaderSize;
 
+/** Whether an Authorization header carries the token (Bearer, or Basic's password), compared in constant time. */
+function authorized(header: string | undefined, tokenDigest: Buffer): boolean {
+  if (header === undefined) return false;
+  const [scheme, value = ''] = header.split(' ', 2) as [string, string?];
+  let offered: string | undefined;
+  if (/^bearer$/i.test(scheme)) offered = value.trim();
+  else if (/^basic$/i.test(scheme)) {
+    const decoded = Buffer.from(value.trim(), 'base64').toString('utf8');
+    offered = decoded.includes(':') ? decoded.slice(decoded.indexOf(':') + 1) : undefined;
+  }
+  return offered !== undefined && timingSafeEqual(createHash('sha256').update(offered).digest(), tokenDigest);
+}
+
 export interface StandaloneOptions extends Omit<ReceiverOptions, 'onRequest' | 'logger' | 'secrets'> {
   logger: Logger;
   /**
@@ -27,6 +41,8 @@ export interface StandaloneOptions extends Omit<ReceiverOptions, 'onRequest' | '
   host?: string;
   /** The webhook route. Default `/webhooks`. */
   path?: string;
+  /** Serves `GET /metrics` (Prometheus) to requests that carry it (Basic password or Bearer); none: not served. */
+  dashboardToken?: string;
 }
 
 export interface Standalone {
@@ -42,7 +58,8 @@ export interface Standalone {
  * the webhook route), plus `GET /healthz` and `GET /readyz`. Nothing else is served.
  */
 export async function startStandalone(options: StandaloneOptions): Promise<Standalone> {
-  const { logger, port = 8787, host = '0.0.0.0', path = '/webhooks', secrets, ...receiverOptions } = options;
+  const { logger, port = 8787, host = '0.0.0.0', path = '/webhooks', secrets, dashboardToken, ...receiverOptions } = options;
+  const tokenDigest = dashboardToken === undefined || dashboardToken === '' ? undefined : createHash('sha256').update(dashboardToken).digest();
   // The receiver is made once the server listens: requests that come first get 503 STARTING.
   let receiver: Receiver | undefined;
   let intake: ReturnType<Receiver['nodeHandler']> | undefined;
@@ -107,6 +124,23 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
           headers: {},
           body: { status: state.ok ? 'ready' : 'not_ready', ...(state.reason && { reason: state.reason }), ...(inbox && { inbox }) },
         });
+      })();
+      return;
+    }
+    if (req.method === 'GET' && url === '/metrics' && tokenDigest !== undefined) {
+      if (!authorized(req.headers.authorization, tokenDigest)) {
+        writeAnswer(res, errorAnswer(401, 'UNAUTHORIZED', 'This needs the dashboard token: HTTP Basic (any user name, the token as password) or Authorization: Bearer <token>.', {}, { 'WWW-Authenticate': 'Basic realm="prequal-hooks"' }));
+        return;
+      }
+      void (async () => {
+        const registry = receiver?.metrics();
+        if (registry === undefined) {
+          writeAnswer(res, errorAnswer(503, 'STARTING', 'The receiver is starting; retry.'));
+          return;
+        }
+        const text = await registry.metrics();
+        res.writeHead(200, { 'Content-Type': registry.contentType, 'Content-Length': Buffer.byteLength(text) });
+        res.end(text);
       })();
       return;
     }

@@ -30,6 +30,9 @@ Options (environment fallback in brackets):
   --log-level <level>     trace, debug, info, warn, error (default info)
   --pool-size <n>         PostgreSQL: connections in the pool (default 10)
   --schema <name>         PostgreSQL: schema of the tables (default public)
+  --dashboard-token <t>   serve GET /metrics (Prometheus) to requests carrying this token, as
+                          HTTP Basic password or Bearer [PREQUAL_HOOKS_DASHBOARD_TOKEN]; without
+                          it /metrics is not served
   -h, --help              show this help
 
 With no secret and no --allow-unsigned, a strong secret is generated once, kept in the
@@ -64,6 +67,7 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
         'event-header': { type: 'string' },
         'log-level': { type: 'string' },
         'pool-size': { type: 'string' },
+        'dashboard-token': { type: 'string' },
         schema: { type: 'string' },
       },
     }),
@@ -89,6 +93,7 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
 
   const logger = loggerFor(io, level);
   const poolSize = integer('--pool-size', values['pool-size'], 10, 2, 1000);
+  const dashboardToken = values['dashboard-token'] ?? (io.env.PREQUAL_HOOKS_DASHBOARD_TOKEN || undefined);
   const database = await openStore(dbPath, { logger, poolSize, ...(values.schema !== undefined && { schema: values.schema }) });
   // A generated secret is stored and shown only once the server listens: a start that fails
   // (a wrong --host, a port in use) shows nothing it would not show again.
@@ -128,6 +133,7 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
     port,
     host: values.host ?? '0.0.0.0',
     path,
+    ...(dashboardToken !== undefined && { dashboardToken }),
   });
   } catch (error) {
     await database.close();

@@ -34,8 +34,15 @@ export interface DispatcherOptions {
   pollMs?: number;
 }
 
+/** Told what the dispatcher did (for metrics); each call is cheap and synchronous. */
+export interface DispatchObserver {
+  processed?(row: InboxRow, state: 'projected' | 'unknown' | 'dead', at: number): void;
+  handlerCall?(handler: string, result: 'ok' | 'failed' | 'timeout'): void;
+}
+
 export interface DispatcherParts {
   store: Store;
+  observer?: DispatchObserver;
   handlers: HandlerRegistry;
   logger: Pick<Logger, 'warn' | 'error'>;
   now?: () => number;
@@ -161,6 +168,8 @@ export function createDispatcher(parts: DispatcherParts, options: DispatcherOpti
       }
       backoff = 25;
       if (outcomes.length === 0) return;
+      const at = now();
+      for (const { row, processed } of outcomes) parts.observer?.processed?.(row, processed.state, at);
       for (const { row, processed } of outcomes) {
         if (processed.state !== 'projected') {
           logger.warn({ inboxId: row.inbox_id, kind: row.kind, state: processed.state, issues: processed.issues }, 'event set aside');
@@ -296,8 +305,10 @@ export function createDispatcher(parts: DispatcherParts, options: DispatcherOpti
         try {
           const row = (await rowFor(event)) as never;
           await callOnce((signal: AbortSignal) => handler.run(event, { identity, inboxId, attempt, row, signal } satisfies HandlerContext));
+          parts.observer?.handlerCall?.(handler.name, 'ok');
           break;
         } catch (error) {
+          parts.observer?.handlerCall?.(handler.name, error instanceof HandlerTimeoutError ? 'timeout' : 'failed');
           const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
           if (attempt >= handlerAttempts || stopping.signal.aborted) {
             if (!stopping.signal.aborted) {

@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/logging.js';
+import { createReceiver } from '../../src/receiver.js';
+import { sampleEvent, signedRequest } from '../../src/testing/index.js';
+
+const SECRET = 'whsec_metrics_4e1b';
+
+describe('receiver.metrics()', () => {
+  it('counts requests, events, lag, handler calls, inbox rows and storage, in a registry of its own', async () => {
+    const receiver = createReceiver({ database: ':memory:', secret: SECRET, logger: createLogger({ level: 'silent' }), dispatch: { handlerAttempts: 2, handlerRetryDelayMs: 1 } });
+    receiver.on('candidate.added', () => undefined, { name: 'crm' });
+    receiver.on('credits.low', () => {
+      throw new Error('down');
+    }, { name: 'pager' });
+    const send = (event: unknown, secret = SECRET) => {
+      const request = signedRequest(event, { secret });
+      return receiver.receive({ rawBody: request.body, headers: request.headers });
+    };
+    const added = sampleEvent('candidate.added');
+    await send(added);
+    await send(added); // duplicate
+    await send(sampleEvent('credits.low'));
+    await send({ event: 'candidate.hired', timestamp: '2026-11-20T10:00:00Z', data: {} });
+    await receiver.drain();
+
+    const text = await receiver.metrics().metrics();
+    expect(text).toMatch(/prequal_hooks_events_total\{kind="candidate.added",state="projected"\} 1/);
+    expect(text).toMatch(/prequal_hooks_events_total\{kind="credits.low",state="projected"\} 1/);
+    expect(text).toMatch(/prequal_hooks_events_total\{kind="candidate.hired",state="unknown"\} 1/);
+    expect(text).toMatch(/prequal_hooks_projection_lag_seconds_count 3/);
+    expect(text).toMatch(/prequal_hooks_handler_calls_total\{handler="crm",result="ok"\} 1/);
+    expect(text).toMatch(/prequal_hooks_handler_calls_total\{handler="pager",result="failed"\} 2/);
+    expect(text).toMatch(/prequal_hooks_inbox_rows\{state="projected"\} 2/);
+    expect(text).toMatch(/prequal_hooks_inbox_rows\{state="unknown"\} 1/);
+    expect(text).toMatch(/prequal_hooks_inbox_rows\{state="handler_failures"\} 1/);
+    expect(text).toMatch(/prequal_hooks_storage_up 1/);
+    expect(text).toMatch(/prequal_hooks_process_cpu_seconds_total/);
+    // A second receiver has its own registry.
+    const other = createReceiver({ database: ':memory:', secret: SECRET });
+    expect(await other.metrics().metrics()).toMatch(/prequal_hooks_projection_lag_seconds_count 0/);
+    await other.close();
+    await receiver.close();
+  });
+});

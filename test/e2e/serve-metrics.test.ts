@@ -31,7 +31,8 @@ describe('GET /metrics of prequal-hooks serve', () => {
     const basic = await fetch(`${serve.baseUrl}/metrics`, { headers: { Authorization: `Basic ${Buffer.from(`ops:${TOKEN}`).toString('base64')}` } });
     expect(basic.status).toBe(200);
 
-    for (const headers of [{}, { Authorization: 'Bearer wrong' }, { Authorization: `Basic ${Buffer.from('ops:wrong').toString('base64')}` }]) {
+    const attempts: Array<Record<string, string>> = [{}, { Authorization: 'Bearer wrong' }, { Authorization: `Basic ${Buffer.from('ops:wrong').toString('base64')}` }];
+    for (const headers of attempts) {
       const refused = await fetch(`${serve.baseUrl}/metrics`, { headers });
       expect(refused.status).toBe(401);
       expect(refused.headers.get('www-authenticate')).toMatch(/^Basic realm=/);

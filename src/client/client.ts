@@ -1,21 +1,35 @@
+// createClient: every operation of service-api.md, typed by the schemas of src/api, each
+// request checked against the documented rules before it is sent.
 import {
   addCandidatesRequestSchema,
-  API_PREFIX,
+  addCandidatesResponseSchema,
   CANDIDATE_REQUEST_RULES,
+  campaignRecordSchema,
+  campaignStatusResponseSchema,
+  candidateDetailsSchema,
   changeStatusRequestSchema,
+  changeStatusResponseSchema,
   check,
   CREATE_CAMPAIGN_RULES,
   createCampaignRequestSchema,
+  createCampaignResponseSchema,
+  creditsResponseSchema,
   ENDPOINTS,
-  ERROR_CODES,
-  isErrorCode,
+  isApiKeyFormat,
   listCampaignsQuerySchema,
+  listCampaignsResponseSchema,
   listCandidatesQuerySchema,
+  listCandidatesResponseSchema,
   MODIFY_CAMPAIGN_RULES,
   modifyCampaignRequestSchema,
+  modifyCampaignResponseSchema,
+  readSubmittedCandidate,
   sourceCandidatesRequestSchema,
+  voicesResponseSchema,
+  API_KEY_HEADER,
+  ERROR_CODES,
   type AddCandidatesRequest,
-  type AddCandidatesResponse,
+  type CallModeResponse,
   type CampaignRecord,
   type CampaignStatus,
   type CampaignStatusResponse,
@@ -27,6 +41,7 @@ import {
   type CreditsResponse,
   type EndpointName,
   type ErrorCode,
+  type InvitationResponse,
   type ListCampaignsQuery,
   type ListCampaignsResponse,
   type ListCandidatesQuery,
@@ -34,186 +49,228 @@ import {
   type ModifyCampaignRequest,
   type ModifyCampaignResponse,
   type SourceCandidatesRequest,
+  type Violation,
   type VoicesResponse,
 } from '../api/index.js';
 import type { z } from 'zod';
-import { PrequalApiError, PrequalNetworkError, type RequestInfo } from './errors.js';
-import { createThrottle, type ThrottleOptions } from './throttle.js';
+import { describeRequest, PrequalApiError } from './errors.js';
+import { walkPages } from './pagination.js';
+import { RETRY_DEFAULTS, type RetryOptions } from './retry.js';
+import { createThrottle, systemClock, type Clock, type Throttle, type ThrottleOptions } from './throttle.js';
+import { createTransport, type Call } from './transport.js';
 
 export interface ClientOptions {
-  /** The agency's key (`X-API-Key`), from its dashboard. */
+  /** The agency's key, sent as `X-API-Key`. */
   apiKey: string;
-  /** The service's origin, e.g. `https://api.example.com` (the `/api/v1` prefix is added). */
+  /** The service's address (`{base_url}`); `/api/v1` is added unless it already ends with it. */
   baseUrl: string;
-  /** Retries of a request that failed with 429, a 5xx or a network error, where a retry is safe. Default 3. */
-  retries?: number;
-  /** First backoff of a 5xx or network retry (ms), doubled each time, with ±50 % jitter. Default 500. */
-  retryBaseMs?: number;
-  /** Longest wait for one answer (ms). Default 10000. */
+  /** Retries of 429, 5xx and network failures (see README, "Client"). */
+  retry?: RetryOptions;
+  /**
+   * The per-key limits the client spaces its requests by (default 60 a minute, 1,000 an hour);
+   * a `Throttle` from `createThrottle` to share one between clients of the same key; `false` for none.
+   */
+  throttle?: Omit<ThrottleOptions, 'clock'> | Throttle | false;
+  /** Each attempt's time limit (default 30 s). */
   timeoutMs?: number;
-  /** Requests per minute and per hour this client allows itself (default the service's 60 and 1,000). */
-  throttle?: Omit<ThrottleOptions, 'sleep' | 'now'>;
-  /** For tests: the fetch, clock and sleep to use. */
+  /** Check each success body against its schema (default true); a mismatch throws `PrequalResponseError`. */
+  validateResponses?: boolean;
+  /** Default: the global `fetch`. */
   fetch?: typeof fetch;
-  now?: () => number;
-  sleep?: (ms: number) => Promise<void>;
+  /** Default: the system clock. Tests pass a virtual one. */
+  clock?: Clock;
+  /** The jitter's source, from 0 to 1 (default `Math.random`). */
+  random?: () => number;
 }
 
-// A POST is retried only when repeating it cannot do twice what was asked: adding or sourcing
-// candidates skips those already in the campaign (same phone or e-mail), so a retry after a lost
-// answer adds nobody twice; creating a campaign has no such key, so it is retried only after a
-// 429 (refused before any work). PATCHes set values, GETs read: both are retried.
-const RETRY_AFTER_FAILURE: Record<EndpointName, boolean> = {
-  createCampaign: false,
-  listCampaigns: true,
-  getCampaign: true,
-  modifyCampaign: true,
-  changeCampaignStatus: true,
-  getCampaignStatus: true,
-  addCandidates: true,
-  listCandidates: true,
-  getCandidate: true,
-  sourceCandidates: true,
-  listVoices: true,
-  getCredits: true,
-};
+/** A candidate list's filters and order, without the page (the iterator walks them). */
+export type CandidateWalk = Omit<ListCandidatesQuery, 'page'>;
+export type CampaignWalk = Omit<ListCampaignsQuery, 'page'>;
 
-type Params = Record<string, string>;
+const isThrottle = (value: unknown): value is Throttle => typeof (value as Throttle | undefined)?.acquire === 'function';
 
-/**
- * A typed client of the service's REST API, with its rules checked locally (a violation rejects
- * with the service's code before any request), retries and throttling.
- */
 export function createClient(options: ClientOptions) {
-  const retries = options.retries ?? 3;
-  const retryBaseMs = options.retryBaseMs ?? 500;
-  const timeoutMs = options.timeoutMs ?? 10_000;
-  const doFetch = options.fetch ?? fetch;
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  const throttle = createThrottle({ ...options.throttle, sleep, ...(options.now && { now: options.now }) });
-  const base = options.baseUrl.replace(/\/+$/, '') + API_PREFIX;
+  if (typeof options?.baseUrl !== 'string' || !/^https?:\/\//.test(options.baseUrl)) {
+    throw new TypeError('createClient: baseUrl must be the service address, e.g. https://api.example.com or a sandbox’s url');
+  }
+  const clock = options.clock ?? systemClock;
+  const throttle = options.throttle === false ? undefined : isThrottle(options.throttle) ? options.throttle : createThrottle({ ...options.throttle, clock });
+  const transport = createTransport({
+    apiKey: options.apiKey,
+    baseUrl: options.baseUrl,
+    fetch: options.fetch ?? globalThis.fetch,
+    throttle,
+    retry: { ...RETRY_DEFAULTS, ...options.retry },
+    timeoutMs: options.timeoutMs ?? 30_000,
+    validateResponses: options.validateResponses ?? true,
+    clock,
+    random: options.random ?? Math.random,
+    userAgent: 'prequal-hooks-client',
+  });
 
-  function pathOf(name: EndpointName, params: Params): string {
-    return ENDPOINTS[name].path.replace(/:([a-z_]+)/g, (_, key: string) => encodeURIComponent(params[key] ?? ''));
+  /** Throws the error the service would answer, without sending, when `violation` is set. */
+  function refuse(endpoint: EndpointName, violation: Violation, params?: Record<string, string>, body?: unknown, query?: Record<string, string | number | undefined>): never {
+    const request = describeRequest(endpoint, ENDPOINTS[endpoint].method, transport.urlOf(endpoint, params, query), body);
+    throw PrequalApiError.fromViolation(violation, request);
   }
 
-  /** Throws what the service would answer when the input breaks a documented rule; no request is made. */
-  function checked<S extends z.ZodType>(schema: S, input: unknown, rules: readonly ErrorCode[], request: RequestInfo): z.output<S> {
-    const result = check(schema, input, rules);
-    if (result.ok) return result.value;
-    throw PrequalApiError.fromViolation(result.violation, ERROR_CODES[result.violation.code].status, request);
-  }
-
-  async function call<T>(name: EndpointName, params: Params, body?: unknown, query?: Record<string, unknown>): Promise<T> {
-    const { method } = ENDPOINTS[name];
-    const path = pathOf(name, params);
-    const request: RequestInfo = { method, path };
-    const search = new URLSearchParams();
-    for (const [key, value] of Object.entries(query ?? {})) if (value !== undefined) search.set(key, String(value));
-    const url = `${base}${path}${search.size > 0 ? `?${search}` : ''}`;
-    for (let attempt = 0; ; attempt++) {
-      await throttle.acquire();
-      let response: Response;
-      try {
-        response = await doFetch(url, {
-          method,
-          headers: { 'X-API-Key': options.apiKey, Accept: 'application/json', ...(body !== undefined && { 'Content-Type': 'application/json' }) },
-          ...(body !== undefined && { body: JSON.stringify(body) }),
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-      } catch (error) {
-        if (attempt < retries && RETRY_AFTER_FAILURE[name]) {
-          await sleep(backoff(attempt));
-          continue;
-        }
-        throw new PrequalNetworkError(`${method} ${path}: ${(error as Error).message}`, request, { cause: error });
+  /** The checks every request passes first: the key (the service's 401s) and the path parameters. */
+  function precheck(endpoint: EndpointName, params: Record<string, string> = {}): void {
+    const key = options.apiKey;
+    const header = { header: API_KEY_HEADER };
+    if (key === undefined || key === null || key === '') refuse(endpoint, { code: 'MISSING_API_KEY', message: ERROR_CODES.MISSING_API_KEY.message, details: header }, params);
+    if (!isApiKeyFormat(key)) refuse(endpoint, { code: 'INVALID_API_KEY_FORMAT', message: ERROR_CODES.INVALID_API_KEY_FORMAT.message, details: header }, params);
+    for (const [name, value] of Object.entries(params)) {
+      if (typeof value !== 'string' || value === '') {
+        refuse(endpoint, { code: 'VALIDATION_ERROR', message: ERROR_CODES.VALIDATION_ERROR.message, details: { [name]: 'must be a non-empty string' } }, params);
       }
-      const text = await response.text();
-      const json = parse(text);
-      if (response.ok) return json as T;
-      const envelope = (json as { error?: { code?: unknown; message?: unknown; details?: unknown } } | undefined)?.error;
-      const code = typeof envelope?.code === 'string' ? envelope.code : `HTTP_${response.status}`;
-      const details = typeof envelope?.details === 'object' && envelope.details !== null ? (envelope.details as Record<string, unknown>) : undefined;
-      const message = typeof envelope?.message === 'string' ? envelope.message : isErrorCode(code) ? ERROR_CODES[code].message : response.statusText;
-      if (attempt < retries) {
-        if (response.status === 429) {
-          // Refused before any work: safe to repeat, once the service says so.
-          const after = Number(details?.retry_after ?? response.headers.get('retry-after') ?? 1);
-          await sleep(Math.max(0, Number.isFinite(after) ? after : 1) * 1000);
-          continue;
-        }
-        if (response.status >= 500 && RETRY_AFTER_FAILURE[name]) {
-          await sleep(backoff(attempt));
-          continue;
-        }
-      }
-      throw new PrequalApiError(response.status, code, message, details, request);
     }
   }
 
-  function backoff(attempt: number): number {
-    return retryBaseMs * 2 ** attempt * (0.5 + Math.random());
+  /** Checks `input` against `schema` with the rule priority of the service; returns the parsed value. */
+  function checked<S extends z.ZodType>(endpoint: EndpointName, schema: S, input: unknown, priority: readonly ErrorCode[], params?: Record<string, string>): z.output<S> {
+    const result = check(schema, input, priority);
+    if (!result.ok) refuse(endpoint, result.violation, params, input);
+    return result.value;
   }
 
-  return {
-    /** `POST /campaigns/create`. Checked locally: required fields, questions, weights, thresholds, messages… */
-    async createCampaign(body: CreateCampaignRequest): Promise<CreateCampaignResponse> {
-      const request = { method: 'POST', path: pathOf('createCampaign', {}) };
-      return await call('createCampaign', {}, checked(createCampaignRequestSchema, body, CREATE_CAMPAIGN_RULES, request));
-    },
-    /** `PATCH /campaigns/{id}`; the rules that need the campaign's current questions are the service's to check. */
-    async modifyCampaign(campaignId: string, body: ModifyCampaignRequest): Promise<ModifyCampaignResponse> {
-      const request = { method: 'PATCH', path: pathOf('modifyCampaign', { campaign_id: campaignId }) };
-      checked(modifyCampaignRequestSchema(), body, MODIFY_CAMPAIGN_RULES, request);
-      return await call('modifyCampaign', { campaign_id: campaignId }, body);
-    },
-    async changeCampaignStatus(campaignId: string, status: CampaignStatus): Promise<ChangeStatusResponse> {
-      const request = { method: 'PATCH', path: pathOf('changeCampaignStatus', { campaign_id: campaignId }) };
-      return await call('changeCampaignStatus', { campaign_id: campaignId }, checked(changeStatusRequestSchema, { status }, [], request));
-    },
-    getCampaignStatus: (campaignId: string): Promise<CampaignStatusResponse> => call('getCampaignStatus', { campaign_id: campaignId }),
-    getCampaign: (campaignId: string): Promise<CampaignRecord> => call('getCampaign', { campaign_id: campaignId }),
-    async listCampaigns(query: ListCampaignsQuery = {}): Promise<ListCampaignsResponse> {
-      const request = { method: 'GET', path: pathOf('listCampaigns', {}) };
-      return await call('listCampaigns', {}, undefined, checked(listCampaignsQuerySchema, query, [], request));
-    },
-    /**
-     * `POST /campaigns/{id}/candidates`: 1 to 100 candidates, checked locally. Phone numbers and
-     * e-mails are the service's to judge per candidate: it answers 201 with the invalid ones in `errors`.
-     */
-    async addCandidates(campaignId: string, body: AddCandidatesRequest): Promise<AddCandidatesResponse> {
-      const request = { method: 'POST', path: pathOf('addCandidates', { campaign_id: campaignId }) };
-      return await call('addCandidates', { campaign_id: campaignId }, checked(addCandidatesRequestSchema, body, CANDIDATE_REQUEST_RULES, request));
-    },
-    async sourceCandidates(campaignId: string, body: SourceCandidatesRequest): Promise<AddCandidatesResponse> {
-      const request = { method: 'POST', path: pathOf('sourceCandidates', { campaign_id: campaignId }) };
-      return await call('sourceCandidates', { campaign_id: campaignId }, checked(sourceCandidatesRequestSchema, body, CANDIDATE_REQUEST_RULES, request));
-    },
-    async listCandidates(campaignId: string, query: ListCandidatesQuery = {}): Promise<ListCandidatesResponse> {
-      const request = { method: 'GET', path: pathOf('listCandidates', { campaign_id: campaignId }) };
-      return await call('listCandidates', { campaign_id: campaignId }, undefined, checked(listCandidatesQuerySchema, query, [], request));
-    },
-    /** Every candidate of a campaign, page after page, with the list's sort and filters. */
-    async *candidates(campaignId: string, query: Omit<ListCandidatesQuery, 'page'> = {}): AsyncGenerator<CandidateRecord> {
-      for (let page = 1; ; page++) {
-        const { candidates, pagination } = await this.listCandidates(campaignId, { per_page: 100, ...query, page });
-        yield* candidates;
-        if (page >= pagination.total_pages || candidates.length === 0) return;
+  /**
+   * Each candidate read as the service reads it for its contact mode. The service reports a bad
+   * candidate in `errors` and adds the others; the client refuses the whole request with that
+   * candidate's code and index instead, so that no bad candidate is sent unnoticed.
+   */
+  function checkCandidates(endpoint: EndpointName, params: Record<string, string>, body: { candidates: unknown[]; contact_mode: 'call' | 'sms' | 'email' }, input: unknown): void {
+    body.candidates.forEach((candidate, index) => {
+      const reading = readSubmittedCandidate(candidate, body.contact_mode);
+      if (!reading.ok) {
+        // The phone itself is left out: errors get logged, and a phone is PII.
+        refuse(endpoint, { code: reading.code, message: ERROR_CODES[reading.code].message, details: { index, error: reading.error.replace(/"[^"]*"/g, '…') } }, params, input);
       }
+    });
+  }
+
+  const send = <S extends z.ZodType>(call: Call<S>) => transport.send(call);
+
+  // Every method is async: a broken rule rejects the promise like an error answer would, never throws synchronously.
+  const client = {
+    /** `POST /campaigns/create`. Not retried after a 5xx or a lost answer (it could create two). */
+    async createCampaign(body: CreateCampaignRequest): Promise<CreateCampaignResponse> {
+      precheck('createCampaign');
+      checked('createCampaign', createCampaignRequestSchema, body, CREATE_CAMPAIGN_RULES);
+      return send({ endpoint: 'createCampaign', body, response: createCampaignResponseSchema });
     },
-    getCandidate: (campaignId: string, candidateId: string): Promise<CandidateDetails> =>
-      call('getCandidate', { campaign_id: campaignId, candidate_id: candidateId }),
-    listVoices: (): Promise<VoicesResponse> => call('listVoices', {}),
-    getCredits: (): Promise<CreditsResponse> => call('getCredits', {}),
+
+    /** `PATCH /campaigns/{campaign_id}`: only the fields given change. */
+    async modifyCampaign(campaignId: string, body: ModifyCampaignRequest): Promise<ModifyCampaignResponse> {
+      const params = { campaign_id: campaignId };
+      precheck('modifyCampaign', params);
+      checked('modifyCampaign', modifyCampaignRequestSchema(), body, MODIFY_CAMPAIGN_RULES, params);
+      return send({ endpoint: 'modifyCampaign', params, body, response: modifyCampaignResponseSchema });
+    },
+
+    /** `PATCH /campaigns/{campaign_id}/status`. */
+    async changeCampaignStatus(campaignId: string, status: CampaignStatus): Promise<ChangeStatusResponse> {
+      const params = { campaign_id: campaignId };
+      precheck('changeCampaignStatus', params);
+      const body = { status };
+      checked('changeCampaignStatus', changeStatusRequestSchema, body, [], params);
+      return send({ endpoint: 'changeCampaignStatus', params, body, response: changeStatusResponseSchema });
+    },
+
+    /** `GET /campaigns/{campaign_id}/status`: the status and `stats`. */
+    async getCampaignStatus(campaignId: string): Promise<CampaignStatusResponse> {
+      const params = { campaign_id: campaignId };
+      precheck('getCampaignStatus', params);
+      return send({ endpoint: 'getCampaignStatus', params, response: campaignStatusResponseSchema });
+    },
+
+    /** `GET /campaigns/{campaign_id}`: every field (not shown in the document: the sandbox's shape). */
+    async getCampaign(campaignId: string): Promise<CampaignRecord> {
+      const params = { campaign_id: campaignId };
+      precheck('getCampaign', params);
+      return send({ endpoint: 'getCampaign', params, response: campaignRecordSchema });
+    },
+
+    /** `GET /campaigns`: one page (not shown in the document: the sandbox's shape). */
+    async listCampaigns(query: ListCampaignsQuery = {}): Promise<ListCampaignsResponse> {
+      precheck('listCampaigns');
+      checked('listCampaigns', listCampaignsQuerySchema, query, []);
+      return send({ endpoint: 'listCampaigns', query: query as Record<string, string | number | undefined>, response: listCampaignsResponseSchema });
+    },
+
+    /** `POST /campaigns/{campaign_id}/candidates` (1 to 100; `contact_mode` default `call`). */
+    async addCandidates(campaignId: string, body: AddCandidatesRequest): Promise<CallModeResponse | InvitationResponse> {
+      const params = { campaign_id: campaignId };
+      precheck('addCandidates', params);
+      const value = checked('addCandidates', addCandidatesRequestSchema, body, CANDIDATE_REQUEST_RULES, params);
+      checkCandidates('addCandidates', params, value, body);
+      return send({ endpoint: 'addCandidates', params, body, response: addCandidatesResponseSchema });
+    },
+
+    /** `POST /campaigns/{campaign_id}/source`: sourcing by SMS (1 to 100). */
+    async sourceCandidates(campaignId: string, body: SourceCandidatesRequest): Promise<InvitationResponse> {
+      const params = { campaign_id: campaignId };
+      precheck('sourceCandidates', params);
+      const value = checked('sourceCandidates', sourceCandidatesRequestSchema, body, CANDIDATE_REQUEST_RULES, params);
+      checkCandidates('sourceCandidates', params, value, body);
+      return (await send({ endpoint: 'sourceCandidates', params, body, response: addCandidatesResponseSchema })) as InvitationResponse;
+    },
+
+    /** `GET /campaigns/{campaign_id}/candidates`: one page, with its sort and filters. */
+    async listCandidates(campaignId: string, query: ListCandidatesQuery = {}): Promise<ListCandidatesResponse> {
+      const params = { campaign_id: campaignId };
+      precheck('listCandidates', params);
+      checked('listCandidates', listCandidatesQuerySchema, query, [], params);
+      return send({ endpoint: 'listCandidates', params, query: query as Record<string, string | number | undefined>, response: listCandidatesResponseSchema });
+    },
+
+    /** `GET /campaigns/{campaign_id}/candidates/{candidate_id}`: one candidate and its interview (the sandbox's shape). */
+    async getCandidate(campaignId: string, candidateId: string): Promise<CandidateDetails> {
+      const params = { campaign_id: campaignId, candidate_id: candidateId };
+      precheck('getCandidate', params);
+      return send({ endpoint: 'getCandidate', params, response: candidateDetailsSchema });
+    },
+
+    /** `GET /voices`: default voices and ready clones, usable as `override_agent_id`. */
+    async listVoices(): Promise<VoicesResponse> {
+      precheck('listVoices');
+      return send({ endpoint: 'listVoices', response: voicesResponseSchema });
+    },
+
+    /** `GET /account/credits`. */
+    async getCredits(): Promise<CreditsResponse> {
+      precheck('getCredits');
+      return send({ endpoint: 'getCredits', response: creditsResponseSchema });
+    },
+
+    /**
+     * Every candidate of a campaign in the order and with the filters asked, fetching page after
+     * page (`per_page`, default 100) as the loop goes. The query is checked on the first step.
+     */
+    eachCandidate(campaignId: string, query: CandidateWalk = {}): AsyncGenerator<CandidateRecord, void, undefined> {
+      const walk = { per_page: 100, ...query };
+      return walkPages(
+        async (page) => {
+          const { candidates, pagination } = await client.listCandidates(campaignId, { ...walk, page });
+          return { items: candidates, pagination };
+        },
+        (candidate) => candidate.candidate_id,
+      );
+    },
+
+    /** Every campaign of the agency, newest first (the list is the sandbox's shape). */
+    eachCampaign(query: CampaignWalk = {}): AsyncGenerator<CampaignStatusResponse, void, undefined> {
+      const walk = { per_page: 100, ...query };
+      return walkPages(
+        async (page) => {
+          const { campaigns, pagination } = await client.listCampaigns({ ...walk, page });
+          return { items: campaigns, pagination };
+        },
+        (campaign) => campaign.campaign_id,
+      );
+    },
   };
+  return client;
 }
 
 export type Client = ReturnType<typeof createClient>;
-
-function parse(text: string): unknown {
-  try {
-    return text === '' ? undefined : JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}

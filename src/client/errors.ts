@@ -1,41 +1,97 @@
-import type { Violation } from '../api/index.js';
+// What a call can fail with: the service's answer (or the same answer found locally), the
+// network, or an answer that is not the documented one.
+import { ERROR_CODES, type ErrorCode, type Violation } from '../api/index.js';
+import type { EndpointName } from '../api/index.js';
 
-/** The request an error came from (never its body: it may hold candidates' personal data). */
-export interface RequestInfo {
+/**
+ * The request a failure came from. `body` is kept (it can hold candidate PII) but not
+ * enumerable, so that logging or serialising the error does not print it; the API key is never kept.
+ */
+export interface SentRequest {
+  endpoint: EndpointName;
   method: string;
-  path: string;
+  /** The full URL, query included. */
+  url: string;
+  body?: unknown;
+}
+
+export function describeRequest(endpoint: EndpointName, method: string, url: string, body: unknown): SentRequest {
+  const request: SentRequest = { endpoint, method, url };
+  if (body !== undefined) Object.defineProperty(request, 'body', { value: body, enumerable: false });
+  return request;
 }
 
 /**
- * An answer of the service in its error envelope, or a documented rule the client checked before
- * sending (`local: true`, `status` the one the service would give, no request made).
+ * An error answer of the service, in its envelope `{error: {code, message, details}}`. Thrown
+ * too, with `local: true` and no request made, when the client finds a documented rule broken
+ * before sending: same status, code and details as the service would answer.
  */
 export class PrequalApiError extends Error {
-  override name = 'PrequalApiError';
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly details: Record<string, unknown> | undefined,
-    readonly request: RequestInfo,
-    readonly local = false,
-  ) {
-    super(`${code}: ${message}`);
+  override readonly name = 'PrequalApiError';
+  readonly status: number;
+  /** A code of the service's table, or another one a newer service answers. */
+  readonly code: ErrorCode | (string & {});
+  readonly details: Record<string, unknown> | undefined;
+  readonly request: SentRequest;
+  /** True when the client refused the call itself, before any request. */
+  readonly local: boolean;
+  /** Requests made for this call (0 when local). */
+  readonly attempts: number;
+
+  constructor(init: { status: number; code: string; message: string; details?: Record<string, unknown>; request: SentRequest; local?: boolean; attempts?: number }) {
+    super(`${init.status} ${init.code}: ${init.message} (${init.request.method} ${init.request.endpoint})`);
+    this.status = init.status;
+    this.code = init.code;
+    this.details = init.details;
+    this.request = init.request;
+    this.local = init.local ?? false;
+    this.attempts = init.attempts ?? (this.local ? 0 : 1);
   }
 
-  static fromViolation(violation: Violation, status: number, request: RequestInfo): PrequalApiError {
-    return new PrequalApiError(status, violation.code, violation.message, violation.details, request, true);
+  /** The error a broken rule is answered with, found before sending. */
+  static fromViolation(violation: Violation, request: SentRequest): PrequalApiError {
+    return new PrequalApiError({ status: ERROR_CODES[violation.code].status, ...violation, request, local: true, attempts: 0 });
   }
 }
 
-/** The service could not be reached, or did not answer in time (after the retries). */
+/** No answer: the connection failed, was reset, or the per-attempt timeout passed. */
 export class PrequalNetworkError extends Error {
-  override name = 'PrequalNetworkError';
-  constructor(
-    message: string,
-    readonly request: RequestInfo,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+  override readonly name = 'PrequalNetworkError';
+  readonly request: SentRequest;
+  readonly attempts: number;
+  /** The connection was refused or the host not found: the request surely never reached the service. */
+  readonly notSent: boolean;
+  readonly timedOut: boolean;
+
+  constructor(init: { cause: unknown; request: SentRequest; attempts: number; notSent: boolean; timedOut: boolean }) {
+    const why = init.timedOut ? 'timed out' : init.notSent ? 'could not connect' : 'failed';
+    super(`${init.request.method} ${init.request.endpoint} ${why} after ${init.attempts} attempt(s): ${(init.cause as Error)?.message ?? String(init.cause)}`, {
+      cause: init.cause,
+    });
+    this.request = init.request;
+    this.attempts = init.attempts;
+    this.notSent = init.notSent;
+    this.timedOut = init.timedOut;
   }
 }
+
+/**
+ * An answer that is not the documented one: a success body that does not match its schema, or
+ * an error status without the service's envelope (a proxy's HTML page, say).
+ */
+export class PrequalResponseError extends Error {
+  override readonly name = 'PrequalResponseError';
+  readonly status: number;
+  readonly request: SentRequest;
+  /** Where the body departs from the schema (paths and messages; no values). */
+  readonly issues: string[];
+
+  constructor(init: { status: number; request: SentRequest; issues: string[] }) {
+    super(`${init.request.method} ${init.request.endpoint} answered ${init.status} with a body that is not the documented one: ${init.issues.slice(0, 3).join('; ')}`);
+    this.status = init.status;
+    this.request = init.request;
+    this.issues = init.issues;
+  }
+}
+
+export type PrequalError = PrequalApiError | PrequalNetworkError | PrequalResponseError;

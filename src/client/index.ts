@@ -1,5 +1,7 @@
-// prequal-hooks/client: a typed client of the service's REST API (src/api is its contract).
-export { createClient, type Client, type ClientOptions } from './client.js';
-export { PrequalApiError, PrequalNetworkError, type RequestInfo } from './errors.js';
-export { createThrottle, type Throttle, type ThrottleOptions } from './throttle.js';
-export type * from '../api/index.js';
+// prequal-hooks/client: the service's REST API, typed by src/api, checked before sending,
+// throttled to the per-key limits, retried where a retry is safe.
+export { createClient, type Client, type ClientOptions, type CandidateWalk, type CampaignWalk } from './client.js';
+export { PrequalApiError, PrequalNetworkError, PrequalResponseError, type PrequalError, type SentRequest } from './errors.js';
+export { RETRY_DEFAULTS, RETRY_SAFE, backoffDelay, type RetryOptions } from './retry.js';
+export { createThrottle, systemClock, type Clock, type Throttle, type ThrottleOptions } from './throttle.js';
+export { walkPages, type Page } from './pagination.js';

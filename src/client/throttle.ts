@@ -1,51 +1,83 @@
+// Spaces a client's requests to stay within the service's per-key limits (60 a minute and
+// 1,000 an hour, sliding windows), so that the 429 is the exception, not the pacing.
 import { LIMITS } from '../api/index.js';
 
-export interface ThrottleOptions {
-  /** Requests per minute (default the service's 60). */
-  perMinute?: number;
-  /** Requests per hour (default the service's 1,000). */
-  perHour?: number;
-  now?: () => number;
-  sleep?: (ms: number) => Promise<void>;
+/** Where time comes from; tests pass a virtual one so that no test waits a real minute. */
+export interface Clock {
+  now(): number;
+  sleep(ms: number): Promise<void>;
 }
 
-/**
- * Spaces requests so that no sliding minute holds more than `perMinute` of them and no sliding
- * hour more than `perHour`: one per client, shared by all its calls, so that concurrent calls
- * queue instead of earning 429s.
- */
-export function createThrottle(options: ThrottleOptions = {}) {
-  const perMinute = options.perMinute ?? LIMITS.requestsPerMinute;
-  const perHour = options.perHour ?? LIMITS.requestsPerHour;
-  const now = options.now ?? Date.now;
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  const sent: number[] = []; // start times within the last hour, oldest first
-  let queue: Promise<void> = Promise.resolve();
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+};
 
-  async function take(): Promise<void> {
-    for (;;) {
-      const t = now();
-      while (sent.length > 0 && sent[0]! <= t - 3_600_000) sent.shift();
-      const lastMinute = sent.filter((s) => s > t - 60_000);
-      const waitMinute = lastMinute.length >= perMinute ? lastMinute[lastMinute.length - perMinute]! + 60_000 - t : 0;
-      const waitHour = sent.length >= perHour ? sent[sent.length - perHour]! + 3_600_000 - t : 0;
-      const wait = Math.max(waitMinute, waitHour);
-      if (wait <= 0) {
-        sent.push(t);
-        return;
-      }
-      await sleep(wait);
-    }
+export interface ThrottleOptions {
+  /** Default 60 (service-api.md "Limits"). */
+  perMinute?: number;
+  /** Default 1000. */
+  perHour?: number;
+  clock?: Clock;
+}
+
+export interface Throttle {
+  /** Resolves when one more request may be sent, and counts it as sent then. First come, first served. */
+  acquire(): Promise<void>;
+  /** No request before `ms` from now (a 429's `retry_after` holds back every call of the client). */
+  pause(ms: number): void;
+  /** Requests counted in the last hour. */
+  sentInLastHour(): number;
+}
+
+const MINUTE = 60_000;
+const HOUR = 3_600_000;
+
+function positiveWhole(name: string, value: number): number {
+  if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} must be a whole number from 1, got ${value}`);
+  return value;
+}
+
+export function createThrottle(options: ThrottleOptions = {}): Throttle {
+  const perMinute = positiveWhole('perMinute', options.perMinute ?? LIMITS.requestsPerMinute);
+  const perHour = positiveWhole('perHour', options.perHour ?? LIMITS.requestsPerHour);
+  const clock = options.clock ?? systemClock;
+  // Send times, oldest first; only the last `perHour` within the hour matter.
+  const sent: number[] = [];
+  let pausedUntil = 0;
+  let tail: Promise<void> = Promise.resolve();
+
+  function prune(now: number) {
+    while (sent.length > 0 && (sent[0]! <= now - HOUR || sent.length > perHour)) sent.shift();
+  }
+
+  /** The earliest time the next request keeps both windows under their limits. */
+  function nextSlot(now: number): number {
+    prune(now);
+    let at = Math.max(now, pausedUntil);
+    if (sent.length >= perMinute) at = Math.max(at, sent[sent.length - perMinute]! + MINUTE);
+    if (sent.length >= perHour) at = Math.max(at, sent[sent.length - perHour]! + HOUR);
+    return at;
   }
 
   return {
-    /** Resolves when a request may start (in call order). */
-    acquire(): Promise<void> {
-      const turn = queue.then(take);
-      queue = turn.catch(() => undefined);
+    acquire() {
+      // Chained, so that concurrent calls take the slots in order and none is given twice.
+      const turn = tail.then(async () => {
+        const now = clock.now();
+        const at = nextSlot(now);
+        if (at > now) await clock.sleep(at - now);
+        sent.push(Math.max(clock.now(), at));
+      });
+      tail = turn.catch(() => {});
       return turn;
+    },
+    pause(ms) {
+      pausedUntil = Math.max(pausedUntil, clock.now() + ms);
+    },
+    sentInLastHour() {
+      prune(clock.now());
+      return sent.length;
     },
   };
 }
-
-export type Throttle = ReturnType<typeof createThrottle>;

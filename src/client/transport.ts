@@ -1,0 +1,137 @@
+// One call to the service: throttled, sent with fetch, its answer read into a result or a typed
+// error, and retried where `retry.ts` says so.
+import type { z } from 'zod';
+import { API_KEY_HEADER, API_PREFIX, ENDPOINTS, errorBodySchema, type EndpointName } from '../api/index.js';
+import { describeRequest, PrequalApiError, PrequalNetworkError, PrequalResponseError, type SentRequest } from './errors.js';
+import { decideRetry, type AttemptOutcome, type RetryOptions } from './retry.js';
+import type { Clock, Throttle } from './throttle.js';
+
+export interface TransportOptions {
+  apiKey: string;
+  /** `{base_url}`: the service's address; `/api/v1` is added unless it ends with it. */
+  baseUrl: string;
+  fetch: typeof fetch;
+  throttle: Throttle | undefined;
+  retry: Required<RetryOptions>;
+  timeoutMs: number;
+  validateResponses: boolean;
+  clock: Clock;
+  random: () => number;
+  userAgent: string;
+}
+
+export interface Call<S extends z.ZodType> {
+  endpoint: EndpointName;
+  params?: Record<string, string>;
+  query?: Record<string, string | number | undefined>;
+  body?: unknown;
+  response: S;
+}
+
+/** The full URL of an operation, its path parameters encoded. */
+export function urlOf(baseUrl: string, endpoint: EndpointName, params: Record<string, string> = {}, query: Record<string, string | number | undefined> = {}): string {
+  const root = baseUrl.replace(/\/+$/, '');
+  const prefix = root.endsWith(API_PREFIX) ? root : `${root}${API_PREFIX}`;
+  const path = ENDPOINTS[endpoint].path.replace(/:([a-z_]+)/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) if (value !== undefined) search.set(key, String(value));
+  const text = search.toString();
+  return `${prefix}${path}${text === '' ? '' : `?${text}`}`;
+}
+
+// Codes of a connection that was never made: nothing reached the service.
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+function errorCodeOf(error: unknown): string | undefined {
+  for (let e: any = error, depth = 0; e != null && depth < 4; e = e.cause, depth++) {
+    if (typeof e.code === 'string') return e.code;
+    if (Array.isArray(e.errors) && typeof e.errors[0]?.code === 'string') return e.errors[0].code;
+  }
+  return undefined;
+}
+
+type Attempt<T> =
+  | { ok: true; value: T }
+  | { ok: false; error: PrequalApiError | PrequalNetworkError | PrequalResponseError; outcome?: AttemptOutcome };
+
+function retryAfterMs(details: Record<string, unknown> | undefined, header: string | null): number {
+  const fromDetails = Number(details?.retry_after);
+  const seconds = Number.isFinite(fromDetails) && fromDetails >= 0 ? fromDetails : Number(header);
+  // Without either, a second: the shortest wait the service ever asks for.
+  return Number.isFinite(seconds) && seconds >= 0 ? Math.ceil(seconds * 1000) : 1000;
+}
+
+export function createTransport(options: TransportOptions) {
+  async function attempt<S extends z.ZodType>(call: Call<S>, request: SentRequest, attempts: number): Promise<Attempt<z.output<S>>> {
+    const { method } = ENDPOINTS[call.endpoint];
+    await options.throttle?.acquire();
+    let response: Response;
+    let text: string;
+    try {
+      response = await options.fetch(request.url, {
+        method,
+        headers: {
+          [API_KEY_HEADER]: options.apiKey,
+          accept: 'application/json',
+          'user-agent': options.userAgent,
+          ...(call.body !== undefined && { 'content-type': 'application/json' }),
+        },
+        ...(call.body !== undefined && { body: JSON.stringify(call.body) }),
+        signal: AbortSignal.timeout(options.timeoutMs),
+      });
+      text = await response.text();
+    } catch (cause) {
+      const timedOut = (cause as Error)?.name === 'TimeoutError';
+      const notSent = !timedOut && NOT_SENT_CODES.has(errorCodeOf(cause) ?? '');
+      return { ok: false, error: new PrequalNetworkError({ cause, request, attempts, notSent, timedOut }), outcome: { kind: 'network', notSent } };
+    }
+
+    let json: unknown;
+    try {
+      json = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    if (response.status >= 200 && response.status < 300) {
+      if (!options.validateResponses) return { ok: true, value: json as z.output<S> };
+      const parsed = call.response.safeParse(json);
+      if (parsed.success) return { ok: true, value: json as z.output<S> }; // the body as sent: fields a newer service adds stay readable
+      const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`);
+      return { ok: false, error: new PrequalResponseError({ status: response.status, request, issues }) };
+    }
+
+    const envelope = errorBodySchema.safeParse(json);
+    const outcome: AttemptOutcome | undefined =
+      response.status === 429
+        ? { kind: 'rate-limited', retryAfterMs: retryAfterMs(envelope.success ? envelope.data.error.details : undefined, response.headers.get('retry-after')) }
+        : response.status >= 500
+          ? { kind: 'server-error', status: response.status }
+          : undefined;
+    if (!envelope.success) {
+      return { ok: false, error: new PrequalResponseError({ status: response.status, request, issues: ['body: not the error envelope {error: {code, message, details}}'] }), outcome };
+    }
+    const { code, message, details } = envelope.data.error;
+    return { ok: false, error: new PrequalApiError({ status: response.status, code, message, details, request, attempts }), outcome };
+  }
+
+  return {
+    urlOf: (endpoint: EndpointName, params?: Record<string, string>, query?: Record<string, string | number | undefined>) => urlOf(options.baseUrl, endpoint, params, query),
+
+    async send<S extends z.ZodType>(call: Call<S>): Promise<z.output<S>> {
+      const url = urlOf(options.baseUrl, call.endpoint, call.params, call.query);
+      const request = describeRequest(call.endpoint, ENDPOINTS[call.endpoint].method, url, call.body);
+      for (let retries = 0; ; retries++) {
+        const result = await attempt(call, request, retries + 1);
+        if (result.ok) return result.value;
+        if (result.outcome === undefined) throw result.error;
+        const decision = decideRetry(result.outcome, call.endpoint, retries, options.retry, options.random);
+        if (!decision.retry) throw result.error;
+        // The service refuses every request of the key until then, not only this one.
+        if (result.outcome.kind === 'rate-limited') options.throttle?.pause(decision.delayMs);
+        await options.clock.sleep(decision.delayMs);
+      }
+    },
+  };
+}
+
+export type Transport = ReturnType<typeof createTransport>;

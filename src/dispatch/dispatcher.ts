@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
@@ -82,6 +83,9 @@ export function createDispatcher(parts: DispatcherParts, options: DispatcherOpti
   // Calls abandoned at their timeout that have not settled since: they may hold resources.
   let stuckCalls = 0;
   const stopping = new AbortController();
+  // Every handler call and retry delay listens for the stop, and each removes its listener when
+  // done: hundreds at once are expected, not a leak worth Node's warning.
+  setMaxListeners(0, stopping.signal);
   let projectionRequested = false;
 
   function settlementOf(row: InboxRow, processed: Processed): Outcome & { settlement: Settlement } {

@@ -3,6 +3,7 @@
 // things happen, at the cost of an increment; gauges read the store at scrape time, bounded in
 // time, so a scrape never hangs on a stalled database.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { isEventKind } from '../events/index.js';
 import type { Store } from '../store/store.js';
 
 const PREFIX = 'prequal_hooks_';
@@ -12,38 +13,45 @@ function within<T>(work: Promise<T>): Promise<T | undefined> {
   return Promise.race([work.catch(() => undefined), new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), SCRAPE_TIMEOUT_MS).unref())]);
 }
 
+// prom-client's process defaults start timers and a GC observer that are never stopped: one set
+// per process, merged into each receiver's registry, rather than one per receiver.
+let processDefaults: Registry | undefined;
+
 export function createMetrics(store: () => Store | undefined) {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: PREFIX });
+  if (processDefaults === undefined) {
+    processDefaults = new Registry();
+    collectDefaultMetrics({ register: processDefaults, prefix: PREFIX });
+  }
+  const own = new Registry();
   const requests = new Counter({
     name: `${PREFIX}requests_total`,
     help: 'Webhook requests answered, by HTTP status and outcome (stored, duplicate, refused, kept_invalid, unavailable, failed).',
     labelNames: ['status', 'outcome'] as const,
-    registers: [registry],
+    registers: [own],
   });
   const events = new Counter({
     name: `${PREFIX}events_total`,
     help: 'Events processed by the dispatcher, by kind and final state (projected, unknown, dead).',
     labelNames: ['kind', 'state'] as const,
-    registers: [registry],
+    registers: [own],
   });
   const lag = new Histogram({
     name: `${PREFIX}projection_lag_seconds`,
     help: 'Time from an event being stored to its projection being committed.',
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-    registers: [registry],
+    registers: [own],
   });
   const handlerCalls = new Counter({
     name: `${PREFIX}handler_calls_total`,
     help: 'Application handler calls, by handler and result (ok, failed, timeout).',
     labelNames: ['handler', 'result'] as const,
-    registers: [registry],
+    registers: [own],
   });
   new Gauge({
     name: `${PREFIX}inbox_rows`,
     help: 'Inbox rows by state (pending is the backlog), and handler failures.',
     labelNames: ['state'] as const,
-    registers: [registry],
+    registers: [own],
     async collect() {
       const current = store();
       const counts = current && (await within(current.counts()));
@@ -54,20 +62,22 @@ export function createMetrics(store: () => Store | undefined) {
   new Gauge({
     name: `${PREFIX}storage_up`,
     help: 'Whether the store answered a read at scrape time (1) or not (0).',
-    registers: [registry],
+    registers: [own],
     async collect() {
       const current = store();
       this.set(current && (await within(current.counts())) !== undefined ? 1 : 0);
     },
   });
 
+  const registry = Registry.merge([processDefaults, own]);
   return {
     registry,
     request(status: number, outcome: string): void {
       requests.inc({ status: String(status), outcome });
     },
     event(kind: string | null, state: string, receivedAt: string, processedAt: number): void {
-      events.inc({ kind: kind ?? 'none', state });
+      // Kinds this version does not know share one label: a sender cannot grow the series.
+      events.inc({ kind: kind !== null && isEventKind(kind) ? kind : 'other', state });
       const stored = Date.parse(receivedAt);
       if (Number.isFinite(stored)) lag.observe(Math.max(0, processedAt - stored) / 1000);
     },

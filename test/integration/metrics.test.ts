@@ -26,7 +26,7 @@ describe('receiver.metrics()', () => {
     const text = await receiver.metrics().metrics();
     expect(text).toMatch(/prequal_hooks_events_total\{kind="candidate.added",state="projected"\} 1/);
     expect(text).toMatch(/prequal_hooks_events_total\{kind="credits.low",state="projected"\} 1/);
-    expect(text).toMatch(/prequal_hooks_events_total\{kind="candidate.hired",state="unknown"\} 1/);
+    expect(text).toMatch(/prequal_hooks_events_total\{kind="other",state="unknown"\} 1/);
     expect(text).toMatch(/prequal_hooks_projection_lag_seconds_count 3/);
     expect(text).toMatch(/prequal_hooks_handler_calls_total\{handler="crm",result="ok"\} 1/);
     expect(text).toMatch(/prequal_hooks_handler_calls_total\{handler="pager",result="failed"\} 2/);

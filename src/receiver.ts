@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { RequestHandler } from 'express';
+import type { RequestHandler, Router } from 'express';
 import type { EventKind } from './events/index.js';
 import { prepareDeadLetters, type DeadLetters } from './dispatch/dead-letters.js';
 import { createDispatcher, type Dispatcher, type DispatcherOptions } from './dispatch/dispatcher.js';
@@ -16,6 +16,8 @@ import { nodeHandler, type ResultListener } from './receive/node-http.js';
 import type { StoreOutcome } from './receive/delivery.js';
 import type { Registry } from 'prom-client';
 import { createMetrics } from './console/metrics.js';
+import { createDashboard, type DashboardOptions } from './console/dashboard.js';
+import type { DashboardSource } from './console/source.js';
 import { createGroupCommit, describeStorageError, type GroupCommit } from './store/group-commit.js';
 import { isStore, openAtOnce, openStore, type DatabaseOption } from './store/open.js';
 import { StoreUnavailableError, type InboxState, type ReadinessProbe, type Store } from './store/store.js';
@@ -212,6 +214,13 @@ export function createReceiver(options: ReceiverOptions) {
      * Serve it on your own route: `res.type(registry.contentType).send(await registry.metrics())`.
      */
     metrics: (): Registry => metrics.registry,
+    /**
+     * The operator console, an Express Router: `app.use('/ops', receiver.dashboard({ token }))`.
+     * Never served without a token (16 characters at least); `readOnly` turns the actions off.
+     */
+    dashboard(this: DashboardSource, dashboardOptions: DashboardOptions): Router {
+      return createDashboard(this, dashboardOptions);
+    },
     /** Unknown and invalid events, failed handlers: list and reprocess them. */
     deadLetters: {
       list: async (limit?: number) => (await use()).deadLetters.list(limit),

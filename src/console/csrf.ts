@@ -1,0 +1,38 @@
+// Actions are POSTs that a browser sends with the operator's Basic credentials on its own, so a
+// page elsewhere could forge them. Two checks, both required: the request comes from this origin
+// (Sec-Fetch-Site, else Origin, as browsers send them), and it carries a token only our own
+// forms hold (an HMAC under a secret drawn at start, so it is never stored nor guessable).
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Request, RequestHandler } from 'express';
+
+export function createCsrf() {
+  const secret = randomBytes(32);
+  const token = createHmac('sha256', secret).update('prequal-hooks console actions').digest('base64url');
+  const expected = Buffer.from(token);
+
+  function sameOrigin(req: Request): boolean {
+    const site = req.headers['sec-fetch-site'];
+    if (site !== undefined) return site === 'same-origin';
+    const origin = req.headers.origin;
+    if (origin === undefined) return true; // not a browser's cross-site form: the token still decides
+    try {
+      return new URL(origin).host === req.headers.host;
+    } catch {
+      return false;
+    }
+  }
+
+  const check: RequestHandler = (req, res, next) => {
+    const offered = Buffer.from(String((req.body as Record<string, unknown> | undefined)?._csrf ?? req.headers['x-csrf-token'] ?? ''));
+    const tokenOk = offered.length === expected.length && timingSafeEqual(offered, expected);
+    if (sameOrigin(req) && tokenOk) return next();
+    res.status(403).json({
+      error: {
+        code: 'CSRF_REFUSED',
+        message: 'Console actions must come from the console\'s own pages: reload the page and submit its form again.',
+        details: { sameOrigin: sameOrigin(req), token: tokenOk ? 'valid' : 'missing or invalid' },
+      },
+    });
+  };
+  return { token, check };
+}

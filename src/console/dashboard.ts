@@ -1,0 +1,71 @@
+// The operator console as an Express Router (the Bull Board pattern): JSON data routes and
+// server-rendered pages, mounted anywhere: `app.use('/ops', receiver.dashboard({ token }))`.
+import express, { Router, type ErrorRequestHandler } from 'express';
+import { QueryParameterError } from '../query/index.js';
+import { StoreUnavailableError } from '../store/store.js';
+import { serveAssets } from './assets.js';
+import { requireToken, tokenDigest } from './auth.js';
+import { campaignRoutes } from './campaigns.js';
+import { createCsrf } from './csrf.js';
+import { deadLetterRoutes } from './dead-letters.js';
+import { eventRoutes } from './events.js';
+import { securityHeaders } from './headers.js';
+import { overviewRoutes } from './overview.js';
+import { consoleData, type DashboardSource } from './source.js';
+
+export interface DashboardOptions {
+  /**
+   * Required, at least 16 characters: requests carry it as HTTP Basic's password (any user name)
+   * or as `Authorization: Bearer <token>`.
+   */
+  token: string;
+  /** Hide the actions (reprocess, retry) and answer their POSTs 405. Default false. */
+  readOnly?: boolean;
+}
+
+export function createDashboard(source: DashboardSource, options: DashboardOptions): Router {
+  const digest = tokenDigest(options?.token);
+  const readOnly = options.readOnly ?? false;
+  const csrf = createCsrf();
+  const data = consoleData(source, readOnly ? undefined : csrf.token);
+  const router = Router();
+
+  router.use(securityHeaders);
+  router.use(requireToken(digest));
+  router.get('/assets/:name', serveAssets());
+  router.use((req, res, next) => {
+    if (req.method === 'GET' || req.method === 'HEAD') return next();
+    if (readOnly || req.method !== 'POST') {
+      res
+        .status(405)
+        .set('Allow', 'GET, HEAD')
+        .json({ error: { code: 'METHOD_NOT_ALLOWED', message: readOnly ? 'This console is read-only: actions are turned off.' : `${req.method} is not served here.`, details: {} } });
+      return;
+    }
+    next();
+  });
+  router.post('/{*path}', express.urlencoded({ extended: false, limit: '16kb' }), csrf.check);
+
+  overviewRoutes(router, data);
+  eventRoutes(router, data);
+  deadLetterRoutes(router, data);
+  campaignRoutes(router, data);
+
+  router.use((req, res) => {
+    res.status(404).json({ error: { code: 'RESOURCE_NOT_FOUND', message: `Nothing is served at ${req.method} ${req.baseUrl}${req.path}.`, details: {} } });
+  });
+  // No candidate data in answers or logs: parameter errors name the parameter, others only their kind.
+  const failed: ErrorRequestHandler = (error: unknown, _req, res, _next) => {
+    if (error instanceof QueryParameterError) {
+      res.status(400).json(error.toJSON());
+      return;
+    }
+    if (error instanceof StoreUnavailableError) {
+      res.status(503).set('Retry-After', '5').json({ error: { code: 'STORAGE_UNAVAILABLE', message: `The database is unavailable (${error.code}); retry.`, details: {} } });
+      return;
+    }
+    res.status(500).json({ error: { code: 'INTERNAL', message: 'The console failed to answer; the receiver logs say more.', details: {} } });
+  };
+  router.use(failed);
+  return router;
+}

@@ -1,0 +1,98 @@
+// Server-rendered HTML where every interpolated value is escaped unless it is already markup:
+// names, payloads and reasons are attacker data, so escaping is the default, not a habit.
+
+/** Markup that is safe to insert as is (built by `html`). */
+export class SafeHtml {
+  constructor(readonly text: string) {}
+  toString(): string {
+    return this.text;
+  }
+}
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+export function escapeHtml(value: unknown): string {
+  return String(value).replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+}
+
+function render(value: unknown): string {
+  if (value === null || value === undefined || value === false) return '';
+  if (value instanceof SafeHtml) return value.text;
+  if (Array.isArray(value)) return value.map(render).join('');
+  return escapeHtml(value);
+}
+
+/** A template whose interpolations are escaped; arrays are joined; null, undefined and false render nothing. */
+export function html(strings: TemplateStringsArray, ...values: unknown[]): SafeHtml {
+  let out = strings[0]!;
+  values.forEach((value, i) => {
+    out += render(value) + strings[i + 1]!;
+  });
+  return new SafeHtml(out);
+}
+
+/** A URL with query parameters (empty ones left out), relative to the console's mount point. */
+export function href(base: string, path: string, query: Record<string, string | number | undefined | null> = {}): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) if (value !== undefined && value !== null && value !== '') search.set(key, String(value));
+  const text = search.toString();
+  return `${base}${path}${text === '' ? '' : `?${text}`}`;
+}
+
+export interface PageContext {
+  /** Where the console is mounted (`req.baseUrl`), e.g. `/ops`. */
+  base: string;
+  /** The CSRF token for forms (actions), or undefined in read-only mode. */
+  csrf: string | undefined;
+  /** Whether names, e-mails and phones are shown unmasked. */
+  reveal: boolean;
+}
+
+const NAV: Array<[path: string, label: string]> = [
+  ['/', 'Overview'],
+  ['/events', 'Events'],
+  ['/dead-letters', 'Dead letters'],
+  ['/campaigns', 'Campaigns'],
+];
+
+/** The page frame: stylesheets, navigation, and scripts from the console's own routes only (CSP). */
+export function layout(context: PageContext, title: string, current: string, body: SafeHtml, options: { chart?: boolean } = {}): string {
+  return `<!doctype html>${html`<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · prequal-hooks</title>
+${options.chart ? html`<link rel="stylesheet" href="${context.base}/assets/uPlot.min.css">` : ''}
+<link rel="stylesheet" href="${context.base}/assets/console.css">
+</head>
+<body>
+<header>
+<span class="brand">prequal-hooks</span>
+<nav>${NAV.map(([path, label]) => html`<a href="${context.base}${path === '/' ? '/' : path}"${current === path ? html` aria-current="page"` : ''}>${label}</a>`)}</nav>
+${context.csrf === undefined ? html`<span class="badge">read-only</span>` : ''}
+</header>
+<main>
+<h1>${title}</h1>
+${body}
+</main>
+${options.chart ? html`<script src="${context.base}/assets/uPlot.iife.min.js"></script>` : ''}
+<script src="${context.base}/assets/console.js"></script>
+</body>
+</html>`}`;
+}
+
+/** A POST form with the CSRF token, or nothing in read-only mode. */
+export function actionForm(context: PageContext, action: string, label: string, fields: Record<string, string | number | undefined> = {}, className = ''): SafeHtml | '' {
+  if (context.csrf === undefined) return '';
+  return html`<form method="post" action="${action}" class="inline ${className}">
+<input type="hidden" name="_csrf" value="${context.csrf}">
+${Object.entries(fields).map(([name, value]) => (value === undefined || value === '' ? '' : html`<input type="hidden" name="${name}" value="${value}">`))}
+<button type="submit">${label}</button>
+</form>`;
+}
+
+/** `2026-11-20T10:00:00.000Z` as `2026-11-20 10:00:00Z`, readable and still unambiguous. */
+export function when(iso: string | null | undefined): string {
+  if (iso === null || iso === undefined) return '—';
+  return iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+}

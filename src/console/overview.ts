@@ -1,0 +1,64 @@
+// The overview: what the inbox holds, how fast events arrive, how far behind the projection is,
+// whether storage takes writes, and the account's credits.
+import type { Router } from 'express';
+import { html, layout, when } from './html.js';
+import type { ConsoleData } from './source.js';
+
+async function overviewData(data: ConsoleData) {
+  const inbox = await data.inbox();
+  const [counts, probe, oldestPending, credits] = await Promise.all([
+    data.source.counts(),
+    data.source.probe(),
+    inbox.oldestPending(),
+    data.source.query.getCredits(),
+  ]);
+  const lagSeconds = oldestPending === null ? 0 : Math.max(0, (Date.now() - Date.parse(oldestPending)) / 1000);
+  return { counts, storage: probe, projection: { oldest_pending: oldestPending, lag_seconds: lagSeconds }, credits };
+}
+
+export function overviewRoutes(router: Router, data: ConsoleData): void {
+  router.get('/api/overview', async (_req, res) => {
+    res.json(await overviewData(data));
+  });
+  router.get('/api/events-per-minute', async (_req, res) => {
+    res.json({ minutes: await (await data.inbox()).eventsPerMinute(60) });
+  });
+  router.get('/', async (req, res) => {
+    const context = data.context(req);
+    const { counts, storage, projection, credits } = await overviewData(data);
+    const total = counts.pending + counts.projected + counts.unknown + counts.dead;
+    const link = (state: string) => `${context.base}/events?state=${state}`;
+    const body = html`
+<section class="cards">
+  <div class="card"><h2>Inbox</h2>
+    <table class="counts" id="inbox-counts">
+      <tr><th>pending</th><td data-state="pending"><a href="${link('pending')}">${counts.pending}</a></td></tr>
+      <tr><th>projected</th><td data-state="projected"><a href="${link('projected')}">${counts.projected}</a></td></tr>
+      <tr><th>unknown</th><td data-state="unknown"><a href="${link('unknown')}">${counts.unknown}</a></td></tr>
+      <tr><th>dead</th><td data-state="dead"><a href="${link('dead')}">${counts.dead}</a></td></tr>
+      <tr class="total"><th>total</th><td data-state="total">${total}</td></tr>
+    </table>
+  </div>
+  <div class="card"><h2>Projection lag</h2>
+    <p class="figure" id="projection-lag">${projection.oldest_pending === null ? 'up to date' : `${projection.lag_seconds.toFixed(1)} s`}</p>
+    <p class="note">${projection.oldest_pending === null ? 'No event waits to be projected.' : html`Oldest pending event received ${when(projection.oldest_pending)}.`}</p>
+  </div>
+  <div class="card"><h2>Handler failures</h2>
+    <p class="figure" id="handler-failures"><a href="${context.base}/dead-letters#handler-failures">${counts.handler_failures}</a></p>
+    <p class="note">Handlers that kept failing; retry them from Dead letters.</p>
+  </div>
+  <div class="card"><h2>Storage</h2>
+    <p class="figure ${storage.ok ? 'ok' : 'bad'}" id="storage">${storage.ok ? 'ready' : 'not ready'}</p>
+    <p class="note">${storage.ok ? 'Takes writes now.' : storage.reason}</p>
+  </div>
+  <div class="card"><h2>Credits</h2>
+    <p class="figure" id="credits">${credits.credits_remaining ?? '—'}</p>
+    <p class="note">${credits.low_threshold === null ? 'No credits event yet.' : html`Low threshold ${credits.low_threshold}.`}${credits.last_campaign_id === null ? '' : html` Depleted on campaign <a href="${context.base}/campaigns/${encodeURIComponent(credits.last_campaign_id)}">${credits.last_campaign_id}</a>.`}</p>
+  </div>
+</section>
+<section><h2>Events per minute, last hour</h2>
+  <div id="events-chart" class="chart" data-src="${context.base}/api/events-per-minute"></div>
+</section>`;
+    res.type('html').send(layout(context, 'Overview', '/', body, { chart: true }));
+  });
+}

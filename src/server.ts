@@ -41,7 +41,10 @@ export interface StandaloneOptions extends Omit<ReceiverOptions, 'onRequest' | '
   host?: string;
   /** The webhook route. Default `/webhooks`. */
   path?: string;
-  /** Serves `GET /metrics` (Prometheus) to requests that carry it (Basic password or Bearer); none: not served. */
+  /**
+   * Serves `GET /metrics` (Prometheus) and the console at `/dashboard` to requests that carry it
+   * (Basic password or Bearer); none: neither is served. At least 16 characters.
+   */
   dashboardToken?: string;
 }
 
@@ -82,6 +85,8 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
         );
       },
     });
+  // The console (an Express app holding receiver.dashboard) when a token is set: /dashboard and below.
+  let dashboard: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
   let closing = false;
 
   async function ready(): Promise<{ ok: boolean; reason?: string }> {
@@ -144,6 +149,15 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
       })();
       return;
     }
+    if (tokenDigest !== undefined && (url === '/dashboard' || url?.startsWith('/dashboard/'))) {
+      if (dashboard === undefined) {
+        req.resume();
+        writeAnswer(res, errorAnswer(503, 'STARTING', 'The receiver is starting; retry.', {}, { 'Retry-After': '1' }));
+        return;
+      }
+      dashboard(req, res);
+      return;
+    }
     req.resume();
     writeAnswer(res, errorAnswer(404, 'RESOURCE_NOT_FOUND', `Nothing is served at ${req.method} ${url}. Webhooks go to POST ${path}.`));
   });
@@ -182,6 +196,13 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
   });
   try {
     receiver = startReceiver(typeof secrets === 'function' ? await secrets() : secrets);
+    if (dashboardToken !== undefined && dashboardToken !== '') {
+      const { default: express } = await import('express');
+      const app = express();
+      app.disable('x-powered-by');
+      app.use('/dashboard', receiver.dashboard({ token: dashboardToken }));
+      dashboard = app;
+    }
   } catch (error) {
     server.close();
     throw error;

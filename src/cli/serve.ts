@@ -3,6 +3,7 @@ import { pino } from 'pino';
 import { createLogger, type Logger } from '../logging.js';
 import { DEFAULT_EVENT_HEADER, DEFAULT_MAX_BODY_BYTES, DEFAULT_SIGNATURE_HEADER } from '../receive/intake.js';
 import { startStandalone } from '../server.js';
+import { MIN_TOKEN_LENGTH } from '../console/auth.js';
 import { openStore } from '../store/open.js';
 import { displayLocation } from './database.js';
 import { generatedSecret } from '../store/settings.js';
@@ -30,9 +31,10 @@ Options (environment fallback in brackets):
   --log-level <level>     trace, debug, info, warn, error (default info)
   --pool-size <n>         PostgreSQL: connections in the pool (default 10)
   --schema <name>         PostgreSQL: schema of the tables (default public)
-  --dashboard-token <t>   serve GET /metrics (Prometheus) to requests carrying this token, as
-                          HTTP Basic password or Bearer [PREQUAL_HOOKS_DASHBOARD_TOKEN]; without
-                          it /metrics is not served
+  --dashboard-token <t>   serve the console at /dashboard and GET /metrics (Prometheus) to
+                          requests carrying this token (16 characters or more), as HTTP Basic
+                          password or Bearer [PREQUAL_HOOKS_DASHBOARD_TOKEN]; without it neither
+                          is served
   -h, --help              show this help
 
 With no secret and no --allow-unsigned, a strong secret is generated once, kept in the
@@ -94,6 +96,9 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
   const logger = loggerFor(io, level);
   const poolSize = integer('--pool-size', values['pool-size'], 10, 2, 1000);
   const dashboardToken = values['dashboard-token'] ?? (io.env.PREQUAL_HOOKS_DASHBOARD_TOKEN || undefined);
+  if (dashboardToken !== undefined && dashboardToken.length < MIN_TOKEN_LENGTH) {
+    throw new UsageError(`--dashboard-token must be at least ${MIN_TOKEN_LENGTH} characters (it guards candidate data and actions); generate one with \`openssl rand -hex 24\``);
+  }
   const database = await openStore(dbPath, { logger, poolSize, ...(values.schema !== undefined && { schema: values.schema }) });
   // A generated secret is stored and shown only once the server listens: a start that fails
   // (a wrong --host, a port in use) shows nothing it would not show again.

@@ -53,6 +53,6 @@ export const UNAUTHORIZED_BODY = {
 export function requireToken(digest: Buffer): RequestHandler {
   return (req, res, next) => {
     if (authorized(req.headers.authorization, digest)) return next();
-    res.status(401).set('WWW-Authenticate', 'Basic realm="prequal-hooks", charset="UTF-8"').json(UNAUTHORIZED_BODY);
+    res.status(401).set('WWW-Authenticate', 'Basic realm="prequal-hooks"').json(UNAUTHORIZED_BODY);
   };
 }

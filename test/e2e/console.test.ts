@@ -1,0 +1,341 @@
+// The operator console: over plain HTTP (auth, headers, CSRF, read-only) always; in Debian's
+// Chromium (playwright-core) when it is installed, against a real `prequal-hooks serve` and an
+// Express app mounting receiver.dashboard().
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import express from 'express';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONTENT_SECURITY_POLICY } from '../../src/console/headers.js';
+import { createReceiver, type Receiver } from '../../src/receiver.js';
+import { sampleEvent, signedRequest } from '../../src/testing/index.js';
+import { FIXTURES, killChildren, readDb, runCli, startServe, type ServeProcess } from '../support/cli-process.js';
+import { listen, tempDir } from '../support/servers.js';
+
+const SECRET = 'whsec_console_e2e_41b7';
+const TOKEN = 'console-token-7d1f9a2c4e6b';
+const BEARER = { Authorization: `Bearer ${TOKEN}` };
+const DOCS = join(import.meta.dirname, '../../docs');
+const LIFECYCLE = readFileSync(`${FIXTURES}scenarios/campaign-lifecycle.ndjson`, 'utf8').trim().split('\n');
+const UNKNOWN = readFileSync(`${FIXTURES}invalid/unknown-kind.json`, 'utf8');
+const INVALID = readFileSync(`${FIXTURES}invalid/invalid-data.json`, 'utf8');
+const RK4 = 'cmp_Rk4vN8qWz2';
+const ELOISE = 'f332892f-d38e-44df-8ebf-7c9f49065885';
+
+const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => path !== undefined && path !== '' && existsSync(path));
+if (CHROMIUM === undefined) {
+  console.warn(
+    '\n' + '!'.repeat(78) + '\n!!! NO CHROMIUM FOUND (/usr/bin/chromium, or set CHROMIUM_PATH): the console\'s BROWSER tests are SKIPPED.\n' +
+      '!!! Install it with `apt-get install -y chromium` (.ci/run does).\n' + '!'.repeat(78) + '\n',
+  );
+}
+
+async function feed(serve: ServeProcess, bodies: string[]): Promise<void> {
+  for (const body of bodies) {
+    const request = signedRequest(body, { secret: SECRET });
+    const answer = await fetch(serve.webhookUrl, { method: 'POST', headers: request.headers, body: request.body });
+    // A body that is not JSON is answered 400, and still kept as a dead letter.
+    expect(answer.status).toBe(body.startsWith('{') ? 200 : 400);
+  }
+}
+
+async function waitUntil(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function inboxCounts(dbPath: string): Record<string, number> {
+  return readDb(dbPath, (db) => Object.fromEntries((db.prepare('SELECT state, COUNT(*) AS n FROM inbox GROUP BY state').all() as Array<{ state: string; n: number }>).map((r) => [r.state, r.n])));
+}
+
+describe('the console over HTTP', () => {
+  const tmp = tempDir();
+  let serve: ServeProcess;
+  let readOnly: { url: string; close: () => Promise<void> };
+  let readOnlyReceiver: Receiver;
+  beforeAll(async () => {
+    serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', tmp.dbPath, '--secret', SECRET, '--dashboard-token', TOKEN]);
+    await feed(serve, [INVALID]);
+    readOnlyReceiver = createReceiver({ database: join(tmp.dir, 'ro.db'), secret: SECRET });
+    const app = express();
+    app.use('/ops', readOnlyReceiver.dashboard({ token: TOKEN, readOnly: true }));
+    readOnly = await listen(app as never);
+  });
+  afterAll(async () => {
+    await serve.stop();
+    await readOnly.close();
+    await readOnlyReceiver.close();
+    killChildren();
+    tmp.cleanup();
+  });
+
+  it('answers 401 with the Basic challenge and the envelope without the token, and serves Bearer and Basic holders', async () => {
+    for (const headers of [{}, { Authorization: 'Bearer wrong-token-0000000000' }, { Authorization: `Basic ${Buffer.from('ops:wrong').toString('base64')}` }] as Array<Record<string, string>>) {
+      const refused = await fetch(`${serve.baseUrl}/dashboard/`, { headers });
+      expect(refused.status).toBe(401);
+      expect(refused.headers.get('www-authenticate')).toBe('Basic realm="prequal-hooks"');
+      expect(refused.headers.get('content-security-policy')).toBe(CONTENT_SECURITY_POLICY);
+      const body = (await refused.json()) as { error: { code: string; message: string; details: unknown } };
+      expect(body.error).toMatchObject({ code: 'UNAUTHORIZED', details: {} });
+    }
+    expect((await fetch(`${serve.baseUrl}/dashboard`, { headers: BEARER })).status).toBe(200);
+    const basic = await fetch(`${serve.baseUrl}/dashboard/events`, { headers: { Authorization: `Basic ${Buffer.from(`anyone:${TOKEN}`).toString('base64')}` } });
+    expect(basic.status).toBe(200);
+    expect(await basic.text()).toContain('candidate.interview.completed');
+  });
+
+  it('sends the strict CSP and the other headers on pages, data and assets, with no inline script or style', async () => {
+    for (const path of ['/', '/events', '/api/overview', '/assets/console.js', '/assets/uPlot.iife.min.js', '/assets/uPlot.min.css']) {
+      const answer = await fetch(`${serve.baseUrl}/dashboard${path}`, { headers: BEARER });
+      expect(answer.status, path).toBe(200);
+      expect(answer.headers.get('content-security-policy')).toBe(CONTENT_SECURITY_POLICY);
+      expect(answer.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(answer.headers.get('referrer-policy')).toBe('no-referrer');
+      expect(answer.headers.get('cache-control')).toBe('no-store');
+      const text = await answer.text();
+      if (path === '/' || path === '/events') {
+        expect(text).not.toMatch(/<script>|<script [^>]*>[^<]|<style|\sstyle=|\son[a-z]+=/i);
+        expect(text).not.toMatch(/https?:\/\/(?!127\.0\.0\.1)/); // nothing from a CDN
+      }
+    }
+  });
+
+  it('refuses actions without the form\'s CSRF token or from another site (403), and does nothing', async () => {
+    const [row] = readDb(tmp.dbPath, (db) => db.prepare("SELECT inbox_id FROM inbox WHERE state = 'dead'").all() as Array<{ inbox_id: number }>);
+    const url = `${serve.baseUrl}/dashboard/dead-letters/${row!.inbox_id}/reprocess`;
+    const form = { ...BEARER, 'Content-Type': 'application/x-www-form-urlencoded' };
+    const noToken = await fetch(url, { method: 'POST', headers: form, body: '', redirect: 'manual' });
+    expect(noToken.status).toBe(403);
+    expect(((await noToken.json()) as { error: { code: string } }).error.code).toBe('CSRF_REFUSED');
+    const page = await (await fetch(`${serve.baseUrl}/dashboard/dead-letters`, { headers: BEARER })).text();
+    const token = /name="_csrf" value="([^"]+)"/.exec(page)![1]!;
+    const crossSite = await fetch(url, { method: 'POST', headers: { ...form, 'Sec-Fetch-Site': 'cross-site' }, body: `_csrf=${token}`, redirect: 'manual' });
+    expect(crossSite.status).toBe(403);
+    const otherOrigin = await fetch(url, { method: 'POST', headers: { ...form, Origin: 'https://evil.example' }, body: `_csrf=${token}`, redirect: 'manual' });
+    expect(otherOrigin.status).toBe(403);
+    expect(inboxCounts(tmp.dbPath).dead).toBe(1);
+    const sameOrigin = await fetch(url, { method: 'POST', headers: { ...form, 'Sec-Fetch-Site': 'same-origin' }, body: `_csrf=${token}`, redirect: 'manual' });
+    expect(sameOrigin.status).toBe(303);
+    expect(sameOrigin.headers.get('location')).toMatch(/^\/dashboard\/dead-letters\?requeued=1/);
+  });
+
+  it('in read-only mode hides the actions and answers their POSTs 405', async () => {
+    const page = await fetch(`${readOnly.url}/ops/dead-letters`, { headers: BEARER });
+    expect(page.status).toBe(200);
+    const text = await page.text();
+    expect(text).toContain('read-only');
+    expect(text).not.toContain('method="post"');
+    const post = await fetch(`${readOnly.url}/ops/dead-letters/reprocess`, { method: 'POST', headers: { ...BEARER, 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'state=dead' });
+    expect(post.status).toBe(405);
+    expect(((await post.json()) as { error: { code: string } }).error.code).toBe('METHOD_NOT_ALLOWED');
+    // Authentication still comes first.
+    expect((await fetch(`${readOnly.url}/ops/dead-letters/reprocess`, { method: 'POST' })).status).toBe(401);
+  });
+
+  it('is never made without a token of 16 characters or more', async () => {
+    expect(() => readOnlyReceiver.dashboard({ token: '' })).toThrow(/needs a token/);
+    expect(() => readOnlyReceiver.dashboard({} as never)).toThrow(/needs a token/);
+    expect(() => readOnlyReceiver.dashboard({ token: 'short' })).toThrow(/at least 16/);
+    const refused = await runCli(['serve', '--port', '0', '--db', join(tmp.dir, 'short.db'), '--secret', SECRET, '--dashboard-token', 'short']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/at least 16 characters/);
+    expect(refused.stderr).not.toContain('short.db'.repeat(2));
+  });
+
+  it('is not served when serve has no token', async () => {
+    const open = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'open.db'), '--secret', SECRET]);
+    expect((await fetch(`${open.baseUrl}/dashboard`, { headers: BEARER })).status).toBe(404);
+    await open.stop();
+  });
+});
+
+describe.skipIf(CHROMIUM === undefined)('the console in Chromium', () => {
+  const tmp = tempDir();
+  let serve: ServeProcess;
+  let browser: import('playwright-core').Browser;
+  let page: import('playwright-core').Page;
+  let dashboard: string;
+  beforeAll(async () => {
+    const { chromium } = await import('playwright-core');
+    browser = await chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+    serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', tmp.dbPath, '--secret', SECRET, '--dashboard-token', TOKEN]);
+    dashboard = `${serve.baseUrl}/dashboard`;
+    await feed(serve, [...LIFECYCLE, UNKNOWN, INVALID, 'this is { not json']);
+    await waitUntil(() => (inboxCounts(tmp.dbPath).pending ?? 0) === 0, 'the projection');
+    const context = await browser.newContext({ httpCredentials: { username: 'ops', password: TOKEN }, viewport: { width: 1280, height: 900 } });
+    page = await context.newPage();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await serve?.stop();
+    killChildren();
+    tmp.cleanup();
+  });
+
+  it('shows on the overview the counts the database holds, and draws the chart', async () => {
+    await page.goto(`${dashboard}/`);
+    const db = inboxCounts(tmp.dbPath);
+    for (const state of ['pending', 'projected', 'unknown', 'dead']) {
+      expect(Number(await page.locator(`#inbox-counts td[data-state="${state}"]`).innerText()), state).toBe(db[state] ?? 0);
+    }
+    expect(Number(await page.locator('#inbox-counts td[data-state="total"]').innerText())).toBe(LIFECYCLE.length + 3);
+    await page.locator('#events-chart.drawn canvas').waitFor();
+    expect(Number(await page.locator('#events-chart').getAttribute('data-total'))).toBe(LIFECYCLE.length + 3);
+    expect(await page.locator('#storage').innerText()).toBe('ready');
+    mkdirSync(DOCS, { recursive: true });
+    await page.screenshot({ path: join(DOCS, 'console-overview.png'), fullPage: true });
+  });
+
+  it('filters events by kind and by campaign', async () => {
+    await page.goto(`${dashboard}/events`);
+    await page.selectOption('select[name="kind"]', 'candidate.added');
+    await page.click('form.filters button[type="submit"]');
+    await page.waitForURL(/kind=candidate.added/);
+    const kinds = await page.locator('table.events td.kind').allInnerTexts();
+    const added = readDb(tmp.dbPath, (db) => db.prepare("SELECT COUNT(*) AS n FROM inbox WHERE kind = 'candidate.added'").get() as { n: number }).n;
+    expect(kinds.length).toBe(added);
+    expect(new Set(kinds)).toEqual(new Set(['candidate.added']));
+
+    await page.goto(`${dashboard}/events`);
+    await page.fill('input[name="campaign"]', RK4);
+    await page.click('form.filters button[type="submit"]');
+    await page.waitForURL(/campaign=/);
+    const rows = page.locator('table.events tbody tr');
+    const inCampaign = LIFECYCLE.filter((l) => (JSON.parse(l) as { data: { campaign_id?: string } }).data.campaign_id === RK4).length;
+    expect(await rows.count()).toBe(inCampaign);
+    for (const cell of await page.locator('table.events tbody tr td:nth-child(5)').allInnerTexts()) expect(cell).toBe(RK4);
+  });
+
+  it('shows a dead letter\'s reasons, and projects it once mended and reprocessed', async () => {
+    await page.goto(`${dashboard}/dead-letters`);
+    const [dead] = readDb(tmp.dbPath, (db) => db.prepare("SELECT inbox_id FROM inbox WHERE state = 'dead' AND verdict = 'accepted'").all() as Array<{ inbox_id: number }>);
+    const row = page.locator(`table.dead-letters tr[data-inbox-id="${dead!.inbox_id}"]`);
+    const reasons = await row.locator('ul.reasons').innerText();
+    expect(reasons).toMatch(/candidate_id/);
+    expect(reasons).toMatch(/interview_score/);
+
+    // The operator mends the stored body, as after a fix upstream, then reprocesses that row.
+    const mended = JSON.parse(INVALID) as { data: Record<string, unknown> };
+    mended.data.candidate_id = 'cand-mended-console';
+    mended.data.interview_score = 8;
+    const db = new Database(tmp.dbPath);
+    db.prepare('UPDATE inbox SET raw = ? WHERE inbox_id = ?').run(Buffer.from(JSON.stringify(mended)), dead!.inbox_id);
+    db.close();
+    await row.locator('button', { hasText: 'Reprocess' }).click();
+    await page.waitForURL(/requeued=1/);
+    await waitUntil(() => readDb(tmp.dbPath, (d) => (d.prepare('SELECT state FROM inbox WHERE inbox_id = ?').get(dead!.inbox_id) as { state: string }).state) === 'projected', 'the mended row projected');
+    await page.goto(`${dashboard}/events/${dead!.inbox_id}`);
+    expect(await page.locator('#event-state').innerText()).toBe('projected');
+    await page.goto(`${dashboard}/candidates/cand-mended-console`);
+    expect(await page.locator('#candidate').innerText()).toMatch(/completed/);
+  });
+
+  it('reprocesses all that match a filter after a preview of how many', async () => {
+    await page.goto(`${dashboard}/dead-letters?kind=candidate.interview.rescheduled`);
+    await page.click('#reprocess-all');
+    expect(await page.locator('#preview-count').innerText()).toBe('1');
+    await page.locator('form button', { hasText: 'Reprocess 1' }).click();
+    await page.waitForURL(/requeued=1/);
+    expect(await page.locator('#notice').innerText()).toMatch(/1 requeued/);
+  });
+
+  it('masks names, e-mails and phones until revealed, on the event and on the candidate page', async () => {
+    const [added] = readDb(tmp.dbPath, (db) => db.prepare("SELECT inbox_id FROM inbox WHERE kind = 'candidate.added' AND CAST(raw AS TEXT) LIKE ?").all(`%${ELOISE}%`) as Array<{ inbox_id: number }>);
+    await page.goto(`${dashboard}/events/${added!.inbox_id}`);
+    const masked = await page.locator('#payload').innerText();
+    expect(masked).not.toContain('Marchand');
+    expect(masked).not.toContain('eloise.marchand@gmail.com');
+    expect(masked).not.toContain('+33760749015');
+    expect(masked).toContain('"M***"');
+    expect(masked).toContain('e***@gmail.com');
+    expect(masked).toContain('+33 7** ** ** 15');
+    await page.click('#reveal');
+    const revealed = await page.locator('#payload').innerText();
+    expect(revealed).toContain('eloise.marchand@gmail.com');
+
+    await page.goto(`${dashboard}/candidates/${ELOISE}`);
+    const candidate = await page.locator('#candidate').innerText();
+    expect(candidate).not.toContain('Marchand');
+    expect(candidate).toContain('É*** M***');
+    expect(await page.locator('table.events tbody tr').count()).toBe(LIFECYCLE.filter((l) => l.includes(ELOISE)).length);
+    await page.screenshot({ path: join(DOCS, 'console-candidate.png'), fullPage: true });
+    await page.click('#reveal');
+    expect(await page.locator('#candidate').innerText()).toContain('Éloïse Marchand');
+  });
+
+  it('shows the campaigns with the service\'s stats and lists candidates with its sort', async () => {
+    await page.goto(`${dashboard}/campaigns`);
+    expect(await page.locator(`tr[data-campaign-id="${RK4}"]`).innerText()).toMatch(/8\s+4\s+7\.38/);
+    await page.goto(`${dashboard}/campaigns/${RK4}?sort=score_desc&per_page=3`);
+    expect(await page.locator('table.candidates tbody tr td.num').allInnerTexts()).toEqual(['8.5', '7.5', '7']);
+    expect(await page.locator('#pagination').innerText()).toMatch(/page 1 of 3 \(8 candidates\)/);
+  });
+
+  it('answers 401 to a browser with a wrong token', async () => {
+    const context = await browser.newContext({ httpCredentials: { username: 'ops', password: 'not-the-token-at-all' } });
+    const other = await context.newPage();
+    const answer = await other.goto(`${dashboard}/`);
+    expect(answer?.status()).toBe(401);
+    expect(await other.content()).not.toContain('Inbox');
+    await context.close();
+  });
+});
+
+describe.skipIf(CHROMIUM === undefined)('the console mounted in an Express app, in Chromium', () => {
+  const tmp = tempDir();
+  let receiver: Receiver;
+  let server: { url: string; close: () => Promise<void> };
+  let browser: import('playwright-core').Browser;
+  let crmDown = true;
+  const calls: string[] = [];
+  beforeAll(async () => {
+    const { chromium } = await import('playwright-core');
+    browser = await chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+    receiver = createReceiver({ database: tmp.dbPath, secret: SECRET, dispatch: { handlerAttempts: 1, handlerRetryDelayMs: 1 } });
+    receiver.on('candidate.added', async (event) => {
+      if (crmDown) throw new Error('CRM unreachable (503)');
+      calls.push(event.data.candidate_id);
+    }, { name: 'crm-sync' });
+    const app = express();
+    app.post('/webhooks', receiver.middleware());
+    app.use('/ops', receiver.dashboard({ token: TOKEN }));
+    server = await listen(app as never);
+    await receiver.replay([sampleEvent('candidate.added', { data: { candidate_id: 'cand-crm-1' } }), sampleEvent('candidate.added', { data: { candidate_id: 'cand-crm-2' } })]);
+    await receiver.drain();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    await receiver?.close();
+    tmp.cleanup();
+  });
+
+  it('retries one handler failure, then all that match after the preview, once the handler is fixed', async () => {
+    expect((await receiver.counts()).handler_failures).toBe(2);
+    const context = await browser.newContext({ httpCredentials: { username: 'ops', password: TOKEN } });
+    const page = await context.newPage();
+    await page.goto(`${server.url}/ops/dead-letters`);
+    const failures = page.locator('table.handler-failures tbody tr');
+    expect(await failures.count()).toBe(2);
+    expect(await failures.first().innerText()).toMatch(/crm-sync[\s\S]*CRM unreachable/);
+
+    crmDown = false;
+    await failures.first().locator('button', { hasText: 'Retry' }).click();
+    await page.waitForURL(/retried=1/);
+    await receiver.drain();
+    expect(calls).toHaveLength(1);
+
+    await page.goto(`${server.url}/ops/dead-letters?handler=crm-sync`);
+    await page.click('#retry-all');
+    expect(await page.locator('#preview-count').innerText()).toBe('1');
+    await page.locator('form button', { hasText: 'Retry 1' }).click();
+    await page.waitForURL(/retried=1/);
+    await receiver.drain();
+    expect(calls.sort()).toEqual(['cand-crm-1', 'cand-crm-2']);
+    expect((await receiver.counts()).handler_failures).toBe(0);
+    await context.close();
+  });
+});

@@ -40,7 +40,8 @@ Options (environment fallback in brackets):
 With no secret and no --allow-unsigned, a strong secret is generated once, kept in the
 database and reused at later starts: paste it in the agency dashboard (API section, Webhooks tab).
 
-Also served: GET /healthz (process up) and GET /readyz (database writable, handlers keeping up).
+Also served: GET /healthz (process up) and GET /readyz (database writable, handlers keeping up);
+with a dashboard token, the operator console at /dashboard.
 SIGTERM or SIGINT stops accepting, finishes requests in flight, drains and exits 0.`;
 
 function loggerFor(io: CommandIo, level: string): Logger {

@@ -219,7 +219,7 @@ export function createReceiver(options: ReceiverOptions) {
      * Never served without a token (16 characters at least); `readOnly` turns the actions off.
      */
     dashboard(this: DashboardSource, dashboardOptions: DashboardOptions): Router {
-      return createDashboard(this, dashboardOptions);
+      return createDashboard(this, { logger, ...dashboardOptions });
     },
     /** Unknown and invalid events, failed handlers: list and reprocess them. */
     deadLetters: {

@@ -2,6 +2,7 @@
 // server-rendered pages, mounted anywhere: `app.use('/ops', receiver.dashboard({ token }))`.
 import express, { Router, type ErrorRequestHandler } from 'express';
 import { QueryParameterError } from '../query/index.js';
+import type { Logger } from '../logging.js';
 import { StoreUnavailableError } from '../store/store.js';
 import { serveAssets } from './assets.js';
 import { requireToken, tokenDigest } from './auth.js';
@@ -21,6 +22,8 @@ export interface DashboardOptions {
   token: string;
   /** Hide the actions (reprocess, retry) and answer their POSTs 405. Default false. */
   readOnly?: boolean;
+  /** Where failures are logged (the receiver's logger by default); never with candidate data. */
+  logger?: Pick<Logger, 'error'>;
 }
 
 export function createDashboard(source: DashboardSource, options: DashboardOptions): Router {
@@ -55,7 +58,7 @@ export function createDashboard(source: DashboardSource, options: DashboardOptio
     res.status(404).json({ error: { code: 'RESOURCE_NOT_FOUND', message: `Nothing is served at ${req.method} ${req.baseUrl}${req.path}.`, details: {} } });
   });
   // No candidate data in answers or logs: parameter errors name the parameter, others only their kind.
-  const failed: ErrorRequestHandler = (error: unknown, _req, res, _next) => {
+  const failed: ErrorRequestHandler = (error: unknown, req, res, _next) => {
     if (error instanceof QueryParameterError) {
       res.status(400).json(error.toJSON());
       return;
@@ -64,6 +67,8 @@ export function createDashboard(source: DashboardSource, options: DashboardOptio
       res.status(503).set('Retry-After', '5').json({ error: { code: 'STORAGE_UNAVAILABLE', message: `The database is unavailable (${error.code}); retry.`, details: {} } });
       return;
     }
+    // The route, not the URL: a query string may name a candidate.
+    options.logger?.error({ err: { name: (error as Error)?.name, code: (error as { code?: unknown })?.code }, method: req.method, route: `${req.baseUrl}${req.route?.path ?? ''}` }, 'console request failed');
     res.status(500).json({ error: { code: 'INTERNAL', message: 'The console failed to answer; the receiver logs say more.', details: {} } });
   };
   router.use(failed);

@@ -122,6 +122,22 @@ describe('the console over HTTP', () => {
     expect(sameOrigin.headers.get('location')).toMatch(/^\/dashboard\/dead-letters\?requeued=1/);
   });
 
+  it('escapes what senders wrote, even revealed: a hostile name is shown as text, never run', async () => {
+    const hostile = sampleEvent('candidate.added', { data: { candidate_id: 'cand-xss', first_name: '<script>alert(1)</script>', last_name: '"><img src=x onerror=alert(2)>' } });
+    await feed(serve, [JSON.stringify(hostile)]);
+    await waitUntil(() => (inboxCounts(tmp.dbPath).pending ?? 0) === 0, 'the projection');
+    for (const path of ['/candidates/cand-xss?reveal=1', `/campaigns/${hostile.data.campaign_id}?reveal=1`, '/events?candidate=cand-xss']) {
+      const text = await (await fetch(`${serve.baseUrl}/dashboard${path}`, { headers: BEARER })).text();
+      expect(text, path).not.toContain('<script>alert');
+      expect(text, path).not.toContain('<img src=x');
+    }
+    const page = await (await fetch(`${serve.baseUrl}/dashboard/candidates/cand-xss?reveal=1`, { headers: BEARER })).text();
+    expect(page).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+    const [row] = readDb(tmp.dbPath, (db) => db.prepare("SELECT inbox_id FROM inbox WHERE CAST(raw AS TEXT) LIKE '%cand-xss%'").all() as Array<{ inbox_id: number }>);
+    const detail = await (await fetch(`${serve.baseUrl}/dashboard/events/${row!.inbox_id}?reveal=1`, { headers: BEARER })).text();
+    expect(detail).toContain('&quot;&gt;&lt;img src=x onerror=alert(2)&gt;');
+  });
+
   it('in read-only mode hides the actions and answers their POSTs 405', async () => {
     const page = await fetch(`${readOnly.url}/ops/dead-letters`, { headers: BEARER });
     expect(page.status).toBe(200);

@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { escapeHtml, html } from '../../src/console/html.js';
+import { maskEmail, maskName, maskPhone, showBody } from '../../src/console/mask.js';
+
+describe('console masking', () => {
+  it('masks names, e-mails and phones as the brief shows them', () => {
+    expect(maskName('Jean Dupont')).toBe('J*** D***');
+    expect(maskName('Éloïse Le Gall-Marchand')).toBe('É*** L*** G***-M***');
+    expect(maskEmail('jean.dupont@example.com')).toBe('j***@example.com');
+    expect(maskPhone('+33612345678')).toBe('+33 6** ** ** 78');
+    expect(maskPhone('+33 6 12 34 56 78')).toBe('+33 6** ** ** 78');
+    expect(maskPhone('+4915112345678')).toBe('+49*********78');
+  });
+
+  it('masks personal fields at any depth of a JSON body, and e-mails and phones in text that is not JSON', () => {
+    const body = JSON.stringify({ event: 'candidate.added', data: { first_name: 'Jean', last_name: 'Dupont', email: 'jean@example.com', phone: '+33612345678', note: 'keep' } });
+    const shown = showBody(body, false);
+    expect(JSON.parse(shown)).toEqual({ event: 'candidate.added', data: { first_name: 'J***', last_name: 'D***', email: 'j***@example.com', phone: '+33 6** ** ** 78', note: 'keep' } });
+    expect(shown).toContain('\n  "data"'); // pretty-printed
+    expect(JSON.parse(showBody(body, true)).data.first_name).toBe('Jean');
+    expect(showBody('mail jean@example.com or call +33 6 12 34 56 78 {', false)).toBe('mail j***@example.com or call +33 6** ** ** 78 {');
+  });
+});
+
+describe('console HTML', () => {
+  it('escapes every interpolated value unless it is markup built by html``', () => {
+    const name = '"><img src=x onerror=alert(1)>';
+    expect(html`<td title="${name}">${name}</td>`.text).toBe('<td title="&quot;&gt;&lt;img src=x onerror=alert(1)&gt;">&quot;&gt;&lt;img src=x onerror=alert(1)&gt;</td>');
+    expect(html`<ul>${['<a>', html`<li>b</li>`]}</ul>`.text).toBe('<ul>&lt;a&gt;<li>b</li></ul>');
+    expect(html`${null}${undefined}${false}${0}`.text).toBe('0');
+    expect(escapeHtml(`'&`)).toBe('&#39;&amp;');
+  });
+});

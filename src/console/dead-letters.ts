@@ -36,7 +36,7 @@ export function deadLetterRoutes(router: Router, data: ConsoleData): void {
       inbox.kinds(),
       inbox.handlerFailures({ ...(filter.handler && { handler: filter.handler }), ...(filter.kind && { kind: filter.kind }) }, 100),
     ]);
-    const details = await Promise.all(page.events.map((e) => inbox.getEvent(e.inbox_id)));
+    const details = page.events;
     const done = ['requeued', 'skipped', 'retried'].filter((k) => idParam(req.query[k]) !== undefined);
     const body = html`
 ${done.length === 0 ? '' : html`<p class="notice" id="notice">${done.map((k) => `${idParam(req.query[k])} ${k}`).join(', ')}.</p>`}
@@ -48,10 +48,8 @@ ${
   details.length === 0
     ? html`<p class="empty">Nothing set aside.</p>`
     : html`<table class="dead-letters"><thead><tr><th>#</th><th>received</th><th>kind</th><th>state</th><th>reasons</th><th></th></tr></thead><tbody>
-${details.map((e) =>
-  e === undefined
-    ? ''
-    : html`<tr data-inbox-id="${e.inbox_id}">
+${details.map(
+  (e) => html`<tr data-inbox-id="${e.inbox_id}">
 <td><a href="${context.base}/events/${e.inbox_id}">${e.inbox_id}</a></td><td>${when(e.received_at)}</td><td>${e.kind ?? html`<em>not an event</em>`}</td>
 <td><span class="state ${e.state}">${e.state}</span></td>
 <td><ul class="reasons">${e.reasons.map((r) => html`<li><code>${r.path || '(body)'}</code> ${r.message}</li>`)}</ul></td>

@@ -47,13 +47,13 @@ ${options.showCandidate === false ? '' : html`<td>${e.candidate_id === null ? 'â
   )}</tbody></table>`;
 }
 
-export function filterForm(context: PageContext, action: string, values: Record<string, string | undefined>, kinds: string[], states: readonly string[], extra: Array<[name: string, label: string]> = []) {
+export function filterForm(context: PageContext, action: string, values: Record<string, string | undefined>, kinds: string[], states: readonly string[], extra: Array<[name: string, label: string, placeholder?: string]> = []) {
   const select = (name: string, options: readonly string[]) =>
     html`<label>${name} <select name="${name}"><option value="">any</option>${options.map((o) => html`<option${values[name] === o ? html` selected` : ''}>${o}</option>`)}</select></label>`;
   return html`<form method="get" action="${context.base}${action}" class="filters">
 ${select('kind', kinds)}
 ${select('state', states)}
-${extra.map(([name, label]) => html`<label>${label} <input name="${name}" value="${values[name] ?? ''}" size="16"></label>`)}
+${extra.map(([name, label, placeholder]) => html`<label>${label} <input name="${name}" value="${values[name] ?? ''}" size="18"${placeholder ? html` placeholder="${placeholder}"` : ''}></label>`)}
 <button type="submit">Filter</button> <a href="${context.base}${action}">clear</a>
 </form>`;
 }
@@ -73,8 +73,8 @@ export function eventRoutes(router: Router, data: ConsoleData): void {
 ${filterForm(context, '/events', filter, kinds, INBOX_STATES, [
   ['campaign', 'campaign'],
   ['candidate', 'candidate'],
-  ['from', 'from'],
-  ['to', 'to'],
+  ['from', 'from (ISO, UTC)', '2026-11-20T10:00Z'],
+  ['to', 'to (ISO, UTC)', '2026-11-20T11:00Z'],
 ])}
 ${eventsTable(context, page.events)}
 <nav class="pages">

@@ -39,6 +39,8 @@ export interface EventSummary {
   processed_at: string | null;
   campaign_id: string | null;
   candidate_id: string | null;
+  /** Why the row was set aside (unknown and dead rows); empty otherwise. */
+  reasons: Issue[];
 }
 
 export interface EventPage {
@@ -47,7 +49,7 @@ export interface EventPage {
   next: number | null;
 }
 
-export interface EventDetail extends Omit<EventSummary, 'campaign_id' | 'candidate_id'> {
+export interface EventDetail extends Omit<EventSummary, 'campaign_id' | 'candidate_id' | 'reasons'> {
   /** The body as received, as UTF-8 text. */
   raw: string;
   identity: string | null;
@@ -119,8 +121,10 @@ export function prepareInboxQueries(store: Store) {
       values.push(filter.campaign);
     }
     if (filter.candidate !== undefined && filter.candidate !== '') {
-      clauses.push(`${candidateOf} = ?`);
-      values.push(filter.candidate);
+      // The handler key (migration 006) names the candidate without reading the body; rows
+      // stored before it have none, and are read as JSON.
+      clauses.push(`(handler_key = ? OR (handler_key IS NULL AND ${candidateOf} = ?))`);
+      values.push(`candidate:${filter.candidate}`, filter.candidate);
     }
     if (filter.from !== undefined && filter.from !== '') {
       clauses.push('received_at >= ?');
@@ -149,12 +153,12 @@ export function prepareInboxQueries(store: Store) {
         sql += ' AND inbox_id < ?';
         values.push(parameters.before);
       }
-      const rows = await store.select<EventSummary>(
-        `SELECT inbox_id, received_at, kind, state, verdict, attempts, processed_at, ${campaignOf} AS campaign_id, ${candidateOf} AS candidate_id
+      const rows = await store.select<Omit<EventSummary, 'reasons'> & { reasons: string | null }>(
+        `SELECT inbox_id, received_at, kind, state, verdict, attempts, processed_at, reasons, ${campaignOf} AS campaign_id, ${candidateOf} AS candidate_id
          FROM inbox WHERE ${sql} ORDER BY inbox_id DESC LIMIT ?`,
         [...values, limit + 1],
       );
-      const events = rows.slice(0, limit);
+      const events = rows.slice(0, limit).map((row) => ({ ...row, reasons: row.reasons === null ? [] : (JSON.parse(row.reasons) as Issue[]) }));
       return { events, next: rows.length > limit ? events[events.length - 1]!.inbox_id : null };
     },
     /** How many rows match (a bulk action's preview). */

@@ -78,9 +78,10 @@ ${failures.map(
   router.get('/dead-letters/reprocess', async (req, res) => {
     const context = data.context(req);
     const filter = setAsideFilter(queryOf(req));
-    const { count, upTo } = await (await data.inbox()).countEvents({ state: filter.state ?? SET_ASIDE, ...(filter.kind && { kind: filter.kind }) });
+    const { count, upTo } = await (await data.inbox()).countEvents({ state: filter.state ?? SET_ASIDE, verdict: 'accepted', ...(filter.kind && { kind: filter.kind }) });
     const body = html`<p id="preview"><strong id="preview-count">${count}</strong> set-aside event${count === 1 ? '' : 's'} match${count === 1 ? 'es' : ''}
 ${filter.kind ? html` kind <code>${filter.kind}</code>` : ''}${filter.state ? html` state <code>${filter.state}</code>` : ''}.
+Bodies that are not envelopes are left out: there is nothing to reprocess in them.
 ${count > BULK_LIMIT ? html` The first ${BULK_LIMIT} will be reprocessed; run it again for the rest.` : ''}</p>
 ${count === 0 ? '' : actionForm(context, `${context.base}/dead-letters/reprocess`, `Reprocess ${Math.min(count, BULK_LIMIT)}`, { kind: filter.kind, state: filter.state, up_to: upTo ?? undefined })}
 <p><a href="${context.base}/dead-letters">Back</a></p>`;
@@ -103,7 +104,7 @@ ${count === 0 ? '' : actionForm(context, `${context.base}/handler-failures/retry
     const form = (req.body ?? {}) as Record<string, unknown>;
     const filter = setAsideFilter(form);
     const upTo = idParam(form.up_to);
-    const ids = await (await data.inbox()).eventIds({ state: filter.state ?? SET_ASIDE, ...(filter.kind && { kind: filter.kind }), ...(upTo !== undefined && { upTo }) }, BULK_LIMIT);
+    const ids = await (await data.inbox()).eventIds({ state: filter.state ?? SET_ASIDE, verdict: 'accepted', ...(filter.kind && { kind: filter.kind }), ...(upTo !== undefined && { upTo }) }, BULK_LIMIT);
     const result = ids.length === 0 ? { requeued: [], skipped: [] } : await data.source.deadLetters.reprocess(ids);
     res.redirect(303, back(req, { requeued: result.requeued.length, skipped: result.skipped.length }));
   });

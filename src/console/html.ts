@@ -62,6 +62,7 @@ export function layout(context: PageContext, title: string, current: string, bod
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · prequal-hooks</title>
+<link rel="icon" href="data:,">
 ${options.chart ? html`<link rel="stylesheet" href="${context.base}/assets/uPlot.min.css">` : ''}
 <link rel="stylesheet" href="${context.base}/assets/console.css">
 </head>

@@ -18,6 +18,8 @@ export interface EventFilter {
   from?: string;
   /** Received before this instant (ISO 8601). */
   to?: string;
+  /** `accepted` (JSON envelopes: what reprocessing can act on), `invalid_json` or `invalid_envelope`. */
+  verdict?: string;
   /** Only rows with an inbox id up to this one (a bulk action acts on what its preview counted). */
   upTo?: number;
 }
@@ -133,6 +135,10 @@ export function prepareInboxQueries(store: Store) {
     if (filter.to !== undefined && filter.to !== '') {
       clauses.push('received_at < ?');
       values.push(instant('to', filter.to));
+    }
+    if (filter.verdict !== undefined && filter.verdict !== '') {
+      clauses.push('verdict = ?');
+      values.push(filter.verdict);
     }
     if (filter.upTo !== undefined) {
       clauses.push('inbox_id <= ?');

@@ -1,4 +1,4 @@
-import { KIND_RANKS, type EventKind } from './schemas.js';
+import { isEventKind, KIND_RANKS, KIND_SUBJECTS, type EventKind } from './schemas.js';
 
 // Shifting by the widest Date range keeps every instant positive, so a fixed-width decimal
 // sorts as text: SQLite compares and indexes the key without decoding it.
@@ -20,6 +20,7 @@ export function orderKey(instant: number, kind: EventKind, identity: string): st
 export function subjectKey(envelope: { event: string; data: Record<string, unknown> }): string {
   const { candidate_id: candidate, campaign_id: campaign } = envelope.data;
   if (candidate !== undefined && candidate !== null) return `candidate:${String(candidate)}`;
-  if (campaign !== undefined && campaign !== null && envelope.event.startsWith('campaign.')) return `campaign:${String(campaign)}`;
+  const campaignKind = isEventKind(envelope.event) ? KIND_SUBJECTS[envelope.event] === 'campaign' : envelope.event.startsWith('campaign.');
+  if (campaign !== undefined && campaign !== null && campaignKind) return `campaign:${String(campaign)}`;
   return 'credits';
 }

@@ -197,6 +197,10 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
         for (const table of ['interview_responses', 'candidates', 'campaigns', 'credits']) db.prepare(`DELETE FROM ${table}`).run();
         return statements!.resetInbox.run().changes;
       }),
+    putSetting: (key, value) =>
+      guard(() => {
+        prepared('INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at').run(key, value, new Date().toISOString());
+      }),
   };
 
   async function runWrite<T>(work: (tx: WriteTx) => Promise<T>, writeOptions: WriteOptions, lockWaitMs?: number): Promise<T> {

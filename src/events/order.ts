@@ -4,12 +4,16 @@ import { isEventKind, KIND_RANKS, KIND_SUBJECTS, type EventKind } from './schema
 // sorts as text: SQLite compares and indexes the key without decoding it.
 const INSTANT_SHIFT = 8_640_000_000_000_000;
 
+// One character per rank, so that ranks sort as text: 0-9 as digits (the keys stored before
+// reconciliation's kinds existed are unchanged), then a, b, c … (after '9' in code-point order).
+const RANK_DIGITS = Object.fromEntries(Object.entries(KIND_RANKS).map(([kind, rank]) => [kind, rank.toString(36)])) as Record<EventKind, string>;
+
 /**
  * The total order of PROJECTION.md section 2 as one comparable string:
  * instant, then kind rank, then identity. `a < b` as text exactly when a is applied first.
  */
 export function orderKey(instant: number, kind: EventKind, identity: string): string {
-  return `${String(instant + INSTANT_SHIFT).padStart(17, '0')}:${KIND_RANKS[kind]}:${identity}`;
+  return `${String(instant + INSTANT_SHIFT).padStart(17, '0')}:${RANK_DIGITS[kind]}:${identity}`;
 }
 
 /**

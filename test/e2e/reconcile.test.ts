@@ -142,4 +142,27 @@ describe('prequal-hooks reconcile', () => {
     expect(await sandbox.stop()).toBe(0);
     expect(await serve.stop()).toBe(0);
   }, 90_000);
+
+  it('serve --reconcile-every repairs on a schedule, off the request path, and stops cleanly', async () => {
+    const dbPath = join(tmp.dir, 'scheduled.db');
+    const port = String(await freePort());
+    // Only campaign.created is delivered: the candidates reach the projection through the schedule.
+    const sandbox = await startSandbox(['--port', '0', '--api-key', KEY, '--seed', 'reconcile-2', '--interview-ms', '100', '--webhook-url', `http://127.0.0.1:${port}/webhooks`, '--webhook-secret', SECRET, '--events', 'campaign.created']);
+    const bad = await runCli(['serve', '--db', dbPath, '--reconcile-every', '5']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--reconcile-every needs the service address');
+    const serve = await startServe(['--host', '127.0.0.1', '--port', port, '--db', dbPath, '--secret', SECRET, '--reconcile-every', '0.05', '--api-url', sandbox.apiUrl], { PREQUAL_HOOKS_API_KEY: KEY });
+    const call = apiClient(sandbox.apiUrl, KEY);
+    const id = (await call('POST', '/campaigns/create', JOB)).body.campaign_id as string;
+    expect((await call('POST', `/campaigns/${id}/candidates`, { candidates: Array.from({ length: 4 }, (_, i) => person(70 + i)) })).status).toBe(201);
+    await untilIdle(sandbox.baseUrl);
+    const count = () => readDb(dbPath, (db) => db.prepare('SELECT COUNT(*) FROM candidates WHERE campaign_id = ?').pluck().get(id)) as number;
+    await waitFor(() => (count() === 4 ? true : undefined), 20_000, 'the scheduled reconcile');
+    await waitFor(() => (serve.logLines().some((l) => l.msg === 'reconcile: nothing to repair') ? true : undefined), 20_000, 'a second, idle run');
+    const repaired = serve.logLines().find((l) => typeof l.msg === 'string' && /reconcile: \d+ rows repaired/.test(l.msg))!;
+    expect(repaired).toMatchObject({ written: expect.any(Number), campaigns: 1 });
+    expect(serve.stdout()).not.toMatch(/Prénom|exemple\.fr|06\d{8}|R3cnc/);
+    expect(await serve.stop()).toBe(0);
+    expect(await sandbox.stop()).toBe(0);
+  }, 60_000);
 });

@@ -80,7 +80,7 @@ describe.each(ENGINES)('reconcile on $name', (engine) => {
         mine.push(...listed.candidates);
         if (page >= listed.pagination.total_pages) break;
       }
-      const fields = (c: Record<string, unknown>) => ({
+      const fields = (c: { [K in 'candidate_id' | 'status' | 'interview_score' | 'email' | 'phone' | 'interview_date' | 'is_sourced' | 'concerns']?: unknown }) => ({
         id: c.candidate_id, status: c.status, score: c.interview_score, email: c.email, phone: c.phone,
         date: c.interview_date == null ? null : new Date(String(c.interview_date)).getTime(), sourced: c.is_sourced, concerns: c.concerns,
       });

@@ -19,7 +19,7 @@ import {
   type WriteOptions,
   type WriteTx,
 } from '../store.js';
-import { CAMPAIGN_COLUMNS, CANDIDATE_COLUMNS, CREDITS_COLUMNS, emptyCampaign, emptyCandidate, emptyCredits, type CampaignRow, type CandidateRow, type CreditsRow } from '../tables.js';
+import { CAMPAIGN_COLUMNS, CANDIDATE_COLUMNS, CREDITS_COLUMNS, emptyCampaign, emptyCandidate, emptyCredits, decodeCandidate, type CampaignRow, type CandidateRow, type CreditsRow } from '../tables.js';
 import type { SqliteDatabase } from './database.js';
 
 export interface SqliteStoreOptions {
@@ -59,11 +59,6 @@ const INBOX_SELECT = `SELECT inbox_id, received_at, raw, identity, raw_sha256, k
 
 function inboxRow(row: RawInboxRow): InboxRow {
   return { ...row, handlers_pending: row.handlers_pending === 1 };
-}
-
-function decodeCandidate(row: Record<string, unknown>): CandidateRow {
-  const flag = (v: unknown) => (v === null || v === undefined ? null : v === 1);
-  return { ...(row as unknown as CandidateRow), is_sourced: row.is_sourced === 1, call_queued: flag(row.call_queued), sms_sent: flag(row.sms_sent) };
 }
 
 /**

@@ -18,3 +18,4 @@ export { foldInOrder, foldAnyOrder, type ProjectableEvent, type ProjectedState }
 export { createQueries, QueryParameterError, type Queries, type CampaignWithStats, type CampaignStats, type CandidatePage, type CandidateListParameters } from './query/index.js';
 export { replay, rebuild, ReplayInputError, type ReplayInput, type ReplayOptions, type ReplaySummary, type RebuildOptions, type RebuildSummary } from './replay/index.js';
 export { createLogger, type Logger } from './logging.js';
+export { reconcileInto, compareCandidate, compareCampaign, compareCredits, type ReconcileOptions, type ReconcileReport, type Repair, type CampaignReport } from './reconcile/index.js';

@@ -8,6 +8,7 @@ import { createHandlerRegistry, type AnyHandler, type Handler } from './dispatch
 import { createLogger, type Logger } from './logging.js';
 import { createQueries, type Queries } from './query/index.js';
 import { replayInto, requireReadable, type ReplayInput, type ReplayOptions, type ReplaySummary } from './replay/index.js';
+import { reconcileInto, type ReconcileOptions, type ReconcileReport } from './reconcile/index.js';
 import type { Secret } from './signature.js';
 import { expressMiddleware } from './receive/express.js';
 import { fetchHandler } from './receive/fetch.js';
@@ -236,6 +237,18 @@ export function createReceiver(options: ReceiverOptions) {
       const summary = await replayInto({ store: r.store, wantsHandlers: (kind) => handlers.for(kind).length > 0 }, inputs, replayOptions);
       r.dispatcher.start();
       return requireReadable(summary);
+    },
+    /**
+     * Compares the service's own state (campaigns, candidate lists, credits, read with `client`)
+     * with the projection, and writes what differs as `reconcile.*` events stamped with the time
+     * of the reading: webhooks older than the reading do not undo a repair, newer ones win.
+     * Resumes an interrupted run; `dryRun` only reports.
+     */
+    async reconcile(reconcileOptions: ReconcileOptions): Promise<ReconcileReport> {
+      const r = await use();
+      const report = await reconcileInto({ store: r.store, wantsHandlers: (kind) => handlers.for(kind).length > 0 }, reconcileOptions);
+      if (report.written > 0) r.dispatcher.start();
+      return report;
     },
     /** Resolves once every stored event is projected and its handlers have run. */
     drain: async (): Promise<void> => (await use()).dispatcher.drain(),

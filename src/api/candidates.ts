@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { FAILURE_REASONS } from '../events/schemas.js';
+import { CANDIDATE_STATUSES, FAILURE_REASONS } from '../events/schemas.js';
 import type { ErrorCode } from './errors.js';
 import { LIMITS } from './limits.js';
 import { pageQuery, paginationSchema } from './pagination.js';
@@ -10,7 +10,7 @@ import { isEmail, readPhone } from './phone.js';
 
 export const CONTACT_MODES = ['call', 'sms', 'email'] as const;
 export const SOURCE_CONTACT_MODES = ['call', 'sms'] as const;
-export const CANDIDATE_STATUSES = ['completed', 'voicemail', 'pending', 'incomplete'] as const;
+export { CANDIDATE_STATUSES };
 export const CANDIDATE_SORTS = ['date_desc', 'date_asc', 'score_desc', 'score_asc'] as const;
 /** The channel an invitation or a call actually went by (it decides the cost). */
 export const CHANNELS = ['call', 'sms', 'email'] as const;

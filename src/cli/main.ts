@@ -17,6 +17,7 @@ const COMMANDS: Record<string, { load: () => Promise<Command>; summary: string }
   },
   secret: { load: async () => (await import('./secret.js')).secret, summary: 'print the webhook secret serve generated' },
   rebuild: { load: async () => (await import('./rebuild.js')).rebuild, summary: 're-project the whole inbox into fresh projection tables' },
+  reconcile: { load: async () => (await import('./reconcile.js')).reconcile, summary: "repair what webhooks missed from the service's API (candidates, statuses, credits)" },
   sandbox: { load: async () => (await import('./sandbox.js')).sandbox, summary: 'run the service locally: its REST API, a simulated campaign life, real webhooks' },
 };
 

@@ -1,6 +1,6 @@
 // The event `prequal-hooks send <kind>` posts: the package's sample of the kind, stamped now,
 // with the fields the user changed through `--set path=value`.
-import { EVENT_KINDS, formatInstant, isEventKind } from '../events/index.js';
+import { EVENT_KINDS, formatInstant, isServiceEventKind } from '../events/index.js';
 import { sampleEvent } from '../testing/samples.js';
 import { UsageError } from './args.js';
 
@@ -31,7 +31,7 @@ function setAt(target: Record<string, unknown>, path: string, value: unknown): v
 
 /** A sample event of `kind` with timestamp `now`, then each `path=value` of `sets` applied in order. */
 export function sampleToSend(kind: string, sets: readonly string[], now: number): Record<string, unknown> {
-  if (!isEventKind(kind)) throw new UsageError(`unknown event kind "${kind}"; the kinds are ${EVENT_KINDS.join(', ')}`);
+  if (!isServiceEventKind(kind)) throw new UsageError(`unknown event kind "${kind}"; the kinds are ${EVENT_KINDS.join(', ')}`);
   const event = sampleEvent(kind, { timestamp: formatInstant(now) }) as unknown as Record<string, unknown>;
   for (const set of sets) {
     const equals = set.indexOf('=');

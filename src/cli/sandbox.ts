@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { isApiKeyFormat } from '../api/index.js';
-import { EVENT_KINDS, isEventKind, type EventKind } from '../events/index.js';
+import { EVENT_KINDS, isServiceEventKind, type ServiceEventKind } from '../events/index.js';
 import { createSandbox } from '../sandbox/index.js';
 import { HELP_FLAG, integer, parsed, secretList, UsageError, type CommandIo } from './args.js';
 
@@ -46,12 +46,12 @@ function amount(name: string, value: string | undefined, fallback: number): numb
   return n;
 }
 
-function eventList(value: string | undefined): EventKind[] {
+function eventList(value: string | undefined): ServiceEventKind[] {
   if (value === undefined) return [...EVENT_KINDS];
   const kinds = value.split(',').map((k) => k.trim()).filter((k) => k !== '');
-  for (const kind of kinds) if (!isEventKind(kind)) throw new UsageError(`--events: unknown event kind "${kind}"; known: ${EVENT_KINDS.join(', ')}`);
+  for (const kind of kinds) if (!isServiceEventKind(kind)) throw new UsageError(`--events: unknown event kind "${kind}"; known: ${EVENT_KINDS.join(', ')}`);
   if (kinds.length === 0) throw new UsageError('--events must name at least one event kind');
-  return kinds as EventKind[];
+  return kinds as ServiceEventKind[];
 }
 
 function webhookUrl(value: string | undefined): string | undefined {

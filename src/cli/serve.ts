@@ -9,6 +9,8 @@ import { displayLocation } from './database.js';
 import { generatedSecret } from '../store/settings.js';
 import { secretFingerprint } from '../signature.js';
 import { parseArgs } from 'node:util';
+import { createClient, type Client } from '../client/client.js';
+import { scheduleReconcile } from '../reconcile/index.js';
 import { byteSize, databasePath, DB_FLAG, DEFAULT_DB, HELP_FLAG, integer, parsed, secretList, UsageError, type CommandIo } from './args.js';
 
 export const SERVE_HELP = `Usage: prequal-hooks serve [options]
@@ -35,6 +37,11 @@ Options (environment fallback in brackets):
                           requests carrying this token (16 characters or more), as HTTP Basic
                           password or Bearer [PREQUAL_HOOKS_DASHBOARD_TOKEN]; without it neither
                           is served
+  --reconcile-every <m>   every <m> minutes, repair what webhooks missed from the service's API
+                          (see "prequal-hooks reconcile --help"); needs the two below
+  --api-url <url>         the service's address, for --reconcile-every [PREQUAL_HOOKS_API_URL]
+  --api-key <key>         the agency's API key, for --reconcile-every [PREQUAL_HOOKS_API_KEY]
+                          (prefer the environment: flags show in the process list)
   -h, --help              show this help
 
 With no secret and no --allow-unsigned, a strong secret is generated once, kept in the
@@ -72,6 +79,9 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
         'pool-size': { type: 'string' },
         'dashboard-token': { type: 'string' },
         schema: { type: 'string' },
+        'reconcile-every': { type: 'string' },
+        'api-url': { type: 'string' },
+        'api-key': { type: 'string' },
       },
     }),
   );
@@ -92,6 +102,23 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
   const allowUnsigned = values['allow-unsigned'] === true;
   if (allowUnsigned && secrets.length > 0) {
     throw new UsageError('--allow-unsigned cannot be combined with a secret: signed receivers verify every request');
+  }
+
+  const reconcileEvery = values['reconcile-every'] === undefined ? 0 : Number(values['reconcile-every']);
+  if (!(reconcileEvery >= 0.05 && reconcileEvery <= 7 * 24 * 60) && values['reconcile-every'] !== undefined) {
+    throw new UsageError(`--reconcile-every must be a number of minutes from 0.05 to 10080, got "${values['reconcile-every']}"`);
+  }
+  let client: Client | undefined;
+  if (reconcileEvery > 0) {
+    const apiUrl = values['api-url'] ?? io.env.PREQUAL_HOOKS_API_URL;
+    const apiKey = values['api-key'] ?? io.env.PREQUAL_HOOKS_API_KEY;
+    if (!apiUrl) throw new UsageError('--reconcile-every needs the service address: --api-url <url> or PREQUAL_HOOKS_API_URL');
+    if (!apiKey) throw new UsageError('--reconcile-every needs the agency API key: PREQUAL_HOOKS_API_KEY (or --api-key)');
+    try {
+      client = createClient({ apiKey, baseUrl: apiUrl });
+    } catch (error) {
+      throw new UsageError((error as Error).message.replace(/^createClient: /, '--api-url: '));
+    }
   }
 
   const logger = loggerFor(io, level);
@@ -145,6 +172,11 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
     await database.close();
     throw error;
   }
+  const running = standalone;
+  const schedule =
+    client === undefined
+      ? undefined
+      : scheduleReconcile({ everyMs: reconcileEvery * 60_000, logger, run: (signal) => running.receiver.reconcile({ client, signal }) });
   // Signal handlers before the address is announced: from then on a SIGTERM must drain, and
   // without a handler the default action would kill the process outright.
   const stopped = new Promise<number>((done) => {
@@ -158,8 +190,8 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
         done(1);
       }, 15_000);
       force.unref();
-      void standalone
-        .close(10_000)
+      void (schedule?.stop(3000) ?? Promise.resolve())
+        .then(() => standalone.close(10_000))
         .then(async () => {
           await database.close();
           logger.info('stopped');

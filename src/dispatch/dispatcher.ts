@@ -3,7 +3,7 @@ import { setMaxListeners } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
-import { readEnvelope, type Issue, type WebhookEvent } from '../events/index.js';
+import { KIND_SUBJECTS, readEnvelope, type Issue, type WebhookEvent } from '../events/index.js';
 import { projectBatch, readStored, type Processed } from '../project/batch.js';
 import { createRowReaders } from '../project/read.js';
 import { describeStorageError } from '../store/group-commit.js';
@@ -253,8 +253,9 @@ export function createDispatcher(parts: DispatcherParts, options: DispatcherOpti
 
   async function rowFor(event: WebhookEvent): Promise<unknown> {
     const data = event.data as { candidate_id?: string; campaign_id?: string };
-    if (event.event.startsWith('candidate.')) return await rows.candidate(data.candidate_id!);
-    if (event.event.startsWith('campaign.')) return await rows.campaign(data.campaign_id!);
+    const subject = KIND_SUBJECTS[event.event];
+    if (subject === 'candidate') return await rows.candidate(data.candidate_id!);
+    if (subject === 'campaign') return await rows.campaign(data.campaign_id!);
     return await rows.credits();
   }
 

@@ -2,9 +2,9 @@ import type { EventKind, EventOf, WebhookEvent } from '../events/index.js';
 import type { CampaignRow, CandidateRow, CreditsRow } from '../store/tables.js';
 
 /** The projected row an event's handler sees: its candidate, campaign or the credits row. */
-export type RowOf<K extends EventKind> = K extends `candidate.${string}`
+export type RowOf<K extends EventKind> = K extends `candidate.${string}` | 'reconcile.candidate'
   ? CandidateRow
-  : K extends `campaign.${string}`
+  : K extends `campaign.${string}` | 'reconcile.campaign'
     ? CampaignRow
     : CreditsRow;
 

@@ -1,15 +1,19 @@
-import { KIND_RANKS, type EventKind } from './schemas.js';
+import { isEventKind, KIND_RANKS, KIND_SUBJECTS, type EventKind } from './schemas.js';
 
 // Shifting by the widest Date range keeps every instant positive, so a fixed-width decimal
 // sorts as text: SQLite compares and indexes the key without decoding it.
 const INSTANT_SHIFT = 8_640_000_000_000_000;
+
+// One character per rank, so that ranks sort as text: 0-9 as digits (the keys stored before
+// reconciliation's kinds existed are unchanged), then a, b, c … (after '9' in code-point order).
+const RANK_DIGITS = Object.fromEntries(Object.entries(KIND_RANKS).map(([kind, rank]) => [kind, rank.toString(36)])) as Record<EventKind, string>;
 
 /**
  * The total order of PROJECTION.md section 2 as one comparable string:
  * instant, then kind rank, then identity. `a < b` as text exactly when a is applied first.
  */
 export function orderKey(instant: number, kind: EventKind, identity: string): string {
-  return `${String(instant + INSTANT_SHIFT).padStart(17, '0')}:${KIND_RANKS[kind]}:${identity}`;
+  return `${String(instant + INSTANT_SHIFT).padStart(17, '0')}:${RANK_DIGITS[kind]}:${identity}`;
 }
 
 /**
@@ -20,6 +24,7 @@ export function orderKey(instant: number, kind: EventKind, identity: string): st
 export function subjectKey(envelope: { event: string; data: Record<string, unknown> }): string {
   const { candidate_id: candidate, campaign_id: campaign } = envelope.data;
   if (candidate !== undefined && candidate !== null) return `candidate:${String(candidate)}`;
-  if (campaign !== undefined && campaign !== null && envelope.event.startsWith('campaign.')) return `campaign:${String(campaign)}`;
+  const campaignKind = isEventKind(envelope.event) ? KIND_SUBJECTS[envelope.event] === 'campaign' : envelope.event.startsWith('campaign.');
+  if (campaign !== undefined && campaign !== null && campaignKind) return `campaign:${String(campaign)}`;
   return 'credits';
 }

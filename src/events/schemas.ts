@@ -10,6 +10,7 @@ const text = z.string().nullish();
 const flag = z.boolean().nullish();
 
 export const CAMPAIGN_STATUSES = ['active', 'paused', 'completed'] as const;
+export const CANDIDATE_STATUSES = ['pending', 'completed', 'voicemail', 'incomplete'] as const;
 export const FAILURE_REASONS = ['voicemail', 'no_answer', 'user_hangup', 'technical_error'] as const;
 
 const campaignStatus = z.enum(CAMPAIGN_STATUSES);
@@ -25,7 +26,8 @@ const candidateNames = {
   last_name: text,
 };
 
-export const dataSchemas = {
+/** The ten kinds the service sends (service-api.md, Events). */
+export const serviceDataSchemas = {
   'campaign.created': z.looseObject({
     campaign_id: id,
     job_title: text,
@@ -80,6 +82,43 @@ export const dataSchemas = {
   }),
 } as const;
 
+// What reconciliation read from the service's API and found different from the projection
+// (src/reconcile/). Stamped with the time of the reading, they are ordered against webhooks by
+// the same last-writer-wins rule: an older webhook does not undo them, a newer one wins. Each
+// carries only the fields that differed, besides its keys.
+const readTimestamp = z.string().refine((value) => parseInstant(value) !== null, { message: TIMESTAMP_MESSAGE });
+export const reconcileDataSchemas = {
+  'reconcile.campaign': z.looseObject({
+    campaign_id: id,
+    job_title: text,
+    status: campaignStatus.nullish(),
+    created_at: readTimestamp.nullish(),
+  }),
+  'reconcile.candidate': z.looseObject({
+    campaign_id: id,
+    candidate_id: id,
+    first_name: text,
+    last_name: text,
+    email: text,
+    phone: text,
+    status: z.enum(CANDIDATE_STATUSES).nullish(),
+    interview_score: score.nullish(),
+    interview_date: readTimestamp.nullish(),
+    availability: text,
+    salary_expectation: text,
+    candidate_alignment: text,
+    strengths: text,
+    concerns: text,
+    is_sourced: z.boolean().optional(),
+    failure_reason: z.enum(FAILURE_REASONS).nullish(),
+  }),
+  'reconcile.credits': z.looseObject({
+    credits_remaining: z.number(),
+  }),
+} as const;
+
+export const dataSchemas = { ...serviceDataSchemas, ...reconcileDataSchemas } as const;
+
 function completedFields() {
   return {
     ...candidateNames,
@@ -95,8 +134,16 @@ function completedFields() {
   };
 }
 
+/** Every kind this version projects: the service's ten, and reconciliation's own. */
 export type EventKind = keyof typeof dataSchemas;
-export const EVENT_KINDS = Object.keys(dataSchemas) as EventKind[];
+/** A kind the service sends. */
+export type ServiceEventKind = keyof typeof serviceDataSchemas;
+/** A kind reconciliation writes (never sent by the service). */
+export type ReconcileKind = keyof typeof reconcileDataSchemas;
+/** The ten kinds the service sends. */
+export const EVENT_KINDS = Object.keys(serviceDataSchemas) as ServiceEventKind[];
+/** The kinds reconciliation writes into the inbox. */
+export const RECONCILE_KINDS = Object.keys(reconcileDataSchemas) as ReconcileKind[];
 
 /** PROJECTION.md section 2: the tie-break between events of the same instant. */
 export const KIND_RANKS: Readonly<Record<EventKind, number>> = {
@@ -110,10 +157,36 @@ export const KIND_RANKS: Readonly<Record<EventKind, number>> = {
   'candidate.interview.completed.extended': 7,
   'credits.low': 8,
   'credits.depleted': 9,
+  'reconcile.campaign': 10,
+  'reconcile.candidate': 11,
+  'reconcile.credits': 12,
 };
 
+/** Which row an event is about: PROJECTION.md's tables, by kind. */
+export const KIND_SUBJECTS: Readonly<Record<EventKind, 'campaign' | 'candidate' | 'credits'>> = {
+  'campaign.created': 'campaign',
+  'campaign.status_changed': 'campaign',
+  'candidate.added': 'candidate',
+  'candidate.sourced': 'candidate',
+  'candidate.interview.started': 'candidate',
+  'candidate.interview.failed': 'candidate',
+  'candidate.interview.completed': 'candidate',
+  'candidate.interview.completed.extended': 'candidate',
+  'credits.low': 'credits',
+  'credits.depleted': 'credits',
+  'reconcile.campaign': 'campaign',
+  'reconcile.candidate': 'candidate',
+  'reconcile.credits': 'credits',
+};
+
+/** A kind this version projects (the service's, or reconciliation's). */
 export function isEventKind(kind: string): kind is EventKind {
   return Object.hasOwn(dataSchemas, kind);
+}
+
+/** A kind the service sends. */
+export function isServiceEventKind(kind: string): kind is ServiceEventKind {
+  return Object.hasOwn(serviceDataSchemas, kind);
 }
 
 /** The envelope every delivery must be: a JSON object with a string event and timestamp and an object data. */
@@ -143,9 +216,12 @@ export const webhookEventSchema = z.discriminatedUnion('event', [
   eventSchema('candidate.interview.completed.extended'),
   eventSchema('credits.low'),
   eventSchema('credits.depleted'),
+  eventSchema('reconcile.campaign'),
+  eventSchema('reconcile.candidate'),
+  eventSchema('reconcile.credits'),
 ]);
 
-/** Any of the ten events, discriminated by `event`. */
+/** Any event this version projects, discriminated by `event`. */
 export type WebhookEvent = z.infer<typeof webhookEventSchema>;
 /** The event of one kind, e.g. `EventOf<'candidate.interview.completed'>`. */
 export type EventOf<K extends EventKind> = Extract<WebhookEvent, { event: K }>;

@@ -1,4 +1,4 @@
-import { formatInstant, type WebhookEvent } from '../events/index.js';
+import { formatInstant, parseInstant, type WebhookEvent } from '../events/index.js';
 import type { CampaignRow, CandidateRow, CreditsRow, InterviewResponse } from '../store/tables.js';
 
 /**
@@ -25,14 +25,24 @@ const CARRIED: Record<string, readonly string[]> = {
   ],
   'credits.low': ['credits_remaining'],
   'credits.depleted': ['credits_remaining', 'last_campaign_id'],
+  'reconcile.campaign': ['job_title', 'status', 'created_at'],
+  'reconcile.candidate': [
+    'campaign_id', 'first_name', 'last_name', 'email', 'phone', 'status', 'interview_score', 'interview_date',
+    'availability', 'salary_expectation', 'candidate_alignment', 'strengths', 'concerns', 'is_sourced', 'failure_reason',
+  ],
+  'reconcile.credits': ['credits_remaining'],
 };
+// Instants a reading carries are stored as every other timestamp: UTC with milliseconds.
+const INSTANTS = new Set(['created_at', 'interview_date']);
 CARRIED['candidate.interview.completed.extended'] = CARRIED['candidate.interview.completed']!;
 
 /** A field the event carries sets its column, null included; a field it does not carry is left out. */
 function carried(kind: string, data: Record<string, unknown>): Record<string, unknown> {
   const set: Record<string, unknown> = {};
   for (const field of CARRIED[kind]!) {
-    if (field in data) set[field] = data[field] ?? null;
+    if (!(field in data)) continue;
+    const value = data[field] ?? null;
+    set[field] = INSTANTS.has(field) && typeof value === 'string' ? formatInstant(parseInstant(value)!) : value;
   }
   return set;
 }
@@ -49,7 +59,10 @@ export function effectsOf(event: WebhookEvent, instant: number): Effect[] {
     case 'credits.low':
       return [{ table: 'credits', key: 'account', set: { ...set, low_threshold: event.data.threshold } }];
     case 'credits.depleted':
+    case 'reconcile.credits':
       return [{ table: 'credits', key: 'account', set }];
+    case 'reconcile.campaign':
+      return [{ table: 'campaigns', key: event.data.campaign_id, set }];
     default:
       break;
   }
@@ -68,6 +81,8 @@ export function effectsOf(event: WebhookEvent, instant: number): Effect[] {
       return [campaign, candidate({ is_sourced: true, status: 'pending', added_at: at })];
     case 'candidate.interview.started':
       return [campaign, candidate({ interview_started_at: at })];
+    case 'reconcile.candidate':
+      return [campaign, candidate({})];
     case 'candidate.interview.failed':
       return [campaign, candidate({ status: event.data.failure_reason === 'voicemail' ? 'voicemail' : 'incomplete' })];
     case 'candidate.interview.completed':

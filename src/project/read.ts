@@ -3,6 +3,7 @@ import {
   CAMPAIGN_COLUMNS,
   CANDIDATE_COLUMNS,
   CREDITS_COLUMNS,
+  decodeCandidate,
   type CampaignRow,
   type CandidateRow,
   type CreditsRow,
@@ -11,16 +12,7 @@ import {
 
 export const CANDIDATE_SELECT = `candidate_id, ${CANDIDATE_COLUMNS.join(', ')}`;
 
-/** Candidate rows as users read them from the API: booleans as booleans (SQLite stores 0/1). */
-export function decodeCandidate(row: Record<string, unknown>): CandidateRow {
-  const flag = (v: unknown) => (v === null || v === undefined ? null : v === 1 || v === true);
-  return {
-    ...(row as unknown as CandidateRow),
-    is_sourced: row.is_sourced === 1 || row.is_sourced === true,
-    call_queued: flag(row.call_queued),
-    sms_sent: flag(row.sms_sent),
-  };
-}
+export { decodeCandidate };
 
 /** Reads single rows of the projected state by key, on either engine. */
 export function createRowReaders(store: Store) {

@@ -1,11 +1,12 @@
 import { z } from 'zod';
+import { CANDIDATE_STATUSES } from '../events/index.js';
 import { CANDIDATE_SELECT, createRowReaders, decodeCandidate } from '../project/read.js';
 import type { CandidateRow, InterviewResponse } from '../store/tables.js';
 import type { Store } from '../store/store.js';
 import { QueryParameterError } from './errors.js';
 
 export const CANDIDATE_SORTS = ['date_desc', 'date_asc', 'score_desc', 'score_asc'] as const;
-export const CANDIDATE_STATUSES = ['pending', 'completed', 'voicemail', 'incomplete'] as const;
+export { CANDIDATE_STATUSES };
 
 // The service's list parameters; numbers may come as query-string text.
 const listParameters = z.object({

@@ -1,5 +1,5 @@
 // The webhook events the sandbox sends, typed by src/events (the payloads are defined once, there).
-import type { DataOf, Envelope, EventKind, EventOf } from '../events/index.js';
+import type { DataOf, Envelope, EventOf, ServiceEventKind as EventKind } from '../events/index.js';
 import type { EventClock } from './clock.js';
 import type { Delivery } from './delivery.js';
 

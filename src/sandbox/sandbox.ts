@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { isApiKeyFormat, LIMITS, type SubscriptionType } from '../api/index.js';
-import { EVENT_KINDS, eventIdentity, isEventKind, type EventKind } from '../events/index.js';
+import { EVENT_KINDS, eventIdentity, isServiceEventKind, type ServiceEventKind } from '../events/index.js';
 import { sampleEvent } from '../testing/samples.js';
 import { createRateLimiter } from './auth.js';
 import { createEventClock, systemClock, type Clock } from './clock.js';
@@ -41,7 +41,7 @@ export interface SandboxOptions {
   /** Signs webhooks (`X-Service-Signature`) when set. */
   webhookSecret?: string;
   /** Subscribed event kinds (default all ten). */
-  events?: readonly EventKind[];
+  events?: readonly ServiceEventKind[];
   /** First retry delay, doubled at each of the 3 retries (default 1000 ms). */
   retryBaseMs?: number;
   /** A receiver has this long to answer 2xx (default 5000 ms). */
@@ -101,7 +101,7 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
     if (!isApiKeyFormat(key)) throw new RangeError('an API key must be a prefix ending in "live_" followed by 32 or more letters, digits, "_" or "-"');
   }
   const events = options.events ?? EVENT_KINDS;
-  for (const kind of events) if (!isEventKind(kind)) throw new RangeError(`unknown event kind "${kind}"; known: ${EVENT_KINDS.join(', ')}`);
+  for (const kind of events) if (!isServiceEventKind(kind)) throw new RangeError(`unknown event kind "${kind}"; known: ${EVENT_KINDS.join(', ')}`);
   const interviewMs = options.interviewMs ?? 2000;
 
   const agencies = new Map<string, Agency>();
@@ -146,7 +146,7 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
       // The dashboard's test button: a sample of the kind asked (default campaign.created), sent now.
       'POST /sandbox/test-event': (body) => {
         const kind = (body as { event?: unknown } | undefined)?.event ?? 'campaign.created';
-        if (typeof kind !== 'string' || !isEventKind(kind)) return errorReply('VALIDATION_ERROR', { event: `must be one of ${EVENT_KINDS.join(', ')}` });
+        if (typeof kind !== 'string' || !isServiceEventKind(kind)) return errorReply('VALIDATION_ERROR', { event: `must be one of ${EVENT_KINDS.join(', ')}` });
         const event = sampleEvent(kind, { timestamp: eventClock.next() });
         emitter.sendTest(event);
         return ok({ event: kind, timestamp: event.timestamp, identity: eventIdentity(event), webhook_url: options.webhookUrl ?? null }, 202);

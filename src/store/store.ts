@@ -112,6 +112,8 @@ export interface WriteTx {
    * untouched; returns how many events are pending now.
    */
   resetProjection(): Promise<number>;
+  /** Sets a setting (inserted or replaced), committed with the rest of the transaction. */
+  putSetting(key: string, value: string): Promise<void>;
 }
 
 export interface WriteOptions {

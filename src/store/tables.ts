@@ -74,3 +74,14 @@ export function emptyCandidate(candidate_id: string): CandidateRow {
 export function emptyCredits(): CreditsRow {
   return { credits_remaining: null, low_threshold: null, last_campaign_id: null };
 }
+
+/** Candidate rows as users read them from the API: booleans as booleans (SQLite stores them as 0/1). */
+export function decodeCandidate(row: Record<string, unknown>): CandidateRow {
+  const flag = (v: unknown) => (v === null || v === undefined ? null : v === 1 || v === true);
+  return {
+    ...(row as unknown as CandidateRow),
+    is_sourced: row.is_sourced === 1 || row.is_sourced === true,
+    call_queued: flag(row.call_queued),
+    sms_sent: flag(row.sms_sent),
+  };
+}

@@ -61,7 +61,7 @@ describe('the projection is a pure function of the set of distinct events', () =
 
   it('the generator covers every kind', () => {
     const kinds = new Set(fc.sample(eventArbitrary(), 500).map((e) => e.event));
-    expect(kinds.size).toBe(10);
+    expect(kinds.size).toBe(13);
   });
 });
 

@@ -75,6 +75,19 @@ function dataOf(kind: string): fc.Arbitrary<Record<string, unknown>> {
     case 'credits.depleted':
       return fc.record({ credits_remaining: fc.constant(0), last_campaign_id: maybe(campaign_id) })
         .map(({ credits_remaining, ...o }) => withOptional({ credits_remaining }, o));
+    // Reconciliation's repairs: any subset of the fields it reads, instants in any spelling.
+    case 'reconcile.campaign':
+      return fc.record({ campaign_id, job_title: maybe(text), status: maybe(fc.constantFrom('active', 'paused', 'completed')), created_at: maybe(timestamp([BASE, BASE + 60_000])) })
+        .map(({ campaign_id, ...o }) => withOptional({ campaign_id }, o));
+    case 'reconcile.candidate':
+      return fc.record({
+        campaign_id, candidate_id, ...names, email: completed.email, phone: completed.phone,
+        status: maybe(fc.constantFrom('pending', 'completed', 'voicemail', 'incomplete')), interview_score: maybe(fc.constantFrom(4, 6.5, 8)),
+        interview_date: maybe(timestamp([BASE, BASE + 60_000])), availability: completed.availability, strengths: completed.strengths,
+        is_sourced: fc.option(fc.boolean(), { nil: undefined }), failure_reason: maybe(fc.constantFrom('voicemail', 'no_answer')),
+      }).map(({ campaign_id, candidate_id, ...o }) => withOptional({ campaign_id, candidate_id }, o));
+    case 'reconcile.credits':
+      return fc.record({ credits_remaining: fc.constantFrom(12.5, 3, 0) });
     default:
       throw new Error(kind);
   }
@@ -83,6 +96,7 @@ function dataOf(kind: string): fc.Arbitrary<Record<string, unknown>> {
 const KINDS = [
   'campaign.created', 'campaign.status_changed', 'candidate.added', 'candidate.sourced', 'candidate.interview.started',
   'candidate.interview.failed', 'candidate.interview.completed', 'candidate.interview.completed.extended', 'credits.low', 'credits.depleted',
+  'reconcile.campaign', 'reconcile.candidate', 'reconcile.credits',
 ];
 
 /** One valid event of any kind, at one of `instants` (default: four instants a minute apart, with millisecond neighbours). */

@@ -299,6 +299,12 @@ describe('timestamps', () => {
     expect(created < changed).toBe(true);
     expect(orderKey(0, 'credits.low', 'a') < orderKey(0, 'credits.low', 'b')).toBe(true);
     expect(orderKey(-86_400_000, 'credits.low', 'a') < orderKey(0, 'credits.low', 'a')).toBe(true);
-    expect(Object.values(KIND_RANKS).sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(Object.values(KIND_RANKS).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    // As text, keys of one instant sort by rank, the two-digit ranks of reconciliation's kinds included.
+    const kinds = Object.keys(KIND_RANKS) as Array<keyof typeof KIND_RANKS>;
+    const sorted = kinds.map((kind) => ({ kind, key: orderKey(0, kind, 'a') })).sort((a, b) => (a.key < b.key ? -1 : 1));
+    expect(sorted.map((k) => KIND_RANKS[k.kind])).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    // Keys stored before those kinds existed are unchanged.
+    expect(orderKey(0, 'credits.depleted', 'a')).toBe('08640000000000000:9:a');
   });
 });

@@ -214,6 +214,9 @@ export async function createPostgresStore(pool: Pool, options: PostgresStoreOpti
         );
         return reset[0]!.n;
       },
+      async putSetting(key: string, value: string): Promise<void> {
+        await q(c, 'INSERT INTO settings (key, value, updated_at) VALUES ($1, $2, now()) ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at', [key, value]);
+      },
       async settle(settlements: readonly Settlement[], at: string, settleOptions = {}): Promise<void> {
         if (settlements.length === 0) return;
         const handlers = settleOptions.keepHandlers ? '' : 'handlers_pending = v.handlers,';

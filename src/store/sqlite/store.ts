@@ -19,7 +19,7 @@ import {
   type WriteOptions,
   type WriteTx,
 } from '../store.js';
-import { CAMPAIGN_COLUMNS, CANDIDATE_COLUMNS, CREDITS_COLUMNS, emptyCampaign, emptyCandidate, emptyCredits, type CampaignRow, type CandidateRow, type CreditsRow } from '../tables.js';
+import { CAMPAIGN_COLUMNS, CANDIDATE_COLUMNS, CREDITS_COLUMNS, emptyCampaign, emptyCandidate, emptyCredits, decodeCandidate, type CampaignRow, type CandidateRow, type CreditsRow } from '../tables.js';
 import type { SqliteDatabase } from './database.js';
 
 export interface SqliteStoreOptions {
@@ -59,11 +59,6 @@ const INBOX_SELECT = `SELECT inbox_id, received_at, raw, identity, raw_sha256, k
 
 function inboxRow(row: RawInboxRow): InboxRow {
   return { ...row, handlers_pending: row.handlers_pending === 1 };
-}
-
-function decodeCandidate(row: Record<string, unknown>): CandidateRow {
-  const flag = (v: unknown) => (v === null || v === undefined ? null : v === 1);
-  return { ...(row as unknown as CandidateRow), is_sourced: row.is_sourced === 1, call_queued: flag(row.call_queued), sms_sent: flag(row.sms_sent) };
 }
 
 /**
@@ -196,6 +191,10 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
       guard(() => {
         for (const table of ['interview_responses', 'candidates', 'campaigns', 'credits']) db.prepare(`DELETE FROM ${table}`).run();
         return statements!.resetInbox.run().changes;
+      }),
+    putSetting: (key, value) =>
+      guard(() => {
+        prepared('INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at').run(key, value, new Date().toISOString());
       }),
   };
 

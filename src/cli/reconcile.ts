@@ -1,0 +1,143 @@
+import { parseArgs } from 'node:util';
+import { createClient } from '../client/client.js';
+import { PrequalApiError, PrequalNetworkError } from '../client/errors.js';
+import { reconcileInto, type ReconcileReport, type Repair } from '../reconcile/index.js';
+import { openStore } from '../store/open.js';
+import { CommandError, databasePath, DB_FLAG, DEFAULT_DB, HELP_FLAG, parsed, UsageError, type CommandIo } from './args.js';
+import { displayLocation, requireDatabaseFile } from './database.js';
+import { printJson } from './output.js';
+
+export const RECONCILE_HELP = `Usage: prequal-hooks reconcile --api-url <url> [options]
+
+Reads the service's own state (each campaign's status and candidate list, the credits) and
+repairs what the webhooks missed: candidates that never arrived, statuses, scores and summaries,
+campaign status and credits. Each repair is written into the inbox as a reconcile.* event
+stamped with the time of the reading, so webhooks older than the reading do not undo it and
+newer ones still win. A second run finds nothing to repair. An interrupted run resumes at the
+campaign it stopped at. Requests are spaced within the service's limits (60/min, 1,000/h).
+
+Options (environment fallback in brackets):
+  --db <path|url>      SQLite file or postgres:// URL [PREQUAL_HOOKS_DB] (default ${DEFAULT_DB}); must exist
+  --api-url <url>      the service's address, e.g. https://api.example.com [PREQUAL_HOOKS_API_URL]
+  --api-key <key>      the agency's API key [PREQUAL_HOOKS_API_KEY] (prefer the environment:
+                       a flag is visible to other users in the process list)
+  --campaign <id>      also read this campaign (repeat for several); the projection's campaigns
+                       are always read
+  --dry-run            print the differences, write nothing
+  --json               print the report as JSON
+  -h, --help           show this help
+
+Names, e-mails and phones are never printed: their differences show as [differs].`;
+
+// Candidate PII stays out of terminals and the logs they end up in.
+const PII = new Set(['first_name', 'last_name', 'email', 'phone']);
+const shown = (field: string, value: unknown) => (PII.has(field) && value !== null ? '[differs]' : value);
+
+function printable(repair: Repair) {
+  const fields: Record<string, { projected: unknown; service: unknown }> = {};
+  for (const [field, { projected, service }] of Object.entries(repair.fields)) fields[field] = { projected: shown(field, projected), service: shown(field, service) };
+  return { ...repair, fields };
+}
+
+function describe(report: ReconcileReport): string {
+  const lines: string[] = [];
+  for (const campaign of report.campaigns) {
+    if (!campaign.found) {
+      lines.push(`campaign ${campaign.campaign_id}: not found at the service (left as projected)`);
+      continue;
+    }
+    const mine = report.repairs.filter((r) => (r.table === 'campaigns' && r.key === campaign.campaign_id) || r.campaign_id === campaign.campaign_id);
+    const candidates = mine.filter((r) => r.table === 'candidates');
+    const missing = candidates.filter((r) => r.missing).length;
+    const changed = candidates.filter((r) => !r.missing);
+    const changedFields = [...new Set(changed.flatMap((r) => Object.keys(r.fields)))];
+    const parts: string[] = [`${campaign.candidatesRead} candidates read`];
+    if (missing > 0) parts.push(`${missing} missing`);
+    if (changed.length > 0) parts.push(`${changed.length} changed (${changedFields.join(', ')})`);
+    const own = mine.find((r) => r.table === 'campaigns');
+    if (own !== undefined) parts.push(`campaign ${own.missing ? 'missing' : `changed (${Object.keys(own.fields).join(', ')})`}`);
+    if (campaign.onlyInProjection.length > 0) parts.push(`${campaign.onlyInProjection.length} projected but not listed by the service (left as they are)`);
+    if (mine.length === 0) parts.push('in agreement');
+    lines.push(`campaign ${campaign.campaign_id}: ${parts.join(', ')}`);
+  }
+  const credits = report.repairs.find((r) => r.table === 'credits');
+  if (credits !== undefined) {
+    const { projected, service } = credits.fields.credits_remaining!;
+    lines.push(`credits: ${String(projected ?? 'unknown')} projected, ${String(service)} at the service`);
+  }
+  const rows = report.repairs.length;
+  lines.push(
+    report.dryRun
+      ? `dry run: ${rows} row${rows === 1 ? '' : 's'} differ; nothing written`
+      : rows === 0
+        ? 'nothing to repair'
+        : `repaired ${rows} row${rows === 1 ? '' : 's'} (${report.written} reconcile event${report.written === 1 ? '' : 's'} written)`,
+  );
+  return lines.join('\n');
+}
+
+export async function reconcile(argv: string[], io: CommandIo): Promise<number> {
+  const { values } = parsed(() =>
+    parseArgs({
+      args: argv,
+      strict: true,
+      options: {
+        ...HELP_FLAG,
+        ...DB_FLAG,
+        'api-url': { type: 'string' },
+        'api-key': { type: 'string' },
+        campaign: { type: 'string', multiple: true },
+        'dry-run': { type: 'boolean' },
+        json: { type: 'boolean' },
+      },
+    }),
+  );
+  if (values.help) {
+    io.stdout.write(`${RECONCILE_HELP}\n`);
+    return 0;
+  }
+  const apiUrl = values['api-url'] ?? io.env.PREQUAL_HOOKS_API_URL;
+  const apiKey = values['api-key'] ?? io.env.PREQUAL_HOOKS_API_KEY;
+  if (apiUrl === undefined || apiUrl === '') throw new UsageError('give the service address: --api-url <url> or PREQUAL_HOOKS_API_URL');
+  if (apiKey === undefined || apiKey === '') throw new UsageError('give the agency API key: PREQUAL_HOOKS_API_KEY (or --api-key)');
+  let client;
+  try {
+    client = createClient({ apiKey, baseUrl: apiUrl });
+  } catch (error) {
+    throw new UsageError((error as Error).message.replace(/^createClient: /, '--api-url: '));
+  }
+  const location = databasePath(values.db, io.env);
+  requireDatabaseFile(location);
+
+  // Ctrl-C stops after the campaign being read; the next run resumes there.
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  const store = await openStore(location);
+  let report: ReconcileReport;
+  try {
+    report = await reconcileInto({ store }, {
+      client,
+      ...(values.campaign !== undefined && { campaigns: values.campaign }),
+      dryRun: values['dry-run'] ?? false,
+      signal: stop.signal,
+      onProgress: ({ campaign, done, total }) => io.stderr.write(`prequal-hooks reconcile: campaign ${campaign} read (${done} of ${total})\n`),
+    });
+  } catch (error) {
+    if (error instanceof PrequalApiError) throw new CommandError(`the service answered ${error.status} ${error.code}: ${error.message}${error.status === 401 ? ' (check the API key)' : ''}. Run again to resume`);
+    if (error instanceof PrequalNetworkError) throw new CommandError(`cannot reach the service at ${apiUrl}: ${error.message}. Run again to resume`);
+    throw error;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await store.close();
+  }
+  if (values.json) printJson(io, { ...report, repairs: report.repairs.map(printable), database: displayLocation(location) });
+  else io.stdout.write(`${describe(report)}\n`);
+  if (report.interrupted) {
+    io.stderr.write('prequal-hooks reconcile: interrupted; run it again to go on from where it stopped.\n');
+    return 130;
+  }
+  return 0;
+}

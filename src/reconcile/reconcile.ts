@@ -1,0 +1,228 @@
+import type { CampaignStatusResponse } from '../api/campaigns.js';
+import type { CandidateRecord } from '../api/candidates.js';
+import type { Client } from '../client/client.js';
+import { PrequalApiError } from '../client/errors.js';
+import type { EventKind, ReconcileKind } from '../events/index.js';
+import { CANDIDATE_SELECT, createRowReaders, decodeCandidate } from '../project/read.js';
+import { replayInto } from '../replay/replay.js';
+import type { Store } from '../store/store.js';
+import type { CandidateRow } from '../store/tables.js';
+import { compareCampaign, compareCandidate, compareCredits, repairData, type Fields } from './compare.js';
+
+/** Where an interrupted run is kept, so that the next one goes on from the campaign it stopped at. */
+export const PROGRESS_SETTING = 'reconcile.progress';
+
+export interface ReconcileOptions {
+  /** A client of the service (`prequal-hooks/client`): its throttle keeps the run within the rate limits. */
+  client: Client;
+  /** Campaigns to read besides those the projection knows (a campaign none of whose webhooks arrived). */
+  campaigns?: readonly string[];
+  /** Read and compare, write nothing. */
+  dryRun?: boolean;
+  /** Stops after the campaign being read (the run resumes there next time). */
+  signal?: AbortSignal;
+  /** Called after each campaign. */
+  onProgress?: (progress: { campaign: string; done: number; total: number }) => void;
+}
+
+export interface Repair {
+  table: 'campaigns' | 'candidates' | 'credits';
+  /** The row's key (`account` for credits). */
+  key: string;
+  /** The row was not projected at all. */
+  missing: boolean;
+  /** Field by field, the projected value and the service's. */
+  fields: Fields;
+  /** The campaign whose list the candidate was read from. */
+  campaign_id?: string;
+  /** The synthetic event kind that repairs it (written unless the run is dry). */
+  event: ReconcileKind;
+  /** When the service was read: the repair's timestamp. */
+  readAt: string;
+}
+
+export interface CampaignReport {
+  campaign_id: string;
+  /** Whether the service knows the campaign (a 404 is reported here, never repaired). */
+  found: boolean;
+  candidatesRead: number;
+  /** Projected candidates of the campaign that the service's list does not have (left as they are). */
+  onlyInProjection: string[];
+}
+
+export interface ReconcileReport {
+  dryRun: boolean;
+  /** A previous run was interrupted and this one went on from where it stopped. */
+  resumed: boolean;
+  /** Campaigns read now (those a resumed run had done before are not read again). */
+  campaigns: CampaignReport[];
+  repairs: Repair[];
+  /** Events written (0 in a dry run). */
+  written: number;
+  /** The run stopped early (signal): the next one resumes. */
+  interrupted: boolean;
+}
+
+interface Progress {
+  requested: string[];
+  planned: string[];
+  done: string[];
+  started_at: string;
+  finished: boolean;
+}
+
+export interface ReconcileParts {
+  store: Store;
+  wantsHandlers?: (kind: EventKind) => boolean;
+  now?: () => number;
+}
+
+/**
+ * Reads the service's own state of every campaign the projection knows (and those named), its
+ * candidate lists and the credits, compares them with the projected rows, and writes what differs
+ * into the inbox as `reconcile.*` events stamped with the time of the reading: the projection's
+ * last-writer-wins rule then orders them against webhooks. A second run finds nothing to repair.
+ */
+export async function reconcileInto(parts: ReconcileParts, options: ReconcileOptions): Promise<ReconcileReport> {
+  const { store } = parts;
+  const { client } = options;
+  const now = parts.now ?? Date.now;
+  const dryRun = options.dryRun ?? false;
+  const rows = createRowReaders(store);
+  const requested = [...new Set(options.campaigns ?? [])].sort();
+
+  // The plan: resumed from an unfinished run asked the same way, or made now.
+  let progress: Progress | undefined;
+  const stored = dryRun ? undefined : await store.setting(PROGRESS_SETTING);
+  if (stored !== undefined) {
+    try {
+      const previous = JSON.parse(stored.value) as Progress;
+      if (!previous.finished && JSON.stringify(previous.requested) === JSON.stringify(requested)) progress = previous;
+    } catch {
+      // an unreadable progress is a fresh start
+    }
+  }
+  const resumed = progress !== undefined;
+  if (progress === undefined) {
+    const known = (await store.select<{ campaign_id: string }>('SELECT campaign_id FROM campaigns ORDER BY campaign_id')).map((r) => r.campaign_id);
+    progress = { requested, planned: [...new Set([...known, ...requested])].sort(), done: [], started_at: new Date(now()).toISOString(), finished: false };
+  }
+  const plan = progress;
+  const save = async () => {
+    if (!dryRun) await store.write((tx) => tx.putSetting(PROGRESS_SETTING, JSON.stringify(plan)));
+  };
+
+  const report: ReconcileReport = { dryRun, resumed, campaigns: [], repairs: [], written: 0, interrupted: false };
+  const stamp = () => new Date(now()).toISOString();
+
+  async function write(repairs: Repair[]): Promise<void> {
+    report.repairs.push(...repairs);
+    if (dryRun || repairs.length === 0) return;
+    const events = repairs.map((r) => ({ event: r.event, timestamp: r.readAt, data: repairData(keysOf(r), r.fields) }));
+    // The same path as replay and HTTP: identity, inbox, projection, handlers due.
+    const summary = await replayInto({ store, ...(parts.wantsHandlers && { wantsHandlers: parts.wantsHandlers }), now }, events);
+    report.written += summary.received - summary.duplicates;
+  }
+
+  function keysOf(repair: Repair): Record<string, string> {
+    if (repair.table === 'candidates') return { candidate_id: repair.key, campaign_id: repair.campaign_id! };
+    if (repair.table === 'campaigns') return { campaign_id: repair.key };
+    return {};
+  }
+
+  const left = plan.planned.filter((id) => !plan.done.includes(id));
+  for (const campaignId of left) {
+    if (options.signal?.aborted) {
+      report.interrupted = true;
+      break;
+    }
+    const { campaign, repairs } = await readCampaign(campaignId);
+    report.campaigns.push(campaign);
+    await write(repairs);
+    plan.done.push(campaignId);
+    await save();
+    options.onProgress?.({ campaign: campaignId, done: plan.done.length, total: plan.planned.length });
+  }
+
+  if (!report.interrupted) {
+    const readAt = stamp();
+    const credits = await client.getCredits();
+    const fields = compareCredits(await rows.credits(), credits);
+    if (Object.keys(fields).length > 0) await write([{ table: 'credits', key: 'account', missing: false, fields, event: 'reconcile.credits', readAt }]);
+    plan.finished = true;
+    await save();
+  }
+  return report;
+
+  async function readCampaign(campaignId: string): Promise<{ campaign: CampaignReport; repairs: Repair[] }> {
+    const campaign: CampaignReport = { campaign_id: campaignId, found: true, candidatesRead: 0, onlyInProjection: [] };
+    const repairs: Repair[] = [];
+    let status: CampaignStatusResponse;
+    const statusAt = stamp();
+    try {
+      status = await client.getCampaignStatus(campaignId);
+    } catch (error) {
+      if (error instanceof PrequalApiError && error.status === 404) return { campaign: { ...campaign, found: false }, repairs };
+      throw error;
+    }
+    const projectedCampaign = await rows.campaign(campaignId);
+    const campaignFields = compareCampaign(projectedCampaign, status);
+    if (Object.keys(campaignFields).length > 0) {
+      repairs.push({ table: 'campaigns', key: campaignId, missing: projectedCampaign === undefined, fields: campaignFields, event: 'reconcile.campaign', readAt: statusAt });
+    }
+
+    const listed = await readList(campaignId);
+    campaign.candidatesRead = listed.size;
+    const projected = await projectedCandidates(campaignId, [...listed.keys()]);
+    for (const [candidateId, { record, readAt }] of listed) {
+      const row = projected.get(candidateId);
+      const fields = compareCandidate(row, record, campaignId);
+      if (Object.keys(fields).length > 0) {
+        repairs.push({ table: 'candidates', key: candidateId, campaign_id: campaignId, missing: row === undefined, fields, event: 'reconcile.candidate', readAt });
+      }
+    }
+    for (const [candidateId, row] of projected) {
+      if (!listed.has(candidateId) && row.campaign_id === campaignId) campaign.onlyInProjection.push(candidateId);
+    }
+    return { campaign, repairs };
+  }
+
+  /**
+   * The campaign's whole list, oldest first, each candidate with when its page was read. A list
+   * that changes while it is walked can shift a candidate across a page boundary: when fewer
+   * distinct candidates were seen than the service counts, it is walked once more.
+   */
+  async function readList(campaignId: string): Promise<Map<string, { record: CandidateRecord; readAt: string }>> {
+    const listed = new Map<string, { record: CandidateRecord; readAt: string }>();
+    for (let walk = 0; walk < 2; walk++) {
+      let total = 0;
+      for (let page = 1; ; page++) {
+        const readAt = stamp();
+        const answer = await client.listCandidates(campaignId, { page, per_page: 100, sort: 'date_asc' });
+        for (const record of answer.candidates) listed.set(record.candidate_id, { record, readAt });
+        total = answer.pagination.total;
+        if (page >= answer.pagination.total_pages || answer.candidates.length === 0) break;
+      }
+      if (listed.size >= total) break;
+    }
+    return listed;
+  }
+
+  /** The projected candidates of the campaign, and those of the list wherever they are projected. */
+  async function projectedCandidates(campaignId: string, ids: string[]): Promise<Map<string, CandidateRow>> {
+    const found = new Map<string, CandidateRow>();
+    for (const row of await store.select(`SELECT ${CANDIDATE_SELECT} FROM candidates WHERE campaign_id = ?`, [campaignId])) {
+      const candidate = decodeCandidate(row);
+      found.set(candidate.candidate_id, candidate);
+    }
+    const elsewhere = ids.filter((id) => !found.has(id));
+    for (let i = 0; i < elsewhere.length; i += 200) {
+      const chunk = elsewhere.slice(i, i + 200);
+      for (const row of await store.select(`SELECT ${CANDIDATE_SELECT} FROM candidates WHERE candidate_id IN (${chunk.map(() => '?').join(', ')})`, chunk)) {
+        const candidate = decodeCandidate(row);
+        found.set(candidate.candidate_id, candidate);
+      }
+    }
+    return found;
+  }
+}

@@ -1,0 +1,168 @@
+// The real sandbox delivers to the real serve; serve is stopped long enough for deliveries to be
+// given up. Then `prequal-hooks reconcile` repairs the projection from the sandbox's API, a second
+// run repairs nothing, and webhooks after it apply by the last-writer-wins rule.
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { sendSigned } from '../../src/testing/signed-request.js';
+import { killChildren, readDb, runCli, startSandbox, startServe, waitFor, type ServeProcess } from '../support/cli-process.js';
+import { apiClient, JOB, person } from '../support/sandbox-api.js';
+import { tempDir } from '../support/servers.js';
+
+const SECRET = 'whsec_reconcile_e2e_51ad9e';
+const KEY = `agency_live_${'R3cnc'.repeat(8)}`;
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function untilIdle(baseUrl: string, timeoutMs = 30_000): Promise<Array<{ identity: string; outcome: string }>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const state = (await (await fetch(`${baseUrl}/sandbox/deliveries`)).json()) as { idle: boolean; attempts: Array<{ identity: string; outcome: string }> };
+    if (state.idle) return state.attempts;
+    if (Date.now() > deadline) throw new Error('the sandbox did not become idle');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+// Every field of the service's list (reconcile repairs each of them).
+const FIELDS = ['candidate_id', 'first_name', 'last_name', 'email', 'phone', 'status', 'interview_score', 'availability', 'salary_expectation', 'candidate_alignment', 'strengths', 'concerns'] as const;
+const comparable = (c: Record<string, unknown>) => ({
+  ...Object.fromEntries(FIELDS.map((f) => [f, c[f] ?? null])),
+  interview_date: c.interview_date == null ? null : new Date(String(c.interview_date)).toISOString(),
+  is_sourced: Boolean(c.is_sourced),
+});
+const byId = (a: Record<string, unknown>, b: Record<string, unknown>) => String(a.candidate_id).localeCompare(String(b.candidate_id));
+
+describe('prequal-hooks reconcile', () => {
+  const tmp = tempDir('prequal-hooks-reconcile-');
+  afterAll(() => {
+    killChildren();
+    tmp.cleanup();
+  });
+
+  it('repairs what a stopped receiver missed; a second run repairs nothing; later webhooks follow the rule', async () => {
+    const dbPath = join(tmp.dir, 'hooks.db');
+    const port = String(await freePort());
+    const serveArgs = ['--host', '127.0.0.1', '--port', port, '--db', dbPath, '--secret', SECRET];
+    let serve: ServeProcess = await startServe(serveArgs);
+    const sandbox = await startSandbox([
+      '--port', '0', '--api-key', KEY, '--seed', 'reconcile-1', '--credits', '40', '--interview-ms', '300',
+      '--webhook-url', serve.webhookUrl, '--webhook-secret', SECRET, '--retry-base-ms', '50',
+    ]);
+    const call = apiClient(sandbox.apiUrl, KEY);
+    const env = { PREQUAL_HOOKS_API_KEY: KEY };
+    const reconcile = (...args: string[]) => runCli(['reconcile', '--db', dbPath, '--api-url', sandbox.baseUrl, ...args], { env, timeoutMs: 30_000 });
+
+    const id = (await call('POST', '/campaigns/create', JOB)).body.campaign_id as string;
+    expect((await call('POST', `/campaigns/${id}/candidates`, { candidates: Array.from({ length: 6 }, (_, i) => person(i)) })).status).toBe(201);
+    await untilIdle(sandbox.baseUrl);
+    await waitFor(() => (readDb(dbPath, (db) => db.prepare("SELECT COUNT(*) FROM inbox WHERE state = 'pending'").pluck().get()) === 0 ? true : undefined), 10_000, 'projection');
+
+    // The receiver is down while candidates are added, interviewed and the campaign paused:
+    // every delivery of that time exhausts its retries.
+    expect(await serve.stop()).toBe(0);
+    expect((await call('POST', `/campaigns/${id}/candidates`, { candidates: Array.from({ length: 8 }, (_, i) => person(10 + i)) })).status).toBe(201);
+    expect((await call('POST', `/campaigns/${id}/candidates`, { contact_mode: 'sms', candidates: Array.from({ length: 3 }, (_, i) => person(30 + i)) })).status).toBe(201);
+    await untilIdle(sandbox.baseUrl);
+    expect((await call('PATCH', `/campaigns/${id}/status`, { status: 'paused' })).status).toBe(200);
+    const attempts = await untilIdle(sandbox.baseUrl);
+    expect(attempts.filter((a) => a.outcome === 'failed').length).toBeGreaterThan(10);
+    serve = await startServe(serveArgs);
+
+    const projectedRows = () => readDb(dbPath, (db) => db.prepare('SELECT * FROM candidates WHERE campaign_id = ?').all(id)) as Array<Record<string, unknown>>;
+    const before = projectedRows().length;
+    expect(before).toBe(6);
+
+    // A dry run says what differs and writes nothing; names and e-mails are never printed.
+    const dry = await reconcile('--dry-run', '--json');
+    expect(dry.code, dry.stderr).toBe(0);
+    const dryReport = JSON.parse(dry.stdout);
+    expect(dryReport.dryRun).toBe(true);
+    expect(dryReport.written).toBe(0);
+    expect(dryReport.repairs.filter((r: { missing: boolean; table: string }) => r.table === 'candidates' && r.missing)).toHaveLength(11);
+    expect(dry.stdout).not.toContain('Prénom1');
+    expect(dry.stdout).not.toContain('@exemple.fr');
+    expect(projectedRows()).toHaveLength(6);
+
+    const run = await reconcile();
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/campaign .*: 17 candidates read, 11 missing/);
+    expect(run.stdout).toMatch(/repaired \d+ rows \(\d+ reconcile events written\)/);
+    expect(run.stdout).not.toMatch(/Prénom|Nom\d|exemple\.fr|06\d{8}/);
+
+    // The projection now equals the service: every candidate, the stats, the status, the credits.
+    const listed = (await call('GET', `/campaigns/${id}/candidates?per_page=100`)).body;
+    expect(listed.pagination.total).toBe(17);
+    expect(projectedRows().map(comparable).sort(byId)).toEqual(listed.candidates.map(comparable).sort(byId));
+    const status = (await call('GET', `/campaigns/${id}/status`)).body;
+    const state = JSON.parse((await runCli(['inspect', '--db', dbPath, '--json'])).stdout);
+    expect(state.campaigns[0]).toMatchObject({ campaign_id: id, status: 'paused', stats: status.stats });
+    const credits = (await call('GET', '/account/credits')).body;
+    expect(state.credits.credits_remaining).toBe(credits.credits_available);
+    const kinds = readDb(dbPath, (db) => db.prepare("SELECT kind, COUNT(*) AS n FROM inbox WHERE kind LIKE 'reconcile.%' GROUP BY kind ORDER BY kind").all());
+    expect(kinds).toEqual([
+      { kind: 'reconcile.campaign', n: 1 },
+      { kind: 'reconcile.candidate', n: expect.any(Number) },
+      { kind: 'reconcile.credits', n: 1 },
+    ]);
+
+    // A second run finds nothing.
+    const again = await reconcile('--json');
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ repairs: [], written: 0, resumed: false });
+
+    // A webhook older than the reading does not undo a repair; a newer one wins.
+    const report = JSON.parse(dry.stdout) as { repairs: Array<{ table: string; key: string; readAt: string; fields: Record<string, { service: unknown }> }> };
+    const repaired = report.repairs.find((r) => r.table === 'candidates' && r.fields.status?.service === 'completed')!;
+    expect(repaired).toBeDefined();
+    const wrote = JSON.parse((await reconcile('--json', '--dry-run')).stdout);
+    expect(wrote.repairs).toEqual([]);
+    const readAt = readDb(dbPath, (db) =>
+      db.prepare("SELECT json_extract(raw, '$.timestamp') FROM inbox WHERE kind = 'reconcile.candidate' AND json_extract(raw, '$.data.candidate_id') = ?").pluck().get(repaired.key),
+    ) as string;
+    const failed = (timestamp: string) => ({ event: 'candidate.interview.failed', timestamp, data: { campaign_id: id, candidate_id: repaired.key, failure_reason: 'no_answer' } });
+    const statusOf = () => readDb(dbPath, (db) => db.prepare('SELECT status FROM candidates WHERE candidate_id = ?').pluck().get(repaired.key));
+    expect((await sendSigned(serve.webhookUrl, failed(new Date(Date.parse(readAt) - 1000).toISOString()), { secret: SECRET })).status).toBe(200);
+    await waitFor(() => (readDb(dbPath, (db) => db.prepare("SELECT COUNT(*) FROM inbox WHERE state = 'pending'").pluck().get()) === 0 ? true : undefined), 10_000, 'projection');
+    expect(statusOf()).toBe('completed');
+    expect((await sendSigned(serve.webhookUrl, failed(new Date(Date.parse(readAt) + 1000).toISOString()), { secret: SECRET })).status).toBe(200);
+    await waitFor(() => (statusOf() === 'incomplete' ? true : undefined), 10_000, 'the newer webhook to win');
+
+    // The sandbox's own webhooks after the reconcile apply as usual.
+    expect((await call('POST', `/campaigns/${id}/candidates`, { candidates: [person(60)] })).status).toBe(201);
+    await untilIdle(sandbox.baseUrl);
+    await waitFor(() => (projectedRows().length === 18 ? true : undefined), 10_000, 'the new candidate');
+
+    expect(await sandbox.stop()).toBe(0);
+    expect(await serve.stop()).toBe(0);
+  }, 90_000);
+
+  it('serve --reconcile-every repairs on a schedule, off the request path, and stops cleanly', async () => {
+    const dbPath = join(tmp.dir, 'scheduled.db');
+    const port = String(await freePort());
+    // Only campaign.created is delivered: the candidates reach the projection through the schedule.
+    const sandbox = await startSandbox(['--port', '0', '--api-key', KEY, '--seed', 'reconcile-2', '--interview-ms', '100', '--webhook-url', `http://127.0.0.1:${port}/webhooks`, '--webhook-secret', SECRET, '--events', 'campaign.created']);
+    const bad = await runCli(['serve', '--db', dbPath, '--reconcile-every', '5']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--reconcile-every needs the service address');
+    const serve = await startServe(['--host', '127.0.0.1', '--port', port, '--db', dbPath, '--secret', SECRET, '--reconcile-every', '0.05', '--api-url', sandbox.apiUrl], { PREQUAL_HOOKS_API_KEY: KEY });
+    const call = apiClient(sandbox.apiUrl, KEY);
+    const id = (await call('POST', '/campaigns/create', JOB)).body.campaign_id as string;
+    expect((await call('POST', `/campaigns/${id}/candidates`, { candidates: Array.from({ length: 4 }, (_, i) => person(70 + i)) })).status).toBe(201);
+    await untilIdle(sandbox.baseUrl);
+    const count = () => readDb(dbPath, (db) => db.prepare('SELECT COUNT(*) FROM candidates WHERE campaign_id = ?').pluck().get(id)) as number;
+    await waitFor(() => (count() === 4 ? true : undefined), 20_000, 'the scheduled reconcile');
+    await waitFor(() => (serve.logLines().some((l) => l.msg === 'reconcile: nothing to repair') ? true : undefined), 20_000, 'a second, idle run');
+    const repaired = serve.logLines().find((l) => typeof l.msg === 'string' && /reconcile: \d+ rows repaired/.test(l.msg))!;
+    expect(repaired).toMatchObject({ written: expect.any(Number), campaigns: 1 });
+    expect(serve.stdout()).not.toMatch(/Prénom|exemple\.fr|06\d{8}|R3cnc/);
+    expect(await serve.stop()).toBe(0);
+    expect(await sandbox.stop()).toBe(0);
+  }, 60_000);
+});

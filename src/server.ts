@@ -1,10 +1,10 @@
 import { createServer, maxHeaderSize as httpMaxHeaderSize, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import { errorAnswer } from './receive/answer.js';
 import { writeAnswer } from './receive/node-http.js';
+import { authorized, tokenDigest as digestOf } from './console/auth.js';
 import { createReceiver, type Receiver, type ReceiverOptions } from './receiver.js';
 import type { Logger } from './logging.js';
 
@@ -16,19 +16,6 @@ const REQUEST_TIMEOUT_MS = 15_000;
 const SHUTDOWN_GRACE_MS = 100;
 /** Node's limit on the total size of the request line and headers (--max-http-header-size). */
 const maxHeaderSize = httpMaxHeaderSize;
-
-/** Whether an Authorization header carries the token (Bearer, or Basic's password), compared in constant time. */
-function authorized(header: string | undefined, tokenDigest: Buffer): boolean {
-  if (header === undefined) return false;
-  const [scheme, value = ''] = header.split(' ', 2) as [string, string?];
-  let offered: string | undefined;
-  if (/^bearer$/i.test(scheme)) offered = value.trim();
-  else if (/^basic$/i.test(scheme)) {
-    const decoded = Buffer.from(value.trim(), 'base64').toString('utf8');
-    offered = decoded.includes(':') ? decoded.slice(decoded.indexOf(':') + 1) : undefined;
-  }
-  return offered !== undefined && timingSafeEqual(createHash('sha256').update(offered).digest(), tokenDigest);
-}
 
 export interface StandaloneOptions extends Omit<ReceiverOptions, 'onRequest' | 'logger' | 'secrets'> {
   logger: Logger;
@@ -62,7 +49,8 @@ export interface Standalone {
  */
 export async function startStandalone(options: StandaloneOptions): Promise<Standalone> {
   const { logger, port = 8787, host = '0.0.0.0', path = '/webhooks', secrets, dashboardToken, ...receiverOptions } = options;
-  const tokenDigest = dashboardToken === undefined || dashboardToken === '' ? undefined : createHash('sha256').update(dashboardToken).digest();
+  // A token too short to keep anyone out throws here, before anything listens.
+  const tokenDigest = dashboardToken === undefined || dashboardToken === '' ? undefined : digestOf(dashboardToken);
   // The receiver is made once the server listens: requests that come first get 503 STARTING.
   let receiver: Receiver | undefined;
   let intake: ReturnType<Receiver['nodeHandler']> | undefined;

@@ -174,6 +174,7 @@ describe.skipIf(CHROMIUM === undefined)('the console in Chromium', () => {
   let browser: import('playwright-core').Browser;
   let page: import('playwright-core').Page;
   let dashboard: string;
+  const consoleErrors: string[] = [];
   beforeAll(async () => {
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
@@ -183,6 +184,9 @@ describe.skipIf(CHROMIUM === undefined)('the console in Chromium', () => {
     await waitUntil(() => (inboxCounts(tmp.dbPath).pending ?? 0) === 0, 'the projection');
     const context = await browser.newContext({ httpCredentials: { username: 'ops', password: TOKEN }, viewport: { width: 1280, height: 900 } });
     page = await context.newPage();
+    page.on('console', (message) => {
+      if (message.type() === 'error') consoleErrors.push(message.text());
+    });
   });
   afterAll(async () => {
     await browser?.close();
@@ -201,6 +205,8 @@ describe.skipIf(CHROMIUM === undefined)('the console in Chromium', () => {
     await page.locator('#events-chart.drawn canvas').waitFor();
     expect(Number(await page.locator('#events-chart').getAttribute('data-total'))).toBe(LIFECYCLE.length + 3);
     expect(await page.locator('#storage').innerText()).toBe('ready');
+    // The chart, its styles and our script all load under the strict CSP: nothing was refused.
+    expect(consoleErrors).toEqual([]);
     mkdirSync(DOCS, { recursive: true });
     await page.screenshot({ path: join(DOCS, 'console-overview.png'), fullPage: true });
   });

@@ -18,7 +18,6 @@ import type { StoreOutcome } from './receive/delivery.js';
 import type { Registry } from 'prom-client';
 import { createMetrics } from './console/metrics.js';
 import { createDashboard, type DashboardOptions } from './console/dashboard.js';
-import type { DashboardSource } from './console/source.js';
 import { createGroupCommit, describeStorageError, type GroupCommit } from './store/group-commit.js';
 import { isStore, openAtOnce, openStore, type DatabaseOption } from './store/open.js';
 import { StoreUnavailableError, type InboxState, type ReadinessProbe, type Store } from './store/store.js';
@@ -33,6 +32,12 @@ export interface ReceiverOptions {
   poolSize?: number;
   /** PostgreSQL given as a URL: the schema of the tables. Default `public`. */
   schema?: string;
+  /**
+   * SQLite given as a file path: its connection runs in a worker thread, so that statements,
+   * commits and fsyncs never hold up the event loop (and the requests of your app). Default true;
+   * false keeps it on the main thread.
+   */
+  sqliteThread?: boolean;
   /** The shared secret from the agency dashboard. */
   secret?: Secret;
   /** Several secrets during a rotation; any one of them may sign. */
@@ -83,6 +88,7 @@ export function createReceiver(options: ReceiverOptions) {
     ...(options.busyTimeoutMs !== undefined && { busyTimeoutMs: options.busyTimeoutMs, timeoutMs: options.busyTimeoutMs }),
     ...(options.poolSize !== undefined && { poolSize: options.poolSize }),
     ...(options.schema !== undefined && { schema: options.schema }),
+    thread: options.sqliteThread ?? true,
     logger,
   };
   let closed = false;
@@ -179,7 +185,7 @@ export function createReceiver(options: ReceiverOptions) {
     getCredits: async () => (await use()).queries.getCredits(),
   };
 
-  return {
+  const receiver = {
     /** Resolves once the database is open and migrated (at once on SQLite); rejects if it never can be. */
     ready: async (): Promise<void> => void (await use()),
     /** The storage engine behind the receiver (its location says where the data lives). */
@@ -219,9 +225,7 @@ export function createReceiver(options: ReceiverOptions) {
      * The operator console, an Express Router: `app.use('/ops', receiver.dashboard({ token }))`.
      * Never served without a token (16 characters at least); `readOnly` turns the actions off.
      */
-    dashboard(this: DashboardSource, dashboardOptions: DashboardOptions): Router {
-      return createDashboard(this, { logger, ...dashboardOptions });
-    },
+    dashboard: (dashboardOptions: DashboardOptions): Router => createDashboard(receiver, { logger, ...dashboardOptions }),
     /** Unknown and invalid events, failed handlers: list and reprocess them. */
     deadLetters: {
       list: async (limit?: number) => (await use()).deadLetters.list(limit),
@@ -297,6 +301,7 @@ export function createReceiver(options: ReceiverOptions) {
       }
     },
   };
+  return receiver;
 }
 
 export type Receiver = ReturnType<typeof createReceiver>;

@@ -53,6 +53,7 @@ if (flags.help) {
   --profile             afterwards, profile (node --cpu-prof) the prequal-hooks servers during one
                         round each and a 100,000-event replay; top self-time frames in the results
   --only <parts>        comma-separated subset of throughput,replay,lag,locks,neighbours,postgres,profile
+                        (BENCH_ORDER=serve,serve-thread limits the throughput targets, for an A/B)
                         (--only profile: just the profiles, to bench/results/profile.json)
   --rounds <n>          rounds per target (full 3, quick 2)
   --duration <s>        seconds measured per round (full 10, quick 3)
@@ -101,6 +102,8 @@ const TARGETS = [
   { id: 'express-noop', label: '(1) Express 5 no-op route (express.raw)', script: 'servers/express-noop.js', headers: 'service' },
   { id: 'express-middleware', label: '(2) prequal-hooks Express middleware, durable', script: 'servers/express-middleware.js', headers: 'service', durable: true },
   { id: 'serve', label: '(3) prequal-hooks serve (CLI), durable', cli: true, headers: 'service', durable: true },
+  // The same, with SQLite's connection in a worker thread (PREQUAL_HOOKS_SQLITE_THREAD=1): what it buys here.
+  { id: 'serve-thread', label: '(3b) serve, SQLite in a worker thread', cli: true, headers: 'service', durable: true, env: { PREQUAL_HOOKS_SQLITE_THREAD: '1' } },
   { id: 'octokit', label: '(4) @octokit/webhooks createNodeMiddleware, no-op', script: 'servers/octokit.js', headers: 'github' },
   { id: 'node-http', label: '(5) bare node:http, reads body', script: 'servers/node-http.js', headers: 'service' },
 ];
@@ -111,7 +114,7 @@ function serverCommand(target, db, nodeOptions = []) {
   const args = target.cli
     ? [CLI, 'serve', '--port', '0', '--db', db, '--secret', SECRET]
     : [join(BENCH, target.script), '--port', '0', '--db', db, '--secret', SECRET];
-  return { name: target.id, command: process.execPath, args, nodeOptions, env: CHILD_ENV, logFile: `${db}.log` };
+  return { name: target.id, command: process.execPath, args, nodeOptions, env: { ...CHILD_ENV, ...target.env }, logFile: `${db}.log` };
 }
 
 function removeDatabase(db) {
@@ -151,7 +154,7 @@ async function measureTarget(target, pool, { label, nodeOptions = [] } = {}) {
 }
 
 async function throughput(pool) {
-  const order = ['node-http', 'express-noop', 'express-middleware', 'octokit', 'serve'];
+  const order = process.env.BENCH_ORDER ? process.env.BENCH_ORDER.split(',') : ['node-http', 'express-noop', 'express-middleware', 'octokit', 'serve', 'serve-thread'];
   const perTarget = Object.fromEntries(TARGETS.map((t) => [t.id, []]));
   for (let round = 0; round < settings.rounds; round++) {
     // ABBA: every other round runs the targets in reverse, so drift hits A and B alike.
@@ -257,7 +260,7 @@ function table(results) {
     lines.push(`Throughput: autocannon in the parent process, ${s.connections} connections, loopback, distinct signed events (avg ${results.pool.averageBytes} B);`);
     lines.push(`${s.rounds} rounds × ${s.durationSec} s (after ${s.warmupSec} s warm-up, fresh server and database each), alternated; median of rounds.`);
     lines.push(`${'target'.padEnd(50)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)}   rounds (req/s)`);
-    for (const id of ['express-noop', 'express-middleware', 'serve', 'octokit', 'node-http']) {
+    for (const id of ['express-noop', 'express-middleware', 'serve', 'serve-thread', 'octokit', 'node-http']) {
       const r = results.throughput[id];
       lines.push(`${r.label.padEnd(50)} ${fmt(r.requestsPerSec).padStart(8)} ${fmt(r.p50Ms).padStart(7)} ${fmt(r.p99Ms).padStart(7)}   ${r.rounds.map((x) => Math.round(x.requestsPerSec)).join(' / ')}${r.non2xx ? `  (${r.non2xx} non-2xx/errors)` : ''}`);
     }

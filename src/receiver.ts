@@ -33,9 +33,9 @@ export interface ReceiverOptions {
   /** PostgreSQL given as a URL: the schema of the tables. Default `public`. */
   schema?: string;
   /**
-   * SQLite given as a file path: its connection runs in a worker thread, so that statements,
-   * commits and fsyncs never hold up the event loop (and the requests of your app). Default true;
-   * false keeps it on the main thread.
+   * SQLite given as a file path: run its connection in a worker thread, so that statements,
+   * commits and fsyncs leave the event loop. Default false: on a 2-core machine it measured no
+   * faster (see README, Performance); it can help where other routes share the process and cores are free.
    */
   sqliteThread?: boolean;
   /** The shared secret from the agency dashboard. */
@@ -88,7 +88,7 @@ export function createReceiver(options: ReceiverOptions) {
     ...(options.busyTimeoutMs !== undefined && { busyTimeoutMs: options.busyTimeoutMs, timeoutMs: options.busyTimeoutMs }),
     ...(options.poolSize !== undefined && { poolSize: options.poolSize }),
     ...(options.schema !== undefined && { schema: options.schema }),
-    thread: options.sqliteThread ?? true,
+    thread: options.sqliteThread ?? false,
     logger,
   };
   let closed = false;

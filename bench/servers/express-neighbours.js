@@ -15,7 +15,7 @@ if (noop) {
   app.post('/webhooks', express.raw({ type: '*/*', limit: '1mb' }), (req, res) => res.status(200).json({ received: true }));
 } else {
   const { createReceiver } = await distModule();
-  receiver = createReceiver({ database: db, secret });
+  receiver = createReceiver({ database: db, secret, sqliteThread: process.env.PREQUAL_HOOKS_SQLITE_THREAD === '1' });
   app.post('/webhooks', receiver.middleware());
 }
 app.get('/ping', (req, res) => res.json({ pong: true }));

@@ -44,6 +44,9 @@ Options (environment fallback in brackets):
                           (prefer the environment: flags show in the process list)
   -h, --help              show this help
 
+PREQUAL_HOOKS_SQLITE_THREAD=1 runs a SQLite database's connection in a worker thread (commits
+and fsyncs off the event loop); it is off by default, as it measured no faster on 2 cores.
+
 With no secret and no --allow-unsigned, a strong secret is generated once, kept in the
 database and reused at later starts: paste it in the agency dashboard (API section, Webhooks tab).
 
@@ -127,7 +130,7 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
   if (dashboardToken !== undefined && dashboardToken.length < MIN_TOKEN_LENGTH) {
     throw new UsageError(`--dashboard-token must be at least ${MIN_TOKEN_LENGTH} characters (it guards candidate data and actions); generate one with \`openssl rand -hex 24\``);
   }
-  const database = await openStore(dbPath, { logger, poolSize, ...(values.schema !== undefined && { schema: values.schema }) });
+  const database = await openStore(dbPath, { logger, poolSize, thread: io.env.PREQUAL_HOOKS_SQLITE_THREAD === '1', ...(values.schema !== undefined && { schema: values.schema }) });
   // A generated secret is stored and shown only once the server listens: a start that fails
   // (a wrong --host, a port in use) shows nothing it would not show again.
   const resolveSecrets = async (): Promise<string[]> => {

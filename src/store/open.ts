@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import { configureDatabase, openDatabase, type SqliteDatabase } from './sqlite/database.js';
 import { createSqliteStore } from './sqlite/store.js';
+import { createThreadedSqliteStore, threadedStoreAvailable } from './sqlite/threaded.js';
 import type { Store } from './store.js';
 
 /** A `pg.Pool` (node-postgres), described by what we use of it, so that SQLite users need no pg types. */
@@ -35,6 +36,11 @@ export interface StoreOptions {
   /** Read only: SQLite opens the file read-only; neither engine migrates (the schema must be current). */
   readonly?: boolean;
   logger?: Pick<Logger, 'warn' | 'error'>;
+  /**
+   * SQLite file given as a path: run its connection in a worker thread, so that statements,
+   * commits and fsyncs leave the event loop. Default false here; the receiver and `serve` set it.
+   */
+  thread?: boolean;
 }
 
 export function isPostgresUrl(value: string): boolean {
@@ -75,6 +81,12 @@ function openSqliteStore(database: string | SqliteDatabase, options: StoreOption
   const busyTimeoutMs = options.busyTimeoutMs ?? 2000;
   const owns = typeof database === 'string';
   const warn = options.logger && ((message: string) => options.logger!.warn(message));
+  if (typeof database === 'string' && database !== ':memory:' && options.thread && !options.readonly && threadedStoreAvailable()) {
+    // Created and migrated here, at once, so that a bad path or a newer schema throws now; then
+    // the worker opens its own connection.
+    openDatabase(database, { busyTimeoutMs, ...(warn && { warn }) }).close();
+    return createThreadedSqliteStore({ path: database, location: `sqlite:${database}`, busyTimeoutMs });
+  }
   const db =
     typeof database === 'string'
       ? openDatabase(database, { busyTimeoutMs, readonly: options.readonly ?? false, ...(warn && { warn }) })

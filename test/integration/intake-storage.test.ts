@@ -97,6 +97,7 @@ describe('logs', () => {
     request.headers['x-service-event'] = 'candidate.added'; // provoke the mismatch warning
     await post(server.url, request.body, request.headers);
     await post(server.url, request.body, { ...request.headers, 'x-service-signature': `sha256=${'0'.repeat(64)}` });
+    await receiver.drain(); // the lock is taken below on this thread: nothing of the receiver's may hold it then
     const locker = new Database(tmp.dbPath);
     locker.exec('BEGIN IMMEDIATE');
     const other = signedRequest(sampleEvent('candidate.added'), { secret: SECRET });

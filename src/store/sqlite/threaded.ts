@@ -1,0 +1,124 @@
+// A SQLite store whose connection lives in a worker thread (thread-worker.ts): the same store,
+// the same transactions, but every statement, commit and fsync runs off the event loop, so a
+// slow disk or a long commit never holds up the requests of the process.
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { StoreUnavailableError, type Store, type WriteOptions, type WriteTx } from '../store.js';
+import { reviveError, withBuffers, type Reply, type Request, type WorkerSetup } from './thread-protocol.js';
+
+/** The worker's entry: beside this module once built; the built one when running from sources (tests). */
+function workerEntry(): string | undefined {
+  const here = new URL('./thread-worker.js', import.meta.url);
+  const candidates = import.meta.url.endsWith('.ts') ? [new URL('../../../dist/store/sqlite/thread-worker.js', import.meta.url)] : [here];
+  return candidates.map((url) => fileURLToPath(url)).find((path) => existsSync(path));
+}
+
+/** Whether a threaded store can be made here (the worker's built entry exists). */
+export function threadedStoreAvailable(): boolean {
+  return workerEntry() !== undefined;
+}
+
+/** Tests reach the worker through this key, to stop it as a crash would. */
+export const WORKER = Symbol('prequal-hooks sqlite worker');
+
+type Unsent = Request extends infer R ? (R extends unknown ? Omit<R, 'id'> : never) : never;
+
+const STORE_CALLS = [
+  'inboxRow', 'counts', 'hasPending', 'setAside', 'requeue', 'claimHandlers', 'renewHandlerClaims', 'handlersDone',
+  'releaseHandlers', 'recordHandlerFailure', 'handlerFailures', 'retryHandlerFailures', 'select', 'setting', 'settingOnce',
+  'flush', 'probe',
+] as const;
+const TX_CALLS = ['append', 'known', 'appendSettled', 'claimPending', 'lockRows', 'saveRows', 'settle', 'resetProjection', 'putSetting'] as const;
+
+/**
+ * Opens the store's worker on a database already created and migrated (the caller opened it
+ * once on this thread, so that a bad path or a newer schema throws at once). A worker that dies
+ * fails what it had in hand with StoreUnavailableError (503s) and is started again at the next call.
+ */
+export function createThreadedSqliteStore(setup: WorkerSetup): Store {
+  const entry = workerEntry();
+  if (entry === undefined) throw new Error('the SQLite worker is not built (npm run build)');
+  let worker: Worker | undefined;
+  let nextId = 1;
+  let nextTx = 1;
+  let closed = false;
+  const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
+
+  function start(): Worker {
+    const started = new Worker(entry!, { workerData: setup });
+    started.unref();
+    started.on('message', (reply: Reply) => {
+      const waiting = pending.get(reply.id);
+      if (waiting === undefined) return;
+      pending.delete(reply.id);
+      if (pending.size === 0) started.unref();
+      if (reply.ok) waiting.resolve(withBuffers(reply.value));
+      else waiting.reject(reviveError(reply.error));
+    });
+    const lost = (why: string) => {
+      if (worker !== started) return;
+      worker = undefined;
+      const failure = new StoreUnavailableError('STORE_WORKER_EXITED', `the SQLite worker stopped (${why}); it restarts at the next write`);
+      for (const waiting of pending.values()) waiting.reject(failure);
+      pending.clear();
+    };
+    started.on('error', (error) => lost(error.message));
+    started.on('exit', (code) => lost(`exit code ${code}`));
+    return started;
+  }
+
+  /** Sends to the running worker (started if needed), or only to `to`: a transaction's own worker. */
+  function send(request: Unsent, to?: Worker): Promise<unknown> {
+    if (closed) return Promise.reject(new StoreUnavailableError('CLOSED', 'the store is closed'));
+    if (to !== undefined && to !== worker) {
+      return Promise.reject(new StoreUnavailableError('STORE_WORKER_EXITED', 'the SQLite worker stopped during this transaction; nothing of it was committed'));
+    }
+    worker ??= start();
+    const id = nextId++;
+    const target = worker;
+    return new Promise((resolve, reject) => {
+      pending.set(id, { resolve, reject });
+      // The process stays alive while the worker has work in hand, and only then.
+      target.ref();
+      target.postMessage({ ...request, id } as Request);
+    });
+  }
+
+  const store = {
+    location: setup.location,
+    writeConcurrency: 1,
+    async write<T>(work: (tx: WriteTx) => Promise<T>, options: WriteOptions = {}): Promise<T> {
+      const tx = nextTx++;
+      if (closed) throw new StoreUnavailableError('CLOSED', 'the store is closed');
+      // Every step of the transaction goes to the worker that began it, or fails.
+      const own = (worker ??= start());
+      await send({ op: 'begin', tx, options: { ...(options.durable !== undefined && { durable: options.durable }) } }, own);
+      const remote = Object.fromEntries(TX_CALLS.map((method) => [method, (...args: unknown[]) => send({ op: 'tx', tx, method, args }, own)])) as unknown as WriteTx;
+      let result: T;
+      try {
+        result = await work(remote);
+      } catch (error) {
+        await send({ op: 'end', tx, commit: false }, own).catch(() => undefined);
+        throw error;
+      }
+      await send({ op: 'end', tx, commit: true }, own);
+      return result;
+    },
+    onWork: () => () => undefined,
+    announceWork: () => undefined,
+    async close(): Promise<void> {
+      if (closed || worker === undefined) {
+        closed = true;
+        return;
+      }
+      const closing = worker;
+      await send({ op: 'call', method: 'close', args: [] }).catch(() => undefined);
+      closed = true;
+      await closing.terminate().catch(() => undefined);
+    },
+  } as Partial<Store> as Record<string, unknown>;
+  for (const method of STORE_CALLS) store[method] = (...args: unknown[]) => send({ op: 'call', method, args });
+  Object.defineProperty(store, WORKER, { value: () => worker });
+  return store as unknown as Store;
+}

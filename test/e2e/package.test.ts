@@ -42,6 +42,26 @@ assert.deepEqual(shortlisted.sort(), ['Inès Haddad', 'Noémie Brunet']);
 const { candidates } = await receiver.query.listCandidates('cmp_Rk4vN8qWz2', { sort: 'score_desc', per_page: 2 });
 assert.deepEqual(candidates.map((c) => c.interview_score), [9, 8.5]);
 assert.equal(verify('consumer-secret', '{}', 'sha256=00').ok, false);
+
+// The console, mounted as the README says, with its assets served from the installed package.
+const token = 'consumer-dashboard-token-0123456789';
+app.use('/ops', receiver.dashboard({ token }));
+const server = app.listen(0, '127.0.0.1');
+await new Promise((resolve) => server.once('listening', resolve));
+const base = \`http://127.0.0.1:\${(server.address() as { port: number }).port}\`;
+const auth = { authorization: \`Bearer \${token}\` };
+const page = await fetch(\`\${base}/ops/\`, { headers: auth });
+assert.equal(page.status, 200);
+const html = await page.text();
+const assets = [...html.matchAll(/(?:src|href)="([^"]+\.(?:js|css))"/g)].map((m) => m[1]!);
+assert.ok(assets.length >= 2, 'the overview links its scripts and styles');
+for (const asset of assets) assert.equal((await fetch(new URL(asset, \`\${base}/ops/\`), { headers: auth })).status, 200, asset);
+assert.equal((await fetch(\`\${base}/ops/\`)).status, 401);
+server.close();
+
+// Reconciliation's types: a client from prequal-hooks/client.
+import type { Client } from 'prequal-hooks/client';
+export const reconcileLater = (client: Client) => receiver.reconcile({ client, dryRun: true });
 await receiver.close();
 console.log('consumer ok');
 `;

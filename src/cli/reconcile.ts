@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util';
-import { createClient } from '../client/client.js';
 import { PrequalApiError, PrequalNetworkError } from '../client/errors.js';
 import { reconcileInto, type ReconcileReport, type Repair } from '../reconcile/index.js';
 import { openStore } from '../store/open.js';
-import { CommandError, databasePath, DB_FLAG, DEFAULT_DB, HELP_FLAG, parsed, UsageError, type CommandIo } from './args.js';
+import { CommandError, databasePath, DB_FLAG, DEFAULT_DB, HELP_FLAG, parsed, type CommandIo } from './args.js';
+import { SERVICE_FLAGS, serviceClient } from './service.js';
 import { displayLocation, requireDatabaseFile } from './database.js';
 import { printJson } from './output.js';
 
@@ -84,8 +84,7 @@ export async function reconcile(argv: string[], io: CommandIo): Promise<number> 
       options: {
         ...HELP_FLAG,
         ...DB_FLAG,
-        'api-url': { type: 'string' },
-        'api-key': { type: 'string' },
+        ...SERVICE_FLAGS,
         campaign: { type: 'string', multiple: true },
         'dry-run': { type: 'boolean' },
         json: { type: 'boolean' },
@@ -96,16 +95,8 @@ export async function reconcile(argv: string[], io: CommandIo): Promise<number> 
     io.stdout.write(`${RECONCILE_HELP}\n`);
     return 0;
   }
+  const client = serviceClient(values, io);
   const apiUrl = values['api-url'] ?? io.env.PREQUAL_HOOKS_API_URL;
-  const apiKey = values['api-key'] ?? io.env.PREQUAL_HOOKS_API_KEY;
-  if (apiUrl === undefined || apiUrl === '') throw new UsageError('give the service address: --api-url <url> or PREQUAL_HOOKS_API_URL');
-  if (apiKey === undefined || apiKey === '') throw new UsageError('give the agency API key: PREQUAL_HOOKS_API_KEY (or --api-key)');
-  let client;
-  try {
-    client = createClient({ apiKey, baseUrl: apiUrl });
-  } catch (error) {
-    throw new UsageError((error as Error).message.replace(/^createClient: /, '--api-url: '));
-  }
   const location = databasePath(values.db, io.env);
   requireDatabaseFile(location);
 

@@ -9,7 +9,8 @@ import { displayLocation } from './database.js';
 import { generatedSecret } from '../store/settings.js';
 import { secretFingerprint } from '../signature.js';
 import { parseArgs } from 'node:util';
-import { createClient, type Client } from '../client/client.js';
+import type { Client } from '../client/client.js';
+import { SERVICE_FLAGS, serviceClient } from './service.js';
 import { scheduleReconcile } from '../reconcile/index.js';
 import { byteSize, databasePath, DB_FLAG, DEFAULT_DB, HELP_FLAG, integer, parsed, secretList, UsageError, type CommandIo } from './args.js';
 
@@ -83,8 +84,7 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
         'dashboard-token': { type: 'string' },
         schema: { type: 'string' },
         'reconcile-every': { type: 'string' },
-        'api-url': { type: 'string' },
-        'api-key': { type: 'string' },
+        ...SERVICE_FLAGS,
       },
     }),
   );
@@ -112,17 +112,7 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
     throw new UsageError(`--reconcile-every must be a number of minutes from 0.05 to 10080, got "${values['reconcile-every']}"`);
   }
   let client: Client | undefined;
-  if (reconcileEvery > 0) {
-    const apiUrl = values['api-url'] ?? io.env.PREQUAL_HOOKS_API_URL;
-    const apiKey = values['api-key'] ?? io.env.PREQUAL_HOOKS_API_KEY;
-    if (!apiUrl) throw new UsageError('--reconcile-every needs the service address: --api-url <url> or PREQUAL_HOOKS_API_URL');
-    if (!apiKey) throw new UsageError('--reconcile-every needs the agency API key: PREQUAL_HOOKS_API_KEY (or --api-key)');
-    try {
-      client = createClient({ apiKey, baseUrl: apiUrl });
-    } catch (error) {
-      throw new UsageError((error as Error).message.replace(/^createClient: /, '--api-url: '));
-    }
-  }
+  if (reconcileEvery > 0) client = serviceClient(values, io, '--reconcile-every');
 
   const logger = loggerFor(io, level);
   const poolSize = integer('--pool-size', values['pool-size'], 10, 2, 1000);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { escapeHtml, html } from '../../src/console/html.js';
-import { maskEmail, maskName, maskPhone, showBody } from '../../src/console/mask.js';
+import { maskEmail, maskName, maskPhone, maskText, showBody, SHOWN_BODY_CHARS } from '../../src/console/mask.js';
 
 describe('console masking', () => {
   it('masks names, e-mails and phones as the brief shows them', () => {
@@ -29,5 +29,24 @@ describe('console HTML', () => {
     expect(html`<ul>${['<a>', html`<li>b</li>`]}</ul>`.text).toBe('<ul>&lt;a&gt;<li>b</li></ul>');
     expect(html`${null}${undefined}${false}${0}`.text).toBe('0');
     expect(escapeHtml(`'&`)).toBe('&#39;&amp;');
+  });
+});
+
+describe('bodies an attacker with the secret could store', () => {
+  // No timing asserted: before the fix, the first took minutes (a quadratic scan) and the second threw.
+  it('masks a megabyte without a separator in one pass, showing the first 128 KiB', () => {
+    const shown = showBody('a'.repeat(1024 * 1024), false);
+    expect(shown.length).toBeLessThan(SHOWN_BODY_CHARS + 100);
+    expect(shown).toContain(`${1024 * 1024 - SHOWN_BODY_CHARS} more characters not shown`);
+    const long = maskText(`${'7'.repeat(200_000)} ${'b'.repeat(200_000)}@exemple.fr`);
+    expect(long).toContain('b***@exemple.fr');
+    expect(long.length).toBeLessThan(400_100);
+  });
+
+  it('shows JSON nested 100,000 levels as text instead of failing the page', () => {
+    const deep = `${'['.repeat(100_000)}"jean.dupont@exemple.fr"${']'.repeat(100_000)}`;
+    const shown = showBody(deep, false);
+    expect(shown).toContain('j***@exemple.fr');
+    expect(shown).not.toContain('jean.dupont');
   });
 });

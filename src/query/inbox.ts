@@ -83,9 +83,12 @@ type Dialect = 'sqlite' | 'postgres';
 function dataField(dialect: Dialect, field: 'campaign_id' | 'candidate_id'): string {
   return dialect === 'sqlite'
     ? `CASE WHEN verdict = 'accepted' AND json_valid(CAST(raw AS TEXT)) THEN CAST(json_extract(CAST(raw AS TEXT), '$.data.${field}') AS TEXT) END`
-    : // PostgreSQL cannot hold a NUL in text: a body escaping one (\u0000) would fail the whole
-      // listing, so such a body gives null (not filterable by campaign or candidate) instead.
-      `CASE WHEN verdict = 'accepted' AND strpos(convert_from(raw, 'UTF8'), '\\u0000') = 0 THEN (convert_from(raw, 'UTF8')::json -> 'data' ->> '${field}') END`;
+    : // PostgreSQL cannot hold a NUL in text, and its JSON parser runs out of stack on deep
+      // nesting (valid JSON the intake accepts): either would fail the whole listing, so such a
+      // body (a NUL escape, or 1,000 brackets and more) gives null, not filterable, instead.
+      `CASE WHEN verdict = 'accepted' AND strpos(convert_from(raw, 'UTF8'), '\\u0000') = 0
+         AND length(convert_from(raw, 'UTF8')) - length(translate(convert_from(raw, 'UTF8'), '[{', '')) < 1000
+       THEN (convert_from(raw, 'UTF8')::json -> 'data' ->> '${field}') END`;
 }
 
 /** An ISO instant as the inbox stores it (UTC, milliseconds), or a QueryParameterError. */

@@ -118,3 +118,28 @@ describe.each(ENGINES)('inbox queries of the console ($name)', (engine) => {
     expect(await inbox.countHandlerFailures({ handler: 'other' })).toEqual({ count: 0, upTo: null });
   });
 });
+
+describe.each(ENGINES)('inbox queries on a body nested 100,000 levels ($name)', (engine) => {
+  it('list and filter by campaign and candidate without failing, the deep row just not matching', async () => {
+    const fresh = await engine.fresh();
+    const receiver = createReceiver({ database: fresh.database, secret: SECRET });
+    try {
+      await receiver.ready();
+      // Valid JSON (the intake takes any depth JSON.parse does) that the engines' JSON readers give up on.
+      const deep = `{"event":"candidate.deep","timestamp":"2026-11-20T10:00:00Z","data":{"campaign_id":"${RK4}","candidate_id":"c-deep","nest":${'['.repeat(100_000)}${']'.repeat(100_000)}}}`;
+      const shallow = JSON.stringify({ event: 'candidate.note', timestamp: '2026-11-20T10:00:00Z', data: { campaign_id: RK4, candidate_id: 'c-1' } });
+      for (const body of [deep, shallow]) {
+        const request = signedRequest(body, { secret: SECRET });
+        expect((await receiver.receive({ rawBody: request.body, headers: request.headers })).answer.status).toBe(200);
+      }
+      await receiver.drain();
+      const inbox = prepareInboxQueries(await receiver.store());
+      expect((await inbox.listEvents({ limit: 10 })).events).toHaveLength(2);
+      expect((await inbox.listEvents({ limit: 10, campaign: RK4 })).events.map((e) => e.kind)).toContain('candidate.note');
+      expect((await inbox.listEvents({ limit: 10, candidate: 'c-1' })).events.map((e) => e.kind)).toEqual(['candidate.note']);
+    } finally {
+      await receiver.close();
+      fresh.cleanup();
+    }
+  });
+});

@@ -1,5 +1,6 @@
 // Names, e-mails and phones of candidates are masked in the console until the operator asks to see
 // them: a screen shared or glanced at shows who applied only to whom it should.
+import { parseJson } from '../events/index.js';
 
 /** `Jean Dupont` → `J*** D***`. */
 export function maskName(name: string): string {
@@ -71,7 +72,8 @@ export function showBody(raw: string, reveal: boolean): string {
   };
   if (raw.length > SHOWN_BODY_CHARS) return asText();
   try {
-    return JSON.stringify(reveal ? JSON.parse(raw) : maskJson(JSON.parse(raw)), null, 2);
+    const parsed = parseJson(raw);
+    return JSON.stringify(reveal ? parsed : maskJson(parsed), null, 2);
   } catch {
     // Not JSON, or nested deeper than a walk of it can go (JSON.parse takes any depth): as text.
     return asText();

@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { z } from 'zod';
 import { hashCanonicalJson } from './canonical.js';
+import { parseJson } from './json.js';
 import {
   dataSchemas,
   isEventKind,
@@ -52,7 +53,7 @@ export function readEnvelope(raw: Uint8Array | string, knownIdentity?: string): 
   }
   let body: unknown;
   try {
-    body = JSON.parse(text);
+    body = parseJson(text);
   } catch (error) {
     return { ok: false, reason: 'INVALID_JSON', issues: [{ path: '', message: (error as Error).message }] };
   }

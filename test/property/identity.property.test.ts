@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, readEnvelope } from '../../src/events/index.js';
+import { canonicalJson, parseJson, readEnvelope } from '../../src/events/index.js';
 import { deliveryOf } from '../../src/receive/delivery.js';
 import { jsonArbitrary, sameJson, spellJson, type Json } from '../support/arbitraries.js';
 
@@ -47,7 +47,8 @@ describe('identity of JSON values (PROJECTION.md section 1)', () => {
         const b = spellJson(envelope, seedB);
         expect(identityOf(a)).toBe(identityOf(b));
         // Fast path and iterative slow path alike write the contract's canonical JSON.
-        expect(canonicalJson(JSON.parse(a))).toBe(referenceCanonical(envelope));
+        // parseJson, not JSON.parse: on Node 24, V8 can misread escaped keys (nodejs/node#63785).
+        expect(canonicalJson(parseJson(a))).toBe(referenceCanonical(envelope));
         expect(identityOf(a)).toBe(createHash('sha256').update(referenceCanonical(envelope), 'utf8').digest('hex'));
       }),
       { numRuns: 1000 },

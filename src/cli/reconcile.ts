@@ -102,9 +102,19 @@ export async function reconcile(argv: string[], io: CommandIo): Promise<number> 
 
   // Ctrl-C stops after the campaign being read; the next run resumes there.
   const stop = new AbortController();
-  const onSignal = () => stop.abort();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  // A second one stops at once: what the finished campaigns repaired is committed already, and
+  // the campaign being read is read again next time.
+  const onSignal = () => {
+    if (!stop.signal.aborted) {
+      stop.abort();
+      io.stderr.write('prequal-hooks reconcile: stopping after the campaign being read (Ctrl-C again to stop now).\n');
+      return;
+    }
+    io.stderr.write('prequal-hooks reconcile: stopped; run it again to go on from where it stopped.\n');
+    process.exit(130);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   const store = await openStore(location);
   let report: ReconcileReport;
   try {

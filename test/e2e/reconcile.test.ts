@@ -1,11 +1,15 @@
 // The real sandbox delivers to the real serve; serve is stopped long enough for deliveries to be
 // given up. Then `prequal-hooks reconcile` repairs the projection from the sandbox's API, a second
 // run repairs nothing, and webhooks after it apply by the last-writer-wins rule.
+import { spawn } from 'node:child_process';
+import { createServer as createHttpServer, request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sendSigned } from '../../src/testing/signed-request.js';
-import { killChildren, readDb, runCli, startSandbox, startServe, waitFor, type ServeProcess } from '../support/cli-process.js';
+import { CLI, cliEnv, killChildren, readDb, runCli, startSandbox, startServe, waitFor, type ServeProcess } from '../support/cli-process.js';
+import { createSandbox } from '../../src/sandbox/index.js';
+import { openStore } from '../../src/store/open.js';
 import { apiClient, JOB, person } from '../support/sandbox-api.js';
 import { tempDir } from '../support/servers.js';
 
@@ -164,5 +168,58 @@ describe('prequal-hooks reconcile', () => {
     expect(serve.stdout()).not.toMatch(/Prénom|exemple\.fr|06\d{8}|R3cnc/);
     expect(await serve.stop()).toBe(0);
     expect(await sandbox.stop()).toBe(0);
+  }, 60_000);
+
+  it('Ctrl-C stops after the campaign being read (exit 130), and the next run goes on from there', async () => {
+    const sandbox = await createSandbox({ apiKeys: [KEY], seed: 'reconcile-3', interviewMs: 600_000, log: () => {} });
+    // Every answer of the service 300 ms late, so that the run is still going when Ctrl-C comes.
+    const slow = createHttpServer((req, res) => {
+      setTimeout(() => {
+        const target = new URL(req.url!, sandbox.url);
+        const forward = httpRequest(target, { method: req.method, headers: req.headers }, (answer) => {
+          res.writeHead(answer.statusCode!, answer.headers);
+          answer.pipe(res);
+        });
+        req.pipe(forward);
+      }, 300);
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    const slowUrl = `http://127.0.0.1:${(slow.address() as { port: number }).port}`;
+    try {
+      const call = apiClient(sandbox.apiUrl, KEY);
+      const ids: string[] = [];
+      for (let c = 0; c < 3; c++) {
+        const id = (await call('POST', '/campaigns/create', JOB)).body.campaign_id as string;
+        await call('POST', `/campaigns/${id}/candidates`, { candidates: [person(80 + 2 * c), person(81 + 2 * c)] });
+        ids.push(id);
+      }
+      const dbPath = join(tmp.dir, 'interrupted.db');
+      await (await openStore(dbPath)).close();
+      const args = ['reconcile', '--db', dbPath, '--api-url', slowUrl, ...ids.flatMap((id) => ['--campaign', id])];
+
+      const child = spawn(process.execPath, [CLI, ...args], { env: cliEnv({ PREQUAL_HOOKS_API_KEY: KEY }), stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      child.stdout!.resume();
+      const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+      await waitFor(() => (/\(1 of 3\)/.test(stderr) ? true : undefined), 15_000, 'the first campaign');
+      child.kill('SIGINT');
+      expect(await exited).toBe(130);
+      expect(stderr).toContain('stopping after the campaign being read');
+      expect(stderr).toContain('interrupted; run it again');
+      const first = readDb(dbPath, (db) => db.prepare('SELECT COUNT(*) FROM candidates').pluck().get()) as number;
+      expect(first).toBeGreaterThanOrEqual(2);
+      expect(first).toBeLessThan(6);
+
+      const again = await runCli([...args, '--json'], { env: { PREQUAL_HOOKS_API_KEY: KEY }, timeoutMs: 30_000 });
+      expect(again.code, again.stderr).toBe(0);
+      const report = JSON.parse(again.stdout);
+      expect(report.resumed).toBe(true);
+      expect(report.campaigns.length).toBe(3 - first / 2);
+      expect(readDb(dbPath, (db) => db.prepare('SELECT COUNT(*) FROM candidates').pluck().get())).toBe(6);
+    } finally {
+      await new Promise((resolve) => slow.close(resolve));
+      await sandbox.close();
+    }
   }, 60_000);
 });

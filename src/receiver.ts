@@ -84,6 +84,8 @@ export function createReceiver(options: ReceiverOptions) {
   const logger = options.logger ?? createLogger({ level: 'warn' });
   const secrets = [...(options.secrets ?? []), ...(options.secret === undefined ? [] : [options.secret])];
   const handlers = createHandlerRegistry();
+  // Replay and reconciliation mark handlers due only for kinds that have some.
+  const wantsHandlers = (kind: EventKind) => handlers.for(kind).length > 0;
   const storeOptions = {
     ...(options.busyTimeoutMs !== undefined && { busyTimeoutMs: options.busyTimeoutMs, timeoutMs: options.busyTimeoutMs }),
     ...(options.poolSize !== undefined && { poolSize: options.poolSize }),
@@ -238,7 +240,7 @@ export function createReceiver(options: ReceiverOptions) {
      */
     async replay(inputs: Iterable<ReplayInput> | ReplayInput, replayOptions?: ReplayOptions): Promise<ReplaySummary> {
       const r = await use();
-      const summary = await replayInto({ store: r.store, wantsHandlers: (kind) => handlers.for(kind).length > 0 }, inputs, replayOptions);
+      const summary = await replayInto({ store: r.store, wantsHandlers }, inputs, replayOptions);
       r.dispatcher.start();
       return requireReadable(summary);
     },
@@ -250,7 +252,7 @@ export function createReceiver(options: ReceiverOptions) {
      */
     async reconcile(reconcileOptions: ReconcileOptions): Promise<ReconcileReport> {
       const r = await use();
-      const report = await reconcileInto({ store: r.store, wantsHandlers: (kind) => handlers.for(kind).length > 0 }, reconcileOptions);
+      const report = await reconcileInto({ store: r.store, wantsHandlers }, reconcileOptions);
       if (report.written > 0) r.dispatcher.start();
       return report;
     },

@@ -95,8 +95,7 @@ export async function reconcile(argv: string[], io: CommandIo): Promise<number> 
     io.stdout.write(`${RECONCILE_HELP}\n`);
     return 0;
   }
-  const client = serviceClient(values, io);
-  const apiUrl = values['api-url'] ?? io.env.PREQUAL_HOOKS_API_URL;
+  const { client, apiUrl } = serviceClient(values, io);
   const location = databasePath(values.db, io.env);
   requireDatabaseFile(location);
 

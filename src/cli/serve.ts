@@ -112,7 +112,7 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
     throw new UsageError(`--reconcile-every must be a number of minutes from 0.05 to 10080, got "${values['reconcile-every']}"`);
   }
   let client: Client | undefined;
-  if (reconcileEvery > 0) client = serviceClient(values, io, '--reconcile-every');
+  if (reconcileEvery > 0) client = serviceClient(values, io, '--reconcile-every').client;
 
   const logger = loggerFor(io, level);
   const poolSize = integer('--pool-size', values['pool-size'], 10, 2, 1000);

@@ -1,12 +1,8 @@
-import type { EventKind, EventOf, WebhookEvent } from '../events/index.js';
+import type { EventKind, EventOf, KIND_SUBJECTS, WebhookEvent } from '../events/index.js';
 import type { CampaignRow, CandidateRow, CreditsRow } from '../store/tables.js';
 
 /** The projected row an event's handler sees: its candidate, campaign or the credits row. */
-export type RowOf<K extends EventKind> = K extends `candidate.${string}` | 'reconcile.candidate'
-  ? CandidateRow
-  : K extends `campaign.${string}` | 'reconcile.campaign'
-    ? CampaignRow
-    : CreditsRow;
+export type RowOf<K extends EventKind> = { candidate: CandidateRow; campaign: CampaignRow; credits: CreditsRow }[(typeof KIND_SUBJECTS)[K]];
 
 export interface HandlerContext<K extends EventKind = EventKind> {
   /** PROJECTION.md identity: the same event delivered twice has one identity. */

@@ -9,15 +9,14 @@ export function parseJson(text: string): unknown {
   return hasEscapedKey(text) ? parseStrict(text) : JSON.parse(text);
 }
 
+const WHITE = (c: number) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+
 /** Whether any object key of the text holds a backslash (a scan of string literals only). */
 export function hasEscapedKey(text: string): boolean {
-  let at = text.indexOf('\\');
-  if (at === -1) return false;
-  // From the first backslash on, find each string literal and whether a key holds an escape.
-  // Strings start at the last quote before it that is not inside another string: rescan from 0.
-  at = 0;
+  if (!text.includes('\\')) return false;
   const n = text.length;
-  while (at < n) {
+  // Outside string literals, a quote can only open one: go from literal to literal.
+  for (let at = 0; at < n; ) {
     const quote = text.indexOf('"', at);
     if (quote === -1) return false;
     let escaped = false;
@@ -34,13 +33,12 @@ export function hasEscapedKey(text: string): boolean {
     if (!escaped) continue;
     // A string followed (after white space) by a colon is a key.
     let j = at;
-    while (j < n && (text.charCodeAt(j) === 0x20 || text.charCodeAt(j) === 0x09 || text.charCodeAt(j) === 0x0a || text.charCodeAt(j) === 0x0d)) j++;
+    while (j < n && WHITE(text.charCodeAt(j))) j++;
     if (text.charCodeAt(j) === 0x3a) return true;
   }
   return false;
 }
 
-const WHITE = (c: number) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
 const ESCAPES: Record<number, string> = { 0x22: '"', 0x5c: '\\', 0x2f: '/', 0x62: '\b', 0x66: '\f', 0x6e: '\n', 0x72: '\r', 0x74: '\t' };
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 

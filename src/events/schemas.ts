@@ -163,7 +163,7 @@ export const KIND_RANKS: Readonly<Record<EventKind, number>> = {
 };
 
 /** Which row an event is about: PROJECTION.md's tables, by kind. */
-export const KIND_SUBJECTS: Readonly<Record<EventKind, 'campaign' | 'candidate' | 'credits'>> = {
+export const KIND_SUBJECTS = {
   'campaign.created': 'campaign',
   'campaign.status_changed': 'campaign',
   'candidate.added': 'candidate',
@@ -177,7 +177,7 @@ export const KIND_SUBJECTS: Readonly<Record<EventKind, 'campaign' | 'candidate' 
   'reconcile.campaign': 'campaign',
   'reconcile.candidate': 'candidate',
   'reconcile.credits': 'credits',
-};
+} as const satisfies Record<EventKind, 'campaign' | 'candidate' | 'credits'>;
 
 /** A kind this version projects (the service's, or reconciliation's). */
 export function isEventKind(kind: string): kind is EventKind {

@@ -12,7 +12,6 @@ import {
 
 export const CANDIDATE_SELECT = `candidate_id, ${CANDIDATE_COLUMNS.join(', ')}`;
 
-export { decodeCandidate };
 
 /** Reads single rows of the projected state by key, on either engine. */
 export function createRowReaders(store: Store) {

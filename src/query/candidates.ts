@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CANDIDATE_STATUSES } from '../events/index.js';
-import { CANDIDATE_SELECT, createRowReaders, decodeCandidate } from '../project/read.js';
-import type { CandidateRow, InterviewResponse } from '../store/tables.js';
+import { CANDIDATE_SELECT, createRowReaders } from '../project/read.js';
+import { decodeCandidate, type CandidateRow, type InterviewResponse } from '../store/tables.js';
 import type { Store } from '../store/store.js';
 import { QueryParameterError } from './errors.js';
 

@@ -47,7 +47,7 @@ export function compareCandidate(projected: CandidateRow | undefined, read: Cand
     ['status', row.status, read.status],
     ['interview_score', row.interview_score, read.interview_score],
     ['interview_date', row.interview_date, read.interview_date, sameInstant],
-    ['is_sourced', projected === undefined ? undefined : row.is_sourced, read.is_sourced],
+    ['is_sourced', row.is_sourced, read.is_sourced],
   ]);
   const impliedReason = read.status === 'completed' ? null : read.status === 'voicemail' ? 'voicemail' : undefined;
   if (impliedReason !== undefined && (row.failure_reason ?? null) !== impliedReason) {

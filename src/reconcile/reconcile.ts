@@ -3,10 +3,10 @@ import type { CandidateRecord } from '../api/candidates.js';
 import type { Client } from '../client/client.js';
 import { PrequalApiError } from '../client/errors.js';
 import type { EventKind, ReconcileKind } from '../events/index.js';
-import { CANDIDATE_SELECT, createRowReaders, decodeCandidate } from '../project/read.js';
+import { CANDIDATE_SELECT, createRowReaders } from '../project/read.js';
 import { replayInto } from '../replay/replay.js';
 import type { Store } from '../store/store.js';
-import type { CandidateRow } from '../store/tables.js';
+import { decodeCandidate, type CandidateRow } from '../store/tables.js';
 import { compareCampaign, compareCandidate, compareCredits, repairData, type Fields } from './compare.js';
 
 /** Where an interrupted run is kept, so that the next one goes on from the campaign it stopped at. */

@@ -38,7 +38,7 @@ export interface StoreOptions {
   logger?: Pick<Logger, 'warn' | 'error'>;
   /**
    * SQLite file given as a path: run its connection in a worker thread, so that statements,
-   * commits and fsyncs leave the event loop. Default false here; the receiver and `serve` set it.
+   * commits and fsyncs leave the event loop. Default false (README, Performance: no faster on 2 cores).
    */
   thread?: boolean;
 }

@@ -1,7 +1,7 @@
 // The worker thread that owns a threaded SQLite store's connection: statements, commits and
 // fsyncs run here, so that the event loop of the process never waits on the disk.
 import { parentPort, workerData } from 'node:worker_threads';
-import type { Store, WriteTx } from '../store.js';
+import type { WriteTx } from '../store.js';
 import { openDatabase } from './database.js';
 import { createSqliteStore } from './store.js';
 import { serialiseError, withBuffers, type Reply, type Request, type WorkerSetup } from './thread-protocol.js';
@@ -78,4 +78,3 @@ port.on('message', (request: Request) => {
   }
 });
 
-export type { Store };

@@ -9,9 +9,8 @@ import { reviveError, withBuffers, type Reply, type Request, type WorkerSetup } 
 
 /** The worker's entry: beside this module once built; the built one when running from sources (tests). */
 function workerEntry(): string | undefined {
-  const here = new URL('./thread-worker.js', import.meta.url);
-  const candidates = import.meta.url.endsWith('.ts') ? [new URL('../../../dist/store/sqlite/thread-worker.js', import.meta.url)] : [here];
-  return candidates.map((url) => fileURLToPath(url)).find((path) => existsSync(path));
+  const entry = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? '../../../dist/store/sqlite/thread-worker.js' : './thread-worker.js', import.meta.url));
+  return existsSync(entry) ? entry : undefined;
 }
 
 /** Whether a threaded store can be made here (the worker's built entry exists). */

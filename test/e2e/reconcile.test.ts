@@ -10,7 +10,7 @@ import { sendSigned } from '../../src/testing/signed-request.js';
 import { CLI, cliEnv, killChildren, readDb, runCli, startSandbox, startServe, waitFor, type ServeProcess } from '../support/cli-process.js';
 import { createSandbox } from '../../src/sandbox/index.js';
 import { openStore } from '../../src/store/open.js';
-import { apiClient, JOB, person } from '../support/sandbox-api.js';
+import { apiClient, JOB, person, untilIdle as untilSandboxIdle } from '../support/sandbox-api.js';
 import { tempDir } from '../support/servers.js';
 
 const SECRET = 'whsec_reconcile_e2e_51ad9e';
@@ -24,15 +24,8 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function untilIdle(baseUrl: string, timeoutMs = 30_000): Promise<Array<{ identity: string; outcome: string }>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const state = (await (await fetch(`${baseUrl}/sandbox/deliveries`)).json()) as { idle: boolean; attempts: Array<{ identity: string; outcome: string }> };
-    if (state.idle) return state.attempts;
-    if (Date.now() > deadline) throw new Error('the sandbox did not become idle');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+// Deliveries here include given-up retries: more time than the sandbox test's default.
+const untilIdle = (baseUrl: string) => untilSandboxIdle(baseUrl, 30_000);
 
 // Every field of the service's list (reconcile repairs each of them).
 const FIELDS = ['candidate_id', 'first_name', 'last_name', 'email', 'phone', 'status', 'interview_score', 'availability', 'salary_expectation', 'candidate_alignment', 'strengths', 'concerns'] as const;
@@ -75,7 +68,7 @@ describe('prequal-hooks reconcile', () => {
     expect((await call('POST', `/campaigns/${id}/candidates`, { contact_mode: 'sms', candidates: Array.from({ length: 3 }, (_, i) => person(30 + i)) })).status).toBe(201);
     await untilIdle(sandbox.baseUrl);
     expect((await call('PATCH', `/campaigns/${id}/status`, { status: 'paused' })).status).toBe(200);
-    const attempts = await untilIdle(sandbox.baseUrl);
+    const { attempts } = await untilIdle(sandbox.baseUrl);
     expect(attempts.filter((a) => a.outcome === 'failed').length).toBeGreaterThan(10);
     serve = await startServe(serveArgs);
 

@@ -4,32 +4,11 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { killChildren, readDb, runCli, startSandbox, startServe, waitFor } from '../support/cli-process.js';
-import { apiClient, JOB, person } from '../support/sandbox-api.js';
+import { apiClient, JOB, person, untilIdle } from '../support/sandbox-api.js';
 import { tempDir } from '../support/servers.js';
 
 const SECRET = 'whsec_sandbox_e2e_8d41c7';
 const KEY = `agency_live_${'k7Qm2'.repeat(8)}`;
-
-interface Attempt {
-  identity: string;
-  copy: string;
-  outcome: string;
-}
-
-async function deliveries(baseUrl: string): Promise<{ idle: boolean; attempts: Attempt[] }> {
-  return (await (await fetch(`${baseUrl}/sandbox/deliveries`)).json()) as { idle: boolean; attempts: Attempt[] };
-}
-
-/** Polls until the sandbox has nothing scheduled and nothing to deliver. */
-async function untilIdle(baseUrl: string, timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const state = await deliveries(baseUrl);
-    if (state.idle) return state;
-    if (Date.now() > deadline) throw new Error('the sandbox did not become idle');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 // The list fields both sides know for every candidate (e-mail and phone reach the receiver only
 // through some events: an SMS-sourced candidate's e-mail, for one, is in no event until completed).

@@ -52,3 +52,25 @@ export function person(n: number, extra: Record<string, unknown> = {}) {
     ...extra,
   };
 }
+
+/** One delivery attempt as `GET /sandbox/deliveries` lists it. */
+export interface Attempt {
+  identity: string;
+  copy: string;
+  outcome: string;
+}
+
+async function deliveries(baseUrl: string): Promise<{ idle: boolean; attempts: Attempt[] }> {
+  return (await (await fetch(`${baseUrl}/sandbox/deliveries`)).json()) as { idle: boolean; attempts: Attempt[] };
+}
+
+/** Polls until the sandbox has nothing scheduled and nothing to deliver. */
+export async function untilIdle(baseUrl: string, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const state = await deliveries(baseUrl);
+    if (state.idle) return state;
+    if (Date.now() > deadline) throw new Error('the sandbox did not become idle');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

@@ -1,6 +1,11 @@
 import type Database from 'better-sqlite3';
 import { DatabaseTooNewError, loadMigrations, type Migration } from '../migrations.js';
 
+// A migration that rebuilds a table others reference says so on its first line: foreign keys
+// are off for it (a pragma SQLite ignores inside a transaction, so it is set around it), and
+// checked before it commits.
+const FOREIGN_KEYS_OFF = /^-- prequal-hooks: foreign_keys off\s*$/m;
+
 /**
  * Applies every migration the database has not recorded yet, each in its own transaction with
  * its record, so that a crash leaves it either applied and recorded or neither.
@@ -22,10 +27,17 @@ export function migrate(db: Database.Database, migrations: Migration[] = loadMig
   const ran: number[] = [];
   for (const migration of migrations) {
     if (applied.has(migration.version)) continue;
-    db.transaction(() => {
-      db.exec(migration.sql);
-      record.run(migration.version, migration.name, new Date().toISOString());
-    }).immediate();
+    const keysOff = FOREIGN_KEYS_OFF.test(migration.sql) && db.pragma('foreign_keys', { simple: true }) === 1;
+    if (keysOff) db.pragma('foreign_keys = OFF');
+    try {
+      db.transaction(() => {
+        db.exec(migration.sql);
+        if (keysOff && (db.pragma('foreign_key_check') as unknown[]).length > 0) throw new Error(`migration ${migration.version} (${migration.name}) broke a foreign key`);
+        record.run(migration.version, migration.name, new Date().toISOString());
+      }).immediate();
+    } finally {
+      if (keysOff) db.pragma('foreign_keys = ON');
+    }
     ran.push(migration.version);
   }
   return ran;

@@ -116,6 +116,60 @@ export interface WriteTx {
   putSetting(key: string, value: string): Promise<void>;
 }
 
+/**
+ * One effect of one event, kept aside by a bulk load until every event is read: `set` is the
+ * JSON of the columns it sets ('' for none: it only names its row).
+ */
+export interface StagedEffect {
+  table: 'campaigns' | 'candidates' | 'credits';
+  key: string;
+  /** The event's order key (PROJECTION.md section 2). */
+  version: string;
+  set: string;
+}
+
+/** An accepted inbox row read back by a bulk rebuild, with how it was last processed. */
+export interface StoredEvent {
+  inbox_id: number;
+  raw: Uint8Array;
+  identity: string | null;
+  state: InboxState;
+  reasons: string | null;
+}
+
+/**
+ * A bulk load (an engine may offer it): one transaction that holds the write lock from start to
+ * end, for a replay into an empty inbox or a rebuild. Rows are appended without the random-order
+ * indexes, which are built once, by sorting, at the end; effects are staged, then read back
+ * sorted by row, so that each projected row is folded in memory and written once, in key order.
+ */
+export interface BulkLoad {
+  /**
+   * Appends rows to the inbox in the order given; a row whose identity (or, for a body that is
+   * not an event, raw-bytes hash) was stored before is a duplicate and is not appended. Returns,
+   * for each row, whether it was appended.
+   */
+  append(rows: ReadonlyArray<{ settled: SettledDelivery } | { refused: Delivery }>, at: string): boolean[];
+  /** Keeps effects aside until `sortedEffects`. */
+  stage(effects: readonly StagedEffect[]): void;
+  /** How many accepted rows the inbox holds (what a rebuild reads). */
+  accepted(): number;
+  /** A rebuild's reading of the inbox: accepted rows after `afterId`, by inbox id. */
+  events(afterId: number, limit: number): StoredEvent[];
+  /** Records a rebuild's new outcome of rows (the caller passes those whose outcome changed). */
+  resettle(settlements: readonly Settlement[], at: string): void;
+  /** The staged effects sorted by table then key, a chunk at a time (a key may span chunks). */
+  sortedEffects(chunk: number): Iterable<StagedEffect[]>;
+  /** Inserts folded rows into the (empty) projected tables. */
+  saveRows(writes: RowWrites): void;
+}
+
+export type BulkMode =
+  /** Into an empty inbox and empty projected tables (a replay into a new database); refused otherwise. */
+  | 'empty'
+  /** Re-projects the whole inbox into emptied projected tables. */
+  | 'rebuild';
+
 export interface WriteOptions {
   /**
    * Whether the commit must reach the disk before it returns (default true). Projection batches
@@ -179,6 +233,13 @@ export interface Store {
   setting(key: string): Promise<{ value: string; updated_at: string } | undefined>;
   /** Stores the value unless the key has one; returns the stored value (ours, or one set first elsewhere). */
   settingOnce(key: string, value: string): Promise<{ value: string; updated_at: string; created: boolean }>;
+
+  /**
+   * Runs `work` as one bulk load, committed (and made durable) when it resolves, rolled back when
+   * it throws. Resolves undefined, having done nothing, when mode 'empty' finds rows. Engines
+   * without it (PostgreSQL, the SQLite worker thread) take the batched path.
+   */
+  bulkLoad?<T>(mode: BulkMode, work: (bulk: BulkLoad) => Promise<T>): Promise<T | undefined>;
 
   /** Makes every write committed so far durable, those committed with `durable: false` included. */
   flush(): Promise<void>;

@@ -18,7 +18,10 @@ import {
   type StoredRows,
   type WriteOptions,
   type WriteTx,
+  type BulkLoad,
+  type BulkMode,
 } from '../store.js';
+import { beginBulk, isEmpty } from './bulk.js';
 import { CAMPAIGN_COLUMNS, CANDIDATE_COLUMNS, CREDITS_COLUMNS, emptyCampaign, emptyCandidate, emptyCredits, decodeCandidate, type CampaignRow, type CandidateRow, type CreditsRow } from '../tables.js';
 import type { SqliteDatabase } from './database.js';
 
@@ -154,6 +157,18 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
     }
   }
 
+  function saveRows(writes: RowWrites): void {
+    campaigns!.save(writes.campaigns, (r) => r.campaign_id);
+    candidates!.save(writes.candidates, (r) => r.candidate_id);
+    if (writes.credits) credits!.save([writes.credits], () => 1);
+    for (const [candidateId, responses] of writes.responses) {
+      statements!.clearResponses.run(candidateId);
+      responses.forEach((r, position) =>
+        statements!.insertResponse.run(candidateId, position, r.question, r.answer, r.score, r.explanation),
+      );
+    }
+  }
+
   const tx: WriteTx = {
     append: (deliveries) => guard(() => deliveries.map((d) => statements!.append(d))),
     known: (identities) => guard(() => new Set(identities.filter((id) => statements!.known.get(id) !== undefined))),
@@ -167,18 +182,7 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
           credits: keys.credits ? credits!.lock([1]).get('1') : undefined,
         }),
       ),
-    saveRows: (writes: RowWrites) =>
-      guard(() => {
-        campaigns!.save(writes.campaigns, (r) => r.campaign_id);
-        candidates!.save(writes.candidates, (r) => r.candidate_id);
-        if (writes.credits) credits!.save([writes.credits], () => 1);
-        for (const [candidateId, responses] of writes.responses) {
-          statements!.clearResponses.run(candidateId);
-          responses.forEach((r, position) =>
-            statements!.insertResponse.run(candidateId, position, r.question, r.answer, r.score, r.explanation),
-          );
-        }
-      }),
+    saveRows: (writes: RowWrites) => guard(() => saveRows(writes)),
     settle: (settlements: readonly Settlement[], at: string, settleOptions = {}) =>
       guard(() => {
         for (const s of settlements) {
@@ -344,6 +348,27 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
         return { ok: false, reason: failure ? `${failure.code}: ${failure.message}` : (error as Error).message };
       }
     },
+    bulkLoad<T>(mode: BulkMode, work: (bulk: BulkLoad) => Promise<T>): Promise<T | undefined> {
+      const run = queue.then(() =>
+        runWrite(async () => {
+          if (mode === 'empty' && !isEmpty(db)) return undefined;
+          const { bulk, finish, close } = beginBulk(db, mode, {
+            appendSettled: (row, at) => statements!.appendSettled(row, at),
+            appendRefused: (delivery) => !statements!.append(delivery).duplicate,
+            saveRows,
+          });
+          try {
+            const result = await work(bulk);
+            finish();
+            return result;
+          } finally {
+            close();
+          }
+        }, {}),
+      );
+      queue = run.catch(() => undefined);
+      return run;
+    },
     // In WAL mode SQLite syncs the WAL before a checkpoint, whatever the synchronous level.
     flush: () => store.write(async () => undefined).then(() => guard(() => void db.pragma('wal_checkpoint(PASSIVE)'))),
     onWork: () => () => undefined,
@@ -386,9 +411,9 @@ function prepareWrites(db: SqliteDatabase) {
       return row === undefined ? { inboxId: null, duplicate: true } : { inboxId: row.inbox_id, duplicate: false };
     },
     known: db.prepare<[string]>('SELECT 1 FROM inbox WHERE identity = ?'),
-    appendSettled(r: SettledDelivery, at: string): void {
+    appendSettled(r: SettledDelivery, at: string): number {
       const d = r.delivery;
-      insertSettled.run(d.receivedAt, d.raw, d.identity, d.kind, d.secretId, r.state, r.reasons === null ? null : JSON.stringify(r.reasons), at, r.handlers ? 1 : 0, d.handlerKey ?? null);
+      return Number(insertSettled.run(d.receivedAt, d.raw, d.identity, d.kind, d.secretId, r.state, r.reasons === null ? null : JSON.stringify(r.reasons), at, r.handlers ? 1 : 0, d.handlerKey ?? null).lastInsertRowid);
     },
     pending(limit: number): RawInboxRow[] {
       let statement = pendingByLimit.get(limit);

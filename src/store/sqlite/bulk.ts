@@ -1,0 +1,132 @@
+import type { Delivery } from '../../receive/delivery.js';
+import type { BulkLoad, BulkMode, RowWrites, SettledDelivery, Settlement, StagedEffect, StoredEvent } from '../store.js';
+import Database from 'better-sqlite3';
+import type { SqliteDatabase } from './database.js';
+import { IdentitySet } from './identity-set.js';
+
+// Why a bulk load is fast: a random 64-character key inserted into a B-tree larger than the page
+// cache dirties a page of its own, and every commit writes each dirty page to the WAL again. The
+// batched path does that for the identity index and the candidates' keys on every batch, which is
+// why its cost per event grows with the database. Here the random-order indexes are dropped, rows
+// are appended (sequential pages), and the indexes are built once at the end, by sorting; the
+// projected rows are inserted in key order.
+
+// Pages of cache for each connection during a bulk load, in KiB (SQLite's negative form).
+const BULK_CACHE = -4000;
+
+const PROJECTED_TABLES = ['interview_responses', 'candidates', 'campaigns', 'credits'] as const;
+
+export interface BulkParts {
+  /** Inserts an accepted delivery already processed (replay's statement); returns its inbox id. */
+  appendSettled(row: SettledDelivery, at: string): number;
+  /** Inserts a body that is not an event as a dead letter, unless its bytes are stored (the unique index stays). */
+  appendRefused(delivery: Delivery): boolean;
+  /** Writes projected rows (insert for absent rows). */
+  saveRows(writes: RowWrites): void;
+}
+
+/** Whether the inbox and the projected tables hold no row. */
+export function isEmpty(db: SqliteDatabase): boolean {
+  return ['inbox', ...PROJECTED_TABLES].every((table) => db.prepare(`SELECT 1 FROM ${table} LIMIT 1`).get() === undefined);
+}
+
+/** The named indexes of a table, with the SQL that makes them again. */
+function indexesOf(db: SqliteDatabase, table: string, names?: readonly string[]): Array<{ name: string; sql: string }> {
+  const all = db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL").all(table) as Array<{ name: string; sql: string }>;
+  return names === undefined ? all : all.filter((index) => names.includes(index.name));
+}
+
+/**
+ * Prepares a bulk load inside the caller's write transaction (which rolls everything back,
+ * dropped indexes included, if anything throws), and returns it with `finish`, to be called
+ * before the commit, and `close`, to be called in any case.
+ */
+export function beginBulk(db: SqliteDatabase, mode: BulkMode, parts: BulkParts): { bulk: BulkLoad; finish(): void; close(): void } {
+  if (mode === 'rebuild') for (const table of PROJECTED_TABLES) db.prepare(`DELETE FROM ${table}`).run();
+  // Into an empty inbox the identity index goes (duplicates are told by `seen`); the other inbox
+  // indexes stay: they are partial and skip settled rows, or hold only NULLs for events. The
+  // candidates' index by campaign is built again too.
+  const dropped = [...(mode === 'empty' ? indexesOf(db, 'inbox', ['inbox_identity']) : []), ...indexesOf(db, 'candidates')];
+  for (const { name } of dropped) db.prepare(`DROP INDEX ${name}`).run();
+  const identityAt = db.prepare('SELECT identity FROM inbox WHERE inbox_id = ?').pluck();
+  let seen: IdentitySet | undefined = new IdentitySet((id) => identityAt.get(id) as string | undefined);
+
+  // Effects are kept in a scratch database of their own, on a second connection: SQLite sorts
+  // them there (in bounded memory, spilling to its temporary files) and the sorted rows are read
+  // while the projected rows are written on this connection, which one connection cannot do.
+  // An empty file name is a private temporary file, deleted by SQLite when it is closed.
+  const scratch = new Database('');
+  scratch.pragma('journal_mode = OFF');
+  scratch.pragma('synchronous = OFF');
+  // Both caches small (SQLite's sorter holds as much): rows are appended, and read in order.
+  scratch.pragma(`cache_size = ${BULK_CACHE}`);
+  const cacheSize = db.pragma('cache_size', { simple: true }) as number;
+  db.pragma(`cache_size = ${BULK_CACHE}`);
+  scratch.exec(`CREATE TABLE effects (tbl TEXT NOT NULL, key TEXT NOT NULL, version TEXT NOT NULL, body TEXT NOT NULL);
+    CREATE TABLE named (tbl TEXT NOT NULL, key TEXT NOT NULL, PRIMARY KEY (tbl, key)) WITHOUT ROWID;
+    BEGIN`);
+  const stageEffect = scratch.prepare('INSERT INTO effects (tbl, key, version, body) VALUES (?, ?, ?, ?)');
+  // An effect that sets nothing only names its row (every candidate event names its campaign):
+  // one mark per row, not one per event.
+  const stageName = scratch.prepare('INSERT OR IGNORE INTO named (tbl, key) VALUES (?, ?)');
+  const resettle = db.prepare('UPDATE inbox SET state = ?, reasons = ?, processed_at = ?, attempts = attempts + 1 WHERE inbox_id = ?');
+
+  const bulk: BulkLoad = {
+    append(rows, at) {
+      if (mode !== 'empty') throw new Error('append is for a bulk load into an empty inbox');
+      return rows.map((row) => {
+        if ('refused' in row) return parts.appendRefused(row.refused);
+        const { identity } = row.settled.delivery;
+        if (seen === undefined) throw new Error('append after sortedEffects');
+        if (seen.find(identity) !== undefined) return false;
+        seen.add(identity, parts.appendSettled(row.settled, at));
+        return true;
+      });
+    },
+    stage(effects) {
+      for (const e of effects) {
+        if (e.set === '') stageName.run(e.table, e.key);
+        else stageEffect.run(e.table, e.key, e.version, e.set);
+      }
+    },
+    accepted: () => db.prepare("SELECT COUNT(*) FROM inbox WHERE verdict = 'accepted'").pluck().get() as number,
+    events(afterId, limit) {
+      return db
+        .prepare(`SELECT inbox_id, raw, identity, state, reasons FROM inbox WHERE verdict = 'accepted' AND inbox_id > ? ORDER BY inbox_id LIMIT ${Math.trunc(limit)}`)
+        .all(afterId) as StoredEvent[];
+    },
+    resettle(settlements: readonly Settlement[], at) {
+      for (const s of settlements) resettle.run(s.state, s.reasons === null ? null : JSON.stringify(s.reasons), at, s.inboxId);
+    },
+    *sortedEffects(chunk) {
+      // Every row is appended by now: the identities' memory goes back before the projection's.
+      seen = undefined;
+      const sorted = scratch.prepare(
+        `SELECT tbl, key, version, body FROM effects
+         UNION ALL SELECT tbl, key, '', '' FROM named
+         ORDER BY tbl, key`,
+      );
+      let rows: StagedEffect[] = [];
+      for (const r of sorted.iterate() as IterableIterator<{ tbl: StagedEffect['table']; key: string; version: string; body: string }>) {
+        rows.push({ table: r.tbl, key: r.key, version: r.version, set: r.body });
+        if (rows.length >= chunk) {
+          yield rows;
+          rows = [];
+        }
+      }
+      if (rows.length > 0) yield rows;
+    },
+    saveRows: (writes) => parts.saveRows(writes),
+  };
+
+  return {
+    bulk,
+    finish() {
+      for (const { sql } of dropped) db.prepare(sql).run();
+    },
+    close() {
+      scratch.close();
+      db.pragma(`cache_size = ${cacheSize}`);
+    },
+  };
+}

@@ -237,10 +237,12 @@ export function createReceiver(options: ReceiverOptions) {
     /**
      * Replays fixture events (objects, .json, .ndjson, folders) through the same path as HTTP.
      * Rejects with ReplayInputError, after replaying the rest, when an input cannot be read.
+     * Batch by batch, so that a live receiver goes on answering; `bulk: true` loads an empty
+     * database in one transaction (see `ReplayOptions.bulk`).
      */
     async replay(inputs: Iterable<ReplayInput> | ReplayInput, replayOptions?: ReplayOptions): Promise<ReplaySummary> {
       const r = await use();
-      const summary = await replayInto({ store: r.store, wantsHandlers }, inputs, replayOptions);
+      const summary = await replayInto({ store: r.store, wantsHandlers }, inputs, { bulk: false, ...replayOptions });
       r.dispatcher.start();
       return requireReadable(summary);
     },

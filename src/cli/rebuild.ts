@@ -10,10 +10,16 @@ export const REBUILD_HELP = `Usage: prequal-hooks rebuild [options]
 Re-projects every event of the inbox into emptied projection tables (campaigns, candidates,
 interview_responses, credits): after an upgrade that changes the projection, or to check that
 the tables are what the events say. Events of kinds this version now knows are projected too.
-Application handlers do not run again. Safe to run again if interrupted.
+Application handlers do not run again.
+
+With SQLite it is one transaction: interrupted, it changes nothing, and until it ends a receiver
+on the same database answers 503 to webhooks (the sender retries them). --batched commits batch
+by batch instead, slower, letting a receiver write in between; interrupted, it leaves the rest
+pending, for the next rebuild or the receiver to project. PostgreSQL always takes batches.
 
 Options (environment fallback in brackets):
   --db <path|url>    SQLite file or postgres:// URL [PREQUAL_HOOKS_DB] (default ${DEFAULT_DB}); must exist
+  --batched          commit batch by batch (see above)
   --json             print the summary as JSON
   -h, --help         show this help
 
@@ -22,7 +28,7 @@ Progress goes to stderr after each batch; the summary (events, projected, unknow
 const line = (s: RebuildSummary) => `events ${s.events}, projected ${s.projected}, unknown ${s.unknown}, dead ${s.dead}`;
 
 export async function rebuild(argv: string[], io: CommandIo): Promise<number> {
-  const { values } = parsed(() => parseArgs({ args: argv, strict: true, options: { ...HELP_FLAG, ...DB_FLAG, json: { type: 'boolean' } } }));
+  const { values } = parsed(() => parseArgs({ args: argv, strict: true, options: { ...HELP_FLAG, ...DB_FLAG, json: { type: 'boolean' }, batched: { type: 'boolean' } } }));
   if (values.help) {
     io.stdout.write(`${REBUILD_HELP}\n`);
     return 0;
@@ -34,6 +40,7 @@ export async function rebuild(argv: string[], io: CommandIo): Promise<number> {
   let summary: RebuildSummary;
   try {
     summary = await rebuildStore(store, {
+      bulk: values.batched !== true,
       onProgress(running) {
         const done = running.projected + running.unknown + running.dead;
         const perSecond = Math.round(done / Math.max(0.001, (Date.now() - started) / 1000));

@@ -13,8 +13,14 @@ demos and tests. Replaying the same events again changes nothing.
 Inputs: .ndjson files (one event per line, streamed), .json files (one event or an array
 of events), and folders of them (read in name order, sub-folders included).
 
+Into an empty SQLite database the replay is one bulk transaction: its cost per event stays flat
+however large the input, and interrupted, it leaves the database empty; until it ends, a receiver
+on the same database answers 503 (the sender retries). --batched commits batch by batch instead
+(what it always does into a database that holds events, and with PostgreSQL).
+
 Options (environment fallback in brackets):
   --db <path>        SQLite file, folder created [PREQUAL_HOOKS_DB] (default ${DEFAULT_DB})
+  --batched          commit batch by batch (see above)
   --json             print the summary as JSON
   --progress <n>     a progress line on stderr every <n> events (default 100000; 0: none)
   -h, --help         show this help
@@ -35,7 +41,7 @@ export async function replay(argv: string[], io: CommandIo): Promise<number> {
       args: argv,
       strict: true,
       allowPositionals: true,
-      options: { ...HELP_FLAG, ...DB_FLAG, json: { type: 'boolean' }, progress: { type: 'string' } },
+      options: { ...HELP_FLAG, ...DB_FLAG, json: { type: 'boolean' }, progress: { type: 'string' }, batched: { type: 'boolean' } },
     }),
   );
   if (values.help) {
@@ -52,6 +58,7 @@ export async function replay(argv: string[], io: CommandIo): Promise<number> {
   try {
     summary = await replayInto(positionals, {
       database: dbPath,
+      bulk: values.batched !== true,
       onProgress(running) {
         // Called after each committed batch: report when a multiple of --progress was passed.
         if (progressEvery === 0 || running.received < nextProgress) return;

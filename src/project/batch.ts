@@ -44,7 +44,7 @@ function versioned<T>(stored: StoredRow<T>, fields: readonly string[]): Versione
   return { row: stored.row, versions: decodeVersions(stored.field_versions, fields) };
 }
 
-function toStored<T>(current: Versioned<T>, fields: readonly string[]): StoredRow<T> {
+export function toStored<T>(current: Versioned<T>, fields: readonly string[]): StoredRow<T> {
   return { row: current.row, field_versions: encodeVersions(current.versions, fields) };
 }
 

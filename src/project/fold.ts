@@ -76,7 +76,7 @@ export function emptyState(): ProjectedState {
 }
 
 /** Applies one effect to an in-memory state (mutating the maps, not the rows). */
-function applyEffect(state: ProjectedState, effect: Effect, version: string, lastWriterWins: boolean): void {
+export function applyEffect(state: ProjectedState, effect: Effect, version: string, lastWriterWins: boolean): void {
   const merge = <T extends object>(current: Versioned<T>, set: Record<string, unknown>) =>
     lastWriterWins ? mergeEffect(current, set, version) : overwrite(current, set, version);
   switch (effect.table) {

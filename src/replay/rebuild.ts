@@ -1,6 +1,7 @@
 import { readEnvelope } from '../events/index.js';
-import { projectBatch } from '../project/batch.js';
-import type { Store } from '../store/store.js';
+import { projectBatch, readStored } from '../project/batch.js';
+import { projectStaged, stagedEffectsOf } from '../project/bulk.js';
+import type { Settlement, StagedEffect, Store } from '../store/store.js';
 
 export interface RebuildSummary {
   /** Events in the inbox made pending again and projected anew. */
@@ -16,6 +17,13 @@ export interface RebuildOptions {
   /** Called after each committed batch with the running summary. */
   onProgress?: (summary: RebuildSummary) => void;
   now?: () => number;
+  /**
+   * Where the engine can (SQLite): one transaction that holds the write lock throughout (a
+   * receiver on the same database answers 503 meanwhile, which the sender retries), rolled back
+   * whole if interrupted, and whose cost per event stays flat however large the inbox. Only the
+   * inbox rows whose outcome changes are updated. Default true; false takes the batched path.
+   */
+  bulk?: boolean;
 }
 
 /**
@@ -27,6 +35,36 @@ export interface RebuildOptions {
 export async function rebuild(store: Store, options: RebuildOptions = {}): Promise<RebuildSummary> {
   const batchSize = options.batchSize ?? 2000;
   const now = options.now ?? Date.now;
+  if (options.bulk !== false && store.bulkLoad !== undefined) {
+    const summary = await store.bulkLoad('rebuild', async (bulk) => {
+      const at = new Date(now()).toISOString();
+      const summary: RebuildSummary = { events: bulk.accepted(), projected: 0, unknown: 0, dead: 0 };
+      for (let after = 0; ; ) {
+        const rows = bulk.events(after, batchSize);
+        if (rows.length === 0) break;
+        after = rows[rows.length - 1]!.inbox_id;
+        const changed: Settlement[] = [];
+        const effects: StagedEffect[] = [];
+        for (const row of rows) {
+          const p = readStored(row.raw, readEnvelope(row.raw, row.identity ?? undefined));
+          summary[p.state]++;
+          const reasons = p.state === 'projected' ? null : p.issues;
+          if (p.state !== row.state || (reasons === null ? null : JSON.stringify(reasons)) !== row.reasons) {
+            changed.push({ inboxId: row.inbox_id, state: p.state, reasons, handlers: false });
+          }
+          if (p.state === 'projected') for (const effect of stagedEffectsOf(p)) effects.push(effect);
+        }
+        bulk.resettle(changed, at);
+        bulk.stage(effects);
+        options.onProgress?.({ ...summary });
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      projectStaged(bulk, batchSize);
+      return summary;
+    });
+    await store.flush();
+    return summary!;
+  }
   const summary: RebuildSummary = { events: await store.write((tx) => tx.resetProjection()), projected: 0, unknown: 0, dead: 0 };
   for (;;) {
     const done = await store.write(

@@ -31,8 +31,8 @@ INSERT INTO inbox_new (inbox_id, received_at, raw, identity, kind, verdict, secr
   FROM inbox;
 DROP TABLE inbox;
 ALTER TABLE inbox_new RENAME TO inbox;
-CREATE UNIQUE INDEX inbox_identity ON inbox (identity);
-CREATE UNIQUE INDEX inbox_raw_sha256 ON inbox (raw_sha256);
+CREATE UNIQUE INDEX inbox_identity ON inbox (identity) WHERE identity IS NOT NULL;
+CREATE UNIQUE INDEX inbox_raw_sha256 ON inbox (raw_sha256) WHERE raw_sha256 IS NOT NULL;
 CREATE INDEX inbox_pending ON inbox (inbox_id) WHERE state = 'pending';
 CREATE INDEX inbox_set_aside ON inbox (state, inbox_id) WHERE state IN ('unknown', 'dead');
 CREATE INDEX inbox_handlers_pending ON inbox (inbox_id) WHERE handlers_pending = 1;

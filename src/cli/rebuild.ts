@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { rebuild as rebuildStore, type RebuildSummary } from '../replay/index.js';
 import { openStore } from '../store/open.js';
 import { databasePath, DB_FLAG, DEFAULT_DB, HELP_FLAG, parsed, type CommandIo } from './args.js';
-import { displayLocation, requireDatabaseFile } from './database.js';
+import { displayLocation, requireDatabaseFile, smallNursery } from './database.js';
 import { printJson } from './output.js';
 
 export const REBUILD_HELP = `Usage: prequal-hooks rebuild [options]
@@ -35,6 +35,7 @@ export async function rebuild(argv: string[], io: CommandIo): Promise<number> {
   }
   const location = databasePath(values.db, io.env);
   requireDatabaseFile(location);
+  smallNursery();
   const store = await openStore(location);
   const started = Date.now();
   let summary: RebuildSummary;

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { replay as replayInto, ReplayInputError, type ReplaySummary } from '../replay/index.js';
 import { databasePath, DB_FLAG, DEFAULT_DB, HELP_FLAG, integer, parsed, UsageError, type CommandIo } from './args.js';
-import { displayLocation } from './database.js';
+import { displayLocation, smallNursery } from './database.js';
 import { printJson } from './output.js';
 
 export const REPLAY_HELP = `Usage: prequal-hooks replay <file|dir>... [options]
@@ -52,6 +52,7 @@ export async function replay(argv: string[], io: CommandIo): Promise<number> {
   const progressEvery = integer('--progress', values.progress, 100_000);
   const dbPath = databasePath(values.db, io.env);
 
+  smallNursery();
   const startedAt = Date.now();
   let nextProgress = progressEvery;
   let summary: ReplaySummary;

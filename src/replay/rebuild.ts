@@ -12,7 +12,7 @@ export interface RebuildSummary {
 }
 
 export interface RebuildOptions {
-  /** Events per transaction. Default 2000. */
+  /** Events per transaction (per read, in a bulk load). Default 2000 (bulk: 500, which bounds memory better). */
   batchSize?: number;
   /** Called after each committed batch with the running summary. */
   onProgress?: (summary: RebuildSummary) => void;
@@ -33,9 +33,9 @@ export interface RebuildOptions {
  * rows that a second rebuild, or any receiver on the same database, projects.
  */
 export async function rebuild(store: Store, options: RebuildOptions = {}): Promise<RebuildSummary> {
-  const batchSize = options.batchSize ?? 2000;
   const now = options.now ?? Date.now;
   if (options.bulk !== false && store.bulkLoad !== undefined) {
+    const batchSize = options.batchSize ?? 500;
     const summary = await store.bulkLoad('rebuild', async (bulk) => {
       const at = new Date(now()).toISOString();
       const summary: RebuildSummary = { events: bulk.accepted(), projected: 0, unknown: 0, dead: 0 };
@@ -65,6 +65,7 @@ export async function rebuild(store: Store, options: RebuildOptions = {}): Promi
     await store.flush();
     return summary!;
   }
+  const batchSize = options.batchSize ?? 2000;
   const summary: RebuildSummary = { events: await store.write((tx) => tx.resetProjection()), projected: 0, unknown: 0, dead: 0 };
   for (;;) {
     const done = await store.write(

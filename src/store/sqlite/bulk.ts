@@ -12,7 +12,7 @@ import { IdentitySet } from './identity-set.js';
 // projected rows are inserted in key order.
 
 // Pages of cache for each connection during a bulk load, in KiB (SQLite's negative form).
-const BULK_CACHE = -4000;
+const BULK_CACHE = -2000;
 
 const PROJECTED_TABLES = ['interview_responses', 'candidates', 'campaigns', 'credits'] as const;
 

@@ -54,9 +54,45 @@ export function replayCommand(file, db, cli) {
     : { how: 'bench/replay-child.js (replay() from dist/index.js)', args: [join(BENCH, 'replay-child.js'), file, '--db', db] };
 }
 
-export async function benchReplay({ scenario, tmpDir, cli, env }) {
+/** Whether the CLI has `command` with `flag` (older builds, measured for comparison, may not). */
+function cliHas(cli, command, flag) {
+  try {
+    return execFileSync(process.execPath, [cli, command, '--help'], { encoding: 'utf8' }).includes(flag);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `prequal-hooks rebuild --db <db> --json` on the database a replay just wrote: every accepted
+ * inbox event re-projected into emptied tables, timed and its peak RSS taken from outside.
+ */
+async function benchRebuild({ db, cli, env }) {
+  const run = await measureCommand(process.execPath, [cli, 'rebuild', '--db', db, '--json'], { cwd: ROOT, env });
+  if (run.code !== 0) throw new Error(`rebuild exited with ${run.code}:\n${run.stderr.slice(-3000)}`);
+  const summary = JSON.parse(run.stdout);
+  return {
+    command: 'prequal-hooks rebuild --db <replayed> --json',
+    events: summary.events,
+    wallMs: Math.round(run.wallMs),
+    eventsPerSec: Math.round(summary.events / (run.wallMs / 1000)),
+    maxRssMb: Math.round((run.maxRssKb / 1024) * 10) / 10,
+    summary,
+  };
+}
+
+/**
+ * Replays the scenario into a new database; `batched` takes the batched path (the baseline of
+ * the bulk load), `rebuild` then times a rebuild of the database written.
+ */
+export async function benchReplay({ scenario, tmpDir, cli, env, batched = false, rebuild = false }) {
   const db = join(tmpDir, `replay-${process.pid}-${Date.now()}.db`);
   const command = replayCommand(scenario.file, db, cli);
+  if (batched) {
+    if (!cliHas(cli, 'replay', '--batched')) return null;
+    command.args.push('--batched');
+    command.how += ' --batched';
+  }
   const run = await measureCommand(process.execPath, command.args, { cwd: ROOT, env });
   if (run.code !== 0) throw new Error(`replay exited with ${run.code}:\n${run.stderr.slice(-3000)}`);
   let summary = null;
@@ -75,6 +111,7 @@ export async function benchReplay({ scenario, tmpDir, cli, env }) {
   // The CLI's progress lines (cumulative events/s every 100,000 events) show how the rate changes
   // as the database grows.
   const progress = [...run.stderr.matchAll(/received (\d+)\b.*?\((\d+) events\/s\)/g)].map((m) => ({ received: Number(m[1]), eventsPerSec: Number(m[2]) }));
+  const rebuilt = rebuild && cliHas(cli, 'rebuild', '--json') ? await benchRebuild({ db, cli, env }) : undefined;
   for (const suffix of ['', '-wal', '-shm']) rmSync(`${db}${suffix}`, { force: true });
   const events = scenario.meta.events;
   return {
@@ -90,5 +127,6 @@ export async function benchReplay({ scenario, tmpDir, cli, env }) {
     campaigns,
     dbMb: Math.round(dbBytes / 1048576),
     ...(progress.length > 0 && { progress }),
+    ...(rebuilt && { rebuild: rebuilt }),
   };
 }

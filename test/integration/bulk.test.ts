@@ -53,6 +53,24 @@ describe('bulk load into an empty SQLite database', () => {
     await store.close();
   });
 
+  it('writes without the WAL when it has the file to itself, and gives the WAL back', async () => {
+    const alone = join(dir, 'alone.db');
+    expect(await replay([added(1), added(2)], { database: alone })).toMatchObject({ projected: 2 });
+    const shared = join(dir, 'shared.db');
+    const store = await openStore(shared);
+    const other = new Database(shared);
+    other.prepare('SELECT COUNT(*) FROM inbox').get(); // another connection holds the file open
+    expect(await replayInto({ store }, [added(1), added(2)])).toMatchObject({ projected: 2 });
+    await store.close();
+    other.close();
+    for (const path of [alone, shared]) {
+      const db = new Database(path, { readonly: true });
+      expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(db.prepare('SELECT COUNT(*) FROM candidates').pluck().get()).toBe(2);
+      db.close();
+    }
+  });
+
   it('an error half-way leaves the database as it was: empty, with its indexes', async () => {
     const path = join(dir, 'interrupted.db');
     const store = await openStore(path);

@@ -43,8 +43,8 @@ function indexesOf(db: SqliteDatabase, table: string, names?: readonly string[])
  */
 export function beginBulk(db: SqliteDatabase, mode: BulkMode, parts: BulkParts): { bulk: BulkLoad; finish(): void; close(): void } {
   if (mode === 'rebuild') for (const table of PROJECTED_TABLES) db.prepare(`DELETE FROM ${table}`).run();
-  // Into an empty inbox the identity index goes (duplicates are told by `seen`); the other inbox
-  // indexes stay: they are partial and skip settled rows, or hold only NULLs for events. The
+  // Into an empty inbox the identity index goes (repeats are told by `seen`); the other inbox
+  // indexes stay: they are partial, and an event's settled row enters them only when its handlers are due. The
   // candidates' index by campaign is built again too.
   const dropped = [...(mode === 'empty' ? indexesOf(db, 'inbox', ['inbox_identity']) : []), ...indexesOf(db, 'candidates')];
   for (const { name } of dropped) db.prepare(`DROP INDEX ${name}`).run();
@@ -54,17 +54,23 @@ export function beginBulk(db: SqliteDatabase, mode: BulkMode, parts: BulkParts):
   // Effects are kept in a scratch database of their own, on a second connection: SQLite sorts
   // them there (in bounded memory, spilling to its temporary files) and the sorted rows are read
   // while the projected rows are written on this connection, which one connection cannot do.
-  // An empty file name is a private temporary file, deleted by SQLite when it is closed.
+  // An empty file name is a private temporary file, which SQLite unlinks as soon as it is open
+  // (it holds candidates' data) and which goes with the connection.
   const scratch = new Database('');
-  scratch.pragma('journal_mode = OFF');
-  scratch.pragma('synchronous = OFF');
-  // Both caches small (SQLite's sorter holds as much): rows are appended, and read in order.
-  scratch.pragma(`cache_size = ${BULK_CACHE}`);
+  try {
+    scratch.pragma('journal_mode = OFF');
+    scratch.pragma('synchronous = OFF');
+    // Both caches small (SQLite's sorter holds as much): rows are appended, and read in order.
+    scratch.pragma(`cache_size = ${BULK_CACHE}`);
+    scratch.exec(`CREATE TABLE effects (tbl TEXT NOT NULL, key TEXT NOT NULL, version TEXT NOT NULL, body TEXT NOT NULL);
+      CREATE TABLE named (tbl TEXT NOT NULL, key TEXT NOT NULL, PRIMARY KEY (tbl, key)) WITHOUT ROWID;
+      BEGIN`);
+  } catch (error) {
+    scratch.close();
+    throw error;
+  }
   const cacheSize = db.pragma('cache_size', { simple: true }) as number;
   db.pragma(`cache_size = ${BULK_CACHE}`);
-  scratch.exec(`CREATE TABLE effects (tbl TEXT NOT NULL, key TEXT NOT NULL, version TEXT NOT NULL, body TEXT NOT NULL);
-    CREATE TABLE named (tbl TEXT NOT NULL, key TEXT NOT NULL, PRIMARY KEY (tbl, key)) WITHOUT ROWID;
-    BEGIN`);
   const stageEffect = scratch.prepare('INSERT INTO effects (tbl, key, version, body) VALUES (?, ?, ?, ?)');
   // An effect that sets nothing only names its row (every candidate event names its campaign):
   // one mark per row, not one per event.

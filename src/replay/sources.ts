@@ -1,7 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { readCanonicalJson } from '../events/index.js';
 
 /** What replay accepts: event objects, or paths of `.json` / `.ndjson` files and folders of them. */
@@ -13,14 +12,7 @@ export type SourceItem =
 
 async function* fromFile(path: string): AsyncGenerator<SourceItem> {
   if (extname(path) === '.ndjson') {
-    // Streamed line by line: memory stays flat whatever the file size.
-    const lines = createInterface({ input: createReadStream(path), crlfDelay: Infinity });
-    let n = 0;
-    for await (const line of lines) {
-      n++;
-      if (line.trim() === '') continue;
-      yield { ok: true, raw: Buffer.from(line, 'utf8'), origin: `${path}:${n}` };
-    }
+    yield* ndjsonLines(path);
     return;
   }
   const bytes = await readFile(path);
@@ -37,6 +29,55 @@ async function* fromFile(path: string): AsyncGenerator<SourceItem> {
     for (const [i, raw] of arrayElements(bytes).entries()) yield { ok: true, raw, origin: `${path}[${i}]` };
   } else {
     yield { ok: true, raw: bytes, origin: path };
+  }
+}
+
+/** Whether bytes [start, end) are only blanks (space, tab, CR, vertical tab, form feed). */
+function blank(bytes: Buffer, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const c = bytes[i]!;
+    if (c !== SPACE && c !== TAB && c !== CR && c !== 0x0b && c !== 0x0c) return false;
+  }
+  return true;
+}
+
+/**
+ * The lines of an NDJSON file, streamed (memory stays flat whatever the file size), each as its
+ * exact bytes: split at LF (a CR before it is dropped), never decoded, so that a line that is
+ * not valid UTF-8 is kept as it was written, and a line made only of blanks is skipped.
+ */
+async function* ndjsonLines(path: string): AsyncGenerator<SourceItem> {
+  let n = 0;
+  // The start of a line that goes on in the next chunk (a line may span many).
+  let pieces: Buffer[] = [];
+  const line = (bytes: Buffer, start: number, end: number): SourceItem | undefined => {
+    n++;
+    if (end > start && bytes[end - 1] === CR) end--;
+    if (blank(bytes, start, end)) return undefined;
+    return { ok: true, raw: bytes.subarray(start, end), origin: `${path}:${n}` };
+  };
+  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
+    let start = 0;
+    let end = chunk.indexOf(LF);
+    if (end !== -1 && pieces.length > 0) {
+      pieces.push(chunk.subarray(0, end));
+      const joined = Buffer.concat(pieces);
+      pieces = [];
+      const item = line(joined, 0, joined.length);
+      if (item !== undefined) yield item;
+      start = end + 1;
+      end = chunk.indexOf(LF, start);
+    }
+    for (; end !== -1; start = end + 1, end = chunk.indexOf(LF, start)) {
+      const item = line(chunk, start, end);
+      if (item !== undefined) yield item;
+    }
+    if (start < chunk.length) pieces.push(chunk.subarray(start));
+  }
+  if (pieces.length > 0) {
+    const joined = Buffer.concat(pieces);
+    const item = line(joined, 0, joined.length);
+    if (item !== undefined) yield item;
   }
 }
 

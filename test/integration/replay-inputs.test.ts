@@ -1,4 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createReceiver } from '../../src/receiver.js';
 import { replay, ReplayInputError } from '../../src/replay/index.js';
 import { FIXTURES_DIR, sampleEvent } from '../../src/testing/index.js';
@@ -17,4 +21,39 @@ describe('replay of an input that cannot be read', () => {
     expect((await receiver.query.getCredits()).credits_remaining).not.toBeNull();
     await receiver.close();
   });
+});
+
+describe('replay of NDJSON lines, as bytes', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'prequal-ndjson-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  for (const bulk of [true, false]) {
+    it(`keeps each line's exact bytes, splits at LF (CRLF too), skips blank lines, and joins a line read in many chunks (${bulk ? 'bulk' : 'batched'})`, async () => {
+      const crlf = Buffer.from(`${JSON.stringify(sampleEvent('credits.low'))}\r\n`);
+      // Not UTF-8: a decoder would store U+FFFD in its place, and the dead letter would not be what was sent.
+      const notUtf8 = Buffer.concat([Buffer.from('{"event":"candidate.added","note":"'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('"}')]);
+      // Valid JSON far longer than a read chunk (64 KiB), so that it spans several.
+      const created = JSON.stringify(sampleEvent('campaign.created'));
+      const long = Buffer.from(`{${' '.repeat(200_000)}${created.slice(1)}`);
+      const last = Buffer.from(JSON.stringify(sampleEvent('credits.depleted')));
+      const file = join(dir, 'events.ndjson');
+      writeFileSync(file, Buffer.concat([crlf, Buffer.from('\n  \t \r\n'), notUtf8, Buffer.from('\n'), long, Buffer.from('\r\n'), last]));
+      const database = join(dir, 'replayed.db');
+
+      const summary = await replay(file, { database, bulk });
+
+      expect(summary).toMatchObject({ received: 4, projected: 3, dead: 1, duplicates: 0 });
+      const db = new Database(database, { readonly: true });
+      const raws = (db.prepare('SELECT raw FROM inbox ORDER BY inbox_id').pluck().all() as Buffer[]).map((raw) => Buffer.from(raw));
+      db.close();
+      expect(raws).toHaveLength(4);
+      expect(raws[0]!.equals(crlf.subarray(0, crlf.length - 2))).toBe(true);
+      expect(raws[1]!.equals(notUtf8)).toBe(true);
+      expect(raws[2]!.equals(long)).toBe(true);
+      expect(raws[3]!.equals(last)).toBe(true);
+    });
+  }
 });

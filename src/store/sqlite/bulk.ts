@@ -14,6 +14,9 @@ import { IdentitySet } from './identity-set.js';
 // Pages of cache for each connection during a bulk load, in KiB (SQLite's negative form).
 const BULK_CACHE = -2000;
 
+// Row names a bulk load remembers in memory (about 100 bytes each).
+const NAMED_IN_MEMORY = 50_000;
+
 const PROJECTED_TABLES = ['interview_responses', 'candidates', 'campaigns', 'credits'] as const;
 
 export interface BulkParts {
@@ -75,6 +78,9 @@ export function beginBulk(db: SqliteDatabase, mode: BulkMode, parts: BulkParts):
   // An effect that sets nothing only names its row (every candidate event names its campaign):
   // one mark per row, not one per event.
   const stageName = scratch.prepare('INSERT OR IGNORE INTO named (tbl, key) VALUES (?, ?)');
+  // Rows already named, so that most marks cost no statement (every candidate event names its
+  // campaign: a few thousand rows named a million times). Bounded: past it, the table ignores repeats.
+  const named = new Set<string>();
   const resettle = db.prepare('UPDATE inbox SET state = ?, reasons = ?, processed_at = ?, attempts = attempts + 1 WHERE inbox_id = ?');
 
   const bulk: BulkLoad = {
@@ -91,8 +97,12 @@ export function beginBulk(db: SqliteDatabase, mode: BulkMode, parts: BulkParts):
     },
     stage(effects) {
       for (const e of effects) {
-        if (e.set === '') stageName.run(e.table, e.key);
-        else stageEffect.run(e.table, e.key, e.version, e.set);
+        if (e.set === '') {
+          const mark = `${e.table}\n${e.key}`;
+          if (named.has(mark)) continue;
+          if (named.size < NAMED_IN_MEMORY) named.add(mark);
+          stageName.run(e.table, e.key);
+        } else stageEffect.run(e.table, e.key, e.version, e.set);
       }
     },
     accepted: () => db.prepare("SELECT COUNT(*) FROM inbox WHERE verdict = 'accepted'").pluck().get() as number,
@@ -113,8 +123,8 @@ export function beginBulk(db: SqliteDatabase, mode: BulkMode, parts: BulkParts):
          ORDER BY tbl, key`,
       );
       let rows: StagedEffect[] = [];
-      for (const r of sorted.iterate() as IterableIterator<{ tbl: StagedEffect['table']; key: string; version: string; body: string }>) {
-        rows.push({ table: r.tbl, key: r.key, version: r.version, set: r.body });
+      for (const [table, key, version, set] of sorted.raw().iterate() as IterableIterator<[StagedEffect['table'], string, string, string]>) {
+        rows.push({ table, key, version, set });
         if (rows.length >= chunk) {
           yield rows;
           rows = [];

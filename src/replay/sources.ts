@@ -50,33 +50,26 @@ async function* ndjsonLines(path: string): AsyncGenerator<SourceItem> {
   let n = 0;
   // The start of a line that goes on in the next chunk (a line may span many).
   let pieces: Buffer[] = [];
-  const line = (bytes: Buffer, start: number, end: number): SourceItem | undefined => {
+  const line = (tail: Buffer): SourceItem | undefined => {
     n++;
-    if (end > start && bytes[end - 1] === CR) end--;
-    if (blank(bytes, start, end)) return undefined;
-    return { ok: true, raw: bytes.subarray(start, end), origin: `${path}:${n}` };
+    let bytes = tail;
+    if (pieces.length > 0) {
+      bytes = Buffer.concat([...pieces, tail]);
+      pieces = [];
+    }
+    if (bytes[bytes.length - 1] === CR) bytes = bytes.subarray(0, -1);
+    return blank(bytes, 0, bytes.length) ? undefined : { ok: true, raw: bytes, origin: `${path}:${n}` };
   };
   for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
     let start = 0;
-    let end = chunk.indexOf(LF);
-    if (end !== -1 && pieces.length > 0) {
-      pieces.push(chunk.subarray(0, end));
-      const joined = Buffer.concat(pieces);
-      pieces = [];
-      const item = line(joined, 0, joined.length);
-      if (item !== undefined) yield item;
-      start = end + 1;
-      end = chunk.indexOf(LF, start);
-    }
-    for (; end !== -1; start = end + 1, end = chunk.indexOf(LF, start)) {
-      const item = line(chunk, start, end);
+    for (let end = chunk.indexOf(LF); end !== -1; start = end + 1, end = chunk.indexOf(LF, start)) {
+      const item = line(chunk.subarray(start, end));
       if (item !== undefined) yield item;
     }
     if (start < chunk.length) pieces.push(chunk.subarray(start));
   }
   if (pieces.length > 0) {
-    const joined = Buffer.concat(pieces);
-    const item = line(joined, 0, joined.length);
+    const item = line(Buffer.alloc(0));
     if (item !== undefined) yield item;
   }
 }

@@ -76,10 +76,9 @@ export function beginBulk(db: SqliteDatabase, mode: BulkMode, parts: BulkParts):
   db.pragma(`cache_size = ${BULK_CACHE}`);
   const stageEffect = scratch.prepare('INSERT INTO effects (tbl, key, version, body) VALUES (?, ?, ?, ?)');
   // An effect that sets nothing only names its row (every candidate event names its campaign):
-  // one mark per row, not one per event.
+  // one mark per row, not one per event. Rows already named are remembered, so that most marks
+  // cost no statement; past the bound, the table's primary key ignores the repeats.
   const stageName = scratch.prepare('INSERT OR IGNORE INTO named (tbl, key) VALUES (?, ?)');
-  // Rows already named, so that most marks cost no statement (every candidate event names its
-  // campaign: a few thousand rows named a million times). Bounded: past it, the table ignores repeats.
   const named = new Set<string>();
   const resettle = db.prepare('UPDATE inbox SET state = ?, reasons = ?, processed_at = ?, attempts = attempts + 1 WHERE inbox_id = ?');
 

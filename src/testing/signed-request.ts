@@ -9,7 +9,12 @@ export interface SignedRequestOptions {
 }
 
 export interface SignedRequest {
-  body: Buffer;
+  /**
+   * The exact bytes to send, over a plain `ArrayBuffer`: `fetch` (whose `BodyInit` refuses a
+   * `Buffer<ArrayBufferLike>` under strict checks with recent @types/node) and node:http's
+   * `request.end()` both take it.
+   */
+  body: Buffer<ArrayBuffer>;
   headers: Record<string, string>;
 }
 

@@ -14,7 +14,8 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import express from 'express';
 import { createReceiver, verify } from 'prequal-hooks';
-import { FIXTURES_DIR, sampleEvent } from 'prequal-hooks/testing';
+import { request } from 'node:http';
+import { FIXTURES_DIR, sampleEvent, signedRequest } from 'prequal-hooks/testing';
 
 // The README's Express example.
 const app = express();
@@ -57,6 +58,20 @@ const assets = [...html.matchAll(/(?:src|href)="([^"]+\.(?:js|css))"/g)].map((m)
 assert.ok(assets.length >= 2, 'the overview links its scripts and styles');
 for (const asset of assets) assert.equal((await fetch(new URL(asset, \`\${base}/ops/\`), { headers: auth })).status, 200, asset);
 assert.equal((await fetch(\`\${base}/ops/\`)).status, 401);
+
+// A signed request's body suits both fetch and node:http under strict types (@types/node 26).
+const signed = signedRequest(sampleEvent('credits.low'), { secret: 'consumer-secret' });
+const viaFetch = await fetch(\`\${base}/webhooks/prequal\`, { method: 'POST', headers: signed.headers, body: signed.body });
+assert.equal(viaFetch.status, 200);
+const viaHttp = await new Promise<number>((resolve, reject) => {
+  const sent = request(\`\${base}/webhooks/prequal\`, { method: 'POST', headers: signed.headers }, (answer) => {
+    answer.resume();
+    resolve(answer.statusCode ?? 0);
+  });
+  sent.once('error', reject);
+  sent.end(signed.body);
+});
+assert.equal(viaHttp, 200);
 server.close();
 
 // Reconciliation's types: a client from prequal-hooks/client.

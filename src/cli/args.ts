@@ -85,8 +85,12 @@ export function secretList(values: Array<string | undefined>): string[] {
 /** Where a database is when no --db or PREQUAL_HOOKS_DB says otherwise (relative to the working folder). */
 export const DEFAULT_DB = './data/prequal-hooks.db';
 
-/** The `--db <path>` flag of every command that reads or writes the database. */
-export const DB_FLAG = { db: { type: 'string' } } as const;
+/**
+ * The `--db <path|url>` flag of every command that reads or writes the database, and `--schema`,
+ * the PostgreSQL schema of its tables (`serve --schema hooks` makes a database that every other
+ * command must then be told about).
+ */
+export const DB_FLAG = { db: { type: 'string' }, schema: { type: 'string' } } as const;
 
 /**
  * The database of a command: `--db`, then PREQUAL_HOOKS_DB, then ./data/prequal-hooks.db. A SQLite
@@ -94,5 +98,25 @@ export const DB_FLAG = { db: { type: 'string' } } as const;
  */
 export function databasePath(flag: string | undefined, env: NodeJS.ProcessEnv): string {
   const given = flag ?? (env.PREQUAL_HOOKS_DB || DEFAULT_DB);
-  return /^postgres(?:ql)?:\/\//i.test(given) ? given : resolve(given);
+  return isPostgresLocation(given) ? given : resolve(given);
+}
+
+function isPostgresLocation(location: string): boolean {
+  return /^postgres(?:ql)?:\/\//i.test(location);
+}
+
+/**
+ * The PostgreSQL schema of a command's database: `--schema`, then PREQUAL_HOOKS_SCHEMA; none means
+ * `public`. Given as a flag for a SQLite file it is a mistake worth saying; from the environment
+ * (set once for every command) it is ignored there.
+ */
+export function databaseSchema(flag: string | undefined, env: NodeJS.ProcessEnv, location: string): { schema?: string } {
+  const schema = flag ?? (env.PREQUAL_HOOKS_SCHEMA || undefined);
+  if (schema === undefined) return {};
+  if (!isPostgresLocation(location)) {
+    if (flag !== undefined) throw new UsageError('--schema applies to a PostgreSQL database (a postgres:// URL in --db or PREQUAL_HOOKS_DB), not to a SQLite file');
+    return {};
+  }
+  if (schema === '') throw new UsageError('--schema needs a name');
+  return { schema };
 }

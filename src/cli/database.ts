@@ -22,11 +22,11 @@ export function requireDatabaseFile(location: string): void {
  * Opens an existing database read-only (no migrations, no writes: safe beside a running
  * receiver), and checks that this version can read it.
  */
-export async function openForReading(location: string): Promise<Store> {
+export async function openForReading(location: string, postgres: { schema?: string } = {}): Promise<Store> {
   requireDatabaseFile(location);
   if (isPostgresUrl(location)) {
     try {
-      return await openStore(location, { readonly: true });
+      return await openStore(location, { readonly: true, ...postgres });
     } catch (error) {
       if (error instanceof SchemaError || (error as Error).name === 'DatabaseTooNewError') throw error;
       throw new CommandError(`cannot open ${displayLocation(location)}: ${(error as Error).message}`);

@@ -4,7 +4,7 @@ import type { Issue } from '../events/index.js';
 import { createLogger } from '../logging.js';
 import { createReceiver } from '../receiver.js';
 import type { InboxRow, InboxState } from '../store/store.js';
-import { databasePath, DB_FLAG, HELP_FLAG, parsed, UsageError, type CommandIo } from './args.js';
+import { databasePath, databaseSchema, DB_FLAG, HELP_FLAG, parsed, UsageError, type CommandIo } from './args.js';
 import { requireDatabaseFile } from './database.js';
 import { FORMAT_FLAGS, outputFormat, printJson, reasonsText, renderTable, type Column } from './output.js';
 
@@ -56,7 +56,7 @@ export async function reprocess(argv: string[], io: CommandIo, help: string): Pr
 
   // The receiver's own projection and dispatcher; nothing listens, so no secret is involved.
   const logger = createLogger({ level: 'error' }, pino.destination({ dest: 2, sync: true }));
-  const receiver = createReceiver({ database: path, allowUnsigned: true, logger });
+  const receiver = createReceiver({ database: path, ...databaseSchema(values.schema, io.env, path), allowUnsigned: true, logger });
   let results: Result[];
   let skipped: Array<{ inbox_id: number; reason: string }>;
   try {

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { prepareDeadLetters, type EventDeadLetter, type HandlerDeadLetter } from '../dispatch/dead-letters.js';
-import { databasePath, DB_FLAG, DEFAULT_DB, HELP_FLAG, integer, parsed, type CommandIo } from './args.js';
+import { databasePath, databaseSchema, DB_FLAG, DEFAULT_DB, HELP_FLAG, integer, parsed, type CommandIo } from './args.js';
 import { openForReading } from './database.js';
 import { FORMAT_FLAGS, outputFormat, printJson, reasonsText, renderTable, shortInstant, type Column } from './output.js';
 
@@ -14,12 +14,13 @@ processes them now, in this process: after an upgrade that knows the kind, or on
 stored body was mended. Bodies that are not event envelopes can be listed, not reprocessed.
 
 Options (environment fallback in brackets):
-  --db <path>    SQLite file or postgres:// URL [PREQUAL_HOOKS_DB] (default ${DEFAULT_DB}); must exist
-  --all          reprocess: every event dead letter
-  --limit <n>    list: at most n of each (default 1000)
-  --json         print JSON (the default when stdout is not a terminal)
-  --table        print aligned tables (the default on a terminal)
-  -h, --help     show this help
+  --db <path>      SQLite file or postgres:// URL [PREQUAL_HOOKS_DB] (default ${DEFAULT_DB}); must exist
+  --schema <name>  PostgreSQL: the schema of the tables [PREQUAL_HOOKS_SCHEMA] (default public)
+  --all            reprocess: every event dead letter
+  --limit <n>      list: at most n of each (default 1000)
+  --json           print JSON (the default when stdout is not a terminal)
+  --table          print aligned tables (the default on a terminal)
+  -h, --help       show this help
 
 JSON of the list: {"events": [{type: "event", inbox_id, state, kind, verdict, received_at,
 reasons: [{path, message}], body}], "handler_failures": [{type: "handler", failure_id,
@@ -55,7 +56,8 @@ async function list(argv: string[], io: CommandIo): Promise<number> {
   }
   const format = outputFormat(values, io);
   const limit = integer('--limit', values.limit, 1000, 1);
-  const store = await openForReading(databasePath(values.db, io.env));
+  const location = databasePath(values.db, io.env);
+  const store = await openForReading(location, databaseSchema(values.schema, io.env, location));
   let events: EventDeadLetter[];
   let handlerFailures: HandlerDeadLetter[];
   try {

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import type { CandidateRow } from '../store/tables.js';
 import { CANDIDATE_SORTS, CANDIDATE_STATUSES, createQueries, QueryParameterError, type CampaignWithStats, type CandidateListParameters } from '../query/index.js';
 import type { Store } from '../store/store.js';
-import { CommandError, databasePath, DB_FLAG, DEFAULT_DB, HELP_FLAG, parsed, UsageError, type CommandIo } from './args.js';
+import { CommandError, databasePath, databaseSchema, DB_FLAG, DEFAULT_DB, HELP_FLAG, parsed, UsageError, type CommandIo } from './args.js';
 import { openForReading } from './database.js';
 import { FORMAT_FLAGS, outputFormat, printJson, renderTable, shortInstant, shortNumber, type Column } from './output.js';
 
@@ -15,6 +15,7 @@ score first.
 
 Options (environment fallback in brackets):
   --db <path>        SQLite file or postgres:// URL [PREQUAL_HOOKS_DB] (default ${DEFAULT_DB}); must exist
+  --schema <name>    PostgreSQL: the schema of the tables [PREQUAL_HOOKS_SCHEMA] (default public)
   --campaign <id>    list this campaign's candidates
   --status <s>       only candidates in this status: ${CANDIDATE_STATUSES.join(', ')}
   --min-score <n>    only candidates scored at least n (0 to 10)
@@ -140,7 +141,8 @@ export async function inspect(argv: string[], io: CommandIo): Promise<number> {
     parameters[parameter] = value;
   }
 
-  const store = await openForReading(databasePath(values.db, io.env));
+  const location = databasePath(values.db, io.env);
+  const store = await openForReading(location, databaseSchema(values.schema, io.env, location));
   try {
     if (values.campaign === undefined) {
       const state = await overview(store);

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { rebuild as rebuildStore, type RebuildSummary } from '../replay/index.js';
 import { openStore } from '../store/open.js';
-import { databasePath, DB_FLAG, DEFAULT_DB, HELP_FLAG, parsed, type CommandIo } from './args.js';
+import { databasePath, databaseSchema, DB_FLAG, DEFAULT_DB, HELP_FLAG, parsed, type CommandIo } from './args.js';
 import { displayLocation, requireDatabaseFile, smallNursery } from './database.js';
 import { printJson } from './output.js';
 
@@ -19,6 +19,7 @@ pending, for the next rebuild or the receiver to project. PostgreSQL always take
 
 Options (environment fallback in brackets):
   --db <path|url>    SQLite file or postgres:// URL [PREQUAL_HOOKS_DB] (default ${DEFAULT_DB}); must exist
+  --schema <name>    PostgreSQL: the schema of the tables [PREQUAL_HOOKS_SCHEMA] (default public)
   --batched          commit batch by batch (see above)
   --json             print the summary as JSON
   -h, --help         show this help
@@ -36,7 +37,7 @@ export async function rebuild(argv: string[], io: CommandIo): Promise<number> {
   const location = databasePath(values.db, io.env);
   requireDatabaseFile(location);
   smallNursery();
-  const store = await openStore(location);
+  const store = await openStore(location, databaseSchema(values.schema, io.env, location));
   const started = Date.now();
   let summary: RebuildSummary;
   try {

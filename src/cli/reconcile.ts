@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { PrequalApiError, PrequalNetworkError } from '../client/errors.js';
 import { reconcileInto, type ReconcileReport, type Repair } from '../reconcile/index.js';
 import { openStore } from '../store/open.js';
-import { CommandError, databasePath, DB_FLAG, DEFAULT_DB, HELP_FLAG, parsed, type CommandIo } from './args.js';
+import { CommandError, databasePath, databaseSchema, DB_FLAG, DEFAULT_DB, HELP_FLAG, parsed, type CommandIo } from './args.js';
 import { SERVICE_FLAGS, serviceClient } from './service.js';
 import { displayLocation, requireDatabaseFile } from './database.js';
 import { printJson } from './output.js';
@@ -18,6 +18,7 @@ campaign it stopped at. Requests are spaced within the service's limits (60/min,
 
 Options (environment fallback in brackets):
   --db <path|url>      SQLite file or postgres:// URL [PREQUAL_HOOKS_DB] (default ${DEFAULT_DB}); must exist
+  --schema <name>      PostgreSQL: the schema of the tables [PREQUAL_HOOKS_SCHEMA] (default public)
   --api-url <url>      the service's address, e.g. https://api.example.com [PREQUAL_HOOKS_API_URL]
   --api-key <key>      the agency's API key [PREQUAL_HOOKS_API_KEY] (prefer the environment:
                        a flag is visible to other users in the process list)
@@ -114,7 +115,7 @@ export async function reconcile(argv: string[], io: CommandIo): Promise<number> 
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  const store = await openStore(location);
+  const store = await openStore(location, databaseSchema(values.schema, io.env, location));
   let report: ReconcileReport;
   try {
     report = await reconcileInto({ store }, {

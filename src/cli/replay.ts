@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { replay as replayInto, ReplayInputError, type ReplaySummary } from '../replay/index.js';
-import { databasePath, DB_FLAG, DEFAULT_DB, HELP_FLAG, integer, parsed, UsageError, type CommandIo } from './args.js';
+import { databasePath, databaseSchema, DB_FLAG, DEFAULT_DB, HELP_FLAG, integer, parsed, UsageError, type CommandIo } from './args.js';
 import { displayLocation, smallNursery } from './database.js';
 import { printJson } from './output.js';
 
@@ -19,7 +19,9 @@ on the same database answers 503 (the sender retries). --batched commits batch b
 (what it always does into a database that holds events, and with PostgreSQL).
 
 Options (environment fallback in brackets):
-  --db <path>        SQLite file, folder created [PREQUAL_HOOKS_DB] (default ${DEFAULT_DB})
+  --db <path|url>    SQLite file (folder created) or postgres:// URL [PREQUAL_HOOKS_DB]
+                     (default ${DEFAULT_DB})
+  --schema <name>    PostgreSQL: the schema of the tables [PREQUAL_HOOKS_SCHEMA] (default public)
   --batched          commit batch by batch (see above)
   --json             print the summary as JSON
   --progress <n>     a progress line on stderr every <n> events (default 100000; 0: none)
@@ -59,6 +61,7 @@ export async function replay(argv: string[], io: CommandIo): Promise<number> {
   try {
     summary = await replayInto(positionals, {
       database: dbPath,
+      ...databaseSchema(values.schema, io.env, dbPath),
       bulk: values.batched !== true,
       onProgress(running) {
         // Called after each committed batch: report when a multiple of --progress was passed.

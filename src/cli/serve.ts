@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import type { Client } from '../client/client.js';
 import { SERVICE_FLAGS, serviceClient } from './service.js';
 import { scheduleReconcile } from '../reconcile/index.js';
-import { byteSize, databasePath, DB_FLAG, DEFAULT_DB, HELP_FLAG, integer, parsed, secretList, UsageError, type CommandIo } from './args.js';
+import { byteSize, databasePath, databaseSchema, DB_FLAG, DEFAULT_DB, HELP_FLAG, integer, parsed, secretList, UsageError, type CommandIo } from './args.js';
 
 export const SERVE_HELP = `Usage: prequal-hooks serve [options]
 
@@ -24,6 +24,7 @@ Options (environment fallback in brackets):
   --host <addr>           address to listen on (default 0.0.0.0)
   --db <path|url>         SQLite file (folder created) or postgres:// URL [PREQUAL_HOOKS_DB]
                           (default ${DEFAULT_DB})
+  --schema <name>         PostgreSQL: the schema of the tables [PREQUAL_HOOKS_SCHEMA] (default public)
   --secret <s>            shared secret from the agency dashboard [PREQUAL_HOOKS_SECRET];
                           repeat it or separate with commas during a rotation
   --path <p>              webhook route (default /webhooks)
@@ -33,7 +34,6 @@ Options (environment fallback in brackets):
   --event-header <h>      default ${DEFAULT_EVENT_HEADER}
   --log-level <level>     trace, debug, info, warn, error (default info)
   --pool-size <n>         PostgreSQL: connections in the pool (default 10)
-  --schema <name>         PostgreSQL: schema of the tables (default public)
   --dashboard-token <t>   serve the console at /dashboard and GET /metrics (Prometheus) to
                           requests carrying this token (16 characters or more), as HTTP Basic
                           password or Bearer [PREQUAL_HOOKS_DASHBOARD_TOKEN]; without it neither
@@ -82,7 +82,6 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
         'log-level': { type: 'string' },
         'pool-size': { type: 'string' },
         'dashboard-token': { type: 'string' },
-        schema: { type: 'string' },
         'reconcile-every': { type: 'string' },
         ...SERVICE_FLAGS,
       },
@@ -120,7 +119,7 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
   if (dashboardToken !== undefined && dashboardToken.length < MIN_TOKEN_LENGTH) {
     throw new UsageError(`--dashboard-token must be at least ${MIN_TOKEN_LENGTH} characters (it guards candidate data and actions); generate one with \`openssl rand -hex 24\``);
   }
-  const database = await openStore(dbPath, { logger, poolSize, thread: io.env.PREQUAL_HOOKS_SQLITE_THREAD === '1', ...(values.schema !== undefined && { schema: values.schema }) });
+  const database = await openStore(dbPath, { logger, poolSize, thread: io.env.PREQUAL_HOOKS_SQLITE_THREAD === '1', ...databaseSchema(values.schema, io.env, dbPath) });
   // A generated secret is stored and shown only once the server listens: a start that fails
   // (a wrong --host, a port in use) shows nothing it would not show again.
   const resolveSecrets = async (): Promise<string[]> => {

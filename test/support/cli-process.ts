@@ -17,7 +17,7 @@ export function killChildren(): void {
 
 /** The test runner's environment without the variables the CLI reads, plus `extra`. */
 export function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const { PREQUAL_HOOKS_DB: _db, PREQUAL_HOOKS_SECRET: _secret, PORT: _port, ...rest } = process.env;
+  const { PREQUAL_HOOKS_DB: _db, PREQUAL_HOOKS_SCHEMA: _schema, PREQUAL_HOOKS_SECRET: _secret, PORT: _port, ...rest } = process.env;
   return { ...rest, ...extra };
 }
 

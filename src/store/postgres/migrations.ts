@@ -1,4 +1,4 @@
-import { checkSchemaVersion, DatabaseTooNewError, loadMigrations, type Migration } from '../migrations.js';
+import { checkSchemaVersion, DatabaseTooNewError, loadMigrations, SchemaError, type Migration } from '../migrations.js';
 import { quoteIdentifier, type PoolClient } from './connection.js';
 
 // One lock for every process migrating this database: replicas that start together migrate once.
@@ -50,6 +50,19 @@ export async function checkSchema(client: PoolClient, where: string): Promise<vo
   let found: number | null = null;
   if (rows[0]?.exists) {
     found = (await client.query<{ found: number | null }>('SELECT MAX(version) AS found FROM schema_migrations')).rows[0]?.found ?? null;
+  }
+  if (found === null) {
+    // The commonest cause: a database made with `serve --schema X`, read without it.
+    const { rows: elsewhere } = await client.query<{ schema: string }>(
+      "SELECT table_schema AS schema FROM information_schema.tables WHERE table_name = 'schema_migrations' ORDER BY 1 LIMIT 5",
+    );
+    if (elsewhere.length > 0) {
+      const names = elsewhere.map((r) => r.schema);
+      throw new SchemaError(
+        `${where} has no prequal-hooks tables in the schema searched, but ${names.length === 1 ? `schema "${names[0]}" has them` : `schemas ${names.map((n) => `"${n}"`).join(', ')} have them`}: ` +
+          `give --schema ${names[0]} (or PREQUAL_HOOKS_SCHEMA=${names[0]})`,
+      );
+    }
   }
   checkSchemaVersion(found, 'postgres', where);
 }

@@ -1,0 +1,38 @@
+// The README's "Signing by hand" block, run as written with bash, curl and openssl against a real
+// `serve`: if a user following it would get a 401, so does this test.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { killChildren, runCli, startServe } from '../support/cli-process.js';
+
+const tools = ['bash', 'curl', 'openssl'].filter((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0);
+if (tools.length > 0) console.warn(`\n*** ${tools.join(', ')} not found: the README's hand-signing example is NOT tested. ***\n`);
+
+describe.skipIf(tools.length > 0)("the README's hand-signing example", () => {
+  afterAll(() => killChildren());
+
+  it('signs with curl and openssl exactly as the service does: 200, and the event is projected', async () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('### Signing by hand'), readme.indexOf('## Security'));
+    const script = /```sh\n([\s\S]*?)```/.exec(section)![1]!;
+    const secret = /SECRET='([^']+)'/.exec(script)![1]!;
+    const db = join(mkdtempSync(join(tmpdir(), 'prequal-hand-')), 'hooks.db');
+    const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', db, '--secret', secret, '--log-level', 'warn']);
+    try {
+      const written = 'http://127.0.0.1:8787/webhooks';
+      expect(script).toContain(written);
+      const answer = execFileSync('bash', ['-euo', 'pipefail', '-c', script.replace(written, serve.webhookUrl)], { encoding: 'utf8' });
+      expect(JSON.parse(answer)).toMatchObject({ received: true, duplicate: false });
+
+      // The same request with one byte of the secret changed is refused: the signature is checked.
+      const wrong = execFileSync('bash', ['-euo', 'pipefail', '-c', script.replace(written, serve.webhookUrl).replace(secret, `${secret}x`)], { encoding: 'utf8' });
+      expect(JSON.parse(wrong)).toMatchObject({ error: { code: 'INVALID_SIGNATURE' } });
+    } finally {
+      expect(await serve.stop()).toBe(0);
+    }
+    const inspected = await runCli(['inspect', '--db', db, '--json']);
+    expect(JSON.parse(inspected.stdout).credits).toMatchObject({ credits_remaining: 8.5, low_threshold: 10 });
+  });
+});

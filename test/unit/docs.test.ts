@@ -1,0 +1,38 @@
+// The documents users read: the events page matches the schemas, and every link in the README,
+// the CHANGELOG and docs/ names a file that exists and that the package ships.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, normalize, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+// @ts-expect-error: a plain .mjs script (it reads the built schemas in dist/)
+import { renderEventsDoc } from '../../scripts/events-doc.mjs';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
+
+describe('documents', () => {
+  it('docs/events.md is what the schemas say (run `npm run docs` after changing them)', () => {
+    expect(read('docs/events.md')).toBe(renderEventsDoc());
+  });
+
+  it('every relative link of README.md, CHANGELOG.md and docs/*.md names a file the package ships', () => {
+    const shipped = (JSON.parse(read('package.json')) as { files: string[] }).files;
+    const documents = ['README.md', 'CHANGELOG.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+    const broken: string[] = [];
+    for (const document of documents) {
+      for (const [, target] of read(document).matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z]+:/i.test(target!) || target!.startsWith('#')) continue;
+        const path = normalize(relative(ROOT, join(ROOT, dirname(document), target!.replace(/#.*$/, ''))));
+        if (!existsSync(join(ROOT, path))) broken.push(`${document}: ${target} (no such file)`);
+        else if (!shipped.some((entry) => path === entry || path.startsWith(`${entry}/`))) broken.push(`${document}: ${target} (not in package.json "files")`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
+  it('names no document users cannot open (the steering documents are not in the repository)', () => {
+    for (const document of ['README.md', 'docs/projection.md', 'docs/events.md']) {
+      expect(read(document)).not.toMatch(/PROJECTION\.md|service-api\.md/);
+    }
+  });
+});

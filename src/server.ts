@@ -161,6 +161,15 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
       socket.destroy();
       return;
     }
+    // Bytes that are not HTTP at all are no webhook: a line at debug, never in the access log.
+    // A TLS ClientHello (0x16 0x03) gets no answer, as it could not read one.
+    const packet = (error as { rawPacket?: Buffer }).rawPacket;
+    const tls = packet !== undefined && packet[0] === 0x16 && packet[1] === 0x03;
+    if (tls) {
+      socket.destroy();
+      logger.debug({ outcome: 'not_http', tls: true }, 'a TLS handshake reached this plain-HTTP port (was https:// used for an http:// receiver?); connection closed');
+      return;
+    }
     const [status, code, message] =
       error.code === 'HPE_HEADER_OVERFLOW'
         ? [431, 'HEADERS_TOO_LARGE', `The request headers are larger than ${maxHeaderSize} bytes in all.`]
@@ -172,7 +181,8 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
-    logger.info({ status, outcome: 'refused', code }, 'webhook');
+    if (status === 400) logger.debug({ status, outcome: 'not_http', code: error.code }, 'bytes that are not HTTP; answered 400 and closed');
+    else logger.info({ status, outcome: 'refused', code }, 'webhook');
   });
 
   await new Promise<void>((resolve, reject) => {

@@ -3,10 +3,11 @@
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
-import { killChildren, runCli, SHUFFLED, startServe, type ServeProcess } from '../support/cli-process.js';
+import { killChildren, runCli, SHUFFLED, startServe, waitFor, type ServeProcess } from '../support/cli-process.js';
 import { tempDir } from '../support/servers.js';
 
 const SECRET = 'whsec_edges_7a3e';
@@ -66,6 +67,29 @@ describe('prequal-hooks serve at its HTTP edges', () => {
     const garbage = await raw(serve.baseUrl, ['NOT HTTP AT ALL\r\n\r\n']);
     expect(garbage.text).toMatch(/^HTTP\/1\.1 400 /);
     expect(bodyOf(garbage.text).error).toMatchObject({ code: 'BAD_REQUEST' });
+  });
+
+  it('logs garbage and a TLS handshake on the plain port at debug as what they are, never as a refused webhook', async () => {
+    const debug = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'tls.db'), '--secret', SECRET, '--log-level', 'debug']);
+    try {
+      const { port } = new URL(debug.baseUrl);
+      const handshake = await new Promise<string>((resolve) => {
+        const socket = tlsConnect({ port: Number(port), host: '127.0.0.1', rejectUnauthorized: false });
+        socket.once('secureConnect', () => resolve('connected'));
+        socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+      });
+      expect(handshake).not.toBe('connected');
+      await raw(debug.baseUrl, ['NOT HTTP AT ALL\r\n\r\n']);
+      await waitFor(() => (debug.logLines().filter((l) => l.outcome === 'not_http').length === 2 ? true : undefined), 5000, 'two not_http lines');
+      const lines = debug.logLines().filter((l) => l.outcome === 'not_http');
+      expect(lines.map((l) => [l.level, l.tls ?? false])).toEqual([
+        [20, true],
+        [20, false],
+      ]);
+      expect(debug.logLines().filter((l) => l.msg === 'webhook')).toEqual([]);
+    } finally {
+      await debug.stop();
+    }
   });
 
   it('says a repeated signature header was repeated', async () => {

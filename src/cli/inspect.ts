@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import type { CandidateRow } from '../store/tables.js';
+import { count } from '../words.js';
 import { CANDIDATE_SORTS, CANDIDATE_STATUSES, createQueries, QueryParameterError, type CampaignWithStats, type CandidateListParameters } from '../query/index.js';
 import type { Store } from '../store/store.js';
 import { CommandError, databasePath, databaseSchema, DB_FLAG, DEFAULT_DB, HELP_FLAG, parsed, UsageError, type CommandIo } from './args.js';
@@ -101,11 +102,11 @@ function printCampaignPage(io: CommandIo, page: Awaited<ReturnType<typeof campai
   const { stats } = campaign;
   const lines = [
     `${campaign.campaign_id}  ${campaign.job_title ?? '(no title yet)'}  ${campaign.status ?? ''}`.trimEnd(),
-    `${stats.total_candidates} candidates, ${stats.interviews_completed} interviews completed, average score ${shortNumber(stats.average_score) ?? 'none yet'}`,
+    `${count(stats.total_candidates, 'candidate')}, ${count(stats.interviews_completed, 'interview')} completed, average score ${shortNumber(stats.average_score) ?? 'none yet'}`,
     '',
     candidates.length === 0 ? 'No candidates on this page.' : renderTable(candidates, candidateColumns((pagination.page - 1) * pagination.per_page)),
     '',
-    `Page ${pagination.page} of ${Math.max(1, pagination.total_pages)} (${pagination.total} candidates, ${pagination.per_page} per page)`,
+    `Page ${pagination.page} of ${Math.max(1, pagination.total_pages)} (${count(pagination.total, 'candidate')}, ${pagination.per_page} per page)`,
   ];
   io.stdout.write(`${lines.join('\n')}\n`);
 }

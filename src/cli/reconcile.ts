@@ -5,6 +5,7 @@ import { openStore } from '../store/open.js';
 import { CommandError, databasePath, databaseSchema, DB_FLAG, DEFAULT_DB, HELP_FLAG, parsed, type CommandIo } from './args.js';
 import { SERVICE_FLAGS, serviceClient } from './service.js';
 import { displayLocation, requireDatabaseFile } from './database.js';
+import { count } from '../words.js';
 import { printJson } from './output.js';
 
 export const RECONCILE_HELP = `Usage: prequal-hooks reconcile --api-url <url> [options]
@@ -52,7 +53,7 @@ function describe(report: ReconcileReport): string {
     const missing = candidates.filter((r) => r.missing).length;
     const changed = candidates.filter((r) => !r.missing);
     const changedFields = [...new Set(changed.flatMap((r) => Object.keys(r.fields)))];
-    const parts: string[] = [`${campaign.candidatesRead} candidates read`];
+    const parts: string[] = [`${count(campaign.candidatesRead, 'candidate')} read`];
     if (missing > 0) parts.push(`${missing} missing`);
     if (changed.length > 0) parts.push(`${changed.length} changed (${changedFields.join(', ')})`);
     const own = mine.find((r) => r.table === 'campaigns');
@@ -64,15 +65,15 @@ function describe(report: ReconcileReport): string {
   const credits = report.repairs.find((r) => r.table === 'credits');
   if (credits !== undefined) {
     const { projected, service } = credits.fields.credits_remaining!;
-    lines.push(`credits: ${String(projected ?? 'unknown')} projected, ${String(service)} at the service`);
+    lines.push(`credits: ${projected == null ? 'none projected yet' : `${String(projected)} projected`}, ${String(service)} at the service`);
   }
   const rows = report.repairs.length;
   lines.push(
     report.dryRun
-      ? `dry run: ${rows} row${rows === 1 ? '' : 's'} differ; nothing written`
+      ? `dry run: ${count(rows, 'row')} ${rows === 1 ? 'differs' : 'differ'}; nothing written`
       : rows === 0
         ? 'nothing to repair'
-        : `repaired ${rows} row${rows === 1 ? '' : 's'} (${report.written} reconcile event${report.written === 1 ? '' : 's'} written)`,
+        : `repaired ${count(rows, 'row')} (${count(report.written, 'reconcile event')} written)`,
   );
   return lines.join('\n');
 }

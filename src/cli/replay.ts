@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { replay as replayInto, ReplayInputError, type ReplaySummary } from '../replay/index.js';
+import { count } from '../words.js';
 import { databasePath, databaseSchema, DB_FLAG, DEFAULT_DB, HELP_FLAG, integer, parsed, UsageError, type CommandIo } from './args.js';
 import { displayLocation, smallNursery } from './database.js';
 import { printJson } from './output.js';
@@ -80,7 +81,7 @@ export async function replay(argv: string[], io: CommandIo): Promise<number> {
   if (values.json) printJson(io, summary);
   else io.stdout.write(`${summaryLine(summary)} (${displayLocation(dbPath)})\n`);
   if (summary.unknown + summary.dead > 0) {
-    io.stderr.write(`prequal-hooks replay: ${summary.unknown + summary.dead} events set aside; "prequal-hooks dead-letters --db ${displayLocation(dbPath)}" lists them.\n`);
+    io.stderr.write(`prequal-hooks replay: ${count(summary.unknown + summary.dead, 'event')} set aside; "prequal-hooks dead-letters --db ${displayLocation(dbPath)}" lists them.\n`);
   }
   for (const { origin, message } of summary.unreadable) {
     io.stderr.write(`prequal-hooks replay: could not read ${origin}: ${message}\n`);

@@ -1,4 +1,4 @@
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { createLogger, type Logger } from '../logging.js';
 import { DEFAULT_EVENT_HEADER, DEFAULT_MAX_BODY_BYTES, DEFAULT_SIGNATURE_HEADER } from '../receive/intake.js';
@@ -16,12 +16,13 @@ import { byteSize, databasePath, databaseSchema, DB_FLAG, DEFAULT_DB, HELP_FLAG,
 
 export const SERVE_HELP = `Usage: prequal-hooks serve [options]
 
-Runs the standalone webhook receiver: verifies each request, stores it in SQLite before
-answering 2xx, and projects campaigns, candidates and credits.
+Runs the standalone webhook receiver: verifies each request, stores it in the database (SQLite
+or PostgreSQL) before answering 2xx, and projects campaigns, candidates and credits.
 
 Options (environment fallback in brackets):
   --port <n>              port to listen on [PORT] (default 8787)
-  --host <addr>           address to listen on (default 0.0.0.0)
+  --host <addr>           address to listen on [PREQUAL_HOOKS_HOST] (default 0.0.0.0: every
+                          interface; 127.0.0.1 keeps it to this machine, as \`npm start\` does)
   --db <path|url>         SQLite file (folder created) or postgres:// URL [PREQUAL_HOOKS_DB]
                           (default ${DEFAULT_DB})
   --schema <name>         PostgreSQL: the schema of the tables [PREQUAL_HOOKS_SCHEMA] (default public)
@@ -54,6 +55,29 @@ database and reused at later starts: paste it in the agency dashboard (API secti
 Also served: GET /healthz (process up) and GET /readyz (database writable, handlers keeping up);
 with a dashboard token, the operator console at /dashboard.
 SIGTERM or SIGINT stops accepting, finishes requests in flight, drains and exits 0.`;
+
+/** Shorter than this, a secret can be guessed offline from one signed request. */
+const WEAK_SECRET_LENGTH = 16;
+
+function warnShortSecrets(secrets: readonly string[], io: CommandIo): void {
+  for (const secret of secrets) {
+    if (secret.length >= WEAK_SECRET_LENGTH) continue;
+    io.stderr.write(
+      `prequal-hooks serve: WARNING: a webhook secret of ${secret.length} characters (fingerprint ${secretFingerprint(secret)}) is weak: ` +
+        `anyone holding one signed request can try guesses offline. Use ${WEAK_SECRET_LENGTH} characters or more (\`openssl rand -hex 24\`), in the dashboard and here.\n`,
+    );
+  }
+}
+
+/** Binds and releases the address, so that EADDRINUSE or a bad host is known before anything is created. */
+async function checkListenable(port: number, host: string): Promise<void> {
+  const probe = createNetServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', reject);
+    probe.listen({ port, host, exclusive: true }, () => resolve());
+  });
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+}
 
 function loggerFor(io: CommandIo, level: string): Logger {
   if ((io.stdout as { isTTY?: boolean }).isTTY) {
@@ -91,7 +115,8 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
     io.stdout.write(`${SERVE_HELP}\n`);
     return 0;
   }
-  const port = integer('--port', values.port ?? io.env.PORT, 8787, 0, 65535);
+  const port = integer(values.port === undefined && io.env.PORT ? 'PORT' : '--port', values.port ?? io.env.PORT, 8787, 0, 65535);
+  const host = values.host ?? (io.env.PREQUAL_HOOKS_HOST || '0.0.0.0');
   const dbPath = databasePath(values.db, io.env);
   const path = values.path ?? '/webhooks';
   if (!path.startsWith('/')) throw new UsageError(`--path must start with "/", got "${path}"`);
@@ -117,8 +142,11 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
   const poolSize = integer('--pool-size', values['pool-size'], 10, 2, 1000);
   const dashboardToken = values['dashboard-token'] ?? (io.env.PREQUAL_HOOKS_DASHBOARD_TOKEN || undefined);
   if (dashboardToken !== undefined && dashboardToken.length < MIN_TOKEN_LENGTH) {
-    throw new UsageError(`--dashboard-token must be at least ${MIN_TOKEN_LENGTH} characters (it guards candidate data and actions); generate one with \`openssl rand -hex 24\``);
+    throw new UsageError(`${values['dashboard-token'] === undefined ? 'PREQUAL_HOOKS_DASHBOARD_TOKEN' : '--dashboard-token'} must be at least ${MIN_TOKEN_LENGTH} characters (it guards candidate data and actions); generate one with \`openssl rand -hex 24\``);
   }
+  warnShortSecrets(secrets, io);
+  // A port in use or a wrong --host fails here, before a database file is created for nothing.
+  await checkListenable(port, host);
   const database = await openStore(dbPath, { logger, poolSize, thread: io.env.PREQUAL_HOOKS_SQLITE_THREAD === '1', ...databaseSchema(values.schema, io.env, dbPath) });
   // A generated secret is stored and shown only once the server listens: a start that fails
   // (a wrong --host, a port in use) shows nothing it would not show again.
@@ -156,7 +184,7 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
     eventHeader: values['event-header'] ?? DEFAULT_EVENT_HEADER,
     logger,
     port,
-    host: values.host ?? '0.0.0.0',
+    host,
     path,
     ...(dashboardToken !== undefined && { dashboardToken }),
   });
@@ -209,6 +237,9 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
     `prequal-hooks: listening on ${boundText}${everywhere ? ' (every interface)' : ''}; receiving webhooks on POST ${standalone.url}${path}` +
       `${everywhere ? ' from this machine, or on this port at its other addresses' : ''} (database ${displayLocation(dbPath)})\n`,
   );
+  if (everywhere) {
+    io.stderr.write('prequal-hooks: other machines can reach this port; --host 127.0.0.1 (or PREQUAL_HOOKS_HOST) keeps it to this one.\n');
+  }
   logger.info(
     { listening: boundText, url: `${standalone.url}${path}`, db: displayLocation(dbPath), secretFingerprints: secrets.map(secretFingerprint), maxBodyBytes },
     `prequal-hooks listening on ${boundText}, receiving webhooks on POST ${standalone.url}${path}`,

@@ -1,5 +1,6 @@
 import type { Logger } from '../logging.js';
 import type { ReconcileReport } from './reconcile.js';
+import { count } from '../words.js';
 
 export interface ReconcileSchedule {
   /** Stops the schedule; a run in progress stops after its campaign (it resumes at the next start). */
@@ -36,7 +37,7 @@ export function scheduleReconcile(options: { everyMs: number; run: (signal: Abor
             interrupted: report.interrupted,
             ms: Math.round(performance.now() - started),
           },
-          report.repairs.length === 0 ? 'reconcile: nothing to repair' : `reconcile: ${report.repairs.length} rows repaired`,
+          report.repairs.length === 0 ? 'reconcile: nothing to repair' : `reconcile: ${count(report.repairs.length, 'row')} repaired`,
         );
       })
       .catch((error: unknown) => {

@@ -111,10 +111,14 @@ function isPostgresLocation(location: string): boolean {
  * (set once for every command) it is ignored there.
  */
 export function databaseSchema(flag: string | undefined, env: NodeJS.ProcessEnv, location: string): { schema?: string } {
-  const schema = flag ?? (env.PREQUAL_HOOKS_SCHEMA || undefined);
+  return schemaFor(flag ?? (env.PREQUAL_HOOKS_SCHEMA || undefined), flag !== undefined, location);
+}
+
+/** The schema option of a database, given whether it came from the flag (see databaseSchema). */
+export function schemaFor(schema: string | undefined, fromFlag: boolean, location: string): { schema?: string } {
   if (schema === undefined) return {};
   if (!isPostgresLocation(location)) {
-    if (flag !== undefined) throw new UsageError('--schema applies to a PostgreSQL database (a postgres:// URL in --db or PREQUAL_HOOKS_DB), not to a SQLite file');
+    if (fromFlag) throw new UsageError('--schema applies to a PostgreSQL database (a postgres:// URL in --db or PREQUAL_HOOKS_DB), not to a SQLite file');
     return {};
   }
   if (schema === '') throw new UsageError('--schema needs a name');

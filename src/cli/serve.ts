@@ -1,60 +1,20 @@
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { createLogger, type Logger } from '../logging.js';
-import { DEFAULT_EVENT_HEADER, DEFAULT_MAX_BODY_BYTES, DEFAULT_SIGNATURE_HEADER } from '../receive/intake.js';
-import { startStandalone } from '../server.js';
-import { MIN_TOKEN_LENGTH } from '../console/auth.js';
+import { startStandalone, type Standalone } from '../server.js';
 import { openStore } from '../store/open.js';
+import type { Store } from '../store/store.js';
 import { displayLocation } from './database.js';
 import { generatedSecret } from '../store/settings.js';
 import { secretFingerprint } from '../signature.js';
-import { parseArgs } from 'node:util';
 import type { Client } from '../client/client.js';
-import { SERVICE_FLAGS, serviceClient } from './service.js';
-import { scheduleReconcile } from '../reconcile/index.js';
-import { byteSize, databasePath, databaseSchema, DB_FLAG, DEFAULT_DB, HELP_FLAG, integer, parsed, secretList, UsageError, type CommandIo } from './args.js';
+import { serviceClient } from './service.js';
+import { scheduleReconcile, type ReconcileSchedule } from '../reconcile/index.js';
+import type { CommandIo } from './args.js';
+import { printJson } from './output.js';
+import { parseServe, serveConfig, serveConfigDump, SERVE_HELP, type ServeConfig } from './serve-options.js';
 
-export const SERVE_HELP = `Usage: prequal-hooks serve [options]
-
-Runs the standalone webhook receiver: verifies each request, stores it in the database (SQLite
-or PostgreSQL) before answering 2xx, and projects campaigns, candidates and credits.
-
-Options (environment fallback in brackets):
-  --port <n>              port to listen on [PORT] (default 8787)
-  --host <addr>           address to listen on [PREQUAL_HOOKS_HOST] (default 0.0.0.0: every
-                          interface; 127.0.0.1 keeps it to this machine, as \`npm start\` does)
-  --db <path|url>         SQLite file (folder created) or postgres:// URL [PREQUAL_HOOKS_DB]
-                          (default ${DEFAULT_DB})
-  --schema <name>         PostgreSQL: the schema of the tables [PREQUAL_HOOKS_SCHEMA] (default public)
-  --secret <s>            shared secret from the agency dashboard [PREQUAL_HOOKS_SECRET];
-                          repeat it or separate with commas during a rotation
-  --path <p>              webhook route (default /webhooks)
-  --max-body <size>       largest body, e.g. 1mb or 262144 (default 1mb)
-  --allow-unsigned        accept unsigned events (only without a secret; anyone can then post events)
-  --signature-header <h>  default ${DEFAULT_SIGNATURE_HEADER}
-  --event-header <h>      default ${DEFAULT_EVENT_HEADER}
-  --log-level <level>     trace, debug, info, warn, error (default info)
-  --pool-size <n>         PostgreSQL: connections in the pool (default 10)
-  --dashboard-token <t>   serve the console at /dashboard and GET /metrics (Prometheus) to
-                          requests carrying this token (16 characters or more), as HTTP Basic
-                          password or Bearer [PREQUAL_HOOKS_DASHBOARD_TOKEN]; without it neither
-                          is served
-  --reconcile-every <m>   every <m> minutes, repair what webhooks missed from the service's API
-                          (see "prequal-hooks reconcile --help"); needs the two below
-  --api-url <url>         the service's address, for --reconcile-every [PREQUAL_HOOKS_API_URL]
-  --api-key <key>         the agency's API key, for --reconcile-every [PREQUAL_HOOKS_API_KEY]
-                          (prefer the environment: flags show in the process list)
-  -h, --help              show this help
-
-PREQUAL_HOOKS_SQLITE_THREAD=1 runs a SQLite database's connection in a worker thread (commits
-and fsyncs off the event loop); it is off by default, as it measured no faster on 2 cores.
-
-With no secret and no --allow-unsigned, a strong secret is generated once, kept in the
-database and reused at later starts: paste it in the agency dashboard (API section, Webhooks tab).
-
-Also served: GET /healthz (process up) and GET /readyz (database writable, handlers keeping up);
-with a dashboard token, the operator console at /dashboard.
-SIGTERM or SIGINT stops accepting, finishes requests in flight, drains and exits 0.`;
+export { SERVE_HELP };
 
 /** Shorter than this, a secret can be guessed offline from one signed request. */
 const WEAK_SECRET_LENGTH = 16;
@@ -87,119 +47,97 @@ function loggerFor(io: CommandIo, level: string): Logger {
   return createLogger({ level }, pino.destination({ dest: 1, sync: false }));
 }
 
+/**
+ * `prequal-hooks serve`: the options resolved once into a ServeConfig, then the steps in order:
+ * check the address, open the store, listen, start background work, install signal handling,
+ * announce. Each step is a function below.
+ */
 export async function serve(argv: string[], io: CommandIo): Promise<number> {
-  const { values } = parsed(() =>
-    parseArgs({
-      args: argv,
-      strict: true,
-      options: {
-        ...HELP_FLAG,
-        ...DB_FLAG,
-        port: { type: 'string' },
-        host: { type: 'string' },
-        secret: { type: 'string', multiple: true },
-        path: { type: 'string' },
-        'max-body': { type: 'string' },
-        'allow-unsigned': { type: 'boolean' },
-        'signature-header': { type: 'string' },
-        'event-header': { type: 'string' },
-        'log-level': { type: 'string' },
-        'pool-size': { type: 'string' },
-        'dashboard-token': { type: 'string' },
-        'reconcile-every': { type: 'string' },
-        ...SERVICE_FLAGS,
-      },
-    }),
-  );
-  if (values.help) {
+  const command = parseServe(argv, io.env);
+  if (command.help) {
     io.stdout.write(`${SERVE_HELP}\n`);
     return 0;
   }
-  const port = integer(values.port === undefined && io.env.PORT ? 'PORT' : '--port', values.port ?? io.env.PORT, 8787, 0, 65535);
-  const host = values.host ?? (io.env.PREQUAL_HOOKS_HOST || '0.0.0.0');
-  const dbPath = databasePath(values.db, io.env);
-  const path = values.path ?? '/webhooks';
-  if (!path.startsWith('/')) throw new UsageError(`--path must start with "/", got "${path}"`);
-  const maxBodyBytes = byteSize('--max-body', values['max-body'], DEFAULT_MAX_BODY_BYTES);
-  const level = values['log-level'] ?? 'info';
-  if (!['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].includes(level)) {
-    throw new UsageError(`--log-level must be one of trace, debug, info, warn, error, got "${level}"`);
+  const config = serveConfig(command);
+  if (config.printConfig) {
+    printJson(io, serveConfigDump(command));
+    return 0;
   }
-  let secrets = secretList([...(values.secret ?? []), io.env.PREQUAL_HOOKS_SECRET]);
-  const allowUnsigned = values['allow-unsigned'] === true;
-  if (allowUnsigned && secrets.length > 0) {
-    throw new UsageError('--allow-unsigned cannot be combined with a secret: signed receivers verify every request');
-  }
-
-  const reconcileEvery = values['reconcile-every'] === undefined ? 0 : Number(values['reconcile-every']);
-  if (!(reconcileEvery >= 0.05 && reconcileEvery <= 7 * 24 * 60) && values['reconcile-every'] !== undefined) {
-    throw new UsageError(`--reconcile-every must be a number of minutes from 0.05 to 10080, got "${values['reconcile-every']}"`);
-  }
-  let client: Client | undefined;
-  if (reconcileEvery > 0) client = serviceClient(values, io, '--reconcile-every').client;
-
-  const logger = loggerFor(io, level);
-  const poolSize = integer('--pool-size', values['pool-size'], 10, 2, 1000);
-  const dashboardToken = values['dashboard-token'] ?? (io.env.PREQUAL_HOOKS_DASHBOARD_TOKEN || undefined);
-  if (dashboardToken !== undefined && dashboardToken.length < MIN_TOKEN_LENGTH) {
-    throw new UsageError(`${values['dashboard-token'] === undefined ? 'PREQUAL_HOOKS_DASHBOARD_TOKEN' : '--dashboard-token'} must be at least ${MIN_TOKEN_LENGTH} characters (it guards candidate data and actions); generate one with \`openssl rand -hex 24\``);
-  }
-  warnShortSecrets(secrets, io);
+  const client = config.reconcileEvery > 0 ? serviceClient(config.api, io, '--reconcile-every').client : undefined;
+  const logger = loggerFor(io, config.logLevel);
+  warnShortSecrets(config.secrets, io);
   // A port in use or a wrong --host fails here, before a database file is created for nothing.
-  await checkListenable(port, host);
-  const database = await openStore(dbPath, { logger, poolSize, thread: io.env.PREQUAL_HOOKS_SQLITE_THREAD === '1', ...databaseSchema(values.schema, io.env, dbPath) });
-  // A generated secret is stored and shown only once the server listens: a start that fails
-  // (a wrong --host, a port in use) shows nothing it would not show again.
-  const resolveSecrets = async (): Promise<string[]> => {
-    if (secrets.length > 0 || allowUnsigned) return secrets;
-    const generated = await generatedSecret(database);
-    if (generated.created) {
-      io.stderr.write(
-        `\nNo webhook secret was given, so one was generated and stored in ${displayLocation(dbPath)}:\n\n` +
-          `    ${generated.secret}\n\n` +
-          'Paste it in the agency dashboard (API section, Webhooks tab) as the shared secret.\n' +
-          'Later starts with this database reuse it. It is shown once; `prequal-hooks secret --db <path>` shows it again.\n\n',
-      );
-    } else {
-      io.stderr.write(
-        `Using the webhook secret generated on ${generated.since} (fingerprint ${secretFingerprint(generated.secret)}); ` +
-          '`prequal-hooks secret --db <path>` shows it.\n',
-      );
-    }
-    secrets = [generated.secret];
-    return secrets;
-  };
-  if (allowUnsigned) {
-    logger.warn('UNSIGNED EVENTS ARE ACCEPTED (--allow-unsigned): anyone who can reach this port can write events. Configure a secret in production.');
-  }
-
-  let standalone;
-  try {
-    standalone = await startStandalone({
-    database,
-    secrets: resolveSecrets,
-    allowUnsigned,
-    maxBodyBytes,
-    signatureHeader: values['signature-header'] ?? DEFAULT_SIGNATURE_HEADER,
-    eventHeader: values['event-header'] ?? DEFAULT_EVENT_HEADER,
+  await checkListenable(config.port, config.host);
+  const database = await openStore(config.database, {
     logger,
-    port,
-    host,
-    path,
-    ...(dashboardToken !== undefined && { dashboardToken }),
+    poolSize: config.poolSize,
+    thread: config.sqliteThread,
+    ...(config.schema !== undefined && { schema: config.schema }),
   });
+  let standalone: Standalone;
+  try {
+    standalone = await listen(config, database, logger, io);
   } catch (error) {
     await database.close();
     throw error;
   }
-  const running = standalone;
-  const schedule =
-    client === undefined
-      ? undefined
-      : scheduleReconcile({ everyMs: reconcileEvery * 60_000, logger, run: (signal) => running.receiver.reconcile({ client, signal }) });
+  const schedule = client === undefined ? undefined : startReconciling(config, client, standalone, logger);
   // Signal handlers before the address is announced: from then on a SIGTERM must drain, and
   // without a handler the default action would kill the process outright.
-  const stopped = new Promise<number>((done) => {
+  const stopped = stopOnSignal({ standalone, database, schedule, logger });
+  announce(config, standalone, logger, io);
+  return await stopped;
+}
+
+/** Starts the receiver and its HTTP server; a generated secret is stored and shown only once it listens. */
+async function listen(config: ServeConfig, database: Store, logger: Logger, io: CommandIo): Promise<Standalone> {
+  if (config.allowUnsigned) {
+    logger.warn('UNSIGNED EVENTS ARE ACCEPTED (--allow-unsigned): anyone who can reach this port can write events. Configure a secret in production.');
+  }
+  return await startStandalone({
+    database,
+    // A start that fails (a wrong --host, a port in use) shows nothing it would not show again.
+    secrets: async () => (config.secrets.length > 0 || config.allowUnsigned ? config.secrets : [await generatedSecretShown(config, database, io)]),
+    allowUnsigned: config.allowUnsigned,
+    maxBodyBytes: config.maxBodyBytes,
+    signatureHeader: config.signatureHeader,
+    eventHeader: config.eventHeader,
+    logger,
+    port: config.port,
+    host: config.host,
+    path: config.path,
+    ...(config.dashboardToken !== undefined && { dashboardToken: config.dashboardToken }),
+  });
+}
+
+/** The secret generated at the first start (stored in the database), said once; its fingerprint later. */
+async function generatedSecretShown(config: ServeConfig, database: Store, io: CommandIo): Promise<string> {
+  const generated = await generatedSecret(database);
+  if (generated.created) {
+    io.stderr.write(
+      `\nNo webhook secret was given, so one was generated and stored in ${displayLocation(config.database)}:\n\n` +
+        `    ${generated.secret}\n\n` +
+        'Paste it in the agency dashboard (API section, Webhooks tab) as the shared secret.\n' +
+        'Later starts with this database reuse it. It is shown once; `prequal-hooks secret --db <path>` shows it again.\n\n',
+    );
+  } else {
+    io.stderr.write(
+      `Using the webhook secret generated on ${generated.since} (fingerprint ${secretFingerprint(generated.secret)}); ` +
+        '`prequal-hooks secret --db <path>` shows it.\n',
+    );
+  }
+  config.secrets = [generated.secret];
+  return generated.secret;
+}
+
+function startReconciling(config: ServeConfig, client: Client, standalone: Standalone, logger: Logger): ReconcileSchedule {
+  return scheduleReconcile({ everyMs: config.reconcileEvery * 60_000, logger, run: (signal) => standalone.receiver.reconcile({ client, signal }) });
+}
+
+/** SIGTERM or SIGINT: stop accepting, finish requests in flight, drain, close; exit 1 past 15 s. */
+function stopOnSignal(parts: { standalone: Standalone; database: Store; schedule: ReconcileSchedule | undefined; logger: Logger }): Promise<number> {
+  const { standalone, database, schedule, logger } = parts;
+  return new Promise<number>((done) => {
     let stopping = false;
     const stop = (signal: string) => {
       if (stopping) return;
@@ -227,22 +165,26 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
+}
 
-  // For the person at the terminal, whatever the log level; the JSON line below is for log
-  // pipelines. Both say what is bound, and where to reach it from this machine.
+/**
+ * For the person at the terminal, whatever the log level; the JSON line is for log pipelines.
+ * Both say what is bound, and where to reach it from this machine.
+ */
+function announce(config: ServeConfig, standalone: Standalone, logger: Logger, io: CommandIo): void {
   const bound = standalone.server.address() as AddressInfo;
   const boundText = `${bound.family === 'IPv6' ? `[${bound.address}]` : bound.address}:${bound.port}`;
   const everywhere = bound.address === '0.0.0.0' || bound.address === '::';
+  const where = displayLocation(config.database);
   io.stderr.write(
-    `prequal-hooks: listening on ${boundText}${everywhere ? ' (every interface)' : ''}; receiving webhooks on POST ${standalone.url}${path}` +
-      `${everywhere ? ' from this machine, or on this port at its other addresses' : ''} (database ${displayLocation(dbPath)})\n`,
+    `prequal-hooks: listening on ${boundText}${everywhere ? ' (every interface)' : ''}; receiving webhooks on POST ${standalone.url}${config.path}` +
+      `${everywhere ? ' from this machine, or on this port at its other addresses' : ''} (database ${where})\n`,
   );
   if (everywhere) {
     io.stderr.write('prequal-hooks: other machines can reach this port; --host 127.0.0.1 (or PREQUAL_HOOKS_HOST) keeps it to this one.\n');
   }
   logger.info(
-    { listening: boundText, url: `${standalone.url}${path}`, db: displayLocation(dbPath), secretFingerprints: secrets.map(secretFingerprint), maxBodyBytes },
-    `prequal-hooks listening on ${boundText}, receiving webhooks on POST ${standalone.url}${path}`,
+    { listening: boundText, url: `${standalone.url}${config.path}`, db: where, secretFingerprints: config.secrets.map(secretFingerprint), maxBodyBytes: config.maxBodyBytes },
+    `prequal-hooks listening on ${boundText}, receiving webhooks on POST ${standalone.url}${config.path}`,
   );
-  return await stopped;
 }

@@ -1,0 +1,165 @@
+// serve's options, declared once, and the typed configuration they resolve into.
+import { MIN_TOKEN_LENGTH } from '../console/auth.js';
+import { displayLocation } from '../store/open.js';
+import { DEFAULT_EVENT_HEADER, DEFAULT_MAX_BODY_BYTES, DEFAULT_SIGNATURE_HEADER } from '../receive/intake.js';
+import { byteSize, databasePath, DEFAULT_DB, integer, schemaFor, UsageError } from './args.js';
+import { configurationDump, flag, list, optional, optionsHelp, parseCommand, value, type OptionValues, type ParsedCommand } from './options.js';
+
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+
+export const SERVE_OPTIONS = {
+  port: value({ placeholder: '<n>', help: 'port to listen on', env: ['PREQUAL_HOOKS_PORT', 'PORT'], default: 8787, defaultHelp: '8787', parse: (text, name) => integer(name, text, 8787, 0, 65535) }),
+  host: value({
+    placeholder: '<addr>',
+    help: 'address to listen on: 0.0.0.0 is every interface, 127.0.0.1 keeps it to this machine (as `npm start` does)',
+    default: '0.0.0.0',
+    defaultHelp: '0.0.0.0',
+    parse: (text) => text,
+  }),
+  db: value({
+    placeholder: '<path|url>',
+    help: 'SQLite file (folder created) or postgres:// URL',
+    default: DEFAULT_DB,
+    defaultHelp: DEFAULT_DB,
+    parse: (text) => text,
+    show: (location: string) => displayLocation(location),
+  }),
+  schema: optional({ placeholder: '<name>', help: 'PostgreSQL: the schema of the tables', defaultHelp: 'public' }),
+  secret: list({
+    placeholder: '<s>',
+    help: 'shared secret from the agency dashboard; repeat it or separate with commas during a rotation',
+    secret: true,
+  }),
+  path: value({
+    placeholder: '<p>',
+    help: 'webhook route',
+    default: '/webhooks',
+    defaultHelp: '/webhooks',
+    parse: (text, name) => {
+      if (!text.startsWith('/')) throw new UsageError(`${name} must start with "/", got "${text}"`);
+      return text;
+    },
+  }),
+  'max-body': value({ placeholder: '<size>', help: 'largest body, e.g. 1mb or 262144', default: DEFAULT_MAX_BODY_BYTES, defaultHelp: '1mb', parse: (text, name) => byteSize(name, text, DEFAULT_MAX_BODY_BYTES) }),
+  'allow-unsigned': flag({ help: 'accept unsigned events (only without a secret; anyone can then post events)' }),
+  'signature-header': value({ placeholder: '<h>', help: 'the signature header', default: DEFAULT_SIGNATURE_HEADER, defaultHelp: DEFAULT_SIGNATURE_HEADER, parse: (text) => text }),
+  'event-header': value({ placeholder: '<h>', help: 'the event kind header', default: DEFAULT_EVENT_HEADER, defaultHelp: DEFAULT_EVENT_HEADER, parse: (text) => text }),
+  'log-level': value({
+    placeholder: '<level>',
+    help: 'trace, debug, info, warn, error',
+    default: 'info',
+    defaultHelp: 'info',
+    parse: (text, name) => {
+      if (!LOG_LEVELS.includes(text)) throw new UsageError(`${name} must be one of trace, debug, info, warn, error, got "${text}"`);
+      return text;
+    },
+  }),
+  'pool-size': value({ placeholder: '<n>', help: 'PostgreSQL: connections in the pool', default: 10, defaultHelp: '10', parse: (text, name) => integer(name, text, 10, 2, 1000) }),
+  'sqlite-thread': flag({ help: "run a SQLite database's connection in a worker thread (commits and fsyncs off the event loop); off by default, as it measured no faster on 2 cores" }),
+  'dashboard-token': optional({
+    placeholder: '<t>',
+    help: 'serve the console at /dashboard and GET /metrics (Prometheus) to requests carrying this token (16 characters or more), as HTTP Basic password or Bearer; without it neither is served',
+    secret: true,
+  }),
+  'reconcile-every': value({
+    placeholder: '<m>',
+    help: 'every <m> minutes, repair what webhooks missed from the service\'s API (see "prequal-hooks reconcile --help"); needs the two below',
+    default: 0,
+    parse: (text, name) => {
+      const minutes = Number(text);
+      if (!(minutes >= 0.05 && minutes <= 7 * 24 * 60)) throw new UsageError(`${name} must be a number of minutes from 0.05 to 10080, got "${text}"`);
+      return minutes;
+    },
+  }),
+  'api-url': optional({ placeholder: '<url>', help: 'the service\'s address, for --reconcile-every' }),
+  'api-key': optional({ placeholder: '<key>', help: "the agency's API key, for --reconcile-every (prefer the environment: flags show in the process list)", secret: true }),
+  'print-config': flag({ help: 'print the effective configuration as JSON (secrets masked) and exit', env: [] }),
+};
+
+export const SERVE_HELP = `Usage: prequal-hooks serve [options]
+
+Runs the standalone webhook receiver: verifies each request, stores it in the database (SQLite
+or PostgreSQL) before answering 2xx, and projects campaigns, candidates and credits.
+
+${optionsHelp(SERVE_OPTIONS)}
+
+With no secret and no --allow-unsigned, a strong secret is generated once, kept in the
+database and reused at later starts: paste it in the agency dashboard (API section, Webhooks tab).
+
+Also served: GET /healthz (process up) and GET /readyz (database writable, handlers keeping up);
+with a dashboard token, the operator console at /dashboard.
+SIGTERM or SIGINT stops accepting, finishes requests in flight, drains and exits 0.`;
+
+/** What `serve` runs with: every option resolved once, checked against the others. */
+export interface ServeConfig {
+  port: number;
+  host: string;
+  /** A SQLite path made absolute, or a postgres:// URL as given. */
+  database: string;
+  schema?: string;
+  secrets: string[];
+  path: string;
+  maxBodyBytes: number;
+  allowUnsigned: boolean;
+  signatureHeader: string;
+  eventHeader: string;
+  logLevel: string;
+  poolSize: number;
+  sqliteThread: boolean;
+  dashboardToken?: string;
+  /** Minutes between reconciliations; 0: none. */
+  reconcileEvery: number;
+  api: { 'api-url'?: string | undefined; 'api-key'?: string | undefined };
+  printConfig: boolean;
+}
+
+export type ServeCommand = ParsedCommand<typeof SERVE_OPTIONS>;
+
+export function parseServe(argv: string[], env: NodeJS.ProcessEnv): ServeCommand {
+  return parseCommand(SERVE_OPTIONS, argv, env);
+}
+
+/** The options' values, checked against each other, as the typed configuration the steps take. */
+export function serveConfig(command: ServeCommand): ServeConfig {
+  const values: OptionValues<typeof SERVE_OPTIONS> = command.values;
+  const database = databasePath(values.db, {});
+  const schema = schemaFor(values.schema, command.sources.schema.from === 'flag', database);
+  if (values['allow-unsigned'] && values.secret.length > 0) {
+    throw new UsageError('--allow-unsigned cannot be combined with a secret: signed receivers verify every request');
+  }
+  const token = values['dashboard-token'];
+  if (token !== undefined && token.length < MIN_TOKEN_LENGTH) {
+    throw new UsageError(
+      `${nameOf(command, 'dashboard-token')} must be at least ${MIN_TOKEN_LENGTH} characters (it guards candidate data and actions); generate one with \`openssl rand -hex 24\``,
+    );
+  }
+  return {
+    port: values.port,
+    host: values.host,
+    database,
+    ...schema,
+    secrets: values.secret,
+    path: values.path,
+    maxBodyBytes: values['max-body'],
+    allowUnsigned: values['allow-unsigned'],
+    signatureHeader: values['signature-header'],
+    eventHeader: values['event-header'],
+    logLevel: values['log-level'],
+    poolSize: values['pool-size'],
+    sqliteThread: values['sqlite-thread'],
+    ...(token !== undefined && { dashboardToken: token }),
+    reconcileEvery: values['reconcile-every'],
+    api: { 'api-url': values['api-url'], 'api-key': values['api-key'] },
+    printConfig: values['print-config'],
+  };
+}
+
+function nameOf(command: ServeCommand, option: keyof typeof SERVE_OPTIONS): string {
+  const source = command.sources[option];
+  return source.from === 'default' ? `--${option}` : source.name;
+}
+
+/** `serve --print-config`: every option's effective value and where it came from, secrets masked. */
+export function serveConfigDump(command: ServeCommand): Record<string, { value: unknown; from: string }> {
+  return configurationDump(SERVE_OPTIONS, command);
+}

@@ -1,0 +1,80 @@
+// Inbox intake: deliveries stored as they arrive (the receiver), or already processed (replay).
+import type { Delivery } from '../../receive/delivery.js';
+import type { Appended, SettledDelivery } from '../store.js';
+import { query, type Session } from './session.js';
+
+// A delivery is known by its identity, or (not an event) by its raw-bytes hash.
+const keyOf = (identity: string | null, raw: string | null | undefined) => (identity !== null ? `e:${identity}` : raw ? `r:${raw}` : null);
+
+/**
+ * Inserts deliveries; one whose identity (or raw-bytes hash) is stored already, or earlier in the
+ * batch, is a duplicate.
+ */
+export async function appendDeliveries(tx: Session, deliveries: readonly Delivery[]): Promise<Appended[]> {
+  if (deliveries.length === 0) return [];
+  // One statement for the batch. Rows are inserted in the batch's order (ORDER BY ord), so
+  // their ids increase in that order: the returned ids, sorted, belong to the deliveries
+  // that were inserted, in turn. A body with no identity never conflicts.
+  const inserted = await query<{ inbox_id: number; identity: string | null; raw_sha256: string | null }>(
+    tx,
+    `INSERT INTO inbox (received_at, raw, identity, raw_sha256, kind, verdict, secret_id, state, reasons, handler_key)
+     SELECT r, b, i, h, k, v, s, st, re, hk
+     FROM unnest($1::timestamptz[], $2::bytea[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
+       WITH ORDINALITY AS d(r, b, i, h, k, v, s, st, re, hk, ord)
+     ORDER BY ord
+     ON CONFLICT DO NOTHING
+     RETURNING inbox_id, identity, raw_sha256`,
+    [
+      deliveries.map((d) => d.receivedAt),
+      deliveries.map((d) => Buffer.from(d.raw.buffer, d.raw.byteOffset, d.raw.byteLength)),
+      deliveries.map((d) => d.identity),
+      deliveries.map((d) => d.rawSha256 ?? null),
+      deliveries.map((d) => d.kind),
+      deliveries.map((d) => d.verdict),
+      deliveries.map((d) => d.secretId),
+      deliveries.map((d) => (d.verdict === 'accepted' ? 'pending' : 'dead')),
+      deliveries.map((d) => (d.reasons === null ? null : JSON.stringify(d.reasons))),
+      deliveries.map((d) => d.handlerKey ?? null),
+    ],
+  );
+  const fresh = new Set(inserted.map((r) => keyOf(r.identity, r.raw_sha256)).filter((k): k is string => k !== null));
+  const ids = inserted.map((r) => r.inbox_id).sort((x, y) => x - y);
+  let next = 0;
+  return deliveries.map((d): Appended => {
+    // The first delivery of a key in the batch took the row; any later one is a duplicate.
+    const key = keyOf(d.identity, d.rawSha256);
+    if (key !== null && !fresh.delete(key)) return { inboxId: null, duplicate: true };
+    return { inboxId: ids[next++]!, duplicate: false };
+  });
+}
+
+/** Which of these identities are stored already. */
+export async function knownIdentities(tx: Session, identities: readonly string[]): Promise<Set<string>> {
+  if (identities.length === 0) return new Set();
+  const rows = await query<{ identity: string }>(tx, 'SELECT identity FROM inbox WHERE identity = ANY($1::text[])', [identities]);
+  return new Set(rows.map((r) => r.identity));
+}
+
+/** Inserts deliveries already processed (replay), in one statement; the caller checked `knownIdentities`. */
+export async function appendSettled(tx: Session, rows: readonly SettledDelivery[], at: string): Promise<void> {
+  if (rows.length === 0) return;
+  await query(
+    tx,
+    `INSERT INTO inbox (received_at, raw, identity, kind, verdict, secret_id, state, reasons, processed_at, handlers_pending, handler_key, attempts)
+     SELECT r, b, i, k, 'accepted', s, st, re, $10::timestamptz, h, hk, 1
+     FROM unnest($1::timestamptz[], $2::bytea[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::boolean[], $9::text[])
+       AS v(r, b, i, k, s, st, re, h, hk)`,
+    [
+      rows.map((r) => r.delivery.receivedAt),
+      rows.map((r) => Buffer.from(r.delivery.raw.buffer, r.delivery.raw.byteOffset, r.delivery.raw.byteLength)),
+      rows.map((r) => r.delivery.identity),
+      rows.map((r) => r.delivery.kind),
+      rows.map((r) => r.delivery.secretId),
+      rows.map((r) => r.state),
+      rows.map((r) => (r.reasons === null ? null : JSON.stringify(r.reasons))),
+      rows.map((r) => r.handlers),
+      rows.map((r) => r.delivery.handlerKey ?? null),
+      at,
+    ],
+  );
+}

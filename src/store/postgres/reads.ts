@@ -1,0 +1,37 @@
+// Reads: one inbox row, the counts by state, whether anything is pending, and the queries of
+// query/ on the projected tables.
+import type { QueryResultRow } from 'pg';
+import type { InboxRow, InboxState } from '../store.js';
+import { asInboxRow, INBOX_COLUMNS } from './inbox-columns.js';
+import { query, type Session } from './session.js';
+
+export async function inboxRow(db: Session, id: number): Promise<InboxRow | undefined> {
+  const [row] = await query(db, `SELECT ${INBOX_COLUMNS} FROM inbox WHERE inbox_id = $1`, [id]);
+  return row === undefined ? undefined : asInboxRow(row);
+}
+
+/** Inbox rows by state (every state present, 0 when none), and the handler failures. */
+export async function counts(db: Session): Promise<Record<InboxState, number> & { handler_failures: number }> {
+  const result = { pending: 0, projected: 0, unknown: 0, dead: 0, handler_failures: 0 } as Record<InboxState, number> & { handler_failures: number };
+  for (const { state, count } of await query<{ state: InboxState; count: number }>(db, 'SELECT state, COUNT(*) AS count FROM inbox GROUP BY state')) {
+    result[state] = count;
+  }
+  const [failures] = await query<{ n: number }>(db, 'SELECT COUNT(*) AS n FROM handler_failures');
+  result.handler_failures = failures!.n;
+  return result;
+}
+
+export async function hasPending(db: Session): Promise<boolean> {
+  return (await query(db, "SELECT 1 FROM inbox WHERE state = 'pending' LIMIT 1")).length > 0;
+}
+
+// `?` placeholders (what query/ writes for both engines) as PostgreSQL's `$n`.
+function numbered(sql: string): string {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+}
+
+/** A read of query/, written with `?` placeholders for both engines. */
+export async function select<T>(db: Session, sql: string, parameters: readonly unknown[] = []): Promise<T[]> {
+  return (await query<QueryResultRow>(db, numbered(sql), [...parameters])) as T[];
+}

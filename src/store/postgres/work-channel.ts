@@ -1,0 +1,80 @@
+// Wake-ups between processes (LISTEN/NOTIFY): a commit that stores or requeues work announces it,
+// and every other process's listeners are called. Pollers behind it pick the work up anyway: a
+// notification lost is only a delay.
+import type { PoolClient } from './connection.js';
+import { checkOut, type Engine } from './session.js';
+
+const WORK_CHANNEL = 'prequal_hooks_work';
+
+/** One store's listeners, its one listening connection (re-established when it drops), and its announcing. */
+export interface WorkChannel {
+  readonly engine: Engine;
+  readonly listeners: Set<() => void>;
+  listener: PoolClient | undefined;
+  listening: Promise<void> | undefined;
+  announcing: boolean;
+  announceAgain: boolean;
+}
+
+export function createWorkChannel(engine: Engine): WorkChannel {
+  return { engine, listeners: new Set(), listener: undefined, listening: undefined, announcing: false, announceAgain: false };
+}
+
+/** Calls `callback` on each announcement from any process; returns the unsubscribe function. */
+export function onWork(channel: WorkChannel, callback: () => void): () => void {
+  channel.listeners.add(callback);
+  listen(channel);
+  return () => {
+    channel.listeners.delete(callback);
+  };
+}
+
+function listen(channel: WorkChannel): void {
+  if (channel.engine.closed || channel.listener !== undefined || channel.listening !== undefined || channel.listeners.size === 0) return;
+  const retry = () => setTimeout(() => listen(channel), 1000).unref();
+  const wake = () => channel.listeners.forEach((l) => l());
+  channel.listening = (async () => {
+    try {
+      const c = await checkOut(channel.engine);
+      c.on('notification', wake);
+      c.on('error', () => {
+        channel.listener = undefined;
+        c.release(true);
+        retry();
+      });
+      await c.query(`LISTEN ${WORK_CHANNEL}`);
+      channel.listener = c;
+      wake(); // whatever was announced while we were not listening
+    } catch {
+      retry();
+    } finally {
+      channel.listening = undefined;
+    }
+  })();
+}
+
+/** Tells every listening process (this one too) that work was stored; announcements made meanwhile become one more. */
+export function announceWork(channel: WorkChannel): void {
+  if (channel.engine.closed) return;
+  if (channel.announcing) {
+    channel.announceAgain = true;
+    return;
+  }
+  channel.announcing = true;
+  void channel.engine.pool
+    .query(`NOTIFY ${WORK_CHANNEL}`)
+    .catch(() => undefined) // the pollers behind the notifications pick the work up anyway
+    .finally(() => {
+      channel.announcing = false;
+      if (channel.announceAgain) {
+        channel.announceAgain = false;
+        announceWork(channel);
+      }
+    });
+}
+
+/** Drops the listening connection (the store is closing). */
+export function stopListening(channel: WorkChannel): void {
+  channel.listener?.release(true);
+  channel.listener = undefined;
+}

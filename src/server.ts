@@ -1,21 +1,14 @@
-import { createServer, maxHeaderSize as httpMaxHeaderSize, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Duplex } from 'node:stream';
+import { createServer, type Server } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
-import { errorAnswer } from './receive/answer.js';
-import { writeAnswer } from './receive/node-http.js';
-import { authorized, tokenDigest as digestOf } from './console/auth.js';
+import { tokenDigest as digestOf } from './console/auth.js';
 import { createReceiver, type Receiver, type ReceiverOptions } from './receiver.js';
 import type { Logger } from './logging.js';
+import { answerClientErrors, HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from './standalone/client-errors.js';
+import { route, type StandaloneState } from './standalone/routes.js';
 
-/** A sender that has not sent its headers within this is cut off (408). */
-const HEADERS_TIMEOUT_MS = 10_000;
-/** A sender that has not sent its whole request within this is cut off (408). */
-const REQUEST_TIMEOUT_MS = 15_000;
 /** After a stop is asked, how long new connections are still taken in (and answered 503). */
 const SHUTDOWN_GRACE_MS = 100;
-/** Node's limit on the total size of the request line and headers (--max-http-header-size). */
-const maxHeaderSize = httpMaxHeaderSize;
 
 export interface StandaloneOptions extends Omit<ReceiverOptions, 'onRequest' | 'logger' | 'secrets'> {
   logger: Logger;
@@ -45,146 +38,56 @@ export interface Standalone {
 
 /**
  * The standalone receiver: node:http straight into the framework-free intake (no framework on
- * the webhook route), plus `GET /healthz` and `GET /readyz`. Nothing else is served.
+ * the webhook route), plus the probes, and with a dashboard token `/metrics` and the console.
+ * Assembled in steps: the HTTP server and its routes, listen, then the receiver (requests that
+ * come first get 503 STARTING), then the console.
  */
 export async function startStandalone(options: StandaloneOptions): Promise<Standalone> {
   const { logger, port = 8787, host = '0.0.0.0', path = '/webhooks', secrets, dashboardToken, ...receiverOptions } = options;
-  // A token too short to keep anyone out throws here, before anything listens.
-  const tokenDigest = dashboardToken === undefined || dashboardToken === '' ? undefined : digestOf(dashboardToken);
-  // The receiver is made once the server listens: requests that come first get 503 STARTING.
-  let receiver: Receiver | undefined;
-  let intake: ReturnType<Receiver['nodeHandler']> | undefined;
-  const startReceiver = (resolved: ReceiverOptions['secrets']) =>
-    createReceiver({
-      ...receiverOptions,
-      ...(resolved !== undefined && { secrets: resolved }),
-      logger,
-      onRequest(result, _req, startedAt) {
-        logger.info(
-          {
-            status: result.answer.status,
-            outcome: result.outcome,
-            kind: result.kind,
-            duplicate: result.outcome === 'duplicate',
-            inboxId: result.inboxId,
-            ms: Number(process.hrtime.bigint() - startedAt) / 1e6,
-          },
-          'webhook',
-        );
-      },
-    });
-  // The console (an Express app holding receiver.dashboard) when a token is set: /dashboard and below.
-  let dashboard: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
-  let closing = false;
-
-  async function ready(): Promise<{ ok: boolean; reason?: string }> {
-    if (closing) return { ok: false, reason: 'shutting down' };
-    if (receiver === undefined) return { ok: false, reason: 'starting' };
-    if (receiver.saturated()) {
-      const stuck = receiver.stuckHandlerCalls();
-      return { ok: false, reason: stuck > 0 ? `handlers saturated: ${stuck} handler calls stuck past their timeout` : 'handlers saturated' };
-    }
-    return await receiver.probe();
+  const state: StandaloneState = {
+    path,
+    // A token too short to keep anyone out throws here, before anything listens.
+    tokenDigest: dashboardToken === undefined || dashboardToken === '' ? undefined : digestOf(dashboardToken),
+    receiver: undefined,
+    intake: undefined,
+    dashboard: undefined,
+    closing: false,
+  };
+  const server = httpServer(state, logger);
+  await listen(server, port, host);
+  try {
+    const receiver = accessLogged({ ...receiverOptions, ...(secrets !== undefined && { secrets: typeof secrets === 'function' ? await secrets() : secrets }) }, logger);
+    state.receiver = receiver;
+    if (dashboardToken !== undefined && dashboardToken !== '') state.dashboard = await consoleApp(receiver, dashboardToken);
+  } catch (error) {
+    server.close();
+    throw error;
   }
+  const running = state.receiver;
+  state.intake = running.nodeHandler();
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    receiver: running,
+    server,
+    url: `http://${shownHost === '0.0.0.0' ? '127.0.0.1' : shownHost}:${address.port}`,
+    close: (timeoutMs = 10_000) => stop(state, server, running, timeoutMs),
+  };
+}
 
+function httpServer(state: StandaloneState, logger: Logger): Server {
   // Node checks the request and header timeouts every connectionsCheckingInterval (30 s by
   // default): once a second cuts a slow sender off within a second of its limit.
-  const server = createServer({ requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1000 }, (req: IncomingMessage, res: ServerResponse) => {
-    const url = (req.url ?? '/').split('?')[0];
-    if (url === path) {
-      if (closing) {
-        writeAnswer(res, errorAnswer(503, 'SHUTTING_DOWN', 'The receiver is shutting down; retry.', {}, { 'Retry-After': '5', Connection: 'close' }));
-        return;
-      }
-      if (intake === undefined) {
-        req.resume();
-        writeAnswer(res, errorAnswer(503, 'STARTING', 'The receiver is starting; retry.', {}, { 'Retry-After': '1' }));
-        return;
-      }
-      void intake(req, res);
-      return;
-    }
-    if (req.method === 'GET' && url === '/healthz') {
-      writeAnswer(res, { status: 200, headers: {}, body: { status: 'ok' } });
-      return;
-    }
-    if (req.method === 'GET' && url === '/readyz') {
-      void (async () => {
-        const state = await ready();
-        const inbox = await receiver?.counts().catch(() => undefined);
-        writeAnswer(res, {
-          status: state.ok ? 200 : 503,
-          headers: {},
-          body: { status: state.ok ? 'ready' : 'not_ready', ...(state.reason && { reason: state.reason }), ...(inbox && { inbox }) },
-        });
-      })();
-      return;
-    }
-    if (req.method === 'GET' && url === '/metrics' && tokenDigest !== undefined) {
-      if (!authorized(req.headers.authorization, tokenDigest)) {
-        writeAnswer(res, errorAnswer(401, 'UNAUTHORIZED', 'This needs the dashboard token: HTTP Basic (any user name, the token as password) or Authorization: Bearer <token>.', {}, { 'WWW-Authenticate': 'Basic realm="prequal-hooks"' }));
-        return;
-      }
-      void (async () => {
-        const registry = receiver?.metrics();
-        if (registry === undefined) {
-          writeAnswer(res, errorAnswer(503, 'STARTING', 'The receiver is starting; retry.'));
-          return;
-        }
-        const text = await registry.metrics();
-        res.writeHead(200, { 'Content-Type': registry.contentType, 'Content-Length': Buffer.byteLength(text) });
-        res.end(text);
-      })();
-      return;
-    }
-    if (tokenDigest !== undefined && (url === '/dashboard' || url?.startsWith('/dashboard/'))) {
-      if (dashboard === undefined) {
-        req.resume();
-        writeAnswer(res, errorAnswer(503, 'STARTING', 'The receiver is starting; retry.', {}, { 'Retry-After': '1' }));
-        return;
-      }
-      dashboard(req, res);
-      return;
-    }
-    req.resume();
-    writeAnswer(res, errorAnswer(404, 'RESOURCE_NOT_FOUND', `Nothing is served at ${req.method} ${url}. Webhooks go to POST ${path}.`));
-  });
+  const server = createServer({ requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1000 }, (req, res) => route(state, req)(state, req, res));
   server.keepAliveTimeout = 5_000;
   // No count limit (proxies add many headers); the total size limit (Node's maxHeaderSize, 16 KiB
-  // by default) still applies, answered 431 below.
+  // by default) still applies, answered 431.
   server.maxHeadersCount = 0;
+  server.on('clientError', answerClientErrors(logger));
+  return server;
+}
 
-  // What Node itself refuses (malformed HTTP, too slow, headers too large) gets the service's
-  // envelope too, and a log line with the status actually sent.
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
-    if (error.code === 'ECONNRESET' || !socket.writable) {
-      socket.destroy();
-      return;
-    }
-    // Bytes that are not HTTP at all are no webhook: a line at debug, never in the access log.
-    // A TLS ClientHello (0x16 0x03) gets no answer, as it could not read one.
-    const packet = (error as { rawPacket?: Buffer }).rawPacket;
-    const tls = packet !== undefined && packet[0] === 0x16 && packet[1] === 0x03;
-    if (tls) {
-      socket.destroy();
-      logger.debug({ outcome: 'not_http', tls: true }, 'a TLS handshake reached this plain-HTTP port (was https:// used for an http:// receiver?); connection closed');
-      return;
-    }
-    const [status, code, message] =
-      error.code === 'HPE_HEADER_OVERFLOW'
-        ? [431, 'HEADERS_TOO_LARGE', `The request headers are larger than ${maxHeaderSize} bytes in all.`]
-        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-          ? [408, 'REQUEST_TIMEOUT', `The request was not received in time (headers within ${HEADERS_TIMEOUT_MS / 1000} s, the whole request within ${REQUEST_TIMEOUT_MS / 1000} s).`]
-          : [400, 'BAD_REQUEST', 'The request is not valid HTTP.'];
-    const body = JSON.stringify({ error: { code, message } });
-    socket.end(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
-    if (status === 400) logger.debug({ status, outcome: 'not_http', code: error.code }, 'bytes that are not HTTP; answered 400 and closed');
-    else logger.info({ status, outcome: 'refused', code }, 'webhook');
-  });
-
+async function listen(server: Server, port: number, host: string): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -192,42 +95,51 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
       resolve();
     });
   });
-  try {
-    receiver = startReceiver(typeof secrets === 'function' ? await secrets() : secrets);
-    if (dashboardToken !== undefined && dashboardToken !== '') {
-      const { default: express } = await import('express');
-      const app = express();
-      app.disable('x-powered-by');
-      app.use('/dashboard', receiver.dashboard({ token: dashboardToken }));
-      dashboard = app;
-    }
-  } catch (error) {
-    server.close();
-    throw error;
-  }
-  intake = receiver.nodeHandler();
-  const running = receiver;
-  const address = server.address() as AddressInfo;
-  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+}
 
-  return {
-    receiver: running,
-    server,
-    url: `http://${shownHost === '0.0.0.0' ? '127.0.0.1' : shownHost}:${address.port}`,
-    async close(timeoutMs = 10_000): Promise<void> {
-      closing = true;
-      // Connections the kernel accepted but Node has not yet would be reset by closing the
-      // listener at once: let them in first, to get 503 SHUTTING_DOWN.
-      await delay(SHUTDOWN_GRACE_MS);
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      // Connections taken in the moment before the listener closed have not sent their request
-      // yet: give them the grace to send it (and get 503) before idle ones are closed.
-      await delay(SHUTDOWN_GRACE_MS);
-      server.closeIdleConnections();
-      const timer = setTimeout(() => server.closeAllConnections(), Math.max(0, timeoutMs - 2000));
-      await closed;
-      clearTimeout(timer);
-      await running.close(Math.max(1000, timeoutMs / 2));
+/** The receiver, with one access-log line a webhook: status, outcome, kind, time; never the body. */
+function accessLogged(options: Omit<ReceiverOptions, 'logger' | 'onRequest'>, logger: Logger): Receiver {
+  return createReceiver({
+    ...options,
+    logger,
+    onRequest(result, _req, startedAt) {
+      logger.info(
+        {
+          status: result.answer.status,
+          outcome: result.outcome,
+          kind: result.kind,
+          duplicate: result.outcome === 'duplicate',
+          inboxId: result.inboxId,
+          ms: Number(process.hrtime.bigint() - startedAt) / 1e6,
+        },
+        'webhook',
+      );
     },
-  };
+  });
+}
+
+/** The console, an Express app holding receiver.dashboard, at /dashboard and below. */
+async function consoleApp(receiver: Receiver, token: string): Promise<NonNullable<StandaloneState['dashboard']>> {
+  const { default: express } = await import('express');
+  const app = express();
+  app.disable('x-powered-by');
+  app.use('/dashboard', receiver.dashboard({ token }));
+  return app;
+}
+
+/** Stops accepting, finishes requests in flight, drains, closes the receiver. */
+async function stop(state: StandaloneState, server: Server, receiver: Receiver, timeoutMs: number): Promise<void> {
+  state.closing = true;
+  // Connections the kernel accepted but Node has not yet would be reset by closing the
+  // listener at once: let them in first, to get 503 SHUTTING_DOWN.
+  await delay(SHUTDOWN_GRACE_MS);
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  // Connections taken in the moment before the listener closed have not sent their request
+  // yet: give them the grace to send it (and get 503) before idle ones are closed.
+  await delay(SHUTDOWN_GRACE_MS);
+  server.closeIdleConnections();
+  const timer = setTimeout(() => server.closeAllConnections(), Math.max(0, timeoutMs - 2000));
+  await closed;
+  clearTimeout(timer);
+  await receiver.close(Math.max(1000, timeoutMs / 2));
 }

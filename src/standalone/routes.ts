@@ -1,0 +1,104 @@
+// The standalone server's routes: the webhook path straight into the framework-free intake, the
+// probes, the Prometheus scrape and the console. One function a route; `route` picks one.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { errorAnswer } from '../receive/answer.js';
+import { writeAnswer } from '../receive/node-http.js';
+import { authorized } from '../console/auth.js';
+import type { Receiver } from '../receiver.js';
+
+/** What the routes read of the running server; the assembly (src/server.ts) fills it in as it starts and stops. */
+export interface StandaloneState {
+  path: string;
+  /** Digest of the dashboard token; none: neither /metrics nor the console is served. */
+  tokenDigest: Buffer | undefined;
+  /** Made once the server listens: requests that come first get 503 STARTING. */
+  receiver: Receiver | undefined;
+  intake: ReturnType<Receiver['nodeHandler']> | undefined;
+  /** The console (an Express app holding receiver.dashboard) when a token is set. */
+  dashboard: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+  closing: boolean;
+}
+
+type Route = (state: StandaloneState, req: IncomingMessage, res: ServerResponse) => void;
+
+function starting(req: IncomingMessage, res: ServerResponse): void {
+  req.resume();
+  writeAnswer(res, errorAnswer(503, 'STARTING', 'The receiver is starting; retry.', {}, { 'Retry-After': '1' }));
+}
+
+const webhook: Route = (state, req, res) => {
+  if (state.closing) {
+    writeAnswer(res, errorAnswer(503, 'SHUTTING_DOWN', 'The receiver is shutting down; retry.', {}, { 'Retry-After': '5', Connection: 'close' }));
+    return;
+  }
+  if (state.intake === undefined) return starting(req, res);
+  void state.intake(req, res);
+};
+
+const healthz: Route = (_state, _req, res) => writeAnswer(res, { status: 200, headers: {}, body: { status: 'ok' } });
+
+/** Ready: not stopping, started, handlers keeping up, and the database taking a write. */
+export async function readiness(state: StandaloneState): Promise<{ ok: boolean; reason?: string }> {
+  const { receiver } = state;
+  if (state.closing) return { ok: false, reason: 'shutting down' };
+  if (receiver === undefined) return { ok: false, reason: 'starting' };
+  if (receiver.saturated()) {
+    const stuck = receiver.stuckHandlerCalls();
+    return { ok: false, reason: stuck > 0 ? `handlers saturated: ${stuck} handler calls stuck past their timeout` : 'handlers saturated' };
+  }
+  return await receiver.probe();
+}
+
+const readyz: Route = (state, _req, res) => {
+  void (async () => {
+    const ready = await readiness(state);
+    const inbox = await state.receiver?.counts().catch(() => undefined);
+    writeAnswer(res, {
+      status: ready.ok ? 200 : 503,
+      headers: {},
+      body: { status: ready.ok ? 'ready' : 'not_ready', ...(ready.reason && { reason: ready.reason }), ...(inbox && { inbox }) },
+    });
+  })();
+};
+
+const metrics: Route = (state, req, res) => {
+  if (!authorized(req.headers.authorization, state.tokenDigest!)) {
+    writeAnswer(
+      res,
+      errorAnswer(401, 'UNAUTHORIZED', 'This needs the dashboard token: HTTP Basic (any user name, the token as password) or Authorization: Bearer <token>.', {}, { 'WWW-Authenticate': 'Basic realm="prequal-hooks"' }),
+    );
+    return;
+  }
+  void (async () => {
+    const registry = state.receiver?.metrics();
+    if (registry === undefined) {
+      writeAnswer(res, errorAnswer(503, 'STARTING', 'The receiver is starting; retry.'));
+      return;
+    }
+    const text = await registry.metrics();
+    res.writeHead(200, { 'Content-Type': registry.contentType, 'Content-Length': Buffer.byteLength(text) });
+    res.end(text);
+  })();
+};
+
+const dashboard: Route = (state, req, res) => {
+  if (state.dashboard === undefined) return starting(req, res);
+  state.dashboard(req, res);
+};
+
+const notFound: Route = (state, req, res) => {
+  req.resume();
+  writeAnswer(res, errorAnswer(404, 'RESOURCE_NOT_FOUND', `Nothing is served at ${req.method} ${(req.url ?? '/').split('?')[0]}. Webhooks go to POST ${state.path}.`));
+};
+
+/** Which route answers a request; what is not ours is 404 in the service's envelope. */
+export function route(state: StandaloneState, req: IncomingMessage): Route {
+  const url = (req.url ?? '/').split('?')[0];
+  if (url === state.path) return webhook;
+  if (req.method === 'GET' && url === '/healthz') return healthz;
+  if (req.method === 'GET' && url === '/readyz') return readyz;
+  if (state.tokenDigest === undefined) return notFound;
+  if (req.method === 'GET' && url === '/metrics') return metrics;
+  if (url === '/dashboard' || url?.startsWith('/dashboard/')) return dashboard;
+  return notFound;
+}

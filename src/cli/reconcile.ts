@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { PrequalApiError, PrequalNetworkError } from '../client/errors.js';
+import { PrequalApiError, PrequalNetworkError, PrequalRedirectError, PrequalResponseError } from '../client/errors.js';
 import { reconcileInto, type ReconcileReport, type Repair } from '../reconcile/index.js';
 import { openStore } from '../store/open.js';
 import { CommandError, databasePath, DB_FLAG, DEFAULT_DB, HELP_FLAG, parsed, type CommandIo } from './args.js';
@@ -21,6 +21,9 @@ Options (environment fallback in brackets):
   --api-url <url>      the service's address, e.g. https://api.example.com [PREQUAL_HOOKS_API_URL]
   --api-key <key>      the agency's API key [PREQUAL_HOOKS_API_KEY] (prefer the environment:
                        a flag is visible to other users in the process list)
+  --allow-insecure-api-url  accept a plain http:// --api-url on another host than this
+                       machine: the key then crosses the network readable
+                       [PREQUAL_HOOKS_ALLOW_INSECURE_API_URL=1]
   --campaign <id>      also read this campaign (repeat for several); the projection's campaigns
                        are always read
   --dry-run            print the differences, write nothing
@@ -127,6 +130,7 @@ export async function reconcile(argv: string[], io: CommandIo): Promise<number> 
   } catch (error) {
     if (error instanceof PrequalApiError) throw new CommandError(`the service answered ${error.status} ${error.code}: ${error.message}${error.status === 401 ? ' (check the API key)' : ''}. Run again to resume`);
     if (error instanceof PrequalNetworkError) throw new CommandError(`cannot reach the service at ${apiUrl}: ${error.message}. Run again to resume`);
+    if (error instanceof PrequalRedirectError || error instanceof PrequalResponseError) throw new CommandError(error.message);
     throw error;
   } finally {
     process.off('SIGINT', onSignal);

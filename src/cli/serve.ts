@@ -43,6 +43,9 @@ Options (environment fallback in brackets):
   --api-url <url>         the service's address, for --reconcile-every [PREQUAL_HOOKS_API_URL]
   --api-key <key>         the agency's API key, for --reconcile-every [PREQUAL_HOOKS_API_KEY]
                           (prefer the environment: flags show in the process list)
+  --allow-insecure-api-url  accept a plain http:// --api-url on another host than this
+                          machine: the key then crosses the network readable
+                          [PREQUAL_HOOKS_ALLOW_INSECURE_API_URL=1]
   -h, --help              show this help
 
 PREQUAL_HOOKS_SQLITE_THREAD=1 runs a SQLite database's connection in a worker thread (commits

@@ -163,6 +163,80 @@ describe('prequal-hooks reconcile', () => {
     expect(await sandbox.stop()).toBe(0);
   }, 60_000);
 
+  it('reconcile and serve --reconcile-every refuse a redirect to another origin: the key never reaches it', async () => {
+    // The service's address answers a redirect to another port of 127.0.0.1 (another origin),
+    // which records every request and would answer as the service does.
+    const thiefHeard: Array<string | undefined> = [];
+    const thief = createHttpServer((req, res) => {
+      thiefHeard.push(req.headers['x-api-key'] as string | undefined);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ credits_available: 999_999, credits_used_this_month: 0, subscription_type: 'enterprise', reset_date: '2026-12-01' }));
+    });
+    const redirects: number[] = [];
+    let status = 307;
+    const front = createHttpServer((req, res) => {
+      redirects.push(status);
+      res.writeHead(status, { location: `${thiefUrl}${req.url}` });
+      res.end();
+    });
+    await new Promise<void>((resolve) => thief.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+    const thiefUrl = `http://127.0.0.1:${(thief.address() as { port: number }).port}`;
+    const frontUrl = `http://127.0.0.1:${(front.address() as { port: number }).port}`;
+    try {
+      const redirectedDb = join(tmp.dir, 'redirected.db');
+      await (await openStore(redirectedDb)).close();
+      const run = await runCli(['reconcile', '--db', redirectedDb, '--api-url', frontUrl, '--campaign', 'cmp_redirected'], { env: { PREQUAL_HOOKS_API_KEY: KEY }, timeoutMs: 30_000 });
+      expect(run.code, run.stderr).toBe(1);
+      expect(run.stderr).toContain(`${frontUrl}/api/v1/campaigns/cmp_redirected/status answered 307, a redirect to another origin than ${frontUrl} (${thiefUrl}/api/v1/campaigns/cmp_redirected/status)`);
+      expect(run.stderr).toContain('the API key was not sent there');
+      expect(run.stderr).not.toContain('PREQUAL_HOOKS_DEBUG');
+      expect(run.stderr + run.stdout).not.toContain(KEY);
+      expect(redirects).toEqual([307]);
+
+      status = 302;
+      const port = String(await freePort());
+      const serve = await startServe(['--host', '127.0.0.1', '--port', port, '--db', join(tmp.dir, 'redirected-serve.db'), '--secret', SECRET, '--reconcile-every', '0.05', '--api-url', frontUrl], { PREQUAL_HOOKS_API_KEY: KEY });
+      const failed = await waitFor(() => serve.logLines().find((l) => l.msg === 'reconcile failed; it runs again at the next turn'), 20_000, 'the scheduled reconcile to fail');
+      expect(failed).toMatchObject({ status: 302, message: expect.stringContaining(`a redirect to another origin than ${frontUrl}`) });
+      expect(serve.stdout() + serve.stderr()).not.toContain(KEY);
+      expect(await serve.stop()).toBe(0);
+      expect(redirects.length).toBeGreaterThanOrEqual(2);
+      expect(thiefHeard).toEqual([]);
+    } finally {
+      await new Promise((resolve) => front.close(resolve));
+      await new Promise((resolve) => thief.close(resolve));
+    }
+  }, 60_000);
+
+  it('plain http to another host than this machine is refused unless --allow-insecure-api-url (or its variable) says so', async () => {
+    const sandbox = await createSandbox({ apiKeys: [KEY], seed: 'reconcile-5', interviewMs: 600_000, log: () => {} });
+    try {
+      // 0.0.0.0 reaches this machine on Linux but is not a loopback address: it stands for a
+      // host on the network here.
+      const elsewhere = `http://0.0.0.0:${new URL(sandbox.url).port}`;
+      const env = { PREQUAL_HOOKS_API_KEY: KEY };
+      const args = ['reconcile', '--db', join(tmp.dir, 'insecure.db'), '--api-url', elsewhere, '--dry-run'];
+      const refused = await runCli(args, { env });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain(`--api-url ${elsewhere} is plain http: the API key would cross the network readable`);
+      expect(refused.stderr).toContain('--allow-insecure-api-url (or PREQUAL_HOOKS_ALLOW_INSECURE_API_URL=1)');
+      const serveRefused = await runCli(['serve', '--db', join(tmp.dir, 'insecure-serve.db'), '--reconcile-every', '5', '--api-url', elsewhere], { env });
+      expect(serveRefused.code).toBe(2);
+      expect(serveRefused.stderr).toContain('is plain http');
+
+      const [flag, variable] = await Promise.all([
+        runCli([...args, '--allow-insecure-api-url'], { env, timeoutMs: 30_000 }),
+        runCli(args, { env: { ...env, PREQUAL_HOOKS_ALLOW_INSECURE_API_URL: '1' }, timeoutMs: 30_000 }),
+      ]);
+      expect(flag.code, flag.stderr).toBe(0);
+      expect(variable.code, variable.stderr).toBe(0);
+      expect(flag.stdout).toContain('nothing written');
+    } finally {
+      await sandbox.close();
+    }
+  }, 60_000);
+
   it('Ctrl-C stops after the campaign being read (exit 130), and the next run goes on from there', async () => {
     const sandbox = await createSandbox({ apiKeys: [KEY], seed: 'reconcile-3', interviewMs: 600_000, log: () => {} });
     // Every answer of the service 300 ms late, so that the run is still going when Ctrl-C comes.

@@ -1,10 +1,11 @@
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { PrequalApiError, PrequalNetworkError, PrequalRedirectError, PrequalResponseError } from '../client/errors.js';
 import { reconcileInto, type ReconcileReport, type Repair } from '../reconcile/index.js';
-import { openStore } from '../store/open.js';
+import { isPostgresUrl, openStore } from '../store/open.js';
 import { CommandError, databasePath, DB_FLAG, DEFAULT_DB, HELP_FLAG, parsed, type CommandIo } from './args.js';
 import { SERVICE_FLAGS, serviceClient } from './service.js';
-import { displayLocation, requireDatabaseFile } from './database.js';
+import { displayLocation } from './database.js';
 import { printJson } from './output.js';
 
 export const RECONCILE_HELP = `Usage: prequal-hooks reconcile --api-url <url> [options]
@@ -17,7 +18,8 @@ newer ones still win. A second run finds nothing to repair. An interrupted run r
 campaign it stopped at. Requests are spaced within the service's limits (60/min, 1,000/h).
 
 Options (environment fallback in brackets):
-  --db <path|url>      SQLite file or postgres:// URL [PREQUAL_HOOKS_DB] (default ${DEFAULT_DB}); must exist
+  --db <path|url>      SQLite file (created with its folder if missing) or postgres:// URL
+                       [PREQUAL_HOOKS_DB] (default ${DEFAULT_DB})
   --api-url <url>      the service's address, e.g. https://api.example.com [PREQUAL_HOOKS_API_URL]
   --api-key <key>      the agency's API key [PREQUAL_HOOKS_API_KEY] (prefer the environment:
                        a flag is visible to other users in the process list)
@@ -100,7 +102,11 @@ export async function reconcile(argv: string[], io: CommandIo): Promise<number> 
   }
   const { client, apiUrl } = serviceClient(values, io);
   const location = databasePath(values.db, io.env);
-  requireDatabaseFile(location);
+  const dryRun = values['dry-run'] ?? false;
+  // State built from the service alone starts from no database: created as serve does; a dry
+  // run, which writes nothing, compares with an empty one in memory instead.
+  const fresh = !isPostgresUrl(location) && !existsSync(location);
+  if (fresh) io.stderr.write(`prequal-hooks reconcile: no database at ${location}; ${dryRun ? 'comparing with an empty one (a dry run creates nothing)' : 'creating it'}\n`);
 
   // Ctrl-C stops after the campaign being read; the next run resumes there.
   const stop = new AbortController();
@@ -117,13 +123,13 @@ export async function reconcile(argv: string[], io: CommandIo): Promise<number> 
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  const store = await openStore(location);
+  const store = await openStore(fresh && dryRun ? ':memory:' : location);
   let report: ReconcileReport;
   try {
     report = await reconcileInto({ store }, {
       client,
       ...(values.campaign !== undefined && { campaigns: values.campaign }),
-      dryRun: values['dry-run'] ?? false,
+      dryRun,
       signal: stop.signal,
       onProgress: ({ campaign, done, total }) => io.stderr.write(`prequal-hooks reconcile: campaign ${campaign} read (${done} of ${total})\n`),
     });

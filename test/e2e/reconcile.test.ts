@@ -2,6 +2,7 @@
 // given up. Then `prequal-hooks reconcile` repairs the projection from the sandbox's API, a second
 // run repairs nothing, and webhooks after it apply by the last-writer-wins rule.
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createServer as createHttpServer, request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -206,6 +207,40 @@ describe('prequal-hooks reconcile', () => {
     } finally {
       await new Promise((resolve) => front.close(resolve));
       await new Promise((resolve) => thief.close(resolve));
+    }
+  }, 60_000);
+
+  it('reconcile builds the state from the service alone: a database that does not exist is created (a dry run creates none)', async () => {
+    const sandbox = await createSandbox({ apiKeys: [KEY], seed: 'reconcile-4', interviewMs: 600_000, log: () => {} });
+    try {
+      const call = apiClient(sandbox.apiUrl, KEY);
+      const id = (await call('POST', '/campaigns/create', JOB)).body.campaign_id as string;
+      expect((await call('POST', `/campaigns/${id}/candidates`, { candidates: Array.from({ length: 3 }, (_, i) => person(90 + i)) })).status).toBe(201);
+      const env = { PREQUAL_HOOKS_API_KEY: KEY };
+
+      const dryPath = join(tmp.dir, 'dry', 'nothing.db');
+      const dry = await runCli(['reconcile', '--db', dryPath, '--api-url', sandbox.url, '--campaign', id, '--dry-run', '--json'], { env, timeoutMs: 30_000 });
+      expect(dry.code, dry.stderr).toBe(0);
+      expect(dry.stderr).toContain(`no database at ${dryPath}; comparing with an empty one (a dry run creates nothing)`);
+      expect(JSON.parse(dry.stdout).repairs.filter((r: { table: string; missing: boolean }) => r.table === 'candidates' && r.missing)).toHaveLength(3);
+      expect(existsSync(dryPath)).toBe(false);
+
+      const dbPath = join(tmp.dir, 'fresh', 'from-the-service.db');
+      const run = await runCli(['reconcile', '--db', dbPath, '--api-url', sandbox.url, '--campaign', id], { env, timeoutMs: 30_000 });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).toContain(`prequal-hooks reconcile: no database at ${dbPath}; creating it\n`);
+      expect(run.stdout).toMatch(/3 candidates read, 3 missing/);
+      expect(readDb(dbPath, (db) => db.prepare('SELECT COUNT(*) FROM candidates WHERE campaign_id = ?').pluck().get(id))).toBe(3);
+      expect(readDb(dbPath, (db) => db.prepare('SELECT status FROM campaigns WHERE campaign_id = ?').pluck().get(id))).toBe('active');
+      expect(readDb(dbPath, (db) => db.prepare('SELECT credits_remaining FROM credits').pluck().get())).toBe((await call('GET', '/account/credits')).body.credits_available);
+
+      // The database exists now: the next run says nothing about creating it, and finds nothing to repair.
+      const again = await runCli(['reconcile', '--db', dbPath, '--api-url', sandbox.url], { env, timeoutMs: 30_000 });
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stderr).not.toContain('no database');
+      expect(again.stdout).toContain('nothing to repair');
+    } finally {
+      await sandbox.close();
     }
   }, 60_000);
 

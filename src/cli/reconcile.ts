@@ -1,10 +1,11 @@
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { PrequalApiError, PrequalNetworkError } from '../client/errors.js';
+import { PrequalApiError, PrequalNetworkError, PrequalRedirectError, PrequalResponseError } from '../client/errors.js';
 import { reconcileInto, type ReconcileReport, type Repair } from '../reconcile/index.js';
-import { openStore } from '../store/open.js';
+import { isPostgresUrl, openStore } from '../store/open.js';
 import { CommandError, databasePath, databaseSchema, DB_FLAG, DEFAULT_DB, HELP_FLAG, parsed, type CommandIo } from './args.js';
 import { SERVICE_FLAGS, serviceClient } from './service.js';
-import { displayLocation, requireDatabaseFile } from './database.js';
+import { displayLocation } from './database.js';
 import { count } from '../words.js';
 import { printJson } from './output.js';
 
@@ -18,11 +19,15 @@ newer ones still win. A second run finds nothing to repair. An interrupted run r
 campaign it stopped at. Requests are spaced within the service's limits (60/min, 1,000/h).
 
 Options (environment fallback in brackets):
-  --db <path|url>      SQLite file or postgres:// URL [PREQUAL_HOOKS_DB] (default ${DEFAULT_DB}); must exist
+  --db <path|url>      SQLite file (created with its folder if missing) or postgres:// URL
+                       [PREQUAL_HOOKS_DB] (default ${DEFAULT_DB})
   --schema <name>      PostgreSQL: the schema of the tables [PREQUAL_HOOKS_SCHEMA] (default public)
   --api-url <url>      the service's address, e.g. https://api.example.com [PREQUAL_HOOKS_API_URL]
   --api-key <key>      the agency's API key [PREQUAL_HOOKS_API_KEY] (prefer the environment:
                        a flag is visible to other users in the process list)
+  --allow-insecure-api-url  accept a plain http:// --api-url on another host than this
+                       machine: the key then crosses the network readable
+                       [PREQUAL_HOOKS_ALLOW_INSECURE_API_URL=1]
   --campaign <id>      also read this campaign (repeat for several); the projection's campaigns
                        are always read
   --dry-run            print the differences, write nothing
@@ -99,7 +104,11 @@ export async function reconcile(argv: string[], io: CommandIo): Promise<number> 
   }
   const { client, apiUrl } = serviceClient(values, io);
   const location = databasePath(values.db, io.env);
-  requireDatabaseFile(location);
+  const dryRun = values['dry-run'] ?? false;
+  // State built from the service alone starts from no database: created as serve does; a dry
+  // run, which writes nothing, compares with an empty one in memory instead.
+  const fresh = !isPostgresUrl(location) && !existsSync(location);
+  if (fresh) io.stderr.write(`prequal-hooks reconcile: no database at ${location}; ${dryRun ? 'comparing with an empty one (a dry run creates nothing)' : 'creating it'}\n`);
 
   // Ctrl-C stops after the campaign being read; the next run resumes there.
   const stop = new AbortController();
@@ -116,19 +125,20 @@ export async function reconcile(argv: string[], io: CommandIo): Promise<number> 
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  const store = await openStore(location, databaseSchema(values.schema, io.env, location));
+  const store = await openStore(fresh && dryRun ? ':memory:' : location, fresh && dryRun ? {} : databaseSchema(values.schema, io.env, location));
   let report: ReconcileReport;
   try {
     report = await reconcileInto({ store }, {
       client,
       ...(values.campaign !== undefined && { campaigns: values.campaign }),
-      dryRun: values['dry-run'] ?? false,
+      dryRun,
       signal: stop.signal,
       onProgress: ({ campaign, done, total }) => io.stderr.write(`prequal-hooks reconcile: campaign ${campaign} read (${done} of ${total})\n`),
     });
   } catch (error) {
     if (error instanceof PrequalApiError) throw new CommandError(`the service answered ${error.status} ${error.code}: ${error.message}${error.status === 401 ? ' (check the API key)' : ''}. Run again to resume`);
     if (error instanceof PrequalNetworkError) throw new CommandError(`cannot reach the service at ${apiUrl}: ${error.message}. Run again to resume`);
+    if (error instanceof PrequalRedirectError || error instanceof PrequalResponseError) throw new CommandError(error.message);
     throw error;
   } finally {
     process.off('SIGINT', onSignal);

@@ -147,6 +147,8 @@ export async function sandbox(argv: string[], io: CommandIo): Promise<number> {
     );
   }
   lines.push(`Deliveries: GET ${running.url}/sandbox/deliveries; test event: POST ${running.url}/sandbox/test-event`);
-  io.stderr.write(`${lines.join('\n')}\n`);
+  // What a user copies (the address, the key) is output: on stdout, so that `> file` or a pipe
+  // keeps it; delivery diagnostics stay on stderr.
+  io.stdout.write(`${lines.join('\n')}\n`);
   return await stopped;
 }

@@ -73,6 +73,7 @@ export const SERVE_OPTIONS = {
   }),
   'api-url': optional({ placeholder: '<url>', help: 'the service\'s address, for --reconcile-every' }),
   'api-key': optional({ placeholder: '<key>', help: "the agency's API key, for --reconcile-every (prefer the environment: flags show in the process list)", secret: true }),
+  'allow-insecure-api-url': flag({ help: 'accept a plain http:// --api-url on another host than this machine: the key then crosses the network readable' }),
   'print-config': flag({ help: 'print the effective configuration as JSON (secrets masked) and exit', env: [] }),
 };
 
@@ -109,7 +110,7 @@ export interface ServeConfig {
   dashboardToken?: string;
   /** Minutes between reconciliations; 0: none. */
   reconcileEvery: number;
-  api: { 'api-url'?: string | undefined; 'api-key'?: string | undefined };
+  api: { 'api-url'?: string | undefined; 'api-key'?: string | undefined; 'allow-insecure-api-url'?: boolean };
   printConfig: boolean;
 }
 
@@ -149,7 +150,7 @@ export function serveConfig(command: ServeCommand): ServeConfig {
     sqliteThread: values['sqlite-thread'],
     ...(token !== undefined && { dashboardToken: token }),
     reconcileEvery: values['reconcile-every'],
-    api: { 'api-url': values['api-url'], 'api-key': values['api-key'] },
+    api: { 'api-url': values['api-url'], 'api-key': values['api-key'], 'allow-insecure-api-url': values['allow-insecure-api-url'] },
     printConfig: values['print-config'],
   };
 }

@@ -53,7 +53,9 @@ import {
   type VoicesResponse,
 } from '../api/index.js';
 import type { z } from 'zod';
+import { DEFAULT_MAX_RESPONSE_BYTES } from './body.js';
 import { describeRequest, PrequalApiError } from './errors.js';
+import { serviceUrlProblem } from './origin.js';
 import { walkPages } from './pagination.js';
 import { RETRY_DEFAULTS, type RetryOptions } from './retry.js';
 import { createThrottle, systemClock, type Clock, type Throttle, type ThrottleOptions } from './throttle.js';
@@ -62,8 +64,15 @@ import { createTransport, type Call } from './transport.js';
 export interface ClientOptions {
   /** The agency's key, sent as `X-API-Key`. */
   apiKey: string;
-  /** The service's address (`{base_url}`); `/api/v1` is added unless it already ends with it. */
+  /**
+   * The service's address (`{base_url}`); `/api/v1` is added unless it already ends with it.
+   * https, or http on this machine (localhost, 127.0.0.0/8, ::1) unless `allowInsecureHttp`.
+   */
   baseUrl: string;
+  /** Accept a plain http `baseUrl` on another host (default false): the key then crosses the network readable. */
+  allowInsecureHttp?: boolean;
+  /** An answer's body is read up to this many bytes (default 8 MB); a longer one is a `PrequalResponseError`. */
+  maxResponseBytes?: number;
   /** Retries of 429, 5xx and network failures (see README, "Client"). */
   retry?: RetryOptions;
   /**
@@ -90,9 +99,10 @@ export type CampaignWalk = Omit<ListCampaignsQuery, 'page'>;
 const isThrottle = (value: unknown): value is Throttle => typeof (value as Throttle | undefined)?.acquire === 'function';
 
 export function createClient(options: ClientOptions) {
-  if (typeof options?.baseUrl !== 'string' || !/^https?:\/\//.test(options.baseUrl)) {
-    throw new TypeError('createClient: baseUrl must be the service address, e.g. https://api.example.com or a sandbox’s url');
-  }
+  const problem = serviceUrlProblem(typeof options?.baseUrl === 'string' ? options.baseUrl : '', options?.allowInsecureHttp === true, 'allowInsecureHttp: true');
+  if (problem !== undefined) throw new TypeError(`createClient: baseUrl ${problem}`);
+  const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  if (!(Number.isSafeInteger(maxResponseBytes) && maxResponseBytes > 0)) throw new TypeError(`createClient: maxResponseBytes must be a whole number of bytes above 0, got ${String(maxResponseBytes)}`);
   const clock = options.clock ?? systemClock;
   const throttle = options.throttle === false ? undefined : isThrottle(options.throttle) ? options.throttle : createThrottle({ ...options.throttle, clock });
   const transport = createTransport({
@@ -102,6 +112,7 @@ export function createClient(options: ClientOptions) {
     throttle,
     retry: { ...RETRY_DEFAULTS, ...options.retry },
     timeoutMs: options.timeoutMs ?? 30_000,
+    maxResponseBytes,
     validateResponses: options.validateResponses ?? true,
     clock,
     random: options.random ?? Math.random,

@@ -94,4 +94,31 @@ export class PrequalResponseError extends Error {
   }
 }
 
-export type PrequalError = PrequalApiError | PrequalNetworkError | PrequalResponseError;
+/**
+ * The service's address answered with a redirect the client does not follow with the key: to
+ * another origin, from https to http, a POST or PATCH that would become a GET, or one too many.
+ * Nothing was sent there. Point `baseUrl` at the service's own address (the `target`, if it is
+ * the service's new home).
+ */
+export class PrequalRedirectError extends Error {
+  override readonly name = 'PrequalRedirectError';
+  /** The redirect's status: 301, 302, 303, 307 or 308. */
+  readonly status: number;
+  /** Where the redirect pointed (resolved, without credentials). */
+  readonly target: string;
+  readonly request: SentRequest;
+  readonly attempts: number;
+
+  constructor(init: { status: number; target: string; reason: string; from: string; request: SentRequest; attempts: number }) {
+    super(
+      `${init.request.method} ${init.request.endpoint}: ${init.from} answered ${init.status}, a redirect ${init.reason} (${init.target}); ` +
+        'not followed, so the API key was not sent there. Point baseUrl at the service’s own https address',
+    );
+    this.status = init.status;
+    this.target = init.target;
+    this.request = init.request;
+    this.attempts = init.attempts;
+  }
+}
+
+export type PrequalError = PrequalApiError | PrequalNetworkError | PrequalResponseError | PrequalRedirectError;

@@ -2,7 +2,9 @@
 // error, and retried where `retry.ts` says so.
 import type { z } from 'zod';
 import { API_KEY_HEADER, API_PREFIX, ENDPOINTS, errorBodySchema, type EndpointName } from '../api/index.js';
-import { describeRequest, PrequalApiError, PrequalNetworkError, PrequalResponseError, type SentRequest } from './errors.js';
+import { readBodyWithin } from './body.js';
+import { describeRequest, PrequalApiError, PrequalNetworkError, PrequalRedirectError, PrequalResponseError, type PrequalError, type SentRequest } from './errors.js';
+import { decideRedirect, isRedirectStatus } from './origin.js';
 import { decideRetry, type AttemptOutcome, type RetryOptions } from './retry.js';
 import type { Clock, Throttle } from './throttle.js';
 
@@ -14,6 +16,8 @@ export interface TransportOptions {
   throttle: Throttle | undefined;
   retry: Required<RetryOptions>;
   timeoutMs: number;
+  /** An answer's body is read up to this many bytes; a longer one is a `PrequalResponseError`. */
+  maxResponseBytes: number;
   validateResponses: boolean;
   clock: Clock;
   random: () => number;
@@ -52,7 +56,7 @@ function errorCodeOf(error: unknown): string | undefined {
 
 type Attempt<T> =
   | { ok: true; value: T }
-  | { ok: false; error: PrequalApiError | PrequalNetworkError | PrequalResponseError; outcome?: AttemptOutcome };
+  | { ok: false; error: PrequalError; outcome?: AttemptOutcome };
 
 function retryAfterMs(details: Record<string, unknown> | undefined, header: string | null): number {
   const fromDetails = Number(details?.retry_after);
@@ -61,14 +65,25 @@ function retryAfterMs(details: Record<string, unknown> | undefined, header: stri
   return Number.isFinite(seconds) && seconds >= 0 ? Math.ceil(seconds * 1000) : 1000;
 }
 
+/** What one attempt brought back: an answer read within the limit, or why there is none to read. */
+type Exchange =
+  | { kind: 'answer'; response: Response; text: string }
+  | { kind: 'too-large'; status: number; limit: number }
+  | { kind: 'redirect-refused'; error: PrequalRedirectError };
+
 export function createTransport(options: TransportOptions) {
-  async function attempt<S extends z.ZodType>(call: Call<S>, request: SentRequest, attempts: number): Promise<Attempt<z.output<S>>> {
+  /**
+   * Sends the request, following same-origin redirects only (see origin.ts), and reads the body
+   * within `maxResponseBytes`. Throws what fetch throws: the caller calls that a network failure.
+   */
+  async function exchange(call: Call<z.ZodType>, request: SentRequest, attempts: number): Promise<Exchange> {
     const { method } = ENDPOINTS[call.endpoint];
-    await options.throttle?.acquire();
-    let response: Response;
-    let text: string;
-    try {
-      response = await options.fetch(request.url, {
+    const signal = AbortSignal.timeout(options.timeoutMs);
+    let url = request.url;
+    for (let redirects = 0; ; redirects++) {
+      // Each hop is a request of the key: it counts against the service's limits.
+      if (redirects > 0) await options.throttle?.acquire();
+      const response = await options.fetch(url, {
         method,
         headers: {
           [API_KEY_HEADER]: options.apiKey,
@@ -77,14 +92,42 @@ export function createTransport(options: TransportOptions) {
           ...(call.body !== undefined && { 'content-type': 'application/json' }),
         },
         ...(call.body !== undefined && { body: JSON.stringify(call.body) }),
-        signal: AbortSignal.timeout(options.timeoutMs),
+        redirect: 'manual',
+        signal,
       });
-      text = await response.text();
+      const location = response.headers.get('location');
+      if (isRedirectStatus(response.status) && location !== null) {
+        await response.body?.cancel().catch(() => {});
+        const decision = decideRedirect(url, location, response.status, method, redirects);
+        if (!decision.follow) {
+          const from = new URL(url);
+          const error = new PrequalRedirectError({ status: response.status, target: decision.target, reason: decision.reason, from: `${from.origin}${from.pathname}`, request, attempts });
+          return { kind: 'redirect-refused', error };
+        }
+        url = decision.url;
+        continue;
+      }
+      const body = await readBodyWithin(response, options.maxResponseBytes);
+      return body.ok ? { kind: 'answer', response, text: body.text } : { kind: 'too-large', status: response.status, limit: body.limit };
+    }
+  }
+
+  async function attempt<S extends z.ZodType>(call: Call<S>, request: SentRequest, attempts: number): Promise<Attempt<z.output<S>>> {
+    await options.throttle?.acquire();
+    let exchanged: Exchange;
+    try {
+      exchanged = await exchange(call, request, attempts);
     } catch (cause) {
       const timedOut = (cause as Error)?.name === 'TimeoutError';
       const notSent = !timedOut && NOT_SENT_CODES.has(errorCodeOf(cause) ?? '');
       return { ok: false, error: new PrequalNetworkError({ cause, request, attempts, notSent, timedOut }), outcome: { kind: 'network', notSent } };
     }
+    if (exchanged.kind === 'redirect-refused') return { ok: false, error: exchanged.error };
+    if (exchanged.kind === 'too-large') {
+      const issues = [`body: larger than ${exchanged.limit} bytes, the client's maxResponseBytes; not read further`];
+      return { ok: false, error: new PrequalResponseError({ status: exchanged.status, request, issues }) };
+    }
+    const { response, text } = exchanged;
 
     let json: unknown;
     try {

@@ -2,6 +2,7 @@
 // given up. Then `prequal-hooks reconcile` repairs the projection from the sandbox's API, a second
 // run repairs nothing, and webhooks after it apply by the last-writer-wins rule.
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createServer as createHttpServer, request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -161,6 +162,114 @@ describe('prequal-hooks reconcile', () => {
     expect(serve.stdout()).not.toMatch(/Prénom|exemple\.fr|06\d{8}|R3cnc/);
     expect(await serve.stop()).toBe(0);
     expect(await sandbox.stop()).toBe(0);
+  }, 60_000);
+
+  it('reconcile and serve --reconcile-every refuse a redirect to another origin: the key never reaches it', async () => {
+    // The service's address answers a redirect to another port of 127.0.0.1 (another origin),
+    // which records every request and would answer as the service does.
+    const thiefHeard: Array<string | undefined> = [];
+    const thief = createHttpServer((req, res) => {
+      thiefHeard.push(req.headers['x-api-key'] as string | undefined);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ credits_available: 999_999, credits_used_this_month: 0, subscription_type: 'enterprise', reset_date: '2026-12-01' }));
+    });
+    const redirects: number[] = [];
+    let status = 307;
+    const front = createHttpServer((req, res) => {
+      redirects.push(status);
+      res.writeHead(status, { location: `${thiefUrl}${req.url}` });
+      res.end();
+    });
+    await new Promise<void>((resolve) => thief.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+    const thiefUrl = `http://127.0.0.1:${(thief.address() as { port: number }).port}`;
+    const frontUrl = `http://127.0.0.1:${(front.address() as { port: number }).port}`;
+    try {
+      const redirectedDb = join(tmp.dir, 'redirected.db');
+      await (await openStore(redirectedDb)).close();
+      const run = await runCli(['reconcile', '--db', redirectedDb, '--api-url', frontUrl, '--campaign', 'cmp_redirected'], { env: { PREQUAL_HOOKS_API_KEY: KEY }, timeoutMs: 30_000 });
+      expect(run.code, run.stderr).toBe(1);
+      expect(run.stderr).toContain(`${frontUrl}/api/v1/campaigns/cmp_redirected/status answered 307, a redirect to another origin than ${frontUrl} (${thiefUrl}/api/v1/campaigns/cmp_redirected/status)`);
+      expect(run.stderr).toContain('the API key was not sent there');
+      expect(run.stderr).not.toContain('PREQUAL_HOOKS_DEBUG');
+      expect(run.stderr + run.stdout).not.toContain(KEY);
+      expect(redirects).toEqual([307]);
+
+      status = 302;
+      const port = String(await freePort());
+      const serve = await startServe(['--host', '127.0.0.1', '--port', port, '--db', join(tmp.dir, 'redirected-serve.db'), '--secret', SECRET, '--reconcile-every', '0.05', '--api-url', frontUrl], { PREQUAL_HOOKS_API_KEY: KEY });
+      const failed = await waitFor(() => serve.logLines().find((l) => l.msg === 'reconcile failed; it runs again at the next turn'), 20_000, 'the scheduled reconcile to fail');
+      expect(failed).toMatchObject({ status: 302, message: expect.stringContaining(`a redirect to another origin than ${frontUrl}`) });
+      expect(serve.stdout() + serve.stderr()).not.toContain(KEY);
+      expect(await serve.stop()).toBe(0);
+      expect(redirects.length).toBeGreaterThanOrEqual(2);
+      expect(thiefHeard).toEqual([]);
+    } finally {
+      await new Promise((resolve) => front.close(resolve));
+      await new Promise((resolve) => thief.close(resolve));
+    }
+  }, 60_000);
+
+  it('reconcile builds the state from the service alone: a database that does not exist is created (a dry run creates none)', async () => {
+    const sandbox = await createSandbox({ apiKeys: [KEY], seed: 'reconcile-4', interviewMs: 600_000, log: () => {} });
+    try {
+      const call = apiClient(sandbox.apiUrl, KEY);
+      const id = (await call('POST', '/campaigns/create', JOB)).body.campaign_id as string;
+      expect((await call('POST', `/campaigns/${id}/candidates`, { candidates: Array.from({ length: 3 }, (_, i) => person(90 + i)) })).status).toBe(201);
+      const env = { PREQUAL_HOOKS_API_KEY: KEY };
+
+      const dryPath = join(tmp.dir, 'dry', 'nothing.db');
+      const dry = await runCli(['reconcile', '--db', dryPath, '--api-url', sandbox.url, '--campaign', id, '--dry-run', '--json'], { env, timeoutMs: 30_000 });
+      expect(dry.code, dry.stderr).toBe(0);
+      expect(dry.stderr).toContain(`no database at ${dryPath}; comparing with an empty one (a dry run creates nothing)`);
+      expect(JSON.parse(dry.stdout).repairs.filter((r: { table: string; missing: boolean }) => r.table === 'candidates' && r.missing)).toHaveLength(3);
+      expect(existsSync(dryPath)).toBe(false);
+
+      const dbPath = join(tmp.dir, 'fresh', 'from-the-service.db');
+      const run = await runCli(['reconcile', '--db', dbPath, '--api-url', sandbox.url, '--campaign', id], { env, timeoutMs: 30_000 });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).toContain(`prequal-hooks reconcile: no database at ${dbPath}; creating it\n`);
+      expect(run.stdout).toMatch(/3 candidates read, 3 missing/);
+      expect(readDb(dbPath, (db) => db.prepare('SELECT COUNT(*) FROM candidates WHERE campaign_id = ?').pluck().get(id))).toBe(3);
+      expect(readDb(dbPath, (db) => db.prepare('SELECT status FROM campaigns WHERE campaign_id = ?').pluck().get(id))).toBe('active');
+      expect(readDb(dbPath, (db) => db.prepare('SELECT credits_remaining FROM credits').pluck().get())).toBe((await call('GET', '/account/credits')).body.credits_available);
+
+      // The database exists now: the next run says nothing about creating it, and finds nothing to repair.
+      const again = await runCli(['reconcile', '--db', dbPath, '--api-url', sandbox.url], { env, timeoutMs: 30_000 });
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stderr).not.toContain('no database');
+      expect(again.stdout).toContain('nothing to repair');
+    } finally {
+      await sandbox.close();
+    }
+  }, 60_000);
+
+  it('plain http to another host than this machine is refused unless --allow-insecure-api-url (or its variable) says so', async () => {
+    const sandbox = await createSandbox({ apiKeys: [KEY], seed: 'reconcile-5', interviewMs: 600_000, log: () => {} });
+    try {
+      // 0.0.0.0 reaches this machine on Linux but is not a loopback address: it stands for a
+      // host on the network here.
+      const elsewhere = `http://0.0.0.0:${new URL(sandbox.url).port}`;
+      const env = { PREQUAL_HOOKS_API_KEY: KEY };
+      const args = ['reconcile', '--db', join(tmp.dir, 'insecure.db'), '--api-url', elsewhere, '--dry-run'];
+      const refused = await runCli(args, { env });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain(`--api-url ${elsewhere} is plain http: the API key would cross the network readable`);
+      expect(refused.stderr).toContain('--allow-insecure-api-url (or PREQUAL_HOOKS_ALLOW_INSECURE_API_URL=1)');
+      const serveRefused = await runCli(['serve', '--db', join(tmp.dir, 'insecure-serve.db'), '--reconcile-every', '5', '--api-url', elsewhere], { env });
+      expect(serveRefused.code).toBe(2);
+      expect(serveRefused.stderr).toContain('is plain http');
+
+      const [flag, variable] = await Promise.all([
+        runCli([...args, '--allow-insecure-api-url'], { env, timeoutMs: 30_000 }),
+        runCli(args, { env: { ...env, PREQUAL_HOOKS_ALLOW_INSECURE_API_URL: '1' }, timeoutMs: 30_000 }),
+      ]);
+      expect(flag.code, flag.stderr).toBe(0);
+      expect(variable.code, variable.stderr).toBe(0);
+      expect(flag.stdout).toContain('nothing written');
+    } finally {
+      await sandbox.close();
+    }
   }, 60_000);
 
   it('Ctrl-C stops after the campaign being read (exit 130), and the next run goes on from there', async () => {

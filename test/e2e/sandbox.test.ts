@@ -30,8 +30,8 @@ describe.concurrent('prequal-hooks sandbox', () => {
       '--webhook-url', serve.webhookUrl, '--webhook-secret', SECRET,
       '--duplicates', '0.3', '--reorder', '0.3', '--reserialize', '--retry-base-ms', '100',
     ]);
-    expect(sandbox.stderr()).toContain('faults: duplicates 0.3, reorder 0.3, reserialized duplicates');
-    expect(sandbox.stderr()).not.toContain(KEY);
+    expect(sandbox.stdout()).toContain('faults: duplicates 0.3, reorder 0.3, reserialized duplicates');
+    expect(sandbox.stdout() + sandbox.stderr()).not.toContain(KEY);
     const call = apiClient(sandbox.apiUrl, KEY);
 
     const created = await call('POST', '/campaigns/create', JOB);
@@ -107,10 +107,14 @@ describe.concurrent('prequal-hooks sandbox', () => {
     expect(await serve.stop()).toBe(0);
   });
 
-  it('generates and prints a key when none is given, answers with it, and exits 0 on SIGTERM; refuses a malformed --api-key', async () => {
+  it('generates and prints a key on stdout when none is given, answers with it, and exits 0 on SIGTERM; refuses a malformed --api-key', async () => {
     const sandbox = await startSandbox(['--port', '0']);
     expect(sandbox.generatedApiKey).toMatch(/^[A-Za-z0-9_]*live_[A-Za-z0-9_-]{32,}$/);
-    expect(sandbox.stderr()).toContain('Webhooks: none sent (no --webhook-url)');
+    // The key and the address are output a user captures (`> file`, a pipe): stdout, not stderr.
+    expect(sandbox.stdout()).toMatch(/^prequal-hooks sandbox: the service's API on http:\/\/127\.0\.0\.1:\d+\/api\/v1 /);
+    expect(sandbox.stdout()).toContain(`API key (generated; send it as X-API-Key): ${sandbox.generatedApiKey}\n`);
+    expect(sandbox.stderr()).not.toContain(sandbox.generatedApiKey);
+    expect(sandbox.stdout()).toContain('Webhooks: none sent (no --webhook-url)');
     expect((await apiClient(sandbox.apiUrl, sandbox.generatedApiKey!)('GET', '/voices')).status).toBe(200);
     expect((await apiClient(sandbox.apiUrl, `sk_live_${'x'.repeat(32)}`)('GET', '/voices')).body.error.code).toBe('INVALID_API_KEY');
     expect(await sandbox.stop()).toBe(0);

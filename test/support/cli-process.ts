@@ -158,22 +158,26 @@ export interface SandboxProcess {
   apiUrl: string;
   /** The key it generated, when no --api-key was given. */
   generatedApiKey: string | undefined;
+  /** What it printed for the user: the address, the key, the webhooks, the deliveries' route. */
+  stdout: () => string;
+  /** Its diagnostics. */
   stderr: () => string;
   stop: (signal?: NodeJS.Signals, timeoutMs?: number) => Promise<number | null>;
 }
 
-/** Starts `prequal-hooks sandbox` and resolves once it says where its API is. */
+/** Starts `prequal-hooks sandbox` and resolves once it says where its API is (on stdout). */
 export async function startSandbox(args: string[], env: Record<string, string> = {}, timeoutMs = 10_000): Promise<SandboxProcess> {
   const child = spawnCli(['sandbox', ...args], { env });
+  let stdout = '';
   let stderr = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const apiUrl = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`sandbox did not start in time; stderr: ${stderr}`)), timeoutMs);
-    child.stdout!.resume();
-    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
       // The address, key and webhook lines come in one write that ends with the Deliveries line.
-      const match = /API on (http:\/\/\S+\/api\/v1)[\s\S]*\nDeliveries:/.exec(stderr);
+      const match = /API on (http:\/\/\S+\/api\/v1)[\s\S]*\nDeliveries:/.exec(stdout);
       if (match) {
         clearTimeout(timer);
         resolve(match[1]!);
@@ -188,7 +192,8 @@ export async function startSandbox(args: string[], env: Record<string, string> =
     child,
     apiUrl,
     baseUrl: new URL(apiUrl).origin,
-    generatedApiKey: /generated; send it as X-API-Key\): (\S+)/.exec(stderr)?.[1],
+    generatedApiKey: /generated; send it as X-API-Key\): (\S+)/.exec(stdout)?.[1],
+    stdout: () => stdout,
     stderr: () => stderr,
     async stop(signal = 'SIGTERM', stopTimeoutMs = 8000) {
       child.kill(signal);

@@ -1,11 +1,24 @@
-import { parseArgs } from 'node:util';
 import type { CandidateRow } from '../store/tables.js';
 import { count } from '../words.js';
 import { CANDIDATE_SORTS, CANDIDATE_STATUSES, createQueries, QueryParameterError, type CampaignWithStats, type CandidateListParameters } from '../query/index.js';
 import type { Store } from '../store/store.js';
-import { CommandError, databasePath, databaseSchema, DB_FLAG, DEFAULT_DB, HELP_FLAG, parsed, UsageError, type CommandIo } from './args.js';
+import { CommandError, UsageError, type CommandIo } from './args.js';
+import { databaseOf, databaseOptions, flagsOnly, FORMAT_OPTIONS, optional, optionsHelp, parseCommand } from './options.js';
 import { openForReading } from './database.js';
-import { FORMAT_FLAGS, outputFormat, printJson, renderTable, shortInstant, shortNumber, type Column } from './output.js';
+import { outputFormat, printJson, renderTable, shortInstant, shortNumber, type Column } from './output.js';
+
+export const INSPECT_OPTIONS = {
+  ...databaseOptions('must exist'),
+  ...flagsOnly({
+    campaign: optional({ placeholder: '<id>', help: "list this campaign's candidates" }),
+    status: optional({ placeholder: '<s>', help: `only candidates in this status: ${CANDIDATE_STATUSES.join(', ')}` }),
+    'min-score': optional({ placeholder: '<n>', help: 'only candidates scored at least n (0 to 10)' }),
+    sort: optional({ placeholder: '<order>', help: CANDIDATE_SORTS.join(', '), defaultHelp: 'score_desc' }),
+    page: optional({ placeholder: '<n>', help: 'page, from 1', defaultHelp: '1' }),
+    'per-page': optional({ placeholder: '<n>', help: 'candidates per page, 1 to 100', defaultHelp: '50' }),
+  }),
+  ...FORMAT_OPTIONS,
+};
 
 export const INSPECT_HELP = `Usage: prequal-hooks inspect [options]
        prequal-hooks inspect --campaign <id> [--status <s>] [--min-score <n>] [--page <n>] [--per-page <n>] [options]
@@ -14,18 +27,7 @@ Shows the projected state, read-only (safe beside a running receiver): campaigns
 statistics, credits and inbox counts; or, with --campaign, that campaign's candidates, best
 score first.
 
-Options (environment fallback in brackets):
-  --db <path>        SQLite file or postgres:// URL [PREQUAL_HOOKS_DB] (default ${DEFAULT_DB}); must exist
-  --schema <name>    PostgreSQL: the schema of the tables [PREQUAL_HOOKS_SCHEMA] (default public)
-  --campaign <id>    list this campaign's candidates
-  --status <s>       only candidates in this status: ${CANDIDATE_STATUSES.join(', ')}
-  --min-score <n>    only candidates scored at least n (0 to 10)
-  --sort <order>     ${CANDIDATE_SORTS.join(', ')} (default score_desc)
-  --page <n>         page, from 1 (default 1)
-  --per-page <n>     candidates per page, 1 to 100 (default 50)
-  --json             print JSON (the default when stdout is not a terminal)
-  --table            print aligned tables (the default on a terminal)
-  -h, --help         show this help
+${optionsHelp(INSPECT_OPTIONS)}
 
 JSON without --campaign:
   {"campaigns": [{campaign_id, job_title, contract_type, candidate_link, questions_count, status,
@@ -112,24 +114,9 @@ function printCampaignPage(io: CommandIo, page: Awaited<ReturnType<typeof campai
 }
 
 export async function inspect(argv: string[], io: CommandIo): Promise<number> {
-  const { values } = parsed(() =>
-    parseArgs({
-      args: argv,
-      strict: true,
-      options: {
-        ...HELP_FLAG,
-        ...DB_FLAG,
-        ...FORMAT_FLAGS,
-        campaign: { type: 'string' },
-        status: { type: 'string' },
-        'min-score': { type: 'string' },
-        sort: { type: 'string' },
-        page: { type: 'string' },
-        'per-page': { type: 'string' },
-      },
-    }),
-  );
-  if (values.help) {
+  const command = parseCommand(INSPECT_OPTIONS, argv, io.env);
+  const { values } = command;
+  if (command.help) {
     io.stdout.write(`${INSPECT_HELP}\n`);
     return 0;
   }
@@ -142,8 +129,8 @@ export async function inspect(argv: string[], io: CommandIo): Promise<number> {
     parameters[parameter] = value;
   }
 
-  const location = databasePath(values.db, io.env);
-  const store = await openForReading(location, databaseSchema(values.schema, io.env, location));
+  const { location, postgres } = databaseOf(command);
+  const store = await openForReading(location, postgres);
   try {
     if (values.campaign === undefined) {
       const state = await overview(store);

@@ -2,7 +2,8 @@
 // parser, default, help line, secret or not), and parsing, the environment fallback, the help text
 // and a masked dump of the effective configuration are all made from it.
 import { parseArgs } from 'node:util';
-import { parsed, UsageError } from './args.js';
+import { displayLocation } from '../store/open.js';
+import { databasePath, DEFAULT_DB, parsed, schemaFor, UsageError } from './args.js';
 
 /** Where an option's value came from; errors name it as the user wrote it (`PORT`, not `--port`). */
 export type Source = { from: 'flag'; name: string } | { from: 'env'; name: string } | { from: 'default' };
@@ -175,4 +176,36 @@ export function configurationDump<O extends OptionTable>(table: O, command: Pars
     dump[name] = { value: shown === undefined ? null : shown, from: source.from === 'default' ? 'default' : source.name };
   }
   return dump;
+}
+
+/** The options of a table that a command reads only from its flags (no environment variable). */
+export function flagsOnly<O extends OptionTable>(table: O): O {
+  return Object.fromEntries(Object.entries(table).map(([name, spec]) => [name, { env: [], ...spec }])) as O;
+}
+
+/** `--json` and `--table`: force one format; by default a table on a terminal, JSON otherwise. */
+export const FORMAT_OPTIONS = flagsOnly({
+  json: flag({ help: 'print JSON (the default when stdout is not a terminal)' }),
+  table: flag({ help: 'print aligned tables (the default on a terminal)' }),
+});
+
+/** `--db` and `--schema`, with the help that says whether the command creates a missing database. */
+export function databaseOptions(creates: 'creates' | 'must exist') {
+  return {
+    db: value({
+      placeholder: '<path|url>',
+      help: `SQLite file${creates === 'creates' ? ' (folder created)' : ''} or postgres:// URL${creates === 'must exist' ? '; must exist' : ''}`,
+      default: DEFAULT_DB,
+      defaultHelp: DEFAULT_DB,
+      parse: (textValue: string) => textValue,
+      show: (location: string) => displayLocation(location),
+    }),
+    schema: optional({ placeholder: '<name>', help: 'PostgreSQL: the schema of the tables', defaultHelp: 'public' }),
+  };
+}
+
+/** Where a command's database is: a SQLite path made absolute or a postgres:// URL, and its schema. */
+export function databaseOf(command: ParsedCommand<ReturnType<typeof databaseOptions>>): { location: string; postgres: { schema?: string } } {
+  const location = databasePath(command.values.db, {});
+  return { location, postgres: schemaFor(command.values.schema, command.sources.schema.from === 'flag', location) };
 }

@@ -1,9 +1,17 @@
-import { parseArgs } from 'node:util';
 import { rebuild as rebuildStore, type RebuildSummary } from '../replay/index.js';
 import { openStore } from '../store/open.js';
-import { databasePath, databaseSchema, DB_FLAG, DEFAULT_DB, HELP_FLAG, parsed, type CommandIo } from './args.js';
+import type { CommandIo } from './args.js';
+import { databaseOf, databaseOptions, flag, flagsOnly, optionsHelp, parseCommand } from './options.js';
 import { displayLocation, requireDatabaseFile, smallNursery } from './database.js';
 import { printJson } from './output.js';
+
+export const REBUILD_OPTIONS = {
+  ...databaseOptions('must exist'),
+  ...flagsOnly({
+    batched: flag({ help: 'commit batch by batch (see above)' }),
+    json: flag({ help: 'print the summary as JSON' }),
+  }),
+};
 
 export const REBUILD_HELP = `Usage: prequal-hooks rebuild [options]
 
@@ -17,27 +25,23 @@ on the same database answers 503 to webhooks (the sender retries them). --batche
 by batch instead, slower, letting a receiver write in between; interrupted, it leaves the rest
 pending, for the next rebuild or the receiver to project. PostgreSQL always takes batches.
 
-Options (environment fallback in brackets):
-  --db <path|url>    SQLite file or postgres:// URL [PREQUAL_HOOKS_DB] (default ${DEFAULT_DB}); must exist
-  --schema <name>    PostgreSQL: the schema of the tables [PREQUAL_HOOKS_SCHEMA] (default public)
-  --batched          commit batch by batch (see above)
-  --json             print the summary as JSON
-  -h, --help         show this help
+${optionsHelp(REBUILD_OPTIONS)}
 
 Progress goes to stderr after each batch; the summary (events, projected, unknown, dead) to stdout.`;
 
 const line = (s: RebuildSummary) => `events ${s.events}, projected ${s.projected}, unknown ${s.unknown}, dead ${s.dead}`;
 
 export async function rebuild(argv: string[], io: CommandIo): Promise<number> {
-  const { values } = parsed(() => parseArgs({ args: argv, strict: true, options: { ...HELP_FLAG, ...DB_FLAG, json: { type: 'boolean' }, batched: { type: 'boolean' } } }));
-  if (values.help) {
+  const command = parseCommand(REBUILD_OPTIONS, argv, io.env);
+  const { values } = command;
+  if (command.help) {
     io.stdout.write(`${REBUILD_HELP}\n`);
     return 0;
   }
-  const location = databasePath(values.db, io.env);
+  const { location, postgres } = databaseOf(command);
   requireDatabaseFile(location);
   smallNursery();
-  const store = await openStore(location, databaseSchema(values.schema, io.env, location));
+  const store = await openStore(location, postgres);
   const started = Date.now();
   let summary: RebuildSummary;
   try {

@@ -1,13 +1,23 @@
 import { existsSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { PrequalApiError, PrequalNetworkError, PrequalRedirectError, PrequalResponseError } from '../client/errors.js';
 import { reconcileInto, type ReconcileReport, type Repair } from '../reconcile/index.js';
 import { isPostgresUrl, openStore } from '../store/open.js';
-import { CommandError, databasePath, databaseSchema, DB_FLAG, DEFAULT_DB, HELP_FLAG, parsed, type CommandIo } from './args.js';
-import { SERVICE_FLAGS, serviceClient } from './service.js';
+import { CommandError, type CommandIo } from './args.js';
+import { databaseOf, databaseOptions, flag, flagsOnly, list, optionsHelp, parseCommand } from './options.js';
+import { SERVICE_OPTIONS, serviceClient } from './service.js';
 import { displayLocation } from './database.js';
 import { count } from '../words.js';
 import { printJson } from './output.js';
+
+export const RECONCILE_OPTIONS = {
+  ...databaseOptions('creates'),
+  ...SERVICE_OPTIONS,
+  ...flagsOnly({
+    campaign: list({ placeholder: '<id>', help: "also read this campaign (repeat for several); the projection's campaigns are always read" }),
+    'dry-run': flag({ help: 'print the differences, write nothing (a missing database is not created)' }),
+    json: flag({ help: 'print the report as JSON' }),
+  }),
+};
 
 export const RECONCILE_HELP = `Usage: prequal-hooks reconcile --api-url <url> [options]
 
@@ -18,21 +28,7 @@ stamped with the time of the reading, so webhooks older than the reading do not 
 newer ones still win. A second run finds nothing to repair. An interrupted run resumes at the
 campaign it stopped at. Requests are spaced within the service's limits (60/min, 1,000/h).
 
-Options (environment fallback in brackets):
-  --db <path|url>      SQLite file (created with its folder if missing) or postgres:// URL
-                       [PREQUAL_HOOKS_DB] (default ${DEFAULT_DB})
-  --schema <name>      PostgreSQL: the schema of the tables [PREQUAL_HOOKS_SCHEMA] (default public)
-  --api-url <url>      the service's address, e.g. https://api.example.com [PREQUAL_HOOKS_API_URL]
-  --api-key <key>      the agency's API key [PREQUAL_HOOKS_API_KEY] (prefer the environment:
-                       a flag is visible to other users in the process list)
-  --allow-insecure-api-url  accept a plain http:// --api-url on another host than this
-                       machine: the key then crosses the network readable
-                       [PREQUAL_HOOKS_ALLOW_INSECURE_API_URL=1]
-  --campaign <id>      also read this campaign (repeat for several); the projection's campaigns
-                       are always read
-  --dry-run            print the differences, write nothing
-  --json               print the report as JSON
-  -h, --help           show this help
+${optionsHelp(RECONCILE_OPTIONS)}
 
 Names, e-mails and phones are never printed: their differences show as [differs].`;
 
@@ -84,27 +80,15 @@ function describe(report: ReconcileReport): string {
 }
 
 export async function reconcile(argv: string[], io: CommandIo): Promise<number> {
-  const { values } = parsed(() =>
-    parseArgs({
-      args: argv,
-      strict: true,
-      options: {
-        ...HELP_FLAG,
-        ...DB_FLAG,
-        ...SERVICE_FLAGS,
-        campaign: { type: 'string', multiple: true },
-        'dry-run': { type: 'boolean' },
-        json: { type: 'boolean' },
-      },
-    }),
-  );
-  if (values.help) {
+  const command = parseCommand(RECONCILE_OPTIONS, argv, io.env);
+  const { values } = command;
+  if (command.help) {
     io.stdout.write(`${RECONCILE_HELP}\n`);
     return 0;
   }
-  const { client, apiUrl } = serviceClient(values, io);
-  const location = databasePath(values.db, io.env);
-  const dryRun = values['dry-run'] ?? false;
+  const { client, apiUrl } = serviceClient(values);
+  const { location, postgres } = databaseOf(command);
+  const dryRun = values['dry-run'];
   // State built from the service alone starts from no database: created as serve does; a dry
   // run, which writes nothing, compares with an empty one in memory instead.
   const fresh = !isPostgresUrl(location) && !existsSync(location);
@@ -125,12 +109,12 @@ export async function reconcile(argv: string[], io: CommandIo): Promise<number> 
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  const store = await openStore(fresh && dryRun ? ':memory:' : location, fresh && dryRun ? {} : databaseSchema(values.schema, io.env, location));
+  const store = await openStore(fresh && dryRun ? ':memory:' : location, fresh && dryRun ? {} : postgres);
   let report: ReconcileReport;
   try {
     report = await reconcileInto({ store }, {
       client,
-      ...(values.campaign !== undefined && { campaigns: values.campaign }),
+      ...(values.campaign.length > 0 && { campaigns: values.campaign }),
       dryRun,
       signal: stop.signal,
       onProgress: ({ campaign, done, total }) => io.stderr.write(`prequal-hooks reconcile: campaign ${campaign} read (${done} of ${total})\n`),

@@ -3,7 +3,8 @@ import { MIN_TOKEN_LENGTH } from '../console/auth.js';
 import { displayLocation } from '../store/open.js';
 import { DEFAULT_EVENT_HEADER, DEFAULT_MAX_BODY_BYTES, DEFAULT_SIGNATURE_HEADER } from '../receive/intake.js';
 import { byteSize, databasePath, DEFAULT_DB, integer, schemaFor, UsageError } from './args.js';
-import { configurationDump, flag, list, optional, optionsHelp, parseCommand, value, type OptionValues, type ParsedCommand } from './options.js';
+import { SERVICE_OPTIONS } from './service.js';
+import { configurationDump, databaseOptions, flag, list, optional, optionsHelp, parseCommand, value, type OptionValues, type ParsedCommand } from './options.js';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
@@ -16,15 +17,7 @@ export const SERVE_OPTIONS = {
     defaultHelp: '0.0.0.0',
     parse: (text) => text,
   }),
-  db: value({
-    placeholder: '<path|url>',
-    help: 'SQLite file (folder created) or postgres:// URL',
-    default: DEFAULT_DB,
-    defaultHelp: DEFAULT_DB,
-    parse: (text) => text,
-    show: (location: string) => displayLocation(location),
-  }),
-  schema: optional({ placeholder: '<name>', help: 'PostgreSQL: the schema of the tables', defaultHelp: 'public' }),
+  ...databaseOptions('creates'),
   secret: list({
     placeholder: '<s>',
     help: 'shared secret from the agency dashboard; repeat it or separate with commas during a rotation',
@@ -63,7 +56,7 @@ export const SERVE_OPTIONS = {
   }),
   'reconcile-every': value({
     placeholder: '<m>',
-    help: 'every <m> minutes, repair what webhooks missed from the service\'s API (see "prequal-hooks reconcile --help"); needs the two below',
+    help: 'every <m> minutes, repair what webhooks missed from the service\'s API (see "prequal-hooks reconcile --help"); needs --api-url and --api-key',
     default: 0,
     parse: (text, name) => {
       const minutes = Number(text);
@@ -71,9 +64,7 @@ export const SERVE_OPTIONS = {
       return minutes;
     },
   }),
-  'api-url': optional({ placeholder: '<url>', help: 'the service\'s address, for --reconcile-every' }),
-  'api-key': optional({ placeholder: '<key>', help: "the agency's API key, for --reconcile-every (prefer the environment: flags show in the process list)", secret: true }),
-  'allow-insecure-api-url': flag({ help: 'accept a plain http:// --api-url on another host than this machine: the key then crosses the network readable' }),
+  ...SERVICE_OPTIONS,
   'print-config': flag({ help: 'print the effective configuration as JSON (secrets masked) and exit', env: [] }),
 };
 

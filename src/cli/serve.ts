@@ -63,7 +63,7 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
     printJson(io, serveConfigDump(command));
     return 0;
   }
-  const client = config.reconcileEvery > 0 ? serviceClient(config.api, io, '--reconcile-every').client : undefined;
+  const client = config.reconcileEvery > 0 ? serviceClient(config.api, '--reconcile-every').client : undefined;
   const logger = loggerFor(io, config.logLevel);
   warnShortSecrets(config.secrets, io);
   // A port in use or a wrong --host fails here, before a database file is created for nothing.

@@ -1,7 +1,7 @@
 // Canonical JSON (PROJECTION.md section 1), the text an event's identity hashes. Internal: the
 // public functions are in identity.ts; parse.ts calls `hashCanonicalJson` on parsed bodies.
 import { hash } from 'node:crypto';
-import type { Issue } from './parse.js';
+import type { Issue } from './issue.js';
 
 declare global {
   interface String {

@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import { hashCanonicalJson, writeCanonicalJson } from './canonical.js';
-import type { Issue } from './parse.js';
+import type { Issue } from './issue.js';
 
 /** Canonical JSON of a value, or why the value has no faithful canonical JSON. */
 export type CanonicalReading = { ok: true; canonical: string } | { ok: false; issue: Issue };

@@ -1,6 +1,7 @@
 export * from './schemas.js';
 export * from './timestamp.js';
 export * from './identity.js';
+export type { Issue } from './issue.js';
 export * from './parse.js';
 export * from './order.js';
 export { parseJson } from './json.js';

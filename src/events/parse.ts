@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { z } from 'zod';
 import { hashCanonicalJson } from './canonical.js';
+import type { Issue } from './issue.js';
 import { parseJson } from './json.js';
 import {
   dataSchemas,
@@ -10,12 +11,6 @@ import {
   type WebhookEvent,
 } from './schemas.js';
 import { parseInstant } from './timestamp.js';
-
-/** A problem found in a body, with a readable path such as `data.interview_score`. */
-export interface Issue {
-  path: string;
-  message: string;
-}
 
 export type EnvelopeReading =
   | { ok: true; envelope: Envelope; identity: string }

@@ -1,0 +1,163 @@
+// The dispatcher's second part: claims the rows whose handlers are due, each the first due row of
+// its key (candidate, campaign or account), so that one key's handlers run one at a time, in inbox
+// order, across processes; runs them (handler-retries.ts, handler-calls.ts); then records them done
+// or hands the claim back. Claims are renewed while their handlers run.
+import type { Logger } from 'pino';
+import { readEnvelope } from '../events/index.js';
+import { readStored } from '../project/batch.js';
+import { createRowReaders } from '../project/read.js';
+import { describeStorageError } from '../store/group-commit.js';
+import type { InboxRow, Store } from '../store/store.js';
+import { createHandlerCalls, type HandlerCalls } from './handler-calls.js';
+import { callHandlers, type HandlerRetries } from './handler-retries.js';
+import type { HandlerRegistry } from './handlers.js';
+import type { DispatchObserver, DispatchSettings } from './options.js';
+
+export interface HandlerPumpParts {
+  store: Store;
+  handlers: HandlerRegistry;
+  logger: Pick<Logger, 'warn' | 'error'>;
+  observer?: DispatchObserver | undefined;
+  now: () => number;
+  /** Who claims: one id per process. */
+  owner: string;
+  /** Aborted when the dispatcher stops: no claim is taken after it, and running calls are abandoned. */
+  stopping: AbortSignal;
+}
+
+export type HandlerPumpSettings = Pick<
+  DispatchSettings,
+  'handlerWindow' | 'handlerConcurrency' | 'handlerAttempts' | 'handlerRetryDelayMs' | 'handlerTimeoutMs' | 'handlerLeaseMs'
+>;
+
+/** What the pump's functions share. */
+interface Pump {
+  parts: HandlerPumpParts;
+  window: number;
+  leaseMs: number;
+  calls: HandlerCalls;
+  retries: HandlerRetries;
+  /** The rows this process claimed and runs the handlers of. */
+  running: Set<number>;
+  /** What follows each row's handlers: recording them done, or handing the claim back. */
+  finishingRows: Set<Promise<void>>;
+  /** A claim loop runs; `again`: something asked for another round meanwhile. */
+  pumping: boolean;
+  again: boolean;
+  idleWaiters: Array<() => void>;
+}
+
+/** Claims due rows while the window has room (coalesced: one claim loop at a time). */
+function pumpHandlers(pump: Pump): void {
+  if (pump.parts.handlers.size === 0 || pump.parts.stopping.aborted) return;
+  if (pump.pumping) {
+    pump.again = true;
+    return;
+  }
+  pump.pumping = true;
+  void claimWhileRoom(pump);
+}
+
+async function claimWhileRoom(pump: Pump): Promise<void> {
+  const { store, owner, stopping } = pump.parts;
+  try {
+    do {
+      pump.again = false;
+      if (pump.running.size >= pump.window) break;
+      const due = await store.claimHandlers({ owner, limit: pump.window - pump.running.size, leaseMs: pump.leaseMs, running: pump.running });
+      for (const row of due) startHandlers(pump, row);
+      if (due.length > 0) pump.again = true; // the window may take more, and keys may have moved on
+    } while (pump.again && !stopping.aborted);
+  } catch (error) {
+    pump.parts.logger.warn({ code: describeStorageError(error).code }, 'could not claim handler work; will retry');
+  } finally {
+    pump.pumping = false;
+    settleIdle(pump);
+  }
+}
+
+function startHandlers(pump: Pump, row: InboxRow): void {
+  const { store, owner } = pump.parts;
+  const processed = readStored(row.raw, readEnvelope(row.raw, row.identity ?? undefined));
+  pump.running.add(row.inbox_id);
+  const run =
+    processed.state === 'projected' ? callHandlers(pump.retries, row.inbox_id, processed.identity, processed.event) : Promise.resolve(true);
+  const finishing = run
+    .then(async (finished) => {
+      // Stopped before the end: the claim is handed back, so the handlers run again at once
+      // (at the next start, or in another process) rather than when the lease ends.
+      if (finished) await store.handlersDone(row.inbox_id);
+      else await store.releaseHandlers(owner, [row.inbox_id]);
+    })
+    .catch((error: unknown) => {
+      // The mark stays set: the handlers run again once the lease ends (at least once).
+      pump.parts.logger.warn({ inboxId: row.inbox_id, code: describeStorageError(error).code }, 'could not record handlers as done; they will run again');
+    })
+    .finally(() => {
+      pump.running.delete(row.inbox_id);
+      pump.finishingRows.delete(finishing);
+      pumpHandlers(pump);
+      settleIdle(pump);
+    });
+  pump.finishingRows.add(finishing);
+}
+
+function settleIdle(pump: Pump): void {
+  if (pump.running.size > 0 || pump.pumping) return;
+  for (const resolve of pump.idleWaiters.splice(0)) resolve();
+}
+
+function pumpOf(parts: HandlerPumpParts, settings: HandlerPumpSettings): Pump {
+  const calls = createHandlerCalls({ concurrency: settings.handlerConcurrency, timeoutMs: settings.handlerTimeoutMs, stopping: parts.stopping });
+  const { store, handlers, logger, observer, now, stopping } = parts;
+  const rows = createRowReaders(store);
+  const retries = { store, handlers, rows, calls, logger, observer, now, stopping, attempts: settings.handlerAttempts, retryDelayMs: settings.handlerRetryDelayMs };
+  const running = new Set<number>();
+  const finishingRows = new Set<Promise<void>>();
+  return { parts, window: settings.handlerWindow, leaseMs: settings.handlerLeaseMs, calls, retries, running, finishingRows, pumping: false, again: false, idleWaiters: [] };
+}
+
+export function createHandlerPump(parts: HandlerPumpParts, settings: HandlerPumpSettings) {
+  const pump = pumpOf(parts, settings);
+  const { store, owner, handlers } = parts;
+  const { running, window, leaseMs } = pump;
+  const renewal = setInterval(() => {
+    if (running.size > 0) void store.renewHandlerClaims(owner, [...running], leaseMs).catch(() => undefined);
+  }, Math.max(100, Math.floor(leaseMs / 3)));
+  renewal.unref();
+  return {
+    pump: (): void => pumpHandlers(pump),
+    /**
+     * Claims as many due rows as the window holds and starts their handlers; how many it claimed.
+     * For a drain that found the pump idle: another key's turn may have come since.
+     */
+    async claimDue(): Promise<number> {
+      const due = handlers.size === 0 ? [] : await store.claimHandlers({ owner, limit: window, leaseMs, running });
+      for (const row of due) startHandlers(pump, row);
+      return due.length;
+    },
+    /** Resolves once no handlers run and no claim is being taken. */
+    whenIdle: (): Promise<void> =>
+      new Promise<void>((resolve) => {
+        pump.idleWaiters.push(resolve);
+        settleIdle(pump);
+      }),
+    /** Whether the window is full, or as many calls as may run at once are stuck past their timeout. */
+    saturated: (): boolean => running.size >= window || pump.calls.stuck() >= settings.handlerConcurrency,
+    /** Handler calls abandoned at their timeout that have not settled since. */
+    stuckCalls: (): number => pump.calls.stuck(),
+    /** Stops renewing claims and lets whoever waits for idle go (stopping). */
+    stop(): void {
+      clearInterval(renewal);
+      for (const resolve of pump.idleWaiters.splice(0)) resolve();
+    },
+    /** Resolves once no handler call holds a slot. */
+    callsIdle: (): Promise<void> => pump.calls.onIdle(),
+    /** Resolves once every row whose handlers ended is recorded done or handed back. */
+    finishing: (): Promise<unknown> => Promise.all([...pump.finishingRows]),
+    /** Hands back the claims of the rows still running, so that their handlers are due again at once. */
+    releaseClaims: (): Promise<void> => store.releaseHandlers(owner, [...running]),
+  };
+}
+
+export type HandlerPump = ReturnType<typeof createHandlerPump>;

@@ -1,0 +1,171 @@
+// The dispatcher's first part: takes pending inbox rows in batches and projects them, each batch's
+// rows and its inbox states in one transaction (claim, fold, write, settle).
+import { setTimeout as delay } from 'node:timers/promises';
+import PQueue from 'p-queue';
+import type { Logger } from 'pino';
+import { readEnvelope, type Issue } from '../events/index.js';
+import { projectBatch, type Processed } from '../project/batch.js';
+import { describeStorageError } from '../store/group-commit.js';
+import { StoreUnavailableError, type InboxRow, type Settlement, type Store, type WriteTx } from '../store/store.js';
+import type { HandlerRegistry } from './handlers.js';
+import type { DispatchObserver } from './options.js';
+
+export interface ProjectionLoopParts {
+  store: Store;
+  /** Which kinds have handlers: their projected events are settled with handlers due. */
+  handlers: Pick<HandlerRegistry, 'for'>;
+  logger: Pick<Logger, 'warn'>;
+  observer?: DispatchObserver | undefined;
+  now: () => number;
+  /** Whether requests are waiting to be stored: projection then waits (up to 50 ms) for them. */
+  intakeBusy?: (() => boolean) | undefined;
+  /** Aborted when the dispatcher stops: no batch starts after it. */
+  stopping: AbortSignal;
+  /** Called after a batch that left some event's handlers due. */
+  handlersDue: () => void;
+}
+
+/** Longest the projection defers to waiting requests before it takes a batch anyway. */
+const MAX_DEFER_MS = 50;
+
+type Outcome = { row: InboxRow; processed: Processed; handlers: boolean };
+
+interface Batches {
+  parts: ProjectionLoopParts;
+  batchSize: number;
+}
+
+function settlementOf(parts: ProjectionLoopParts, row: InboxRow, processed: Processed): Outcome & { settlement: Settlement } {
+  const wantsHandlers = processed.state === 'projected' && parts.handlers.for(processed.event.event).length > 0;
+  return {
+    row,
+    processed,
+    handlers: wantsHandlers,
+    settlement: {
+      inboxId: row.inbox_id,
+      state: processed.state,
+      reasons: processed.state === 'projected' ? null : processed.issues,
+      handlers: wantsHandlers,
+    },
+  };
+}
+
+async function projectClaimed(parts: ProjectionLoopParts, tx: WriteTx, limit: number): Promise<Outcome[]> {
+  const claimed = await tx.claimPending(limit);
+  if (claimed.length === 0) return [];
+  const processed = await projectBatch(
+    tx,
+    claimed.map((row) => ({ raw: row.raw, reading: readEnvelope(row.raw, row.identity ?? undefined) })),
+  );
+  const outcomes = claimed.map((row, i) => settlementOf(parts, row, processed[i]!));
+  await tx.settle(outcomes.map((o) => o.settlement), new Date(parts.now()).toISOString());
+  return outcomes;
+}
+
+// A fault of one event (not of the store) must not hold back the others: the batch is taken
+// again one event per transaction, and the event that fails alone is set aside with the reason.
+async function isolateFaults({ parts, batchSize }: Batches): Promise<Outcome[]> {
+  const { store } = parts;
+  const outcomes: Outcome[] = [];
+  for (let i = 0; i < batchSize; i++) {
+    try {
+      const one = await store.write((tx) => projectClaimed(parts, tx, 1), { durable: false });
+      if (one.length === 0) break;
+      outcomes.push(...one);
+    } catch (error) {
+      if (error instanceof StoreUnavailableError) throw error;
+      const failed = await store.write(async (tx) => {
+        const [row] = await tx.claimPending(1);
+        if (row === undefined) return [];
+        const issues: Issue[] = [{ path: '', message: `projection failed: ${(error as Error).message}` }];
+        const outcome = settlementOf(parts, row, { state: 'dead', kind: row.kind, issues });
+        await tx.settle([outcome.settlement], new Date(parts.now()).toISOString());
+        return [outcome];
+      });
+      outcomes.push(...failed);
+    }
+  }
+  return outcomes;
+}
+
+/** One batch, or the same rows one by one when the batch fails for a reason other than the store. */
+async function projectOneBatch(batches: Batches): Promise<Outcome[]> {
+  try {
+    return await batches.parts.store.write((tx) => projectClaimed(batches.parts, tx, batches.batchSize), { durable: false });
+  } catch (error) {
+    if (error instanceof StoreUnavailableError) throw error;
+    return await isolateFaults(batches);
+  }
+}
+
+function reportOutcomes(parts: ProjectionLoopParts, outcomes: readonly Outcome[]): void {
+  const at = parts.now();
+  for (const { row, processed } of outcomes) parts.observer?.processed?.(row, processed.state, at);
+  for (const { row, processed } of outcomes) {
+    if (processed.state !== 'projected') {
+      parts.logger.warn({ inboxId: row.inbox_id, kind: row.kind, state: processed.state, issues: processed.issues }, 'event set aside');
+    }
+  }
+}
+
+/** Projects batches until none is pending (or the dispatcher stops); a failing store is retried with backoff. */
+async function drainPending(batches: Batches): Promise<void> {
+  const { parts } = batches;
+  let backoff = 25;
+  let deferredSince: number | undefined;
+  while (!parts.stopping.aborted) {
+    // Answers first: a burst of webhooks is stored and acknowledged before it is projected,
+    // and projection takes the gaps; under sustained load it still gets a batch every 50 ms.
+    if (parts.intakeBusy?.() === true) {
+      deferredSince ??= performance.now();
+      if (performance.now() - deferredSince < MAX_DEFER_MS) {
+        await delay(1);
+        continue;
+      }
+    }
+    deferredSince = undefined;
+    let outcomes: Outcome[];
+    try {
+      outcomes = await projectOneBatch(batches);
+    } catch (error) {
+      const { code } = describeStorageError(error);
+      parts.logger.warn({ code, retryInMs: backoff }, 'projection batch failed; will retry');
+      await delay(backoff, undefined, { signal: parts.stopping }).catch(() => undefined);
+      backoff = Math.min(backoff * 2, 5000);
+      continue;
+    }
+    backoff = 25;
+    if (outcomes.length === 0) return;
+    reportOutcomes(parts, outcomes);
+    if (outcomes.some((o) => o.handlers)) parts.handlersDue();
+    // Let the intake answer requests between batches.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/**
+ * One drain at a time in this process (other processes skip the rows it claimed), and at most one
+ * asked for while it runs: a wake-up during a drain is served by the drain that follows.
+ */
+export function createProjectionLoop(parts: ProjectionLoopParts, options: { batchSize: number }) {
+  const batches: Batches = { parts, batchSize: options.batchSize };
+  const queue = new PQueue({ concurrency: 1 });
+  let requested = false;
+  return {
+    /** Asks for pending rows to be projected (coalesced: one drain at a time, one waiting). */
+    notify(): void {
+      if (requested || parts.stopping.aborted) return;
+      requested = true;
+      void queue.add(() => {
+        requested = false;
+        return drainPending(batches);
+      });
+    },
+    /** Resolves once no drain runs or waits. */
+    onIdle: (): Promise<void> => queue.onIdle(),
+    /** Drops the drain that waits (stopping). */
+    clear: (): void => queue.clear(),
+  };
+}
+
+export type ProjectionLoop = ReturnType<typeof createProjectionLoop>;

@@ -1,10 +1,31 @@
 import { readFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import { EVENT_KINDS, parseInstant } from '../events/index.js';
 import { DEFAULT_EVENT_HEADER, DEFAULT_SIGNATURE_HEADER } from '../receive/intake.js';
 import { signedRequest } from '../testing/signed-request.js';
-import { CommandError, HELP_FLAG, integer, parsed, secretList, UsageError, type CommandIo } from './args.js';
+import { CommandError, integer, UsageError, type CommandIo } from './args.js';
+import { flagsOnly, list, optional, optionsHelp, parseCommand, value } from './options.js';
 import { sampleToSend } from './sample.js';
+
+export const SEND_OPTIONS = {
+  ...flagsOnly({
+    url: optional({ placeholder: '<url>', help: "the receiver's webhook URL, e.g. http://127.0.0.1:8787/webhooks (required)" }),
+  }),
+  secret: list({
+    placeholder: '<s>',
+    help: 'shared secret to sign with (the first of a comma-separated list); without one the event is sent unsigned',
+    secret: true,
+  }),
+  ...flagsOnly({
+    set: list({
+      placeholder: '<path>=<value>',
+      help: 'change a field of the sample (repeatable), e.g. data.interview_score=9.5, data.first_name=Zoé, timestamp=2026-11-20T10:00:00Z; the value is read as JSON when it parses (9.5, true, null, "42", {...}), as text otherwise',
+    }),
+    file: optional({ placeholder: '<path>', help: 'send this file instead of a sample (its bytes are not changed)' }),
+    'signature-header': value({ placeholder: '<h>', help: 'the signature header', default: DEFAULT_SIGNATURE_HEADER, defaultHelp: DEFAULT_SIGNATURE_HEADER, parse: (text: string) => text }),
+    'event-header': value({ placeholder: '<h>', help: 'the event kind header', default: DEFAULT_EVENT_HEADER, defaultHelp: DEFAULT_EVENT_HEADER, parse: (text: string) => text }),
+    timeout: value({ placeholder: '<ms>', help: 'give up waiting for the answer after this long', default: 10_000, defaultHelp: '10000', parse: (text: string, name: string) => integer(name, text, 10_000, 1) }),
+  }),
+};
 
 export const SEND_HELP = `Usage: prequal-hooks send <kind> --url <url> [--set <path>=<value>]... [options]
        prequal-hooks send --file <path> --url <url> [options]
@@ -12,18 +33,7 @@ export const SEND_HELP = `Usage: prequal-hooks send <kind> --url <url> [--set <p
 Signs and POSTs one event to a receiver, like the test button of the agency dashboard:
 a realistic sample of the kind (timestamped now), or a file sent byte for byte.
 
-Options (environment fallback in brackets):
-  --url <url>             the receiver's webhook URL, e.g. http://127.0.0.1:8787/webhooks (required)
-  --secret <s>            shared secret to sign with [PREQUAL_HOOKS_SECRET; the first of a
-                          comma-separated list]; without one the event is sent unsigned
-  --set <path>=<value>    change a field of the sample (repeatable), e.g. data.interview_score=9.5,
-                          data.first_name=Zoé, timestamp=2026-11-20T10:00:00Z; the value is read
-                          as JSON when it parses (9.5, true, null, "42", {...}), as text otherwise
-  --file <path>           send this file instead of a sample (its bytes are not changed)
-  --signature-header <h>  default ${DEFAULT_SIGNATURE_HEADER}
-  --event-header <h>      default ${DEFAULT_EVENT_HEADER}
-  --timeout <ms>          give up waiting for the answer after this long (default 10000)
-  -h, --help              show this help
+${optionsHelp(SEND_OPTIONS)}
 
 Kinds: ${EVENT_KINDS.join(', ')}.
 
@@ -59,24 +69,9 @@ async function readBody(path: string): Promise<Buffer> {
 }
 
 export async function send(argv: string[], io: CommandIo): Promise<number> {
-  const { values, positionals } = parsed(() =>
-    parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: true,
-      options: {
-        ...HELP_FLAG,
-        url: { type: 'string' },
-        secret: { type: 'string' },
-        set: { type: 'string', multiple: true },
-        file: { type: 'string' },
-        'signature-header': { type: 'string' },
-        'event-header': { type: 'string' },
-        timeout: { type: 'string' },
-      },
-    }),
-  );
-  if (values.help) {
+  const command = parseCommand(SEND_OPTIONS, argv, io.env, true);
+  const { values, positionals } = command;
+  if (command.help) {
     io.stdout.write(`${SEND_HELP}\n`);
     return 0;
   }
@@ -84,15 +79,15 @@ export async function send(argv: string[], io: CommandIo): Promise<number> {
   if (extra.length > 0) throw new UsageError(`one event at a time: unexpected "${extra.join(' ')}"`);
   if (kind === undefined && values.file === undefined) throw new UsageError('give an event kind (such as candidate.added) or --file <path>');
   if (kind !== undefined && values.file !== undefined) throw new UsageError('give an event kind or --file, not both');
-  if (values.file !== undefined && values.set !== undefined) throw new UsageError('--set changes a sample; a --file is sent byte for byte');
-  const event = kind === undefined ? undefined : sampleToSend(kind, values.set ?? [], Date.now());
+  if (values.file !== undefined && values.set.length > 0) throw new UsageError('--set changes a sample; a --file is sent byte for byte');
+  const event = kind === undefined ? undefined : sampleToSend(kind, values.set, Date.now());
   if (values.url === undefined) throw new UsageError("--url is required: the receiver's webhook URL");
   const url = webhookUrl(values.url);
-  const timeoutMs = integer('--timeout', values.timeout, 10_000, 1);
-  const secret = secretList([values.secret ?? io.env.PREQUAL_HOOKS_SECRET])[0];
+  const timeoutMs = values.timeout;
+  const secret = values.secret[0];
   const headerNames = {
-    signatureHeader: values['signature-header'] ?? DEFAULT_SIGNATURE_HEADER,
-    eventHeader: values['event-header'] ?? DEFAULT_EVENT_HEADER,
+    signatureHeader: values['signature-header'],
+    eventHeader: values['event-header'],
   };
 
   let request;

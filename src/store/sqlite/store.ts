@@ -2,8 +2,7 @@
 // statements it prepared (inbox.ts, projection.ts, handlers.ts, reads.ts, settings.ts,
 // readiness.ts, bulk.ts), and connection.ts turns them into queued transactions and guarded reads.
 import type { BulkLoad, BulkMode, Store, WriteTx } from '../store.js';
-import type { BulkParts } from './bulk.js';
-import { loadInBulk } from './bulk.js';
+import { loadInBulk, type BulkParts } from './bulk.js';
 import { guard, openConnection, prepareTransactions, read, writeTransaction, type SqliteConnection, type TransactionStatements, type Writer } from './connection.js';
 import type { SqliteDatabase } from './database.js';
 import * as handlers from './handlers.js';

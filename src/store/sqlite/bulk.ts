@@ -1,8 +1,10 @@
 import type { Delivery } from '../../receive/delivery.js';
 import type { BulkLoad, BulkMode, RowWrites, SettledDelivery, Settlement, StagedEffect, StoredEvent } from '../store.js';
 import Database from 'better-sqlite3';
+import { runWrite, serialised, type SqliteConnection, type Writer } from './connection.js';
 import type { SqliteDatabase } from './database.js';
 import { IdentitySet } from './identity-set.js';
+import { PROJECTED_TABLES } from './projection.js';
 
 // Why a bulk load is fast: a random 64-character key inserted into a B-tree larger than the page
 // cache dirties a page of its own, and every commit writes each dirty page to the WAL again. The
@@ -17,8 +19,6 @@ const BULK_CACHE = -2000;
 // Row names a bulk load remembers in memory (about 100 bytes each).
 const NAMED_IN_MEMORY = 50_000;
 
-const PROJECTED_TABLES = ['interview_responses', 'candidates', 'campaigns', 'credits'] as const;
-
 export interface BulkParts {
   /** Inserts an accepted delivery already processed (replay's statement); returns its inbox id. */
   appendSettled(row: SettledDelivery, at: string): number;
@@ -31,6 +31,54 @@ export interface BulkParts {
 /** Whether the inbox and the projected tables hold no row. */
 export function isEmpty(db: SqliteDatabase): boolean {
   return ['inbox', ...PROJECTED_TABLES].every((table) => db.prepare(`SELECT 1 FROM ${table} LIMIT 1`).get() === undefined);
+}
+
+/**
+ * `Store.bulkLoad`: `work` as one bulk load, queued as a write transaction; undefined, having
+ * done nothing, when mode 'empty' finds rows.
+ */
+export function loadInBulk<T>(
+  connection: SqliteConnection,
+  writer: Writer | undefined,
+  parts: BulkParts,
+  mode: BulkMode,
+  work: (bulk: BulkLoad) => Promise<T>,
+): Promise<T | undefined> {
+  // Into an empty database that no other connection has open, the load writes without the
+  // WAL: new pages go straight to the file instead of to the WAL and again at the checkpoint
+  // (11 % of a 1,000,000-event replay). A rollback journal with synchronous = FULL is as
+  // durable, and an interrupted load is rolled back from it at the next open. The WAL comes
+  // back as soon as the load ends. With another connection open, SQLite keeps the WAL.
+  return serialised(connection, async () => {
+    const walOff = mode === 'empty' && journalMode(connection.db, 'delete');
+    try {
+      return await runWrite(connection, writer, () => bulkTransaction(connection.db, mode, parts, work), {});
+    } finally {
+      if (walOff) journalMode(connection.db, 'wal');
+    }
+  });
+}
+
+/** The body of the bulk load's transaction. */
+async function bulkTransaction<T>(db: SqliteDatabase, mode: BulkMode, parts: BulkParts, work: (bulk: BulkLoad) => Promise<T>): Promise<T | undefined> {
+  if (mode === 'empty' && !isEmpty(db)) return undefined;
+  const { bulk, finish, close } = beginBulk(db, mode, parts);
+  try {
+    const result = await work(bulk);
+    finish();
+    return result;
+  } finally {
+    close();
+  }
+}
+
+/** Sets the journal mode; whether SQLite took it (it keeps WAL while others have the file open). */
+function journalMode(db: SqliteDatabase, mode: 'delete' | 'wal'): boolean {
+  try {
+    return db.pragma(`journal_mode = ${mode}`, { simple: true }) === mode;
+  } catch {
+    return false;
+  }
 }
 
 /** The named indexes of a table, with the SQL that makes them again. */
@@ -52,13 +100,30 @@ export function beginBulk(db: SqliteDatabase, mode: BulkMode, parts: BulkParts):
   const dropped = [...(mode === 'empty' ? indexesOf(db, 'inbox', ['inbox_identity']) : []), ...indexesOf(db, 'candidates')];
   for (const { name } of dropped) db.prepare(`DROP INDEX ${name}`).run();
   const identityAt = db.prepare('SELECT identity FROM inbox WHERE inbox_id = ?').pluck();
-  let seen: IdentitySet | undefined = new IdentitySet((id) => identityAt.get(id) as string | undefined);
+  const seen = new IdentitySet((id) => identityAt.get(id) as string | undefined);
+  const scratch = openScratch();
+  const cacheSize = db.pragma('cache_size', { simple: true }) as number;
+  db.pragma(`cache_size = ${BULK_CACHE}`);
+  return {
+    bulk: bulkOperations(db, mode, parts, scratch, seen),
+    finish() {
+      for (const { sql } of dropped) db.prepare(sql).run();
+    },
+    close() {
+      scratch.close();
+      db.pragma(`cache_size = ${cacheSize}`);
+    },
+  };
+}
 
-  // Effects are kept in a scratch database of their own, on a second connection: SQLite sorts
-  // them there (in bounded memory, spilling to its temporary files) and the sorted rows are read
-  // while the projected rows are written on this connection, which one connection cannot do.
-  // An empty file name is a private temporary file, which SQLite unlinks as soon as it is open
-  // (it holds candidates' data) and which goes with the connection.
+/**
+ * Effects are kept in a scratch database of their own, on a second connection: SQLite sorts
+ * them there (in bounded memory, spilling to its temporary files) and the sorted rows are read
+ * while the projected rows are written on this connection, which one connection cannot do.
+ * An empty file name is a private temporary file, which SQLite unlinks as soon as it is open
+ * (it holds candidates' data) and which goes with the connection.
+ */
+function openScratch(): SqliteDatabase {
   const scratch = new Database('');
   try {
     scratch.pragma('journal_mode = OFF');
@@ -68,12 +133,16 @@ export function beginBulk(db: SqliteDatabase, mode: BulkMode, parts: BulkParts):
     scratch.exec(`CREATE TABLE effects (tbl TEXT NOT NULL, key TEXT NOT NULL, version TEXT NOT NULL, body TEXT NOT NULL);
       CREATE TABLE named (tbl TEXT NOT NULL, key TEXT NOT NULL, PRIMARY KEY (tbl, key)) WITHOUT ROWID;
       BEGIN`);
+    return scratch;
   } catch (error) {
     scratch.close();
     throw error;
   }
-  const cacheSize = db.pragma('cache_size', { simple: true }) as number;
-  db.pragma(`cache_size = ${BULK_CACHE}`);
+}
+
+/** The operations of a bulk load, on the database and its scratch; `seen` is dropped once the appends are over. */
+function bulkOperations(db: SqliteDatabase, mode: BulkMode, parts: BulkParts, scratch: SqliteDatabase, identities: IdentitySet): BulkLoad {
+  let seen: IdentitySet | undefined = identities;
   const stageEffect = scratch.prepare('INSERT INTO effects (tbl, key, version, body) VALUES (?, ?, ?, ?)');
   // An effect that sets nothing only names its row (every candidate event names its campaign):
   // one mark per row, not one per event. Rows already named are remembered, so that most marks
@@ -82,7 +151,7 @@ export function beginBulk(db: SqliteDatabase, mode: BulkMode, parts: BulkParts):
   const named = new Set<string>();
   const resettle = db.prepare('UPDATE inbox SET state = ?, reasons = ?, processed_at = ?, attempts = attempts + 1 WHERE inbox_id = ?');
 
-  const bulk: BulkLoad = {
+  return {
     append(rows, at) {
       if (mode !== 'empty') throw new Error('append is for a bulk load into an empty inbox');
       return rows.map((row) => {
@@ -116,32 +185,26 @@ export function beginBulk(db: SqliteDatabase, mode: BulkMode, parts: BulkParts):
     *sortedEffects(chunk) {
       // Every row is appended by now: the identities' memory goes back before the projection's.
       seen = undefined;
-      const sorted = scratch.prepare(
-        `SELECT tbl, key, version, body FROM effects
-         UNION ALL SELECT tbl, key, '', '' FROM named
-         ORDER BY tbl, key`,
-      );
-      let rows: StagedEffect[] = [];
-      for (const [table, key, version, set] of sorted.raw().iterate() as IterableIterator<[StagedEffect['table'], string, string, string]>) {
-        rows.push({ table, key, version, set });
-        if (rows.length >= chunk) {
-          yield rows;
-          rows = [];
-        }
-      }
-      if (rows.length > 0) yield rows;
+      yield* sortedEffects(scratch, chunk);
     },
     saveRows: (writes) => parts.saveRows(writes),
   };
+}
 
-  return {
-    bulk,
-    finish() {
-      for (const { sql } of dropped) db.prepare(sql).run();
-    },
-    close() {
-      scratch.close();
-      db.pragma(`cache_size = ${cacheSize}`);
-    },
-  };
+/** The staged effects and names, sorted by table then key, `chunk` at a time. */
+function* sortedEffects(scratch: SqliteDatabase, chunk: number): Generator<StagedEffect[]> {
+  const sorted = scratch.prepare(
+    `SELECT tbl, key, version, body FROM effects
+         UNION ALL SELECT tbl, key, '', '' FROM named
+         ORDER BY tbl, key`,
+  );
+  let rows: StagedEffect[] = [];
+  for (const [table, key, version, set] of sorted.raw().iterate() as IterableIterator<[StagedEffect['table'], string, string, string]>) {
+    rows.push({ table, key, version, set });
+    if (rows.length >= chunk) {
+      yield rows;
+      rows = [];
+    }
+  }
+  if (rows.length > 0) yield rows;
 }

@@ -30,6 +30,17 @@ const STORE_CALLS = [
 ] as const;
 const TX_CALLS = ['append', 'known', 'appendSettled', 'claimPending', 'lockRows', 'saveRows', 'settle', 'resetProjection', 'putSetting'] as const;
 
+/** The main thread's end of the worker: the worker running (if any), and the replies it owes. */
+interface WorkerLink {
+  readonly entry: string;
+  readonly setup: WorkerSetup;
+  worker: Worker | undefined;
+  nextId: number;
+  nextTx: number;
+  closed: boolean;
+  readonly pending: Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>;
+}
+
 /**
  * Opens the store's worker on a database already created and migrated (the caller opened it
  * once on this thread, so that a bad path or a newer schema throws at once). A worker that dies
@@ -38,86 +49,85 @@ const TX_CALLS = ['append', 'known', 'appendSettled', 'claimPending', 'lockRows'
 export function createThreadedSqliteStore(setup: WorkerSetup): Store {
   const entry = workerEntry();
   if (entry === undefined) throw new Error('the SQLite worker is not built (npm run build)');
-  let worker: Worker | undefined;
-  let nextId = 1;
-  let nextTx = 1;
-  let closed = false;
-  const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
-
-  function start(): Worker {
-    const started = new Worker(entry!, { workerData: setup });
-    started.unref();
-    started.on('message', (reply: Reply) => {
-      const waiting = pending.get(reply.id);
-      if (waiting === undefined) return;
-      pending.delete(reply.id);
-      if (pending.size === 0) started.unref();
-      if (reply.ok) waiting.resolve(withBuffers(reply.value));
-      else waiting.reject(reviveError(reply.error));
-    });
-    const lost = (why: string) => {
-      if (worker !== started) return;
-      worker = undefined;
-      const failure = new StoreUnavailableError('STORE_WORKER_EXITED', `the SQLite worker stopped (${why}); it restarts at the next write`);
-      for (const waiting of pending.values()) waiting.reject(failure);
-      pending.clear();
-    };
-    started.on('error', (error) => lost(error.message));
-    started.on('exit', (code) => lost(`exit code ${code}`));
-    return started;
-  }
-
-  /** Sends to the running worker (started if needed), or only to `to`: a transaction's own worker. */
-  function send(request: Unsent, to?: Worker): Promise<unknown> {
-    if (closed) return Promise.reject(new StoreUnavailableError('CLOSED', 'the store is closed'));
-    if (to !== undefined && to !== worker) {
-      return Promise.reject(new StoreUnavailableError('STORE_WORKER_EXITED', 'the SQLite worker stopped during this transaction; nothing of it was committed'));
-    }
-    worker ??= start();
-    const id = nextId++;
-    const target = worker;
-    return new Promise((resolve, reject) => {
-      pending.set(id, { resolve, reject });
-      // The process stays alive while the worker has work in hand, and only then.
-      target.ref();
-      target.postMessage({ ...request, id } as Request);
-    });
-  }
-
+  const link: WorkerLink = { entry, setup, worker: undefined, nextId: 1, nextTx: 1, closed: false, pending: new Map() };
   const store = {
     location: setup.location,
     writeConcurrency: 1,
-    async write<T>(work: (tx: WriteTx) => Promise<T>, options: WriteOptions = {}): Promise<T> {
-      const tx = nextTx++;
-      if (closed) throw new StoreUnavailableError('CLOSED', 'the store is closed');
-      // Every step of the transaction goes to the worker that began it, or fails.
-      const own = (worker ??= start());
-      await send({ op: 'begin', tx, options: { ...(options.durable !== undefined && { durable: options.durable }) } }, own);
-      const remote = Object.fromEntries(TX_CALLS.map((method) => [method, (...args: unknown[]) => send({ op: 'tx', tx, method, args }, own)])) as unknown as WriteTx;
-      let result: T;
-      try {
-        result = await work(remote);
-      } catch (error) {
-        await send({ op: 'end', tx, commit: false }, own).catch(() => undefined);
-        throw error;
-      }
-      await send({ op: 'end', tx, commit: true }, own);
-      return result;
-    },
+    write: <T>(work: (tx: WriteTx) => Promise<T>, options: WriteOptions = {}) => write(link, work, options),
     onWork: () => () => undefined,
     announceWork: () => undefined,
-    async close(): Promise<void> {
-      if (closed || worker === undefined) {
-        closed = true;
-        return;
-      }
-      const closing = worker;
-      await send({ op: 'call', method: 'close', args: [] }).catch(() => undefined);
-      closed = true;
-      await closing.terminate().catch(() => undefined);
-    },
+    close: () => close(link),
   } as Partial<Store> as Record<string, unknown>;
-  for (const method of STORE_CALLS) store[method] = (...args: unknown[]) => send({ op: 'call', method, args });
-  Object.defineProperty(store, WORKER, { value: () => worker });
+  for (const method of STORE_CALLS) store[method] = (...args: unknown[]) => send(link, { op: 'call', method, args });
+  Object.defineProperty(store, WORKER, { value: () => link.worker });
   return store as unknown as Store;
+}
+
+function start(link: WorkerLink): Worker {
+  const started = new Worker(link.entry, { workerData: link.setup });
+  started.unref();
+  started.on('message', (reply: Reply) => {
+    const waiting = link.pending.get(reply.id);
+    if (waiting === undefined) return;
+    link.pending.delete(reply.id);
+    if (link.pending.size === 0) started.unref();
+    if (reply.ok) waiting.resolve(withBuffers(reply.value));
+    else waiting.reject(reviveError(reply.error));
+  });
+  const lost = (why: string) => {
+    if (link.worker !== started) return;
+    link.worker = undefined;
+    const failure = new StoreUnavailableError('STORE_WORKER_EXITED', `the SQLite worker stopped (${why}); it restarts at the next write`);
+    for (const waiting of link.pending.values()) waiting.reject(failure);
+    link.pending.clear();
+  };
+  started.on('error', (error) => lost(error.message));
+  started.on('exit', (code) => lost(`exit code ${code}`));
+  return started;
+}
+
+/** Sends to the running worker (started if needed), or only to `to`: a transaction's own worker. */
+function send(link: WorkerLink, request: Unsent, to?: Worker): Promise<unknown> {
+  if (link.closed) return Promise.reject(new StoreUnavailableError('CLOSED', 'the store is closed'));
+  if (to !== undefined && to !== link.worker) {
+    return Promise.reject(new StoreUnavailableError('STORE_WORKER_EXITED', 'the SQLite worker stopped during this transaction; nothing of it was committed'));
+  }
+  link.worker ??= start(link);
+  const id = link.nextId++;
+  const target = link.worker;
+  return new Promise((resolve, reject) => {
+    link.pending.set(id, { resolve, reject });
+    // The process stays alive while the worker has work in hand, and only then.
+    target.ref();
+    target.postMessage({ ...request, id } as Request);
+  });
+}
+
+async function write<T>(link: WorkerLink, work: (tx: WriteTx) => Promise<T>, options: WriteOptions): Promise<T> {
+  const tx = link.nextTx++;
+  if (link.closed) throw new StoreUnavailableError('CLOSED', 'the store is closed');
+  // Every step of the transaction goes to the worker that began it, or fails.
+  const own = (link.worker ??= start(link));
+  await send(link, { op: 'begin', tx, options: { ...(options.durable !== undefined && { durable: options.durable }) } }, own);
+  const remote = Object.fromEntries(TX_CALLS.map((method) => [method, (...args: unknown[]) => send(link, { op: 'tx', tx, method, args }, own)])) as unknown as WriteTx;
+  let result: T;
+  try {
+    result = await work(remote);
+  } catch (error) {
+    await send(link, { op: 'end', tx, commit: false }, own).catch(() => undefined);
+    throw error;
+  }
+  await send(link, { op: 'end', tx, commit: true }, own);
+  return result;
+}
+
+async function close(link: WorkerLink): Promise<void> {
+  if (link.closed || link.worker === undefined) {
+    link.closed = true;
+    return;
+  }
+  const closing = link.worker;
+  await send(link, { op: 'call', method: 'close', args: [] }).catch(() => undefined);
+  link.closed = true;
+  await closing.terminate().catch(() => undefined);
 }

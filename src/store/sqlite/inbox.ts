@@ -1,0 +1,99 @@
+// The inbox's intake and claims: deliveries appended as they arrive (or already settled, by a
+// replay), which identities are stored already, the pending rows a projection batch takes, and
+// set-aside rows put back to pending.
+import type { Statement } from 'better-sqlite3';
+import type { Delivery } from '../../receive/delivery.js';
+import type { Appended, InboxRow, InboxState, SettledDelivery } from '../store.js';
+import type { SqliteDatabase } from './database.js';
+
+/** An inbox row as SQLite returns it. */
+export interface RawInboxRow extends Omit<InboxRow, 'handlers_pending' | 'raw'> {
+  raw: Buffer;
+  handlers_pending: 0 | 1;
+}
+
+export const INBOX_SELECT = `SELECT inbox_id, received_at, raw, identity, raw_sha256, kind, verdict, secret_id, state, reasons, attempts,
+  processed_at, handlers_pending FROM inbox`;
+
+export function inboxRow(row: RawInboxRow): InboxRow {
+  return { ...row, handlers_pending: row.handlers_pending === 1 };
+}
+
+type InsertParameters = [string, Uint8Array, string | null, string | null, string | null, string | null, string, string | null, InboxState, string | null];
+
+export interface InboxStatements {
+  /** For the claims' statements, prepared per limit. */
+  db: SqliteDatabase;
+  insert: Statement<InsertParameters, { inbox_id: number }>;
+  insertSettled: Statement;
+  byIdentity: Statement<[string]>;
+  pendingByLimit: Map<number, Statement<[], RawInboxRow>>;
+  requeue: Statement;
+}
+
+export function prepareInbox(db: SqliteDatabase): InboxStatements {
+  return {
+    db,
+    // No conflict target: a second delivery of an event (same identity) and a retried bad body
+    // (same raw_sha256) are both duplicates; the two columns never hold each other's hashes.
+    insert: db.prepare<InsertParameters, { inbox_id: number }>(
+      `INSERT INTO inbox (received_at, raw, identity, raw_sha256, kind, handler_key, verdict, secret_id, state, reasons)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT DO NOTHING
+     RETURNING inbox_id`,
+    ),
+    insertSettled: db.prepare(
+      `INSERT INTO inbox (received_at, raw, identity, kind, verdict, secret_id, state, reasons, processed_at, handlers_pending, handler_key, attempts)
+     VALUES (?, ?, ?, ?, 'accepted', ?, ?, ?, ?, ?, ?, 1)`,
+    ),
+    byIdentity: db.prepare<[string]>('SELECT 1 FROM inbox WHERE identity = ?'),
+    // The limit is written into the SQL: a bound LIMIT made SQLite re-prepare the statement on
+    // every call (29.5 us against 4.2 us in the bench's profile). Callers use a few limits only.
+    pendingByLimit: new Map<number, Statement<[], RawInboxRow>>(),
+    requeue: db.prepare(`UPDATE inbox SET state = 'pending' WHERE inbox_id = ? AND state IN ('unknown', 'dead') AND verdict = 'accepted'`),
+  };
+}
+
+/** Inserts a delivery: pending if accepted, dead otherwise; a duplicate inserts nothing. */
+export function append(s: InboxStatements, d: Delivery): Appended {
+  const state: InboxState = d.verdict === 'accepted' ? 'pending' : 'dead';
+  const row = s.insert.get(d.receivedAt, d.raw, d.identity, d.rawSha256 ?? null, d.kind, d.handlerKey ?? null, d.verdict, d.secretId, state, d.reasons === null ? null : JSON.stringify(d.reasons));
+  return row === undefined ? { inboxId: null, duplicate: true } : { inboxId: row.inbox_id, duplicate: false };
+}
+
+export function appendAll(s: InboxStatements, deliveries: readonly Delivery[]): Appended[] {
+  return deliveries.map((d) => append(s, d));
+}
+
+/** Which of these identities are stored already. */
+export function known(s: InboxStatements, identities: readonly string[]): Set<string> {
+  return new Set(identities.filter((id) => s.byIdentity.get(id) !== undefined));
+}
+
+/** Inserts a delivery already processed (replay); returns its inbox id. */
+export function appendSettled(s: InboxStatements, r: SettledDelivery, at: string): number {
+  const d = r.delivery;
+  return Number(s.insertSettled.run(d.receivedAt, d.raw, d.identity, d.kind, d.secretId, r.state, r.reasons === null ? null : JSON.stringify(r.reasons), at, r.handlers ? 1 : 0, d.handlerKey ?? null).lastInsertRowid);
+}
+
+export function appendAllSettled(s: InboxStatements, rows: readonly SettledDelivery[], at: string): void {
+  rows.forEach((r) => appendSettled(s, r, at));
+}
+
+/** Up to `limit` pending rows, oldest first (SQLite has one writer: the transaction holds the lock). */
+export function claimPending(s: InboxStatements, limit: number): InboxRow[] {
+  let statement = s.pendingByLimit.get(limit);
+  if (statement === undefined) {
+    statement = s.db.prepare(`${INBOX_SELECT} WHERE state = 'pending' ORDER BY inbox_id LIMIT ${Math.trunc(limit)}`);
+    s.pendingByLimit.set(limit, statement);
+  }
+  return statement.all().map(inboxRow);
+}
+
+/** Puts unknown or dead envelopes back to pending; bodies that are not envelopes stay dead. */
+export function requeue(s: InboxStatements, ids: readonly number[]): { requeued: number[]; skipped: number[] } {
+  const requeued: number[] = [];
+  const skipped: number[] = [];
+  for (const id of ids) (s.requeue.run(id).changes === 1 ? requeued : skipped).push(id);
+  return { requeued, skipped };
+}

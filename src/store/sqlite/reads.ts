@@ -1,0 +1,39 @@
+// Reads of the inbox and of the projected tables. Each statement is prepared at its first use: a
+// read-only store (the CLI's inspect) prepares no write, and a query the caller never runs costs nothing.
+import type { InboxRow, InboxState } from '../store.js';
+import { prepared, type SqliteConnection } from './connection.js';
+import { INBOX_SELECT, inboxRow, type RawInboxRow } from './inbox.js';
+
+export function inboxRowById(connection: SqliteConnection, id: number): InboxRow | undefined {
+  const row = prepared(connection, `${INBOX_SELECT} WHERE inbox_id = ?`).get(id) as RawInboxRow | undefined;
+  return row === undefined ? undefined : inboxRow(row);
+}
+
+export type InboxCounts = Record<InboxState, number> & { handler_failures: number };
+
+/** How many inbox rows are in each state, and how many handler failures are kept. */
+export function counts(connection: SqliteConnection): InboxCounts {
+  const result = { pending: 0, projected: 0, unknown: 0, dead: 0, handler_failures: 0 } as InboxCounts;
+  for (const { state, count } of prepared(connection, 'SELECT state, COUNT(*) AS count FROM inbox GROUP BY state').all() as Array<{ state: InboxState; count: number }>) {
+    result[state] = count;
+  }
+  result.handler_failures = prepared(connection, 'SELECT COUNT(*) AS n FROM handler_failures').pluck().get() as number;
+  return result;
+}
+
+export function hasPending(connection: SqliteConnection): boolean {
+  return prepared(connection, "SELECT 1 FROM inbox WHERE state = 'pending' LIMIT 1").get() !== undefined;
+}
+
+/** Unknown and dead rows after `afterId`, by inbox id. */
+export function setAside(connection: SqliteConnection, afterId: number, limit: number): InboxRow[] {
+  return (prepared(connection, `${INBOX_SELECT} WHERE state IN ('unknown', 'dead') AND inbox_id > ? ORDER BY inbox_id LIMIT ?`).all(afterId, limit) as RawInboxRow[]).map(inboxRow);
+}
+
+/** A caller's query of the projected tables (`?` placeholders); a statement that returns no rows is run. */
+export function select<T>(connection: SqliteConnection, sql: string, parameters: readonly unknown[]): T[] {
+  const statement = prepared(connection, sql);
+  if (statement.reader) return statement.all(...parameters) as T[];
+  statement.run(...parameters);
+  return [];
+}

@@ -37,9 +37,6 @@ const ALLOWED: Allowed[] = [
   { file: 'src/sandbox/life.ts', name: 'createLife', lines: 92, reason: "not split yet: the sandbox's simulated campaign life in one closure" },
   { file: 'src/sandbox/sandbox.ts', name: 'createSandbox', lines: 101, reason: 'not split yet: the sandbox service assembled in one closure' },
   { file: 'src/store/group-commit.ts', name: 'createGroupCommit', lines: 81, reason: 'not split yet: the waiting list, scheduling and commits of group commit in one closure' },
-  { file: 'src/store/sqlite/bulk.ts', name: 'beginBulk', lines: 101, reason: "not split yet: a bulk load's statements and its operations in one closure" },
-  { file: 'src/store/sqlite/store.ts', name: 'createSqliteStore', lines: 290, reason: 'being split into operation families (issue 22, another branch)' },
-  { file: 'src/store/sqlite/threaded.ts', name: 'createThreadedSqliteStore', lines: 86, reason: "not split yet: the worker's start, calls and restart in one closure" },
   { file: 'src/testing/postgres.ts', name: 'startTestPostgres', lines: 86, reason: 'not split yet: find, initialise, start and stop a test server in one function' },
 ];
 

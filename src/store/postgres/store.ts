@@ -22,6 +22,7 @@ import {
 import { CAMPAIGN_COLUMNS, CANDIDATE_COLUMNS, CREDITS_COLUMNS, type CampaignRow, type CandidateRow, type CreditsRow } from '../tables.js';
 import { typeParsers, unavailable, type Pool, type PoolClient } from './connection.js';
 import { checkSchema, migrate } from './migrations.js';
+import { postgresPresence } from './presence.js';
 
 export interface PostgresStoreOptions {
   /** For logs: the URL without its password. */
@@ -445,6 +446,7 @@ export async function createPostgresStore(pool: Pool, options: PostgresStoreOpti
     async select<T>(sql: string, parameters: readonly unknown[] = []) {
       return (await read(numbered(sql), [...parameters])) as T[];
     },
+    ...postgresPresence(read),
     async setting(key) {
       const [row] = await read<{ value: string; updated_at: string }>('SELECT value, updated_at FROM settings WHERE key = $1', [key]);
       return row;

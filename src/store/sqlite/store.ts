@@ -22,6 +22,7 @@ import {
   type BulkMode,
 } from '../store.js';
 import { beginBulk, isEmpty } from './bulk.js';
+import { sqlitePresence } from './presence.js';
 import { CAMPAIGN_COLUMNS, CANDIDATE_COLUMNS, CREDITS_COLUMNS, emptyCampaign, emptyCandidate, emptyCredits, decodeCandidate, type CampaignRow, type CandidateRow, type CreditsRow } from '../tables.js';
 import type { SqliteDatabase } from './database.js';
 
@@ -319,6 +320,7 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
         return [];
       }),
 
+    ...sqlitePresence(db, read),
     setting: (key) => read(() => prepared('SELECT value, updated_at FROM settings WHERE key = ?').get(key) as { value: string; updated_at: string } | undefined),
     settingOnce: (key, value) =>
       store.write(async () => {

@@ -9,23 +9,29 @@ export const DEAD_LETTERS_HELP = `Usage: prequal-hooks dead-letters [options]
 
 Lists what was set aside (read-only): events of a kind this version does not know
 (unknown), events whose data or envelope did not validate (dead), with the reasons, and
-application handlers that kept failing. "reprocess" puts events back in the work list and
-processes them now, in this process: after an upgrade that knows the kind, or once the
-stored body was mended. Bodies that are not event envelopes can be listed, not reprocessed.
+application handlers that kept failing. "reprocess" puts events back in the work list: after
+an upgrade that knows the kind, or once the stored body was mended. A receiver running on the
+database (one whose heartbeat there is recent: "prequal-hooks serve", an application's
+createReceiver) then projects them and runs its handlers; when none runs, or with
+--project-here, this process processes them now (no handlers run). Bodies that are not event
+envelopes can be listed, not reprocessed.
 
 Options (environment fallback in brackets):
-  --db <path>    SQLite file or postgres:// URL [PREQUAL_HOOKS_DB] (default ${DEFAULT_DB}); must exist
-  --all          reprocess: every event dead letter
-  --limit <n>    list: at most n of each (default 1000)
-  --json         print JSON (the default when stdout is not a terminal)
-  --table        print aligned tables (the default on a terminal)
-  -h, --help     show this help
+  --db <path|url>  SQLite file or postgres:// URL [PREQUAL_HOOKS_DB] (default ${DEFAULT_DB}); must exist
+  --all            reprocess: every event dead letter
+  --project-here   reprocess: process them in this process even when a receiver runs
+  --limit <n>      list: at most n of each (default 1000)
+  --json           print JSON (the default when stdout is not a terminal)
+  --table          print aligned tables (the default on a terminal)
+  -h, --help       show this help
 
 JSON of the list: {"events": [{type: "event", inbox_id, state, kind, verdict, received_at,
 reasons: [{path, message}], body}], "handler_failures": [{type: "handler", failure_id,
 inbox_id, handler, error, attempts, failed_at}]}.
 JSON of reprocess: {"requeued": [ids], "skipped": [{inbox_id, reason}],
-"results": [{inbox_id, kind, before, after, reasons}]}.`;
+"results": [{inbox_id, kind, before, after, reasons}], "projectedBy": "owner" or "here",
+"owner": {receiver_id, pid, host, started_at} or null}; left to a running receiver, "after"
+is the state when the command ended (usually "pending").`;
 
 const EVENT_COLUMNS: Array<Column<EventDeadLetter>> = [
   { header: 'INBOX ID', value: (d) => d.inbox_id, align: 'right' },

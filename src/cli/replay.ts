@@ -1,7 +1,10 @@
 import { parseArgs } from 'node:util';
-import { replay as replayInto, ReplayInputError, type ReplaySummary } from '../replay/index.js';
+import { replayInto, type ReplaySummary } from '../replay/index.js';
+import { openStore } from '../store/open.js';
+import type { ReceiverRow } from '../store/store.js';
 import { databasePath, DB_FLAG, DEFAULT_DB, HELP_FLAG, integer, parsed, UsageError, type CommandIo } from './args.js';
 import { displayLocation, smallNursery } from './database.js';
+import { ownerJson, ownershipOf, ownerText, PROJECT_HERE_FLAG, type Ownership } from './owner.js';
 import { printJson } from './output.js';
 
 export const REPLAY_HELP = `Usage: prequal-hooks replay <file|dir>... [options]
@@ -13,26 +16,40 @@ demos and tests. Replaying the same events again changes nothing.
 Inputs: .ndjson files (one event per line, streamed), .json files (one event or an array
 of events), and folders of them (read in name order, sub-folders included).
 
-Into an empty SQLite database the replay is one bulk transaction: its cost per event stays flat
-however large the input, and interrupted, it leaves the database empty; until it ends, a receiver
-on the same database answers 503 (the sender retries). --batched commits batch by batch instead
-(what it always does into a database that holds events, and with PostgreSQL).
+When a receiver is running on the database ("prequal-hooks serve", or an application's
+createReceiver: each keeps a heartbeat there, and counts as running while its last one is
+at most 3 of its intervals old, 15 s by default), replay only stores the events, pending,
+and leaves them to it: that receiver projects them and runs its handlers, as for webhooks.
+The summary then says "enqueued <n> for the running receiver (pid <p> on host <h>)".
+--project-here projects in this process instead, as replay does when no receiver runs (for
+an offline database): the receiver's handlers then do not run for these events.
+
+Projecting here into an empty SQLite database, replay is one bulk transaction: its cost per
+event stays flat however large the input, and interrupted, it leaves the database empty; until
+it ends, a receiver on the same database answers 503 (the sender retries). --batched commits
+batch by batch instead (what it always does into a database that holds events, with
+PostgreSQL, and when it leaves the events to a running receiver).
 
 Options (environment fallback in brackets):
-  --db <path>        SQLite file, folder created [PREQUAL_HOOKS_DB] (default ${DEFAULT_DB})
+  --db <path|url>    SQLite file (folder created) or postgres:// URL [PREQUAL_HOOKS_DB]
+                     (default ${DEFAULT_DB})
+  --project-here     project in this process even when a receiver runs on the database
   --batched          commit batch by batch (see above)
-  --json             print the summary as JSON
+  --json             print the summary as JSON, with "projectedBy": "owner" (the running
+                     receiver, named in "owner") or "here"
   --progress <n>     a progress line on stderr every <n> events (default 100000; 0: none)
   -h, --help         show this help
 
 Prints how many events were received, duplicates (already in the database), projected,
-unknown (kind not known to this version) and dead (invalid), and exits 0; exits 1 when
-an input could not be read (each one is named on stderr).`;
+unknown (kind not known to this version) and dead (invalid), or enqueued for the running
+receiver, and exits 0; exits 1 when an input could not be read (each one is named on stderr).`;
 
-const SUMMARY_FIELDS = ['received', 'duplicates', 'projected', 'unknown', 'dead'] as const;
+const PROJECTED_FIELDS = ['received', 'duplicates', 'projected', 'unknown', 'dead'] as const;
 
-function summaryLine(summary: ReplaySummary): string {
-  return SUMMARY_FIELDS.map((field) => `${field} ${summary[field]}`).join(', ');
+/** The summary in words: what was projected here, or what was left to the running receiver. */
+function summaryLine(summary: ReplaySummary, owner: ReceiverRow | undefined): string {
+  if (owner === undefined) return PROJECTED_FIELDS.map((field) => `${field} ${summary[field]}`).join(', ');
+  return `received ${summary.received}, duplicates ${summary.duplicates}, enqueued ${summary.enqueued} for ${ownerText(owner)}, dead ${summary.dead}`;
 }
 
 export async function replay(argv: string[], io: CommandIo): Promise<number> {
@@ -41,7 +58,7 @@ export async function replay(argv: string[], io: CommandIo): Promise<number> {
       args: argv,
       strict: true,
       allowPositionals: true,
-      options: { ...HELP_FLAG, ...DB_FLAG, json: { type: 'boolean' }, progress: { type: 'string' }, batched: { type: 'boolean' } },
+      options: { ...HELP_FLAG, ...DB_FLAG, ...PROJECT_HERE_FLAG, json: { type: 'boolean' }, progress: { type: 'string' }, batched: { type: 'boolean' } },
     }),
   );
   if (values.help) {
@@ -55,27 +72,32 @@ export async function replay(argv: string[], io: CommandIo): Promise<number> {
   smallNursery();
   const startedAt = Date.now();
   let nextProgress = progressEvery;
+  const store = await openStore(dbPath);
+  let ownership: Ownership;
   let summary: ReplaySummary;
   try {
-    summary = await replayInto(positionals, {
-      database: dbPath,
+    ownership = await ownershipOf(store, values['project-here'] === true);
+    const owner = ownership.owner;
+    summary = await replayInto({ store }, positionals, {
       bulk: values.batched !== true,
+      enqueue: owner !== undefined,
       onProgress(running) {
         // Called after each committed batch: report when a multiple of --progress was passed.
         if (progressEvery === 0 || running.received < nextProgress) return;
         nextProgress = (Math.floor(running.received / progressEvery) + 1) * progressEvery;
         const perSecond = Math.round(running.received / Math.max(0.001, (Date.now() - startedAt) / 1000));
-        io.stderr.write(`prequal-hooks replay: ${summaryLine(running)} (${perSecond} events/s)\n`);
+        io.stderr.write(`prequal-hooks replay: ${summaryLine(running, owner)} (${perSecond} events/s)\n`);
       },
     });
-  } catch (error) {
-    // The readable inputs were replayed: say what became of them, then name the others (exit 1).
-    if (!(error instanceof ReplayInputError)) throw error;
-    summary = error.summary;
+  } finally {
+    await store.close();
   }
 
-  if (values.json) printJson(io, summary);
-  else io.stdout.write(`${summaryLine(summary)} (${displayLocation(dbPath)})\n`);
+  // The readable inputs were replayed: say what became of them, then name the others (exit 1).
+  const { owner, note } = ownership;
+  if (values.json) printJson(io, { ...summary, projectedBy: owner === undefined ? 'here' : 'owner', owner: ownerJson(owner) });
+  else io.stdout.write(`${summaryLine(summary, owner)} (${displayLocation(dbPath)})\n`);
+  if (note !== undefined) io.stderr.write(`prequal-hooks replay: ${note}.\n`);
   if (summary.unknown + summary.dead > 0) {
     io.stderr.write(`prequal-hooks replay: ${summary.unknown + summary.dead} events set aside; "prequal-hooks dead-letters --db ${displayLocation(dbPath)}" lists them.\n`);
   }

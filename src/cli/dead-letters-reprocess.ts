@@ -8,7 +8,7 @@ import { openStore } from '../store/open.js';
 import type { InboxRow, InboxState, Store } from '../store/store.js';
 import { databasePath, DB_FLAG, HELP_FLAG, parsed, UsageError, type CommandIo } from './args.js';
 import { requireDatabaseFile } from './database.js';
-import { ownerJson, ownershipOf, ownerText, PROJECT_HERE_FLAG } from './owner.js';
+import { ownerJson, ownershipOf, ownerText, PROJECT_HERE_FLAG, type Ownership } from './owner.js';
 import { FORMAT_FLAGS, outputFormat, printJson, reasonsText, renderTable, type Column } from './output.js';
 
 interface Result {
@@ -99,8 +99,8 @@ export async function reprocess(argv: string[], io: CommandIo, help: string): Pr
   requireDatabaseFile(path);
 
   const store = await openStore(path);
-  let report;
-  let ownership;
+  let report: Awaited<ReturnType<typeof reprocessRows>>;
+  let ownership: Ownership;
   try {
     ownership = await ownershipOf(store, values['project-here'] === true);
     report =

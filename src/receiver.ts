@@ -12,7 +12,7 @@ import { reconcileInto, type ReconcileOptions, type ReconcileReport } from './re
 import type { Secret } from './signature.js';
 import { expressMiddleware } from './receive/express.js';
 import { fetchHandler } from './receive/fetch.js';
-import { createIntake, type IncomingRequest, type IntakeResult } from './receive/intake.js';
+import { ConfigurationError, createIntake, type IncomingRequest, type IntakeResult } from './receive/intake.js';
 import { nodeHandler, type ResultListener } from './receive/node-http.js';
 import type { StoreOutcome } from './receive/delivery.js';
 import type { Registry } from 'prom-client';
@@ -20,6 +20,7 @@ import { createMetrics } from './console/metrics.js';
 import { createDashboard, type DashboardOptions } from './console/dashboard.js';
 import { createGroupCommit, describeStorageError, type GroupCommit } from './store/group-commit.js';
 import { isStore, openAtOnce, openStore, type DatabaseOption } from './store/open.js';
+import { HEARTBEAT_MS, keepPresence, type Presence } from './store/presence.js';
 import { StoreUnavailableError, type InboxState, type ReadinessProbe, type Store } from './store/store.js';
 
 export interface ReceiverOptions {
@@ -61,6 +62,13 @@ export interface ReceiverOptions {
   onRequest?: ResultListener;
   /** Batch size, handler concurrency, attempts, retry delay and leases of the dispatcher. */
   dispatch?: DispatcherOptions;
+  /**
+   * A heartbeat row in the database, refreshed every `everyMs` (default 5000) while this receiver
+   * runs and removed when it closes: it tells `prequal-hooks replay` and `dead-letters reprocess`
+   * on the same database to leave their events to this receiver, which projects them and runs its
+   * handlers. `false`: none (a short-lived script that only drains, and should not be handed work).
+   */
+  heartbeat?: false | { everyMs?: number };
 }
 
 /** How long readiness stays false after a webhook could not be stored (ms). */
@@ -72,6 +80,7 @@ interface Running {
   dispatcher: Dispatcher;
   deadLetters: DeadLetters;
   queries: Queries;
+  presence: Presence | undefined;
 }
 
 /**
@@ -105,6 +114,11 @@ export function createReceiver(options: ReceiverOptions) {
   // after it, even when a small probe write gets through (a full disk can take a probe, not an event).
   let writeFailure: { code: string; at: number } | undefined;
 
+  const heartbeat = options.heartbeat === false ? undefined : { everyMs: options.heartbeat?.everyMs ?? HEARTBEAT_MS };
+  if (heartbeat !== undefined && !(Number.isInteger(heartbeat.everyMs) && heartbeat.everyMs >= 100)) {
+    throw new ConfigurationError(`heartbeat.everyMs must be a whole number of milliseconds from 100, got ${String(heartbeat.everyMs)}`);
+  }
+
   function assemble(store: Store): Running {
     let groupCommit: GroupCommit | undefined;
     const observer = {
@@ -121,7 +135,8 @@ export function createReceiver(options: ReceiverOptions) {
     });
     // Crash recovery: whatever a previous run stored but did not process is taken up now.
     dispatcher.start();
-    return { store, groupCommit, dispatcher, deadLetters: prepareDeadLetters(store, () => dispatcher.start()), queries: createQueries(store) };
+    const presence = heartbeat && keepPresence(store, { ...heartbeat, logger });
+    return { store, groupCommit, dispatcher, deadLetters: prepareDeadLetters(store, () => dispatcher.start()), queries: createQueries(store), presence };
   }
 
   // A store that opens at once (SQLite) is opened now, so that a bad path or a newer schema
@@ -135,9 +150,9 @@ export function createReceiver(options: ReceiverOptions) {
       : (async () => {
           for (let wait = 250; ; wait = Math.min(wait * 2, 5000)) {
             if (closed) throw new StoreUnavailableError('CLOSED', 'the receiver was closed before its database opened');
+            let store: Store;
             try {
-              running = assemble(await openStore(options.database, storeOptions));
-              return running;
+              store = await openStore(options.database, storeOptions);
             } catch (error) {
               if (!(error instanceof StoreUnavailableError)) {
                 openingFailure = error as Error;
@@ -146,7 +161,15 @@ export function createReceiver(options: ReceiverOptions) {
               }
               logger.warn({ code: error.code, retryInMs: wait }, 'database unavailable; retrying');
               await delay(wait);
+              continue;
             }
+            // Closed while it was opening: nothing may start on it (a dispatcher, a heartbeat).
+            if (closed) {
+              if (ownsStore) await store.close();
+              throw new StoreUnavailableError('CLOSED', 'the receiver was closed before its database opened');
+            }
+            running = assemble(store);
+            return running;
           }
         })();
   opened.catch(() => undefined); // surfaced by ready(), 503s and the log, never as an unhandled rejection
@@ -174,7 +197,7 @@ export function createReceiver(options: ReceiverOptions) {
     });
   } catch (error) {
     closed = true;
-    if (ownsStore) void running?.store.close();
+    void running?.presence?.stop().finally(() => (ownsStore ? running?.store.close() : undefined));
     throw error;
   }
 
@@ -188,8 +211,11 @@ export function createReceiver(options: ReceiverOptions) {
   };
 
   const receiver = {
-    /** Resolves once the database is open and migrated (at once on SQLite); rejects if it never can be. */
-    ready: async (): Promise<void> => void (await use()),
+    /**
+     * Resolves once the database is open and migrated (at once on SQLite) and the first heartbeat
+     * was tried (commands on the database then see this receiver); rejects if it never can be.
+     */
+    ready: async (): Promise<void> => void (await (await use()).presence?.firstBeat),
     /** The storage engine behind the receiver (its location says where the data lives). */
     store: (): Promise<Store> => use().then((r) => r.store),
     /** The framework-free core: raw bytes and headers in, an answer out, the event stored. */
@@ -290,11 +316,14 @@ export function createReceiver(options: ReceiverOptions) {
       // alive until this resolves.
       const deadline = performance.now() + timeoutMs;
       const left = () => Math.max(0, deadline - performance.now());
-      const within = async (work: Promise<unknown>) => {
+      const within = async (work: Promise<unknown>, atMostMs = Infinity) => {
         const timeout = new AbortController();
-        await Promise.race([work.catch(() => undefined), delay(left(), undefined, { signal: timeout.signal }).catch(() => undefined)]);
+        await Promise.race([work.catch(() => undefined), delay(Math.min(atMostMs, left()), undefined, { signal: timeout.signal }).catch(() => undefined)]);
         timeout.abort();
       };
+      // Commands stop handing events to this receiver first (those handed before are drained
+      // below); a database that does not answer costs the drain a quarter of the time at most.
+      await within(running.presence?.stop() ?? Promise.resolve(), Math.min(500, timeoutMs / 4));
       await within(running.groupCommit.close());
       // The store's close is quick (a few milliseconds); keep time for it.
       await running.dispatcher.close(Math.max(0, left() - Math.min(100, timeoutMs / 4)));

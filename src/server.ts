@@ -65,6 +65,8 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
   }
   const running = state.receiver;
   state.intake = running.nodeHandler();
+  // Its first heartbeat is in before the start is announced: commands on the database see it from then on.
+  await running.ready();
   const address = server.address() as AddressInfo;
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {

@@ -1,12 +1,16 @@
-import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import type { Issue } from '../events/index.js';
+import { prepareDeadLetters } from '../dispatch/dead-letters.js';
 import { createLogger } from '../logging.js';
 import { createReceiver } from '../receiver.js';
-import type { InboxRow, InboxState } from '../store/store.js';
-import { databasePath, databaseSchema, DB_FLAG, HELP_FLAG, parsed, UsageError, type CommandIo } from './args.js';
+import { openStore } from '../store/open.js';
+import type { InboxRow, InboxState, Store } from '../store/store.js';
+import { UsageError, type CommandIo } from './args.js';
+import { LIST_OPTIONS, REPROCESS_ONLY_OPTIONS } from './dead-letters-options.js';
+import { databaseOf, parseCommand } from './options.js';
 import { requireDatabaseFile } from './database.js';
-import { FORMAT_FLAGS, outputFormat, printJson, reasonsText, renderTable, type Column } from './output.js';
+import { ownerJson, ownershipOf, ownerText, type Ownership } from './owner.js';
+import { outputFormat, printJson, reasonsText, renderTable, type Column } from './output.js';
 
 interface Result {
   inbox_id: number;
@@ -38,62 +42,91 @@ function whySkipped(row: InboxRow | undefined): string {
   return `it is ${row.state}, not set aside`;
 }
 
-/** Requeues event dead letters, then projects them in this process and says what became of each. */
+type Requeue = (ids: readonly number[]) => Promise<{ requeued: number[]; skipped: number[] }>;
+
+/** Requeues with `requeue`, and says what became of each row, from its state before and after. */
+async function reprocessRows(store: Store, ids: readonly number[] | 'all', requeue: Requeue) {
+  const wanted = ids === 'all' ? (await store.setAside(0, Number.MAX_SAFE_INTEGER)).map((row) => row.inbox_id) : ids;
+  const before = new Map<number, InboxRow | undefined>();
+  for (const id of wanted) before.set(id, await store.inboxRow(id));
+  const outcome = await requeue(wanted);
+  const results: Result[] = [];
+  for (const id of outcome.requeued) {
+    const row = (await store.inboxRow(id))!;
+    results.push({
+      inbox_id: id,
+      kind: row.kind,
+      before: before.get(id)!.state,
+      after: row.state,
+      reasons: row.reasons === null ? [] : (JSON.parse(row.reasons) as Issue[]),
+    });
+  }
+  return { results, skipped: outcome.skipped.map((id) => ({ inbox_id: id, reason: whySkipped(before.get(id)) })) };
+}
+
+/** Projects the requeued rows in this process: the receiver's own projection and dispatcher. */
+async function reprocessHere(store: Store, ids: readonly number[] | 'all') {
+  // Nothing listens, so no secret is involved; no heartbeat: this process hands nothing over.
+  const logger = createLogger({ level: 'error' }, pino.destination({ dest: 2, sync: true }));
+  const receiver = createReceiver({ database: store, allowUnsigned: true, logger, heartbeat: false });
+  try {
+    return await reprocessRows(store, ids, async (wanted) => {
+      const outcome = await receiver.deadLetters.reprocess(wanted);
+      await receiver.drain();
+      return outcome;
+    });
+  } finally {
+    await receiver.close();
+  }
+}
+
+/**
+ * Requeues event dead letters, then projects them: the receiver running on the database does (its
+ * handlers run for them), or this process when none runs or with --project-here.
+ */
 export async function reprocess(argv: string[], io: CommandIo, help: string): Promise<number> {
-  const { values, positionals } = parsed(() =>
-    parseArgs({ args: argv, strict: true, allowPositionals: true, options: { ...HELP_FLAG, ...DB_FLAG, ...FORMAT_FLAGS, all: { type: 'boolean' } } }),
-  );
-  if (values.help) {
+  const { limit: _listOnly, ...listOptions } = LIST_OPTIONS;
+  const command = parseCommand({ ...listOptions, ...REPROCESS_ONLY_OPTIONS }, argv, io.env, true);
+  const { values, positionals } = command;
+  if (command.help) {
     io.stdout.write(`${help}\n`);
     return 0;
   }
   const format = outputFormat(values, io);
   if (values.all && positionals.length > 0) throw new UsageError('give --all or inbox ids, not both');
   if (!values.all && positionals.length === 0) throw new UsageError('give the inbox ids to reprocess, or --all');
-  const ids = [...new Set(positionals.map(inboxId))];
-  const path = databasePath(values.db, io.env);
+  const ids = values.all ? 'all' : [...new Set(positionals.map(inboxId))];
+  const { location: path, postgres } = databaseOf(command);
   requireDatabaseFile(path);
 
-  // The receiver's own projection and dispatcher; nothing listens, so no secret is involved.
-  const logger = createLogger({ level: 'error' }, pino.destination({ dest: 2, sync: true }));
-  const receiver = createReceiver({ database: path, ...databaseSchema(values.schema, io.env, path), allowUnsigned: true, logger });
-  let results: Result[];
-  let skipped: Array<{ inbox_id: number; reason: string }>;
+  const store = await openStore(path, postgres);
+  let report: Awaited<ReturnType<typeof reprocessRows>>;
+  let ownership: Ownership;
   try {
-    const store = await receiver.store();
-    const wanted = values.all ? (await store.setAside(0, Number.MAX_SAFE_INTEGER)).map((row) => row.inbox_id) : ids;
-    const before = new Map<number, InboxRow | undefined>();
-    for (const id of wanted) before.set(id, await store.inboxRow(id));
-    const outcome = await receiver.deadLetters.reprocess(wanted);
-    await receiver.drain();
-    const after = new Map<number, InboxRow>();
-    for (const id of outcome.requeued) after.set(id, (await store.inboxRow(id))!);
-    results = outcome.requeued.map((id) => {
-      const row = after.get(id)!;
-      return {
-        inbox_id: id,
-        kind: row.kind,
-        before: before.get(id)!.state,
-        after: row.state,
-        reasons: row.reasons === null ? [] : (JSON.parse(row.reasons) as Issue[]),
-      };
-    });
-    skipped = outcome.skipped.map((id) => ({ inbox_id: id, reason: whySkipped(before.get(id)) }));
+    ownership = await ownershipOf(store, values['project-here']);
+    report =
+      ownership.owner === undefined
+        ? await reprocessHere(store, ids)
+        : await reprocessRows(store, ids, (wanted) => prepareDeadLetters(store, () => store.announceWork()).reprocess(wanted));
   } finally {
-    await receiver.close();
+    await store.close();
   }
+  const { results, skipped } = report;
+  const { owner, note } = ownership;
 
   if (format === 'json') {
-    printJson(io, { requeued: results.map((r) => r.inbox_id), skipped, results });
+    printJson(io, { requeued: results.map((r) => r.inbox_id), skipped, results, projectedBy: owner === undefined ? 'here' : 'owner', owner: ownerJson(owner) });
   } else {
     const projected = results.filter((r) => r.after === 'projected').length;
-    const lines =
-      results.length === 0
-        ? ['Nothing was requeued.']
-        : [renderTable(results, RESULT_COLUMNS), '', `Requeued and processed ${results.length}: ${projected} projected, ${results.length - projected} still set aside.`];
+    const done =
+      owner === undefined
+        ? `Requeued and processed ${results.length}: ${projected} projected, ${results.length - projected} still set aside.`
+        : `Requeued ${results.length} for ${ownerText(owner)}, which projects them and runs its handlers; "prequal-hooks dead-letters" lists those set aside again.`;
+    const lines = results.length === 0 ? ['Nothing was requeued.'] : [renderTable(results, RESULT_COLUMNS), '', done];
     lines.push(...skipped.map((s) => `Skipped inbox id ${s.inbox_id}: ${s.reason}.`));
     io.stdout.write(`${lines.join('\n')}\n`);
   }
+  if (note !== undefined) io.stderr.write(`prequal-hooks dead-letters: ${note}.\n`);
   // Ids asked for by name that could not be requeued are a mistake worth an exit code; --all skips quietly.
   if (!values.all && skipped.length > 0) {
     io.stderr.write(`prequal-hooks dead-letters: could not reprocess ${skipped.map((s) => `${s.inbox_id} (${s.reason})`).join(', ')}\n`);

@@ -1,32 +1,31 @@
-import { parseArgs } from 'node:util';
 import { prepareDeadLetters, type EventDeadLetter, type HandlerDeadLetter } from '../dispatch/dead-letters.js';
-import { databasePath, databaseSchema, DB_FLAG, DEFAULT_DB, HELP_FLAG, integer, parsed, type CommandIo } from './args.js';
+import type { CommandIo } from './args.js';
+import { databaseOf, optionsHelp, parseCommand } from './options.js';
+import { LIST_OPTIONS, REPROCESS_ONLY_OPTIONS } from './dead-letters-options.js';
 import { openForReading } from './database.js';
-import { FORMAT_FLAGS, outputFormat, printJson, reasonsText, renderTable, shortInstant, type Column } from './output.js';
+import { outputFormat, printJson, reasonsText, renderTable, shortInstant, type Column } from './output.js';
 
 export const DEAD_LETTERS_HELP = `Usage: prequal-hooks dead-letters [options]
        prequal-hooks dead-letters reprocess (--all | <inbox id>...) [options]
 
 Lists what was set aside (read-only): events of a kind this version does not know
 (unknown), events whose data or envelope did not validate (dead), with the reasons, and
-application handlers that kept failing. "reprocess" puts events back in the work list and
-processes them now, in this process: after an upgrade that knows the kind, or once the
-stored body was mended. Bodies that are not event envelopes can be listed, not reprocessed.
+application handlers that kept failing. "reprocess" puts events back in the work list: after
+an upgrade that knows the kind, or once the stored body was mended. A receiver running on the
+database (one whose heartbeat there is recent: "prequal-hooks serve", an application's
+createReceiver) then projects them and runs its handlers; when none runs, or with
+--project-here, this process processes them now (no handlers run). Bodies that are not event
+envelopes can be listed, not reprocessed.
 
-Options (environment fallback in brackets):
-  --db <path>      SQLite file or postgres:// URL [PREQUAL_HOOKS_DB] (default ${DEFAULT_DB}); must exist
-  --schema <name>  PostgreSQL: the schema of the tables [PREQUAL_HOOKS_SCHEMA] (default public)
-  --all            reprocess: every event dead letter
-  --limit <n>      list: at most n of each (default 1000)
-  --json           print JSON (the default when stdout is not a terminal)
-  --table          print aligned tables (the default on a terminal)
-  -h, --help       show this help
+${optionsHelp({ ...LIST_OPTIONS, ...REPROCESS_ONLY_OPTIONS })}
 
 JSON of the list: {"events": [{type: "event", inbox_id, state, kind, verdict, received_at,
 reasons: [{path, message}], body}], "handler_failures": [{type: "handler", failure_id,
 inbox_id, handler, error, attempts, failed_at}]}.
 JSON of reprocess: {"requeued": [ids], "skipped": [{inbox_id, reason}],
-"results": [{inbox_id, kind, before, after, reasons}]}.`;
+"results": [{inbox_id, kind, before, after, reasons}], "projectedBy": "owner" or "here",
+"owner": {receiver_id, pid, host, started_at} or null}; left to a running receiver, "after"
+is the state when the command ended (usually "pending").`;
 
 const EVENT_COLUMNS: Array<Column<EventDeadLetter>> = [
   { header: 'INBOX ID', value: (d) => d.inbox_id, align: 'right' },
@@ -47,17 +46,16 @@ const HANDLER_COLUMNS: Array<Column<HandlerDeadLetter>> = [
 ];
 
 async function list(argv: string[], io: CommandIo): Promise<number> {
-  const { values } = parsed(() =>
-    parseArgs({ args: argv, strict: true, options: { ...HELP_FLAG, ...DB_FLAG, ...FORMAT_FLAGS, limit: { type: 'string' } } }),
-  );
-  if (values.help) {
+  const command = parseCommand(LIST_OPTIONS, argv, io.env);
+  const { values } = command;
+  if (command.help) {
     io.stdout.write(`${DEAD_LETTERS_HELP}\n`);
     return 0;
   }
   const format = outputFormat(values, io);
-  const limit = integer('--limit', values.limit, 1000, 1);
-  const location = databasePath(values.db, io.env);
-  const store = await openForReading(location, databaseSchema(values.schema, io.env, location));
+  const limit = values.limit;
+  const { location, postgres } = databaseOf(command);
+  const store = await openForReading(location, postgres);
   let events: EventDeadLetter[];
   let handlerFailures: HandlerDeadLetter[];
   try {

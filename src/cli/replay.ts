@@ -1,9 +1,28 @@
-import { parseArgs } from 'node:util';
-import { replay as replayInto, ReplayInputError, type ReplaySummary } from '../replay/index.js';
+import { replayInto, type ReplaySummary } from '../replay/index.js';
+import { openStore } from '../store/open.js';
+import type { ReceiverRow } from '../store/store.js';
+import { integer, UsageError, type CommandIo } from './args.js';
+import { databaseOf, databaseOptions, flag, flagsOnly, optionsHelp, parseCommand, value } from './options.js';
 import { count } from '../words.js';
-import { databasePath, databaseSchema, DB_FLAG, DEFAULT_DB, HELP_FLAG, integer, parsed, UsageError, type CommandIo } from './args.js';
 import { displayLocation, smallNursery } from './database.js';
+import { ownerJson, ownershipOf, ownerText, PROJECT_HERE_OPTION, type Ownership } from './owner.js';
 import { printJson } from './output.js';
+
+export const REPLAY_OPTIONS = {
+  ...databaseOptions('creates'),
+  ...flagsOnly({
+    'project-here': PROJECT_HERE_OPTION,
+    batched: flag({ help: 'commit batch by batch (see above)' }),
+    json: flag({ help: 'print the summary as JSON, with "projectedBy": "owner" (the running receiver, named in "owner") or "here"' }),
+    progress: value({
+      placeholder: '<n>',
+      help: 'a progress line on stderr every <n> events (0: none)',
+      default: 100_000,
+      defaultHelp: '100000',
+      parse: (text: string, name: string) => integer(name, text, 100_000),
+    }),
+  }),
+};
 
 export const REPLAY_HELP = `Usage: prequal-hooks replay <file|dir>... [options]
 
@@ -14,72 +33,74 @@ demos and tests. Replaying the same events again changes nothing.
 Inputs: .ndjson files (one event per line, streamed), .json files (one event or an array
 of events), and folders of them (read in name order, sub-folders included).
 
-Into an empty SQLite database the replay is one bulk transaction: its cost per event stays flat
-however large the input, and interrupted, it leaves the database empty; until it ends, a receiver
-on the same database answers 503 (the sender retries). --batched commits batch by batch instead
-(what it always does into a database that holds events, and with PostgreSQL).
+When a receiver is running on the database ("prequal-hooks serve", or an application's
+createReceiver: each keeps a heartbeat there, and counts as running while its last one is
+at most 3 of its intervals old, 15 s by default), replay only stores the events, pending,
+and leaves them to it: that receiver projects them and runs its handlers, as for webhooks.
+The summary then says "enqueued <n> for the running receiver (pid <p> on host <h>)".
+--project-here projects in this process instead, as replay does when no receiver runs (for
+an offline database): the receiver's handlers then do not run for these events.
 
-Options (environment fallback in brackets):
-  --db <path|url>    SQLite file (folder created) or postgres:// URL [PREQUAL_HOOKS_DB]
-                     (default ${DEFAULT_DB})
-  --schema <name>    PostgreSQL: the schema of the tables [PREQUAL_HOOKS_SCHEMA] (default public)
-  --batched          commit batch by batch (see above)
-  --json             print the summary as JSON
-  --progress <n>     a progress line on stderr every <n> events (default 100000; 0: none)
-  -h, --help         show this help
+Projecting here into an empty SQLite database, replay is one bulk transaction: its cost per
+event stays flat however large the input, and interrupted, it leaves the database empty; until
+it ends, a receiver on the same database answers 503 (the sender retries). --batched commits
+batch by batch instead (what it always does into a database that holds events, with
+PostgreSQL, and when it leaves the events to a running receiver).
+
+${optionsHelp(REPLAY_OPTIONS)}
 
 Prints how many events were received, duplicates (already in the database), projected,
-unknown (kind not known to this version) and dead (invalid), and exits 0; exits 1 when
-an input could not be read (each one is named on stderr).`;
+unknown (kind not known to this version) and dead (invalid), or enqueued for the running
+receiver, and exits 0; exits 1 when an input could not be read (each one is named on stderr).`;
 
-const SUMMARY_FIELDS = ['received', 'duplicates', 'projected', 'unknown', 'dead'] as const;
+const PROJECTED_FIELDS = ['received', 'duplicates', 'projected', 'unknown', 'dead'] as const;
 
-function summaryLine(summary: ReplaySummary): string {
-  return SUMMARY_FIELDS.map((field) => `${field} ${summary[field]}`).join(', ');
+/** The summary in words: what was projected here, or what was left to the running receiver. */
+function summaryLine(summary: ReplaySummary, owner: ReceiverRow | undefined): string {
+  if (owner === undefined) return PROJECTED_FIELDS.map((field) => `${field} ${summary[field]}`).join(', ');
+  return `received ${summary.received}, duplicates ${summary.duplicates}, enqueued ${summary.enqueued} for ${ownerText(owner)}, dead ${summary.dead}`;
 }
 
 export async function replay(argv: string[], io: CommandIo): Promise<number> {
-  const { values, positionals } = parsed(() =>
-    parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: true,
-      options: { ...HELP_FLAG, ...DB_FLAG, json: { type: 'boolean' }, progress: { type: 'string' }, batched: { type: 'boolean' } },
-    }),
-  );
-  if (values.help) {
+  const command = parseCommand(REPLAY_OPTIONS, argv, io.env, true);
+  const { values, positionals } = command;
+  if (command.help) {
     io.stdout.write(`${REPLAY_HELP}\n`);
     return 0;
   }
   if (positionals.length === 0) throw new UsageError('give at least one .json or .ndjson file, or a folder of them');
-  const progressEvery = integer('--progress', values.progress, 100_000);
-  const dbPath = databasePath(values.db, io.env);
+  const progressEvery = values.progress;
+  const { location: dbPath, postgres } = databaseOf(command);
 
   smallNursery();
   const startedAt = Date.now();
   let nextProgress = progressEvery;
+  const store = await openStore(dbPath, postgres);
+  let ownership: Ownership;
   let summary: ReplaySummary;
   try {
-    summary = await replayInto(positionals, {
-      database: dbPath,
-      ...databaseSchema(values.schema, io.env, dbPath),
+    ownership = await ownershipOf(store, values['project-here']);
+    const owner = ownership.owner;
+    summary = await replayInto({ store }, positionals, {
       bulk: values.batched !== true,
+      enqueue: owner !== undefined,
       onProgress(running) {
         // Called after each committed batch: report when a multiple of --progress was passed.
         if (progressEvery === 0 || running.received < nextProgress) return;
         nextProgress = (Math.floor(running.received / progressEvery) + 1) * progressEvery;
         const perSecond = Math.round(running.received / Math.max(0.001, (Date.now() - startedAt) / 1000));
-        io.stderr.write(`prequal-hooks replay: ${summaryLine(running)} (${perSecond} events/s)\n`);
+        io.stderr.write(`prequal-hooks replay: ${summaryLine(running, owner)} (${perSecond} events/s)\n`);
       },
     });
-  } catch (error) {
-    // The readable inputs were replayed: say what became of them, then name the others (exit 1).
-    if (!(error instanceof ReplayInputError)) throw error;
-    summary = error.summary;
+  } finally {
+    await store.close();
   }
 
-  if (values.json) printJson(io, summary);
-  else io.stdout.write(`${summaryLine(summary)} (${displayLocation(dbPath)})\n`);
+  // The readable inputs were replayed: say what became of them, then name the others (exit 1).
+  const { owner, note } = ownership;
+  if (values.json) printJson(io, { ...summary, projectedBy: owner === undefined ? 'here' : 'owner', owner: ownerJson(owner) });
+  else io.stdout.write(`${summaryLine(summary, owner)} (${displayLocation(dbPath)})\n`);
+  if (note !== undefined) io.stderr.write(`prequal-hooks replay: ${note}.\n`);
   if (summary.unknown + summary.dead > 0) {
     io.stderr.write(`prequal-hooks replay: ${count(summary.unknown + summary.dead, 'event')} set aside; "prequal-hooks dead-letters --db ${displayLocation(dbPath)}" lists them.\n`);
   }

@@ -10,6 +10,8 @@ export interface ReplaySummary {
   received: number;
   /** Events already in the database (same identity; for bodies that are not events, same bytes). */
   duplicates: number;
+  /** Events stored pending for the receiver running on the database to project (`enqueue`); 0 otherwise. */
+  enqueued: number;
   projected: number;
   /** Kept as events of a kind this version does not know. */
   unknown: number;
@@ -55,6 +57,12 @@ export interface ReplayOptions {
    * yielding to the event loop. Default true; false takes the batched path always.
    */
   bulk?: boolean;
+  /**
+   * Store the events pending and announce them, without projecting them (nor taking the bulk
+   * path): for a database a running receiver owns, which projects them and runs its handlers as
+   * for webhooks. Bodies that are not events are kept as dead letters at once. Default false.
+   */
+  enqueue?: boolean;
 }
 
 /**
@@ -66,9 +74,13 @@ export async function replayInto(parts: ReplayParts, inputs: Iterable<ReplayInpu
   const { store } = parts;
   const now = parts.now ?? Date.now;
   const batchSize = options.batchSize ?? 500;
-  const summary: ReplaySummary = { received: 0, duplicates: 0, projected: 0, unknown: 0, dead: 0, unreadable: [] };
+  const summary: ReplaySummary = { received: 0, duplicates: 0, enqueued: 0, projected: 0, unknown: 0, dead: 0, unreadable: [] };
 
   async function commit(raws: Buffer[]): Promise<void> {
+    if (options.enqueue) {
+      await enqueue(store, raws, new Date(now()).toISOString(), summary);
+      return;
+    }
     const at = new Date(now()).toISOString();
     const counts = await store.write(async (tx) => {
       const batch = { duplicates: 0, projected: 0, unknown: 0, dead: 0 };
@@ -122,7 +134,7 @@ export async function replayInto(parts: ReplayParts, inputs: Iterable<ReplayInpu
     summary.dead += counts.dead;
   }
 
-  if (options.bulk !== false && store.bulkLoad !== undefined) {
+  if (options.bulk !== false && !options.enqueue && store.bulkLoad !== undefined) {
     const loaded = await replayBulk(parts, inputs, options, summary);
     if (loaded !== undefined) {
       await store.flush();
@@ -153,6 +165,22 @@ export async function replayInto(parts: ReplayParts, inputs: Iterable<ReplayInpu
   if (batch.length > 0) await flush();
   await store.flush();
   return summary;
+}
+
+/**
+ * One batch stored pending, in input order, as the intake stores webhooks (`ReplayOptions.enqueue`),
+ * then announced to the receivers on the database: they project it and run their handlers.
+ */
+async function enqueue(store: Store, raws: readonly Buffer[], at: string, summary: ReplaySummary): Promise<void> {
+  const deliveries = raws.map((raw) => deliveryOf(raw, readEnvelope(raw), at, null));
+  const appended = await store.write((tx) => tx.append(deliveries), { durable: false });
+  const before = summary.enqueued;
+  appended.forEach((outcome, i) => {
+    if (outcome.duplicate) summary.duplicates++;
+    else if (deliveries[i]!.verdict === 'accepted') summary.enqueued++;
+    else summary.dead++;
+  });
+  if (summary.enqueued > before) store.announceWork();
 }
 
 /**

@@ -188,6 +188,23 @@ export interface HandlerClaimOptions {
   running: ReadonlySet<number>;
 }
 
+/**
+ * A receiver process that projects, as its heartbeat row says: refreshed every `every_ms` while it
+ * runs, removed when it closes (src/store/presence.ts). Commands that write events consult it.
+ */
+export interface ReceiverRow {
+  /** One per process, made at its start. */
+  receiver_id: string;
+  pid: number;
+  host: string;
+  /** UTC ISO 8601. */
+  started_at: string;
+  /** How often it beats (ms). */
+  every_ms: number;
+  /** Since its last beat (ms): by the database server's clock on PostgreSQL, this host's on SQLite (one host). */
+  age_ms: number;
+}
+
 export type ReadinessProbe = { ok: true } | { ok: false; reason: string };
 
 export interface Store {
@@ -233,6 +250,16 @@ export interface Store {
   setting(key: string): Promise<{ value: string; updated_at: string } | undefined>;
   /** Stores the value unless the key has one; returns the stored value (ours, or one set first elsewhere). */
   settingOnce(key: string, value: string): Promise<{ value: string; updated_at: string; created: boolean }>;
+
+  /**
+   * Records that this receiver is alive now (its row inserted, or its beat refreshed). Never waits
+   * for another connection's lock: a beat that cannot be written now fails, and the next one retries.
+   */
+  beat(receiver: Omit<ReceiverRow, 'age_ms'>): Promise<void>;
+  /** Every receiver row, the most recently seen first. */
+  receivers(): Promise<ReceiverRow[]>;
+  /** Removes receivers' rows: one closing, or ones whose beats stopped long ago. */
+  forgetReceivers(receiverIds: readonly string[]): Promise<void>;
 
   /**
    * Runs `work` as one bulk load, committed (and made durable) when it resolves, rolled back when

@@ -10,7 +10,8 @@ import { appendDeliveries, appendSettled, knownIdentities } from './intake.js';
 import { lockRows, resetProjection, saveRows } from './projection.js';
 import { counts, hasPending, inboxRow, select } from './reads.js';
 import { flush, prepareSchema, probe } from './readiness.js';
-import { createEngine, inTransaction, type Engine, type Session } from './session.js';
+import { createEngine, inTransaction, query, type Engine, type Session } from './session.js';
+import { postgresPresence } from './presence.js';
 import { putSetting, setting, settingOnce } from './settings.js';
 import { announceWork, createWorkChannel, onWork, stopListening, type WorkChannel } from './work-channel.js';
 
@@ -54,6 +55,7 @@ export async function createPostgresStore(pool: Pool, options: PostgresStoreOpti
     handlerFailures: (afterId, limit) => handlerFailures(db, afterId, limit),
     retryHandlerFailures: (ids) => retryHandlerFailures(engine, ids),
     select: (sql, parameters) => select(db, sql, parameters),
+    ...postgresPresence((text, values) => query(db, text, values)),
     setting: (key) => setting(db, key),
     settingOnce: (key, value) => settingOnce(db, key, value),
     probe: () => probe(engine),

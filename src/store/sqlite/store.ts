@@ -10,6 +10,7 @@ import * as inbox from './inbox.js';
 import * as projection from './projection.js';
 import * as readiness from './readiness.js';
 import * as reads from './reads.js';
+import { sqlitePresence } from './presence.js';
 import * as settings from './settings.js';
 
 export interface SqliteStoreOptions {
@@ -58,6 +59,7 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
     writeConcurrency: 1,
     write: (work, writeOptions) => writeTransaction(connection, writer, work, writeOptions),
     inboxRow: (id) => read(connection, () => reads.inboxRowById(connection, id)),
+    ...sqlitePresence(db, (run) => read(connection, run)),
     counts: () => read(connection, () => reads.counts(connection)),
     hasPending: () => read(connection, () => reads.hasPending(connection)),
     setAside: (afterId, limit) => read(connection, () => reads.setAside(connection, afterId, limit)),

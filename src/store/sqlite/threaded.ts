@@ -26,7 +26,7 @@ type Unsent = Request extends infer R ? (R extends unknown ? Omit<R, 'id'> : nev
 const STORE_CALLS = [
   'inboxRow', 'counts', 'hasPending', 'setAside', 'requeue', 'claimHandlers', 'renewHandlerClaims', 'handlersDone',
   'releaseHandlers', 'recordHandlerFailure', 'handlerFailures', 'retryHandlerFailures', 'select', 'setting', 'settingOnce',
-  'flush', 'probe',
+  'flush', 'probe', 'beat', 'receivers', 'forgetReceivers',
 ] as const;
 const TX_CALLS = ['append', 'known', 'appendSettled', 'claimPending', 'lockRows', 'saveRows', 'settle', 'resetProjection', 'putSetting'] as const;
 

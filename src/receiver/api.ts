@@ -1,0 +1,87 @@
+// What createReceiver returns: the public surface of a receiver, one documented member each.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RequestHandler, Router } from 'express';
+import type { Registry } from 'prom-client';
+import type { DashboardOptions } from '../console/dashboard.js';
+import type { DeadLetters } from '../dispatch/dead-letters.js';
+import type { AnyHandler, Handler } from '../dispatch/handlers.js';
+import type { EventKind } from '../events/index.js';
+import type { Queries } from '../query/index.js';
+import type { IncomingRequest, IntakeResult } from '../receive/intake.js';
+import type { ReconcileOptions, ReconcileReport } from '../reconcile/index.js';
+import type { ReplayInput, ReplayOptions, ReplaySummary } from '../replay/index.js';
+import type { InboxState, ReadinessProbe, Store } from '../store/store.js';
+
+export interface Receiver {
+  /**
+   * Resolves once the database is open and migrated (at once on SQLite) and the first heartbeat
+   * was tried (commands on the database then see this receiver); rejects if it never can be.
+   */
+  ready(): Promise<void>;
+  /** The storage engine behind the receiver (its location says where the data lives). */
+  store(): Promise<Store>;
+  /** The framework-free core: raw bytes and headers in, an answer out, the event stored. */
+  receive(request: IncomingRequest): Promise<IntakeResult>;
+  /** Express middleware: `app.post('/webhooks', receiver.middleware())`. */
+  middleware(): RequestHandler;
+  /** A node:http listener: `http.createServer(receiver.nodeHandler())`. */
+  nodeHandler(): (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+  /** A fetch handler: `(request: Request) => Promise<Response>`. */
+  fetchHandler(): (request: Request) => Promise<Response>;
+  /**
+   * Calls `handler` for each distinct event of the kind, after its projection committed, at
+   * least once (again after a crash), one event at a time per candidate in arrival order, across
+   * every process sharing the database. A throwing or rejecting handler is retried with
+   * exponential backoff, then recorded as a dead letter.
+   */
+  on<K extends EventKind>(kind: K, handler: Handler<K>, handlerOptions?: { name?: string }): void;
+  /** Like `on`, for every kind this version knows. */
+  onAny(handler: AnyHandler, handlerOptions?: { name?: string }): void;
+  /** Reads of the projected state: campaigns with stats, candidate lists, credits. */
+  query: Queries;
+  /**
+   * This receiver's Prometheus registry (prom-client): requests by status and outcome, events by
+   * kind and state, projection lag, handler calls, inbox rows, storage up, process defaults.
+   * Serve it on your own route: `res.type(registry.contentType).send(await registry.metrics())`.
+   */
+  metrics(): Registry;
+  /**
+   * The operator console, an Express Router: `app.use('/ops', receiver.dashboard({ token }))`.
+   * Never served without a token (16 characters at least); `readOnly` turns the actions off.
+   */
+  dashboard(dashboardOptions: DashboardOptions): Router;
+  /** Unknown and invalid events, failed handlers: list and reprocess them. */
+  deadLetters: DeadLetters;
+  /**
+   * Replays fixture events (objects, .json, .ndjson, folders) through the same path as HTTP.
+   * Rejects with ReplayInputError, after replaying the rest, when an input cannot be read.
+   * Batch by batch, so that a live receiver goes on answering; `bulk: true` loads an empty
+   * database in one transaction (see `ReplayOptions.bulk`).
+   */
+  replay(inputs: Iterable<ReplayInput> | ReplayInput, replayOptions?: ReplayOptions): Promise<ReplaySummary>;
+  /**
+   * Compares the service's own state (campaigns, candidate lists, credits, read with `client`)
+   * with the projection, and writes what differs as `reconcile.*` events stamped with the time
+   * of the reading: webhooks older than the reading do not undo a repair, newer ones win.
+   * Resumes an interrupted run; `dryRun` only reports.
+   */
+  reconcile(reconcileOptions: ReconcileOptions): Promise<ReconcileReport>;
+  /** Resolves once every stored event is projected and its handlers have run. */
+  drain(): Promise<void>;
+  /**
+   * Whether processing has fallen far enough behind to refuse readiness: the handler window is
+   * full, or as many handler calls as may run at once are stuck past `handlerTimeoutMs`.
+   */
+  saturated(): boolean;
+  /** Handler calls abandoned at their timeout that have not settled since (readiness says how many). */
+  stuckHandlerCalls(): number;
+  /** Whether the store can take a write now (readiness), without waiting on a lock. */
+  probe(): Promise<ReadinessProbe>;
+  /** Inbox counts by state, and the handler failures. */
+  counts(): Promise<Record<InboxState, number> & { handler_failures: number }>;
+  /**
+   * Stops accepting (new requests get 503), writes what is waiting, drains the dispatcher
+   * (up to `timeoutMs`, default 5000), and closes the database if the receiver opened it.
+   */
+  close(timeoutMs?: number): Promise<void>;
+}

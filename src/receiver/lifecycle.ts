@@ -1,0 +1,175 @@
+// A receiver's life: its state, opening the store (at once on SQLite, retried in the background on
+// PostgreSQL), wiring the store to group commit, dispatcher and heartbeat, readiness, and closing.
+import { setTimeout as delay } from 'node:timers/promises';
+import type { DeadLetters } from '../dispatch/dead-letters.js';
+import { prepareDeadLetters } from '../dispatch/dead-letters.js';
+import { createDispatcher, type Dispatcher } from '../dispatch/dispatcher.js';
+import type { HandlerRegistry } from '../dispatch/handlers.js';
+import type { Logger } from '../logging.js';
+import type { createMetrics } from '../console/metrics.js';
+import { createQueries, type Queries } from '../query/index.js';
+import type { StoreOutcome } from '../receive/delivery.js';
+import { createGroupCommit, describeStorageError, type GroupCommit } from '../store/group-commit.js';
+import { openAtOnce, openStore, type StoreOptions } from '../store/open.js';
+import { keepPresence, type Presence } from '../store/presence.js';
+import { StoreUnavailableError, type ReadinessProbe, type Store } from '../store/store.js';
+import type { ReceiverOptions } from './options.js';
+
+/** How long readiness stays false after a webhook could not be stored (ms). */
+const WRITE_FAILURE_HOLD_MS = 5000;
+
+/** What runs on an open store. */
+export interface Running {
+  store: Store;
+  groupCommit: GroupCommit;
+  dispatcher: Dispatcher;
+  deadLetters: DeadLetters;
+  queries: Queries;
+  presence: Presence | undefined;
+}
+
+export interface ReceiverState {
+  readonly options: ReceiverOptions;
+  readonly logger: Logger;
+  readonly handlers: HandlerRegistry;
+  readonly metrics: ReturnType<typeof createMetrics>;
+  readonly storeOptions: StoreOptions;
+  readonly heartbeat: { everyMs: number } | undefined;
+  /** A store given open (the CLI's) stays the caller's to close. */
+  readonly ownsStore: boolean;
+  running: Running | undefined;
+  /** Settles once the store is open and wired (at once on SQLite). */
+  opened: Promise<Running>;
+  closed: boolean;
+  openingFailure: Error | undefined;
+  /**
+   * The last webhook write that failed, until one succeeds: readiness stays false for a while
+   * after it, even when a small probe write gets through (a full disk can take a probe, not an event).
+   */
+  writeFailure: { code: string; at: number } | undefined;
+}
+
+/** Wires a store to group commit, the dispatcher and the heartbeat, and takes up what a previous run left. */
+function assemble(state: ReceiverState, store: Store): Running {
+  const { metrics, logger } = state;
+  let groupCommit: GroupCommit | undefined;
+  const observer = {
+    processed: (row: { kind: string | null; received_at: string }, outcome: string, at: number) => metrics.event(row.kind, outcome, row.received_at, at),
+    handlerCall: (handler: string, result: 'ok' | 'failed' | 'timeout') => metrics.handlerCall(handler, result),
+  };
+  const dispatcher = createDispatcher({ store, handlers: state.handlers, logger, observer, intakeBusy: () => (groupCommit?.waiting() ?? 0) > 0 }, state.options.dispatch);
+  // The next turn: the answers of a commit go out before any projection starts.
+  groupCommit = createGroupCommit(store, {
+    onCommitted: () => setImmediate(() => dispatcher.notify()),
+    onOutcome: (failure) => {
+      state.writeFailure = failure === undefined ? undefined : { code: failure, at: performance.now() };
+    },
+  });
+  // Crash recovery: whatever a previous run stored but did not process is taken up now.
+  dispatcher.start();
+  const presence = state.heartbeat && keepPresence(store, { ...state.heartbeat, logger });
+  return { store, groupCommit, dispatcher, deadLetters: prepareDeadLetters(store, () => dispatcher.start()), queries: createQueries(store), presence };
+}
+
+/**
+ * Opens the store: now when its engine can (SQLite, so that a bad path or a newer schema throws
+ * from createReceiver), otherwise in the background, retried while the database is unavailable.
+ */
+export function openReceiverStore(state: ReceiverState): void {
+  const openNow = openAtOnce(state.options.database, state.storeOptions);
+  if (openNow !== undefined) {
+    state.running = assemble(state, openNow);
+    state.opened = Promise.resolve(state.running);
+    return;
+  }
+  state.opened = openInBackground(state);
+  state.opened.catch(() => undefined); // surfaced by ready(), 503s and the log, never as an unhandled rejection
+}
+
+async function openInBackground(state: ReceiverState): Promise<Running> {
+  const { logger } = state;
+  for (let wait = 250; ; wait = Math.min(wait * 2, 5000)) {
+    if (state.closed) throw new StoreUnavailableError('CLOSED', 'the receiver was closed before its database opened');
+    let store: Store;
+    try {
+      store = await openStore(state.options.database, state.storeOptions);
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError)) {
+        state.openingFailure = error as Error;
+        logger.error({ err: { message: (error as Error).message } }, 'cannot open the database');
+        throw error;
+      }
+      logger.warn({ code: error.code, retryInMs: wait }, 'database unavailable; retrying');
+      await delay(wait);
+      continue;
+    }
+    // Closed while it was opening: nothing may start on it (a dispatcher, a heartbeat).
+    if (state.closed) {
+      if (state.ownsStore) await store.close();
+      throw new StoreUnavailableError('CLOSED', 'the receiver was closed before its database opened');
+    }
+    state.running = assemble(state, store);
+    return state.running;
+  }
+}
+
+/** What runs on the store, waiting for it when it is still opening. */
+export async function whenOpen(state: ReceiverState): Promise<Running> {
+  return state.running ?? (await state.opened);
+}
+
+/** The intake's store: group commit once open; 503 answers until then, or after a failure to open. */
+export async function storeDelivery(state: ReceiverState, delivery: Parameters<GroupCommit['append']>[0]): Promise<StoreOutcome> {
+  if (state.running === undefined) {
+    if (state.openingFailure !== undefined) return { ok: false, code: 'DATABASE_ERROR', message: state.openingFailure.message };
+    return { ok: false, code: 'STARTING', message: 'the database is not open yet' };
+  }
+  return state.running.groupCommit.append(delivery);
+}
+
+/** Whether the store can take a write now (readiness), without waiting on a lock. */
+export async function probeReceiver(state: ReceiverState): Promise<ReadinessProbe> {
+  const { running, writeFailure } = state;
+  if (state.closed) return { ok: false, reason: 'shutting down' };
+  if (running === undefined) return { ok: false, reason: state.openingFailure?.message ?? 'the database is not open yet' };
+  if (writeFailure !== undefined && performance.now() - writeFailure.at < WRITE_FAILURE_HOLD_MS) {
+    return { ok: false, reason: `webhook writes are failing (${writeFailure.code})` };
+  }
+  return await running.store.probe();
+}
+
+/** Stops what a receiver that failed to start had begun (its intake options were refused). */
+export function abandon(state: ReceiverState): void {
+  state.closed = true;
+  const { running } = state;
+  void running?.presence?.stop().finally(() => (state.ownsStore ? running.store.close() : undefined));
+}
+
+/**
+ * Stops accepting (new requests get 503), writes what is waiting, drains the dispatcher (up to
+ * `timeoutMs`), and closes the database if the receiver opened it.
+ */
+export async function closeReceiver(state: ReceiverState, timeoutMs: number): Promise<void> {
+  if (state.closed) return;
+  state.closed = true;
+  const { running } = state;
+  if (running === undefined) return;
+  // Every step within what is left of `timeoutMs`; the (referenced) timers keep the process
+  // alive until this resolves.
+  const deadline = performance.now() + timeoutMs;
+  const left = () => Math.max(0, deadline - performance.now());
+  const within = async (work: Promise<unknown>, atMostMs = Infinity) => {
+    const timeout = new AbortController();
+    await Promise.race([work.catch(() => undefined), delay(Math.min(atMostMs, left()), undefined, { signal: timeout.signal }).catch(() => undefined)]);
+    timeout.abort();
+  };
+  // Commands stop handing events to this receiver first (those handed before are drained
+  // below); a database that does not answer costs the drain a quarter of the time at most.
+  await within(running.presence?.stop() ?? Promise.resolve(), Math.min(500, timeoutMs / 4));
+  await within(running.groupCommit.close());
+  // The store's close is quick (a few milliseconds); keep time for it.
+  await running.dispatcher.close(Math.max(0, left() - Math.min(100, timeoutMs / 4)));
+  if (state.ownsStore) {
+    await within(running.store.close().catch((error: unknown) => state.logger.warn({ code: describeStorageError(error).code }, 'error while closing the database')));
+  }
+}

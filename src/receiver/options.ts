@@ -1,0 +1,54 @@
+// What createReceiver takes.
+import type { DispatcherOptions } from '../dispatch/dispatcher.js';
+import type { Logger } from '../logging.js';
+import type { ResultListener } from '../receive/node-http.js';
+import type { Secret } from '../signature.js';
+import type { DatabaseOption } from '../store/open.js';
+
+export interface ReceiverOptions {
+  /**
+   * Where the state lives: a SQLite file path (created with its folder), `:memory:`, an open
+   * better-sqlite3 database, a `postgres://…` URL, or an existing `pg.Pool`.
+   */
+  database: DatabaseOption;
+  /** PostgreSQL given as a URL: connections in the pool. Default 10. */
+  poolSize?: number;
+  /** PostgreSQL given as a URL: the schema of the tables. Default `public`. */
+  schema?: string;
+  /**
+   * SQLite given as a file path: run its connection in a worker thread, so that statements,
+   * commits and fsyncs leave the event loop. Default false: on a 2-core machine it measured no
+   * faster (see README, Performance); it can help where other routes share the process and cores are free.
+   */
+  sqliteThread?: boolean;
+  /** The shared secret from the agency dashboard. */
+  secret?: Secret;
+  /** Several secrets during a rotation; any one of them may sign. */
+  secrets?: readonly Secret[];
+  /** Accept unsigned events. Refused unless set explicitly, and only when no secret is given. */
+  allowUnsigned?: boolean;
+  /** Largest body accepted, in bytes. Default 1 MiB. */
+  maxBodyBytes?: number;
+  /** Default `X-Service-Signature`: put the service's real name in place of "Service". */
+  signatureHeader?: string;
+  /** Default `X-Service-Event`. */
+  eventHeader?: string;
+  /**
+   * How long a write waits before answering 503 (ms): on SQLite for another connection's lock,
+   * on PostgreSQL for a connection or a statement. Default 2000 (SQLite), 4000 (PostgreSQL).
+   */
+  busyTimeoutMs?: number;
+  /** A pino logger; default: JSON lines at level `warn` on stdout, with PII redacted. */
+  logger?: Logger;
+  /** Called after each request is answered (for access logs and metrics). */
+  onRequest?: ResultListener;
+  /** Batch size, handler concurrency, attempts, retry delay and leases of the dispatcher. */
+  dispatch?: DispatcherOptions;
+  /**
+   * A heartbeat row in the database, refreshed every `everyMs` (default 5000) while this receiver
+   * runs and removed when it closes: it tells `prequal-hooks replay` and `dead-letters reprocess`
+   * on the same database to leave their events to this receiver, which projects them and runs its
+   * handlers. `false`: none (a short-lived script that only drains, and should not be handed work).
+   */
+  heartbeat?: false | { everyMs?: number };
+}

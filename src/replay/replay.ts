@@ -2,7 +2,7 @@ import { readEnvelope, type EventKind } from '../events/index.js';
 import { projectBatch, readStored } from '../project/batch.js';
 import { projectStaged, stagedEffectsOf } from '../project/bulk.js';
 import { deliveryOf, type Delivery } from '../receive/delivery.js';
-import type { SettledDelivery, StagedEffect, Store } from '../store/store.js';
+import type { SettledDelivery, StagedEffect, Store, WriteTx } from '../store/store.js';
 import { readSources, type ReplayInput } from './sources.js';
 
 export interface ReplaySummary {
@@ -76,64 +76,6 @@ export async function replayInto(parts: ReplayParts, inputs: Iterable<ReplayInpu
   const batchSize = options.batchSize ?? 500;
   const summary: ReplaySummary = { received: 0, duplicates: 0, enqueued: 0, projected: 0, unknown: 0, dead: 0, unreadable: [] };
 
-  async function commit(raws: Buffer[]): Promise<void> {
-    if (options.enqueue) {
-      await enqueue(store, raws, new Date(now()).toISOString(), summary);
-      return;
-    }
-    const at = new Date(now()).toISOString();
-    const counts = await store.write(async (tx) => {
-      const batch = { duplicates: 0, projected: 0, unknown: 0, dead: 0 };
-      // Rows are written in input order (their inbox ids follow it), bodies that are not
-      // envelopes included: they are kept as dead letters, like a bad HTTP body.
-      const entries: Array<{ raw: Buffer; reading: ReturnType<typeof readEnvelope> }> = [];
-      const seen = new Set<string>();
-      for (const raw of raws) {
-        const reading = readEnvelope(raw);
-        if (reading.ok && seen.has(reading.identity)) batch.duplicates++;
-        else entries.push({ raw, reading });
-        if (reading.ok) seen.add(reading.identity);
-      }
-      const known = await tx.known([...seen]);
-      batch.duplicates += known.size;
-      const fresh = entries.filter((e) => !e.reading.ok || !known.has(e.reading.identity));
-      const events = fresh.filter((e): e is { raw: Buffer; reading: Extract<typeof e.reading, { ok: true }> } => e.reading.ok);
-      const processed = await projectBatch(tx, events);
-      const settled = new Map<Buffer, SettledDelivery>();
-      events.forEach(({ raw, reading }, i) => {
-        const p = processed[i]!;
-        batch[p.state]++;
-        const handlers = p.state === 'projected' && (parts.wantsHandlers?.(p.event.event) ?? false);
-        settled.set(raw, {
-          delivery: { ...deliveryOf(raw, reading, at, null), identity: reading.identity, kind: reading.envelope.event },
-          state: p.state,
-          reasons: p.state === 'projected' ? null : p.issues,
-          handlers,
-        });
-      });
-      for (let i = 0; i < fresh.length; ) {
-        const envelope = fresh[i]!.reading.ok;
-        let j = i;
-        while (j < fresh.length && fresh[j]!.reading.ok === envelope) j++;
-        const run = fresh.slice(i, j);
-        if (envelope) await tx.appendSettled(run.map((e) => settled.get(e.raw)!), at);
-        else {
-          // Kept as dead letters, like bad HTTP bodies; the same bad bytes again are a duplicate.
-          for (const appended of await tx.append(run.map((e) => deliveryOf(e.raw, e.reading, at, null)))) {
-            if (appended.duplicate) batch.duplicates++;
-            else batch.dead++;
-          }
-        }
-        i = j;
-      }
-      return batch;
-    }, { durable: false });
-    summary.duplicates += counts.duplicates;
-    summary.projected += counts.projected;
-    summary.unknown += counts.unknown;
-    summary.dead += counts.dead;
-  }
-
   if (options.bulk !== false && !options.enqueue && store.bulkLoad !== undefined) {
     const loaded = await replayBulk(parts, inputs, options, summary);
     if (loaded !== undefined) {
@@ -146,7 +88,9 @@ export async function replayInto(parts: ReplayParts, inputs: Iterable<ReplayInpu
   // before replay returns.
   let batch: Buffer[] = [];
   const flush = async () => {
-    await commit(batch);
+    const at = new Date(now()).toISOString();
+    if (options.enqueue) await enqueue(store, batch, at, summary);
+    else addCounts(summary, await store.write((tx) => projectInBatch(tx, parts, batch, at), { durable: false }));
     batch = [];
     options.onProgress?.({ ...summary }, { bulk: false });
   };
@@ -165,6 +109,73 @@ export async function replayInto(parts: ReplayParts, inputs: Iterable<ReplayInpu
   if (batch.length > 0) await flush();
   await store.flush();
   return summary;
+}
+
+type BatchCounts = { duplicates: number; projected: number; unknown: number; dead: number };
+type Entry = { raw: Buffer; reading: ReturnType<typeof readEnvelope> };
+type EventEntry = { raw: Buffer; reading: Extract<Entry['reading'], { ok: true }> };
+
+function addCounts(summary: ReplaySummary, counts: BatchCounts): void {
+  summary.duplicates += counts.duplicates;
+  summary.projected += counts.projected;
+  summary.unknown += counts.unknown;
+  summary.dead += counts.dead;
+}
+
+/**
+ * One batch in one transaction: repeats within it and in the inbox counted, the events folded in
+ * memory and projected (each row they touch written once), and every new row stored settled.
+ */
+async function projectInBatch(tx: WriteTx, parts: ReplayParts, raws: readonly Buffer[], at: string): Promise<BatchCounts> {
+  const batch: BatchCounts = { duplicates: 0, projected: 0, unknown: 0, dead: 0 };
+  // Rows are written in input order (their inbox ids follow it), bodies that are not
+  // envelopes included: they are kept as dead letters, like a bad HTTP body.
+  const entries: Entry[] = [];
+  const seen = new Set<string>();
+  for (const raw of raws) {
+    const reading = readEnvelope(raw);
+    if (reading.ok && seen.has(reading.identity)) batch.duplicates++;
+    else entries.push({ raw, reading });
+    if (reading.ok) seen.add(reading.identity);
+  }
+  const known = await tx.known([...seen]);
+  batch.duplicates += known.size;
+  const fresh = entries.filter((e) => !e.reading.ok || !known.has(e.reading.identity));
+  const events = fresh.filter((e): e is EventEntry => e.reading.ok);
+  const processed = await projectBatch(tx, events);
+  const settled = new Map<Buffer, SettledDelivery>();
+  events.forEach(({ raw, reading }, i) => {
+    const p = processed[i]!;
+    batch[p.state]++;
+    const handlers = p.state === 'projected' && (parts.wantsHandlers?.(p.event.event) ?? false);
+    settled.set(raw, {
+      delivery: { ...deliveryOf(raw, reading, at, null), identity: reading.identity, kind: reading.envelope.event },
+      state: p.state,
+      reasons: p.state === 'projected' ? null : p.issues,
+      handlers,
+    });
+  });
+  await appendInOrder(tx, fresh, settled, at, batch);
+  return batch;
+}
+
+/** Stores the new rows in input order: events settled, runs of bodies that are not events as dead letters. */
+async function appendInOrder(tx: WriteTx, fresh: readonly Entry[], settled: ReadonlyMap<Buffer, SettledDelivery>, at: string, batch: BatchCounts): Promise<void> {
+  for (let i = 0; i < fresh.length; ) {
+    const envelope = fresh[i]!.reading.ok;
+    let j = i;
+    while (j < fresh.length && fresh[j]!.reading.ok === envelope) j++;
+    const run = fresh.slice(i, j);
+    if (envelope) await tx.appendSettled(run.map((e) => settled.get(e.raw)!), at);
+    else {
+      // Kept as dead letters, like bad HTTP bodies; the same bad bytes again are a duplicate.
+      for (const appended of await tx.append(run.map((e) => deliveryOf(e.raw, e.reading, at, null)))) {
+        if (appended.duplicate) batch.duplicates++;
+        else batch.dead++;
+      }
+    }
+    i = j;
+  }
 }
 
 /**

@@ -31,7 +31,6 @@ const ALLOWED: Allowed[] = [
   { file: 'src/query/inbox.ts', name: 'prepareInboxQueries', lines: 134, reason: 'not split yet: every inbox query of both dialects in one closure' },
   { file: 'src/receive/intake.ts', name: 'createIntake', lines: 121, reason: 'not split yet: the checks of one request (size, signature, envelope, store) in one closure' },
   { file: 'src/reconcile/reconcile.ts', name: 'reconcileInto', lines: 143, reason: 'not split yet: plan, resume, fetch and repair of a reconciliation in one function' },
-  { file: 'src/replay/replay.ts', name: 'replayInto', lines: 96, reason: 'not split yet: reading, batching and committing a replay in one function' },
   { file: 'src/sandbox/delivery.ts', name: 'createDelivery', lines: 140, reason: "not split yet: the sandbox's webhook sending, retries and reordering in one closure" },
   { file: 'src/sandbox/life.ts', name: 'createLife', lines: 92, reason: "not split yet: the sandbox's simulated campaign life in one closure" },
   { file: 'src/sandbox/sandbox.ts', name: 'createSandbox', lines: 101, reason: 'not split yet: the sandbox service assembled in one closure' },

@@ -120,6 +120,10 @@ interface Stack {
  * The slow path: the same text as the fast path, written with an explicit stack instead of
  * recursion, so that no depth overflows the call stack, straight into UTF-8 bytes (building a
  * string one bracket at a time cost three times as much on deep values).
+ *
+ * One piece on purpose (over 80 lines): its byte writers share one growing buffer and its length
+ * as local variables, and the explicit stack replaces recursion; split, they would pass that state
+ * at every byte.
  */
 function writeCanonically(root: unknown, parsed: boolean): Written {
   let out = Buffer.allocUnsafe(4096);

@@ -46,6 +46,10 @@ const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
  * RFC 8259, as JSON.parse reads it: last duplicate key wins (at the first one's place), `__proto__`
  * is an own member, numbers convert as Number() does, lone surrogates are kept. Iterative, so
  * it takes any depth, as JSON.parse does.
+ *
+ * One piece on purpose (over 80 lines): it reads every request's body, and its token readers share
+ * the cursor `i` as a local variable; split into functions, the cursor would become an object
+ * field read and written at every character.
  */
 export function parseStrict(text: string): unknown {
   let i = 0;

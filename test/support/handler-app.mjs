@@ -1,9 +1,9 @@
 // A test app: an agency backend with one handler, run as a real process (several share one
 // PostgreSQL database in the replica tests). Its handler records each call in handler_calls.
 // Usage: node handler-app.mjs <postgres-url> <secret>
-import { createServer } from 'node:http';
 import pg from 'pg';
 import { createReceiver } from '../../dist/index.js';
+import { serveApp } from './app-server.mjs';
 
 const [url, secret] = process.argv.slice(2);
 const calls = new pg.Pool({ connectionString: url, max: 2 });
@@ -20,14 +20,4 @@ receiver.onAny(async (event, { identity, inboxId }) => {
     process.pid,
   ]);
 });
-await receiver.ready();
-const server = createServer(receiver.nodeHandler());
-server.listen(0, '127.0.0.1', () => {
-  process.stderr.write(`test app: receiving webhooks on POST http://127.0.0.1:${server.address().port}/webhooks\n`);
-});
-process.once('SIGTERM', async () => {
-  server.close();
-  await receiver.close(2000);
-  await calls.end();
-  process.exit(0);
-});
+await serveApp(receiver, () => calls.end());

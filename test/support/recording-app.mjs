@@ -2,8 +2,8 @@
 // real process on SQLite or PostgreSQL. Each call is appended to a file as one JSON line.
 // Usage: node recording-app.mjs <database> <calls-file> [heartbeat ms]
 import { appendFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { createReceiver } from '../../dist/index.js';
+import { serveApp } from './app-server.mjs';
 
 const [database, callsFile, heartbeatMs] = process.argv.slice(2);
 const receiver = createReceiver({
@@ -15,13 +15,4 @@ const receiver = createReceiver({
 receiver.onAny((event, { identity, inboxId }) => {
   appendFileSync(callsFile, `${JSON.stringify({ identity, kind: event.event, inboxId, pid: process.pid })}\n`);
 });
-await receiver.ready();
-const server = createServer(receiver.nodeHandler());
-server.listen(0, '127.0.0.1', () => {
-  process.stderr.write(`test app: receiving webhooks on POST http://127.0.0.1:${server.address().port}/webhooks\n`);
-});
-process.once('SIGTERM', async () => {
-  server.close();
-  await receiver.close(2000);
-  process.exit(0);
-});
+await serveApp(receiver);

@@ -299,6 +299,29 @@ describe.skipIf(CHROMIUM === undefined)('the console in Chromium', () => {
     expect(await page.locator('#pagination').innerText()).toMatch(/page 1 of 3 \(8 candidates\)/);
   });
 
+  it('draws the chart when the token is in the address (http://ops:TOKEN@host/dashboard/), with no error', async () => {
+    // fetch() refuses a URL with credentials, and a relative one resolves against this address.
+    const context = await browser.newContext();
+    const other = await context.newPage();
+    const errors: string[] = [];
+    other.on('console', (message) => {
+      if (message.type() === 'error') errors.push(message.text());
+    });
+    other.on('pageerror', (error) => errors.push(error.message));
+    const withCredentials = new URL(`${dashboard}/`);
+    withCredentials.username = 'ops';
+    withCredentials.password = TOKEN;
+    expect((await other.goto(withCredentials.href))?.status()).toBe(200);
+    const chart = other.locator('#events-chart');
+    // Drawn, or the script's own words on why not.
+    await other.locator('#events-chart.drawn, #events-chart:not(:empty)').first().waitFor();
+    expect(await chart.getAttribute('class'), await chart.innerText()).toContain('drawn');
+    expect(await chart.locator('canvas').count()).toBe(1);
+    expect(Number(await other.locator('#events-chart').getAttribute('data-total'))).toBe(LIFECYCLE.length + 3);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it('answers 401 to a browser with a wrong token', async () => {
     const context = await browser.newContext({ httpCredentials: { username: 'ops', password: 'not-the-token-at-all' } });
     const other = await context.newPage();

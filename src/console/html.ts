@@ -97,3 +97,13 @@ export function when(iso: string | null | undefined): string {
   if (iso === null || iso === undefined) return '—';
   return iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
 }
+
+/** The word that agrees with a count: `agreed(1, 'matches', 'match')` is `matches`. */
+export function agreed(count: number, one: string, many: string): string {
+  return count === 1 ? one : many;
+}
+
+/** A count and its noun: `1 candidate`, `8 candidates`; give the plural when it is not noun + s. */
+export function counted(count: number, one: string, many = `${one}s`): string {
+  return `${count} ${agreed(count, one, many)}`;
+}

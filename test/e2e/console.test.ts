@@ -1,7 +1,7 @@
 // The operator console: over plain HTTP (auth, headers, CSRF, read-only) always; in Debian's
 // Chromium (playwright-core) when it is installed, against a real `prequal-hooks serve` and an
 // Express app mounting receiver.dashboard().
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import express from 'express';
@@ -15,7 +15,6 @@ import { listen, tempDir } from '../support/servers.js';
 const SECRET = 'whsec_console_e2e_41b7';
 const TOKEN = 'console-token-7d1f9a2c4e6b';
 const BEARER = { Authorization: `Bearer ${TOKEN}` };
-const DOCS = join(import.meta.dirname, '../../docs');
 const LIFECYCLE = readFileSync(`${FIXTURES}scenarios/campaign-lifecycle.ndjson`, 'utf8').trim().split('\n');
 const UNKNOWN = readFileSync(`${FIXTURES}invalid/unknown-kind.json`, 'utf8');
 const INVALID = readFileSync(`${FIXTURES}invalid/invalid-data.json`, 'utf8');
@@ -207,8 +206,6 @@ describe.skipIf(CHROMIUM === undefined)('the console in Chromium', () => {
     expect(await page.locator('#storage').innerText()).toBe('ready');
     // The chart, its styles and our script all load under the strict CSP: nothing was refused.
     expect(consoleErrors).toEqual([]);
-    mkdirSync(DOCS, { recursive: true });
-    await page.screenshot({ path: join(DOCS, 'console-overview.png'), fullPage: true });
   });
 
   it('filters events by kind and by campaign', async () => {
@@ -286,7 +283,6 @@ describe.skipIf(CHROMIUM === undefined)('the console in Chromium', () => {
     expect(candidate).not.toContain('Marchand');
     expect(candidate).toContain('É*** M***');
     expect(await page.locator('table.events tbody tr').count()).toBe(LIFECYCLE.filter((l) => l.includes(ELOISE)).length);
-    await page.screenshot({ path: join(DOCS, 'console-candidate.png'), fullPage: true });
     await page.click('#reveal');
     expect(await page.locator('#candidate').innerText()).toContain('Éloïse Marchand');
   });

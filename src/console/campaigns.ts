@@ -3,6 +3,7 @@
 import type { Router } from 'express';
 import { CANDIDATE_SORTS, CANDIDATE_STATUSES, type CandidateListParameters } from '../query/index.js';
 import { href, html, layout, when, type PageContext } from './html.js';
+import { count } from '../words.js';
 import { personal } from './mask.js';
 import { eventsTable } from './events.js';
 import { param, type ConsoleData } from './source.js';
@@ -79,7 +80,7 @@ ${list.candidates.map(
 <td>${c.status ?? '—'}</td><td class="num">${score(c.interview_score)}</td><td>${when(c.interview_date)}</td></tr>`,
 )}</tbody></table>`
 }
-<nav class="pages" id="pagination">page ${pagination.page} of ${Math.max(1, pagination.total_pages)} (${pagination.total} candidates)
+<nav class="pages" id="pagination">page ${pagination.page} of ${Math.max(1, pagination.total_pages)} (${count(pagination.total, 'candidate')})
 ${pagination.page > 1 ? pageLink(pagination.page - 1, '« previous') : ''} ${pagination.page < pagination.total_pages ? pageLink(pagination.page + 1, 'next »') : ''}</nav>`;
     res.type('html').send(layout(context, `Campaign ${id}`, '/campaigns', body));
   });

@@ -5,7 +5,14 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler } from 'express';
 
-export function createCsrf() {
+export interface Csrf {
+  /** What the console's forms carry. */
+  token: string;
+  /** Refuses (403) a POST from another site or without the token. */
+  check: RequestHandler;
+}
+
+export function createCsrf(): Csrf {
   const secret = randomBytes(32);
   const token = createHmac('sha256', secret).update('prequal-hooks console actions').digest('base64url');
   const expected = Buffer.from(token);

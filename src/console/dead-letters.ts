@@ -4,6 +4,7 @@
 import type { Request, Router } from 'express';
 import type { InboxState } from '../store/store.js';
 import { actionForm, href, html, layout, when } from './html.js';
+import { agreed } from '../words.js';
 import { filterForm } from './events.js';
 import { idParam, param, type ConsoleData } from './source.js';
 
@@ -79,7 +80,7 @@ ${failures.map(
     const context = data.context(req);
     const filter = setAsideFilter(queryOf(req));
     const { count, upTo } = await (await data.inbox()).countEvents({ state: filter.state ?? SET_ASIDE, verdict: 'accepted', ...(filter.kind && { kind: filter.kind }) });
-    const body = html`<p id="preview"><strong id="preview-count">${count}</strong> set-aside event${count === 1 ? '' : 's'} match${count === 1 ? 'es' : ''}
+    const body = html`<p id="preview"><strong id="preview-count">${count}</strong> ${agreed(count, 'set-aside event matches', 'set-aside events match')}
 ${filter.kind ? html` kind <code>${filter.kind}</code>` : ''}${filter.state ? html` state <code>${filter.state}</code>` : ''}.
 Bodies that are not envelopes are left out: there is nothing to reprocess in them.
 ${count > BULK_LIMIT ? html` The first ${BULK_LIMIT} will be reprocessed; run it again for the rest.` : ''}</p>
@@ -91,7 +92,7 @@ ${count === 0 ? '' : actionForm(context, `${context.base}/dead-letters/reprocess
     const context = data.context(req);
     const filter = setAsideFilter(queryOf(req));
     const { count, upTo } = await (await data.inbox()).countHandlerFailures({ ...(filter.kind && { kind: filter.kind }), ...(filter.handler && { handler: filter.handler }) });
-    const body = html`<p id="preview"><strong id="preview-count">${count}</strong> handler failure${count === 1 ? '' : 's'} match${count === 1 ? 'es' : ''}
+    const body = html`<p id="preview"><strong id="preview-count">${count}</strong> ${agreed(count, 'handler failure matches', 'handler failures match')}
 ${filter.kind ? html` kind <code>${filter.kind}</code>` : ''}${filter.handler ? html` handler <code>${filter.handler}</code>` : ''}.</p>
 ${count === 0 ? '' : actionForm(context, `${context.base}/handler-failures/retry`, `Retry ${count}`, { kind: filter.kind, handler: filter.handler, up_to: upTo ?? undefined })}
 <p><a href="${context.base}/dead-letters">Back</a></p>`;

@@ -1,7 +1,8 @@
 // The overview: what the inbox holds, how fast events arrive, how far behind the projection is,
 // whether storage takes writes, and the account's credits.
 import type { Router } from 'express';
-import { html, layout, when } from './html.js';
+import type { CreditsRow } from '../store/tables.js';
+import { html, layout, when, type PageContext } from './html.js';
 import type { ConsoleData } from './source.js';
 
 async function overviewData(data: ConsoleData) {
@@ -14,6 +15,23 @@ async function overviewData(data: ConsoleData) {
   ]);
   const lagSeconds = oldestPending === null ? 0 : Math.max(0, (Date.now() - Date.parse(oldestPending)) / 1000);
   return { counts, storage: probe, projection: { oldest_pending: oldestPending, lag_seconds: lagSeconds }, credits };
+}
+
+/** Whether the account can spend now, as the credits row tells it: depleted only at or below 0. */
+function creditsDepleted(credits: CreditsRow): boolean {
+  return credits.credits_remaining !== null && credits.credits_remaining <= 0;
+}
+
+// `last_campaign_id` stays in the row after credits come back (a later credits.low), so the
+// campaign is named as the depletion's only while the balance says the account is still out.
+function creditsNote(context: PageContext, credits: CreditsRow) {
+  if (credits.credits_remaining === null && credits.low_threshold === null && credits.last_campaign_id === null) return 'No credits event yet.';
+  const threshold = credits.low_threshold === null ? '' : html`Low threshold ${credits.low_threshold}. `;
+  if (credits.last_campaign_id === null) return threshold;
+  const campaign = html`<a href="${context.base}/campaigns/${encodeURIComponent(credits.last_campaign_id)}">${credits.last_campaign_id}</a>`;
+  return creditsDepleted(credits)
+    ? html`${threshold}Depleted on campaign ${campaign}.`
+    : html`${threshold}Last ran out on campaign ${campaign}; credits have come back since.`;
 }
 
 export function overviewRoutes(router: Router, data: ConsoleData): void {
@@ -52,8 +70,8 @@ export function overviewRoutes(router: Router, data: ConsoleData): void {
     <p class="note">${storage.ok ? 'Takes writes now.' : storage.reason}</p>
   </div>
   <div class="card"><h2>Credits</h2>
-    <p class="figure" id="credits">${credits.credits_remaining ?? '—'}</p>
-    <p class="note">${credits.low_threshold === null ? 'No credits event yet.' : html`Low threshold ${credits.low_threshold}.`}${credits.last_campaign_id === null ? '' : html` Depleted on campaign <a href="${context.base}/campaigns/${encodeURIComponent(credits.last_campaign_id)}">${credits.last_campaign_id}</a>.`}</p>
+    <p class="figure${creditsDepleted(credits) ? ' bad' : ''}" id="credits">${credits.credits_remaining ?? '—'}</p>
+    <p class="note">${creditsNote(context, credits)}</p>
   </div>
 </section>
 <section><h2>Events per minute, last hour</h2>

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReceiver, type Receiver } from '../../src/receiver.js';
+import { sampleEvent } from '../../src/testing/index.js';
 import { ENGINES } from '../support/engines.js';
 import { listen } from '../support/servers.js';
 
@@ -83,5 +84,71 @@ describe.each(ENGINES)('the console on $name', (engine) => {
     await receiver.drain();
     // Still unknown to this version: set aside again, and counted once.
     expect((await receiver.counts()).unknown).toBe(1);
+  });
+});
+
+describe.each(ENGINES)('the Credits card on $name', (engine) => {
+  let receiver: Receiver;
+  let server: { url: string; close: () => Promise<void> };
+  let cleanup: () => void;
+  beforeAll(async () => {
+    const fresh = await engine.fresh();
+    cleanup = fresh.cleanup;
+    receiver = createReceiver({ database: fresh.database, allowUnsigned: true });
+    await receiver.ready();
+    const app = express();
+    app.use('/ops', receiver.dashboard({ token: TOKEN }));
+    server = await listen(app as never);
+  });
+  afterAll(async () => {
+    await server.close();
+    await receiver.close();
+    cleanup();
+  });
+
+  async function card(): Promise<{ figure: string; note: string }> {
+    const text = await (await fetch(`${server.url}/ops/`, { headers: AUTH })).text();
+    const [, figure, note] = /<h2>Credits<\/h2>\s*<p class="figure[^"]*" id="credits">([^<]*)<\/p>\s*<p class="note">([\s\S]*?)<\/p>/.exec(text) ?? [];
+    return { figure: figure!, note: note!.replace(/<[^>]+>/g, '') };
+  }
+  const send = async (...events: object[]) => {
+    await receiver.replay(events);
+    await receiver.drain();
+  };
+
+  it('says the credits ran out only while they have, and on which campaign', async () => {
+    expect(await card()).toEqual({ figure: '—', note: 'No credits event yet.' });
+
+    // A depletion alone is a credits event: the card says so, and where it happened.
+    await send(sampleEvent('credits.depleted', { timestamp: '2026-11-20T10:00:00.000Z', data: { credits_remaining: 0, last_campaign_id: 'cmp_first' } }));
+    let shown = await card();
+    expect(shown.figure).toBe('0');
+    expect(shown.note).toBe('Depleted on campaign cmp_first.');
+
+    // Credits came back (a later credits.low at 8.5): the account is not depleted any more.
+    await send(sampleEvent('credits.low', { timestamp: '2026-11-20T11:00:00.000Z', data: { credits_remaining: 8.5, threshold: 10 } }));
+    shown = await card();
+    expect(shown.figure).toBe('8.5');
+    expect(shown.note).not.toMatch(/^Depleted|\bDepleted on/);
+    expect(shown.note).toBe('Low threshold 10. Last ran out on campaign cmp_first; credits have come back since.');
+
+    // Out again, on another campaign.
+    await send(sampleEvent('credits.depleted', { timestamp: '2026-11-20T12:00:00.000Z', data: { credits_remaining: -1.5, last_campaign_id: 'cmp_second' } }));
+    shown = await card();
+    expect(shown.figure).toBe('-1.5');
+    expect(shown.note).toBe('Low threshold 10. Depleted on campaign cmp_second.');
+  });
+
+  it('counts in words that agree with the number: 1 candidate, 2 candidates', async () => {
+    await send(
+      sampleEvent('candidate.added', { data: { campaign_id: 'cmp_counted', candidate_id: 'cand-counted-1' } }),
+      sampleEvent('candidate.added', { data: { campaign_id: 'cmp_counted', candidate_id: 'cand-counted-2' } }),
+    );
+    const page = async (path: string) => (await (await fetch(`${server.url}/ops${path}`, { headers: AUTH })).text()).replace(/<[^>]+>/g, '').replace(/\s+/g, ' ');
+    expect(await page('/campaigns/cmp_counted')).toContain('page 1 of 1 (2 candidates)');
+    expect(await page('/campaigns/cmp_counted?per_page=1')).toContain('page 1 of 2 (2 candidates)');
+    expect(await page('/campaigns/cmp_counted?status=pending&min_score=1')).toContain('page 1 of 1 (0 candidates)');
+    await send(sampleEvent('candidate.added', { data: { campaign_id: 'cmp_single', candidate_id: 'cand-single' } }));
+    expect(await page('/campaigns/cmp_single')).toContain('page 1 of 1 (1 candidate)');
   });
 });

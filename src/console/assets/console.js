@@ -4,7 +4,14 @@
   'use strict';
   var chart = document.getElementById('events-chart');
   if (!chart || typeof window.uPlot !== 'function') return;
-  fetch(chart.getAttribute('data-src'), { credentials: 'same-origin', headers: { Accept: 'application/json' } })
+  // The route's path after the bare origin, never the page's address: that may carry the token
+  // (http://ops:TOKEN@host/dashboard/), and fetch() refuses a URL with credentials.
+  var path = chart.getAttribute('data-src') || '';
+  if (path.charAt(0) !== '/' || path.charAt(1) === '/') {
+    chart.textContent = 'The chart could not be drawn: its data route is not a path on this site.';
+    return;
+  }
+  fetch(window.location.origin + path, { credentials: 'same-origin', headers: { Accept: 'application/json' } })
     .then(function (response) {
       if (!response.ok) throw new Error('HTTP ' + response.status);
       return response.json();

@@ -1,6 +1,6 @@
 // Campaigns with the service's stats, a campaign's candidates with the service's sort, filters
 // and pagination, and one candidate: interview responses and its own events from the inbox.
-import type { Router } from 'express';
+import type { Request, Response, Router } from 'express';
 import { CANDIDATE_SORTS, CANDIDATE_STATUSES, type CandidateListParameters } from '../query/index.js';
 import { href, html, layout, when, type PageContext } from './html.js';
 import { count } from '../words.js';
@@ -18,36 +18,43 @@ function fullName(context: PageContext, first: string | null, last: string | nul
 }
 
 export function campaignRoutes(router: Router, data: ConsoleData): void {
-  router.get('/campaigns', async (req, res) => {
-    const context = data.context(req);
-    const campaigns = await data.source.query.listCampaigns();
-    const body =
-      campaigns.length === 0
-        ? html`<p class="empty">No campaign yet.</p>`
-        : html`<table class="campaigns"><thead><tr><th>campaign</th><th>job title</th><th>contract</th><th>status</th><th>created</th><th>candidates</th><th>completed</th><th>average score</th></tr></thead><tbody>
+  router.get('/campaigns', (req, res) => campaignsPage(data, req, res));
+  router.get('/campaigns/:id', (req, res) => campaignPage(data, req, res));
+  router.get('/candidates/:id', (req, res) => candidatePage(data, req, res));
+}
+
+/** The campaigns with the service's stats. */
+async function campaignsPage(data: ConsoleData, req: Request, res: Response): Promise<void> {
+  const context = data.context(req);
+  const campaigns = await data.source.query.listCampaigns();
+  const body =
+    campaigns.length === 0
+      ? html`<p class="empty">No campaign yet.</p>`
+      : html`<table class="campaigns"><thead><tr><th>campaign</th><th>job title</th><th>contract</th><th>status</th><th>created</th><th>candidates</th><th>completed</th><th>average score</th></tr></thead><tbody>
 ${campaigns.map(
-  (c) => html`<tr data-campaign-id="${c.campaign_id}">
+(c) => html`<tr data-campaign-id="${c.campaign_id}">
 <td><a href="${context.base}/campaigns/${encodeURIComponent(c.campaign_id)}">${c.campaign_id}</a></td><td>${c.job_title ?? '—'}</td><td>${c.contract_type ?? '—'}</td>
 <td>${c.status ?? '—'}</td><td>${when(c.created_at)}</td><td class="num">${c.stats.total_candidates}</td><td class="num">${c.stats.interviews_completed}</td><td class="num">${score(c.stats.average_score)}</td></tr>`,
 )}</tbody></table>`;
-    res.type('html').send(layout(context, 'Campaigns', '/campaigns', body));
-  });
+  res.type('html').send(layout(context, 'Campaigns', '/campaigns', body));
+}
 
-  router.get('/campaigns/:id', async (req, res) => {
-    const context = data.context(req);
-    const id = req.params.id;
-    const campaign = await data.source.query.getCampaign(id);
-    if (campaign === undefined) {
-      res.status(404).type('html').send(layout(context, 'Campaign not found', '/campaigns', html`<p>No event named campaign <code>${id}</code>.</p>`));
-      return;
-    }
-    const values = Object.fromEntries(['page', 'per_page', 'sort', 'status', 'min_score'].map((k) => [k, param(req, k)])) as Record<string, string | undefined>;
-    const parameters = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as CandidateListParameters;
-    const list = await data.source.query.listCandidates(id, parameters);
-    const self = `/campaigns/${encodeURIComponent(id)}`;
-    const { pagination } = list;
-    const pageLink = (page: number, label: string) => html`<a href="${href(context.base, self, { ...values, page, reveal: context.reveal ? 1 : undefined })}">${label}</a>`;
-    const body = html`
+/** A campaign: its stats and its candidates with the service's sort, filters and pagination. */
+async function campaignPage(data: ConsoleData, req: Request<{ id: string }>, res: Response): Promise<void> {
+  const context = data.context(req);
+  const id = req.params.id;
+  const campaign = await data.source.query.getCampaign(id);
+  if (campaign === undefined) {
+    res.status(404).type('html').send(layout(context, 'Campaign not found', '/campaigns', html`<p>No event named campaign <code>${id}</code>.</p>`));
+    return;
+  }
+  const values = Object.fromEntries(['page', 'per_page', 'sort', 'status', 'min_score'].map((k) => [k, param(req, k)])) as Record<string, string | undefined>;
+  const parameters = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as CandidateListParameters;
+  const list = await data.source.query.listCandidates(id, parameters);
+  const self = `/campaigns/${encodeURIComponent(id)}`;
+  const { pagination } = list;
+  const pageLink = (page: number, label: string) => html`<a href="${href(context.base, self, { ...values, page, reveal: context.reveal ? 1 : undefined })}">${label}</a>`;
+  const body = html`
 <dl class="facts" id="campaign-stats">
 <dt>job title</dt><dd>${campaign.job_title ?? '—'}</dd>
 <dt>contract</dt><dd>${campaign.contract_type ?? '—'}</dd>
@@ -70,11 +77,11 @@ ${context.reveal ? html`<input type="hidden" name="reveal" value="1">` : ''}
 </form>
 <p class="reveal">${context.reveal ? html`Personal data shown. <a href="${href(context.base, self, values)}">Mask it</a>` : html`Names, e-mails and phones are masked. <a id="reveal" href="${href(context.base, self, { ...values, reveal: 1 })}">Reveal</a>`}</p>
 ${
-  list.candidates.length === 0
-    ? html`<p class="empty">No candidate matches.</p>`
-    : html`<table class="candidates"><thead><tr><th>candidate</th><th>name</th><th>e-mail</th><th>phone</th><th>status</th><th>score</th><th>interview</th></tr></thead><tbody>
+list.candidates.length === 0
+  ? html`<p class="empty">No candidate matches.</p>`
+  : html`<table class="candidates"><thead><tr><th>candidate</th><th>name</th><th>e-mail</th><th>phone</th><th>status</th><th>score</th><th>interview</th></tr></thead><tbody>
 ${list.candidates.map(
-  (c) => html`<tr data-candidate-id="${c.candidate_id}">
+(c) => html`<tr data-candidate-id="${c.candidate_id}">
 <td><a href="${href(context.base, `/candidates/${encodeURIComponent(c.candidate_id)}`, { reveal: context.reveal ? 1 : undefined })}">${c.candidate_id}</a></td>
 <td class="name">${fullName(context, c.first_name, c.last_name)}</td><td>${personal('email', c.email, context.reveal) ?? '—'}</td><td>${personal('phone', c.phone, context.reveal) ?? '—'}</td>
 <td>${c.status ?? '—'}</td><td class="num">${score(c.interview_score)}</td><td>${when(c.interview_date)}</td></tr>`,
@@ -82,21 +89,22 @@ ${list.candidates.map(
 }
 <nav class="pages" id="pagination">page ${pagination.page} of ${Math.max(1, pagination.total_pages)} (${count(pagination.total, 'candidate')})
 ${pagination.page > 1 ? pageLink(pagination.page - 1, '« previous') : ''} ${pagination.page < pagination.total_pages ? pageLink(pagination.page + 1, 'next »') : ''}</nav>`;
-    res.type('html').send(layout(context, `Campaign ${id}`, '/campaigns', body));
-  });
+  res.type('html').send(layout(context, `Campaign ${id}`, '/campaigns', body));
+}
 
-  router.get('/candidates/:id', async (req, res) => {
-    const context = data.context(req);
-    const id = req.params.id;
-    const candidate = await data.source.query.getCandidate(id);
-    if (candidate === undefined) {
-      res.status(404).type('html').send(layout(context, 'Candidate not found', '/campaigns', html`<p>No event named candidate <code>${id}</code>.</p>`));
-      return;
-    }
-    const history = await (await data.inbox()).listEvents({ candidate: id, limit: 200 });
-    const self = `/candidates/${encodeURIComponent(id)}`;
-    const row = (label: string, value: unknown) => html`<dt>${label}</dt><dd>${value === null || value === undefined || value === '' ? '—' : value}</dd>`;
-    const body = html`
+/** One candidate: the projected row, interview responses and the events naming them. */
+async function candidatePage(data: ConsoleData, req: Request<{ id: string }>, res: Response): Promise<void> {
+  const context = data.context(req);
+  const id = req.params.id;
+  const candidate = await data.source.query.getCandidate(id);
+  if (candidate === undefined) {
+    res.status(404).type('html').send(layout(context, 'Candidate not found', '/campaigns', html`<p>No event named candidate <code>${id}</code>.</p>`));
+    return;
+  }
+  const history = await (await data.inbox()).listEvents({ candidate: id, limit: 200 });
+  const self = `/candidates/${encodeURIComponent(id)}`;
+  const row = (label: string, value: unknown) => html`<dt>${label}</dt><dd>${value === null || value === undefined || value === '' ? '—' : value}</dd>`;
+  const body = html`
 <p class="reveal">${context.reveal ? html`Personal data shown. <a href="${context.base}${self}">Mask it</a>` : html`Names, e-mails and phones are masked. <a id="reveal" href="${context.base}${self}?reveal=1">Reveal</a>`}</p>
 <dl class="facts" id="candidate">
 ${row('name', fullName(context, candidate.first_name, candidate.last_name))}
@@ -118,16 +126,14 @@ ${row('concerns', candidate.concerns)}
 </dl>
 <h2>Interview responses</h2>
 ${
-  candidate.responses.length === 0
-    ? html`<p class="empty">No extended interview received.</p>`
-    : html`<ol class="responses" id="responses">${candidate.responses.map(
-        (r) => html`<li><p class="question">${r.question ?? '—'}</p><blockquote>${r.answer ?? '—'}</blockquote>
+candidate.responses.length === 0
+  ? html`<p class="empty">No extended interview received.</p>`
+  : html`<ol class="responses" id="responses">${candidate.responses.map(
+      (r) => html`<li><p class="question">${r.question ?? '—'}</p><blockquote>${r.answer ?? '—'}</blockquote>
 <p class="note">score <strong>${score(r.score)}</strong> · ${r.explanation ?? ''}</p></li>`,
-      )}</ol>`
+    )}</ol>`
 }
 <h2>Events about this candidate</h2>
 ${eventsTable(context, history.events, { showCandidate: false })}`;
-    res.type('html').send(layout(context, `Candidate ${id}`, '/campaigns', body));
-  });
+  res.type('html').send(layout(context, `Candidate ${id}`, '/campaigns', body));
 }
-

@@ -19,6 +19,18 @@ interface Waiting {
   settle: (outcome: StoreOutcome) => void;
 }
 
+/** The state of one group commit: what waits, what is being written. */
+interface Batching {
+  readonly store: Store;
+  readonly options: GroupCommitOptions;
+  readonly deadlineMs: number;
+  waiting: Waiting[];
+  scheduled: boolean;
+  inFlight: number;
+  readonly commits: Set<Promise<void>>;
+  closed: boolean;
+}
+
 /**
  * Group commit: the deliveries that arrive while the event loop is busy, or while the store's
  * writers are all busy, are written together in the next transaction, so one fsync (or one round
@@ -26,85 +38,84 @@ interface Waiting {
  * has committed; if the transaction fails, every delivery in it is told so, and none is acknowledged.
  */
 export function createGroupCommit(store: Store, options: GroupCommitOptions = {}) {
-  const deadlineMs = options.deadlineMs ?? 4000;
-  let waiting: Waiting[] = [];
-  let scheduled = false;
-  let inFlight = 0;
-  const commits = new Set<Promise<void>>();
-  let closed = false;
-
-  function schedule(): void {
-    if (scheduled || inFlight >= store.writeConcurrency || waiting.length === 0) return;
-    scheduled = true;
-    setImmediate(() => {
-      scheduled = false;
-      const batch = waiting;
-      waiting = [];
-      if (batch.length === 0) return;
-      inFlight++;
-      const commit = write(batch).finally(() => {
-        inFlight--;
-        commits.delete(commit);
-        schedule(); // what arrived during this commit goes in the next
-      });
-      commits.add(commit);
-      schedule();
-    });
-  }
-
-  async function write(batch: Waiting[]): Promise<void> {
-    const timer = setTimeout(() => {
-      for (const w of batch) w.settle({ ok: false, code: 'TIMEOUT', message: `the store did not confirm the write within ${deadlineMs} ms` });
-    }, deadlineMs);
-    let results: Appended[];
-    try {
-      results = await store.write((tx) => tx.append(batch.map((w) => w.delivery)));
-    } catch (error) {
-      const failure = describeStorageError(error);
-      for (const w of batch) w.settle({ ok: false, ...failure });
-      options.onOutcome?.(failure.code);
-      return;
-    } finally {
-      clearTimeout(timer);
-    }
-    options.onOutcome?.(undefined);
-    const fresh: number[] = [];
-    batch.forEach((w, i) => {
-      const result = results[i]!;
-      if (!result.duplicate) fresh.push(result.inboxId);
-      w.settle({ ok: true, ...result });
-    });
-    if (fresh.length > 0) {
-      store.announceWork();
-      options.onCommitted?.(fresh);
-    }
-  }
-
+  const state: Batching = { store, options, deadlineMs: options.deadlineMs ?? 4000, waiting: [], scheduled: false, inFlight: 0, commits: new Set(), closed: false };
   return {
-    append(delivery: Delivery): Promise<StoreOutcome> {
-      if (closed) return Promise.resolve({ ok: false, code: 'CLOSED', message: 'the inbox is closed' });
-      return new Promise((resolve) => {
-        let settled = false;
-        // Settled once: by the commit, or by the deadline, whichever comes first.
-        const settle = (outcome: StoreOutcome) => {
-          if (settled) return;
-          settled = true;
-          resolve(outcome);
-        };
-        waiting.push({ delivery, settle });
-        schedule();
-      });
-    },
+    append: (delivery: Delivery): Promise<StoreOutcome> => append(state, delivery),
     /** Deliveries waiting for a commit: requests the intake has not answered yet. */
-    waiting: (): number => waiting.length + inFlight,
+    waiting: (): number => state.waiting.length + state.inFlight,
     /** Writes what is waiting now, then refuses new deliveries. */
     async close(): Promise<void> {
-      closed = true;
-      const batch = waiting;
-      waiting = [];
-      await Promise.all([...commits, ...(batch.length > 0 ? [write(batch)] : [])]);
+      state.closed = true;
+      const batch = state.waiting;
+      state.waiting = [];
+      await Promise.all([...state.commits, ...(batch.length > 0 ? [commitBatch(state, batch)] : [])]);
     },
   };
+}
+
+function append(state: Batching, delivery: Delivery): Promise<StoreOutcome> {
+  if (state.closed) return Promise.resolve({ ok: false, code: 'CLOSED', message: 'the inbox is closed' });
+  return new Promise((resolve) => {
+    let settled = false;
+    // Settled once: by the commit, or by the deadline, whichever comes first.
+    const settle = (outcome: StoreOutcome) => {
+      if (settled) return;
+      settled = true;
+      resolve(outcome);
+    };
+    state.waiting.push({ delivery, settle });
+    schedule(state);
+  });
+}
+
+/** Starts the next transaction on the next turn, unless one is due or every writer is busy. */
+function schedule(state: Batching): void {
+  if (state.scheduled || state.inFlight >= state.store.writeConcurrency || state.waiting.length === 0) return;
+  state.scheduled = true;
+  setImmediate(() => {
+    state.scheduled = false;
+    const batch = state.waiting;
+    state.waiting = [];
+    if (batch.length === 0) return;
+    state.inFlight++;
+    const commit = commitBatch(state, batch).finally(() => {
+      state.inFlight--;
+      state.commits.delete(commit);
+      schedule(state); // what arrived during this commit goes in the next
+    });
+    state.commits.add(commit);
+    schedule(state);
+  });
+}
+
+/** One transaction for the batch; each delivery told its outcome once it committed or failed. */
+async function commitBatch(state: Batching, batch: Waiting[]): Promise<void> {
+  const { store, options, deadlineMs } = state;
+  const timer = setTimeout(() => {
+    for (const w of batch) w.settle({ ok: false, code: 'TIMEOUT', message: `the store did not confirm the write within ${deadlineMs} ms` });
+  }, deadlineMs);
+  let results: Appended[];
+  try {
+    results = await store.write((tx) => tx.append(batch.map((w) => w.delivery)));
+  } catch (error) {
+    const failure = describeStorageError(error);
+    for (const w of batch) w.settle({ ok: false, ...failure });
+    options.onOutcome?.(failure.code);
+    return;
+  } finally {
+    clearTimeout(timer);
+  }
+  options.onOutcome?.(undefined);
+  const fresh: number[] = [];
+  batch.forEach((w, i) => {
+    const result = results[i]!;
+    if (!result.duplicate) fresh.push(result.inboxId);
+    w.settle({ ok: true, ...result });
+  });
+  if (fresh.length > 0) {
+    store.announceWork();
+    options.onCommitted?.(fresh);
+  }
 }
 
 export type GroupCommit = ReturnType<typeof createGroupCommit>;

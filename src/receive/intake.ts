@@ -48,6 +48,18 @@ export interface IncomingRequest {
   headers: IncomingHeaders;
 }
 
+/** The intake's options, resolved once. */
+interface IntakeConfig {
+  secrets: Secret[];
+  fingerprints: string[];
+  maxBodyBytes: number;
+  signatureHeader: string;
+  eventHeader: string;
+  now: () => number;
+  store: StoreDelivery;
+  logger: IntakeOptions['logger'];
+}
+
 /**
  * The framework-free core: raw bytes and headers in, a stored delivery and an answer out.
  * Express, node:http and fetch adapters all call `receive`.
@@ -61,117 +73,106 @@ export function createIntake(options: IntakeOptions) {
         'unsigned events knowingly (anyone who can reach the endpoint can then write events).',
     );
   }
-  const fingerprints = secrets.map(secretFingerprint);
-  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const signatureHeader = options.signatureHeader ?? DEFAULT_SIGNATURE_HEADER;
-  const eventHeader = options.eventHeader ?? DEFAULT_EVENT_HEADER;
-  const now = options.now ?? Date.now;
-  const { store, logger } = options;
-
-  /**
-   * Last resort for an exception no stage expected: a 500 in the service's envelope (the sender
-   * retries) and one log line with the error's type and where it was thrown. Never its message,
-   * which may quote the body (JSON.parse's does), and never the body.
-   */
-  function unexpected(error: unknown, stage: string): IntakeResult {
-    const name = error instanceof Error ? error.name : typeof error;
-    // Stack frames only: the first line (and any line a multi-line message spans) is the message.
-    const at = error instanceof Error ? error.stack?.split('\n').map((line) => line.trim()).filter((line) => line.startsWith('at ')).slice(0, 3) : undefined;
-    logger?.error({ stage, error: name, at }, 'unexpected error while receiving a webhook');
-    return {
-      outcome: 'failed',
-      answer: errorAnswer(500, 'INTERNAL_ERROR', 'The receiver failed unexpectedly; the event was not accepted. Retry later.', { cause: name }),
-    };
-  }
-
+  const config: IntakeConfig = {
+    secrets,
+    fingerprints: secrets.map(secretFingerprint),
+    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    signatureHeader: options.signatureHeader ?? DEFAULT_SIGNATURE_HEADER,
+    eventHeader: options.eventHeader ?? DEFAULT_EVENT_HEADER,
+    now: options.now ?? Date.now,
+    store: options.store,
+    logger: options.logger,
+  };
+  const unexpected = (error: unknown, stage: string) => unexpectedError(config, error, stage);
   async function receive(request: IncomingRequest): Promise<IntakeResult> {
     try {
-      return await receiveOrThrow(request);
+      return await receiveOrThrow(config, request);
     } catch (error) {
       return unexpected(error, 'intake');
     }
   }
+  return { receive, unexpected, maxBodyBytes: config.maxBodyBytes, signatureHeader: config.signatureHeader, eventHeader: config.eventHeader };
+}
 
-  async function receiveOrThrow({ rawBody, headers }: IncomingRequest): Promise<IntakeResult> {
-    if (rawBody.byteLength > maxBodyBytes) {
-      return { outcome: 'refused', answer: tooLarge(maxBodyBytes) };
-    }
+/**
+ * Last resort for an exception no stage expected: a 500 in the service's envelope (the sender
+ * retries) and one log line with the error's type and where it was thrown. Never its message,
+ * which may quote the body (JSON.parse's does), and never the body.
+ */
+function unexpectedError(config: IntakeConfig, error: unknown, stage: string): IntakeResult {
+  const name = error instanceof Error ? error.name : typeof error;
+  // Stack frames only: the first line (and any line a multi-line message spans) is the message.
+  const at = error instanceof Error ? error.stack?.split('\n').map((line) => line.trim()).filter((line) => line.startsWith('at ')).slice(0, 3) : undefined;
+  config.logger?.error({ stage, error: name, at }, 'unexpected error while receiving a webhook');
+  return {
+    outcome: 'failed',
+    answer: errorAnswer(500, 'INTERNAL_ERROR', 'The receiver failed unexpectedly; the event was not accepted. Retry later.', { cause: name }),
+  };
+}
 
-    let secretId: string | null = null;
-    if (secrets.length > 0) {
-      const verification = verify(secrets, rawBody, headerValue(headers, signatureHeader));
-      if (!verification.ok) {
-        const answer =
-          verification.reason === 'MISSING'
-            ? errorAnswer(401, 'MISSING_SIGNATURE', `The ${signatureHeader} header is missing.`, { header: signatureHeader })
-            : errorAnswer(
-                401,
-                'INVALID_SIGNATURE',
-                verification.reason === 'REPEATED'
-                  ? `The ${signatureHeader} header was sent more than once.`
-                  : `The ${signatureHeader} header does not match the body.`,
-                {
-                header: signatureHeader,
-                reason:
-                  verification.reason === 'MALFORMED'
-                    ? 'expected sha256= followed by 64 hex digits'
-                    : verification.reason === 'REPEATED'
-                      ? 'the header was sent more than once; send one signature'
-                      : 'no configured secret matches',
-                },
-              );
-        return { outcome: 'refused', answer };
-      }
-      secretId = fingerprints[verification.secretIndex]!;
-    }
-
-    const reading = readEnvelope(rawBody);
-    const delivery = deliveryOf(rawBody, reading, new Date(now()).toISOString(), secretId);
-
-    if (reading.ok) {
-      const announced = headerValue(headers, eventHeader);
-      if (announced !== undefined && announced !== reading.envelope.event) {
-        logger?.warn({ header: eventHeader, announced, kind: reading.envelope.event }, 'event header differs from the body; the body wins');
-      }
-    }
-
-    const stored = await store(delivery);
-    if (!stored.ok) {
-      logger?.error({ code: stored.code, kind: delivery.kind ?? undefined }, 'could not store a webhook delivery; answered 503');
-      return {
-        outcome: 'unavailable',
-        answer: errorAnswer(
-          503,
-          'STORAGE_UNAVAILABLE',
-          'The event could not be stored; it was not accepted. Retry later.',
-          { cause: stored.code },
-          { 'Retry-After': RETRY_AFTER_SECONDS },
-        ),
-      };
-    }
-
-    if (!reading.ok) {
-      const answer =
-        reading.reason === 'INVALID_JSON'
-          ? errorAnswer(400, 'INVALID_JSON', 'The body is not JSON this receiver can read faithfully (UTF-8, RFC 8259 and 7493).', {
-              issues: reading.issues,
-            })
-          : errorAnswer(400, 'INVALID_ENVELOPE', 'The body is not an event envelope {event, timestamp, data}.', {
-              issues: reading.issues,
-            });
-      return { outcome: 'kept_invalid', answer, ...(stored.inboxId !== null && { inboxId: stored.inboxId }) };
-    }
-
-    return {
-      outcome: stored.duplicate ? 'duplicate' : 'stored',
-      kind: reading.envelope.event,
-      identity: reading.identity,
-      ...(stored.inboxId !== null && { inboxId: stored.inboxId }),
-      answer: { status: 200, headers: {}, body: { received: true, duplicate: stored.duplicate } },
-    };
+/** The checks of one request in order: size, signature, envelope, durable store; then the answer. */
+async function receiveOrThrow(config: IntakeConfig, { rawBody, headers }: IncomingRequest): Promise<IntakeResult> {
+  if (rawBody.byteLength > config.maxBodyBytes) {
+    return { outcome: 'refused', answer: tooLarge(config.maxBodyBytes) };
+  }
+  let secretId: string | null = null;
+  if (config.secrets.length > 0) {
+    const verification = verify(config.secrets, rawBody, headerValue(headers, config.signatureHeader));
+    if (!verification.ok) return { outcome: 'refused', answer: signatureRefused(config.signatureHeader, verification.reason) };
+    secretId = config.fingerprints[verification.secretIndex]!;
   }
 
-  return { receive, unexpected, maxBodyBytes, signatureHeader, eventHeader };
+  const reading = readEnvelope(rawBody);
+  const delivery = deliveryOf(rawBody, reading, new Date(config.now()).toISOString(), secretId);
+  if (reading.ok) {
+    const announced = headerValue(headers, config.eventHeader);
+    if (announced !== undefined && announced !== reading.envelope.event) {
+      config.logger?.warn({ header: config.eventHeader, announced, kind: reading.envelope.event }, 'event header differs from the body; the body wins');
+    }
+  }
+
+  const stored = await config.store(delivery);
+  if (!stored.ok) {
+    config.logger?.error({ code: stored.code, kind: delivery.kind ?? undefined }, 'could not store a webhook delivery; answered 503');
+    return {
+      outcome: 'unavailable',
+      answer: errorAnswer(503, 'STORAGE_UNAVAILABLE', 'The event could not be stored; it was not accepted. Retry later.', { cause: stored.code }, { 'Retry-After': RETRY_AFTER_SECONDS }),
+    };
+  }
+  if (!reading.ok) return { outcome: 'kept_invalid', answer: notAnEvent(reading), ...(stored.inboxId !== null && { inboxId: stored.inboxId }) };
+  return {
+    outcome: stored.duplicate ? 'duplicate' : 'stored',
+    kind: reading.envelope.event,
+    identity: reading.identity,
+    ...(stored.inboxId !== null && { inboxId: stored.inboxId }),
+    answer: { status: 200, headers: {}, body: { received: true, duplicate: stored.duplicate } },
+  };
+}
+
+/** The 401 for a signature that is missing, malformed, repeated or does not match. */
+function signatureRefused(header: string, reason: 'MISSING' | 'MALFORMED' | 'REPEATED' | 'MISMATCH'): Answer {
+  if (reason === 'MISSING') return errorAnswer(401, 'MISSING_SIGNATURE', `The ${header} header is missing.`, { header });
+  return errorAnswer(
+    401,
+    'INVALID_SIGNATURE',
+    reason === 'REPEATED' ? `The ${header} header was sent more than once.` : `The ${header} header does not match the body.`,
+    {
+      header,
+      reason:
+        reason === 'MALFORMED'
+          ? 'expected sha256= followed by 64 hex digits'
+          : reason === 'REPEATED'
+            ? 'the header was sent more than once; send one signature'
+            : 'no configured secret matches',
+    },
+  );
+}
+
+/** The 400 for a body kept as a dead letter: not JSON we can read faithfully, or not an envelope. */
+function notAnEvent(reading: Extract<ReturnType<typeof readEnvelope>, { ok: false }>): Answer {
+  return reading.reason === 'INVALID_JSON'
+    ? errorAnswer(400, 'INVALID_JSON', 'The body is not JSON this receiver can read faithfully (UTF-8, RFC 8259 and 7493).', { issues: reading.issues })
+    : errorAnswer(400, 'INVALID_ENVELOPE', 'The body is not an event envelope {event, timestamp, data}.', { issues: reading.issues });
 }
 
 export type Intake = ReturnType<typeof createIntake>;

@@ -26,7 +26,6 @@ const ALLOWED: Allowed[] = [
   { file: 'src/client/transport.ts', name: 'createTransport', lines: 105, reason: 'not split yet: one closure holds the attempt, redirects and retries of a call' },
   { file: 'src/events/canonical.ts', name: 'writeCanonically', lines: 85, reason: 'one piece on purpose: its byte writers share one growing buffer and its length as local variables, and its explicit stack replaces recursion (no depth overflows); split, they would pass that state at every byte' },
   { file: 'src/events/json.ts', name: 'parseStrict', lines: 126, reason: "one piece on purpose: the intake's JSON reader (every request); its token readers share the cursor `i` as a local variable, which a split would turn into an object field read at every character" },
-  { file: 'src/query/inbox.ts', name: 'prepareInboxQueries', lines: 134, reason: 'not split yet: every inbox query of both dialects in one closure' },
   { file: 'src/reconcile/reconcile.ts', name: 'reconcileInto', lines: 143, reason: 'not split yet: plan, resume, fetch and repair of a reconciliation in one function' },
   { file: 'src/sandbox/delivery.ts', name: 'createDelivery', lines: 140, reason: "not split yet: the sandbox's webhook sending, retries and reordering in one closure" },
   { file: 'src/sandbox/life.ts', name: 'createLife', lines: 92, reason: "not split yet: the sandbox's simulated campaign life in one closure" },

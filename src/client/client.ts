@@ -59,7 +59,7 @@ import { serviceUrlProblem } from './origin.js';
 import { walkPages } from './pagination.js';
 import { RETRY_DEFAULTS, type RetryOptions } from './retry.js';
 import { createThrottle, systemClock, type Clock, type Throttle, type ThrottleOptions } from './throttle.js';
-import { createTransport, type Call } from './transport.js';
+import { createTransport, type Transport } from './transport.js';
 
 export interface ClientOptions {
   /** The agency's key, sent as `X-API-Key`. */
@@ -98,14 +98,79 @@ export type CampaignWalk = Omit<ListCampaignsQuery, 'page'>;
 
 const isThrottle = (value: unknown): value is Throttle => typeof (value as Throttle | undefined)?.acquire === 'function';
 
+/** What every operation needs: the key it checks, and the transport that sends. */
+interface Caller {
+  apiKey: string;
+  transport: Transport;
+}
+
 export function createClient(options: ClientOptions) {
+  const c: Caller = { apiKey: options.apiKey, transport: transportFor(options) };
+  // Every method is async: a broken rule rejects the promise like an error answer would, never throws synchronously.
+  const client = {
+    /** `POST /campaigns/create`. Not retried after a 5xx or a lost answer (it could create two). */
+    createCampaign: (body: CreateCampaignRequest) => createCampaign(c, body),
+    /** `PATCH /campaigns/{campaign_id}`: only the fields given change. */
+    modifyCampaign: (campaignId: string, body: ModifyCampaignRequest) => modifyCampaign(c, campaignId, body),
+    /** `PATCH /campaigns/{campaign_id}/status`. */
+    changeCampaignStatus: (campaignId: string, status: CampaignStatus) => changeCampaignStatus(c, campaignId, status),
+    /** `GET /campaigns/{campaign_id}/status`: the status and `stats`. */
+    getCampaignStatus: (campaignId: string) => read(c, 'getCampaignStatus', { campaign_id: campaignId }, campaignStatusResponseSchema) as Promise<CampaignStatusResponse>,
+    /** `GET /campaigns/{campaign_id}`: every field (not shown in the document: the sandbox's shape). */
+    getCampaign: (campaignId: string) => read(c, 'getCampaign', { campaign_id: campaignId }, campaignRecordSchema) as Promise<CampaignRecord>,
+    /** `GET /campaigns`: one page (not shown in the document: the sandbox's shape). */
+    listCampaigns: (query: ListCampaignsQuery = {}) => listCampaigns(c, query),
+    /** `POST /campaigns/{campaign_id}/candidates` (1 to 100; `contact_mode` default `call`). */
+    addCandidates: (campaignId: string, body: AddCandidatesRequest) => addCandidates(c, campaignId, body),
+    /** `POST /campaigns/{campaign_id}/source`: sourcing by SMS (1 to 100). */
+    sourceCandidates: (campaignId: string, body: SourceCandidatesRequest) => sourceCandidates(c, campaignId, body),
+    /** `GET /campaigns/{campaign_id}/candidates`: one page, with its sort and filters. */
+    listCandidates: (campaignId: string, query: ListCandidatesQuery = {}) => listCandidates(c, campaignId, query),
+    /** `GET /campaigns/{campaign_id}/candidates/{candidate_id}`: one candidate and its interview (the sandbox's shape). */
+    getCandidate: (campaignId: string, candidateId: string) =>
+      read(c, 'getCandidate', { campaign_id: campaignId, candidate_id: candidateId }, candidateDetailsSchema) as Promise<CandidateDetails>,
+    /** `GET /voices`: default voices and ready clones, usable as `override_agent_id`. */
+    listVoices: () => read(c, 'listVoices', undefined, voicesResponseSchema) as Promise<VoicesResponse>,
+    /** `GET /account/credits`. */
+    getCredits: () => read(c, 'getCredits', undefined, creditsResponseSchema) as Promise<CreditsResponse>,
+    /**
+     * Every candidate of a campaign in the order and with the filters asked, fetching page after
+     * page (`per_page`, default 100) as the loop goes. The query is checked on the first step.
+     */
+    eachCandidate: (campaignId: string, query: CandidateWalk = {}): AsyncGenerator<CandidateRecord, void, undefined> => {
+      const walk = { per_page: 100, ...query };
+      return walkPages(
+        async (page) => {
+          const { candidates, pagination } = await listCandidates(c, campaignId, { ...walk, page });
+          return { items: candidates, pagination };
+        },
+        (candidate) => candidate.candidate_id,
+      );
+    },
+    /** Every campaign of the agency, newest first (the list is the sandbox's shape). */
+    eachCampaign: (query: CampaignWalk = {}): AsyncGenerator<CampaignStatusResponse, void, undefined> => {
+      const walk = { per_page: 100, ...query };
+      return walkPages(
+        async (page) => {
+          const { campaigns, pagination } = await listCampaigns(c, { ...walk, page });
+          return { items: campaigns, pagination };
+        },
+        (campaign) => campaign.campaign_id,
+      );
+    },
+  };
+  return client;
+}
+
+/** The transport of a client's options, checked: the base URL, the body cap, the throttle. */
+function transportFor(options: ClientOptions): Transport {
   const problem = serviceUrlProblem(typeof options?.baseUrl === 'string' ? options.baseUrl : '', options?.allowInsecureHttp === true, 'allowInsecureHttp: true');
   if (problem !== undefined) throw new TypeError(`createClient: baseUrl ${problem}`);
   const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   if (!(Number.isSafeInteger(maxResponseBytes) && maxResponseBytes > 0)) throw new TypeError(`createClient: maxResponseBytes must be a whole number of bytes above 0, got ${String(maxResponseBytes)}`);
   const clock = options.clock ?? systemClock;
   const throttle = options.throttle === false ? undefined : isThrottle(options.throttle) ? options.throttle : createThrottle({ ...options.throttle, clock });
-  const transport = createTransport({
+  return createTransport({
     apiKey: options.apiKey,
     baseUrl: options.baseUrl,
     fetch: options.fetch ?? globalThis.fetch,
@@ -118,170 +183,103 @@ export function createClient(options: ClientOptions) {
     random: options.random ?? Math.random,
     userAgent: 'prequal-hooks-client',
   });
+}
 
-  /** Throws the error the service would answer, without sending, when `violation` is set. */
-  function refuse(endpoint: EndpointName, violation: Violation, params?: Record<string, string>, body?: unknown, query?: Record<string, string | number | undefined>): never {
-    const request = describeRequest(endpoint, ENDPOINTS[endpoint].method, transport.urlOf(endpoint, params, query), body);
-    throw PrequalApiError.fromViolation(violation, request);
-  }
+/** Throws the error the service would answer, without sending, when `violation` is set. */
+function refuse(c: Caller, endpoint: EndpointName, violation: Violation, params?: Record<string, string>, body?: unknown, query?: Record<string, string | number | undefined>): never {
+  const request = describeRequest(endpoint, ENDPOINTS[endpoint].method, c.transport.urlOf(endpoint, params, query), body);
+  throw PrequalApiError.fromViolation(violation, request);
+}
 
-  /** The checks every request passes first: the key (the service's 401s) and the path parameters. */
-  function precheck(endpoint: EndpointName, params: Record<string, string> = {}): void {
-    const key = options.apiKey;
-    const header = { header: API_KEY_HEADER };
-    if (key === undefined || key === null || key === '') refuse(endpoint, { code: 'MISSING_API_KEY', message: ERROR_CODES.MISSING_API_KEY.message, details: header }, params);
-    if (!isApiKeyFormat(key)) refuse(endpoint, { code: 'INVALID_API_KEY_FORMAT', message: ERROR_CODES.INVALID_API_KEY_FORMAT.message, details: header }, params);
-    for (const [name, value] of Object.entries(params)) {
-      if (typeof value !== 'string' || value === '') {
-        refuse(endpoint, { code: 'VALIDATION_ERROR', message: ERROR_CODES.VALIDATION_ERROR.message, details: { [name]: 'must be a non-empty string' } }, params);
-      }
+/** The checks every request passes first: the key (the service's 401s) and the path parameters. */
+function precheck(c: Caller, endpoint: EndpointName, params: Record<string, string> = {}): void {
+  const key = c.apiKey;
+  const header = { header: API_KEY_HEADER };
+  if (key === undefined || key === null || key === '') refuse(c, endpoint, { code: 'MISSING_API_KEY', message: ERROR_CODES.MISSING_API_KEY.message, details: header }, params);
+  if (!isApiKeyFormat(key)) refuse(c, endpoint, { code: 'INVALID_API_KEY_FORMAT', message: ERROR_CODES.INVALID_API_KEY_FORMAT.message, details: header }, params);
+  for (const [name, value] of Object.entries(params)) {
+    if (typeof value !== 'string' || value === '') {
+      refuse(c, endpoint, { code: 'VALIDATION_ERROR', message: ERROR_CODES.VALIDATION_ERROR.message, details: { [name]: 'must be a non-empty string' } }, params);
     }
   }
+}
 
-  /** Checks `input` against `schema` with the rule priority of the service; returns the parsed value. */
-  function checked<S extends z.ZodType>(endpoint: EndpointName, schema: S, input: unknown, priority: readonly ErrorCode[], params?: Record<string, string>): z.output<S> {
-    const result = check(schema, input, priority);
-    if (!result.ok) refuse(endpoint, result.violation, params, input);
-    return result.value;
-  }
+/** Checks `input` against `schema` with the rule priority of the service; returns the parsed value. */
+function checked<S extends z.ZodType>(c: Caller, endpoint: EndpointName, schema: S, input: unknown, priority: readonly ErrorCode[], params?: Record<string, string>): z.output<S> {
+  const result = check(schema, input, priority);
+  if (!result.ok) refuse(c, endpoint, result.violation, params, input);
+  return result.value;
+}
 
-  /**
-   * Each candidate read as the service reads it for its contact mode. The service reports a bad
-   * candidate in `errors` and adds the others; the client refuses the whole request with that
-   * candidate's code and index instead, so that no bad candidate is sent unnoticed.
-   */
-  function checkCandidates(endpoint: EndpointName, params: Record<string, string>, body: { candidates: unknown[]; contact_mode: 'call' | 'sms' | 'email' }, input: unknown): void {
-    body.candidates.forEach((candidate, index) => {
-      const reading = readSubmittedCandidate(candidate, body.contact_mode);
-      if (!reading.ok) {
-        // The phone itself is left out: errors get logged, and a phone is PII.
-        refuse(endpoint, { code: reading.code, message: ERROR_CODES[reading.code].message, details: { index, error: reading.error.replace(/"[^"]*"/g, '…') } }, params, input);
-      }
-    });
-  }
+/**
+ * Each candidate read as the service reads it for its contact mode. The service reports a bad
+ * candidate in `errors` and adds the others; the client refuses the whole request with that
+ * candidate's code and index instead, so that no bad candidate is sent unnoticed.
+ */
+function checkCandidates(c: Caller, endpoint: EndpointName, params: Record<string, string>, body: { candidates: unknown[]; contact_mode: 'call' | 'sms' | 'email' }, input: unknown): void {
+  body.candidates.forEach((candidate, index) => {
+    const reading = readSubmittedCandidate(candidate, body.contact_mode);
+    if (!reading.ok) {
+      // The phone itself is left out: errors get logged, and a phone is PII.
+      refuse(c, endpoint, { code: reading.code, message: ERROR_CODES[reading.code].message, details: { index, error: reading.error.replace(/"[^"]*"/g, '…') } }, params, input);
+    }
+  });
+}
 
-  const send = <S extends z.ZodType>(call: Call<S>) => transport.send(call);
+/** A read with no body to check: the key and the path parameters, then the request. */
+async function read<S extends z.ZodType>(c: Caller, endpoint: EndpointName, params: Record<string, string> | undefined, response: S): Promise<z.output<S>> {
+  precheck(c, endpoint, params);
+  return c.transport.send({ endpoint, ...(params !== undefined && { params }), response });
+}
 
-  // Every method is async: a broken rule rejects the promise like an error answer would, never throws synchronously.
-  const client = {
-    /** `POST /campaigns/create`. Not retried after a 5xx or a lost answer (it could create two). */
-    async createCampaign(body: CreateCampaignRequest): Promise<CreateCampaignResponse> {
-      precheck('createCampaign');
-      checked('createCampaign', createCampaignRequestSchema, body, CREATE_CAMPAIGN_RULES);
-      return send({ endpoint: 'createCampaign', body, response: createCampaignResponseSchema });
-    },
+async function createCampaign(c: Caller, body: CreateCampaignRequest): Promise<CreateCampaignResponse> {
+  precheck(c, 'createCampaign');
+  checked(c, 'createCampaign', createCampaignRequestSchema, body, CREATE_CAMPAIGN_RULES);
+  return c.transport.send({ endpoint: 'createCampaign', body, response: createCampaignResponseSchema });
+}
 
-    /** `PATCH /campaigns/{campaign_id}`: only the fields given change. */
-    async modifyCampaign(campaignId: string, body: ModifyCampaignRequest): Promise<ModifyCampaignResponse> {
-      const params = { campaign_id: campaignId };
-      precheck('modifyCampaign', params);
-      checked('modifyCampaign', modifyCampaignRequestSchema(), body, MODIFY_CAMPAIGN_RULES, params);
-      return send({ endpoint: 'modifyCampaign', params, body, response: modifyCampaignResponseSchema });
-    },
+async function modifyCampaign(c: Caller, campaignId: string, body: ModifyCampaignRequest): Promise<ModifyCampaignResponse> {
+  const params = { campaign_id: campaignId };
+  precheck(c, 'modifyCampaign', params);
+  checked(c, 'modifyCampaign', modifyCampaignRequestSchema(), body, MODIFY_CAMPAIGN_RULES, params);
+  return c.transport.send({ endpoint: 'modifyCampaign', params, body, response: modifyCampaignResponseSchema });
+}
 
-    /** `PATCH /campaigns/{campaign_id}/status`. */
-    async changeCampaignStatus(campaignId: string, status: CampaignStatus): Promise<ChangeStatusResponse> {
-      const params = { campaign_id: campaignId };
-      precheck('changeCampaignStatus', params);
-      const body = { status };
-      checked('changeCampaignStatus', changeStatusRequestSchema, body, [], params);
-      return send({ endpoint: 'changeCampaignStatus', params, body, response: changeStatusResponseSchema });
-    },
+async function changeCampaignStatus(c: Caller, campaignId: string, status: CampaignStatus): Promise<ChangeStatusResponse> {
+  const params = { campaign_id: campaignId };
+  precheck(c, 'changeCampaignStatus', params);
+  const body = { status };
+  checked(c, 'changeCampaignStatus', changeStatusRequestSchema, body, [], params);
+  return c.transport.send({ endpoint: 'changeCampaignStatus', params, body, response: changeStatusResponseSchema });
+}
 
-    /** `GET /campaigns/{campaign_id}/status`: the status and `stats`. */
-    async getCampaignStatus(campaignId: string): Promise<CampaignStatusResponse> {
-      const params = { campaign_id: campaignId };
-      precheck('getCampaignStatus', params);
-      return send({ endpoint: 'getCampaignStatus', params, response: campaignStatusResponseSchema });
-    },
+async function listCampaigns(c: Caller, query: ListCampaignsQuery): Promise<ListCampaignsResponse> {
+  precheck(c, 'listCampaigns');
+  checked(c, 'listCampaigns', listCampaignsQuerySchema, query, []);
+  return c.transport.send({ endpoint: 'listCampaigns', query: query as Record<string, string | number | undefined>, response: listCampaignsResponseSchema });
+}
 
-    /** `GET /campaigns/{campaign_id}`: every field (not shown in the document: the sandbox's shape). */
-    async getCampaign(campaignId: string): Promise<CampaignRecord> {
-      const params = { campaign_id: campaignId };
-      precheck('getCampaign', params);
-      return send({ endpoint: 'getCampaign', params, response: campaignRecordSchema });
-    },
+async function addCandidates(c: Caller, campaignId: string, body: AddCandidatesRequest): Promise<CallModeResponse | InvitationResponse> {
+  const params = { campaign_id: campaignId };
+  precheck(c, 'addCandidates', params);
+  const value = checked(c, 'addCandidates', addCandidatesRequestSchema, body, CANDIDATE_REQUEST_RULES, params);
+  checkCandidates(c, 'addCandidates', params, value, body);
+  return c.transport.send({ endpoint: 'addCandidates', params, body, response: addCandidatesResponseSchema });
+}
 
-    /** `GET /campaigns`: one page (not shown in the document: the sandbox's shape). */
-    async listCampaigns(query: ListCampaignsQuery = {}): Promise<ListCampaignsResponse> {
-      precheck('listCampaigns');
-      checked('listCampaigns', listCampaignsQuerySchema, query, []);
-      return send({ endpoint: 'listCampaigns', query: query as Record<string, string | number | undefined>, response: listCampaignsResponseSchema });
-    },
+async function sourceCandidates(c: Caller, campaignId: string, body: SourceCandidatesRequest): Promise<InvitationResponse> {
+  const params = { campaign_id: campaignId };
+  precheck(c, 'sourceCandidates', params);
+  const value = checked(c, 'sourceCandidates', sourceCandidatesRequestSchema, body, CANDIDATE_REQUEST_RULES, params);
+  checkCandidates(c, 'sourceCandidates', params, value, body);
+  return (await c.transport.send({ endpoint: 'sourceCandidates', params, body, response: addCandidatesResponseSchema })) as InvitationResponse;
+}
 
-    /** `POST /campaigns/{campaign_id}/candidates` (1 to 100; `contact_mode` default `call`). */
-    async addCandidates(campaignId: string, body: AddCandidatesRequest): Promise<CallModeResponse | InvitationResponse> {
-      const params = { campaign_id: campaignId };
-      precheck('addCandidates', params);
-      const value = checked('addCandidates', addCandidatesRequestSchema, body, CANDIDATE_REQUEST_RULES, params);
-      checkCandidates('addCandidates', params, value, body);
-      return send({ endpoint: 'addCandidates', params, body, response: addCandidatesResponseSchema });
-    },
-
-    /** `POST /campaigns/{campaign_id}/source`: sourcing by SMS (1 to 100). */
-    async sourceCandidates(campaignId: string, body: SourceCandidatesRequest): Promise<InvitationResponse> {
-      const params = { campaign_id: campaignId };
-      precheck('sourceCandidates', params);
-      const value = checked('sourceCandidates', sourceCandidatesRequestSchema, body, CANDIDATE_REQUEST_RULES, params);
-      checkCandidates('sourceCandidates', params, value, body);
-      return (await send({ endpoint: 'sourceCandidates', params, body, response: addCandidatesResponseSchema })) as InvitationResponse;
-    },
-
-    /** `GET /campaigns/{campaign_id}/candidates`: one page, with its sort and filters. */
-    async listCandidates(campaignId: string, query: ListCandidatesQuery = {}): Promise<ListCandidatesResponse> {
-      const params = { campaign_id: campaignId };
-      precheck('listCandidates', params);
-      checked('listCandidates', listCandidatesQuerySchema, query, [], params);
-      return send({ endpoint: 'listCandidates', params, query: query as Record<string, string | number | undefined>, response: listCandidatesResponseSchema });
-    },
-
-    /** `GET /campaigns/{campaign_id}/candidates/{candidate_id}`: one candidate and its interview (the sandbox's shape). */
-    async getCandidate(campaignId: string, candidateId: string): Promise<CandidateDetails> {
-      const params = { campaign_id: campaignId, candidate_id: candidateId };
-      precheck('getCandidate', params);
-      return send({ endpoint: 'getCandidate', params, response: candidateDetailsSchema });
-    },
-
-    /** `GET /voices`: default voices and ready clones, usable as `override_agent_id`. */
-    async listVoices(): Promise<VoicesResponse> {
-      precheck('listVoices');
-      return send({ endpoint: 'listVoices', response: voicesResponseSchema });
-    },
-
-    /** `GET /account/credits`. */
-    async getCredits(): Promise<CreditsResponse> {
-      precheck('getCredits');
-      return send({ endpoint: 'getCredits', response: creditsResponseSchema });
-    },
-
-    /**
-     * Every candidate of a campaign in the order and with the filters asked, fetching page after
-     * page (`per_page`, default 100) as the loop goes. The query is checked on the first step.
-     */
-    eachCandidate(campaignId: string, query: CandidateWalk = {}): AsyncGenerator<CandidateRecord, void, undefined> {
-      const walk = { per_page: 100, ...query };
-      return walkPages(
-        async (page) => {
-          const { candidates, pagination } = await client.listCandidates(campaignId, { ...walk, page });
-          return { items: candidates, pagination };
-        },
-        (candidate) => candidate.candidate_id,
-      );
-    },
-
-    /** Every campaign of the agency, newest first (the list is the sandbox's shape). */
-    eachCampaign(query: CampaignWalk = {}): AsyncGenerator<CampaignStatusResponse, void, undefined> {
-      const walk = { per_page: 100, ...query };
-      return walkPages(
-        async (page) => {
-          const { campaigns, pagination } = await client.listCampaigns({ ...walk, page });
-          return { items: campaigns, pagination };
-        },
-        (campaign) => campaign.campaign_id,
-      );
-    },
-  };
-  return client;
+async function listCandidates(c: Caller, campaignId: string, query: ListCandidatesQuery): Promise<ListCandidatesResponse> {
+  const params = { campaign_id: campaignId };
+  precheck(c, 'listCandidates', params);
+  checked(c, 'listCandidates', listCandidatesQuerySchema, query, [], params);
+  return c.transport.send({ endpoint: 'listCandidates', params, query: query as Record<string, string | number | undefined>, response: listCandidatesResponseSchema });
 }
 
 export type Client = ReturnType<typeof createClient>;

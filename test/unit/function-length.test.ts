@@ -23,7 +23,6 @@ interface Allowed {
 const ALLOWED: Allowed[] = [
   { file: 'src/events/canonical.ts', name: 'writeCanonically', lines: 85, reason: 'one piece on purpose: its byte writers share one growing buffer and its length as local variables, and its explicit stack replaces recursion (no depth overflows); split, they would pass that state at every byte' },
   { file: 'src/events/json.ts', name: 'parseStrict', lines: 126, reason: "one piece on purpose: the intake's JSON reader (every request); its token readers share the cursor `i` as a local variable, which a split would turn into an object field read at every character" },
-  { file: 'src/testing/postgres.ts', name: 'startTestPostgres', lines: 86, reason: 'not split yet: find, initialise, start and stop a test server in one function' },
 ];
 
 const ROOT = resolve(import.meta.dirname, '../..');

@@ -6,6 +6,7 @@ import { createLogger } from './logging.js';
 import type { Queries } from './query/index.js';
 import { replayInto, requireReadable } from './replay/index.js';
 import { reconcileInto } from './reconcile/index.js';
+import { eraseCandidate, exportCandidate } from './privacy/index.js';
 import { expressMiddleware } from './receive/express.js';
 import { fetchHandler } from './receive/fetch.js';
 import { ConfigurationError, createIntake, type Intake } from './receive/intake.js';
@@ -73,6 +74,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       if (report.written > 0) r.dispatcher.start();
       return report;
     },
+    erase: async (match, eraseOptions) => eraseCandidate((await use()).store, match, eraseOptions),
+    exportCandidate: async (candidateId) => exportCandidate((await use()).store, candidateId),
     drain: async () => (await use()).dispatcher.drain(),
     saturated: () => state.running?.dispatcher.saturated() ?? false,
     stuckHandlerCalls: () => state.running?.dispatcher.stuckHandlerCalls() ?? 0,

@@ -36,7 +36,7 @@ interface Batches {
 }
 
 function settlementOf(parts: ProjectionLoopParts, row: InboxRow, processed: Processed): Outcome & { settlement: Settlement } {
-  const wantsHandlers = processed.state === 'projected' && parts.handlers.for(processed.event.event).length > 0;
+  const wantsHandlers = processed.state === 'projected' && processed.redacted === undefined && parts.handlers.for(processed.event.event).length > 0;
   return {
     row,
     processed,
@@ -46,6 +46,7 @@ function settlementOf(parts: ProjectionLoopParts, row: InboxRow, processed: Proc
       state: processed.state,
       reasons: processed.state === 'projected' ? null : processed.issues,
       handlers: wantsHandlers,
+      ...(processed.redacted !== undefined && { raw: processed.redacted }),
     },
   };
 }

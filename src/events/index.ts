@@ -5,3 +5,4 @@ export type { Issue } from './issue.js';
 export * from './parse.js';
 export * from './order.js';
 export { parseJson } from './json.js';
+export * from './redact.js';

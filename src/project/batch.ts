@@ -1,4 +1,4 @@
-import { parseEvent, readEnvelope, type EnvelopeReading, type Issue, type WebhookEvent } from '../events/index.js';
+import { erasedBy, namedCandidate, parseEvent, parseInstant, readEnvelope, redactedBody, type EnvelopeReading, type Issue, type WebhookEvent } from '../events/index.js';
 import type { RowKeys, RowWrites, StoredRow, StoredRows, WriteTx } from '../store/store.js';
 import type { CampaignRow, CandidateRow, CreditsRow } from '../store/tables.js';
 import { effectsOf } from './effects.js';
@@ -6,9 +6,16 @@ import { emptyState, foldAnyOrder, type ProjectableEvent, type ProjectedState, t
 import { decodeVersions, encodeVersions, VERSIONED_FIELDS } from './versions.js';
 
 /** What became of one stored body. */
-export type Processed =
+export type Processed = (
   | { state: 'projected'; event: WebhookEvent; identity: string; instant: number }
-  | { state: 'unknown' | 'dead'; kind: string | null; issues: Issue[] };
+  | { state: 'unknown' | 'dead'; kind: string | null; issues: Issue[] }
+) & {
+  /**
+   * Set when the body names an erased candidate and must change nothing (PROJECTION.md section 8):
+   * what to keep instead of the stored body. Such an event has no effect and runs no handler.
+   */
+  redacted?: Uint8Array;
+};
 
 /**
  * Reads a stored body as an event: the one path every event takes, from HTTP or from replay.
@@ -99,14 +106,46 @@ export function foldIntoRows(stored: StoredRows, events: readonly ProjectableEve
  * The caller settles the inbox rows in the same transaction, so both commit together.
  */
 export async function projectBatch(
-  tx: Pick<WriteTx, 'lockRows' | 'saveRows'>,
+  tx: Pick<WriteTx, 'lockRows' | 'saveRows' | 'erasures'>,
   bodies: ReadonlyArray<{ raw: Uint8Array; reading?: EnvelopeReading }>,
 ): Promise<Processed[]> {
-  const processed = bodies.map((body) => readStored(body.raw, body.reading));
-  const events = processed.filter((p): p is Extract<Processed, { state: 'projected' }> => p.state === 'projected');
-  if (events.length > 0) {
-    const stored = await tx.lockRows(rowKeysOf(events));
-    await tx.saveRows(foldIntoRows(stored, events));
+  const readings = bodies.map((body) => body.reading ?? readEnvelope(body.raw));
+  const processed = bodies.map((body, i) => readStored(body.raw, readings[i]));
+  // The tombstones first: an event that must change nothing names no row to lock (PostgreSQL
+  // creates the rows it locks).
+  await markErased(tx, bodies, readings, processed);
+  const live = processed.filter((p): p is Extract<Processed, { state: 'projected' }> => p.state === 'projected' && p.redacted === undefined);
+  if (live.length > 0) {
+    const stored = await tx.lockRows(rowKeysOf(live));
+    await tx.saveRows(foldIntoRows(stored, live));
   }
   return processed;
+}
+
+/**
+ * The tombstones of section 8: a body naming an erased candidate, dated at or before its erasure
+ * (or written by reconciliation, whatever its date), changes nothing and is redacted. One look-up
+ * for the batch, only when some body names a candidate.
+ */
+async function markErased(
+  tx: Pick<WriteTx, 'erasures'>,
+  bodies: ReadonlyArray<{ raw: Uint8Array }>,
+  readings: readonly EnvelopeReading[],
+  processed: Processed[],
+): Promise<void> {
+  const named = new Set<string>();
+  for (const reading of readings) {
+    const candidate = reading.ok ? namedCandidate(reading.envelope.data) : undefined;
+    if (candidate !== undefined) named.add(candidate);
+  }
+  if (named.size === 0) return;
+  const erased = await tx.erasures([...named]);
+  if (erased.size === 0) return;
+  readings.forEach((reading, i) => {
+    if (!reading.ok) return;
+    const p = processed[i]!;
+    // A body whose timestamp cannot be read is set aside anyway: it is taken as before the erasure.
+    const instant = p.state === 'projected' ? p.instant : (parseInstant(reading.envelope.timestamp) ?? -Infinity);
+    if (erasedBy(reading.envelope, instant, erased)) p.redacted = redactedBody(bodies[i]!.raw);
+  });
 }

@@ -10,7 +10,8 @@ import type { Queries } from '../query/index.js';
 import type { IncomingRequest, IntakeResult } from '../receive/intake.js';
 import type { ReconcileOptions, ReconcileReport } from '../reconcile/index.js';
 import type { ReplayInput, ReplayOptions, ReplaySummary } from '../replay/index.js';
-import type { InboxState, ReadinessProbe, Store } from '../store/store.js';
+import type { CandidateMatch, InboxState, ReadinessProbe, Store } from '../store/store.js';
+import type { CandidateExport, EraseOptions, ErasureReport } from '../privacy/index.js';
 
 export interface Receiver {
   /**
@@ -66,6 +67,18 @@ export interface Receiver {
    * Resumes an interrupted run; `dryRun` only reports.
    */
   reconcile(reconcileOptions: ReconcileOptions): Promise<ReconcileReport>;
+  /**
+   * Erases one candidate (GDPR article 17; docs/projection.md section 8), found by `candidateId`,
+   * or by `email` (any case) or `phone` as projected, in one transaction: the projected row and
+   * interview responses deleted, every stored event naming them redacted, the erasure recorded in
+   * `erasures` with `reason`; then none of it left on disk that the engine can reach. Later events
+   * dated at or before the erasure, and reconciliation, never bring the person back. Rejects with
+   * `UnknownCandidateError` (nothing changed) or `ErasureRequestError` (no reason). Returns ids
+   * and counts, never the erased values.
+   */
+  erase(match: CandidateMatch, options: EraseOptions): Promise<ErasureReport>;
+  /** Everything held about one candidate (GDPR article 15), as one JSON-ready document. */
+  exportCandidate(candidateId: string): Promise<CandidateExport>;
   /** Resolves once every stored event is projected and its handlers have run. */
   drain(): Promise<void>;
   /**

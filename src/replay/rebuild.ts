@@ -1,4 +1,4 @@
-import { readEnvelope } from '../events/index.js';
+import { erasedBy, erasureInstants, readEnvelope } from '../events/index.js';
 import { projectBatch, readStored } from '../project/batch.js';
 import { projectStaged, stagedEffectsOf } from '../project/bulk.js';
 import type { Settlement, StagedEffect, Store } from '../store/store.js';
@@ -36,6 +36,8 @@ export async function rebuild(store: Store, options: RebuildOptions = {}): Promi
   const now = options.now ?? Date.now;
   if (options.bulk !== false && store.bulkLoad !== undefined) {
     const batchSize = options.batchSize ?? 500;
+    // Erased candidates stay erased: their events before the erasure change nothing (section 8).
+    const erased = erasureInstants(await store.select<{ candidate_id: string; erased_at: string | Date }>('SELECT candidate_id, erased_at FROM erasures'));
     const summary = await store.bulkLoad('rebuild', async (bulk) => {
       const at = new Date(now()).toISOString();
       const summary: RebuildSummary = { events: bulk.accepted(), projected: 0, unknown: 0, dead: 0 };
@@ -52,7 +54,7 @@ export async function rebuild(store: Store, options: RebuildOptions = {}): Promi
           if (p.state !== row.state || (reasons === null ? null : JSON.stringify(reasons)) !== row.reasons) {
             changed.push({ inboxId: row.inbox_id, state: p.state, reasons, handlers: false });
           }
-          if (p.state === 'projected') for (const effect of stagedEffectsOf(p)) effects.push(effect);
+          if (p.state === 'projected' && !erasedBy(p.event, p.instant, erased)) for (const effect of stagedEffectsOf(p)) effects.push(effect);
         }
         bulk.resettle(changed, at);
         bulk.stage(effects);
@@ -79,7 +81,7 @@ export async function rebuild(store: Store, options: RebuildOptions = {}): Promi
           rows.map((row, i) => {
             const p = processed[i]!;
             summary[p.state]++;
-            return { inboxId: row.inbox_id, state: p.state, reasons: p.state === 'projected' ? null : p.issues, handlers: false };
+            return { inboxId: row.inbox_id, state: p.state, reasons: p.state === 'projected' ? null : p.issues, handlers: false, ...(p.redacted !== undefined && { raw: p.redacted }) };
           }),
           new Date(now()).toISOString(),
           { keepHandlers: true },

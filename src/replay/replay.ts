@@ -147,9 +147,10 @@ async function projectInBatch(tx: WriteTx, parts: ReplayParts, raws: readonly Bu
   events.forEach(({ raw, reading }, i) => {
     const p = processed[i]!;
     batch[p.state]++;
-    const handlers = p.state === 'projected' && (parts.wantsHandlers?.(p.event.event) ?? false);
+    const handlers = p.state === 'projected' && p.redacted === undefined && (parts.wantsHandlers?.(p.event.event) ?? false);
+    // An event about an erased candidate is stored redacted (PROJECTION.md section 8).
     settled.set(raw, {
-      delivery: { ...deliveryOf(raw, reading, at, null), identity: reading.identity, kind: reading.envelope.event },
+      delivery: { ...deliveryOf(p.redacted ?? raw, reading, at, null), identity: reading.identity, kind: reading.envelope.event },
       state: p.state,
       reasons: p.state === 'projected' ? null : p.issues,
       handlers,

@@ -73,7 +73,22 @@ export interface Settlement {
   state: Exclude<InboxState, 'pending'>;
   reasons: Issue[] | null;
   handlers: boolean;
+  /** The body to keep instead of the one stored: an erased candidate's event is redacted when processed. */
+  raw?: Uint8Array;
 }
+
+/** Who to erase (PROJECTION.md section 8): by id, or by e-mail (any case) or phone as projected. */
+export type CandidateMatch = { candidateId: string } | { email: string } | { phone: string };
+
+export interface ErasureRequest {
+  match: CandidateMatch;
+  /** When the erasure runs: UTC ISO 8601 with milliseconds. */
+  erasedAt: string;
+  reason: string;
+}
+
+/** What an erasure did: never the erased values. */
+export type ErasureOutcome = { found: false } | { found: true; candidateId: string; eventsRedacted: number; inboxIds: number[] };
 
 /** A delivery replay writes already processed, in one insert. */
 export interface SettledDelivery {
@@ -114,6 +129,14 @@ export interface WriteTx {
   resetProjection(): Promise<number>;
   /** Sets a setting (inserted or replaced), committed with the rest of the transaction. */
   putSetting(key: string, value: string): Promise<void>;
+  /** The latest erasure of each of these candidates that has one: candidate id to erased_at (ms). */
+  erasures(candidateIds: readonly string[]): Promise<Map<string, number>>;
+  /**
+   * Erases one candidate: its projected row and interview responses deleted, every stored event
+   * naming it redacted (found by the handler key; rows set aside by their bytes), the failures of
+   * its handlers stripped of their messages, and an `erasures` row added.
+   */
+  eraseCandidate(request: ErasureRequest): Promise<ErasureOutcome>;
 }
 
 /**
@@ -273,6 +296,13 @@ export interface Store {
 
   /** Whether a write can be taken now (readiness), without waiting on another's lock. */
   probe(): Promise<ReadinessProbe>;
+  /**
+   * After an erasure commits: leaves no erased byte on disk that the engine can reach. SQLite
+   * (whose connections overwrite deleted content: secure_delete) checkpoints its WAL and truncates
+   * it; PostgreSQL vacuums the tables erasure touches. `complete` is false when a reader kept the
+   * WAL from being emptied (retried at the next erasure, or with `prequal-hooks erase --scrub`).
+   */
+  scrub(): Promise<{ complete: boolean }>;
   /**
    * Calls `listener` when another process stored or requeued work (PostgreSQL: LISTEN/NOTIFY).
    * Engines that have no other writers never call it. Returns the unsubscribe function.

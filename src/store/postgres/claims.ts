@@ -34,6 +34,14 @@ export async function settle(tx: Session, settlements: readonly Settlement[], at
       at,
     ],
   );
+  const redacted = settlements.filter((s) => s.raw !== undefined);
+  if (redacted.length > 0) {
+    // An erased candidate's event, redacted when processed.
+    await query(tx, 'UPDATE inbox SET raw = v.raw FROM unnest($1::bigint[], $2::bytea[]) AS v(inbox_id, raw) WHERE inbox.inbox_id = v.inbox_id', [
+      redacted.map((s) => s.inboxId),
+      redacted.map((s) => Buffer.from(s.raw!)),
+    ]);
+  }
 }
 
 /**

@@ -13,6 +13,7 @@ import { flush, prepareSchema, probe } from './readiness.js';
 import { createEngine, inTransaction, query, type Engine, type Session } from './session.js';
 import { postgresPresence } from './presence.js';
 import { putSetting, setting, settingOnce } from './settings.js';
+import * as erasure from './erasure.js';
 import { announceWork, createWorkChannel, onWork, stopListening, type WorkChannel } from './work-channel.js';
 
 export interface PostgresStoreOptions {
@@ -59,6 +60,7 @@ export async function createPostgresStore(pool: Pool, options: PostgresStoreOpti
     setting: (key) => setting(db, key),
     settingOnce: (key, value) => settingOnce(db, key, value),
     probe: () => probe(engine),
+    scrub: () => erasure.scrub(engine),
     flush: () => flush(engine),
     onWork: (callback) => onWork(work, callback),
     announceWork: () => announceWork(work),
@@ -77,6 +79,8 @@ function writeTx(tx: Session): WriteTx {
     saveRows: (writes) => saveRows(tx, writes),
     resetProjection: () => resetProjection(tx),
     putSetting: (key, value) => putSetting(tx, key, value),
+    erasures: (ids) => erasure.erasures(tx, ids),
+    eraseCandidate: (request) => erasure.eraseCandidate(tx, request),
     settle: (settlements, at, settleOptions) => settle(tx, settlements, at, settleOptions),
   };
 }

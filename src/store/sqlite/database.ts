@@ -82,6 +82,9 @@ export function configureDatabase(db: SqliteDatabase, options: OpenDatabaseOptio
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
+  // Deleted and rewritten content is overwritten, not left in free space: an erased candidate's
+  // bytes must not outlive the erasure in the file (PROJECTION.md section 8).
+  db.pragma('secure_delete = ON');
   migrate(db);
   return db;
 }

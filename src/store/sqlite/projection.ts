@@ -19,6 +19,8 @@ export interface ProjectionStatements {
   insertResponse: Statement;
   settle: Statement;
   settleKeepingHandlers: Statement;
+  /** An erased candidate's event, redacted when processed. */
+  replaceRaw: Statement;
   resetInbox: Statement;
 }
 
@@ -50,6 +52,7 @@ export function prepareProjection(db: SqliteDatabase): ProjectionStatements {
        WHERE inbox_id = ?`,
     ),
     settleKeepingHandlers: db.prepare('UPDATE inbox SET state = ?, reasons = ?, processed_at = ?, attempts = attempts + 1 WHERE inbox_id = ?'),
+    replaceRaw: db.prepare('UPDATE inbox SET raw = ? WHERE inbox_id = ?'),
     resetInbox: db.prepare(`UPDATE inbox SET state = 'pending' WHERE verdict = 'accepted'`),
   };
 }
@@ -80,6 +83,7 @@ export function settle(s: ProjectionStatements, settlements: readonly Settlement
     const reasons = settlement.reasons === null ? null : JSON.stringify(settlement.reasons);
     if (options?.keepHandlers) s.settleKeepingHandlers.run(settlement.state, reasons, at, settlement.inboxId);
     else s.settle.run(settlement.state, reasons, at, settlement.handlers ? 1 : 0, settlement.inboxId);
+    if (settlement.raw !== undefined) s.replaceRaw.run(settlement.raw, settlement.inboxId);
   }
 }
 

@@ -12,6 +12,7 @@ import * as readiness from './readiness.js';
 import * as reads from './reads.js';
 import { sqlitePresence } from './presence.js';
 import * as settings from './settings.js';
+import * as erasure from './erasure.js';
 
 export interface SqliteStoreOptions {
   /** For logs: where the file is. */
@@ -82,6 +83,7 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
     settingOnce: (key, value) => inWrite((s) => settings.settingOnce(connection, s.settings, key, value)),
 
     probe: () => readiness.probe(connection, writer, statements?.readiness),
+    scrub: () => erasure.scrub(connection),
     bulkLoad: <T>(mode: BulkMode, work: (bulk: BulkLoad) => Promise<T>) => loadInBulk(connection, writer, bulkParts(statements), mode, work),
     flush: () => readiness.flush(connection, writer),
     onWork: () => () => undefined,
@@ -102,6 +104,8 @@ function writeTx(connection: SqliteConnection, s: SqliteStatements): WriteTx {
     settle: (settlements, at, options) => guard(() => projection.settle(s.projection, settlements, at, options)),
     resetProjection: () => guard(() => projection.resetProjection(connection.db, s.projection)),
     putSetting: (key, value) => guard(() => settings.putSetting(connection, key, value)),
+    erasures: (ids) => guard(() => erasure.erasures(connection, ids)),
+    eraseCandidate: (request) => guard(() => erasure.eraseCandidate(connection, request)),
   };
 }
 

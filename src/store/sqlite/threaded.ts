@@ -26,9 +26,9 @@ type Unsent = Request extends infer R ? (R extends unknown ? Omit<R, 'id'> : nev
 const STORE_CALLS = [
   'inboxRow', 'counts', 'hasPending', 'setAside', 'requeue', 'claimHandlers', 'renewHandlerClaims', 'handlersDone',
   'releaseHandlers', 'recordHandlerFailure', 'handlerFailures', 'retryHandlerFailures', 'select', 'setting', 'settingOnce',
-  'flush', 'probe', 'beat', 'receivers', 'forgetReceivers',
+  'flush', 'probe', 'beat', 'receivers', 'forgetReceivers', 'scrub',
 ] as const;
-const TX_CALLS = ['append', 'known', 'appendSettled', 'claimPending', 'lockRows', 'saveRows', 'settle', 'resetProjection', 'putSetting'] as const;
+const TX_CALLS = ['append', 'known', 'appendSettled', 'claimPending', 'lockRows', 'saveRows', 'settle', 'resetProjection', 'putSetting', 'erasures', 'eraseCandidate'] as const;
 
 /** The main thread's end of the worker: the worker running (if any), and the replies it owes. */
 interface WorkerLink {

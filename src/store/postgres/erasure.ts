@@ -1,0 +1,65 @@
+// Erasure of a candidate (PROJECTION.md section 8) on PostgreSQL: one transaction that deletes the
+// projected rows, redacts every stored event naming the person, and records the erasure; then the
+// touched tables vacuumed, so that the dead tuples holding the erased values are gone.
+import { erasureInstants, redactedBody } from '../../events/index.js';
+import type { ErasureOutcome, ErasureRequest } from '../store.js';
+import { query, type Engine, type Session } from './session.js';
+
+/** The latest erasure of each of these candidates that has one (ms). */
+export async function erasures(tx: Session, candidateIds: readonly string[]): Promise<Map<string, number>> {
+  if (candidateIds.length === 0) return new Map();
+  const rows = await query<{ candidate_id: string; erased_at: Date }>(
+    tx,
+    'SELECT candidate_id, MAX(erased_at) AS erased_at FROM erasures WHERE candidate_id = ANY($1::text[]) GROUP BY candidate_id',
+    [[...new Set(candidateIds)]],
+  );
+  return erasureInstants(rows);
+}
+
+async function find(tx: Session, request: ErasureRequest): Promise<{ candidateId: string; needles: string[] } | undefined> {
+  const { match } = request;
+  const [row] =
+    'candidateId' in match
+      ? await query<{ candidate_id: string; email: string | null; phone: string | null }>(tx, 'SELECT candidate_id, email, phone FROM candidates WHERE candidate_id = $1 FOR UPDATE', [match.candidateId])
+      : 'email' in match
+        ? await query<{ candidate_id: string; email: string | null; phone: string | null }>(tx, 'SELECT candidate_id, email, phone FROM candidates WHERE lower(email) = lower($1) ORDER BY candidate_id LIMIT 1 FOR UPDATE', [match.email])
+        : await query<{ candidate_id: string; email: string | null; phone: string | null }>(tx, 'SELECT candidate_id, email, phone FROM candidates WHERE phone = $1 ORDER BY candidate_id LIMIT 1 FOR UPDATE', [match.phone]);
+  if (row !== undefined) return { candidateId: row.candidate_id, needles: [row.candidate_id, row.email, row.phone].filter((n): n is string => typeof n === 'string' && n !== '') };
+  if (!('candidateId' in match)) return undefined;
+  const named = await query(tx, 'SELECT 1 FROM inbox WHERE handler_key = $1 LIMIT 1', [`candidate:${match.candidateId}`]);
+  return named.length === 0 ? undefined : { candidateId: match.candidateId, needles: [match.candidateId] };
+}
+
+/** Erases one candidate inside the caller's write transaction. */
+export async function eraseCandidate(tx: Session, request: ErasureRequest): Promise<ErasureOutcome> {
+  const found = await find(tx, request);
+  if (found === undefined) return { found: false };
+  const { candidateId, needles } = found;
+  const rows = await query<{ inbox_id: string; raw: Buffer }>(
+    tx,
+    `SELECT inbox_id, raw FROM inbox WHERE handler_key = $1
+     UNION
+     SELECT inbox_id, raw FROM inbox WHERE state IN ('unknown', 'dead') AND EXISTS (SELECT 1 FROM unnest($2::bytea[]) AS n(needle) WHERE position(n.needle IN raw) > 0)`,
+    [`candidate:${candidateId}`, needles.map((n) => Buffer.from(n, 'utf8'))],
+  );
+  const ids = rows.map((r) => Number(r.inbox_id));
+  if (rows.length > 0) {
+    await query(tx, 'UPDATE inbox SET raw = v.raw FROM unnest($1::bigint[], $2::bytea[]) AS v(inbox_id, raw) WHERE inbox.inbox_id = v.inbox_id', [
+      ids,
+      rows.map((r) => Buffer.from(redactedBody(r.raw))),
+    ]);
+    await query(tx, `UPDATE handler_failures SET error = '(erased)' WHERE inbox_id = ANY($1::bigint[])`, [ids]);
+  }
+  await query(tx, 'DELETE FROM interview_responses WHERE candidate_id = $1', [candidateId]);
+  await query(tx, 'DELETE FROM candidates WHERE candidate_id = $1', [candidateId]);
+  await query(tx, 'INSERT INTO erasures (candidate_id, erased_at, reason, events_redacted) VALUES ($1, $2::timestamptz, $3, $4)', [candidateId, request.erasedAt, request.reason, rows.length]);
+  return { found: true, candidateId, eventsRedacted: rows.length, inboxIds: ids.sort((a, b) => a - b) };
+}
+
+/** After the erasure committed: the tables it touched vacuumed (outside any transaction). */
+export async function scrub(engine: Engine): Promise<{ complete: boolean }> {
+  for (const table of ['inbox', 'candidates', 'interview_responses', 'handler_failures']) {
+    await query(engine.pooled, `VACUUM ${table}`);
+  }
+  return { complete: true };
+}

@@ -1,0 +1,168 @@
+// Erasure of a candidate (docs/projection.md section 8 / PROJECTION.md section 8) on every engine:
+// what is deleted, what is redacted, what later events may and may not do, and rebuild.
+import { readFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createReceiver, ErasureRequestError, UnknownCandidateError, type Receiver } from '../../src/index.js';
+import { rebuild } from '../../src/replay/index.js';
+import { sampleEvent } from '../../src/testing/index.js';
+import { ENGINES, SQLITE_THREAD, type EngineUnderTest } from '../support/engines.js';
+import { readStoreTables as snapshot } from '../support/tables.js';
+
+const K = 'cand-erased-1';
+const OTHER = 'cand-kept-2';
+const CAMPAIGN = 'cmp_erasure';
+const PII = {
+  email: 'Jeanne.Erased@Example.org',
+  phone: '+33611223344',
+  first_name: 'Jeanne',
+  last_name: 'Effacée',
+  salary_expectation: '14,20 €/h secret',
+  answer: 'Je travaille chez Transports Dupuis depuis 2019, réponse très personnelle. '.repeat(80), // > 4 KB: overflow pages
+};
+
+/** The events of the two candidates, dated well before any erasure. */
+function history() {
+  return [
+    sampleEvent('campaign.created', { timestamp: '2026-01-10T09:00:00Z', data: { campaign_id: CAMPAIGN } }),
+    sampleEvent('candidate.added', {
+      timestamp: '2026-01-10T09:01:00Z',
+      data: { campaign_id: CAMPAIGN, candidate_id: K, first_name: PII.first_name, last_name: PII.last_name, email: PII.email, phone: PII.phone },
+    }),
+    sampleEvent('candidate.interview.completed.extended', {
+      timestamp: '2026-01-11T09:00:00Z',
+      data: {
+        campaign_id: CAMPAIGN,
+        candidate_id: K,
+        first_name: PII.first_name,
+        last_name: PII.last_name,
+        email: PII.email,
+        phone: PII.phone,
+        salary_expectation: PII.salary_expectation,
+        interview_score: 8,
+        responses: [{ question: 'Votre parcours ?', answer: PII.answer, score: 8, explanation: 'ok' }],
+      },
+    }),
+    sampleEvent('candidate.added', { timestamp: '2026-01-10T09:02:00Z', data: { campaign_id: CAMPAIGN, candidate_id: OTHER, email: 'kept@example.org' } }),
+    // Set aside: a dead letter (invalid data) and an unknown kind that carry the person's contact.
+    { event: 'candidate.added', timestamp: '2026-01-10T09:03:00Z', data: { campaign_id: CAMPAIGN, candidate_id: K, email: PII.email, call_queued: 'maybe' } },
+    { event: 'candidate.contacted', timestamp: '2026-01-10T09:04:00Z', data: { campaign_id: CAMPAIGN, note: `called ${PII.phone}` } },
+  ];
+}
+
+const leaks = (text: string) => [PII.email, PII.email.toLowerCase(), PII.phone, PII.first_name, PII.last_name, PII.salary_expectation, 'Transports Dupuis'].filter((s) => text.includes(s));
+
+describe.each([...ENGINES, SQLITE_THREAD])('erasing a candidate on $name', (engine: EngineUnderTest) => {
+  let receiver: Receiver | undefined;
+  afterEach(async () => {
+    await receiver?.close();
+    receiver = undefined;
+  });
+
+  async function started(): Promise<{ receiver: Receiver; database: string }> {
+    const { database } = await engine.fresh();
+    receiver = createReceiver({ database, allowUnsigned: true, ...(engine.storeOptions?.thread && { sqliteThread: true }) });
+    await receiver.replay(history());
+    await receiver.drain();
+    return { receiver, database };
+  }
+
+  async function inboxBodies(r: Receiver): Promise<string> {
+    const store = await r.store();
+    const rows = await store.select<{ raw: Uint8Array }>('SELECT raw FROM inbox');
+    return rows.map((row) => Buffer.from(row.raw).toString('utf8')).join('\n');
+  }
+
+  it('deletes the row and responses, redacts every event naming the person, keeps identity, and records the erasure without personal data', async () => {
+    const { receiver: r } = await started();
+    const store = await r.store();
+    const identities = await store.select<{ inbox_id: number; identity: string | null; kind: string | null; state: string }>('SELECT inbox_id, identity, kind, state FROM inbox ORDER BY inbox_id');
+    expect(leaks(await inboxBodies(r)).length).toBeGreaterThan(0);
+
+    const report = await r.erase({ email: PII.email.toUpperCase() }, { reason: 'GDPR request #42' });
+    expect(report).toMatchObject({ candidateId: K, eventsRedacted: 4 });
+    expect(JSON.stringify(report)).not.toMatch(/Jeanne|Example|\+336/i);
+
+    expect(await r.query.getCandidate(K)).toBeUndefined();
+    expect((await r.query.getCampaign(CAMPAIGN))?.stats.total_candidates).toBe(1);
+    expect(await store.select('SELECT * FROM interview_responses WHERE candidate_id = ?', [K])).toEqual([]);
+    expect(leaks(await inboxBodies(r))).toEqual([]);
+    // Kind, state and identity kept: a redelivery is still a duplicate.
+    expect(await store.select('SELECT inbox_id, identity, kind, state FROM inbox ORDER BY inbox_id')).toEqual(identities);
+    const erasures = await store.select<{ candidate_id: string; reason: string; events_redacted: number; erased_at: unknown }>('SELECT candidate_id, reason, events_redacted, erased_at FROM erasures');
+    expect(erasures).toHaveLength(1);
+    expect(erasures[0]).toMatchObject({ candidate_id: K, reason: 'GDPR request #42' });
+    expect(Number(erasures[0]!.events_redacted)).toBe(4);
+    expect(leaks(JSON.stringify(erasures))).toEqual([]);
+    // The person's events keep their keys only.
+    const exported = await r.exportCandidate(K);
+    expect(exported.candidate).toBeNull();
+    expect(exported.erasures).toHaveLength(1);
+    expect(exported.events.map((e) => e.body)).toContainEqual({ event: 'candidate.added', timestamp: '2026-01-10T09:01:00Z', data: { campaign_id: CAMPAIGN, candidate_id: K } });
+    expect(leaks(JSON.stringify(exported))).toEqual([]);
+  });
+
+  it('after the erasure: redeliveries are duplicates, late events and reconciliation change nothing and are redacted, a newer webhook is a new contact, rebuild agrees', async () => {
+    const { receiver: r } = await started();
+    const before = await r.exportCandidate(K);
+    expect(before.candidate?.email).toBe(PII.email);
+    expect(before.interview_responses).toHaveLength(1);
+    await r.erase({ candidateId: K }, { reason: 'retention' });
+    const store = await r.store();
+    const erased = await snapshot(store);
+
+    const again = await r.replay(history());
+    expect(again.duplicates).toBe(history().length);
+    const late = [
+      sampleEvent('candidate.interview.started', { timestamp: '2026-01-12T09:00:00Z', data: { campaign_id: CAMPAIGN, candidate_id: K, first_name: PII.first_name } }),
+      { event: 'reconcile.candidate', timestamp: '2099-01-01T00:00:00Z', data: { campaign_id: CAMPAIGN, candidate_id: K, email: PII.email, status: 'completed' } },
+    ];
+    await r.replay(late);
+    await r.drain();
+    expect(await snapshot(store)).toEqual(erased);
+    expect(leaks(await inboxBodies(r))).toEqual([]);
+
+    const newContact = sampleEvent('candidate.added', { timestamp: '2099-06-01T00:00:00Z', data: { campaign_id: CAMPAIGN, candidate_id: K, email: 'new.address@example.org', first_name: 'J.' } });
+    await r.replay([newContact]);
+    await r.drain();
+    const back = await r.query.getCandidate(K);
+    expect(back).toMatchObject({ candidate_id: K, email: 'new.address@example.org', first_name: 'J.', salary_expectation: null, interview_score: null, status: 'pending' });
+    expect(back?.responses ?? []).toEqual([]);
+
+    const state = await snapshot(store);
+    await rebuild(store);
+    expect(await snapshot(store)).toEqual(state);
+    await rebuild(store, { bulk: false });
+    expect(await snapshot(store)).toEqual(state);
+  });
+
+  it('refuses an unknown candidate, e-mail or phone and a missing reason, changing nothing', async () => {
+    const { receiver: r } = await started();
+    const store = await r.store();
+    const state = await snapshot(store);
+    await expect(r.erase({ candidateId: 'nobody' }, { reason: 'x' })).rejects.toBeInstanceOf(UnknownCandidateError);
+    await expect(r.erase({ email: 'nobody@example.org' }, { reason: 'x' })).rejects.toThrow(/no candidate has that e-mail/);
+    await expect(r.erase({ phone: '+33600000000' }, { reason: 'x' })).rejects.toBeInstanceOf(UnknownCandidateError);
+    await expect(r.erase({ candidateId: K }, { reason: ' ' })).rejects.toBeInstanceOf(ErasureRequestError);
+    expect(await snapshot(store)).toEqual(state);
+    expect(await store.select('SELECT * FROM erasures')).toEqual([]);
+  });
+});
+
+describe('erasure on SQLite, on disk', () => {
+  it('leaves none of the erased strings in the database file or its WAL while the receiver keeps it open', async () => {
+    const sqlite = ENGINES.find((e) => e.name === 'sqlite')!;
+    const { database } = await sqlite.fresh();
+    const receiver = createReceiver({ database, allowUnsigned: true });
+    try {
+      await receiver.replay(history());
+      await receiver.drain();
+      const files = () => [database, `${database}-wal`].map((f) => { try { return readFileSync(f).toString('latin1') + readFileSync(f).toString('utf8'); } catch { return ''; } }).join('');
+      expect(leaks(files()).length).toBeGreaterThan(0);
+      const report = await receiver.erase({ phone: PII.phone }, { reason: 'request' });
+      expect(report.scrubbed).toBe(true);
+      expect(leaks(files())).toEqual([]);
+    } finally {
+      await receiver.close();
+    }
+  });
+});

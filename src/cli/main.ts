@@ -19,6 +19,8 @@ const COMMANDS: Record<string, { load: () => Promise<Command>; summary: string }
   rebuild: { load: async () => (await import('./rebuild.js')).rebuild, summary: 're-project the whole inbox into fresh projection tables' },
   reconcile: { load: async () => (await import('./reconcile.js')).reconcile, summary: "repair what webhooks missed from the service's API (candidates, statuses, credits)" },
   sandbox: { load: async () => (await import('./sandbox.js')).sandbox, summary: 'run the service locally: its REST API, a simulated campaign life, real webhooks' },
+  erase: { load: async () => (await import('./erase.js')).erase, summary: "erase a candidate's personal data everywhere (GDPR article 17)" },
+  export: { load: async () => (await import('./export.js')).exportCommand, summary: 'print everything held about one candidate as JSON (GDPR article 15)' },
 };
 
 const USAGE = `Usage: prequal-hooks <command> [options]

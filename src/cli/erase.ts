@@ -1,0 +1,94 @@
+import { ErasureRequestError, eraseCandidate, UnknownCandidateError, type ErasureReport } from '../privacy/index.js';
+import { openStore } from '../store/open.js';
+import type { CandidateMatch } from '../store/store.js';
+import { CommandError, UsageError, type CommandIo } from './args.js';
+import { displayLocation, requireDatabaseFile } from './database.js';
+import { databaseOf, databaseOptions, flag, flagsOnly, optional, optionsHelp, parseCommand } from './options.js';
+import { printJson } from './output.js';
+
+export const ERASE_OPTIONS = {
+  ...databaseOptions('must exist'),
+  ...flagsOnly({
+    candidate: optional({ placeholder: '<id>', help: 'the candidate_id to erase' }),
+    email: optional({ placeholder: '<e>', help: 'or the candidate whose projected e-mail this is (any case)' }),
+    phone: optional({ placeholder: '<p>', help: 'or the candidate whose projected phone this is' }),
+    reason: optional({ placeholder: '<text>', help: 'why (required): kept in the audit trail, the erasures table; no personal data there' }),
+    'dry-run': flag({ help: 'say what would be erased, change nothing' }),
+    json: flag({ help: 'print the result as JSON' }),
+  }),
+};
+
+export const ERASE_HELP = `Usage: prequal-hooks erase --db <db> (--candidate <id> | --email <e> | --phone <p>) --reason <text> [--dry-run] [--json]
+
+Erases one candidate (GDPR article 17; docs/projection.md section 8), in one transaction: the
+projected row and interview responses are deleted, every stored event naming them is redacted
+to its keys (kind, timestamp and identity kept, so that a redelivery stays a duplicate), and the
+erasure is recorded in the erasures table (candidate_id, erased_at, reason, events_redacted).
+Then nothing of it is left on disk that the engine can reach: SQLite's WAL is checkpointed and
+truncated (its connections overwrite deleted content), PostgreSQL's tables are vacuumed. Backups
+and WAL archives are the operator's to age out. Later events dated at or before the erasure, and
+reconciliation, never bring the person back; a webhook dated after it is a new contact.
+Safe while a receiver runs on the database.
+
+${optionsHelp(ERASE_OPTIONS)}
+
+Prints the candidate_id and how many events were redacted, never the erased values. Exits 1
+when no candidate matches (nothing is changed), 2 when the command is called wrongly.`;
+
+/** A dry run rolls the erasure back: what it would do, exactly, and nothing done. */
+class DryRun extends Error {
+  constructor(readonly outcome: { candidateId: string; eventsRedacted: number }) {
+    super('dry run');
+  }
+}
+
+function matchOf(values: { candidate: string | undefined; email: string | undefined; phone: string | undefined }): CandidateMatch {
+  const given = [values.candidate !== undefined && 'candidate', values.email !== undefined && 'email', values.phone !== undefined && 'phone'].filter(Boolean);
+  if (given.length !== 1) throw new UsageError('name the candidate with exactly one of --candidate, --email or --phone');
+  return values.candidate !== undefined ? { candidateId: values.candidate } : values.email !== undefined ? { email: values.email } : { phone: values.phone! };
+}
+
+export async function erase(argv: string[], io: CommandIo): Promise<number> {
+  const command = parseCommand(ERASE_OPTIONS, argv, io.env);
+  const { values } = command;
+  if (command.help) {
+    io.stdout.write(`${ERASE_HELP}\n`);
+    return 0;
+  }
+  const match = matchOf(values);
+  if (values.reason === undefined || values.reason.trim() === '') throw new UsageError('--reason is required: it is kept in the audit trail (say why, without personal data)');
+  const { location, postgres } = databaseOf(command);
+  requireDatabaseFile(location);
+  const store = await openStore(location, postgres);
+  let report: ErasureReport & { dryRun?: boolean };
+  try {
+    report = values['dry-run'] ? await dryRun(store, match, values.reason) : await eraseCandidate(store, match, { reason: values.reason });
+  } catch (error) {
+    if (error instanceof UnknownCandidateError || error instanceof ErasureRequestError) throw new CommandError(`${error.message}; nothing was changed`);
+    throw error;
+  } finally {
+    await store.close();
+  }
+  if (values.json) printJson(io, { ...report, database: displayLocation(location) });
+  else if (report.dryRun) io.stdout.write(`dry run: would erase candidate ${report.candidateId} and redact ${report.eventsRedacted} stored events; nothing changed\n`);
+  else {
+    io.stdout.write(`erased candidate ${report.candidateId}: ${report.eventsRedacted} stored events redacted, recorded in erasures at ${report.erasedAt}\n`);
+    if (!report.scrubbed) io.stderr.write('prequal-hooks erase: a reader kept the WAL from being emptied; the erased bytes leave it at its next checkpoint (run erase again, or stop the readers)\n');
+  }
+  return 0;
+}
+
+async function dryRun(store: Awaited<ReturnType<typeof openStore>>, match: CandidateMatch, reason: string): Promise<ErasureReport & { dryRun: true }> {
+  const erasedAt = new Date().toISOString();
+  try {
+    await store.write(async (tx) => {
+      const outcome = await tx.eraseCandidate({ match, erasedAt, reason });
+      if (!outcome.found) throw new UnknownCandidateError('no candidate matches');
+      throw new DryRun(outcome);
+    });
+  } catch (error) {
+    if (error instanceof DryRun) return { candidateId: error.outcome.candidateId, erasedAt, eventsRedacted: error.outcome.eventsRedacted, scrubbed: false, dryRun: true };
+    throw error;
+  }
+  throw new Error('unreachable: a dry run always rolls back');
+}

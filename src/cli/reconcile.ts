@@ -60,6 +60,7 @@ function describe(report: ReconcileReport): string {
     const own = mine.find((r) => r.table === 'campaigns');
     if (own !== undefined) parts.push(`campaign ${own.missing ? 'missing' : `changed (${Object.keys(own.fields).join(', ')})`}`);
     if (campaign.onlyInProjection.length > 0) parts.push(`${campaign.onlyInProjection.length} projected but not listed by the service (left as they are)`);
+    if (campaign.erasedButListed.length > 0) parts.push(`${count(campaign.erasedButListed.length, 'candidate')} erased here but still listed by the service (not recreated: ask the service to delete them)`);
     if (mine.length === 0) parts.push('in agreement');
     lines.push(`campaign ${campaign.campaign_id}: ${parts.join(', ')}`);
   }

@@ -48,6 +48,11 @@ export interface CampaignReport {
   candidatesRead: number;
   /** Projected candidates of the campaign that the service's list does not have (left as they are). */
   onlyInProjection: string[];
+  /**
+   * Candidates erased here whom the service still lists: never recreated (docs/projection.md
+   * section 8); ask the service to delete them too.
+   */
+  erasedButListed: string[];
 }
 
 export interface ReconcileReport {
@@ -176,7 +181,7 @@ async function reconcileCredits(run: Run): Promise<void> {
 }
 
 async function readCampaign(run: Run, campaignId: string): Promise<{ campaign: CampaignReport; repairs: Repair[] }> {
-  const campaign: CampaignReport = { campaign_id: campaignId, found: true, candidatesRead: 0, onlyInProjection: [] };
+  const campaign: CampaignReport = { campaign_id: campaignId, found: true, candidatesRead: 0, onlyInProjection: [], erasedButListed: [] };
   const repairs: Repair[] = [];
   let status: CampaignStatusResponse;
   const statusAt = run.stamp();
@@ -195,7 +200,12 @@ async function readCampaign(run: Run, campaignId: string): Promise<{ campaign: C
   const listed = await readList(run, campaignId);
   campaign.candidatesRead = listed.size;
   const projected = await projectedCandidates(run.store, campaignId, [...listed.keys()]);
+  const erased = await erasedAmong(run.store, [...listed.keys()].filter((id) => !projected.has(id)));
   for (const [candidateId, { record, readAt }] of listed) {
+    if (erased.has(candidateId)) {
+      campaign.erasedButListed.push(candidateId);
+      continue;
+    }
     const row = projected.get(candidateId);
     const fields = compareCandidate(row, record, campaignId);
     if (Object.keys(fields).length > 0) {
@@ -245,4 +255,16 @@ async function projectedCandidates(store: Store, campaignId: string, ids: string
     }
   }
   return found;
+}
+
+/** Which of these candidates were erased here (section 8): a repair must never bring them back. */
+async function erasedAmong(store: Store, ids: string[]): Promise<Set<string>> {
+  const erased = new Set<string>();
+  for (let i = 0; i < ids.length; i += 200) {
+    const chunk = ids.slice(i, i + 200);
+    for (const row of await store.select<{ candidate_id: string }>(`SELECT DISTINCT candidate_id FROM erasures WHERE candidate_id IN (${chunk.map(() => '?').join(', ')})`, chunk)) {
+      erased.add(row.candidate_id);
+    }
+  }
+  return erased;
 }

@@ -110,4 +110,34 @@ describe.each(ENGINES)('reconcile on $name', (engine) => {
     expect(report.campaigns.find((c) => c.campaign_id === 'cmp_unknown_to_service')).toMatchObject({ found: false });
     expect(report.written).toBe(0);
   });
+
+});
+
+// Its own sandbox: the service's rate limit is per key and per sandbox, and the suite above uses its share.
+describe.each(ENGINES)('reconcile after an erasure on $name', (engine) => {
+  it('never recreates an erased candidate the service still lists, and reports it', async () => {
+    const service = await createSandbox({ apiKeys: [KEY_A], credits: 100, seed: 'reconcile-erased', interviewMs: 50, log: () => {} });
+    const fresh = await engine.fresh();
+    const receiver = createReceiver({ database: fresh.database, secret: 'whsec_reconcile_erasure_test' });
+    try {
+      const client = createClient({ apiKey: KEY_A, baseUrl: service.url, throttle: false });
+      const campaign = (await client.createCampaign({ ...JOB, contract_type: 'CDI' })).campaign_id;
+      await client.addCandidates(campaign, { contact_mode: 'sms', candidates: [person(700), person(701)] });
+      await service.settle();
+      await receiver.reconcile({ client, campaigns: [campaign] });
+      await receiver.drain();
+      const [first] = (await client.listCandidates(campaign, { sort: 'date_asc' })).candidates;
+      await receiver.erase({ candidateId: first!.candidate_id }, { reason: 'request' });
+      const report = await receiver.reconcile({ client, campaigns: [campaign] });
+      expect(report.campaigns.find((c) => c.campaign_id === campaign)?.erasedButListed).toEqual([first!.candidate_id]);
+      expect(report.repairs.filter((r) => r.key === first!.candidate_id)).toEqual([]);
+      await receiver.drain();
+      expect(await receiver.query.getCandidate(first!.candidate_id)).toBeUndefined();
+      expect((await receiver.reconcile({ client, campaigns: [campaign] })).repairs).toEqual([]);
+    } finally {
+      await receiver.close();
+      await service.close();
+      fresh.cleanup();
+    }
+  });
 });

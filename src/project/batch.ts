@@ -1,4 +1,4 @@
-import { erasedBy, namedCandidate, parseEvent, parseInstant, readEnvelope, redactedBody, type EnvelopeReading, type Issue, type WebhookEvent } from '../events/index.js';
+import { erasedBy, isEventKind, namedCandidate, parseEvent, parseInstant, readEnvelope, redactedBody, type EnvelopeReading, type Issue, type WebhookEvent } from '../events/index.js';
 import type { RowKeys, RowWrites, StoredRow, StoredRows, WriteTx } from '../store/store.js';
 import type { CampaignRow, CandidateRow, CreditsRow } from '../store/tables.js';
 import { effectsOf } from './effects.js';
@@ -114,12 +114,24 @@ export async function projectBatch(
   // The tombstones first: an event that must change nothing names no row to lock (PostgreSQL
   // creates the rows it locks).
   await markErased(tx, bodies, readings, processed);
-  const live = processed.filter((p): p is Extract<Processed, { state: 'projected' }> => p.state === 'projected' && p.redacted === undefined);
+  const live = processed.flatMap((p): ProjectableEvent[] => (p.state !== 'projected' ? [] : p.redacted === undefined ? [p] : campaignTrace(p)));
   if (live.length > 0) {
     const stored = await tx.lockRows(rowKeysOf(live));
     await tx.saveRows(foldIntoRows(stored, live));
   }
   return processed;
+}
+
+/**
+ * What an erased person's event still says: that its campaign exists (a campaign row holds no
+ * personal data). Without it, a campaign known only from that person's events would vanish at the
+ * next rebuild but not before, and the state would depend on when the erasure ran.
+ */
+export function campaignTrace(p: ProjectableEvent): ProjectableEvent[] {
+  const campaign = (p.event.data as { campaign_id?: unknown }).campaign_id;
+  if (typeof campaign !== 'string' || campaign === '') return [];
+  const trace = { event: 'reconcile.campaign', timestamp: p.event.timestamp, data: { campaign_id: campaign } } as WebhookEvent;
+  return [{ event: trace, instant: p.instant, identity: p.identity }];
 }
 
 /**
@@ -142,10 +154,21 @@ async function markErased(
   const erased = await tx.erasures([...named]);
   if (erased.size === 0) return;
   readings.forEach((reading, i) => {
-    if (!reading.ok) return;
-    const p = processed[i]!;
-    // A body whose timestamp cannot be read is set aside anyway: it is taken as before the erasure.
-    const instant = p.state === 'projected' ? p.instant : (parseInstant(reading.envelope.timestamp) ?? -Infinity);
-    if (erasedBy(reading.envelope, instant, erased)) p.redacted = redactedBody(bodies[i]!.raw);
+    processed[i] = tombstoned(reading, processed[i]!, erased, bodies[i]!.raw);
   });
+}
+
+/**
+ * What a body becomes under the tombstones: unchanged when it names no erased candidate (or is a
+ * new contact); otherwise redacted, and projected (with no effect but its campaign's existence)
+ * when its kind is known, whether its data still validates or was already reduced to its keys.
+ */
+export function tombstoned(reading: EnvelopeReading, p: Processed, erased: ReadonlyMap<string, number>, raw: Uint8Array): Processed {
+  if (!reading.ok || erased.size === 0) return p;
+  // A body whose timestamp cannot be read is taken as before the erasure.
+  const instant = p.state === 'projected' ? p.instant : (parseInstant(reading.envelope.timestamp) ?? -Infinity);
+  if (!erasedBy(reading.envelope, instant, erased)) return p;
+  const redacted = redactedBody(raw);
+  if (p.state === 'projected' || !isEventKind(reading.envelope.event) || !Number.isFinite(instant)) return { ...p, redacted };
+  return { state: 'projected', event: reading.envelope as unknown as WebhookEvent, identity: reading.identity, instant, redacted };
 }

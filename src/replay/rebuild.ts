@@ -1,5 +1,5 @@
-import { erasedBy, erasureInstants, readEnvelope } from '../events/index.js';
-import { projectBatch, readStored } from '../project/batch.js';
+import { erasureInstants, readEnvelope } from '../events/index.js';
+import { campaignTrace, projectBatch, readStored, tombstoned } from '../project/batch.js';
 import { projectStaged, stagedEffectsOf } from '../project/bulk.js';
 import type { Settlement, StagedEffect, Store } from '../store/store.js';
 
@@ -48,13 +48,14 @@ export async function rebuild(store: Store, options: RebuildOptions = {}): Promi
         const changed: Settlement[] = [];
         const effects: StagedEffect[] = [];
         for (const row of rows) {
-          const p = readStored(row.raw, readEnvelope(row.raw, row.identity ?? undefined));
+          const reading = readEnvelope(row.raw, row.identity ?? undefined);
+          const p = tombstoned(reading, readStored(row.raw, reading), erased, row.raw);
           summary[p.state]++;
           const reasons = p.state === 'projected' ? null : p.issues;
           if (p.state !== row.state || (reasons === null ? null : JSON.stringify(reasons)) !== row.reasons) {
             changed.push({ inboxId: row.inbox_id, state: p.state, reasons, handlers: false });
           }
-          if (p.state === 'projected' && !erasedBy(p.event, p.instant, erased)) for (const effect of stagedEffectsOf(p)) effects.push(effect);
+          if (p.state === 'projected') for (const e of p.redacted === undefined ? [p] : campaignTrace(p)) for (const effect of stagedEffectsOf(e)) effects.push(effect);
         }
         bulk.resettle(changed, at);
         bulk.stage(effects);

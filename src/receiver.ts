@@ -6,7 +6,7 @@ import { createLogger } from './logging.js';
 import type { Queries } from './query/index.js';
 import { replayInto, requireReadable } from './replay/index.js';
 import { reconcileInto } from './reconcile/index.js';
-import { eraseCandidate, exportCandidate } from './privacy/index.js';
+import { eraseCandidate, eraseInactive, exportCandidate } from './privacy/index.js';
 import { expressMiddleware } from './receive/express.js';
 import { fetchHandler } from './receive/fetch.js';
 import { ConfigurationError, createIntake, type Intake } from './receive/intake.js';
@@ -75,6 +75,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       return report;
     },
     erase: async (match, eraseOptions) => eraseCandidate((await use()).store, match, eraseOptions),
+    eraseInactive: async (retentionOptions) => eraseInactive((await use()).store, retentionOptions),
     exportCandidate: async (candidateId) => exportCandidate((await use()).store, candidateId),
     drain: async () => (await use()).dispatcher.drain(),
     saturated: () => state.running?.dispatcher.saturated() ?? false,

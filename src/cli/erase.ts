@@ -1,4 +1,5 @@
-import { ErasureRequestError, eraseCandidate, UnknownCandidateError, type ErasureReport } from '../privacy/index.js';
+import { ErasureRequestError, eraseCandidate, eraseInactive, parseDuration, UnknownCandidateError, type ErasureReport, type RetentionReport } from '../privacy/index.js';
+import { count } from '../words.js';
 import { openStore } from '../store/open.js';
 import type { CandidateMatch } from '../store/store.js';
 import { CommandError, UsageError, type CommandIo } from './args.js';
@@ -12,6 +13,10 @@ export const ERASE_OPTIONS = {
     candidate: optional({ placeholder: '<id>', help: 'the candidate_id to erase' }),
     email: optional({ placeholder: '<e>', help: 'or the candidate whose projected e-mail this is (any case)' }),
     phone: optional({ placeholder: '<p>', help: 'or the candidate whose projected phone this is' }),
+    'inactive-for': optional({
+      placeholder: '<duration>',
+      help: 'retention: every candidate whose latest event is older than this (e.g. 730d; units s, m, h, d, w), and the rows set aside received before it',
+    }),
     reason: optional({ placeholder: '<text>', help: 'why (required): kept in the audit trail, the erasures table; no personal data there' }),
     'dry-run': flag({ help: 'say what would be erased, change nothing' }),
     json: flag({ help: 'print the result as JSON' }),
@@ -19,6 +24,7 @@ export const ERASE_OPTIONS = {
 };
 
 export const ERASE_HELP = `Usage: prequal-hooks erase --db <db> (--candidate <id> | --email <e> | --phone <p>) --reason <text> [--dry-run] [--json]
+       prequal-hooks erase --db <db> --inactive-for <duration, e.g. 730d> --reason <text> [--dry-run] [--json]
 
 Erases one candidate (GDPR article 17; docs/projection.md section 8), in one transaction: the
 projected row and interview responses are deleted, every stored event naming them is redacted
@@ -44,7 +50,7 @@ class DryRun extends Error {
 
 function matchOf(values: { candidate: string | undefined; email: string | undefined; phone: string | undefined }): CandidateMatch {
   const given = [values.candidate !== undefined && 'candidate', values.email !== undefined && 'email', values.phone !== undefined && 'phone'].filter(Boolean);
-  if (given.length !== 1) throw new UsageError('name the candidate with exactly one of --candidate, --email or --phone');
+  if (given.length !== 1) throw new UsageError('name the candidate with exactly one of --candidate, --email or --phone, or give --inactive-for');
   return values.candidate !== undefined ? { candidateId: values.candidate } : values.email !== undefined ? { email: values.email } : { phone: values.phone! };
 }
 
@@ -55,8 +61,12 @@ export async function erase(argv: string[], io: CommandIo): Promise<number> {
     io.stdout.write(`${ERASE_HELP}\n`);
     return 0;
   }
-  const match = matchOf(values);
   if (values.reason === undefined || values.reason.trim() === '') throw new UsageError('--reason is required: it is kept in the audit trail (say why, without personal data)');
+  if (values['inactive-for'] !== undefined) {
+    if ([values.candidate, values.email, values.phone].some((v) => v !== undefined)) throw new UsageError('give --inactive-for or one candidate, not both');
+    return await retention(command, io, values['inactive-for'], values.reason);
+  }
+  const match = matchOf(values);
   const { location, postgres } = databaseOf(command);
   requireDatabaseFile(location);
   const store = await openStore(location, postgres);
@@ -91,4 +101,27 @@ async function dryRun(store: Awaited<ReturnType<typeof openStore>>, match: Candi
     throw error;
   }
   throw new Error('unreachable: a dry run always rolls back');
+}
+
+/** `erase --inactive-for`: retention, by the same rules; counts only (no ids on a terminal). */
+async function retention(command: ReturnType<typeof parseCommand<typeof ERASE_OPTIONS>>, io: CommandIo, age: string, reason: string): Promise<number> {
+  const olderThan = parseDuration(age);
+  if (olderThan === undefined) throw new UsageError(`--inactive-for must be a whole number and a unit, s, m, h, d or w (such as 730d or 104w), got "${age}"`);
+  const { location, postgres } = databaseOf(command);
+  requireDatabaseFile(location);
+  const store = await openStore(location, postgres);
+  let report: RetentionReport;
+  try {
+    report = await eraseInactive(store, { olderThan, reason, dryRun: command.values['dry-run'] });
+  } finally {
+    await store.close();
+  }
+  if (command.values.json) printJson(io, { ...report, database: displayLocation(location) });
+  else {
+    io.stdout.write(
+      `${report.dryRun ? 'dry run: would erase' : 'erased'} ${count(report.candidatesErased, 'candidate')} not heard of since ${report.cutoff} ` +
+        `(${count(report.eventsRedacted, 'stored event')} redacted) and redact ${count(report.setAsideRedacted, 'row')} set aside before it${report.dryRun ? '; nothing changed' : ''}\n`,
+    );
+  }
+  return 0;
 }

@@ -4,6 +4,7 @@ import { displayLocation } from '../store/open.js';
 import { DEFAULT_EVENT_HEADER, DEFAULT_MAX_BODY_BYTES, DEFAULT_SIGNATURE_HEADER } from '../receive/intake.js';
 import { byteSize, databasePath, DEFAULT_DB, integer, schemaFor, UsageError } from './args.js';
 import { SERVICE_OPTIONS } from './service.js';
+import { parseDuration } from '../privacy/retention.js';
 import { configurationDump, databaseOptions, flag, list, optional, optionsHelp, parseCommand, value, type OptionValues, type ParsedCommand } from './options.js';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
@@ -65,6 +66,16 @@ export const SERVE_OPTIONS = {
     },
   }),
   ...SERVICE_OPTIONS,
+  'erase-inactive-after': value({
+    placeholder: '<duration>',
+    help: 'retention: at start and then daily, erase every candidate not heard of for this long (e.g. 730d; units s, m, h, d, w), by the rules of "prequal-hooks erase"; logs counts only',
+    default: 0,
+    parse: (text: string, name: string) => {
+      const ms = parseDuration(text);
+      if (ms === undefined) throw new UsageError(`${name} must be a whole number and a unit, s, m, h, d or w (such as 730d), got "${text}"`);
+      return ms;
+    },
+  }),
   'print-config': flag({ help: 'print the effective configuration as JSON (secrets masked) and exit', env: [] }),
 };
 
@@ -101,6 +112,8 @@ export interface ServeConfig {
   dashboardToken?: string;
   /** Minutes between reconciliations; 0: none. */
   reconcileEvery: number;
+  /** Retention: erase candidates not heard of for this long (ms), at start and daily; 0: never. */
+  eraseInactiveAfter: number;
   api: { 'api-url'?: string | undefined; 'api-key'?: string | undefined; 'allow-insecure-api-url'?: boolean };
   printConfig: boolean;
 }
@@ -141,6 +154,7 @@ export function serveConfig(command: ServeCommand): ServeConfig {
     sqliteThread: values['sqlite-thread'],
     ...(token !== undefined && { dashboardToken: token }),
     reconcileEvery: values['reconcile-every'],
+    eraseInactiveAfter: values['erase-inactive-after'],
     api: { 'api-url': values['api-url'], 'api-key': values['api-key'], 'allow-insecure-api-url': values['allow-insecure-api-url'] },
     printConfig: values['print-config'],
   };

@@ -12,6 +12,7 @@ import { serviceClient } from './service.js';
 import { scheduleReconcile, type ReconcileSchedule } from '../reconcile/index.js';
 import type { CommandIo } from './args.js';
 import { printJson } from './output.js';
+import { count } from '../words.js';
 import { parseServe, serveConfig, serveConfigDump, SERVE_HELP, type ServeConfig } from './serve-options.js';
 
 export { SERVE_HELP };
@@ -82,9 +83,10 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
     throw error;
   }
   const schedule = client === undefined ? undefined : startReconciling(config, client, standalone, logger);
+  const retention = config.eraseInactiveAfter > 0 ? startRetention(config.eraseInactiveAfter, standalone, logger) : undefined;
   // Signal handlers before the address is announced: from then on a SIGTERM must drain, and
   // without a handler the default action would kill the process outright.
-  const stopped = stopOnSignal({ standalone, database, schedule, logger });
+  const stopped = stopOnSignal({ standalone, database, schedule, retention, logger });
   announce(config, standalone, logger, io);
   return await stopped;
 }
@@ -134,9 +136,43 @@ function startReconciling(config: ServeConfig, client: Client, standalone: Stand
   return scheduleReconcile({ everyMs: config.reconcileEvery * 60_000, logger, run: (signal) => standalone.receiver.reconcile({ client, signal }) });
 }
 
+/** How often retention runs once started (and once at start). */
+const RETENTION_EVERY_MS = 24 * 60 * 60_000;
+
+interface Retention {
+  stop(): Promise<void>;
+}
+
+/** Retention at start and daily, off the request path, never twice at once; one log line of counts. */
+function startRetention(olderThanMs: number, standalone: Standalone, logger: Logger): Retention {
+  let running: Promise<void> | undefined;
+  const run = () => {
+    if (running !== undefined) return;
+    running = standalone.receiver
+      .eraseInactive({ olderThan: olderThanMs })
+      .then((report) => {
+        logger.info(
+          { candidatesErased: report.candidatesErased, eventsRedacted: report.eventsRedacted, setAsideRedacted: report.setAsideRedacted, cutoff: report.cutoff, scrubbed: report.scrubbed },
+          `retention: ${count(report.candidatesErased, 'candidate')} erased`,
+        );
+      })
+      .catch((error: unknown) => logger.error({ err: { message: (error as Error).message } }, 'retention failed; it runs again tomorrow'))
+      .finally(() => (running = undefined));
+  };
+  const timer = setInterval(run, RETENTION_EVERY_MS);
+  timer.unref();
+  setImmediate(run);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
+
 /** SIGTERM or SIGINT: stop accepting, finish requests in flight, drain, close; exit 1 past 15 s. */
-function stopOnSignal(parts: { standalone: Standalone; database: Store; schedule: ReconcileSchedule | undefined; logger: Logger }): Promise<number> {
-  const { standalone, database, schedule, logger } = parts;
+function stopOnSignal(parts: { standalone: Standalone; database: Store; schedule: ReconcileSchedule | undefined; retention: Retention | undefined; logger: Logger }): Promise<number> {
+  const { standalone, database, schedule, retention, logger } = parts;
   return new Promise<number>((done) => {
     let stopping = false;
     const stop = (signal: string) => {
@@ -148,7 +184,7 @@ function stopOnSignal(parts: { standalone: Standalone; database: Store; schedule
         done(1);
       }, 15_000);
       force.unref();
-      void (schedule?.stop(3000) ?? Promise.resolve())
+      void Promise.all([schedule?.stop(3000), retention?.stop()])
         .then(() => standalone.close(10_000))
         .then(async () => {
           await database.close();

@@ -16,6 +16,11 @@ export function orderKey(instant: number, kind: EventKind, identity: string): st
   return `${String(instant + INSTANT_SHIFT).padStart(17, '0')}:${RANK_DIGITS[kind]}:${identity}`;
 }
 
+/** The instant (ms) an order key starts with. */
+export function instantOfOrderKey(key: string): number {
+  return Number(key.slice(0, 17)) - INSTANT_SHIFT;
+}
+
 /**
  * The row an event is about, which orders application handlers: one candidate, one campaign, or
  * the account. Read from the envelope as received, so that it is known from the moment the event

@@ -1,2 +1,3 @@
 export { eraseCandidate, ErasureRequestError, UnknownCandidateError, type EraseOptions, type ErasureReport } from './erase.js';
 export { exportCandidate, type CandidateExport, type StoredEventExport } from './export.js';
+export { eraseInactive, latestEventInstant, parseDuration, type RetentionOptions, type RetentionReport } from './retention.js';

@@ -11,7 +11,7 @@ import type { IncomingRequest, IntakeResult } from '../receive/intake.js';
 import type { ReconcileOptions, ReconcileReport } from '../reconcile/index.js';
 import type { ReplayInput, ReplayOptions, ReplaySummary } from '../replay/index.js';
 import type { CandidateMatch, InboxState, ReadinessProbe, Store } from '../store/store.js';
-import type { CandidateExport, EraseOptions, ErasureReport } from '../privacy/index.js';
+import type { CandidateExport, EraseOptions, ErasureReport, RetentionOptions, RetentionReport } from '../privacy/index.js';
 
 export interface Receiver {
   /**
@@ -77,6 +77,12 @@ export interface Receiver {
    * and counts, never the erased values.
    */
   erase(match: CandidateMatch, options: EraseOptions): Promise<ErasureReport>;
+  /**
+   * Retention: erases, in one transaction and by the same rules, every candidate whose latest event
+   * (by its timestamp) is older than `olderThan` (ms, or a cutoff date), and redacts the rows set
+   * aside received before it. Reason `retention` unless given. Returns counts and ids only.
+   */
+  eraseInactive(options: RetentionOptions): Promise<RetentionReport>;
   /** Everything held about one candidate (GDPR article 15), as one JSON-ready document. */
   exportCandidate(candidateId: string): Promise<CandidateExport>;
   /** Resolves once every stored event is projected and its handlers have run. */

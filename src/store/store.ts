@@ -137,6 +137,8 @@ export interface WriteTx {
    * its handlers stripped of their messages, and an `erasures` row added.
    */
   eraseCandidate(request: ErasureRequest): Promise<ErasureOutcome>;
+  /** Redacts the rows set aside (unknown kinds, dead letters) received before `before` (retention); how many changed. */
+  redactSetAside(before: string): Promise<number>;
 }
 
 /**

@@ -74,6 +74,32 @@ describe('prequal-hooks erase and export', () => {
     }
   });
 
+  it('retention: erase --inactive-for and serve --erase-inactive-after, counts only; bad durations refused with the forms', async () => {
+    const db = join(tmp.dir, 'retention.db');
+    const file = join(tmp.dir, 'retention.ndjson');
+    writeFileSync(file, `${events().map((e) => JSON.stringify(e)).join('\n')}\n`);
+    expect((await runCli(['replay', '--db', db, file])).code).toBe(0);
+    const bad = await runCli(['erase', '--db', db, '--inactive-for', '2 years', '--reason', 'retention']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--inactive-for must be a whole number and a unit, s, m, h, d or w \(such as 730d or 104w\)/);
+    const both = await runCli(['erase', '--db', db, '--inactive-for', '730d', '--candidate', 'x', '--reason', 'retention']);
+    expect(both.code).toBe(2);
+    // The events are from February 2026: not 730 days old yet, but older than 1 day.
+    const none = JSON.parse((await runCli(['erase', '--db', db, '--inactive-for', '730d', '--reason', 'retention', '--json'])).stdout);
+    expect(none).toMatchObject({ candidatesErased: 0, dryRun: false });
+    const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', db, '--secret', SECRET, '--log-level', 'info', '--erase-inactive-after', '1d']);
+    try {
+      const { waitFor } = await import('../support/cli-process.js');
+      const line = await waitFor(() => serve.logLines().find((l) => typeof l.msg === 'string' && l.msg.startsWith('retention:')), 10_000, 'the retention log line');
+      expect(line).toMatchObject({ msg: 'retention: 1 candidate erased', candidatesErased: 1 });
+      for (const secret of SECRETS) expect(serve.stdout() + serve.stderr()).not.toContain(secret);
+    } finally {
+      expect(await serve.stop()).toBe(0);
+    }
+    const exported = JSON.parse((await runCli(['export', '--db', db, '--candidate', PERSON.candidate_id])).stdout);
+    expect(exported.erasures).toMatchObject([{ reason: 'retention' }]);
+  });
+
   it.each(ENGINES.map((e) => [e.name, e] as const))('an erasure killed with SIGKILL on %s leaves everything or nothing', async (_name, engine) => {
     const { database } = await engine.fresh();
     const file = join(tmp.dir, `events-${engine.name}.ndjson`);

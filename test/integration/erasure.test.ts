@@ -166,3 +166,42 @@ describe('erasure on SQLite, on disk', () => {
     }
   });
 });
+
+describe.each(ENGINES)('retention on $name', (engine: EngineUnderTest) => {
+  it('erases the candidates not heard of for the given age, and the rows set aside received before it; keeps the others', async () => {
+    const { database } = await engine.fresh();
+    const store = await (await import('../../src/store/open.js')).openStore(database);
+    try {
+      const { replayInto } = await import('../../src/replay/index.js');
+      const { eraseInactive } = await import('../../src/privacy/index.js');
+      const day = 86_400_000;
+      const old = Date.parse('2023-06-01T00:00:00Z');
+      const recent = Date.now() - day;
+      const at = (ms: number) => new Date(ms).toISOString();
+      await replayInto({ store, now: () => old }, [
+        sampleEvent('candidate.added', { timestamp: at(old), data: { campaign_id: CAMPAIGN, candidate_id: 'cand-old', email: 'old.person@example.org' } }),
+        { event: 'candidate.contacted', timestamp: at(old), data: { note: 'Paul Ancien asked to be called back' } },
+      ]);
+      await replayInto({ store, now: () => recent }, [
+        sampleEvent('candidate.added', { timestamp: at(recent), data: { campaign_id: CAMPAIGN, candidate_id: 'cand-recent', email: 'recent.person@example.org' } }),
+        { event: 'candidate.contacted', timestamp: at(recent), data: { note: 'recent.person@example.org called' } },
+      ]);
+      const dry = await eraseInactive(store, { olderThan: 730 * day, dryRun: true });
+      expect(dry).toMatchObject({ dryRun: true, candidatesErased: 1, candidateIds: ['cand-old'], setAsideRedacted: 1 });
+      expect((await store.select('SELECT * FROM erasures')).length).toBe(0);
+
+      const report = await eraseInactive(store, { olderThan: 730 * day });
+      expect(report).toMatchObject({ dryRun: false, candidatesErased: 1, candidateIds: ['cand-old'], eventsRedacted: 1, setAsideRedacted: 1 });
+      const ids = (await store.select<{ candidate_id: string }>('SELECT candidate_id FROM candidates ORDER BY candidate_id')).map((r) => r.candidate_id);
+      expect(ids).toEqual(['cand-recent']);
+      expect((await store.select<{ reason: string }>('SELECT reason FROM erasures')).map((r) => r.reason)).toEqual(['retention']);
+      const bodies = (await store.select<{ raw: Uint8Array }>('SELECT raw FROM inbox')).map((r) => Buffer.from(r.raw).toString('utf8')).join('\n');
+      expect(bodies).not.toContain('old.person@example.org');
+      expect(bodies).not.toContain('Paul Ancien');
+      expect(bodies).toContain('recent.person@example.org');
+      expect(await eraseInactive(store, { olderThan: 730 * day })).toMatchObject({ candidatesErased: 0, setAsideRedacted: 0 });
+    } finally {
+      await store.close();
+    }
+  });
+});

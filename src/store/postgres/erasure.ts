@@ -63,3 +63,14 @@ export async function scrub(engine: Engine): Promise<{ complete: boolean }> {
   }
   return { complete: true };
 }
+
+/** Redacts every row set aside (unknown kinds, dead letters) received before `before` (retention). */
+export async function redactSetAside(tx: Session, before: string): Promise<number> {
+  const rows = await query<{ inbox_id: string; raw: Buffer }>(tx, `SELECT inbox_id, raw FROM inbox WHERE state IN ('unknown', 'dead') AND received_at < $1::timestamptz`, [before]);
+  const changed = rows.map((r) => ({ id: Number(r.inbox_id), raw: Buffer.from(redactedBody(r.raw)), old: r.raw })).filter((r) => Buffer.compare(r.raw, r.old) !== 0);
+  if (changed.length === 0) return 0;
+  const ids = changed.map((r) => r.id);
+  await query(tx, 'UPDATE inbox SET raw = v.raw FROM unnest($1::bigint[], $2::bytea[]) AS v(inbox_id, raw) WHERE inbox.inbox_id = v.inbox_id', [ids, changed.map((r) => r.raw)]);
+  await query(tx, `UPDATE handler_failures SET error = '(erased)' WHERE inbox_id = ANY($1::bigint[])`, [ids]);
+  return changed.length;
+}

@@ -81,6 +81,7 @@ function writeTx(tx: Session): WriteTx {
     putSetting: (key, value) => putSetting(tx, key, value),
     erasures: (ids) => erasure.erasures(tx, ids),
     eraseCandidate: (request) => erasure.eraseCandidate(tx, request),
+    redactSetAside: (before) => erasure.redactSetAside(tx, before),
     settle: (settlements, at, settleOptions) => settle(tx, settlements, at, settleOptions),
   };
 }

@@ -74,3 +74,19 @@ export async function scrub(connection: SqliteConnection): Promise<{ complete: b
   }
   return { complete: false };
 }
+
+/** Redacts every row set aside (unknown kinds, dead letters) received before `before` (retention). */
+export function redactSetAside(connection: SqliteConnection, before: string): number {
+  const rows = prepared(connection, `SELECT inbox_id, raw FROM inbox WHERE state IN ('unknown', 'dead') AND received_at < ?`).all(before) as Array<{ inbox_id: number; raw: Uint8Array }>;
+  const redact = prepared(connection, 'UPDATE inbox SET raw = ? WHERE inbox_id = ?');
+  const failures = prepared(connection, `UPDATE handler_failures SET error = '(erased)' WHERE inbox_id = ?`);
+  let changed = 0;
+  for (const row of rows) {
+    const redacted = redactedBody(row.raw);
+    if (Buffer.compare(Buffer.from(redacted), Buffer.from(row.raw)) === 0) continue;
+    redact.run(redacted, row.inbox_id);
+    failures.run(row.inbox_id);
+    changed++;
+  }
+  return changed;
+}

@@ -106,6 +106,7 @@ function writeTx(connection: SqliteConnection, s: SqliteStatements): WriteTx {
     putSetting: (key, value) => guard(() => settings.putSetting(connection, key, value)),
     erasures: (ids) => guard(() => erasure.erasures(connection, ids)),
     eraseCandidate: (request) => guard(() => erasure.eraseCandidate(connection, request)),
+    redactSetAside: (before) => guard(() => erasure.redactSetAside(connection, before)),
   };
 }
 

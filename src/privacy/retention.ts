@@ -1,0 +1,94 @@
+// Retention (PROJECTION.md section 8): erasing every candidate not heard of for a given age, with
+// the same rules as one erasure, and the rows set aside received before it.
+import { instantOfOrderKey } from '../events/index.js';
+import type { Store } from '../store/store.js';
+import { ErasureRequestError } from './erase.js';
+
+export interface RetentionOptions {
+  /** How old a candidate's latest event (by its timestamp) must be: a duration in ms, or a cutoff date. */
+  olderThan: number | Date;
+  /** Kept in the audit trail; default `retention`. */
+  reason?: string;
+  now?: () => number;
+  /** Say what would be erased, change nothing (the transaction runs, then rolls back). */
+  dryRun?: boolean;
+}
+
+export interface RetentionReport {
+  /** Events (by their timestamp) and rows set aside (by when received) older than this were erased. */
+  cutoff: string;
+  candidatesErased: number;
+  candidateIds: string[];
+  eventsRedacted: number;
+  setAsideRedacted: number;
+  scrubbed: boolean;
+  dryRun: boolean;
+}
+
+/** Thrown inside a dry run's transaction, so that it rolls back with what it would have done. */
+class Rollback extends Error {
+  constructor(readonly totals: { eventsRedacted: number; setAsideRedacted: number }) {
+    super('dry run');
+  }
+}
+
+/** The latest event that set a candidate's columns, from the row's field versions (ms); -Infinity when none. */
+export function latestEventInstant(fieldVersions: string): number {
+  const keys = fieldVersions.slice(0, fieldVersions.lastIndexOf('|')).split(' ').filter((k) => k !== '');
+  let latest = -Infinity;
+  for (const key of keys) latest = Math.max(latest, instantOfOrderKey(key));
+  return latest;
+}
+
+/**
+ * Erases, in one transaction, every candidate whose latest event is older than the cutoff, and
+ * redacts the rows set aside received before it; then scrubs. Returns counts and ids only.
+ */
+export async function eraseInactive(store: Store, options: RetentionOptions): Promise<RetentionReport> {
+  const now = (options.now ?? Date.now)();
+  const cutoffMs = options.olderThan instanceof Date ? options.olderThan.getTime() : now - options.olderThan;
+  if (!Number.isFinite(cutoffMs) || (!(options.olderThan instanceof Date) && !(options.olderThan > 0))) {
+    throw new ErasureRequestError('olderThan must be a positive duration in milliseconds, or a date');
+  }
+  const reason = (options.reason ?? 'retention').trim();
+  if (reason === '') throw new ErasureRequestError('an erasure needs a reason (kept in the audit trail, without personal data)');
+  const cutoff = new Date(cutoffMs).toISOString();
+  const erasedAt = new Date(now).toISOString();
+  const rows = await store.select<{ candidate_id: string; field_versions: string }>('SELECT candidate_id, field_versions FROM candidates');
+  // A row whose versions say nothing (none should) is never taken as stale.
+  const stale = rows
+    .filter((r) => {
+      const latest = latestEventInstant(r.field_versions);
+      return Number.isFinite(latest) && latest < cutoffMs;
+    })
+    .map((r) => r.candidate_id)
+    .sort();
+  let totals: { eventsRedacted: number; setAsideRedacted: number };
+  try {
+    totals = await store.write(async (tx) => {
+      let eventsRedacted = 0;
+      for (const candidateId of stale) {
+        const outcome = await tx.eraseCandidate({ match: { candidateId }, erasedAt, reason });
+        if (outcome.found) eventsRedacted += outcome.eventsRedacted;
+      }
+      const done = { eventsRedacted, setAsideRedacted: await tx.redactSetAside(cutoff) };
+      if (options.dryRun) throw new Rollback(done);
+      return done;
+    });
+  } catch (error) {
+    if (!(error instanceof Rollback)) throw error;
+    return { cutoff, candidatesErased: stale.length, candidateIds: stale, ...error.totals, scrubbed: false, dryRun: true };
+  }
+  const { complete } = stale.length + totals.setAsideRedacted > 0 ? await store.scrub() : { complete: true };
+  return { cutoff, candidatesErased: stale.length, candidateIds: stale, ...totals, scrubbed: complete, dryRun: false };
+}
+
+const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+
+/** A duration such as 730d, 104w, 48h, 90m or 3600s, in ms; undefined when it is not one. */
+export function parseDuration(text: string): number | undefined {
+  const m = /^\s*(\d+)\s*([smhdw])\s*$/i.exec(text);
+  if (m === null) return undefined;
+  const ms = Number(m[1]) * UNITS[m[2]!.toLowerCase()]!;
+  return ms > 0 && Number.isSafeInteger(ms) ? ms : undefined;
+}

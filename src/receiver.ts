@@ -74,8 +74,16 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       if (report.written > 0) r.dispatcher.start();
       return report;
     },
-    erase: async (match, eraseOptions) => eraseCandidate((await use()).store, match, eraseOptions),
-    eraseInactive: async (retentionOptions) => eraseInactive((await use()).store, retentionOptions),
+    async erase(match, eraseOptions) {
+      const report = await eraseCandidate((await use()).store, match, eraseOptions);
+      state.metrics.erased(1, report.eventsRedacted, false);
+      return report;
+    },
+    async eraseInactive(retentionOptions) {
+      const report = await eraseInactive((await use()).store, retentionOptions);
+      if (!report.dryRun) state.metrics.erased(report.candidatesErased, report.eventsRedacted + report.setAsideRedacted, true);
+      return report;
+    },
     exportCandidate: async (candidateId) => exportCandidate((await use()).store, candidateId),
     drain: async () => (await use()).dispatcher.drain(),
     saturated: () => state.running?.dispatcher.saturated() ?? false,

@@ -106,6 +106,7 @@ async function candidatePage(data: ConsoleData, req: Request<{ id: string }>, re
   const row = (label: string, value: unknown) => html`<dt>${label}</dt><dd>${value === null || value === undefined || value === '' ? '—' : value}</dd>`;
   const body = html`
 <p class="reveal">${context.reveal ? html`Personal data shown. <a href="${context.base}${self}">Mask it</a>` : html`Names, e-mails and phones are masked. <a id="reveal" href="${context.base}${self}?reveal=1">Reveal</a>`}</p>
+${context.csrf === undefined ? '' : html`<p class="actions"><a class="button" id="export" href="${context.base}${self}/export" download>Export (JSON)</a> <a class="button danger" id="erase" href="${context.base}${self}/erase">Erase…</a></p>`}
 <dl class="facts" id="candidate">
 ${row('name', fullName(context, candidate.first_name, candidate.last_name))}
 ${row('e-mail', personal('email', candidate.email, context.reveal))}

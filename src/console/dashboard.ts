@@ -12,6 +12,7 @@ import { deadLetterRoutes } from './dead-letters.js';
 import { eventRoutes } from './events.js';
 import { securityHeaders } from './headers.js';
 import { overviewRoutes } from './overview.js';
+import { privacyRoutes } from './privacy.js';
 import { consoleData, type DashboardSource } from './source.js';
 
 export interface DashboardOptions {
@@ -53,6 +54,7 @@ export function createDashboard(source: DashboardSource, options: DashboardOptio
   eventRoutes(router, data);
   deadLetterRoutes(router, data);
   campaignRoutes(router, data);
+  privacyRoutes(router, data);
 
   router.use((req, res) => {
     res.status(404).json({ error: { code: 'RESOURCE_NOT_FOUND', message: `Nothing is served at ${req.method} ${req.baseUrl}${req.path}.`, details: {} } });

@@ -53,6 +53,7 @@ const NAV: Array<[path: string, label: string]> = [
   ['/events', 'Events'],
   ['/dead-letters', 'Dead letters'],
   ['/campaigns', 'Campaigns'],
+  ['/erasures', 'Erasures'],
 ];
 
 /** The page frame: stylesheets, navigation, and scripts from the console's own routes only (CSP). */

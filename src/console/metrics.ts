@@ -47,6 +47,17 @@ export function createMetrics(store: () => Store | undefined) {
     labelNames: ['handler', 'result'] as const,
     registers: [own],
   });
+  const erasures = new Counter({
+    name: `${PREFIX}erasures_total`,
+    help: 'Candidates erased (a request, or retention), by this process.',
+    labelNames: ['reason'] as const,
+    registers: [own],
+  });
+  const redacted = new Counter({
+    name: `${PREFIX}redacted_events_total`,
+    help: 'Stored events redacted by erasures and retention, by this process.',
+    registers: [own],
+  });
   new Gauge({
     name: `${PREFIX}inbox_rows`,
     help: 'Inbox rows by state (pending is the backlog), and handler failures.',
@@ -83,6 +94,11 @@ export function createMetrics(store: () => Store | undefined) {
     },
     handlerCall(handler: string, result: 'ok' | 'failed' | 'timeout'): void {
       handlerCalls.inc({ handler, result });
+    },
+    /** An erasure done: how many candidates and events. The reason is a label only as request or retention: operators' words are not. */
+    erased(candidates: number, events: number, retention: boolean): void {
+      if (candidates > 0) erasures.inc({ reason: retention ? 'retention' : 'request' }, candidates);
+      if (events > 0) redacted.inc(events);
     },
   };
 }

@@ -3,7 +3,8 @@
 import type { Request } from 'express';
 import type { DeadLetters } from '../dispatch/dead-letters.js';
 import { prepareInboxQueries, type InboxQueries, type Queries } from '../query/index.js';
-import type { InboxState, ReadinessProbe, Store } from '../store/store.js';
+import type { CandidateMatch, InboxState, ReadinessProbe, Store } from '../store/store.js';
+import type { CandidateExport, EraseOptions, ErasureReport } from '../privacy/index.js';
 import type { PageContext } from './html.js';
 
 export interface DashboardSource {
@@ -12,6 +13,8 @@ export interface DashboardSource {
   counts(): Promise<Record<InboxState, number> & { handler_failures: number }>;
   query: Queries;
   deadLetters: DeadLetters;
+  erase(match: CandidateMatch, options: EraseOptions): Promise<ErasureReport>;
+  exportCandidate(candidateId: string): Promise<CandidateExport>;
 }
 
 /** The receiver's reads, with the inbox queries on its store once it is open. */

@@ -152,3 +152,98 @@ describe.each(ENGINES)('the Credits card on $name', (engine) => {
     expect(await page('/campaigns/cmp_single')).toContain('page 1 of 1 (1 candidate)');
   });
 });
+
+describe.each(ENGINES)('export and erasure in the console on $name', (engine) => {
+  let receiver: Receiver;
+  let server: { url: string; close: () => Promise<void> };
+  let cleanup: () => void;
+  const ANA = 'cand-console-erase-1';
+  beforeAll(async () => {
+    const fresh = await engine.fresh();
+    cleanup = fresh.cleanup;
+    receiver = createReceiver({ database: fresh.database, allowUnsigned: true });
+    await receiver.ready();
+    const app = express();
+    app.use('/ops', receiver.dashboard({ token: TOKEN }));
+    app.use('/ro', receiver.dashboard({ token: TOKEN, readOnly: true }));
+    server = await listen(app as never);
+    await receiver.replay([
+      sampleEvent('candidate.added', { timestamp: '2026-11-20T10:00:00.000Z', data: { campaign_id: 'cmp_erase', candidate_id: ANA, first_name: 'Anaïs', last_name: 'Quennehen', email: 'anais.quennehen@example.org', phone: '+33611223344' } }),
+      sampleEvent('candidate.interview.started', { timestamp: '2026-11-20T11:00:00.000Z', data: { campaign_id: 'cmp_erase', candidate_id: ANA } }),
+    ]);
+    await receiver.drain();
+  });
+  afterAll(async () => {
+    await server.close();
+    await receiver.close();
+    cleanup();
+  });
+  const get = async (path: string) => {
+    const answer = await fetch(`${server.url}${path}`, { headers: AUTH });
+    return { status: answer.status, headers: answer.headers, text: await answer.text() };
+  };
+  const post = (path: string, form: Record<string, string>) =>
+    fetch(`${server.url}${path}`, {
+      method: 'POST',
+      headers: { ...AUTH, 'Content-Type': 'application/x-www-form-urlencoded', Origin: server.url },
+      body: new URLSearchParams(form).toString(),
+      redirect: 'manual',
+    });
+
+  it('offers neither export nor erasure on a read-only console, and refuses both', async () => {
+    const page = await get(`/ro/candidates/${ANA}`);
+    expect(page.status).toBe(200);
+    expect(page.text).not.toContain('id="export"');
+    expect(page.text).not.toContain('id="erase"');
+    expect((await get(`/ro/candidates/${ANA}/export`)).status).toBe(403);
+    expect((await get(`/ro/candidates/${ANA}/erase`)).status).toBe(403);
+    expect((await post(`/ro/candidates/${ANA}/erase`, { reason: 'x', confirm: ANA })).status).toBe(405);
+    expect((await get('/ro/erasures')).status).toBe(200);
+  });
+
+  it('exports everything held about the candidate as a JSON download', async () => {
+    expect((await get(`/ops/candidates/${ANA}`)).text).toContain('id="export"');
+    const exported = await get(`/ops/candidates/${ANA}/export`);
+    expect(exported.status).toBe(200);
+    expect(exported.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(exported.headers.get('content-disposition')).toBe(`attachment; filename="candidate-${ANA}.json"`);
+    expect(exported.headers.get('cache-control')).toBe('no-store');
+    const document = JSON.parse(exported.text) as { candidate: { email: string }; events: unknown[] };
+    expect(document.candidate.email).toBe('anais.quennehen@example.org');
+    expect(document.events).toHaveLength(2);
+  });
+
+  it('erases only with the CSRF token, a reason and the id typed again, and lists the erasure without personal data', async () => {
+    const form = await get(`/ops/candidates/${ANA}/erase`);
+    expect(form.status).toBe(200);
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(form.text)![1]!;
+    const path = `/ops/candidates/${ANA}/erase`;
+
+    expect((await post(path, { reason: 'asked by mail', confirm: ANA })).status).toBe(403); // no CSRF token
+    const mistyped = await post(path, { _csrf: csrf, reason: 'asked by mail', confirm: `${ANA}x` });
+    expect(mistyped.status).toBe(400);
+    expect(await mistyped.text()).toContain('does not match: nothing was erased');
+    const reasonless = await post(path, { _csrf: csrf, reason: '  ', confirm: ANA });
+    expect(reasonless.status).toBe(400);
+    expect((await get(`/ops/candidates/${ANA}`)).status).toBe(200); // still there
+    const unknown = await post('/ops/candidates/nobody-here/erase', { _csrf: csrf, reason: 'asked', confirm: 'nobody-here' });
+    expect(unknown.status).toBe(400);
+    expect(await unknown.text()).toContain('No candidate with this id');
+
+    const done = await post(path, { _csrf: csrf, reason: 'asked by mail, ticket 77', confirm: ANA });
+    expect(done.status).toBe(303);
+    expect(done.headers.get('location')).toBe(`/ops/erasures?erased=${ANA}&redacted=2`);
+    expect((await get(`/ops/candidates/${ANA}`)).status).toBe(404);
+
+    const erasures = await get(`/ops/erasures?erased=${ANA}&redacted=2`);
+    expect(erasures.text).toContain('2 stored events redacted');
+    expect(erasures.text).toMatch(new RegExp(`<code>${ANA}</code></td><td>[^]*?</td><td>asked by mail, ticket 77</td><td class="num">2</td>`));
+    for (const page of [erasures.text, (await get('/ops/events?campaign=cmp_erase')).text]) {
+      expect(page).not.toMatch(/Anaïs|Quennehen|anais\.quennehen|33611223344/);
+    }
+    const exported = JSON.parse((await get(`/ops/candidates/${ANA}/export`)).text) as { candidate: unknown; erasures: Array<{ reason: string }> };
+    expect(exported.candidate).toBeNull();
+    expect(exported.erasures.map((e) => e.reason)).toEqual(['asked by mail, ticket 77']);
+    expect(await receiver.metrics().metrics()).toMatch(/prequal_hooks_erasures_total\{reason="request"\} 1/);
+  });
+});

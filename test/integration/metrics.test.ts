@@ -41,4 +41,28 @@ describe('receiver.metrics()', () => {
     await other.close();
     await receiver.close();
   });
+
+  it('counts erasures by request or retention, and the events they redacted, with no personal data in a label', async () => {
+    const receiver = createReceiver({ database: ':memory:', allowUnsigned: true, logger: createLogger({ level: 'silent' }) });
+    await receiver.replay([
+      sampleEvent('candidate.added', { timestamp: '2020-01-01T10:00:00.000Z', data: { candidate_id: 'cand-old', email: 'old.person@example.com' } }),
+      sampleEvent('candidate.added', { timestamp: '2026-11-20T10:00:00.000Z', data: { candidate_id: 'cand-asked', email: 'asked.person@example.com' } }),
+      sampleEvent('candidate.interview.started', { timestamp: '2026-11-20T11:00:00.000Z', data: { candidate_id: 'cand-asked' } }),
+    ]);
+    await receiver.drain();
+    const before = await receiver.metrics().metrics();
+    expect(before).not.toMatch(/prequal_hooks_erasures_total\{/);
+    await receiver.erase({ email: 'asked.person@example.com' }, { reason: 'asked by the person, ticket 4411' });
+    await receiver.eraseInactive({ olderThan: 730 * 86_400_000, reason: 'retention', dryRun: true });
+    let text = await receiver.metrics().metrics();
+    expect(text).toMatch(/prequal_hooks_erasures_total\{reason="request"\} 1/);
+    expect(text).not.toMatch(/reason="retention"/); // a dry run erases nothing
+    expect(text).toMatch(/prequal_hooks_redacted_events_total 2/);
+    await receiver.eraseInactive({ olderThan: 730 * 86_400_000, reason: 'retention' });
+    text = await receiver.metrics().metrics();
+    expect(text).toMatch(/prequal_hooks_erasures_total\{reason="retention"\} 1/);
+    expect(text).toMatch(/prequal_hooks_redacted_events_total 3/);
+    expect(text).not.toMatch(/ticket|example\.com|cand-/);
+    await receiver.close();
+  });
 });

@@ -19,5 +19,5 @@ export { createQueries, QueryParameterError, type Queries, type CampaignWithStat
 export { replay, rebuild, ReplayInputError, type ReplayInput, type ReplayOptions, type ReplaySummary, type RebuildOptions, type RebuildSummary } from './replay/index.js';
 export { createLogger, type Logger } from './logging.js';
 export { reconcileInto, compareCandidate, compareCampaign, compareCredits, type ReconcileOptions, type ReconcileReport, type Repair, type CampaignReport } from './reconcile/index.js';
-export { eraseCandidate, eraseInactive, exportCandidate, parseDuration, ErasureRequestError, UnknownCandidateError, type CandidateExport, type EraseOptions, type ErasureReport, type StoredEventExport, type RetentionOptions, type RetentionReport } from './privacy/index.js';
+export { eraseCandidate, eraseInactive, exportCandidate, parseDuration, ErasureRequestError, UnknownCandidateError, type CandidateExport, type EraseOptions, type ErasureReport, type StoredEventExport, type RetentionOptions, type RetentionReport, type EraseHook, type EraseHookContext, type ErasedCandidate } from './privacy/index.js';
 export type { CandidateMatch } from './store/store.js';

@@ -6,7 +6,10 @@ import { createLogger } from './logging.js';
 import type { Queries } from './query/index.js';
 import { replayInto, requireReadable } from './replay/index.js';
 import { reconcileInto } from './reconcile/index.js';
-import { eraseCandidate, eraseInactive, exportCandidate } from './privacy/index.js';
+import { createErasureHooks, eraseCandidate, eraseInactive, exportCandidate } from './privacy/index.js';
+import { dispatchSettings } from './dispatch/options.js';
+import type { Logger } from './logging.js';
+import type { Store } from './store/store.js';
 import { expressMiddleware } from './receive/express.js';
 import { fetchHandler } from './receive/fetch.js';
 import { ConfigurationError, createIntake, type Intake } from './receive/intake.js';
@@ -54,6 +57,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       state.handlers.onAny(handler, handlerOptions);
       state.running?.dispatcher.start();
     },
+    onErase: (hook, hookOptions) => state.eraseHooks.on(hook, hookOptions),
     query: waitingQueries(use),
     metrics: () => state.metrics.registry,
     dashboard: (dashboardOptions) => createDashboard(receiver, { logger: state.logger, ...dashboardOptions }),
@@ -77,15 +81,20 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     async erase(match, eraseOptions) {
       const report = await eraseCandidate((await use()).store, match, eraseOptions);
       state.metrics.erased(1, report.eventsRedacted, false);
+      state.eraseHooks.kick();
       return report;
     },
     async eraseInactive(retentionOptions) {
       const report = await eraseInactive((await use()).store, retentionOptions);
       if (!report.dryRun) state.metrics.erased(report.candidatesErased, report.eventsRedacted + report.setAsideRedacted, true);
+      state.eraseHooks.kick();
       return report;
     },
     exportCandidate: async (candidateId) => exportCandidate((await use()).store, candidateId),
-    drain: async () => (await use()).dispatcher.drain(),
+    async drain() {
+      await (await use()).dispatcher.drain();
+      await state.eraseHooks.idle();
+    },
     saturated: () => state.running?.dispatcher.saturated() ?? false,
     stuckHandlerCalls: () => state.running?.dispatcher.stuckHandlerCalls() ?? 0,
     probe: () => probeReceiver(state),
@@ -106,6 +115,7 @@ function receiverState(options: ReceiverOptions): ReceiverState {
     options,
     logger,
     handlers: createHandlerRegistry(),
+    eraseHooks: eraseHooksOf(options, () => state.running?.store, logger, (hook, result) => state.metrics.handlerCall(hook, result)),
     metrics: createMetrics(() => state.running?.store),
     storeOptions: {
       ...(options.busyTimeoutMs !== undefined && { busyTimeoutMs: options.busyTimeoutMs, timeoutMs: options.busyTimeoutMs }),
@@ -123,6 +133,20 @@ function receiverState(options: ReceiverOptions): ReceiverState {
     writeFailure: undefined,
   };
   return state;
+}
+
+/** The onErase hooks, called with the dispatcher's attempts, delays and timeout. */
+function eraseHooksOf(options: ReceiverOptions, store: () => Store | undefined, logger: Logger, onCall: (hook: string, result: 'ok' | 'failed' | 'timeout') => void) {
+  const settings = dispatchSettings(options.dispatch ?? {});
+  return createErasureHooks({
+    store,
+    logger,
+    attempts: settings.handlerAttempts,
+    retryDelayMs: settings.handlerRetryDelayMs,
+    timeoutMs: settings.handlerTimeoutMs,
+    ...options.eraseHooks,
+    onCall,
+  });
 }
 
 /** The intake on this receiver's store; options it refuses stop what was started, then throw. */

@@ -11,7 +11,7 @@ import type { IncomingRequest, IntakeResult } from '../receive/intake.js';
 import type { ReconcileOptions, ReconcileReport } from '../reconcile/index.js';
 import type { ReplayInput, ReplayOptions, ReplaySummary } from '../replay/index.js';
 import type { CandidateMatch, InboxState, ReadinessProbe, Store } from '../store/store.js';
-import type { CandidateExport, EraseOptions, ErasureReport, RetentionOptions, RetentionReport } from '../privacy/index.js';
+import type { CandidateExport, EraseHook, EraseOptions, ErasureReport, RetentionOptions, RetentionReport } from '../privacy/index.js';
 
 export interface Receiver {
   /**
@@ -38,6 +38,15 @@ export interface Receiver {
   on<K extends EventKind>(kind: K, handler: Handler<K>, handlerOptions?: { name?: string }): void;
   /** Like `on`, for every kind this version knows. */
   onAny(handler: AnyHandler, handlerOptions?: { name?: string }): void;
+  /**
+   * Called at least once for every erasure (this receiver's, another process's, the CLI's,
+   * retention's, and erasures made before the hook was registered) with the candidate's id, so
+   * that the application erases its own copies (a CRM, a mailing list). Each call is retried with
+   * a doubling delay (`dispatch.handlerAttempts`, `handlerRetryDelayMs`, `handlerTimeoutMs`); a
+   * round that still fails is tried again a minute later, then doubling up to an hour, until every
+   * hook has succeeded (the `erasure_hooks` table holds what is owed). Make it idempotent.
+   */
+  onErase(hook: EraseHook, hookOptions?: { name?: string }): void;
   /** Reads of the projected state: campaigns with stats, candidate lists, credits. */
   query: Queries;
   /**
@@ -85,7 +94,7 @@ export interface Receiver {
   eraseInactive(options: RetentionOptions): Promise<RetentionReport>;
   /** Everything held about one candidate (GDPR article 15), as one JSON-ready document. */
   exportCandidate(candidateId: string): Promise<CandidateExport>;
-  /** Resolves once every stored event is projected and its handlers have run. */
+  /** Resolves once every stored event is projected and its handlers have run, and a round of onErase hooks that runs has ended. */
   drain(): Promise<void>;
   /**
    * Whether processing has fallen far enough behind to refuse readiness: the handler window is

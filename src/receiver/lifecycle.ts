@@ -5,6 +5,7 @@ import type { DeadLetters } from '../dispatch/dead-letters.js';
 import { prepareDeadLetters } from '../dispatch/dead-letters.js';
 import { createDispatcher, type Dispatcher } from '../dispatch/dispatcher.js';
 import type { HandlerRegistry } from '../dispatch/handlers.js';
+import type { ErasureHooks } from '../privacy/hooks.js';
 import type { Logger } from '../logging.js';
 import type { createMetrics } from '../console/metrics.js';
 import { createQueries, type Queries } from '../query/index.js';
@@ -32,6 +33,8 @@ export interface ReceiverState {
   readonly options: ReceiverOptions;
   readonly logger: Logger;
   readonly handlers: HandlerRegistry;
+  /** The application's onErase hooks, and the rounds that call them. */
+  readonly eraseHooks: ErasureHooks;
   readonly metrics: ReturnType<typeof createMetrics>;
   readonly storeOptions: StoreOptions;
   readonly heartbeat: { everyMs: number } | undefined;
@@ -68,6 +71,7 @@ function assemble(state: ReceiverState, store: Store): Running {
   // Crash recovery: whatever a previous run stored but did not process is taken up now.
   dispatcher.start();
   const presence = state.heartbeat && keepPresence(store, { ...state.heartbeat, logger });
+  setImmediate(() => state.eraseHooks.kick()); // once `running` is set: erasures owed from before
   return { store, groupCommit, dispatcher, deadLetters: prepareDeadLetters(store, () => dispatcher.start()), queries: createQueries(store), presence };
 }
 
@@ -169,6 +173,7 @@ export async function closeReceiver(state: ReceiverState, timeoutMs: number): Pr
   await within(running.groupCommit.close());
   // The store's close is quick (a few milliseconds); keep time for it.
   await running.dispatcher.close(Math.max(0, left() - Math.min(100, timeoutMs / 4)));
+  await within(state.eraseHooks.close(), Math.max(0, left() - Math.min(100, timeoutMs / 4)));
   if (state.ownsStore) {
     await within(running.store.close().catch((error: unknown) => state.logger.warn({ code: describeStorageError(error).code }, 'error while closing the database')));
   }

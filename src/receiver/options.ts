@@ -51,4 +51,6 @@ export interface ReceiverOptions {
    * handlers. `false`: none (a short-lived script that only drains, and should not be handed work).
    */
   heartbeat?: false | { everyMs?: number };
+  /** When onErase hooks look for erasures owed (another process's, failed rounds), and how long a failed round waits (ms). Defaults: 30 s, 1 min doubling up to 1 h. */
+  eraseHooks?: { pollMs?: number; roundDelayMs?: number; maxRoundDelayMs?: number };
 }

@@ -90,6 +90,20 @@ export interface ErasureRequest {
 /** What an erasure did: never the erased values. */
 export type ErasureOutcome = { found: false } | { found: true; candidateId: string; eventsRedacted: number; inboxIds: number[] };
 
+/** An erasure whose onErase hooks are owed a call (no personal data: the id only). */
+export interface ErasureHookRow {
+  erasureId: number;
+  candidateId: string;
+  /** UTC ISO 8601 with milliseconds. */
+  erasedAt: string;
+  reason: string;
+  /** Rounds of attempts that failed before this one. */
+  rounds: number;
+}
+
+/** How a round of an erasure's hooks ended: all done, failed (next round at `dueAt`), or given back unrun. */
+export type ErasureHookSettlement = { state: 'done' } | { state: 'failed'; error: string; dueAt: string } | { state: 'released' };
+
 /** A delivery replay writes already processed, in one insert. */
 export interface SettledDelivery {
   delivery: Delivery & { identity: string; kind: string };
@@ -139,6 +153,12 @@ export interface WriteTx {
   eraseCandidate(request: ErasureRequest): Promise<ErasureOutcome>;
   /** Redacts the rows set aside (unknown kinds, dead letters) received before `before` (retention); how many changed. */
   redactSetAside(before: string): Promise<number>;
+  /**
+   * Takes up to `limit` erasures whose hooks are due at `now` and not claimed by another process,
+   * oldest first, claimed until `claimUntil` (a process that dies gives them back then).
+   */
+  claimErasureHooks(now: string, claimUntil: string, limit: number): Promise<ErasureHookRow[]>;
+  settleErasureHook(erasureId: number, settlement: ErasureHookSettlement): Promise<void>;
 }
 
 /**

@@ -2,7 +2,7 @@
 // projected rows, redacts every stored event naming the person, and records the erasure; then the
 // touched tables vacuumed, so that the dead tuples holding the erased values are gone.
 import { erasureInstants, redactedBody } from '../../events/index.js';
-import type { ErasureOutcome, ErasureRequest } from '../store.js';
+import type { ErasureHookRow, ErasureHookSettlement, ErasureOutcome, ErasureRequest } from '../store.js';
 import { query, type Engine, type Session } from './session.js';
 
 /** The latest erasure of each of these candidates that has one (ms). */
@@ -52,7 +52,12 @@ export async function eraseCandidate(tx: Session, request: ErasureRequest): Prom
   }
   await query(tx, 'DELETE FROM interview_responses WHERE candidate_id = $1', [candidateId]);
   await query(tx, 'DELETE FROM candidates WHERE candidate_id = $1', [candidateId]);
-  await query(tx, 'INSERT INTO erasures (candidate_id, erased_at, reason, events_redacted) VALUES ($1, $2::timestamptz, $3, $4)', [candidateId, request.erasedAt, request.reason, rows.length]);
+  await query(
+    tx,
+    `WITH erased AS (INSERT INTO erasures (candidate_id, erased_at, reason, events_redacted) VALUES ($1, $2::timestamptz, $3, $4) RETURNING erasure_id, erased_at)
+     INSERT INTO erasure_hooks (erasure_id, due_at) SELECT erasure_id, erased_at FROM erased`,
+    [candidateId, request.erasedAt, request.reason, rows.length],
+  );
   return { found: true, candidateId, eventsRedacted: rows.length, inboxIds: ids.sort((a, b) => a - b) };
 }
 
@@ -73,4 +78,27 @@ export async function redactSetAside(tx: Session, before: string): Promise<numbe
   await query(tx, 'UPDATE inbox SET raw = v.raw FROM unnest($1::bigint[], $2::bytea[]) AS v(inbox_id, raw) WHERE inbox.inbox_id = v.inbox_id', [ids, changed.map((r) => r.raw)]);
   await query(tx, `UPDATE handler_failures SET error = '(erased)' WHERE inbox_id = ANY($1::bigint[])`, [ids]);
   return changed.length;
+}
+
+/** Claims erasures whose hooks are due, inside the caller's transaction (rows another process is claiming are skipped). */
+export async function claimErasureHooks(tx: Session, now: string, claimUntil: string, limit: number): Promise<ErasureHookRow[]> {
+  const rows = await query<{ erasure_id: string; rounds: number; candidate_id: string; erased_at: Date | string; reason: string }>(
+    tx,
+    `WITH due AS (
+       SELECT erasure_id FROM erasure_hooks
+        WHERE due_at <= $1::timestamptz AND (claimed_until IS NULL OR claimed_until <= $1::timestamptz)
+        ORDER BY due_at, erasure_id LIMIT $3 FOR UPDATE SKIP LOCKED),
+     claimed AS (UPDATE erasure_hooks h SET claimed_until = $2::timestamptz FROM due WHERE h.erasure_id = due.erasure_id RETURNING h.erasure_id, h.rounds)
+     SELECT claimed.erasure_id, claimed.rounds, e.candidate_id, e.erased_at, e.reason FROM claimed JOIN erasures e USING (erasure_id) ORDER BY claimed.erasure_id`,
+    [now, claimUntil, limit],
+  );
+  return rows.map((r) => ({ erasureId: Number(r.erasure_id), candidateId: r.candidate_id, erasedAt: r.erased_at instanceof Date ? r.erased_at.toISOString() : r.erased_at, reason: r.reason, rounds: r.rounds }));
+}
+
+export async function settleErasureHook(tx: Session, erasureId: number, settlement: ErasureHookSettlement): Promise<void> {
+  if (settlement.state === 'done') await query(tx, 'DELETE FROM erasure_hooks WHERE erasure_id = $1', [erasureId]);
+  else if (settlement.state === 'released') await query(tx, 'UPDATE erasure_hooks SET claimed_until = NULL WHERE erasure_id = $1', [erasureId]);
+  else {
+    await query(tx, 'UPDATE erasure_hooks SET rounds = rounds + 1, due_at = $2::timestamptz, claimed_until = NULL, last_error = $3 WHERE erasure_id = $1', [erasureId, settlement.dueAt, settlement.error]);
+  }
 }

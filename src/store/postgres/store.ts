@@ -82,6 +82,8 @@ function writeTx(tx: Session): WriteTx {
     erasures: (ids) => erasure.erasures(tx, ids),
     eraseCandidate: (request) => erasure.eraseCandidate(tx, request),
     redactSetAside: (before) => erasure.redactSetAside(tx, before),
+    claimErasureHooks: (now, claimUntil, limit) => erasure.claimErasureHooks(tx, now, claimUntil, limit),
+    settleErasureHook: (erasureId, settlement) => erasure.settleErasureHook(tx, erasureId, settlement),
     settle: (settlements, at, settleOptions) => settle(tx, settlements, at, settleOptions),
   };
 }

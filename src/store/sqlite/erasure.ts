@@ -2,7 +2,7 @@
 // projected rows, redacts every stored event naming the person, and records the erasure; then a
 // scrub that leaves none of the erased bytes in the file or its WAL.
 import { erasureInstants, redactedBody } from '../../events/index.js';
-import type { ErasureOutcome, ErasureRequest } from '../store.js';
+import type { ErasureHookRow, ErasureHookSettlement, ErasureOutcome, ErasureRequest } from '../store.js';
 import { prepared, read, type SqliteConnection } from './connection.js';
 
 /** The latest erasure of each of these candidates that has one (ms). */
@@ -56,7 +56,8 @@ export function eraseCandidate(connection: SqliteConnection, request: ErasureReq
   }
   prepared(connection, 'DELETE FROM interview_responses WHERE candidate_id = ?').run(candidateId);
   prepared(connection, 'DELETE FROM candidates WHERE candidate_id = ?').run(candidateId);
-  prepared(connection, 'INSERT INTO erasures (candidate_id, erased_at, reason, events_redacted) VALUES (?, ?, ?, ?)').run(candidateId, request.erasedAt, request.reason, rows.size);
+  const { lastInsertRowid } = prepared(connection, 'INSERT INTO erasures (candidate_id, erased_at, reason, events_redacted) VALUES (?, ?, ?, ?)').run(candidateId, request.erasedAt, request.reason, rows.size);
+  prepared(connection, 'INSERT INTO erasure_hooks (erasure_id, due_at) VALUES (?, ?)').run(lastInsertRowid, request.erasedAt);
   return { found: true, candidateId, eventsRedacted: rows.size, inboxIds: [...rows.keys()].sort((a, b) => a - b) };
 }
 
@@ -89,4 +90,29 @@ export function redactSetAside(connection: SqliteConnection, before: string): nu
     changed++;
   }
   return changed;
+}
+
+/** Claims erasures whose hooks are due, inside the caller's write transaction. */
+export function claimErasureHooks(connection: SqliteConnection, now: string, claimUntil: string, limit: number): ErasureHookRow[] {
+  const rows = prepared(
+    connection,
+    `UPDATE erasure_hooks SET claimed_until = ?
+      WHERE erasure_id IN (SELECT erasure_id FROM erasure_hooks WHERE due_at <= ? AND (claimed_until IS NULL OR claimed_until <= ?) ORDER BY due_at, erasure_id LIMIT ?)
+      RETURNING erasure_id, rounds`,
+  ).all(claimUntil, now, now, limit) as Array<{ erasure_id: number; rounds: number }>;
+  const erasure = prepared(connection, 'SELECT candidate_id, erased_at, reason FROM erasures WHERE erasure_id = ?');
+  return rows
+    .map((r) => {
+      const e = erasure.get(r.erasure_id) as { candidate_id: string; erased_at: string; reason: string };
+      return { erasureId: r.erasure_id, candidateId: e.candidate_id, erasedAt: e.erased_at, reason: e.reason, rounds: r.rounds };
+    })
+    .sort((a, b) => a.erasureId - b.erasureId);
+}
+
+export function settleErasureHook(connection: SqliteConnection, erasureId: number, settlement: ErasureHookSettlement): void {
+  if (settlement.state === 'done') prepared(connection, 'DELETE FROM erasure_hooks WHERE erasure_id = ?').run(erasureId);
+  else if (settlement.state === 'released') prepared(connection, 'UPDATE erasure_hooks SET claimed_until = NULL WHERE erasure_id = ?').run(erasureId);
+  else {
+    prepared(connection, 'UPDATE erasure_hooks SET rounds = rounds + 1, due_at = ?, claimed_until = NULL, last_error = ? WHERE erasure_id = ?').run(settlement.dueAt, settlement.error, erasureId);
+  }
 }

@@ -107,6 +107,8 @@ function writeTx(connection: SqliteConnection, s: SqliteStatements): WriteTx {
     erasures: (ids) => guard(() => erasure.erasures(connection, ids)),
     eraseCandidate: (request) => guard(() => erasure.eraseCandidate(connection, request)),
     redactSetAside: (before) => guard(() => erasure.redactSetAside(connection, before)),
+    claimErasureHooks: (now, claimUntil, limit) => guard(() => erasure.claimErasureHooks(connection, now, claimUntil, limit)),
+    settleErasureHook: (erasureId, settlement) => guard(() => erasure.settleErasureHook(connection, erasureId, settlement)),
   };
 }
 

@@ -1,0 +1,11 @@
+-- The application's onErase hooks owe a call for every erasure (at least once): one row per
+-- erasure until every hook has succeeded. Erasures made before this migration are owed too.
+CREATE TABLE erasure_hooks (
+  erasure_id    bigint PRIMARY KEY REFERENCES erasures (erasure_id),
+  rounds        integer NOT NULL DEFAULT 0,  -- rounds of attempts that failed
+  due_at        timestamptz NOT NULL,        -- the next round
+  claimed_until timestamptz,                 -- a process is calling the hooks until then
+  last_error    text                         -- the error's class and code only: its message may name the person
+);
+INSERT INTO erasure_hooks (erasure_id, due_at) SELECT erasure_id, erased_at FROM erasures;
+CREATE INDEX erasure_hooks_by_due ON erasure_hooks (due_at);

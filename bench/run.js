@@ -241,6 +241,11 @@ function verdicts(results) {
       if (rb.costRatio !== undefined) add('rebuild cost/event ÷ 100k file', rb.costRatio, '≤ 1.30', (v) => v <= 1.3);
     }
   }
+  const er = results.replay?.erasure;
+  if (er) {
+    add(`erase 1 candidate among ${er.events.toLocaleString('en')} events`, er.one.wallMs, '< 2,000 ms', (v) => v < 2000, ' ms');
+    if (er.retention) add(`retention: erase ${er.retention.candidatesErased.toLocaleString('en')} inactive`, er.retention.wallMs, 'figure', () => true, ' ms');
+  }
   if (results.neighbours) add('neighbours: /ping p99 ratio', results.neighbours.ratio, '≤ 1.50', (v) => v <= 1.5);
   if (results.locks) {
     add('locks: slowest webhook answer', results.locks.slowestAnswerMs, '< 5,000 ms', (v) => v < 5000, ' ms');
@@ -291,6 +296,13 @@ function table(results) {
     const base = results.replayBaseline?.rebuild;
     lines.push(`Rebuild: ${rb.command}, ${fmt(rb.events)} inbox events: ${fmt(rb.eventsPerSec)} events/s (${(rb.wallMs / 1000).toFixed(1)} s wall), peak RSS ${rb.maxRssMb} MB`);
     if (base) lines.push(`  baseline, the 100,000-event file's database (${fmt(base.events)} events): ${fmt(base.eventsPerSec)} events/s, peak RSS ${base.maxRssMb} MB; cost per event ${rb.costRatio}× the baseline's`);
+  }
+  const er = results.replay?.erasure;
+  if (er) {
+    lines.push(`Erasure, on the replayed database (${fmt(er.events)} stored events, ${fmt(er.candidates)} candidates), each a CLI process timed from outside:`);
+    lines.push(`  prequal-hooks erase --candidate <one>: ${fmt(er.one.wallMs)} ms wall, ${er.one.eventsRedacted} events redacted, peak RSS ${er.one.maxRssMb} MB`);
+    lines.push(`  baselines, same run: the CLI starting and exiting (--version) ${fmt(er.baselines.cliStartMs)} ms; every stored body scanned for the id (no index) ${fmt(er.baselines.naiveScanMs)} ms`);
+    if (er.retention) lines.push(`  prequal-hooks erase --inactive-for <age of the ${fmt(er.retention.candidatesErased)} least recent>: ${fmt(er.retention.wallMs)} ms wall, ${fmt(er.retention.eventsRedacted)} events redacted, peak RSS ${er.retention.maxRssMb} MB`);
   }
   for (const l of [results.lag, results.lag90].filter(Boolean)) {
     lines.push('');
@@ -374,7 +386,7 @@ async function main() {
     );
     results.scenario = { file: scenario.file.replace(`${ROOT}/`, ''), cached: scenario.cached, ...scenario.meta, ...(scenario.generation && { generation: scenario.generation }) };
     log(`replaying ${settings.replayEvents.toLocaleString('en')} events …`);
-    results.replay = await timed('replay', () => benchReplay({ scenario, tmpDir: runDir, cli: CLI, env: CHILD_ENV, rebuild: true }));
+    results.replay = await timed('replay', () => benchReplay({ scenario, tmpDir: runDir, cli: CLI, env: CHILD_ENV, rebuild: true, erasure: true }));
     log(`replay: ${results.replay.eventsPerSec} events/s, peak RSS ${results.replay.maxRssMb} MB`);
     if (results.replay.rebuild) log(`rebuild: ${results.replay.rebuild.eventsPerSec} events/s, peak RSS ${results.replay.rebuild.maxRssMb} MB`);
     // The baseline of the growth target: the same generator's 100,000-event file, in the same run.

@@ -6,6 +6,7 @@ import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { benchErasure } from './erasure.js';
 import { measureCommand } from './processes.js';
 
 const BENCH = fileURLToPath(new URL('..', import.meta.url));
@@ -85,7 +86,7 @@ async function benchRebuild({ db, cli, env }) {
  * Replays the scenario into a new database; `batched` takes the batched path (the baseline of
  * the bulk load), `rebuild` then times a rebuild of the database written.
  */
-export async function benchReplay({ scenario, tmpDir, cli, env, batched = false, rebuild = false }) {
+export async function benchReplay({ scenario, tmpDir, cli, env, batched = false, rebuild = false, erasure = false }) {
   const db = join(tmpDir, `replay-${process.pid}-${Date.now()}.db`);
   const command = replayCommand(scenario.file, db, cli);
   if (batched) {
@@ -112,6 +113,8 @@ export async function benchReplay({ scenario, tmpDir, cli, env, batched = false,
   // as the database grows.
   const progress = [...run.stderr.matchAll(/received (\d+)\b.*?\((\d+) events\/s\)/g)].map((m) => ({ received: Number(m[1]), eventsPerSec: Number(m[2]) }));
   const rebuilt = rebuild && cliHas(cli, 'rebuild', '--json') ? await benchRebuild({ db, cli, env }) : undefined;
+  // Last: it changes the database.
+  const erased = erasure && cliHas(cli, 'erase', '--inactive-for') ? await benchErasure({ db, cli, env }) : undefined;
   for (const suffix of ['', '-wal', '-shm']) rmSync(`${db}${suffix}`, { force: true });
   const events = scenario.meta.events;
   return {
@@ -128,5 +131,6 @@ export async function benchReplay({ scenario, tmpDir, cli, env, batched = false,
     dbMb: Math.round(dbBytes / 1048576),
     ...(progress.length > 0 && { progress }),
     ...(rebuilt && { rebuild: rebuilt }),
+    ...(erased && { erasure: erased }),
   };
 }

@@ -146,6 +146,30 @@ describe.each([...ENGINES, SQLITE_THREAD])('erasing a candidate on $name', (engi
     expect(await snapshot(store)).toEqual(state);
     expect(await store.select('SELECT * FROM erasures')).toEqual([]);
   });
+
+  // Replicas project concurrently: a projection that read no tombstone must commit before the
+  // erasure deletes, or it would leave the person's row behind it. (SQLite has one writer.)
+  it.runIf(engine.name === 'postgres')('waits for a projection that read no tombstone, and the next projection sees the erasure', async () => {
+    const { receiver: r } = await started();
+    const store = await r.store();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let read: Map<string, number> | undefined;
+    const projecting = store.write(async (tx) => {
+      read = await tx.erasures([K]);
+      await held;
+    });
+    while (read === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
+    let erased = false;
+    const erasing = r.erase({ candidateId: K }, { reason: 'race' }).then(() => (erased = true));
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(erased).toBe(false);
+    release();
+    await projecting;
+    await erasing;
+    expect(read.size).toBe(0);
+    expect((await store.write((tx) => tx.erasures([K]))).has(K)).toBe(true);
+  });
 });
 
 describe('erasure on SQLite, on disk', () => {

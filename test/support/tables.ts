@@ -62,7 +62,7 @@ export async function readStoreTables(store: Store): Promise<Tables> {
 
 /** Empties every table a test writes, on either engine (between property-test runs). */
 export async function emptyTables(store: Store): Promise<void> {
-  for (const table of ['handler_failures', 'interview_responses', 'candidates', 'campaigns', 'credits', 'inbox', 'erasures']) {
+  for (const table of ['handler_failures', 'interview_responses', 'candidates', 'campaigns', 'credits', 'inbox', 'erasure_hooks', 'erasures']) {
     await store.select(`DELETE FROM ${table}`);
   }
 }

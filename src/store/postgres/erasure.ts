@@ -5,27 +5,42 @@ import { erasureInstants, redactedBody } from '../../events/index.js';
 import type { ErasureHookRow, ErasureHookSettlement, ErasureOutcome, ErasureRequest } from '../store.js';
 import { query, type Engine, type Session } from './session.js';
 
-/** The latest erasure of each of these candidates that has one (ms). */
+// Erasures and the projection of candidates are serialised by one transaction-level advisory lock,
+// shared by projections and exclusive for an erasure, taken before any row lock: a projection that
+// read no tombstone cannot commit a row for a person whose erasure commits meanwhile (replicas
+// project concurrently). Erasures are rare and short; while one runs, projection waits and
+// intake goes on acknowledging.
+const ERASURE_LOCK = 'SELECT pg_advisory_xact_lock%s(1886545265, hashtext(current_schema()))'; // 'preq': apart from the migrations' lock; one per schema
+
+/** The latest erasure of each of these candidates that has one (ms); erasures wait for this transaction. */
 export async function erasures(tx: Session, candidateIds: readonly string[]): Promise<Map<string, number>> {
   if (candidateIds.length === 0) return new Map();
+  const ids = [...new Set(candidateIds)];
+  await query(tx, ERASURE_LOCK.replace('%s', '_shared'));
   const rows = await query<{ candidate_id: string; erased_at: Date }>(
     tx,
     'SELECT candidate_id, MAX(erased_at) AS erased_at FROM erasures WHERE candidate_id = ANY($1::text[]) GROUP BY candidate_id',
-    [[...new Set(candidateIds)]],
+    [ids],
   );
   return erasureInstants(rows);
 }
 
+type Found = { candidate_id: string; email: string | null; phone: string | null };
+
 async function find(tx: Session, request: ErasureRequest): Promise<{ candidateId: string; needles: string[] } | undefined> {
   const { match } = request;
-  const [row] =
+  await query(tx, ERASURE_LOCK.replace('%s', ''));
+  const [located] =
     'candidateId' in match
-      ? await query<{ candidate_id: string; email: string | null; phone: string | null }>(tx, 'SELECT candidate_id, email, phone FROM candidates WHERE candidate_id = $1 FOR UPDATE', [match.candidateId])
+      ? [{ candidate_id: match.candidateId }]
       : 'email' in match
-        ? await query<{ candidate_id: string; email: string | null; phone: string | null }>(tx, 'SELECT candidate_id, email, phone FROM candidates WHERE lower(email) = lower($1) ORDER BY candidate_id LIMIT 1 FOR UPDATE', [match.email])
-        : await query<{ candidate_id: string; email: string | null; phone: string | null }>(tx, 'SELECT candidate_id, email, phone FROM candidates WHERE phone = $1 ORDER BY candidate_id LIMIT 1 FOR UPDATE', [match.phone]);
+        ? await query<{ candidate_id: string }>(tx, 'SELECT candidate_id FROM candidates WHERE lower(email) = lower($1) ORDER BY candidate_id LIMIT 1', [match.email])
+        : await query<{ candidate_id: string }>(tx, 'SELECT candidate_id FROM candidates WHERE phone = $1 ORDER BY candidate_id LIMIT 1', [match.phone]);
+  if (located === undefined) return undefined;
+  const [row] = await query<Found>(tx, 'SELECT candidate_id, email, phone FROM candidates WHERE candidate_id = $1 FOR UPDATE', [located.candidate_id]);
   if (row !== undefined) return { candidateId: row.candidate_id, needles: [row.candidate_id, row.email, row.phone].filter((n): n is string => typeof n === 'string' && n !== '') };
-  if (!('candidateId' in match)) return undefined;
+  if (!('candidateId' in match)) return undefined; // erased or changed meanwhile
+  // Known only from events (none projected yet, or set aside): still erasable by id.
   const named = await query(tx, 'SELECT 1 FROM inbox WHERE handler_key = $1 LIMIT 1', [`candidate:${match.candidateId}`]);
   return named.length === 0 ? undefined : { candidateId: match.candidateId, needles: [match.candidateId] };
 }

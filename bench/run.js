@@ -300,7 +300,7 @@ function table(results) {
   const er = results.replay?.erasure;
   if (er) {
     lines.push(`Erasure, on the replayed database (${fmt(er.events)} stored events, ${fmt(er.candidates)} candidates), each a CLI process timed from outside:`);
-    lines.push(`  prequal-hooks erase --candidate <one>: ${fmt(er.one.wallMs)} ms wall, ${er.one.eventsRedacted} events redacted, peak RSS ${er.one.maxRssMb} MB`);
+    lines.push(`  prequal-hooks erase --candidate <one>: ${fmt(er.one.wallMs)} ms wall, ${er.one.eventsRedacted} event${er.one.eventsRedacted === 1 ? "" : "s"} redacted, peak RSS ${er.one.maxRssMb} MB`);
     lines.push(`  baselines, same run: the CLI starting and exiting (--version) ${fmt(er.baselines.cliStartMs)} ms; every stored body scanned for the id (no index) ${fmt(er.baselines.naiveScanMs)} ms`);
     if (er.retention) lines.push(`  prequal-hooks erase --inactive-for <age of the ${fmt(er.retention.candidatesErased)} least recent>: ${fmt(er.retention.wallMs)} ms wall, ${fmt(er.retention.eventsRedacted)} events redacted, peak RSS ${er.retention.maxRssMb} MB`);
   }

@@ -41,6 +41,27 @@ export function latestEventInstant(fieldVersions: string): number {
 }
 
 /**
+ * The candidates whose latest event is older than the cutoff, in id order, read a page at a time
+ * (a million candidates need not be in memory at once). A row whose versions say nothing (none
+ * should) is never taken as stale.
+ */
+async function staleCandidates(store: Store, cutoffMs: number): Promise<string[]> {
+  const stale: string[] = [];
+  for (let after = ''; ; ) {
+    const page = await store.select<{ candidate_id: string; field_versions: string }>(
+      'SELECT candidate_id, field_versions FROM candidates WHERE candidate_id > ? ORDER BY candidate_id LIMIT 5000',
+      [after],
+    );
+    for (const r of page) {
+      const latest = latestEventInstant(r.field_versions);
+      if (Number.isFinite(latest) && latest < cutoffMs) stale.push(r.candidate_id);
+    }
+    if (page.length < 5000) return stale.sort();
+    after = page.at(-1)!.candidate_id;
+  }
+}
+
+/**
  * Erases, in one transaction, every candidate whose latest event is older than the cutoff, and
  * redacts the rows set aside received before it; then scrubs. Returns counts and ids only.
  */
@@ -54,15 +75,7 @@ export async function eraseInactive(store: Store, options: RetentionOptions): Pr
   if (reason === '') throw new ErasureRequestError('an erasure needs a reason (kept in the audit trail, without personal data)');
   const cutoff = new Date(cutoffMs).toISOString();
   const erasedAt = new Date(now).toISOString();
-  const rows = await store.select<{ candidate_id: string; field_versions: string }>('SELECT candidate_id, field_versions FROM candidates');
-  // A row whose versions say nothing (none should) is never taken as stale.
-  const stale = rows
-    .filter((r) => {
-      const latest = latestEventInstant(r.field_versions);
-      return Number.isFinite(latest) && latest < cutoffMs;
-    })
-    .map((r) => r.candidate_id)
-    .sort();
+  const stale = await staleCandidates(store, cutoffMs);
   let totals: { eventsRedacted: number; setAsideRedacted: number };
   try {
     totals = await store.write(async (tx) => {

@@ -17,12 +17,8 @@ function within<T>(work: Promise<T>): Promise<T | undefined> {
 // per process, merged into each receiver's registry, rather than one per receiver.
 let processDefaults: Registry | undefined;
 
-export function createMetrics(store: () => Store | undefined) {
-  if (processDefaults === undefined) {
-    processDefaults = new Registry();
-    collectDefaultMetrics({ register: processDefaults, prefix: PREFIX });
-  }
-  const own = new Registry();
+/** The series counted where things happen. */
+function countedSeries(own: Registry) {
   const requests = new Counter({
     name: `${PREFIX}requests_total`,
     help: 'Webhook requests answered, by HTTP status and outcome (stored, duplicate, refused, kept_invalid, unavailable, failed).',
@@ -58,6 +54,11 @@ export function createMetrics(store: () => Store | undefined) {
     help: 'Stored events redacted by erasures and retention, by this process.',
     registers: [own],
   });
+  return { requests, events, lag, handlerCalls, erasures, redacted };
+}
+
+/** The series read from the store at scrape time. */
+function storeGauges(own: Registry, store: () => Store | undefined): void {
   new Gauge({
     name: `${PREFIX}inbox_rows`,
     help: 'Inbox rows by state (pending is the backlog), and handler failures.',
@@ -79,6 +80,16 @@ export function createMetrics(store: () => Store | undefined) {
       this.set(current && (await within(current.counts())) !== undefined ? 1 : 0);
     },
   });
+}
+
+export function createMetrics(store: () => Store | undefined) {
+  if (processDefaults === undefined) {
+    processDefaults = new Registry();
+    collectDefaultMetrics({ register: processDefaults, prefix: PREFIX });
+  }
+  const own = new Registry();
+  const { requests, events, lag, handlerCalls, erasures, redacted } = countedSeries(own);
+  storeGauges(own, store);
 
   const registry = Registry.merge([processDefaults, own]);
   return {

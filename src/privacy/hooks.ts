@@ -6,7 +6,7 @@
 // next round off (a minute, doubling, at most an hour). A failed round keeps the error's class and
 // code, never its message (it may name the person).
 import type { Logger } from 'pino';
-import { createHandlerCalls, HandlerTimeoutError } from '../dispatch/handler-calls.js';
+import { createHandlerCalls, HandlerTimeoutError, type HandlerCalls } from '../dispatch/handler-calls.js';
 import type { ErasureHookRow, Store } from '../store/store.js';
 
 /** What an onErase hook is told: identifiers and the operator's reason, never an erased value. */
@@ -61,119 +61,141 @@ function describe(error: unknown): string {
   return typeof code === 'string' || typeof code === 'number' ? `${error.name} (${code})` : error.name;
 }
 
+/** One receiver's hooks and the rounds that call them. */
+interface Rounds {
+  options: ErasureHookOptions;
+  hooks: Registered[];
+  claimMs: number;
+  stopping: AbortController;
+  calls: HandlerCalls;
+  running: Promise<void> | undefined;
+  /** A look was asked for while one ran: look again when it ends. */
+  again: boolean;
+  timer: NodeJS.Timeout | undefined;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+function wait(rounds: Rounds, ms: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    rounds.stopping.signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+  });
+}
+
+/**
+ * Every hook for one erasure, each retried: null when all succeeded, the first that gave up, or
+ * undefined when the receiver stopped meanwhile.
+ */
+async function callAll(rounds: Rounds, erasure: ErasureHookRow): Promise<{ hook: string; error: unknown } | null | undefined> {
+  const { options, stopping } = rounds;
+  const told: ErasedCandidate = { erasureId: erasure.erasureId, candidateId: erasure.candidateId, erasedAt: erasure.erasedAt, reason: erasure.reason };
+  for (const hook of rounds.hooks) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await rounds.calls.callOnce((signal) => hook.run({ ...told }, { attempt, round: erasure.rounds, signal }));
+        options.onCall?.(hook.name, 'ok');
+        break;
+      } catch (error) {
+        options.onCall?.(hook.name, error instanceof HandlerTimeoutError ? 'timeout' : 'failed');
+        if (stopping.signal.aborted) return undefined;
+        if (attempt >= options.attempts) return { hook: hook.name, error };
+        await wait(rounds, options.retryDelayMs * 2 ** (attempt - 1));
+        if (stopping.signal.aborted) return undefined;
+      }
+    }
+  }
+  return null;
+}
+
+/** One round for one erasure, and what it leaves owed. */
+async function settle(rounds: Rounds, store: Store, erasure: ErasureHookRow): Promise<void> {
+  const { options } = rounds;
+  const failure = await callAll(rounds, erasure);
+  if (failure === undefined) {
+    await store.write((tx) => tx.settleErasureHook(erasure.erasureId, { state: 'released' }));
+  } else if (failure === null) {
+    await store.write((tx) => tx.settleErasureHook(erasure.erasureId, { state: 'done' }));
+  } else {
+    const delayMs = Math.min(options.maxRoundDelayMs ?? 3_600_000, (options.roundDelayMs ?? 60_000) * 2 ** erasure.rounds);
+    const error = `${failure.hook}: ${describe(failure.error)}`;
+    const now = (options.now ?? Date.now)();
+    await store.write((tx) => tx.settleErasureHook(erasure.erasureId, { state: 'failed', error, dueAt: iso(now + delayMs) }));
+    options.logger.error(
+      { erasureId: erasure.erasureId, hook: failure.hook, error: describe(failure.error), round: erasure.rounds + 1, retryInMs: delayMs },
+      'onErase hook failed; its round is retried later',
+    );
+  }
+}
+
+/** Claims what is due, a few at a time, until nothing is. */
+async function runDue(rounds: Rounds): Promise<void> {
+  for (;;) {
+    const store = rounds.options.store();
+    if (rounds.stopping.signal.aborted || rounds.hooks.length === 0 || store === undefined) return;
+    const at = (rounds.options.now ?? Date.now)();
+    const due = await store.write((tx) => tx.claimErasureHooks(iso(at), iso(at + rounds.claimMs), 8));
+    if (due.length === 0) return;
+    for (const erasure of due) {
+      if (rounds.stopping.signal.aborted) await store.write((tx) => tx.settleErasureHook(erasure.erasureId, { state: 'released' }));
+      else await settle(rounds, store, erasure);
+    }
+  }
+}
+
+/** Looks for due erasures now (coalesced with a look already running). */
+function kick(rounds: Rounds): void {
+  if (rounds.hooks.length === 0 || rounds.stopping.signal.aborted) return;
+  if (rounds.running !== undefined) {
+    rounds.again = true;
+    return;
+  }
+  rounds.running = (async () => {
+    do {
+      rounds.again = false;
+      await runDue(rounds).catch((error: unknown) => rounds.options.logger.warn({ error: describe(error) }, 'erasure hooks: cannot read or settle their erasures now; trying again later'));
+    } while (rounds.again && !rounds.stopping.signal.aborted);
+  })().finally(() => {
+    rounds.running = undefined;
+  });
+}
+
 export function createErasureHooks(options: ErasureHookOptions) {
-  const { logger, attempts, retryDelayMs } = options;
-  const pollMs = options.pollMs ?? 30_000;
-  const claimMs = Math.max(options.claimMs ?? 10 * 60_000, options.timeoutMs * attempts * 2);
-  const roundDelayMs = options.roundDelayMs ?? 60_000;
-  const maxRoundDelayMs = options.maxRoundDelayMs ?? 3_600_000;
-  const now = options.now ?? Date.now;
-  const hooks: Registered[] = [];
   const stopping = new AbortController();
-  const calls = createHandlerCalls({ concurrency: 1, timeoutMs: options.timeoutMs, stopping: stopping.signal });
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let again = false;
-
-  const iso = (ms: number) => new Date(ms).toISOString();
-  const wait = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, ms);
-      stopping.signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-    });
-
-  /** Every hook for one erasure, each retried; the first that gives up fails the round. */
-  async function callAll(erasure: ErasureHookRow): Promise<unknown> {
-    const told: ErasedCandidate = { erasureId: erasure.erasureId, candidateId: erasure.candidateId, erasedAt: erasure.erasedAt, reason: erasure.reason };
-    for (const hook of hooks) {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await calls.callOnce((signal) => hook.run({ ...told }, { attempt, round: erasure.rounds, signal }));
-          options.onCall?.(hook.name, 'ok');
-          break;
-        } catch (error) {
-          options.onCall?.(hook.name, error instanceof HandlerTimeoutError ? 'timeout' : 'failed');
-          if (stopping.signal.aborted) return undefined;
-          if (attempt >= attempts) return { hook: hook.name, error };
-          await wait(retryDelayMs * 2 ** (attempt - 1));
-          if (stopping.signal.aborted) return undefined;
-        }
-      }
-    }
-    return null;
-  }
-
-  async function settle(store: Store, erasure: ErasureHookRow): Promise<void> {
-    const failure = (await callAll(erasure)) as { hook: string; error: unknown } | null | undefined;
-    if (failure === undefined) {
-      await store.write((tx) => tx.settleErasureHook(erasure.erasureId, { state: 'released' }));
-    } else if (failure === null) {
-      await store.write((tx) => tx.settleErasureHook(erasure.erasureId, { state: 'done' }));
-    } else {
-      const delayMs = Math.min(maxRoundDelayMs, roundDelayMs * 2 ** erasure.rounds);
-      const error = `${failure.hook}: ${describe(failure.error)}`;
-      await store.write((tx) => tx.settleErasureHook(erasure.erasureId, { state: 'failed', error, dueAt: iso(now() + delayMs) }));
-      logger.error({ erasureId: erasure.erasureId, hook: failure.hook, error: describe(failure.error), round: erasure.rounds + 1, retryInMs: delayMs }, 'onErase hook failed; its round is retried later');
-    }
-  }
-
-  async function runOnce(): Promise<void> {
-    for (;;) {
-      const store = options.store();
-      if (stopping.signal.aborted || hooks.length === 0 || store === undefined) return;
-      const at = now();
-      const due = await store.write((tx) => tx.claimErasureHooks(iso(at), iso(at + claimMs), 8));
-      if (due.length === 0) return;
-      for (const erasure of due) {
-        if (stopping.signal.aborted) {
-          await store.write((tx) => tx.settleErasureHook(erasure.erasureId, { state: 'released' }));
-          continue;
-        }
-        await settle(store, erasure);
-      }
-    }
-  }
-
-  /** Looks for due erasures now (coalesced with a look already running). */
-  function kick(): void {
-    if (hooks.length === 0 || stopping.signal.aborted) return;
-    if (running !== undefined) {
-      again = true;
-      return;
-    }
-    running = (async () => {
-      do {
-        again = false;
-        await runOnce().catch((error: unknown) => logger.warn({ error: describe(error) }, 'erasure hooks: cannot read or settle their erasures now; trying again later'));
-      } while (again && !stopping.signal.aborted);
-    })().finally(() => {
-      running = undefined;
-    });
-  }
-
+  const rounds: Rounds = {
+    options,
+    hooks: [],
+    claimMs: Math.max(options.claimMs ?? 10 * 60_000, options.timeoutMs * options.attempts * 2),
+    stopping,
+    calls: createHandlerCalls({ concurrency: 1, timeoutMs: options.timeoutMs, stopping: stopping.signal }),
+    running: undefined,
+    again: false,
+    timer: undefined,
+  };
   return {
     on(hook: EraseHook, hookOptions: { name?: string } = {}): void {
+      const { hooks } = rounds;
       hooks.push({ name: hookOptions.name ?? (hook.name && hook.name !== 'anonymous' ? `erase:${hook.name}` : `erase#${hooks.length + 1}`), run: hook });
-      if (timer === undefined && !stopping.signal.aborted) {
-        timer = setInterval(kick, pollMs);
-        timer.unref();
+      if (rounds.timer === undefined && !stopping.signal.aborted) {
+        rounds.timer = setInterval(() => kick(rounds), options.pollMs ?? 30_000);
+        rounds.timer.unref();
       }
-      kick();
+      kick(rounds);
     },
-    kick,
+    kick: () => kick(rounds),
     /** Resolves once no round is running (tests, and `receiver.drain()`). */
     async idle(): Promise<void> {
-      while (running !== undefined) await running;
+      while (rounds.running !== undefined) await rounds.running;
     },
     get size(): number {
-      return hooks.length;
+      return rounds.hooks.length;
     },
     /** Stops looking; a round in progress gives its erasures back unrun (they stay owed). */
     async close(): Promise<void> {
-      if (timer !== undefined) clearInterval(timer);
+      if (rounds.timer !== undefined) clearInterval(rounds.timer);
       stopping.abort();
-      await running;
-      await calls.onIdle();
+      await rounds.running;
+      await rounds.calls.onIdle();
     },
   };
 }

@@ -84,16 +84,15 @@ export function createMetrics(store: () => Store | undefined) {
   });
   new Gauge({
     name: `${PREFIX}backlog_age_seconds`,
-    help: 'Age of the oldest pending inbox row (stored, not yet projected); 0 when none is pending.',
+    help: 'Age of the oldest pending inbox row (stored, not yet projected); 0 when none is pending, NaN when the store did not answer.',
     registers: [own],
     async collect() {
       const current = store();
       if (current !== undefined && inbox?.store !== current) inbox = { store: current, queries: prepareInboxQueries(current) };
-      // Wrapped, so that none pending (0) is told apart from a store that did not answer (the
-      // series left out, rather than a false 0).
+      // Wrapped, so that none pending (0) is told apart from a store that did not answer: NaN
+      // then (storage_up says why), never a false 0 that would silence an alert.
       const read = inbox && (await within(inbox.queries.oldestPending().then((oldest) => ({ oldest }))));
-      this.reset();
-      if (read !== undefined) this.set(read.oldest === null ? 0 : Math.max(0, Date.now() - Date.parse(read.oldest)) / 1000);
+      this.set(read === undefined ? Number.NaN : read.oldest === null ? 0 : Math.max(0, Date.now() - Date.parse(read.oldest)) / 1000);
     },
   });
   new Gauge({

@@ -100,8 +100,8 @@ With no secret and no --allow-unsigned, a strong secret is generated once, kept 
 database and reused at later starts: paste it in the agency dashboard (API section, Webhooks tab).
 
 Also served: GET /healthz (process up) and GET /readyz (database writable, handlers keeping up);
-with a dashboard token, the operator console at /dashboard and GET /metrics; --dashboard-readonly-token
-opens the console read-only, --metrics-token opens GET /metrics only.
+with a dashboard token, the operator console at /dashboard and GET /metrics;
+--dashboard-readonly-token opens the console read-only, --metrics-token only GET /metrics.
 SIGTERM or SIGINT stops accepting, finishes requests in flight, drains and exits 0.`;
 
 /** What `serve` runs with: every option resolved once, checked against the others. */

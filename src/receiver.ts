@@ -36,7 +36,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const intake = intakeOf(state);
   // Every answer is counted, then told to the caller's listener (access logs).
   const onRequest: ResultListener = (result, req, startedAt) => {
-    state.metrics.request(result.answer.status, result.outcome);
+    state.metrics.request(result.answer.status, result.outcome, Number(process.hrtime.bigint() - startedAt) / 1e9);
     options.onRequest?.(result, req, startedAt);
   };
   const use = () => whenOpen(state);

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
-import { tokenDigest as digestOf } from './console/auth.js';
+import { accessTokens } from './standalone/access.js';
 import { createReceiver, type Receiver, type ReceiverOptions } from './receiver.js';
 import type { Logger } from './logging.js';
 import { answerClientErrors, HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from './standalone/client-errors.js';
@@ -26,6 +26,10 @@ export interface StandaloneOptions extends Omit<ReceiverOptions, 'onRequest' | '
    * (Basic password or Bearer); none: neither is served. At least 16 characters.
    */
   dashboardToken?: string;
+  /** Serves the console read-only (no actions, personal data masked) to requests that carry it. At least 16 characters. */
+  dashboardReadonlyToken?: string;
+  /** Serves `GET /metrics` only to requests that carry it. At least 16 characters. */
+  metricsToken?: string;
 }
 
 export interface Standalone {
@@ -38,16 +42,16 @@ export interface Standalone {
 
 /**
  * The standalone receiver: node:http straight into the framework-free intake (no framework on
- * the webhook route), plus the probes, and with a dashboard token `/metrics` and the console.
+ * the webhook route), plus the probes, and with their tokens `/metrics` and the console.
  * Assembled in steps: the HTTP server and its routes, listen, then the receiver (requests that
  * come first get 503 STARTING), then the console.
  */
 export async function startStandalone(options: StandaloneOptions): Promise<Standalone> {
-  const { logger, port = 8787, host = '0.0.0.0', path = '/webhooks', secrets, dashboardToken, ...receiverOptions } = options;
+  const { logger, port = 8787, host = '0.0.0.0', path = '/webhooks', secrets, dashboardToken, dashboardReadonlyToken, metricsToken, ...receiverOptions } = options;
   const state: StandaloneState = {
     path,
     // A token too short to keep anyone out throws here, before anything listens.
-    tokenDigest: dashboardToken === undefined || dashboardToken === '' ? undefined : digestOf(dashboardToken),
+    tokens: accessTokens({ dashboardToken, dashboardReadonlyToken, metricsToken }),
     receiver: undefined,
     intake: undefined,
     dashboard: undefined,
@@ -58,7 +62,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
   try {
     const receiver = accessLogged({ ...receiverOptions, ...(secrets !== undefined && { secrets: typeof secrets === 'function' ? await secrets() : secrets }) }, logger);
     state.receiver = receiver;
-    if (dashboardToken !== undefined && dashboardToken !== '') state.dashboard = await consoleApp(receiver, dashboardToken);
+    state.dashboard = await consoles(receiver, dashboardToken, dashboardReadonlyToken);
   } catch (error) {
     server.close();
     throw error;
@@ -120,13 +124,18 @@ function accessLogged(options: Omit<ReceiverOptions, 'logger' | 'onRequest'>, lo
   });
 }
 
-/** The console, an Express app holding receiver.dashboard, at /dashboard and below. */
-async function consoleApp(receiver: Receiver, token: string): Promise<NonNullable<StandaloneState['dashboard']>> {
+/** The consoles at /dashboard (Express apps holding receiver.dashboard): one a token given, the read-only one without actions. */
+async function consoles(receiver: Receiver, full: string | undefined, readOnly: string | undefined): Promise<StandaloneState['dashboard']> {
+  const given = (token: string | undefined): token is string => token !== undefined && token !== '';
+  if (!given(full) && !given(readOnly)) return undefined;
   const { default: express } = await import('express');
-  const app = express();
-  app.disable('x-powered-by');
-  app.use('/dashboard', receiver.dashboard({ token }));
-  return app;
+  const app = (token: string, readOnlyConsole: boolean) => {
+    const consoleApp = express();
+    consoleApp.disable('x-powered-by');
+    consoleApp.use('/dashboard', receiver.dashboard({ token, readOnly: readOnlyConsole }));
+    return consoleApp;
+  };
+  return { ...(given(full) && { full: app(full, false) }), ...(given(readOnly) && { readOnly: app(readOnly, true) }) };
 }
 
 /** Stops accepting, finishes requests in flight, drains, closes the receiver. */

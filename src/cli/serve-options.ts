@@ -55,6 +55,16 @@ export const SERVE_OPTIONS = {
     help: 'serve the console at /dashboard and GET /metrics (Prometheus) to requests carrying this token (16 characters or more), as HTTP Basic password or Bearer; without it neither is served',
     secret: true,
   }),
+  'dashboard-readonly-token': optional({
+    placeholder: '<t>',
+    help: 'serve the console at /dashboard read-only to requests carrying this token (16 characters or more): no actions (POSTs answer 403), personal data always masked, no export; not /metrics',
+    secret: true,
+  }),
+  'metrics-token': optional({
+    placeholder: '<t>',
+    help: 'serve GET /metrics (Prometheus) to requests carrying this token (16 characters or more), and nothing else: a scraper needs no access to the console',
+    secret: true,
+  }),
   'reconcile-every': value({
     placeholder: '<m>',
     help: 'every <m> minutes, repair what webhooks missed from the service\'s API (see "prequal-hooks reconcile --help"); needs --api-url and --api-key',
@@ -90,7 +100,8 @@ With no secret and no --allow-unsigned, a strong secret is generated once, kept 
 database and reused at later starts: paste it in the agency dashboard (API section, Webhooks tab).
 
 Also served: GET /healthz (process up) and GET /readyz (database writable, handlers keeping up);
-with a dashboard token, the operator console at /dashboard.
+with a dashboard token, the operator console at /dashboard and GET /metrics;
+--dashboard-readonly-token opens the console read-only, --metrics-token only GET /metrics.
 SIGTERM or SIGINT stops accepting, finishes requests in flight, drains and exits 0.`;
 
 /** What `serve` runs with: every option resolved once, checked against the others. */
@@ -109,7 +120,12 @@ export interface ServeConfig {
   logLevel: string;
   poolSize: number;
   sqliteThread: boolean;
+  /** Opens the console (every action) and /metrics. */
   dashboardToken?: string;
+  /** Opens the console read-only: no actions, personal data masked. */
+  dashboardReadonlyToken?: string;
+  /** Opens /metrics only. */
+  metricsToken?: string;
   /** Minutes between reconciliations; 0: none. */
   reconcileEvery: number;
   /** Retention: erase candidates not heard of for this long (ms), at start and daily; 0: never. */
@@ -132,12 +148,7 @@ export function serveConfig(command: ServeCommand): ServeConfig {
   if (values['allow-unsigned'] && values.secret.length > 0) {
     throw new UsageError('--allow-unsigned cannot be combined with a secret: signed receivers verify every request');
   }
-  const token = values['dashboard-token'];
-  if (token !== undefined && token.length < MIN_TOKEN_LENGTH) {
-    throw new UsageError(
-      `${nameOf(command, 'dashboard-token')} must be at least ${MIN_TOKEN_LENGTH} characters (it guards candidate data and actions); generate one with \`openssl rand -hex 24\``,
-    );
-  }
+  const tokens = checkedTokens(command);
   return {
     port: values.port,
     host: values.host,
@@ -152,12 +163,34 @@ export function serveConfig(command: ServeCommand): ServeConfig {
     logLevel: values['log-level'],
     poolSize: values['pool-size'],
     sqliteThread: values['sqlite-thread'],
-    ...(token !== undefined && { dashboardToken: token }),
+    ...tokens,
     reconcileEvery: values['reconcile-every'],
     eraseInactiveAfter: values['erase-inactive-after'],
     api: { 'api-url': values['api-url'], 'api-key': values['api-key'], 'allow-insecure-api-url': values['allow-insecure-api-url'] },
     printConfig: values['print-config'],
   };
+}
+
+const GUARDS = {
+  'dashboard-token': 'it guards candidate data and actions',
+  'dashboard-readonly-token': 'it guards candidate data',
+  'metrics-token': 'anyone who reaches the port can try tokens',
+} as const;
+
+/** The console and metrics tokens: each long enough, and no two alike (a token has one scope). */
+function checkedTokens(command: ServeCommand): Pick<ServeConfig, 'dashboardToken' | 'dashboardReadonlyToken' | 'metricsToken'> {
+  const given = (Object.keys(GUARDS) as Array<keyof typeof GUARDS>).filter((option) => command.values[option] !== undefined);
+  for (const option of given) {
+    if (command.values[option]!.length < MIN_TOKEN_LENGTH) {
+      throw new UsageError(`${nameOf(command, option)} must be at least ${MIN_TOKEN_LENGTH} characters (${GUARDS[option]}); generate one with \`openssl rand -hex 24\``);
+    }
+  }
+  for (const [i, option] of given.entries()) {
+    const same = given.slice(i + 1).find((other) => command.values[other] === command.values[option]);
+    if (same !== undefined) throw new UsageError(`${nameOf(command, option)} and ${nameOf(command, same)} must differ: each token opens its own part, so one value cannot be both`);
+  }
+  const { 'dashboard-token': dashboardToken, 'dashboard-readonly-token': dashboardReadonlyToken, 'metrics-token': metricsToken } = command.values;
+  return { ...(dashboardToken !== undefined && { dashboardToken }), ...(dashboardReadonlyToken !== undefined && { dashboardReadonlyToken }), ...(metricsToken !== undefined && { metricsToken }) };
 }
 
 function nameOf(command: ServeCommand, option: keyof typeof SERVE_OPTIONS): string {

@@ -109,6 +109,8 @@ async function listen(config: ServeConfig, database: Store, logger: Logger, io: 
     host: config.host,
     path: config.path,
     ...(config.dashboardToken !== undefined && { dashboardToken: config.dashboardToken }),
+    ...(config.dashboardReadonlyToken !== undefined && { dashboardReadonlyToken: config.dashboardReadonlyToken }),
+    ...(config.metricsToken !== undefined && { metricsToken: config.metricsToken }),
   });
 }
 

@@ -2,7 +2,7 @@
 // and pagination, and one candidate: interview responses and its own events from the inbox.
 import type { Request, Response, Router } from 'express';
 import { CANDIDATE_SORTS, CANDIDATE_STATUSES, type CandidateListParameters } from '../query/index.js';
-import { href, html, layout, when, type PageContext } from './html.js';
+import { href, html, layout, revealNote, when, type PageContext } from './html.js';
 import { count } from '../words.js';
 import { personal } from './mask.js';
 import { eventsTable } from './events.js';
@@ -75,7 +75,7 @@ async function campaignPage(data: ConsoleData, req: Request<{ id: string }>, res
 ${context.reveal ? html`<input type="hidden" name="reveal" value="1">` : ''}
 <button type="submit">Apply</button>
 </form>
-<p class="reveal">${context.reveal ? html`Personal data shown. <a href="${href(context.base, self, values)}">Mask it</a>` : html`Names, e-mails and phones are masked. <a id="reveal" href="${href(context.base, self, { ...values, reveal: 1 })}">Reveal</a>`}</p>
+${revealNote(context, href(context.base, self, values), href(context.base, self, { ...values, reveal: 1 }))}
 ${
 list.candidates.length === 0
   ? html`<p class="empty">No candidate matches.</p>`
@@ -105,7 +105,7 @@ async function candidatePage(data: ConsoleData, req: Request<{ id: string }>, re
   const self = `/candidates/${encodeURIComponent(id)}`;
   const row = (label: string, value: unknown) => html`<dt>${label}</dt><dd>${value === null || value === undefined || value === '' ? '—' : value}</dd>`;
   const body = html`
-<p class="reveal">${context.reveal ? html`Personal data shown. <a href="${context.base}${self}">Mask it</a>` : html`Names, e-mails and phones are masked. <a id="reveal" href="${context.base}${self}?reveal=1">Reveal</a>`}</p>
+${revealNote(context, `${context.base}${self}`, `${context.base}${self}?reveal=1`)}
 ${context.csrf === undefined ? '' : html`<p class="actions"><a class="button" id="export" href="${context.base}${self}/export" download>Export (JSON)</a> <a class="button danger" id="erase" href="${context.base}${self}/erase">Erase…</a></p>`}
 <dl class="facts" id="candidate">
 ${row('name', fullName(context, candidate.first_name, candidate.last_name))}

@@ -21,7 +21,7 @@ export interface DashboardOptions {
    * or as `Authorization: Bearer <token>`.
    */
   token: string;
-  /** Hide the actions (reprocess, retry) and answer their POSTs 405. Default false. */
+  /** Hide the actions (reprocess, retry, export, erase), answer their POSTs 403, and never reveal personal data. Default false. */
   readOnly?: boolean;
   /** Where failures are logged (the receiver's logger by default); never with candidate data. */
   logger?: Pick<Logger, 'error'>;
@@ -39,11 +39,13 @@ export function createDashboard(source: DashboardSource, options: DashboardOptio
   router.get('/assets/:name', serveAssets());
   router.use((req, res, next) => {
     if (req.method === 'GET' || req.method === 'HEAD') return next();
-    if (readOnly || req.method !== 'POST') {
-      res
-        .status(405)
-        .set('Allow', 'GET, HEAD')
-        .json({ error: { code: 'METHOD_NOT_ALLOWED', message: readOnly ? 'This console is read-only: actions are turned off.' : `${req.method} is not served here.`, details: {} } });
+    if (req.method !== 'POST') {
+      res.status(405).set('Allow', readOnly ? 'GET, HEAD' : 'GET, HEAD, POST').json({ error: { code: 'METHOD_NOT_ALLOWED', message: `${req.method} is not served here.`, details: {} } });
+      return;
+    }
+    // The method exists; this token may not use it.
+    if (readOnly) {
+      res.status(403).json({ error: { code: 'FORBIDDEN', message: 'This console is read-only: actions are turned off.', details: {} } });
       return;
     }
     next();

@@ -3,7 +3,7 @@
 import type { Request, Router } from 'express';
 import { INBOX_STATES, type EventListParameters, type EventSummary } from '../query/index.js';
 import type { InboxState } from '../store/store.js';
-import { actionForm, href, html, layout, when, type PageContext } from './html.js';
+import { actionForm, href, html, layout, revealNote, when, type PageContext } from './html.js';
 import { showBody } from './mask.js';
 import { idParam, param, type ConsoleData } from './source.js';
 
@@ -108,7 +108,7 @@ ${page.next === null ? '' : html`<a rel="next" href="${href(context.base, '/even
 ${event.reasons.length === 0 ? '' : html`<h2>Reasons</h2><ul class="reasons" id="event-reasons">${event.reasons.map((r) => html`<li><code>${r.path || '(body)'}</code> ${r.message}</li>`)}</ul>`}
 ${settable ? actionForm(context, `${context.base}/dead-letters/${event.inbox_id}/reprocess`, 'Reprocess this event') : ''}
 <h2>Payload</h2>
-<p class="reveal">${context.reveal ? html`Personal data shown. <a href="${self}">Mask it</a>` : html`Names, e-mails and phones are masked. <a href="${self}?reveal=1" id="reveal">Reveal</a>`}</p>
+${revealNote(context, self, `${self}?reveal=1`)}
 <pre class="payload" id="payload">${showBody(event.raw, context.reveal)}</pre>`;
     res.type('html').send(layout(context, `Event ${event.inbox_id}`, '/events', body));
   });

@@ -39,6 +39,13 @@ export function href(base: string, path: string, query: Record<string, string | 
   return `${base}${path}${text === '' ? '' : `?${text}`}`;
 }
 
+/** Whether personal data is masked, with the link that flips it; a read-only console has no reveal. */
+export function revealNote(context: PageContext, maskHref: string, revealHref: string): SafeHtml {
+  if (context.reveal) return html`<p class="reveal">Personal data shown. <a href="${maskHref}">Mask it</a></p>`;
+  if (context.csrf === undefined) return html`<p class="reveal">Names, e-mails and phones are masked (read-only console).</p>`;
+  return html`<p class="reveal">Names, e-mails and phones are masked. <a id="reveal" href="${revealHref}">Reveal</a></p>`;
+}
+
 export interface PageContext {
   /** Where the console is mounted (`req.baseUrl`), e.g. `/ops`. */
   base: string;

@@ -4,10 +4,12 @@
 // time, so a scrape never hangs on a stalled database.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { isEventKind } from '../events/index.js';
+import { prepareInboxQueries } from '../query/inbox.js';
 import type { Store } from '../store/store.js';
 
 const PREFIX = 'prequal_hooks_';
 const SCRAPE_TIMEOUT_MS = 2000;
+const ACK_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 4, 5, 7.5, 10];
 
 function within<T>(work: Promise<T>): Promise<T | undefined> {
   return Promise.race([work.catch(() => undefined), new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), SCRAPE_TIMEOUT_MS).unref())]);
@@ -23,6 +25,15 @@ function countedSeries(own: Registry) {
     name: `${PREFIX}requests_total`,
     help: 'Webhook requests answered, by HTTP status and outcome (stored, duplicate, refused, kept_invalid, unavailable, failed).',
     labelNames: ['status', 'outcome'] as const,
+    registers: [own],
+  });
+  // The service waits 5 s for an answer, then counts a failure and retries: buckets dense around
+  // that budget show how close answers come to it.
+  const ack = new Histogram({
+    name: `${PREFIX}webhook_ack_seconds`,
+    help: 'Time from a webhook request arriving to its answer being written (the sender allows 5 s), by outcome.',
+    labelNames: ['outcome'] as const,
+    buckets: ACK_BUCKETS,
     registers: [own],
   });
   const events = new Counter({
@@ -54,7 +65,7 @@ function countedSeries(own: Registry) {
     help: 'Stored events redacted by erasures and retention, by this process.',
     registers: [own],
   });
-  return { requests, events, lag, handlerCalls, erasures, redacted };
+  return { requests, ack, events, lag, handlerCalls, erasures, redacted };
 }
 
 /** The series read from the store at scrape time. */
@@ -69,6 +80,20 @@ function storeGauges(own: Registry, store: () => Store | undefined): void {
       const counts = current && (await within(current.counts()));
       this.reset();
       if (counts) for (const [state, n] of Object.entries(counts)) this.set({ state }, n);
+    },
+  });
+  let inbox: { store: Store; queries: ReturnType<typeof prepareInboxQueries> } | undefined;
+  new Gauge({
+    name: `${PREFIX}backlog_age_seconds`,
+    help: 'Age of the oldest pending inbox row (stored, not yet projected); 0 when none is pending, NaN when the store did not answer.',
+    registers: [own],
+    async collect() {
+      const current = store();
+      if (current !== undefined && inbox?.store !== current) inbox = { store: current, queries: prepareInboxQueries(current) };
+      // Wrapped, so that none pending (0) is told apart from a store that did not answer: NaN
+      // then (storage_up says why), never a false 0 that would silence an alert.
+      const read = inbox && (await within(inbox.queries.oldestPending().then((oldest) => ({ oldest }))));
+      this.set(read === undefined ? Number.NaN : read.oldest === null ? 0 : Math.max(0, Date.now() - Date.parse(read.oldest)) / 1000);
     },
   });
   new Gauge({
@@ -88,14 +113,16 @@ export function createMetrics(store: () => Store | undefined) {
     collectDefaultMetrics({ register: processDefaults, prefix: PREFIX });
   }
   const own = new Registry();
-  const { requests, events, lag, handlerCalls, erasures, redacted } = countedSeries(own);
+  const { requests, ack, events, lag, handlerCalls, erasures, redacted } = countedSeries(own);
   storeGauges(own, store);
 
   const registry = Registry.merge([processDefaults, own]);
   return {
     registry,
-    request(status: number, outcome: string): void {
+    /** A webhook answered, `seconds` after it arrived. */
+    request(status: number, outcome: string, seconds?: number): void {
       requests.inc({ status: String(status), outcome });
+      if (seconds !== undefined) ack.observe({ outcome }, seconds);
     },
     event(kind: string | null, state: string, receivedAt: string, processedAt: number): void {
       // Kinds this version does not know share one label: a sender cannot grow the series.

@@ -21,7 +21,7 @@ export interface DashboardSource {
 export interface ConsoleData {
   source: DashboardSource;
   inbox(): Promise<InboxQueries>;
-  /** The page context of a request (mount point, CSRF token unless read-only, reveal). */
+  /** The page context of a request (mount point, CSRF token unless read-only, reveal unless read-only). */
   context(req: Request): PageContext;
 }
 
@@ -30,7 +30,8 @@ export function consoleData(source: DashboardSource, csrf: string | undefined): 
   return {
     source,
     inbox: () => (inbox ??= source.store().then(prepareInboxQueries)),
-    context: (req) => ({ base: req.baseUrl, csrf, reveal: req.query.reveal === '1' }),
+    // A read-only console never reveals personal data, whatever the query asks.
+    context: (req) => ({ base: req.baseUrl, csrf, reveal: csrf !== undefined && req.query.reveal === '1' }),
   };
 }
 

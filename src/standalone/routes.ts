@@ -3,21 +3,23 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorAnswer } from '../receive/answer.js';
 import { writeAnswer } from '../receive/node-http.js';
-import { authorized } from '../console/auth.js';
 import type { Receiver } from '../receiver.js';
+import { scopeOf, servesConsole, servesMetrics, type AccessTokens } from './access.js';
 
 /** What the routes read of the running server; the assembly (src/server.ts) fills it in as it starts and stops. */
 export interface StandaloneState {
   path: string;
-  /** Digest of the dashboard token; none: neither /metrics nor the console is served. */
-  tokenDigest: Buffer | undefined;
+  /** Digests of the console and metrics tokens; none: neither /metrics nor the console is served. */
+  tokens: AccessTokens;
   /** Made once the server listens: requests that come first get 503 STARTING. */
   receiver: Receiver | undefined;
   intake: ReturnType<Receiver['nodeHandler']> | undefined;
-  /** The console (an Express app holding receiver.dashboard) when a token is set. */
-  dashboard: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+  /** The consoles (Express apps holding receiver.dashboard), full and read-only, as their tokens are set. */
+  dashboard: { full?: ConsoleApp; readOnly?: ConsoleApp } | undefined;
   closing: boolean;
 }
+
+type ConsoleApp = (req: IncomingMessage, res: ServerResponse) => void;
 
 type Route = (state: StandaloneState, req: IncomingMessage, res: ServerResponse) => void;
 
@@ -61,14 +63,22 @@ const readyz: Route = (state, _req, res) => {
   })();
 };
 
+const UNAUTHORIZED_HELP = 'HTTP Basic (any user name, the token as password) or Authorization: Bearer <token>.';
+
+function unauthorized(res: ServerResponse, needs: string): void {
+  writeAnswer(res, errorAnswer(401, 'UNAUTHORIZED', `This needs ${needs}: ${UNAUTHORIZED_HELP}`, {}, { 'WWW-Authenticate': 'Basic realm="prequal-hooks"' }));
+}
+
+/** A token of ours that does not open this part: 403, saying what it opens. */
+function forbidden(req: IncomingMessage, res: ServerResponse, message: string): void {
+  req.resume();
+  writeAnswer(res, errorAnswer(403, 'FORBIDDEN', message, {}));
+}
+
 const metrics: Route = (state, req, res) => {
-  if (!authorized(req.headers.authorization, state.tokenDigest!)) {
-    writeAnswer(
-      res,
-      errorAnswer(401, 'UNAUTHORIZED', 'This needs the dashboard token: HTTP Basic (any user name, the token as password) or Authorization: Bearer <token>.', {}, { 'WWW-Authenticate': 'Basic realm="prequal-hooks"' }),
-    );
-    return;
-  }
+  const scope = scopeOf(req.headers.authorization, state.tokens);
+  if (scope === undefined) return unauthorized(res, 'the metrics token or the dashboard token');
+  if (scope === 'read-only') return forbidden(req, res, 'The read-only console token does not open /metrics: use the metrics token.');
   void (async () => {
     const registry = state.receiver?.metrics();
     if (registry === undefined) {
@@ -82,8 +92,12 @@ const metrics: Route = (state, req, res) => {
 };
 
 const dashboard: Route = (state, req, res) => {
+  const scope = scopeOf(req.headers.authorization, state.tokens);
+  if (scope === 'metrics') return forbidden(req, res, 'The metrics token opens /metrics only, not the console.');
   if (state.dashboard === undefined) return starting(req, res);
-  state.dashboard(req, res);
+  // No token of ours: a console answers 401 itself, with its security headers and Basic challenge.
+  const app = scope === 'read-only' ? state.dashboard.readOnly : (state.dashboard.full ?? state.dashboard.readOnly);
+  app!(req, res);
 };
 
 const notFound: Route = (state, req, res) => {
@@ -97,8 +111,7 @@ export function route(state: StandaloneState, req: IncomingMessage): Route {
   if (url === state.path) return webhook;
   if (req.method === 'GET' && url === '/healthz') return healthz;
   if (req.method === 'GET' && url === '/readyz') return readyz;
-  if (state.tokenDigest === undefined) return notFound;
-  if (req.method === 'GET' && url === '/metrics') return metrics;
-  if (url === '/dashboard' || url?.startsWith('/dashboard/')) return dashboard;
+  if (req.method === 'GET' && url === '/metrics' && servesMetrics(state.tokens)) return metrics;
+  if ((url === '/dashboard' || url?.startsWith('/dashboard/')) && servesConsole(state.tokens)) return dashboard;
   return notFound;
 }

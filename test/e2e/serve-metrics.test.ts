@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
@@ -6,6 +7,20 @@ import { tempDir } from '../support/servers.js';
 
 const SECRET = 'whsec_serve_metrics_9a1c';
 const TOKEN = 'dash-8f3e1c2d9b7a';
+const METRICS_TOKEN = 'scrape-4b8d2f6a1c9e';
+
+// promtool (Debian's prometheus package; .ci/run installs it) lints the exposition: names, unit
+// suffixes, _total on counters only, help text. Absent, its test says so loudly and is skipped.
+const PROMTOOL = spawnSync('promtool', ['--version']).status === 0;
+if (!PROMTOOL) console.warn('WARNING: promtool is not installed (apt-get install prometheus): the `promtool check metrics` test is SKIPPED.');
+// prom-client's own process series, named before promtool's rule; every series of ours must pass.
+const PROM_CLIENT_DEFAULTS = new Set(['prequal_hooks_nodejs_active_handles_total', 'prequal_hooks_nodejs_active_requests_total', 'prequal_hooks_nodejs_active_resources_total']);
+
+/** One series' value from a scrape, or undefined. */
+function sample(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
 
 describe('GET /metrics of prequal-hooks serve', () => {
   const tmp = tempDir();
@@ -46,6 +61,70 @@ describe('GET /metrics of prequal-hooks serve', () => {
     const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'n.db'), '--secret', SECRET]);
     const response = await fetch(`${serve.baseUrl}/metrics`, { headers: { Authorization: 'Bearer anything' } });
     expect(response.status).toBe(404);
+    expect(await serve.stop()).toBe(0);
+  });
+
+  it('measures the time to acknowledge each webhook against the sender\'s 5 s, and the backlog\'s age, with sane values under load', async () => {
+    const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'load.db'), '--secret', SECRET, '--metrics-token', METRICS_TOKEN, '--log-level', 'warn']);
+    const scrape = async () => (await fetch(`${serve.baseUrl}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+    const before = await scrape();
+    expect(sample(before, 'prequal_hooks_backlog_age_seconds')).toBe(0);
+
+    const SENT = 240;
+    const ages: number[] = [];
+    let next = 0;
+    const sender = async () => {
+      while (next < SENT) {
+        const i = next++;
+        const request = signedRequest(sampleEvent('candidate.added', { data: { candidate_id: `cand-load-${i}` } }), { secret: SECRET });
+        expect((await fetch(serve.webhookUrl, { method: 'POST', headers: request.headers, body: request.body })).status).toBe(200);
+      }
+    };
+    const scraper = async () => {
+      while (next < SENT) {
+        const age = sample(await scrape(), 'prequal_hooks_backlog_age_seconds');
+        expect(age, 'the backlog age is in every scrape').toBeDefined();
+        ages.push(age!);
+      }
+    };
+    await Promise.all([...Array.from({ length: 16 }, sender), scraper()]);
+    expect(ages.length).toBeGreaterThan(0);
+    for (const age of ages) {
+      expect(age).toBeGreaterThanOrEqual(0);
+      expect(age).toBeLessThan(30);
+    }
+    // Drained: nothing pending, so an age of 0.
+    let after = await scrape();
+    for (let tries = 0; tries < 50 && sample(after, 'prequal_hooks_backlog_age_seconds') !== 0; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      after = await scrape();
+    }
+    expect(sample(after, 'prequal_hooks_backlog_age_seconds')).toBe(0);
+
+    const count = sample(after, 'prequal_hooks_webhook_ack_seconds_count{outcome="stored"}');
+    expect(count).toBe(SENT);
+    expect(sample(after, 'prequal_hooks_webhook_ack_seconds_bucket{le="5",outcome="stored"}')).toBe(SENT);
+    const seconds = sample(after, 'prequal_hooks_webhook_ack_seconds_sum{outcome="stored"}')!;
+    expect(seconds).toBeGreaterThan(0);
+    expect(seconds / SENT).toBeLessThan(5);
+    // Buckets dense around the 5 s budget, so an operator sees answers coming close to it.
+    const bounds = [...after.matchAll(/^prequal_hooks_webhook_ack_seconds_bucket\{le="([^"]+)",outcome="stored"\}/gm)].map((m) => m[1]);
+    expect(bounds).toEqual(expect.arrayContaining(['1', '2', '3', '4', '5', '7.5', '10', '+Inf']));
+    expect(await serve.stop()).toBe(0);
+  });
+
+  it.skipIf(!PROMTOOL)('passes `promtool check metrics` on every series of ours', async () => {
+    const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'lint.db'), '--secret', SECRET, '--dashboard-token', TOKEN]);
+    const request = signedRequest(sampleEvent('candidate.added'), { secret: SECRET });
+    expect((await fetch(serve.webhookUrl, { method: 'POST', headers: request.headers, body: request.body })).status).toBe(200);
+    expect((await fetch(serve.webhookUrl, { method: 'POST', headers: {}, body: request.body })).status).toBe(401);
+    const text = await (await fetch(`${serve.baseUrl}/metrics`, { headers: { Authorization: `Bearer ${TOKEN}` } })).text();
+    expect(text).toContain('prequal_hooks_webhook_ack_seconds_bucket');
+    expect(text).toContain('prequal_hooks_backlog_age_seconds');
+    const lint = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+    const problems = `${lint.stdout}${lint.stderr}`.split('\n').filter((line) => line.trim() !== '');
+    const ours = problems.filter((line) => !PROM_CLIENT_DEFAULTS.has(line.split(' ')[0]!));
+    expect(ours).toEqual([]);
     expect(await serve.stop()).toBe(0);
   });
 });

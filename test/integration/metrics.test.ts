@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { createMetrics } from '../../src/console/metrics.js';
+import { readEnvelope } from '../../src/events/index.js';
 import { createLogger } from '../../src/logging.js';
+import { deliveryOf } from '../../src/receive/delivery.js';
 import { createReceiver } from '../../src/receiver.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
+import { ENGINES, freshStore } from '../support/engines.js';
 
 const SECRET = 'whsec_metrics_4e1b';
 
@@ -64,5 +68,27 @@ describe('receiver.metrics()', () => {
     expect(text).toMatch(/prequal_hooks_redacted_events_total 3/);
     expect(text).not.toMatch(/ticket|example\.com|cand-/);
     await receiver.close();
+  });
+});
+
+describe.each(ENGINES)('the backlog age on $name', (engine) => {
+  it('is the age of the oldest pending row, 0 with none pending, and NaN (not a false 0) when the store is not there', async () => {
+    const { store, close } = await freshStore(engine);
+    try {
+      const metrics = createMetrics(() => store);
+      const backlog = async () => /^prequal_hooks_backlog_age_seconds (\S+)$/m.exec(await metrics.registry.metrics())?.[1];
+      expect(await backlog()).toBe('0');
+      const hourAgo = new Date(Date.now() - 3600_000).toISOString();
+      const raw = Buffer.from(JSON.stringify(sampleEvent('candidate.added')));
+      await store.write((tx) => tx.append([deliveryOf(raw, readEnvelope(raw), hourAgo, 'fp')]));
+      const raw2 = Buffer.from(JSON.stringify(sampleEvent('credits.low')));
+      await store.write((tx) => tx.append([deliveryOf(raw2, readEnvelope(raw2), new Date().toISOString(), 'fp')]));
+      const age = Number(await backlog());
+      expect(age).toBeGreaterThanOrEqual(3600);
+      expect(age).toBeLessThan(3660);
+      expect(await createMetrics(() => undefined).registry.metrics()).toMatch(/^prequal_hooks_backlog_age_seconds nan$/im);
+    } finally {
+      await close();
+    }
   });
 });

@@ -1,4 +1,5 @@
 // serve's options, declared once, and the typed configuration they resolve into.
+import { resolve } from 'node:path';
 import { MIN_TOKEN_LENGTH } from '../console/auth.js';
 import { displayLocation } from '../store/open.js';
 import { DEFAULT_EVENT_HEADER, DEFAULT_MAX_BODY_BYTES, DEFAULT_SIGNATURE_HEADER } from '../receive/intake.js';
@@ -173,7 +174,7 @@ export function serveConfig(command: ReturnType<typeof parseServe>): ServeConfig
     ...(token !== undefined && { dashboardToken: token }),
     ...(tls !== undefined && { tls }),
     trustProxy: values['trust-proxy'],
-    ...(command.files.secret !== undefined && { secretFile: command.files.secret }),
+    ...(command.files.secret !== undefined && { secretFile: resolve(command.files.secret) }),
     reconcileEvery: values['reconcile-every'],
     eraseInactiveAfter: values['erase-inactive-after'],
     api: { 'api-url': values['api-url'], 'api-key': values['api-key'], 'allow-insecure-api-url': values['allow-insecure-api-url'] },
@@ -188,7 +189,8 @@ function tlsFiles(command: ServeCommand): { cert: string; key: string } | undefi
   if (cert === undefined && key === undefined) return undefined;
   if (cert === undefined) throw new UsageError(`${nameOf(command, 'tls-key')} needs --tls-cert (or PREQUAL_HOOKS_TLS_CERT) too`);
   if (key === undefined) throw new UsageError(`${nameOf(command, 'tls-cert')} needs --tls-key (or PREQUAL_HOOKS_TLS_KEY) too`);
-  return { cert, key };
+  // Absolute, so that the logs of a reload say which files, whatever the working directory.
+  return { cert: resolve(cert), key: resolve(key) };
 }
 
 function nameOf(command: ServeCommand, option: keyof typeof SERVE_OPTIONS): string {

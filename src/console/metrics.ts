@@ -80,13 +80,15 @@ export function createMetrics(store: () => Store | undefined) {
     },
   });
 
+  // Before the merge: it copies the metrics registered so far.
+  const secretUse = secretUseOf(own);
   const registry = Registry.merge([processDefaults, own]);
   return {
     registry,
     request(status: number, outcome: string): void {
       requests.inc({ status: String(status), outcome });
     },
-    ...secretUseOf(own),
+    ...secretUse,
     event(kind: string | null, state: string, receivedAt: string, processedAt: number): void {
       // Kinds this version does not know share one label: a sender cannot grow the series.
       events.inc({ kind: kind !== null && isEventKind(kind) ? kind : 'other', state });

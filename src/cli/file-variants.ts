@@ -24,7 +24,7 @@ export function withFileVariants<O extends OptionTable>(table: O): O {
       fileOptionOf(name),
       optional({
         placeholder: '<path>',
-        help: `read --${name} from this file${oneALine}; SIGHUP re-reads it where serve says so`,
+        help: `read --${name} from this file${oneALine}`,
         env: envNames(name, spec).map((variable) => `${variable}_FILE`),
       }),
     ]);

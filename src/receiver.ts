@@ -37,6 +37,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   // Every answer is counted, then told to the caller's listener (access logs).
   const onRequest: ResultListener = (result, req, startedAt) => {
     state.metrics.request(result.answer.status, result.outcome, Number(process.hrtime.bigint() - startedAt) / 1e9);
+    if (result.secretFingerprint !== undefined) state.metrics.verified(result.secretFingerprint);
     options.onRequest?.(result, req, startedAt);
   };
   const use = () => whenOpen(state);
@@ -46,6 +47,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     ready: async () => void (await (await use()).presence?.firstBeat),
     store: () => use().then((r) => r.store),
     receive: (request) => intake.receive(request),
+    setSecrets: (secrets) => intake.setSecrets(secrets),
+    secretUse: () => state.metrics.verifiedBySecret(),
     middleware: () => expressMiddleware(intake, onRequest),
     nodeHandler: () => nodeHandler(intake, onRequest),
     fetchHandler: () => fetchHandler(intake),

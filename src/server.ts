@@ -1,4 +1,5 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import { accessTokens } from './standalone/access.js';
@@ -30,12 +31,25 @@ export interface StandaloneOptions extends Omit<ReceiverOptions, 'onRequest' | '
   dashboardReadonlyToken?: string;
   /** Serves `GET /metrics` only to requests that carry it. At least 16 characters. */
   metricsToken?: string;
+  /** Serve HTTPS (TLS 1.2 or later) with this PEM certificate chain and key; none: plain HTTP. */
+  tls?: { cert: string | Buffer; key: string | Buffer };
+  /**
+   * Behind a reverse proxy: the access log's `client` is the last X-Forwarded-For entry (the one
+   * the proxy added) rather than the proxy's address. Never set without a proxy: anyone could
+   * then write the address logged.
+   */
+  trustProxy?: boolean;
 }
 
 export interface Standalone {
   receiver: Receiver;
   server: Server;
   url: string;
+  /**
+   * Replaces the TLS certificate and key for new connections; open ones keep theirs. Throws,
+   * keeping the current pair, when they are not valid PEM. Only on an HTTPS server.
+   */
+  setTls(tls: { cert: string | Buffer; key: string | Buffer }): void;
   /** Stops accepting, finishes requests in flight, drains, closes the database. */
   close(timeoutMs?: number): Promise<void>;
 }
@@ -47,7 +61,7 @@ export interface Standalone {
  * come first get 503 STARTING), then the console.
  */
 export async function startStandalone(options: StandaloneOptions): Promise<Standalone> {
-  const { logger, port = 8787, host = '0.0.0.0', path = '/webhooks', secrets, dashboardToken, dashboardReadonlyToken, metricsToken, ...receiverOptions } = options;
+  const { logger, port = 8787, host = '0.0.0.0', path = '/webhooks', secrets, dashboardToken, dashboardReadonlyToken, metricsToken, tls, trustProxy = false, ...receiverOptions } = options;
   const state: StandaloneState = {
     path,
     // A token too short to keep anyone out throws here, before anything listens.
@@ -57,10 +71,10 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
     dashboard: undefined,
     closing: false,
   };
-  const server = httpServer(state, logger);
+  const server = httpServer(state, logger, tls);
   await listen(server, port, host);
   try {
-    const receiver = accessLogged({ ...receiverOptions, ...(secrets !== undefined && { secrets: typeof secrets === 'function' ? await secrets() : secrets }) }, logger);
+    const receiver = accessLogged({ ...receiverOptions, ...(secrets !== undefined && { secrets: typeof secrets === 'function' ? await secrets() : secrets }) }, logger, trustProxy);
     state.receiver = receiver;
     state.dashboard = await consoles(receiver, dashboardToken, dashboardReadonlyToken);
   } catch (error) {
@@ -76,15 +90,26 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
   return {
     receiver: running,
     server,
-    url: `http://${shownHost === '0.0.0.0' ? '127.0.0.1' : shownHost}:${address.port}`,
+    url: `${tls === undefined ? 'http' : 'https'}://${shownHost === '0.0.0.0' ? '127.0.0.1' : shownHost}:${address.port}`,
+    setTls(pair) {
+      if (tls === undefined) throw new Error('this server listens in plain HTTP: it has no certificate to replace');
+      (server as unknown as HttpsServer).setSecureContext({ ...TLS_SETTINGS, ...pair });
+    },
     close: (timeoutMs = 10_000) => stop(state, server, running, timeoutMs),
   };
 }
 
-function httpServer(state: StandaloneState, logger: Logger): Server {
+/** TLS 1.2 at least (the service's own floor); Node's default ciphers otherwise. */
+const TLS_SETTINGS = { minVersion: 'TLSv1.2' } as const;
+
+function httpServer(state: StandaloneState, logger: Logger, tls: StandaloneOptions['tls']): Server {
   // Node checks the request and header timeouts every connectionsCheckingInterval (30 s by
   // default): once a second cuts a slow sender off within a second of its limit.
-  const server = createServer({ requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1000 }, (req, res) => route(state, req)(state, req, res));
+  const settings = { requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1000 };
+  const handle = (req: IncomingMessage, res: ServerResponse) => route(state, req)(state, req, res);
+  const server = tls === undefined ? createServer(settings, handle) : (createHttpsServer({ ...settings, ...TLS_SETTINGS, ...tls }, handle) as unknown as Server);
+  // Plain HTTP, or a failed handshake, on the TLS port: closed unanswered (never a 2xx), a debug line.
+  server.on('tlsClientError', (error: NodeJS.ErrnoException) => logger.debug({ outcome: 'tls_refused', code: error.code }, 'a TLS handshake failed (plain http:// to this https:// port?); connection closed'));
   server.keepAliveTimeout = 5_000;
   // No count limit (proxies add many headers); the total size limit (Node's maxHeaderSize, 16 KiB
   // by default) still applies, answered 431.
@@ -104,14 +129,15 @@ async function listen(server: Server, port: number, host: string): Promise<void>
 }
 
 /** The receiver, with one access-log line a webhook: status, outcome, kind, time; never the body. */
-function accessLogged(options: Omit<ReceiverOptions, 'logger' | 'onRequest'>, logger: Logger): Receiver {
+function accessLogged(options: Omit<ReceiverOptions, 'logger' | 'onRequest'>, logger: Logger, trustProxy: boolean): Receiver {
   return createReceiver({
     ...options,
     logger,
-    onRequest(result, _req, startedAt) {
+    onRequest(result, req, startedAt) {
       logger.info(
         {
           status: result.answer.status,
+          client: clientAddress(req, trustProxy),
           outcome: result.outcome,
           kind: result.kind,
           duplicate: result.outcome === 'duplicate',
@@ -122,6 +148,19 @@ function accessLogged(options: Omit<ReceiverOptions, 'logger' | 'onRequest'>, lo
       );
     },
   });
+}
+
+/**
+ * Who sent a request: the peer's address, or behind a trusted proxy the last X-Forwarded-For
+ * entry (the proxy appends the address it saw; entries before it are the sender's own claims).
+ */
+export function clientAddress(req: IncomingMessage, trustProxy: boolean): string | undefined {
+  if (trustProxy) {
+    const forwarded = req.headers['x-forwarded-for'];
+    const last = (Array.isArray(forwarded) ? forwarded.join(',') : forwarded)?.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '').at(-1);
+    if (last !== undefined) return last;
+  }
+  return req.socket?.remoteAddress;
 }
 
 /** The consoles at /dashboard (Express apps holding receiver.dashboard): one a token given, the read-only one without actions. */

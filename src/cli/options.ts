@@ -20,6 +20,11 @@ interface Common {
   env?: readonly string[];
   /** Masked in the configuration dump, never echoed in an error. */
   secret?: boolean;
+  /**
+   * Also readable from a file: `withFileVariants` (file-variants.ts) adds `--<option>-file` and
+   * its `_FILE` variables. For secrets, which have no place in a process list or an environment.
+   */
+  fileVariant?: boolean;
   /** How the dump shows a value that is partly secret (a URL's password). */
   show?: (value: never) => unknown;
 }

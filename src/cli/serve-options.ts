@@ -1,15 +1,17 @@
 // serve's options, declared once, and the typed configuration they resolve into.
+import { resolve } from 'node:path';
 import { MIN_TOKEN_LENGTH } from '../console/auth.js';
 import { displayLocation } from '../store/open.js';
 import { DEFAULT_EVENT_HEADER, DEFAULT_MAX_BODY_BYTES, DEFAULT_SIGNATURE_HEADER } from '../receive/intake.js';
 import { byteSize, databasePath, DEFAULT_DB, integer, schemaFor, UsageError } from './args.js';
 import { SERVICE_OPTIONS } from './service.js';
 import { parseDuration } from '../privacy/retention.js';
+import { resolveFileVariants, withFileVariants } from './file-variants.js';
 import { configurationDump, databaseOptions, flag, list, optional, optionsHelp, parseCommand, value, type OptionValues, type ParsedCommand } from './options.js';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
-export const SERVE_OPTIONS = {
+export const SERVE_OPTIONS = withFileVariants({
   port: value({ placeholder: '<n>', help: 'port to listen on', env: ['PREQUAL_HOOKS_PORT', 'PORT'], default: 8787, defaultHelp: '8787', parse: (text, name) => integer(name, text, 8787, 0, 65535) }),
   host: value({
     placeholder: '<addr>',
@@ -18,11 +20,15 @@ export const SERVE_OPTIONS = {
     defaultHelp: '0.0.0.0',
     parse: (text) => text,
   }),
+  'tls-cert': optional({ placeholder: '<path>', help: 'serve HTTPS (TLS 1.2 or later) with this PEM certificate chain; needs --tls-key; SIGHUP re-reads both' }),
+  'tls-key': optional({ placeholder: '<path>', help: 'the PEM private key of --tls-cert' }),
+  'trust-proxy': flag({ help: "behind a reverse proxy: log the client's address from the last X-Forwarded-For entry (set by the proxy) instead of the proxy's" }),
   ...databaseOptions('creates'),
   secret: list({
     placeholder: '<s>',
     help: 'shared secret from the agency dashboard; repeat it or separate with commas during a rotation',
     secret: true,
+    fileVariant: true,
   }),
   path: value({
     placeholder: '<p>',
@@ -54,16 +60,19 @@ export const SERVE_OPTIONS = {
     placeholder: '<t>',
     help: 'serve the console at /dashboard and GET /metrics (Prometheus) to requests carrying this token (16 characters or more), as HTTP Basic password or Bearer; without it neither is served',
     secret: true,
+    fileVariant: true,
   }),
   'dashboard-readonly-token': optional({
     placeholder: '<t>',
     help: 'serve the console at /dashboard read-only to requests carrying this token (16 characters or more): no actions (POSTs answer 403), personal data always masked, no export; not /metrics',
     secret: true,
+    fileVariant: true,
   }),
   'metrics-token': optional({
     placeholder: '<t>',
     help: 'serve GET /metrics (Prometheus) to requests carrying this token (16 characters or more), and nothing else: a scraper needs no access to the console',
     secret: true,
+    fileVariant: true,
   }),
   'reconcile-every': value({
     placeholder: '<m>',
@@ -87,7 +96,7 @@ export const SERVE_OPTIONS = {
     },
   }),
   'print-config': flag({ help: 'print the effective configuration as JSON (secrets masked) and exit', env: [] }),
-};
+});
 
 export const SERVE_HELP = `Usage: prequal-hooks serve [options]
 
@@ -102,6 +111,9 @@ database and reused at later starts: paste it in the agency dashboard (API secti
 Also served: GET /healthz (process up) and GET /readyz (database writable, handlers keeping up);
 with a dashboard token, the operator console at /dashboard and GET /metrics;
 --dashboard-readonly-token opens the console read-only, --metrics-token only GET /metrics.
+SIGHUP re-reads --secret-file and the TLS certificate and key without dropping a connection; a
+file that cannot be read keeps what was in use, and an error is logged. Other *-file options are
+read at start.
 SIGTERM or SIGINT stops accepting, finishes requests in flight, drains and exits 0.`;
 
 /** What `serve` runs with: every option resolved once, checked against the others. */
@@ -126,6 +138,12 @@ export interface ServeConfig {
   dashboardReadonlyToken?: string;
   /** Opens /metrics only. */
   metricsToken?: string;
+  /** HTTPS: the PEM files, read at start and at each SIGHUP. */
+  tls?: { cert: string; key: string };
+  /** Log the client's address from X-Forwarded-For (behind a reverse proxy). */
+  trustProxy: boolean;
+  /** Where the secrets came from when from a file: SIGHUP re-reads it. */
+  secretFile?: string;
   /** Minutes between reconciliations; 0: none. */
   reconcileEvery: number;
   /** Retention: erase candidates not heard of for this long (ms), at start and daily; 0: never. */
@@ -136,13 +154,16 @@ export interface ServeConfig {
 
 export type ServeCommand = ParsedCommand<typeof SERVE_OPTIONS>;
 
-export function parseServe(argv: string[], env: NodeJS.ProcessEnv): ServeCommand {
-  return parseCommand(SERVE_OPTIONS, argv, env);
+/** The options from argv and the environment, with any secret files read in place of their option. */
+export function parseServe(argv: string[], env: NodeJS.ProcessEnv): ServeCommand & { files: Partial<Record<keyof typeof SERVE_OPTIONS, string>> } {
+  const command = parseCommand(SERVE_OPTIONS, argv, env);
+  return command.help ? { ...command, files: {} } : resolveFileVariants(SERVE_OPTIONS, command);
 }
 
 /** The options' values, checked against each other, as the typed configuration the steps take. */
-export function serveConfig(command: ServeCommand): ServeConfig {
+export function serveConfig(command: ReturnType<typeof parseServe>): ServeConfig {
   const values: OptionValues<typeof SERVE_OPTIONS> = command.values;
+  const tls = tlsFiles(command);
   const database = databasePath(values.db, {});
   const schema = schemaFor(values.schema, command.sources.schema.from === 'flag', database);
   if (values['allow-unsigned'] && values.secret.length > 0) {
@@ -164,6 +185,9 @@ export function serveConfig(command: ServeCommand): ServeConfig {
     poolSize: values['pool-size'],
     sqliteThread: values['sqlite-thread'],
     ...tokens,
+    ...(tls !== undefined && { tls }),
+    trustProxy: values['trust-proxy'],
+    ...(command.files.secret !== undefined && { secretFile: resolve(command.files.secret) }),
     reconcileEvery: values['reconcile-every'],
     eraseInactiveAfter: values['erase-inactive-after'],
     api: { 'api-url': values['api-url'], 'api-key': values['api-key'], 'allow-insecure-api-url': values['allow-insecure-api-url'] },
@@ -191,6 +215,17 @@ function checkedTokens(command: ServeCommand): Pick<ServeConfig, 'dashboardToken
   }
   const { 'dashboard-token': dashboardToken, 'dashboard-readonly-token': dashboardReadonlyToken, 'metrics-token': metricsToken } = command.values;
   return { ...(dashboardToken !== undefined && { dashboardToken }), ...(dashboardReadonlyToken !== undefined && { dashboardReadonlyToken }), ...(metricsToken !== undefined && { metricsToken }) };
+}
+
+/** Both TLS files or neither: a certificate without its key (or the reverse) is a usage error. */
+function tlsFiles(command: ServeCommand): { cert: string; key: string } | undefined {
+  const cert = command.values['tls-cert'];
+  const key = command.values['tls-key'];
+  if (cert === undefined && key === undefined) return undefined;
+  if (cert === undefined) throw new UsageError(`${nameOf(command, 'tls-key')} needs --tls-cert (or PREQUAL_HOOKS_TLS_CERT) too`);
+  if (key === undefined) throw new UsageError(`${nameOf(command, 'tls-cert')} needs --tls-key (or PREQUAL_HOOKS_TLS_KEY) too`);
+  // Absolute, so that the logs of a reload say which files, whatever the working directory.
+  return { cert: resolve(cert), key: resolve(key) };
 }
 
 function nameOf(command: ServeCommand, option: keyof typeof SERVE_OPTIONS): string {

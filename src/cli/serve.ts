@@ -14,6 +14,8 @@ import type { CommandIo } from './args.js';
 import { printJson } from './output.js';
 import { count } from '../words.js';
 import { parseServe, serveConfig, serveConfigDump, SERVE_HELP, type ServeConfig } from './serve-options.js';
+import { readTlsPair, type TlsPair } from './tls-files.js';
+import { readSecretLines } from './file-variants.js';
 
 export { SERVE_HELP };
 
@@ -65,6 +67,8 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
     return 0;
   }
   const client = config.reconcileEvery > 0 ? serviceClient(config.api, '--reconcile-every').client : undefined;
+  // A wrong certificate or key is said before anything is opened or bound.
+  const tls = config.tls === undefined ? undefined : readTlsPair(config.tls);
   const logger = loggerFor(io, config.logLevel);
   warnShortSecrets(config.secrets, io);
   // A port in use or a wrong --host fails here, before a database file is created for nothing.
@@ -77,7 +81,7 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
   });
   let standalone: Standalone;
   try {
-    standalone = await listen(config, database, logger, io);
+    standalone = await listen(config, tls, database, logger, io);
   } catch (error) {
     await database.close();
     throw error;
@@ -86,13 +90,14 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
   const retention = config.eraseInactiveAfter > 0 ? startRetention(config.eraseInactiveAfter, standalone, logger) : undefined;
   // Signal handlers before the address is announced: from then on a SIGTERM must drain, and
   // without a handler the default action would kill the process outright.
-  const stopped = stopOnSignal({ standalone, database, schedule, retention, logger });
+  const stopReloading = reloadOnHangup(config, standalone, logger);
+  const stopped = stopOnSignal({ standalone, database, schedule, retention, logger }).finally(stopReloading);
   announce(config, standalone, logger, io);
   return await stopped;
 }
 
 /** Starts the receiver and its HTTP server; a generated secret is stored and shown only once it listens. */
-async function listen(config: ServeConfig, database: Store, logger: Logger, io: CommandIo): Promise<Standalone> {
+async function listen(config: ServeConfig, tls: TlsPair | undefined, database: Store, logger: Logger, io: CommandIo): Promise<Standalone> {
   if (config.allowUnsigned) {
     logger.warn('UNSIGNED EVENTS ARE ACCEPTED (--allow-unsigned): anyone who can reach this port can write events. Configure a secret in production.');
   }
@@ -111,7 +116,46 @@ async function listen(config: ServeConfig, database: Store, logger: Logger, io: 
     ...(config.dashboardToken !== undefined && { dashboardToken: config.dashboardToken }),
     ...(config.dashboardReadonlyToken !== undefined && { dashboardReadonlyToken: config.dashboardReadonlyToken }),
     ...(config.metricsToken !== undefined && { metricsToken: config.metricsToken }),
+    ...(tls !== undefined && { tls }),
+    trustProxy: config.trustProxy,
   });
+}
+
+/**
+ * SIGHUP re-reads the secret file and the TLS pair, each on its own: what cannot be read keeps
+ * what is in use, with an error logged; connections and requests in flight are untouched.
+ * Returns what removes the handler.
+ */
+function reloadOnHangup(config: ServeConfig, standalone: Standalone, logger: Logger): () => void {
+  const reload = () => {
+    if (config.secretFile === undefined && config.tls === undefined) {
+      logger.warn('SIGHUP: nothing to re-read (no --secret-file, no --tls-cert); nothing changed');
+      return;
+    }
+    if (config.secretFile !== undefined) {
+      try {
+        const secrets = readSecretLines(config.secretFile, '--secret-file');
+        standalone.receiver.setSecrets(secrets);
+        config.secrets = secrets;
+        const weak = secrets.filter((secret) => secret.length < WEAK_SECRET_LENGTH).map(secretFingerprint);
+        if (weak.length > 0) logger.warn({ weakSecretFingerprints: weak }, `SIGHUP: ${count(weak.length, 'secret')} under ${WEAK_SECRET_LENGTH} characters: weak`);
+        logger.info({ secretFingerprints: secrets.map(secretFingerprint) }, `SIGHUP: webhook secrets re-read from ${config.secretFile}`);
+      } catch (error) {
+        logger.error({ file: config.secretFile }, `SIGHUP: ${(error as Error).message}; the secrets in use are kept`);
+      }
+    }
+    if (config.tls !== undefined) {
+      try {
+        standalone.setTls(readTlsPair(config.tls));
+        logger.info({ cert: config.tls.cert }, 'SIGHUP: TLS certificate and key re-read; new connections use them');
+      } catch (error) {
+        logger.error({ cert: config.tls.cert, key: config.tls.key }, `SIGHUP: ${(error as Error).message}; the certificate in use is kept`);
+      }
+    }
+  };
+  // Without a handler, SIGHUP's default action would end the process.
+  process.on('SIGHUP', reload);
+  return () => process.off('SIGHUP', reload);
 }
 
 /** The secret generated at the first start (stored in the database), said once; its fingerprint later. */

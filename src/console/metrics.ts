@@ -116,6 +116,8 @@ export function createMetrics(store: () => Store | undefined) {
   const { requests, ack, events, lag, handlerCalls, erasures, redacted } = countedSeries(own);
   storeGauges(own, store);
 
+  // Before the merge: it copies the metrics registered so far.
+  const secretUse = secretUseOf(own);
   const registry = Registry.merge([processDefaults, own]);
   return {
     registry,
@@ -124,6 +126,7 @@ export function createMetrics(store: () => Store | undefined) {
       requests.inc({ status: String(status), outcome });
       if (seconds !== undefined) ack.observe({ outcome }, seconds);
     },
+    ...secretUse,
     event(kind: string | null, state: string, receivedAt: string, processedAt: number): void {
       // Kinds this version does not know share one label: a sender cannot grow the series.
       events.inc({ kind: kind !== null && isEventKind(kind) ? kind : 'other', state });
@@ -137,6 +140,30 @@ export function createMetrics(store: () => Store | undefined) {
     erased(candidates: number, events: number, retention: boolean): void {
       if (candidates > 0) erasures.inc({ reason: retention ? 'retention' : 'request' }, candidates);
       if (events > 0) redacted.inc(events);
+    },
+  };
+}
+
+/**
+ * Verified requests by the fingerprint of the secret that matched: during a rotation, the old
+ * secret is unused once its count stops growing. Fingerprints are few (the configured secrets).
+ */
+function secretUseOf(own: Registry) {
+  const verified = new Counter({
+    name: `${PREFIX}verified_requests_total`,
+    help: 'Webhook requests whose signature verified, by the fingerprint of the secret that matched (first 12 hex of its SHA-256): during a rotation, the old secret is unused once its count stops growing.',
+    labelNames: ['secret'] as const,
+    registers: [own],
+  });
+  return {
+    /** A signature verified by the secret of this fingerprint. */
+    verified(fingerprint: string): void {
+      verified.inc({ secret: fingerprint });
+    },
+    /** Verified requests by secret fingerprint since this process started, most used first. */
+    async verifiedBySecret(): Promise<Array<{ fingerprint: string; requests: number }>> {
+      const { values } = await verified.get();
+      return values.map((v) => ({ fingerprint: String(v.labels.secret), requests: v.value })).sort((a, b) => b.requests - a.requests);
     },
   };
 }

@@ -7,14 +7,15 @@ import type { ConsoleData } from './source.js';
 
 async function overviewData(data: ConsoleData) {
   const inbox = await data.inbox();
-  const [counts, probe, oldestPending, credits] = await Promise.all([
+  const [counts, probe, oldestPending, credits, secrets] = await Promise.all([
     data.source.counts(),
     data.source.probe(),
     inbox.oldestPending(),
     data.source.query.getCredits(),
+    data.source.secretUse?.() ?? [],
   ]);
   const lagSeconds = oldestPending === null ? 0 : Math.max(0, (Date.now() - Date.parse(oldestPending)) / 1000);
-  return { counts, storage: probe, projection: { oldest_pending: oldestPending, lag_seconds: lagSeconds }, credits };
+  return { counts, storage: probe, projection: { oldest_pending: oldestPending, lag_seconds: lagSeconds }, credits, secrets };
 }
 
 /** Whether the account can spend now, as the credits row tells it: depleted only at or below 0. */
@@ -43,7 +44,7 @@ export function overviewRoutes(router: Router, data: ConsoleData): void {
   });
   router.get('/', async (req, res) => {
     const context = data.context(req);
-    const { counts, storage, projection, credits } = await overviewData(data);
+    const { counts, storage, projection, credits, secrets } = await overviewData(data);
     const total = counts.pending + counts.projected + counts.unknown + counts.dead;
     const link = (state: string) => `${context.base}/events?state=${state}`;
     const body = html`
@@ -72,6 +73,12 @@ export function overviewRoutes(router: Router, data: ConsoleData): void {
   <div class="card"><h2>Credits</h2>
     <p class="figure${creditsDepleted(credits) ? ' bad' : ''}" id="credits">${credits.credits_remaining ?? '—'}</p>
     <p class="note">${creditsNote(context, credits)}</p>
+  </div>
+  <div class="card"><h2>Webhook secrets</h2>
+    <table class="counts" id="secret-use">
+      ${secrets.map((s) => html`<tr><th><code>${s.fingerprint}</code></th><td data-secret="${s.fingerprint}">${s.requests}</td></tr>`)}
+    </table>
+    <p class="note">${secrets.length === 0 ? 'No signed request since this process started.' : 'Verified requests by secret fingerprint since start: during a rotation, the old secret is unused once its count stops growing.'}</p>
   </div>
 </section>
 <section><h2>Events per minute, last hour</h2>

@@ -15,6 +15,8 @@ export interface DashboardSource {
   deadLetters: DeadLetters;
   erase(match: CandidateMatch, options: EraseOptions): Promise<ErasureReport>;
   exportCandidate(candidateId: string): Promise<CandidateExport>;
+  /** Verified requests by secret fingerprint since the process started (a receiver has it). */
+  secretUse?(): Promise<Array<{ fingerprint: string; requests: number }>>;
 }
 
 /** The receiver's reads, with the inbox queries on its store once it is open. */

@@ -36,6 +36,8 @@ export interface IntakeResult {
   kind?: string;
   identity?: string;
   inboxId?: number;
+  /** The fingerprint of the secret that verified the signature (none: unsigned intake). */
+  secretFingerprint?: string;
 }
 
 export class ConfigurationError extends Error {
@@ -48,10 +50,16 @@ export interface IncomingRequest {
   headers: IncomingHeaders;
 }
 
-/** The intake's options, resolved once. */
+/** The secrets in use and their fingerprints, replaced as a whole (never edited) by a rotation. */
+interface Keys {
+  readonly secrets: readonly Secret[];
+  readonly fingerprints: readonly string[];
+}
+
+/** The intake's options, resolved once; only `keys` changes, swapped in one assignment. */
 interface IntakeConfig {
-  secrets: Secret[];
-  fingerprints: string[];
+  keys: Keys;
+  allowUnsigned: boolean;
   maxBodyBytes: number;
   signatureHeader: string;
   eventHeader: string;
@@ -65,17 +73,10 @@ interface IntakeConfig {
  * Express, node:http and fetch adapters all call `receive`.
  */
 export function createIntake(options: IntakeOptions) {
-  const secrets = [...(options.secrets ?? [])].filter((s) => s.length > 0);
-  if (secrets.length === 0 && options.allowUnsigned !== true) {
-    throw new ConfigurationError(
-      'No webhook secret is configured. Pass the shared secret from the agency dashboard ' +
-        '(API section, Webhooks tab) as `secrets`, or set `allowUnsigned: true` to accept ' +
-        'unsigned events knowingly (anyone who can reach the endpoint can then write events).',
-    );
-  }
+  const allowUnsigned = options.allowUnsigned === true;
   const config: IntakeConfig = {
-    secrets,
-    fingerprints: secrets.map(secretFingerprint),
+    keys: keysOf(options.secrets ?? [], allowUnsigned),
+    allowUnsigned,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     signatureHeader: options.signatureHeader ?? DEFAULT_SIGNATURE_HEADER,
     eventHeader: options.eventHeader ?? DEFAULT_EVENT_HEADER,
@@ -91,7 +92,27 @@ export function createIntake(options: IntakeOptions) {
       return unexpected(error, 'intake');
     }
   }
-  return { receive, unexpected, maxBodyBytes: config.maxBodyBytes, signatureHeader: config.signatureHeader, eventHeader: config.eventHeader };
+  /**
+   * Replaces the secrets for the requests that start from now on (a rotation without restart);
+   * requests being verified finish with the set they started with. Throws, changing nothing,
+   * when the new set is empty on a signed intake.
+   */
+  function setSecrets(secrets: readonly Secret[]): void {
+    config.keys = keysOf(secrets, config.allowUnsigned);
+  }
+  return { receive, unexpected, setSecrets, maxBodyBytes: config.maxBodyBytes, signatureHeader: config.signatureHeader, eventHeader: config.eventHeader };
+}
+
+function keysOf(given: readonly Secret[], allowUnsigned: boolean): Keys {
+  const secrets = given.filter((s) => s.length > 0);
+  if (secrets.length === 0 && !allowUnsigned) {
+    throw new ConfigurationError(
+      'No webhook secret is configured. Pass the shared secret from the agency dashboard ' +
+        '(API section, Webhooks tab) as `secrets`, or set `allowUnsigned: true` to accept ' +
+        'unsigned events knowingly (anyone who can reach the endpoint can then write events).',
+    );
+  }
+  return Object.freeze({ secrets: Object.freeze(secrets), fingerprints: Object.freeze(secrets.map(secretFingerprint)) });
 }
 
 /**
@@ -116,10 +137,12 @@ async function receiveOrThrow(config: IntakeConfig, { rawBody, headers }: Incomi
     return { outcome: 'refused', answer: tooLarge(config.maxBodyBytes) };
   }
   let secretId: string | null = null;
-  if (config.secrets.length > 0) {
-    const verification = verify(config.secrets, rawBody, headerValue(headers, config.signatureHeader));
+  // One read: a rotation landing mid-request cannot pair a secret with another set's fingerprint.
+  const { keys } = config;
+  if (keys.secrets.length > 0) {
+    const verification = verify(keys.secrets, rawBody, headerValue(headers, config.signatureHeader));
     if (!verification.ok) return { outcome: 'refused', answer: signatureRefused(config.signatureHeader, verification.reason) };
-    secretId = config.fingerprints[verification.secretIndex]!;
+    secretId = keys.fingerprints[verification.secretIndex]!;
   }
 
   const reading = readEnvelope(rawBody);
@@ -139,9 +162,11 @@ async function receiveOrThrow(config: IntakeConfig, { rawBody, headers }: Incomi
       answer: errorAnswer(503, 'STORAGE_UNAVAILABLE', 'The event could not be stored; it was not accepted. Retry later.', { cause: stored.code }, { 'Retry-After': RETRY_AFTER_SECONDS }),
     };
   }
-  if (!reading.ok) return { outcome: 'kept_invalid', answer: notAnEvent(reading), ...(stored.inboxId !== null && { inboxId: stored.inboxId }) };
+  const verified = secretId === null ? {} : { secretFingerprint: secretId };
+  if (!reading.ok) return { outcome: 'kept_invalid', answer: notAnEvent(reading), ...verified, ...(stored.inboxId !== null && { inboxId: stored.inboxId }) };
   return {
     outcome: stored.duplicate ? 'duplicate' : 'stored',
+    ...verified,
     kind: reading.envelope.event,
     identity: reading.identity,
     ...(stored.inboxId !== null && { inboxId: stored.inboxId }),

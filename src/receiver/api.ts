@@ -8,6 +8,7 @@ import type { AnyHandler, Handler } from '../dispatch/handlers.js';
 import type { EventKind } from '../events/index.js';
 import type { Queries } from '../query/index.js';
 import type { IncomingRequest, IntakeResult } from '../receive/intake.js';
+import type { Secret } from '../signature.js';
 import type { ReconcileOptions, ReconcileReport } from '../reconcile/index.js';
 import type { ReplayInput, ReplayOptions, ReplaySummary } from '../replay/index.js';
 import type { CandidateMatch, InboxState, ReadinessProbe, Store } from '../store/store.js';
@@ -23,6 +24,19 @@ export interface Receiver {
   store(): Promise<Store>;
   /** The framework-free core: raw bytes and headers in, an answer out, the event stored. */
   receive(request: IncomingRequest): Promise<IntakeResult>;
+  /**
+   * Replaces the webhook secrets without a restart (a rotation: give the old and the new, then
+   * the new alone once the old is no longer used). Requests already being verified finish with
+   * the previous set. Throws ConfigurationError, keeping the current set, when the new one is
+   * empty on a signed receiver.
+   */
+  setSecrets(secrets: readonly Secret[]): void;
+  /**
+   * Verified requests by the fingerprint of the secret that matched, since this process started
+   * (the metric `prequal_hooks_verified_requests_total`): the old secret of a rotation is unused
+   * once its count stops growing.
+   */
+  secretUse(): Promise<Array<{ fingerprint: string; requests: number }>>;
   /** Express middleware: `app.post('/webhooks', receiver.middleware())`. */
   middleware(): RequestHandler;
   /** A node:http listener: `http.createServer(receiver.nodeHandler())`. */

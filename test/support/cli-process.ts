@@ -89,7 +89,7 @@ async function startListening(child: ChildProcess, timeoutMs: number): Promise<S
   const webhookUrl = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`serve did not start in time; stderr: ${stderr}`)), timeoutMs);
     const look = () => {
-      const match = /receiving webhooks on POST (http:\/\/[^\s"]+)/.exec(stdout + stderr);
+      const match = /receiving webhooks on POST (https?:\/\/[^\s"]+)/.exec(stdout + stderr);
       if (match) {
         clearTimeout(timer);
         resolve(match[1]!);

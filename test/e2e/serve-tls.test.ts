@@ -1,0 +1,345 @@
+// serve over HTTPS, secrets from files, and SIGHUP: the real process, certificates made here with
+// openssl, real files, real connections (kept alive across the reloads).
+import { execFileSync } from 'node:child_process';
+import { randomUUID, X509Certificate } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { Agent, request as httpsRequest } from 'node:https';
+import { connect } from 'node:tls';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { sampleEvent, signedRequest } from '../../src/testing/index.js';
+import { secretFingerprint } from '../../src/signature.js';
+import { killChildren, runCli, startServe, waitFor, type ServeProcess } from '../support/cli-process.js';
+import { tempDir } from '../support/servers.js';
+
+const OLD = 'whsec_old_rotation_3f9a7c1e';
+const NEW = 'whsec_new_rotation_b2d84e60';
+const TOKEN = 'dash-tls-7c1e9b3a2f';
+
+const tmp = tempDir('prequal-hooks-tls-');
+afterAll(() => {
+  killChildren();
+  tmp.cleanup();
+});
+
+/** A self-signed certificate for 127.0.0.1 and its key, made by openssl, at `<name>.crt/.key`. */
+function makeCertificate(name: string): { cert: string; key: string; pem: Buffer } {
+  const cert = join(tmp.dir, `${name}.crt`);
+  const key = join(tmp.dir, `${name}.key`);
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert, '-days', '2', '-subj', `/CN=${name}`, '-addext', 'subjectAltName=IP:127.0.0.1'],
+    { stdio: 'ignore' },
+  );
+  return { cert, key, pem: readFileSync(cert) };
+}
+
+function write(name: string, content: string | Buffer): string {
+  const path = join(tmp.dir, name);
+  writeFileSync(path, content);
+  return path;
+}
+
+function newEvent() {
+  return sampleEvent('candidate.added', { data: { candidate_id: randomUUID() } });
+}
+
+/** POSTs a signed event over HTTPS with the agent; resolves with the status and whether the connection was an old one. */
+function postOver(agent: Agent, url: string, secret: string): Promise<{ status: number; reused: boolean }> {
+  const { body, headers } = signedRequest(newEvent(), { secret });
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(url, { method: 'POST', agent, headers: { ...headers, 'content-length': String(body.byteLength) } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode!, reused: req.reusedSocket }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+function getOver(agent: Agent, url: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    httpsRequest(url, { agent, headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, text }));
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
+/** The SHA-256 fingerprint of the certificate a new TLS connection is shown. */
+function presentedCertificate(port: number, ca: Buffer[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port, ca }, () => {
+      resolve(socket.getPeerCertificate().fingerprint256);
+      socket.end();
+    });
+    socket.on('error', reject);
+  });
+}
+
+function logsWith(serve: ServeProcess, message: string): Array<Record<string, unknown>> {
+  return serve.logLines().filter((line) => String(line.msg).startsWith(message));
+}
+
+function inboxRows(db: string): number {
+  const database = new Database(db, { readonly: true });
+  try {
+    return (database.prepare('SELECT count(*) AS n FROM inbox').get() as { n: number }).n;
+  } finally {
+    database.close();
+  }
+}
+
+describe('serve over HTTPS', () => {
+  it('serves webhooks and probes over TLS 1.2 or later, with the certificate given', async () => {
+    const one = makeCertificate('serve-one');
+    const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'https.db'), '--secret', OLD, '--tls-cert', one.cert, '--tls-key', one.key]);
+    expect(serve.webhookUrl).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/webhooks$/);
+    const agent = new Agent({ ca: [one.pem] });
+    expect((await getOver(agent, `${serve.baseUrl}/healthz`)).status).toBe(200);
+    expect((await postOver(agent, serve.webhookUrl, OLD)).status).toBe(200);
+    expect((await postOver(agent, serve.webhookUrl, NEW)).status).toBe(401);
+    const port = Number(new URL(serve.baseUrl).port);
+    expect(await presentedCertificate(port, [one.pem])).toBe(new X509Certificate(one.pem).fingerprint256);
+
+    // TLS 1.1 is refused; TLS 1.2 is enough.
+    const old = await new Promise<string>((resolve) => {
+      const socket = connect({ host: '127.0.0.1', port, ca: [one.pem], maxVersion: 'TLSv1.1', minVersion: 'TLSv1' }, () => resolve(`connected with ${socket.getProtocol()}`));
+      socket.on('error', (error) => resolve(`refused: ${error.message}`));
+    });
+    expect(old).toMatch(/^refused/);
+    const twelve = await new Promise<string | null>((resolve, reject) => {
+      const socket = connect({ host: '127.0.0.1', port, ca: [one.pem], maxVersion: 'TLSv1.2' }, () => (resolve(socket.getProtocol()), socket.end()));
+      socket.on('error', reject);
+    });
+    expect(twelve).toBe('TLSv1.2');
+    agent.destroy();
+    expect(await serve.stop()).toBe(0);
+  });
+
+  it('never answers plain HTTP on the TLS port with a 2xx', async () => {
+    const one = makeCertificate('plain');
+    const db = join(tmp.dir, 'plain.db');
+    const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', db, '--secret', OLD, '--tls-cert', one.cert, '--tls-key', one.key]);
+    const httpUrl = serve.webhookUrl.replace('https://', 'http://');
+    const { body, headers } = signedRequest(newEvent(), { secret: OLD });
+    const outcome = await new Promise<string>((resolve) => {
+      const req = httpRequest(httpUrl, { method: 'POST', headers }, (res) => resolve(`answered ${res.statusCode}`));
+      req.on('error', (error) => resolve(`closed: ${error.message}`));
+      req.end(body);
+    });
+    expect(outcome).not.toMatch(/^answered 2/);
+    expect(await serve.stop()).toBe(0);
+    expect(inboxRows(db)).toBe(0);
+  });
+
+  it('refuses at start, in one line naming the file and with exit 1, a missing, non-PEM or mismatched certificate or key', async () => {
+    const one = makeCertificate('start-one');
+    const two = makeCertificate('start-two');
+    const garbage = write('garbage.pem', 'not a certificate\n');
+    const db = join(tmp.dir, 'start.db');
+    const cases: Array<[string[], RegExp]> = [
+      [['--tls-cert', join(tmp.dir, 'absent.crt'), '--tls-key', one.key], /cannot read the TLS certificate .*absent\.crt: no such file/],
+      [['--tls-cert', one.cert, '--tls-key', join(tmp.dir, 'absent.key')], /cannot read the TLS key .*absent\.key: no such file/],
+      [['--tls-cert', garbage, '--tls-key', one.key], /the TLS certificate .*garbage\.pem is not a PEM certificate/],
+      [['--tls-cert', one.cert, '--tls-key', garbage], /the TLS key .*garbage\.pem is not a PEM private key/],
+      [['--tls-cert', one.cert, '--tls-key', two.key], /the TLS key .*start-two\.key does not match the certificate .*start-one\.crt/],
+    ];
+    for (const [args, message] of cases) {
+      const result = await runCli(['serve', '--port', '0', '--host', '127.0.0.1', '--db', db, '--secret', OLD, ...args]);
+      expect(result.code, result.stderr).toBe(1);
+      expect(result.stderr).toMatch(message);
+      expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    }
+    const alone = await runCli(['serve', '--port', '0', '--db', db, '--secret', OLD, '--tls-cert', one.cert]);
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toMatch(/--tls-cert needs --tls-key/);
+  });
+});
+
+describe('secrets from files', () => {
+  it('reads the secret (one a line), the dashboard token and the API key from the files the _FILE variables name; print-config masks them', async () => {
+    const secretFile = write('secrets.txt', `${OLD}\r\n\n${NEW}\n`);
+    const tokenFile = write('token.txt', `${TOKEN}\n`);
+    const keyFile = write('api-key.txt', 'key_live_0f9e8d7c6b5a\n');
+    const env = { PREQUAL_HOOKS_SECRET_FILE: secretFile, PREQUAL_HOOKS_DASHBOARD_TOKEN_FILE: tokenFile, PREQUAL_HOOKS_API_KEY_FILE: keyFile };
+    const printed = await runCli(['serve', '--print-config'], { env });
+    expect(printed.code, printed.stderr).toBe(0);
+    const dump = JSON.parse(printed.stdout) as Record<string, { value: unknown; from: string }>;
+    expect(dump.secret).toEqual({ value: ['***', '***'], from: `PREQUAL_HOOKS_SECRET_FILE (${secretFile})` });
+    expect(dump['secret-file']).toEqual({ value: secretFile, from: 'PREQUAL_HOOKS_SECRET_FILE' });
+    expect(dump['dashboard-token']).toEqual({ value: '***', from: `PREQUAL_HOOKS_DASHBOARD_TOKEN_FILE (${tokenFile})` });
+    expect(dump['api-key']).toEqual({ value: '***', from: `PREQUAL_HOOKS_API_KEY_FILE (${keyFile})` });
+    for (const secret of [OLD, NEW, TOKEN, 'key_live_0f9e8d7c6b5a']) expect(printed.stdout).not.toContain(secret);
+
+    const help = await runCli(['serve', '--help']);
+    expect(help.stdout).toMatch(/--secret-file <path>[\s\S]*\[PREQUAL_HOOKS_SECRET_FILE\]/);
+    expect(help.stdout).toMatch(/--dashboard-token-file <path>[\s\S]*\[PREQUAL_HOOKS_DASHBOARD_TOKEN_FILE\]/);
+    expect(help.stdout).toMatch(/--api-key-file <path>[\s\S]*\[PREQUAL_HOOKS_API_KEY_FILE\]/);
+
+    const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'files.db')], env);
+    for (const secret of [OLD, NEW]) {
+      const { body, headers } = signedRequest(newEvent(), { secret });
+      expect((await fetch(serve.webhookUrl, { method: 'POST', headers, body })).status).toBe(200);
+    }
+    expect((await fetch(`${serve.baseUrl}/metrics`, { headers: { Authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
+    expect(await serve.stop()).toBe(0);
+    expect(serve.stdout() + serve.stderr()).not.toContain(TOKEN);
+  });
+
+  it('refuses a missing or empty file in one line naming it (exit 1), a short token from a file (exit 2), and both a secret and its file', async () => {
+    const db = join(tmp.dir, 'refused.db');
+    const empty = write('empty.txt', '\n  \n');
+    const missing = await runCli(['serve', '--db', db], { env: { PREQUAL_HOOKS_SECRET_FILE: join(tmp.dir, 'nowhere.txt') } });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^prequal-hooks serve: cannot read .*nowhere\.txt \(given by PREQUAL_HOOKS_SECRET_FILE\): no such file\n$/);
+    const blank = await runCli(['serve', '--db', db, '--secret-file', empty]);
+    expect(blank.code).toBe(1);
+    expect(blank.stderr).toMatch(/^prequal-hooks serve: .*empty\.txt \(given by --secret-file\) is empty: it must hold the secret\n$/);
+    const short = await runCli(['serve', '--db', db, '--secret', OLD], { env: { PREQUAL_HOOKS_DASHBOARD_TOKEN_FILE: write('short.txt', 'tooshort\n') } });
+    expect(short.code).toBe(2);
+    expect(short.stderr).toMatch(/PREQUAL_HOOKS_DASHBOARD_TOKEN_FILE \(.*short\.txt\) must be at least 16 characters/);
+    expect(short.stderr).not.toContain('tooshort');
+    const both = await runCli(['serve', '--db', db, '--secret', OLD, '--secret-file', write('s.txt', NEW)]);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/give --secret or --secret-file, not both/);
+    // A flag wins over a variable, whichever of the pair each is.
+    const flagWins = await runCli(['serve', '--print-config', '--secret', OLD], { env: { PREQUAL_HOOKS_SECRET_FILE: join(tmp.dir, 'nowhere.txt') } });
+    expect(flagWins.code).toBe(0);
+    expect((JSON.parse(flagWins.stdout) as Record<string, { from: string }>).secret!.from).toBe('--secret');
+  });
+});
+
+describe('SIGHUP', () => {
+  it('rotates the secret and the certificate under load: no connection dropped, every acknowledged event stored, use counted per fingerprint', async () => {
+    const one = makeCertificate('rotate-one');
+    const two = makeCertificate('rotate-two');
+    const cert = write('live.crt', one.pem);
+    const key = write('live.key', readFileSync(one.key));
+    const secretFile = write('live-secrets.txt', `${OLD}\n`);
+    const db = join(tmp.dir, 'rotate.db');
+    const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', db, '--secret-file', secretFile, '--tls-cert', cert, '--tls-key', key, '--dashboard-token', TOKEN]);
+    const port = Number(new URL(serve.baseUrl).port);
+    const agent = new Agent({ keepAlive: true, maxSockets: 4, ca: [one.pem, two.pem] });
+    let signing = OLD;
+    let running = true;
+    const statuses: number[] = [];
+    const failures: string[] = [];
+    let reusedAfterNewCertificate = 0;
+    let certificateSwapped = false;
+    const worker = async () => {
+      while (running) {
+        try {
+          const answer = await postOver(agent, serve.webhookUrl, signing);
+          statuses.push(answer.status);
+          if (certificateSwapped && answer.reused) reusedAfterNewCertificate++;
+        } catch (error) {
+          failures.push((error as Error).message);
+        }
+      }
+    };
+    const workers = [worker(), worker(), worker(), worker()];
+    const hangUp = async (message: string, times: number) => {
+      serve.child.kill('SIGHUP');
+      await waitFor(() => (logsWith(serve, message).length >= times ? true : undefined), 5000, message);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    };
+
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    writeFileSync(secretFile, `${OLD}\n${NEW}\n`);
+    await hangUp('SIGHUP: webhook secrets re-read', 1);
+    signing = NEW;
+    writeFileSync(cert, two.pem);
+    writeFileSync(key, readFileSync(two.key));
+    await hangUp('SIGHUP: TLS certificate and key re-read', 1);
+    certificateSwapped = true;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    writeFileSync(secretFile, `${NEW}\n`);
+    await hangUp('SIGHUP: webhook secrets re-read', 2);
+    running = false;
+    await Promise.all(workers);
+
+    expect(failures).toEqual([]);
+    expect(statuses.length).toBeGreaterThan(20);
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
+    // Connections opened on the first certificate went on carrying requests after the swap.
+    expect(reusedAfterNewCertificate).toBeGreaterThan(0);
+    expect(await presentedCertificate(port, [one.pem, two.pem])).toBe(new X509Certificate(two.pem).fingerprint256);
+    expect((await postOver(agent, serve.webhookUrl, OLD)).status).toBe(401);
+
+    const metrics = (await getOver(agent, `${serve.baseUrl}/metrics`, { Authorization: `Bearer ${TOKEN}` })).text;
+    const verified = (secret: string) => Number(new RegExp(`prequal_hooks_verified_requests_total\\{secret="${secretFingerprint(secret)}"\\} (\\d+)`).exec(metrics)?.[1] ?? 0);
+    expect(verified(OLD)).toBeGreaterThan(0);
+    expect(verified(NEW)).toBeGreaterThan(0);
+    expect(verified(OLD) + verified(NEW)).toBe(statuses.length);
+    expect(metrics).not.toContain(OLD);
+
+    const overview = await getOver(agent, `${serve.baseUrl}/dashboard/`, { Authorization: `Bearer ${TOKEN}` });
+    expect(overview.status).toBe(200);
+    expect(overview.text).toContain(`data-secret="${secretFingerprint(NEW)}">${verified(NEW)}<`);
+    expect(overview.text).toContain(`data-secret="${secretFingerprint(OLD)}">${verified(OLD)}<`);
+
+    agent.destroy();
+    expect(await serve.stop()).toBe(0);
+    expect(inboxRows(db)).toBe(statuses.length);
+    expect(serve.stdout() + serve.stderr()).not.toContain(NEW);
+  }, 30_000);
+
+  it('keeps the secrets and the certificate in use, and logs an error, when the files are bad at reload', async () => {
+    const one = makeCertificate('bad-one');
+    const cert = write('bad-live.crt', one.pem);
+    const key = write('bad-live.key', readFileSync(one.key));
+    const secretFile = write('bad-secrets.txt', `${OLD}\n`);
+    const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'bad.db'), '--secret-file', secretFile, '--tls-cert', cert, '--tls-key', key]);
+    const port = Number(new URL(serve.baseUrl).port);
+    writeFileSync(secretFile, '\n');
+    writeFileSync(cert, 'garbage\n');
+    serve.child.kill('SIGHUP');
+    await waitFor(() => (serve.logLines().filter((line) => line.level === 50).length >= 2 ? true : undefined), 5000, 'two errors');
+    const errors = serve.logLines().filter((line) => line.level === 50).map((line) => String(line.msg));
+    expect(errors).toContainEqual(expect.stringMatching(/bad-secrets\.txt \(given by --secret-file\) is empty.*the secrets in use are kept/));
+    expect(errors).toContainEqual(expect.stringMatching(/bad-live\.crt is not a PEM certificate.*the certificate in use is kept/));
+    const agent = new Agent({ ca: [one.pem] });
+    expect((await postOver(agent, serve.webhookUrl, OLD)).status).toBe(200);
+    expect(await presentedCertificate(port, [one.pem])).toBe(new X509Certificate(one.pem).fingerprint256);
+
+    // Then a missing secret file: the same.
+    writeFileSync(cert, one.pem);
+    execFileSync('rm', [secretFile]);
+    serve.child.kill('SIGHUP');
+    await waitFor(() => (serve.logLines().some((line) => /cannot read .*bad-secrets\.txt/.test(String(line.msg))) ? true : undefined), 5000, 'missing file error');
+    expect((await postOver(agent, serve.webhookUrl, OLD)).status).toBe(200);
+    agent.destroy();
+    expect(await serve.stop()).toBe(0);
+  });
+
+  it('is not fatal without files to re-read', async () => {
+    const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'nohup.db'), '--secret', OLD]);
+    serve.child.kill('SIGHUP');
+    await waitFor(() => (logsWith(serve, 'SIGHUP: nothing to re-read').length > 0 ? true : undefined), 5000, 'the warning');
+    expect((await fetch(`${serve.baseUrl}/healthz`)).status).toBe(200);
+    expect(await serve.stop()).toBe(0);
+  });
+});
+
+describe('--trust-proxy', () => {
+  it("logs the client's address from the last X-Forwarded-For entry only when asked", async () => {
+    const forwarded = { 'x-forwarded-for': '203.0.113.9, 198.51.100.7' };
+    for (const [args, client] of [
+      [[], '127.0.0.1'],
+      [['--trust-proxy'], '198.51.100.7'],
+    ] as const) {
+      const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, `proxy${args.length}.db`), '--secret', OLD, ...args]);
+      const { body, headers } = signedRequest(newEvent(), { secret: OLD });
+      expect((await fetch(serve.webhookUrl, { method: 'POST', headers: { ...headers, ...forwarded }, body })).status).toBe(200);
+      const line = await waitFor(() => serve.logLines().find((entry) => entry.msg === 'webhook'), 5000, 'the access log line');
+      expect(line.client).toBe(client);
+      expect(await serve.stop()).toBe(0);
+    }
+  });
+});

@@ -124,6 +124,7 @@ function receiverState(options: ReceiverOptions): ReceiverState {
       ...(options.busyTimeoutMs !== undefined && { busyTimeoutMs: options.busyTimeoutMs, timeoutMs: options.busyTimeoutMs }),
       ...(options.poolSize !== undefined && { poolSize: options.poolSize }),
       ...(options.schema !== undefined && { schema: options.schema }),
+      ...(options.migrate === false && { migrate: false }),
       thread: options.sqliteThread ?? false,
       logger,
     },

@@ -21,6 +21,8 @@ const COMMANDS: Record<string, { load: () => Promise<Command>; summary: string }
   sandbox: { load: async () => (await import('./sandbox.js')).sandbox, summary: 'run the service locally: its REST API, a simulated campaign life, real webhooks' },
   erase: { load: async () => (await import('./erase.js')).erase, summary: "erase a candidate's personal data everywhere (GDPR article 17)" },
   export: { load: async () => (await import('./export.js')).exportCommand, summary: 'print everything held about one candidate as JSON (GDPR article 15)' },
+  backup: { load: async () => (await import('./backup.js')).backup, summary: 'copy a SQLite database safely while serve writes to it' },
+  migrate: { load: async () => (await import('./migrate.js')).migrateCommand, summary: 'list and apply the schema migrations a database needs' },
 };
 
 const USAGE = `Usage: prequal-hooks <command> [options]
@@ -56,7 +58,7 @@ async function main(argv: string[], io: CommandIo): Promise<number> {
       io.stderr.write(`prequal-hooks ${name}: ${error.message}. Run "prequal-hooks ${name} --help".\n`);
       return 2;
     }
-    if (error instanceof CommandError || (error instanceof Error && ['DatabaseTooNewError', 'ConfigurationError', 'SqliteError', 'SchemaError', 'StoreUnavailableError', 'DatabasePathError'].includes(error.name))) {
+    if (error instanceof CommandError || (error instanceof Error && ['DatabaseTooNewError', 'ConfigurationError', 'SqliteError', 'SchemaError', 'MigrationsPendingError', 'StoreUnavailableError', 'DatabasePathError'].includes(error.name))) {
       io.stderr.write(`prequal-hooks ${name}: ${error.message}\n`);
       return 1;
     }

@@ -55,6 +55,7 @@ export const SERVE_OPTIONS = withFileVariants({
     },
   }),
   'pool-size': value({ placeholder: '<n>', help: 'PostgreSQL: connections in the pool', default: 10, defaultHelp: '10', parse: (text, name) => integer(name, text, 10, 2, 1000) }),
+  'no-migrate': flag({ help: 'refuse to start on a database that needs migrations (one line naming them, exit 1) instead of applying them: for those who run "prequal-hooks migrate" after a backup' }),
   'sqlite-thread': flag({ help: "run a SQLite database's connection in a worker thread (commits and fsyncs off the event loop); off by default, as it measured no faster on 2 cores" }),
   'dashboard-token': optional({
     placeholder: '<t>',
@@ -132,6 +133,8 @@ export interface ServeConfig {
   logLevel: string;
   poolSize: number;
   sqliteThread: boolean;
+  /** false (--no-migrate): refuse a database that needs migrations. */
+  migrate: boolean;
   /** Opens the console (every action) and /metrics. */
   dashboardToken?: string;
   /** Opens the console read-only: no actions, personal data masked. */
@@ -184,6 +187,7 @@ export function serveConfig(command: ReturnType<typeof parseServe>): ServeConfig
     logLevel: values['log-level'],
     poolSize: values['pool-size'],
     sqliteThread: values['sqlite-thread'],
+    migrate: !values['no-migrate'],
     ...tokens,
     ...(tls !== undefined && { tls }),
     trustProxy: values['trust-proxy'],

@@ -77,6 +77,7 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
     logger,
     poolSize: config.poolSize,
     thread: config.sqliteThread,
+    migrate: config.migrate,
     ...(config.schema !== undefined && { schema: config.schema }),
   });
   let standalone: Standalone;

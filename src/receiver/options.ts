@@ -13,6 +13,12 @@ export interface ReceiverOptions {
   database: DatabaseOption;
   /** PostgreSQL given as a URL: connections in the pool. Default 10. */
   poolSize?: number;
+  /**
+   * false: refuse to open a database that needs migrations (a MigrationsPendingError, from
+   * createReceiver on SQLite, from `ready()` on PostgreSQL) instead of applying them, for
+   * operators who migrate explicitly (`prequal-hooks migrate`). Default true.
+   */
+  migrate?: boolean;
   /** PostgreSQL given as a URL: the schema of the tables. Default `public`. */
   schema?: string;
   /**

@@ -47,7 +47,29 @@ export function checkSchemaVersion(found: number | null, engine: 'sqlite' | 'pos
     // A read-only connection cannot migrate; any writing command does it.
     throw new SchemaError(
       `${where} was written by an older prequal-hooks (schema version ${found} of ${known}). ` +
-        'Start "prequal-hooks serve" on it once to upgrade it',
+        'Run "prequal-hooks migrate --db …" on it (after a backup), or start "prequal-hooks serve" on it once, to upgrade it',
     );
   }
+}
+
+/** A database that needs migrations, opened by a process told not to apply them (`serve --no-migrate`). */
+export class MigrationsPendingError extends SchemaError {
+  override name = 'MigrationsPendingError';
+  constructor(
+    where: string,
+    readonly pending: readonly Migration[],
+  ) {
+    super(
+      `${where} needs ${pending.length === 1 ? 'migration' : 'migrations'} ${pending.map((m) => `${m.version} (${m.name})`).join(', ')} and was opened with --no-migrate: ` +
+        'take a backup, then run "prequal-hooks migrate --db …" (or start without --no-migrate)',
+    );
+  }
+}
+
+/** The migrations not recorded among `applied`, in order; a database newer than this version is refused. */
+export function pendingOf(applied: ReadonlySet<number>, migrations: readonly Migration[]): Migration[] {
+  const known = migrations.at(-1)?.version ?? 0;
+  const newest = Math.max(0, ...applied);
+  if (newest > known) throw new DatabaseTooNewError(newest, known);
+  return migrations.filter((m) => !applied.has(m.version));
 }

@@ -35,6 +35,8 @@ export interface StoreOptions {
   timeoutMs?: number;
   /** Read only: SQLite opens the file read-only; neither engine migrates (the schema must be current). */
   readonly?: boolean;
+  /** false: refuse a database that needs migrations (MigrationsPendingError) instead of applying them. Default true. */
+  migrate?: boolean;
   logger?: Pick<Logger, 'warn' | 'error'>;
   /**
    * SQLite file given as a path: run its connection in a worker thread, so that statements,
@@ -84,13 +86,13 @@ function openSqliteStore(database: string | SqliteDatabase, options: StoreOption
   if (typeof database === 'string' && database !== ':memory:' && options.thread && !options.readonly && threadedStoreAvailable()) {
     // Created and migrated here, at once, so that a bad path or a newer schema throws now; then
     // the worker opens its own connection.
-    openDatabase(database, { busyTimeoutMs, ...(warn && { warn }) }).close();
+    openDatabase(database, { busyTimeoutMs, ...(options.migrate === false && { migrate: false }), ...(warn && { warn }) }).close();
     return createThreadedSqliteStore({ path: database, location: `sqlite:${database}`, busyTimeoutMs });
   }
   const db =
     typeof database === 'string'
-      ? openDatabase(database, { busyTimeoutMs, readonly: options.readonly ?? false, ...(warn && { warn }) })
-      : configureDatabase(database, { busyTimeoutMs });
+      ? openDatabase(database, { busyTimeoutMs, readonly: options.readonly ?? false, ...(options.migrate === false && { migrate: false }), ...(warn && { warn }) })
+      : configureDatabase(database, { busyTimeoutMs, ...(options.migrate === false && { migrate: false }) });
   return createSqliteStore(db, {
     location: `sqlite:${typeof database === 'string' ? database : db.name}`,
     busyTimeoutMs,
@@ -112,6 +114,7 @@ export async function openStore(database: DatabaseOption, options: StoreOptions 
         location: displayLocation(database),
         ownsPool: true,
         readonly: options.readonly ?? false,
+        ...(options.migrate === false && { migrate: false }),
         ...(options.schema !== undefined && { schema: options.schema }),
         ...(options.logger && { logger: options.logger }),
       });
@@ -121,5 +124,74 @@ export async function openStore(database: DatabaseOption, options: StoreOptions 
       throw error;
     }
   }
-  return await createPostgresStore(database as never, { location: 'postgres (given pool)', ownsPool: false, readonly: options.readonly ?? false, ...(options.logger && { logger: options.logger }) });
+  return await createPostgresStore(database as never, {
+    location: 'postgres (given pool)',
+    ownsPool: false,
+    readonly: options.readonly ?? false,
+    ...(options.migrate === false && { migrate: false }),
+    ...(options.logger && { logger: options.logger }),
+  });
+}
+
+/** What `migrateDatabase` found and did. */
+export interface MigrationReport {
+  location: string;
+  engine: 'sqlite' | 'postgres';
+  /** The schema version before (0: none recorded). */
+  from: number;
+  /** The newest version this release knows. */
+  known: number;
+  pending: Array<{ version: number; name: string }>;
+  /** What was applied now (empty on a dry run). */
+  applied: number[];
+}
+
+/**
+ * Lists the migrations an existing database needs and, unless `dryRun`, applies them as a start
+ * would (SQLite: each in its transaction; PostgreSQL: all in one, under the advisory lock that
+ * makes replicas migrate once), with no statement deadline: a migration may rewrite large tables.
+ */
+export async function migrateDatabase(location: string, options: { schema?: string; dryRun?: boolean } = {}): Promise<MigrationReport> {
+  const { loadMigrations } = await import('./migrations.js');
+  if (isPostgresUrl(location)) {
+    const { createPool } = await import('./postgres/connection.js');
+    const { migrate, pendingMigrations } = await import('./postgres/migrations.js');
+    const pool = await createPool(location, { poolSize: 1, timeoutMs: 3_600_000, ...(options.schema !== undefined && { schema: options.schema }) });
+    try {
+      const client = await pool.connect();
+      try {
+        const migrations = loadMigrations('postgres');
+        const pending = await pendingMigrations(client, migrations);
+        const applied = options.dryRun || pending.length === 0 ? [] : await migrate(client, options.schema, migrations);
+        return report(displayLocation(location), 'postgres', migrations, pending, applied);
+      } finally {
+        client.release();
+      }
+    } finally {
+      await pool.end();
+    }
+  }
+  const { default: Database } = await import('better-sqlite3');
+  const { migrate, pendingMigrations } = await import('./sqlite/migrations.js');
+  const db = new Database(location, { fileMustExist: true });
+  try {
+    db.pragma('busy_timeout = 10000');
+    const migrations = loadMigrations('sqlite');
+    const pending = pendingMigrations(db, migrations);
+    if (!options.dryRun && pending.length > 0) {
+      db.pragma('journal_mode = WAL');
+      db.pragma('foreign_keys = ON');
+      db.pragma('secure_delete = ON');
+    }
+    const applied = options.dryRun || pending.length === 0 ? [] : migrate(db, migrations);
+    return report(location, 'sqlite', migrations, pending, applied);
+  } finally {
+    db.close();
+  }
+}
+
+function report(location: string, engine: 'sqlite' | 'postgres', migrations: ReadonlyArray<{ version: number }>, pending: ReadonlyArray<{ version: number; name: string }>, applied: number[]): MigrationReport {
+  const known = migrations.at(-1)?.version ?? 0;
+  const from = Math.max(0, ...migrations.filter((m) => !pending.some((p) => p.version === m.version)).map((m) => m.version));
+  return { location, engine, from, known, pending: pending.map(({ version, name }) => ({ version, name })), applied };
 }

@@ -6,6 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain .mjs script (it reads the built schemas in dist/)
 import { renderEventsDoc } from '../../scripts/events-doc.mjs';
+// @ts-expect-error: a plain .mjs script (it reads serve's option table in dist/)
+import { renderConfigurationDoc } from '../../scripts/configuration-doc.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
@@ -13,6 +15,10 @@ const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
 describe('documents', () => {
   it('docs/events.md is what the schemas say (run `npm run docs` after changing them)', () => {
     expect(read('docs/events.md')).toBe(renderEventsDoc());
+  });
+
+  it('docs/configuration.md is what serve\'s option table says (run `npm run docs` after changing it)', () => {
+    expect(read('docs/configuration.md')).toBe(renderConfigurationDoc());
   });
 
   it('every relative link of README.md, CHANGELOG.md and docs/*.md names a file the package ships', () => {

@@ -1,4 +1,4 @@
-import { checkSchemaVersion, DatabaseTooNewError, loadMigrations, SchemaError, type Migration } from '../migrations.js';
+import { checkSchemaVersion, DatabaseTooNewError, loadMigrations, pendingOf, SchemaError, type Migration } from '../migrations.js';
 import { quoteIdentifier, type PoolClient } from './connection.js';
 
 // One lock for every process migrating this database: replicas that start together migrate once.
@@ -65,4 +65,11 @@ export async function checkSchema(client: PoolClient, where: string): Promise<vo
     }
   }
   checkSchemaVersion(found, 'postgres', where);
+}
+
+/** The migrations this database (in the connection's schema) has not recorded. */
+export async function pendingMigrations(client: PoolClient, migrations: Migration[] = loadMigrations('postgres')): Promise<Migration[]> {
+  const { rows } = await client.query<{ exists: boolean }>("SELECT to_regclass('schema_migrations') IS NOT NULL AS exists");
+  const applied = new Set(rows[0]?.exists ? (await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => Number(r.version)) : []);
+  return pendingOf(applied, migrations);
 }

@@ -2,7 +2,8 @@
 import type { Logger } from 'pino';
 import type { ReadinessProbe } from '../store.js';
 import { unavailable } from './connection.js';
-import { checkSchema, migrate } from './migrations.js';
+import { MigrationsPendingError } from '../migrations.js';
+import { checkSchema, migrate, pendingMigrations } from './migrations.js';
 import { checkOut, inTransaction, query, type Engine } from './session.js';
 
 export interface SchemaOptions {
@@ -10,6 +11,8 @@ export interface SchemaOptions {
   schema?: string;
   /** Check the schema instead of migrating it (read-only commands). */
   readonly?: boolean;
+  /** false: refuse a schema that needs migrations instead of applying them. */
+  migrate?: boolean;
   logger?: Pick<Logger, 'warn' | 'error'>;
 }
 
@@ -18,7 +21,10 @@ export async function prepareSchema(engine: Engine, options: SchemaOptions): Pro
   const client = await checkOut(engine);
   try {
     if (options.readonly) await checkSchema(client, options.location);
-    else await migrate(client, options.schema);
+    else if (options.migrate === false) {
+      const pending = await pendingMigrations(client);
+      if (pending.length > 0) throw new MigrationsPendingError(options.location, pending);
+    } else await migrate(client, options.schema);
     const { rows } = await client.query<{ synchronous_commit: string }>('SHOW synchronous_commit');
     if (rows[0]?.synchronous_commit === 'off') {
       options.logger?.warn(

@@ -25,6 +25,8 @@ export interface PostgresStoreOptions {
   schema?: string;
   /** Check the schema instead of migrating it (read-only commands). */
   readonly?: boolean;
+  /** false: refuse a schema that needs migrations (MigrationsPendingError) instead of applying them. */
+  migrate?: boolean;
   logger?: Pick<Logger, 'warn' | 'error'>;
 }
 

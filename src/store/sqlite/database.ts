@@ -1,7 +1,8 @@
 import { closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { migrate } from './migrations.js';
+import { MigrationsPendingError } from '../migrations.js';
+import { migrate, pendingMigrations } from './migrations.js';
 
 export type SqliteDatabase = Database.Database;
 
@@ -10,6 +11,8 @@ export interface OpenDatabaseOptions {
   busyTimeoutMs?: number;
   /** Open read-only: no migrations, no writes (the CLI's inspect). */
   readonly?: boolean;
+  /** false: refuse (MigrationsPendingError) a database that needs migrations instead of applying them. Default true. */
+  migrate?: boolean;
   /** Told once when an existing database file can be read by other users. */
   warn?: (message: string) => void;
 }
@@ -85,6 +88,11 @@ export function configureDatabase(db: SqliteDatabase, options: OpenDatabaseOptio
   // Deleted and rewritten content is overwritten, not left in free space: an erased candidate's
   // bytes must not outlive the erasure in the file (PROJECTION.md section 8).
   db.pragma('secure_delete = ON');
-  migrate(db);
+  if (options.migrate === false) {
+    const pending = pendingMigrations(db);
+    if (pending.length > 0) throw new MigrationsPendingError(db.name, pending);
+  } else {
+    migrate(db);
+  }
   return db;
 }

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { DatabaseTooNewError, loadMigrations, type Migration } from '../migrations.js';
+import { DatabaseTooNewError, loadMigrations, pendingOf, type Migration } from '../migrations.js';
 
 // A migration that rebuilds a table others reference says so on its first line: foreign keys
 // are off for it (a pragma SQLite ignores inside a transaction, so it is set around it), and
@@ -41,4 +41,11 @@ export function migrate(db: Database.Database, migrations: Migration[] = loadMig
     ran.push(migration.version);
   }
   return ran;
+}
+
+/** The migrations this database has not recorded (all of them for a database that has none). */
+export function pendingMigrations(db: Database.Database, migrations: Migration[] = loadMigrations('sqlite')): Migration[] {
+  const recorded = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get() !== undefined;
+  const applied = new Set(recorded ? (db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]) : []);
+  return pendingOf(applied, migrations);
 }

@@ -1,0 +1,162 @@
+// `prequal-hooks backup` and `migrate`, and `serve --no-migrate`, as an operator runs them: a
+// backup taken while serve receives signed webhooks, and upgrades of databases made by an older
+// schema (built by applying only the first migrations), on SQLite and PostgreSQL.
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadMigrations } from '../../src/store/migrations.js';
+import { migrate as migrateSqlite } from '../../src/store/sqlite/migrations.js';
+import { migrate as migratePostgres } from '../../src/store/postgres/migrations.js';
+import { sampleEvent, sendSigned } from '../../src/testing/index.js';
+import { killChildren, runCli, startServe } from '../support/cli-process.js';
+import { ENGINES } from '../support/engines.js';
+import { tempDir } from '../support/servers.js';
+
+const SECRET = 'backup-test-secret-0123456789';
+const event = (n: number) => sampleEvent('candidate.added', { timestamp: `2026-03-01T09:00:00.${String(n % 1000).padStart(3, '0')}Z`, data: { campaign_id: 'cmp_backup', candidate_id: `cand-backup-${n}` } });
+
+describe('prequal-hooks backup', () => {
+  const tmp = tempDir();
+  afterAll(() => {
+    killChildren();
+    tmp.cleanup();
+  });
+
+  it('copies the database while serve receives webhooks: consistent, owner-only, holding every event acknowledged before it started', async () => {
+    const db = join(tmp.dir, 'live.db');
+    const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', db, '--secret', SECRET, '--log-level', 'warn']);
+    let sent = 0;
+    let sending = true;
+    const acknowledged: number[] = [];
+    // Four senders, never stopping while the backup runs.
+    const senders = Array.from({ length: 4 }, async () => {
+      while (sending) {
+        const n = sent++;
+        if ((await sendSigned(serve.webhookUrl, event(n), { secret: SECRET })).status === 200) acknowledged.push(n);
+      }
+    });
+    try {
+      while (acknowledged.length < 300) await new Promise((resolve) => setTimeout(resolve, 20));
+      const before = [...acknowledged];
+      const copy = join(tmp.dir, 'copy.db');
+      const result = await runCli(['backup', '--db', db, '--to', copy, '--json'], { timeoutMs: 60_000 });
+      const during = acknowledged.length;
+      sending = false;
+      await Promise.all(senders);
+      expect(result.code).toBe(0);
+      expect(during).toBeGreaterThan(before.length); // webhooks kept being acknowledged meanwhile
+      expect(statSync(copy).mode & 0o777).toBe(0o600);
+      const copied = new Database(copy, { readonly: true });
+      try {
+        expect(copied.pragma('integrity_check', { simple: true })).toBe('ok');
+        const ids = new Set((copied.prepare('SELECT handler_key FROM inbox').pluck().all() as string[]).map((key) => Number(key.split('-').at(-1))));
+        expect(before.filter((n) => !ids.has(n))).toEqual([]);
+        expect(JSON.parse(result.stdout)).toMatchObject({ to: copy, events: ids.size });
+      } finally {
+        copied.close();
+      }
+
+      // An existing file is never overwritten by accident; --force replaces it whole.
+      const again = await runCli(['backup', '--db', db, '--to', copy]);
+      expect(again.code).toBe(1);
+      expect(again.stderr).toMatch(/exists: choose another --to, or give --force/);
+      const forced = await runCli(['backup', '--db', db, '--to', copy, '--force']);
+      expect(forced.code).toBe(0);
+      expect(forced.stdout).toMatch(/integrity ok/);
+    } finally {
+      sending = false;
+      await Promise.all(senders);
+      expect(await serve.stop()).toBe(0);
+    }
+  });
+
+  it('refuses what it cannot copy: no --to, no database, not ours; PostgreSQL is pg_dump\'s (exit 2)', async () => {
+    expect((await runCli(['backup', '--db', join(tmp.dir, 'x.db')])).code).toBe(2);
+    const missing = await runCli(['backup', '--db', join(tmp.dir, 'none.db'), '--to', join(tmp.dir, 'y.db')]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/no database at/);
+    const foreign = join(tmp.dir, 'foreign.db');
+    new Database(foreign).exec('CREATE TABLE t (x)').close();
+    expect((await runCli(['backup', '--db', foreign, '--to', join(tmp.dir, 'z.db')])).stderr).toMatch(/not a prequal-hooks database/);
+    const postgres = await runCli(['backup', '--db', 'postgres://hooks@127.0.0.1:1/hooks', '--schema', 'hooks', '--to', 'x']);
+    expect(postgres.code).toBe(2);
+    expect(postgres.stderr).toMatch(/pg_dump --format=custom --schema=hooks/);
+    expect(postgres.stderr).toMatch(/pg_restore/);
+  });
+});
+
+/** A database as an older release left it: only the first `upTo` migrations applied. */
+async function olderDatabase(engine: (typeof ENGINES)[number], upTo: number): Promise<string> {
+  const { database } = await engine.fresh();
+  if (engine.name === 'postgres') {
+    const client = new pg.Client({ connectionString: database });
+    await client.connect();
+    try {
+      await migratePostgres(client as never, undefined, loadMigrations('postgres').filter((m) => m.version <= upTo));
+    } finally {
+      await client.end();
+    }
+  } else {
+    const db = new Database(database);
+    migrateSqlite(db, loadMigrations('sqlite').filter((m) => m.version <= upTo));
+    db.close();
+  }
+  return database;
+}
+
+describe.each(ENGINES)('prequal-hooks migrate and serve --no-migrate on $name', (engine) => {
+  afterAll(() => killChildren());
+  const known = loadMigrations(engine.name === 'postgres' ? 'postgres' : 'sqlite');
+  const upTo = known.at(-3)!.version; // the last two are pending
+
+  it('lists the pending migrations (--dry-run changes nothing), serve --no-migrate refuses to start, migrate applies them', async () => {
+    const database = await olderDatabase(engine, upTo);
+    const pending = known.filter((m) => m.version > upTo).map(({ version, name }) => ({ version, name }));
+
+    const dry = await runCli(['migrate', '--db', database, '--dry-run', '--json']);
+    expect(dry.code).toBe(0);
+    expect(JSON.parse(dry.stdout)).toMatchObject({ from: upTo, known: known.at(-1)!.version, pending, applied: [], dryRun: true });
+    expect(JSON.parse((await runCli(['migrate', '--db', database, '--dry-run', '--json'])).stdout).pending).toEqual(pending); // still pending
+
+    const refused = await runCli(['serve', '--db', database, '--port', '0', '--host', '127.0.0.1', '--secret', SECRET, '--no-migrate']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trim().split('\n')).toHaveLength(1);
+    expect(refused.stderr).toMatch(new RegExp(`needs migrations ${pending.map((m) => `${m.version} \\(${m.name}\\)`).join(', ')} and was opened with --no-migrate: take a backup, then run "prequal-hooks migrate`));
+    const byVariable = await runCli(['serve', '--db', database, '--port', '0', '--host', '127.0.0.1', '--secret', SECRET], { env: { PREQUAL_HOOKS_NO_MIGRATE: '1' } });
+    expect(byVariable.code).toBe(1);
+
+    const applied = await runCli(['migrate', '--db', database]);
+    expect(applied.code).toBe(0);
+    expect(applied.stdout).toMatch(new RegExp(`schema version ${upTo} → ${known.at(-1)!.version}, applied:`));
+    for (const m of pending) expect(applied.stdout).toContain(m.name);
+    expect((await runCli(['migrate', '--db', database])).stdout).toMatch(/is up to date \(schema version \d+\)/);
+
+    const serve = await startServe(['--db', database, '--port', '0', '--host', '127.0.0.1', '--secret', SECRET, '--no-migrate', '--log-level', 'warn']);
+    expect((await sendSigned(serve.webhookUrl, event(1), { secret: SECRET })).status).toBe(200);
+    expect(await serve.stop()).toBe(0);
+  });
+
+  it('refuses a database written by a newer version, and one that does not exist', async () => {
+    const database = await olderDatabase(engine, known.at(-1)!.version);
+    if (engine.name === 'postgres') {
+      const client = new pg.Client({ connectionString: database });
+      await client.connect();
+      await client.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'from_the_future', now())");
+      await client.end();
+    } else {
+      const db = new Database(database);
+      db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'from_the_future', 'x')").run();
+      db.close();
+    }
+    const newer = await runCli(['migrate', '--db', database]);
+    expect(newer.code).toBe(1);
+    expect(newer.stderr).toMatch(/written by a newer prequal-hooks \(schema version 999/);
+    if (engine.name !== 'postgres') {
+      const none = await runCli(['migrate', '--db', `${database}.missing`]);
+      expect(none.code).toBe(1);
+      expect(none.stderr).toMatch(/no database at/);
+    }
+  });
+});

@@ -5,7 +5,7 @@ import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReceiver, type Receiver } from '../../src/receiver.js';
 import { sampleEvent } from '../../src/testing/index.js';
-import { ENGINES } from '../support/engines.js';
+import { ENGINES, type EngineUnderTest } from '../support/engines.js';
 import { listen } from '../support/servers.js';
 
 const FIXTURES = join(import.meta.dirname, '../../fixtures/');
@@ -14,29 +14,40 @@ const AUTH = { Authorization: `Bearer ${TOKEN}` };
 const RK4 = 'cmp_Rk4vN8qWz2';
 const ELOISE = 'f332892f-d38e-44df-8ebf-7c9f49065885';
 
-describe.each(ENGINES)('the console on $name', (engine) => {
-  let receiver: Receiver;
-  let server: { url: string; close: () => Promise<void> };
-  let cleanup: () => void;
+/**
+ * A receiver on a fresh database of the engine with its console at /ops (and a read-only one at
+ * /ro), for one describe block: `receiver` and `server` are set before its tests run.
+ */
+function consoleOn(engine: EngineUnderTest): { receiver: Receiver; server: { url: string; close: () => Promise<void> } } {
+  const running = {} as { receiver: Receiver; server: { url: string; close: () => Promise<void> } };
+  let cleanup = () => undefined as void;
   beforeAll(async () => {
     const fresh = await engine.fresh();
     cleanup = fresh.cleanup;
-    receiver = createReceiver({ database: fresh.database, allowUnsigned: true });
-    await receiver.ready();
+    running.receiver = createReceiver({ database: fresh.database, allowUnsigned: true });
+    await running.receiver.ready();
     const app = express();
-    app.use('/ops', receiver.dashboard({ token: TOKEN }));
-    server = await listen(app as never);
-    await receiver.replay([`${FIXTURES}scenarios/campaign-lifecycle.ndjson`, JSON.parse(readFileSync(`${FIXTURES}invalid/unknown-kind.json`, 'utf8'))]);
-    await receiver.drain();
+    app.use('/ops', running.receiver.dashboard({ token: TOKEN }));
+    app.use('/ro', running.receiver.dashboard({ token: TOKEN, readOnly: true }));
+    running.server = await listen(app as never);
   });
   afterAll(async () => {
-    await server.close();
-    await receiver.close();
+    await running.server.close();
+    await running.receiver.close();
     cleanup();
+  });
+  return running;
+}
+
+describe.each(ENGINES)('the console on $name', (engine) => {
+  const running = consoleOn(engine);
+  beforeAll(async () => {
+    await running.receiver.replay([`${FIXTURES}scenarios/campaign-lifecycle.ndjson`, JSON.parse(readFileSync(`${FIXTURES}invalid/unknown-kind.json`, 'utf8'))]);
+    await running.receiver.drain();
   });
 
   const get = async (path: string) => {
-    const answer = await fetch(`${server.url}/ops${path}`, { headers: AUTH });
+    const answer = await fetch(`${running.server.url}/ops${path}`, { headers: AUTH });
     return { status: answer.status, text: await answer.text() };
   };
 
@@ -46,7 +57,7 @@ describe.each(ENGINES)('the console on $name', (engine) => {
     expect(overview.text).toMatch(/data-state="projected"><a [^>]*>46</);
     expect(overview.text).toMatch(/data-state="unknown"><a [^>]*>1</);
     const data = JSON.parse((await get('/api/overview')).text) as { counts: Record<string, number>; storage: { ok: boolean }; credits: { credits_remaining: number } };
-    expect(data.counts).toEqual(await receiver.counts());
+    expect(data.counts).toEqual(await running.receiver.counts());
     expect(data.storage.ok).toBe(true);
     expect(data.credits.credits_remaining).toBe(0);
     const minutes = JSON.parse((await get('/api/events-per-minute')).text) as { minutes: Array<{ count: number }> };
@@ -73,47 +84,31 @@ describe.each(ENGINES)('the console on $name', (engine) => {
     expect(preview.text).toMatch(/id="preview-count">1</);
     const csrf = /name="_csrf" value="([^"]+)"/.exec(preview.text)![1]!;
     const upTo = /name="up_to" value="(\d+)"/.exec(preview.text)![1]!;
-    const done = await fetch(`${server.url}/ops/dead-letters/reprocess`, {
+    const done = await fetch(`${running.server.url}/ops/dead-letters/reprocess`, {
       method: 'POST',
-      headers: { ...AUTH, 'Content-Type': 'application/x-www-form-urlencoded', Origin: server.url },
+      headers: { ...AUTH, 'Content-Type': 'application/x-www-form-urlencoded', Origin: running.server.url },
       body: new URLSearchParams({ _csrf: csrf, state: 'unknown', up_to: upTo }).toString(),
       redirect: 'manual',
     });
     expect(done.status).toBe(303);
     expect(done.headers.get('location')).toBe('/ops/dead-letters?requeued=1&skipped=0');
-    await receiver.drain();
+    await running.receiver.drain();
     // Still unknown to this version: set aside again, and counted once.
-    expect((await receiver.counts()).unknown).toBe(1);
+    expect((await running.receiver.counts()).unknown).toBe(1);
   });
 });
 
 describe.each(ENGINES)('the Credits card on $name', (engine) => {
-  let receiver: Receiver;
-  let server: { url: string; close: () => Promise<void> };
-  let cleanup: () => void;
-  beforeAll(async () => {
-    const fresh = await engine.fresh();
-    cleanup = fresh.cleanup;
-    receiver = createReceiver({ database: fresh.database, allowUnsigned: true });
-    await receiver.ready();
-    const app = express();
-    app.use('/ops', receiver.dashboard({ token: TOKEN }));
-    server = await listen(app as never);
-  });
-  afterAll(async () => {
-    await server.close();
-    await receiver.close();
-    cleanup();
-  });
+  const running = consoleOn(engine);
 
   async function card(): Promise<{ figure: string; note: string }> {
-    const text = await (await fetch(`${server.url}/ops/`, { headers: AUTH })).text();
+    const text = await (await fetch(`${running.server.url}/ops/`, { headers: AUTH })).text();
     const [, figure, note] = /<h2>Credits<\/h2>\s*<p class="figure[^"]*" id="credits">([^<]*)<\/p>\s*<p class="note">([\s\S]*?)<\/p>/.exec(text) ?? [];
     return { figure: figure!, note: note!.replace(/<[^>]+>/g, '') };
   }
   const send = async (...events: object[]) => {
-    await receiver.replay(events);
-    await receiver.drain();
+    await running.receiver.replay(events);
+    await running.receiver.drain();
   };
 
   it('says the credits ran out only while they have, and on which campaign', async () => {
@@ -144,7 +139,7 @@ describe.each(ENGINES)('the Credits card on $name', (engine) => {
       sampleEvent('candidate.added', { data: { campaign_id: 'cmp_counted', candidate_id: 'cand-counted-1' } }),
       sampleEvent('candidate.added', { data: { campaign_id: 'cmp_counted', candidate_id: 'cand-counted-2' } }),
     );
-    const page = async (path: string) => (await (await fetch(`${server.url}/ops${path}`, { headers: AUTH })).text()).replace(/<[^>]+>/g, '').replace(/\s+/g, ' ');
+    const page = async (path: string) => (await (await fetch(`${running.server.url}/ops${path}`, { headers: AUTH })).text()).replace(/<[^>]+>/g, '').replace(/\s+/g, ' ');
     expect(await page('/campaigns/cmp_counted')).toContain('page 1 of 1 (2 candidates)');
     expect(await page('/campaigns/cmp_counted?per_page=1')).toContain('page 1 of 2 (2 candidates)');
     expect(await page('/campaigns/cmp_counted?status=pending&min_score=1')).toContain('page 1 of 1 (0 candidates)');
@@ -154,38 +149,23 @@ describe.each(ENGINES)('the Credits card on $name', (engine) => {
 });
 
 describe.each(ENGINES)('export and erasure in the console on $name', (engine) => {
-  let receiver: Receiver;
-  let server: { url: string; close: () => Promise<void> };
-  let cleanup: () => void;
   const ANA = 'cand-console-erase-1';
+  const running = consoleOn(engine);
   beforeAll(async () => {
-    const fresh = await engine.fresh();
-    cleanup = fresh.cleanup;
-    receiver = createReceiver({ database: fresh.database, allowUnsigned: true });
-    await receiver.ready();
-    const app = express();
-    app.use('/ops', receiver.dashboard({ token: TOKEN }));
-    app.use('/ro', receiver.dashboard({ token: TOKEN, readOnly: true }));
-    server = await listen(app as never);
-    await receiver.replay([
+    await running.receiver.replay([
       sampleEvent('candidate.added', { timestamp: '2026-11-20T10:00:00.000Z', data: { campaign_id: 'cmp_erase', candidate_id: ANA, first_name: 'Anaïs', last_name: 'Quennehen', email: 'anais.quennehen@example.org', phone: '+33611223344' } }),
       sampleEvent('candidate.interview.started', { timestamp: '2026-11-20T11:00:00.000Z', data: { campaign_id: 'cmp_erase', candidate_id: ANA } }),
     ]);
-    await receiver.drain();
-  });
-  afterAll(async () => {
-    await server.close();
-    await receiver.close();
-    cleanup();
+    await running.receiver.drain();
   });
   const get = async (path: string) => {
-    const answer = await fetch(`${server.url}${path}`, { headers: AUTH });
+    const answer = await fetch(`${running.server.url}${path}`, { headers: AUTH });
     return { status: answer.status, headers: answer.headers, text: await answer.text() };
   };
   const post = (path: string, form: Record<string, string>) =>
-    fetch(`${server.url}${path}`, {
+    fetch(`${running.server.url}${path}`, {
       method: 'POST',
-      headers: { ...AUTH, 'Content-Type': 'application/x-www-form-urlencoded', Origin: server.url },
+      headers: { ...AUTH, 'Content-Type': 'application/x-www-form-urlencoded', Origin: running.server.url },
       body: new URLSearchParams(form).toString(),
       redirect: 'manual',
     });
@@ -244,6 +224,6 @@ describe.each(ENGINES)('export and erasure in the console on $name', (engine) =>
     const exported = JSON.parse((await get(`/ops/candidates/${ANA}/export`)).text) as { candidate: unknown; erasures: Array<{ reason: string }> };
     expect(exported.candidate).toBeNull();
     expect(exported.erasures.map((e) => e.reason)).toEqual(['asked by mail, ticket 77']);
-    expect(await receiver.metrics().metrics()).toMatch(/prequal_hooks_erasures_total\{reason="request"\} 1/);
+    expect(await running.receiver.metrics().metrics()).toMatch(/prequal_hooks_erasures_total\{reason="request"\} 1/);
   });
 });

@@ -4,6 +4,8 @@ import { secretFingerprint, verify, type Secret } from '../signature.js';
 import { errorAnswer, type Answer } from './answer.js';
 import { deliveryOf, type StoreDelivery } from './delivery.js';
 import { headerValue, type IncomingHeaders } from './headers.js';
+import type { Tracing } from '../tracing/otel.js';
+import { receiveTraced, storeTraced } from '../tracing/intake-spans.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 export const DEFAULT_SIGNATURE_HEADER = 'X-Service-Signature';
@@ -26,6 +28,8 @@ export interface IntakeOptions {
   store: StoreDelivery;
   logger?: Pick<Logger, 'warn' | 'error'>;
   now?: () => number;
+  /** OpenTelemetry spans for each request and its inbox commit; none: no span, no cost. */
+  tracing?: Tracing | undefined;
 }
 
 /** What the intake did with a request, beside the answer: for logs and for the dispatcher. */
@@ -66,6 +70,7 @@ interface IntakeConfig {
   now: () => number;
   store: StoreDelivery;
   logger: IntakeOptions['logger'];
+  tracing: Tracing | undefined;
 }
 
 /**
@@ -83,9 +88,14 @@ export function createIntake(options: IntakeOptions) {
     now: options.now ?? Date.now,
     store: options.store,
     logger: options.logger,
+    tracing: options.tracing,
   };
   const unexpected = (error: unknown, stage: string) => unexpectedError(config, error, stage);
   async function receive(request: IncomingRequest): Promise<IntakeResult> {
+    if (config.tracing !== undefined) return await receiveTraced(config.tracing, request, () => receiveUntraced(request));
+    return await receiveUntraced(request);
+  }
+  async function receiveUntraced(request: IncomingRequest): Promise<IntakeResult> {
     try {
       return await receiveOrThrow(config, request);
     } catch (error) {
@@ -154,7 +164,7 @@ async function receiveOrThrow(config: IntakeConfig, { rawBody, headers }: Incomi
     }
   }
 
-  const stored = await config.store(delivery);
+  const stored = config.tracing === undefined ? await config.store(delivery) : await storeTraced(config.tracing, config.store, delivery);
   if (!stored.ok) {
     config.logger?.error({ code: stored.code, kind: delivery.kind ?? undefined }, 'could not store a webhook delivery; answered 503');
     return {

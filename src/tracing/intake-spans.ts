@@ -1,10 +1,17 @@
 // The intake's spans: one server span a webhook request (continuing the sender's W3C
 // traceparent), and the inbox commit within it. Attributes name kinds, outcomes, sizes and ids,
 // never the body: it holds names, e-mails and phone numbers.
-import type { IntakeResult } from '../receive/intake.js';
 import type { Delivery, StoreOutcome } from '../receive/delivery.js';
 import { headerValue, type IncomingHeaders } from '../receive/headers.js';
 import { SpanKind, StatusCode, traceparentOf, type Tracing } from './otel.js';
+
+/** What a span records of the intake's result (its IntakeResult, named here without importing it). */
+interface Received {
+  answer: { status: number };
+  outcome: string;
+  kind?: string;
+  inboxId?: number;
+}
 
 const headerGetter = {
   keys: (headers: IncomingHeaders): string[] => (typeof (headers as { get?: unknown }).get === 'function' ? ['traceparent', 'tracestate'] : Object.keys(headers)),
@@ -15,7 +22,7 @@ const headerGetter = {
 };
 
 /** Runs `receive` within a server span, child of the request's traceparent when it has one. */
-export async function receiveTraced(tracing: Tracing, request: { rawBody: Uint8Array; headers: IncomingHeaders }, receive: () => Promise<IntakeResult>): Promise<IntakeResult> {
+export async function receiveTraced<R extends Received>(tracing: Tracing, request: { rawBody: Uint8Array; headers: IncomingHeaders }, receive: () => Promise<R>): Promise<R> {
   const { api, tracer } = tracing;
   const parent = api.propagation.extract(api.ROOT_CONTEXT, request.headers, headerGetter);
   const span = tracer.startSpan('POST webhook', { kind: SpanKind.SERVER, attributes: { 'http.request.method': 'POST', 'http.request.body.size': request.rawBody.byteLength } }, parent);

@@ -1,0 +1,42 @@
+// `serve` starts the OpenTelemetry Node SDK when the standard OTEL_* variables ask for traces,
+// and loads nothing otherwise. The SDK reads the variables itself (exporter, endpoint, protocol
+// http/json or http/protobuf, service name); only traces are set up, not metrics or logs.
+import type { CommandIo } from './args.js';
+
+export interface TracingSdk {
+  /** Exports the spans still buffered, then stops. */
+  shutdown(): Promise<void>;
+}
+
+const set = (value: string | undefined) => value !== undefined && value.trim() !== '';
+
+/** Whether the environment asks for traces: an OTLP endpoint, or a traces exporter other than "none". */
+export function tracesAsked(env: NodeJS.ProcessEnv): boolean {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false;
+  const exporters = env.OTEL_TRACES_EXPORTER;
+  if (set(exporters)) return exporters!.split(',').some((name) => name.trim() !== 'none' && name.trim() !== '');
+  return set(env.OTEL_EXPORTER_OTLP_ENDPOINT) || set(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+}
+
+/**
+ * The SDK started, before the receiver and its logger are created (they decide once whether to
+ * trace); undefined when the environment does not ask, or when the SDK is not installed (one line
+ * says so and `serve` runs without traces).
+ */
+export async function startTracing(env: NodeJS.ProcessEnv, io: CommandIo): Promise<TracingSdk | undefined> {
+  if (!tracesAsked(env)) return undefined;
+  let sdkModule: typeof import('@opentelemetry/sdk-node');
+  try {
+    sdkModule = await import('@opentelemetry/sdk-node');
+  } catch {
+    io.stderr.write(
+      'prequal-hooks serve: the OTEL_* variables ask for traces, but @opentelemetry/sdk-node is not installed; running without traces ' +
+        '(npm install @opentelemetry/api @opentelemetry/sdk-node beside prequal-hooks).\n',
+    );
+    return undefined;
+  }
+  // No instrumentations: prequal-hooks makes its own spans. No metrics (Prometheus has them) nor logs (stdout has them).
+  const sdk = new sdkModule.NodeSDK({ instrumentations: [], metricReaders: [], logRecordProcessors: [] });
+  sdk.start();
+  return { shutdown: () => sdk.shutdown() };
+}

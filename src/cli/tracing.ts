@@ -1,6 +1,7 @@
 // `serve` starts the OpenTelemetry Node SDK when the standard OTEL_* variables ask for traces,
 // and loads nothing otherwise. The SDK reads the variables itself (exporter, endpoint, protocol
 // http/json or http/protobuf, service name); only traces are set up, not metrics or logs.
+import { createRequire } from 'node:module';
 import type { CommandIo } from './args.js';
 
 export interface TracingSdk {
@@ -36,7 +37,27 @@ export async function startTracing(env: NodeJS.ProcessEnv, io: CommandIo): Promi
     return undefined;
   }
   // No instrumentations: prequal-hooks makes its own spans. No metrics (Prometheus has them) nor logs (stdout has them).
-  const sdk = new sdkModule.NodeSDK({ instrumentations: [], metricReaders: [], logRecordProcessors: [] });
+  const sdk = new sdkModule.NodeSDK({ instrumentations: [], metricReaders: [], logRecordProcessors: [], resourceDetectors: resourceDetectors() });
   sdk.start();
   return { shutdown: () => sdk.shutdown() };
+}
+
+type Detector = { detect(config?: unknown): { attributes?: Record<string, unknown> } };
+
+/**
+ * The SDK's default resource detectors, but the process detector without the command line:
+ * `process.command_args` would export `--secret` and `--dashboard-token` given as flags.
+ * @opentelemetry/resources is loaded from where the SDK finds it (it comes with it).
+ */
+function resourceDetectors(): Detector[] {
+  const require = createRequire(createRequire(import.meta.url).resolve('@opentelemetry/sdk-node'));
+  const resources = require('@opentelemetry/resources') as Record<'envDetector' | 'hostDetector' | 'osDetector' | 'processDetector' | 'serviceInstanceIdDetector', Detector>;
+  const withoutArguments: Detector = {
+    detect(config) {
+      const detected = resources.processDetector.detect(config);
+      const { 'process.command_args': _arguments, ...attributes } = detected.attributes ?? {};
+      return { ...detected, attributes };
+    },
+  };
+  return [resources.envDetector, resources.hostDetector, resources.osDetector, withoutArguments, resources.serviceInstanceIdDetector];
 }

@@ -10,6 +10,7 @@ const MESSAGING = { 'messaging.system': 'prequal-hooks', 'messaging.operation.ty
 export function recordProjection(tracing: Tracing, startTime: number, rows: ReadonlyArray<{ row: InboxRow; state: string }>): void {
   const links = rows.flatMap(({ row, state }) => linkFrom(row.trace_context, { 'prequal_hooks.inbox_id': row.inbox_id, 'prequal_hooks.outcome': state }));
   const kinds = [...new Set(rows.map(({ row }) => row.kind ?? 'unknown'))].sort().join(',');
+  // A root span: the drain runs in whatever request's async context woke it, not within it.
   tracing.tracer
     .startSpan('project inbox', {
       kind: SpanKind.CONSUMER,
@@ -22,7 +23,7 @@ export function recordProjection(tracing: Tracing, startTime: number, rows: Read
         'prequal_hooks.event.kinds': kinds,
         'prequal_hooks.set_aside': rows.filter(({ state }) => state !== 'projected').length,
       },
-    })
+    }, tracing.api.ROOT_CONTEXT)
     .end();
 }
 
@@ -40,9 +41,9 @@ export async function handlerCallTraced<T>(tracing: Tracing, call: { handler: st
       'prequal_hooks.inbox_id': call.inboxId,
       'prequal_hooks.attempt': call.attempt,
     },
-  });
+  }, api.ROOT_CONTEXT);
   try {
-    const value = await api.context.with(api.trace.setSpan(api.context.active(), span), run);
+    const value = await api.context.with(api.trace.setSpan(api.ROOT_CONTEXT, span), run);
     span.setAttribute('prequal_hooks.outcome', 'ok');
     return value;
   } catch (error) {

@@ -85,9 +85,11 @@ describe.each(ENGINES)('traces on $name', (engine) => {
     const requestLink = { traceId: INCOMING_TRACE, spanId: request1.spanContext().spanId };
     const projection = spans.find((s) => s.name === 'project inbox');
     expect(projection?.kind).toBe(4); // CONSUMER
+    expect(projection?.parentSpanContext).toBeUndefined();
     expect(projection?.attributes).toMatchObject({ 'messaging.operation.type': 'process', 'messaging.batch.message_count': 1 });
     expect(projection?.links.map((l) => ({ traceId: l.context.traceId, spanId: l.context.spanId }))).toEqual([requestLink]);
     const handler = spans.find((s) => s.name === 'handle candidate.interview.completed');
+    expect(handler?.parentSpanContext).toBeUndefined();
     expect(handler?.attributes).toMatchObject({ 'messaging.operation.type': 'process', 'prequal_hooks.outcome': 'ok', 'prequal_hooks.inbox_id': first.inboxId });
     expect(handler?.links.map((l) => ({ traceId: l.context.traceId, spanId: l.context.spanId }))).toEqual([requestLink]);
 

@@ -4,7 +4,7 @@ import { secretFingerprint, verify, type Secret } from '../signature.js';
 import { errorAnswer, type Answer } from './answer.js';
 import { deliveryOf, type StoreDelivery } from './delivery.js';
 import { headerValue, type IncomingHeaders } from './headers.js';
-import type { Tracing } from '../tracing/otel.js';
+import { spanIds, type Span, type Tracing } from '../tracing/otel.js';
 import { receiveTraced, storeTraced } from '../tracing/intake-spans.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -92,12 +92,12 @@ export function createIntake(options: IntakeOptions) {
   };
   const unexpected = (error: unknown, stage: string) => unexpectedError(config, error, stage);
   async function receive(request: IncomingRequest): Promise<IntakeResult> {
-    if (config.tracing !== undefined) return await receiveTraced(config.tracing, request, () => receiveUntraced(request));
-    return await receiveUntraced(request);
+    if (config.tracing !== undefined) return await receiveTraced(config.tracing, request, (span) => receiveWithin(request, span));
+    return await receiveWithin(request, undefined);
   }
-  async function receiveUntraced(request: IncomingRequest): Promise<IntakeResult> {
+  async function receiveWithin(request: IncomingRequest, span: Span | undefined): Promise<IntakeResult> {
     try {
-      return await receiveOrThrow(config, request);
+      return await receiveOrThrow(config, request, span);
     } catch (error) {
       return unexpected(error, 'intake');
     }
@@ -142,7 +142,7 @@ function unexpectedError(config: IntakeConfig, error: unknown, stage: string): I
 }
 
 /** The checks of one request in order: size, signature, envelope, durable store; then the answer. */
-async function receiveOrThrow(config: IntakeConfig, { rawBody, headers }: IncomingRequest): Promise<IntakeResult> {
+async function receiveOrThrow(config: IntakeConfig, { rawBody, headers }: IncomingRequest, span: Span | undefined): Promise<IntakeResult> {
   if (rawBody.byteLength > config.maxBodyBytes) {
     return { outcome: 'refused', answer: tooLarge(config.maxBodyBytes) };
   }
@@ -160,13 +160,13 @@ async function receiveOrThrow(config: IntakeConfig, { rawBody, headers }: Incomi
   if (reading.ok) {
     const announced = headerValue(headers, config.eventHeader);
     if (announced !== undefined && announced !== reading.envelope.event) {
-      config.logger?.warn({ header: config.eventHeader, announced, kind: reading.envelope.event }, 'event header differs from the body; the body wins');
+      config.logger?.warn({ ...spanIds(span), header: config.eventHeader, announced, kind: reading.envelope.event }, 'event header differs from the body; the body wins');
     }
   }
 
-  const stored = config.tracing === undefined ? await config.store(delivery) : await storeTraced(config.tracing, config.store, delivery);
+  const stored = config.tracing === undefined || span === undefined ? await config.store(delivery) : await storeTraced(config.tracing, span, config.store, delivery);
   if (!stored.ok) {
-    config.logger?.error({ code: stored.code, kind: delivery.kind ?? undefined }, 'could not store a webhook delivery; answered 503');
+    config.logger?.error({ ...spanIds(span), code: stored.code, kind: delivery.kind ?? undefined }, 'could not store a webhook delivery; answered 503');
     return {
       outcome: 'unavailable',
       answer: errorAnswer(503, 'STORAGE_UNAVAILABLE', 'The event could not be stored; it was not accepted. Retry later.', { cause: stored.code }, { 'Retry-After': RETRY_AFTER_SECONDS }),

@@ -105,8 +105,12 @@ export function linkFrom(traceparent: string | null | undefined, attributes?: At
 
 /** The active span's ids, for a log line (pino mixin); nothing when no span is active. */
 export function activeSpanIds(api: OtelApi): { trace_id: string; span_id: string } | Record<string, never> {
-  const span = api.trace.getActiveSpan();
-  if (span === undefined) return {};
+  return spanIds(api.trace.getActiveSpan()) ?? {};
+}
+
+/** A span's ids for a log line written about it (none without a span). */
+export function spanIds(span: Span | undefined): { trace_id: string; span_id: string } | undefined {
+  if (span === undefined) return undefined;
   const { traceId, spanId } = span.spanContext();
   return { trace_id: traceId, span_id: spanId };
 }

@@ -77,6 +77,7 @@ function cpuMs(pid) {
 /** `amount` requests, each the next event of the pool (never a repeat on a server); 2xx a second over the run's wall time. */
 function fireAmount(url, pool, cursor, amount) {
   const started = performance.now();
+  let last = started;
   return new Promise((resolve, reject) => {
     autocannon(
       {
@@ -95,11 +96,15 @@ function fireAmount(url, pool, cursor, amount) {
               req.body = r.body;
               return req;
             },
+            onResponse() {
+              last = performance.now();
+            },
           },
         ],
       },
-      // autocannon's duration is in whole seconds: too coarse for a run of a second or two.
-      (error, result) => (error ? reject(error) : resolve({ ...summariseRun(result), requestsPerSec: result['2xx'] / ((performance.now() - started) / 1000) })),
+      // Up to the last answer: autocannon notices the end of an `amount` run on a 1 s tick, and
+      // its own duration is in whole seconds.
+      (error, result) => (error ? reject(error) : resolve({ ...summariseRun(result), requestsPerSec: result['2xx'] / ((last - started) / 1000) })),
     );
   });
 }

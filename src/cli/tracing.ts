@@ -37,13 +37,14 @@ export async function startTracing(env: NodeJS.ProcessEnv, io: CommandIo): Promi
     );
     return undefined;
   }
+  const api = otelApi();
   // No instrumentations: prequal-hooks makes its own spans. No metrics (Prometheus has them) nor logs (stdout has them).
   const sdk = new sdkModule.NodeSDK({
     instrumentations: [],
     metricReaders: [],
     logRecordProcessors: [],
     resourceDetectors: resourceDetectors(),
-    contextManager: synchronousContextManager(otelApi()!.ROOT_CONTEXT) as never,
+    ...(api !== null && { contextManager: synchronousContextManager(api.ROOT_CONTEXT) as never }),
   });
   sdk.start();
   return { shutdown: () => sdk.shutdown() };

@@ -42,6 +42,8 @@ export interface IntakeResult {
   inboxId?: number;
   /** The fingerprint of the secret that verified the signature (none: unsigned intake). */
   secretFingerprint?: string;
+  /** The request's OpenTelemetry span, when tracing is on: for the access log line. */
+  trace?: { trace_id: string; span_id: string };
 }
 
 export class ConfigurationError extends Error {

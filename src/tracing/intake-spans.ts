@@ -4,7 +4,7 @@
 // active: entering a context on every request halved ingest on Node 20 (bench/tracing.js).
 import type { Delivery, StoreOutcome } from '../receive/delivery.js';
 import { headerValue, type IncomingHeaders } from '../receive/headers.js';
-import { SpanKind, StatusCode, traceparentOf, type Span, type Tracing } from './otel.js';
+import { spanIds, SpanKind, StatusCode, traceparentOf, type Span, type Tracing } from './otel.js';
 
 /** What a span records of the intake's result (its IntakeResult, named here without importing it). */
 interface Received {
@@ -12,6 +12,7 @@ interface Received {
   outcome: string;
   kind?: string;
   inboxId?: number;
+  trace?: { trace_id: string; span_id: string } | undefined;
 }
 
 const headerGetter = {
@@ -40,6 +41,7 @@ export async function receiveTraced<R extends Received>(tracing: Tracing, reques
       ...(result.inboxId !== undefined && { 'prequal_hooks.inbox_id': result.inboxId }),
     });
     if (result.answer.status >= 500) span.setStatus({ code: StatusCode.ERROR, message: result.outcome });
+    result.trace = spanIds(span);
     return result;
   } finally {
     span.end();

@@ -102,6 +102,8 @@ describe('serve exports traces over OTLP/HTTP when the OTEL_* variables ask', ()
       // Its own trace: the drain is not part of the request that woke it.
       expect(projection.parentSpanId ?? '').toBe('');
       expect(projection.traceId).not.toBe(TRACE);
+      // The access log line names the request's span.
+      expect(serve.logLines().find((line) => line.msg === 'webhook')).toMatchObject({ trace_id: TRACE, span_id: server.spanId });
       const exported = otlp.exports.map((e) => e.body.toString()).join('\n');
       for (const personal of [event.data.first_name, event.data.last_name, event.data.email, event.data.phone, SECRET]) expect(exported).not.toContain(personal);
     } finally {

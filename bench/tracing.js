@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The cost of OpenTelemetry tracing on ingest (issue 24): `node bench/tracing.js` (a few
-// seconds; `npm run build` first). Three `prequal-hooks serve` processes, loopback only, each
+// seconds; `npm run build` first; --requests, --rounds, --connections). Three `prequal-hooks serve` processes, loopback only, each
 // loaded by autocannon with the same bounded number of distinct signed events, rounds alternated
 // (ABC CBA) and the median kept:
 //   absent  the package without @opentelemetry installed (a copy whose node_modules lacks it);
@@ -26,9 +26,9 @@ const SECRET = 'bench-secret-5b1f0c2e9d';
 
 const { values: flags } = parseArgs({
   options: {
-    requests: { type: 'string', default: '3000' },
-    rounds: { type: 'string', default: '2' },
-    connections: { type: 'string', default: '20' },
+    requests: { type: 'string', default: '4000' },
+    rounds: { type: 'string', default: '4' },
+    connections: { type: 'string', default: '50' },
   },
 });
 const REQUESTS = Number(flags.requests);

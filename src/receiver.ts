@@ -15,6 +15,7 @@ import { fetchHandler } from './receive/fetch.js';
 import { ConfigurationError, createIntake, type Intake } from './receive/intake.js';
 import { nodeHandler, type ResultListener } from './receive/node-http.js';
 import { createMetrics } from './console/metrics.js';
+import { activeTracing } from './tracing/otel.js';
 import { createDashboard } from './console/dashboard.js';
 import { isStore } from './store/open.js';
 import { HEARTBEAT_MS } from './store/presence.js';
@@ -118,6 +119,8 @@ function receiverState(options: ReceiverOptions): ReceiverState {
     options,
     logger,
     handlers: createHandlerRegistry(),
+    // Decided once: spans only when @opentelemetry/api is installed and a tracer provider registered.
+    tracing: activeTracing(),
     eraseHooks: eraseHooksOf(options, () => state.running?.store, logger, (hook, result) => state.metrics.handlerCall(hook, result)),
     metrics: createMetrics(() => state.running?.store),
     storeOptions: {
@@ -165,6 +168,7 @@ function intakeOf(state: ReceiverState): Intake {
       ...(options.eventHeader !== undefined && { eventHeader: options.eventHeader }),
       store: (delivery) => storeDelivery(state, delivery),
       logger: state.logger,
+      tracing: state.tracing,
     });
   } catch (error) {
     abandon(state);

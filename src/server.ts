@@ -136,6 +136,7 @@ function accessLogged(options: Omit<ReceiverOptions, 'logger' | 'onRequest'>, lo
     onRequest(result, req, startedAt) {
       logger.info(
         {
+          ...result.trace,
           status: result.answer.status,
           client: clientAddress(req, trustProxy),
           outcome: result.outcome,

@@ -16,6 +16,7 @@ import { count } from '../words.js';
 import { parseServe, serveConfig, serveConfigDump, SERVE_HELP, type ServeConfig } from './serve-options.js';
 import { readTlsPair, type TlsPair } from './tls-files.js';
 import { readSecretLines } from './file-variants.js';
+import { startTracing, type TracingSdk } from './tracing.js';
 
 export { SERVE_HELP };
 
@@ -69,6 +70,8 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
   const client = config.reconcileEvery > 0 ? serviceClient(config.api, '--reconcile-every').client : undefined;
   // A wrong certificate or key is said before anything is opened or bound.
   const tls = config.tls === undefined ? undefined : readTlsPair(config.tls);
+  // Before the logger and the receiver: both decide once whether to trace.
+  const tracing = await startTracing(io.env, io);
   const logger = loggerFor(io, config.logLevel);
   warnShortSecrets(config.secrets, io);
   // A port in use or a wrong --host fails here, before a database file is created for nothing.
@@ -92,7 +95,7 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
   // Signal handlers before the address is announced: from then on a SIGTERM must drain, and
   // without a handler the default action would kill the process outright.
   const stopReloading = reloadOnHangup(config, standalone, logger);
-  const stopped = stopOnSignal({ standalone, database, schedule, retention, logger }).finally(stopReloading);
+  const stopped = stopOnSignal({ standalone, database, schedule, retention, tracing, logger }).finally(stopReloading);
   announce(config, standalone, logger, io);
   return await stopped;
 }
@@ -218,8 +221,8 @@ function startRetention(olderThanMs: number, standalone: Standalone, logger: Log
 }
 
 /** SIGTERM or SIGINT: stop accepting, finish requests in flight, drain, close; exit 1 past 15 s. */
-function stopOnSignal(parts: { standalone: Standalone; database: Store; schedule: ReconcileSchedule | undefined; retention: Retention | undefined; logger: Logger }): Promise<number> {
-  const { standalone, database, schedule, retention, logger } = parts;
+function stopOnSignal(parts: { standalone: Standalone; database: Store; schedule: ReconcileSchedule | undefined; retention: Retention | undefined; tracing: TracingSdk | undefined; logger: Logger }): Promise<number> {
+  const { standalone, database, schedule, retention, tracing, logger } = parts;
   return new Promise<number>((done) => {
     let stopping = false;
     const stop = (signal: string) => {
@@ -235,6 +238,8 @@ function stopOnSignal(parts: { standalone: Standalone; database: Store; schedule
         .then(() => standalone.close(10_000))
         .then(async () => {
           await database.close();
+          // The last spans exported (bounded by the 15 s above); an unreachable collector loses only them.
+          await tracing?.shutdown().catch((error: unknown) => logger.warn({ err: { message: (error as Error).message } }, 'could not export the last traces'));
           logger.info('stopped');
           logger.flush?.();
           clearTimeout(force);

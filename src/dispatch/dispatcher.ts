@@ -7,6 +7,7 @@ import { createHandlerPump, type HandlerPump } from './handler-pump.js';
 import type { HandlerRegistry } from './handlers.js';
 import { dispatchSettings, type DispatcherOptions, type DispatchObserver } from './options.js';
 import { createProjectionLoop, type ProjectionLoop } from './projection-loop.js';
+import type { Tracing } from '../tracing/otel.js';
 
 export { HandlerTimeoutError } from './handler-calls.js';
 export type { DispatcherOptions, DispatchObserver } from './options.js';
@@ -19,6 +20,8 @@ export interface DispatcherParts {
   now?: () => number;
   /** Whether requests are waiting to be stored: projection then waits (up to 50 ms) for them. */
   intakeBusy?: () => boolean;
+  /** OpenTelemetry "process" spans for projection batches and handler calls; none: no span. */
+  tracing?: Tracing | undefined;
 }
 
 /**

@@ -10,6 +10,7 @@ import { describeStorageError } from '../store/group-commit.js';
 import type { InboxRow, Store } from '../store/store.js';
 import { createHandlerCalls, type HandlerCalls } from './handler-calls.js';
 import { callHandlers, type HandlerRetries } from './handler-retries.js';
+import type { Tracing } from '../tracing/otel.js';
 import type { HandlerRegistry } from './handlers.js';
 import type { DispatchObserver, DispatchSettings } from './options.js';
 
@@ -23,6 +24,7 @@ export interface HandlerPumpParts {
   owner: string;
   /** Aborted when the dispatcher stops: no claim is taken after it, and running calls are abandoned. */
   stopping: AbortSignal;
+  tracing?: Tracing | undefined;
 }
 
 export type HandlerPumpSettings = Pick<
@@ -81,7 +83,7 @@ function startHandlers(pump: Pump, row: InboxRow): void {
   const processed = readStored(row.raw, readEnvelope(row.raw, row.identity ?? undefined));
   pump.running.add(row.inbox_id);
   const run =
-    processed.state === 'projected' ? callHandlers(pump.retries, row.inbox_id, processed.identity, processed.event) : Promise.resolve(true);
+    processed.state === 'projected' ? callHandlers(pump.retries, row.inbox_id, processed.identity, processed.event, row.trace_context) : Promise.resolve(true);
   const finishing = run
     .then(async (finished) => {
       // Stopped before the end: the claim is handed back, so the handlers run again at once
@@ -111,7 +113,7 @@ function pumpOf(parts: HandlerPumpParts, settings: HandlerPumpSettings): Pump {
   const calls = createHandlerCalls({ concurrency: settings.handlerConcurrency, timeoutMs: settings.handlerTimeoutMs, stopping: parts.stopping });
   const { store, handlers, logger, observer, now, stopping } = parts;
   const rows = createRowReaders(store);
-  const retries = { store, handlers, rows, calls, logger, observer, now, stopping, attempts: settings.handlerAttempts, retryDelayMs: settings.handlerRetryDelayMs };
+  const retries = { store, handlers, rows, calls, logger, observer, now, stopping, tracing: parts.tracing, attempts: settings.handlerAttempts, retryDelayMs: settings.handlerRetryDelayMs };
   const running = new Set<number>();
   const finishingRows = new Set<Promise<void>>();
   return { parts, window: settings.handlerWindow, leaseMs: settings.handlerLeaseMs, calls, retries, running, finishingRows, pumping: false, again: false, idleWaiters: [] };

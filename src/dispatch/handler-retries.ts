@@ -8,6 +8,8 @@ import type { Store } from '../store/store.js';
 import { HandlerTimeoutError, type HandlerCalls } from './handler-calls.js';
 import type { HandlerContext, HandlerRegistry } from './handlers.js';
 import type { DispatchObserver } from './options.js';
+import type { Tracing } from '../tracing/otel.js';
+import { handlerCallTraced } from '../tracing/dispatch-spans.js';
 
 export interface HandlerRetries {
   store: Pick<Store, 'recordHandlerFailure'>;
@@ -23,6 +25,7 @@ export interface HandlerRetries {
   retryDelayMs: number;
   /** Aborted when the dispatcher stops: no retry waits past it, and nothing more is recorded. */
   stopping: AbortSignal;
+  tracing?: Tracing | undefined;
 }
 
 /** The projected row a handler of this event is given. */
@@ -35,13 +38,15 @@ async function rowFor(rows: RowReaders, event: WebhookEvent): Promise<unknown> {
 }
 
 /** Calls every handler of the event; false when stopped before the end (the handlers stay due). */
-export async function callHandlers(retries: HandlerRetries, inboxId: number, identity: string, event: WebhookEvent): Promise<boolean> {
+export async function callHandlers(retries: HandlerRetries, inboxId: number, identity: string, event: WebhookEvent, traceContext?: string | null): Promise<boolean> {
   const { stopping, observer } = retries;
   for (const handler of retries.handlers.for(event.event)) {
     for (let attempt = 1; ; attempt++) {
       try {
         const row = (await rowFor(retries.rows, event)) as never;
-        await retries.calls.callOnce((signal: AbortSignal) => handler.run(event, { identity, inboxId, attempt, row, signal } satisfies HandlerContext));
+        const call = () => retries.calls.callOnce((signal: AbortSignal) => handler.run(event, { identity, inboxId, attempt, row, signal } satisfies HandlerContext));
+        if (retries.tracing === undefined) await call();
+        else await handlerCallTraced(retries.tracing, { handler: handler.name, kind: event.event, inboxId, attempt, traceContext }, call);
         observer?.handlerCall?.(handler.name, 'ok');
         break;
       } catch (error) {

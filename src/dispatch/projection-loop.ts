@@ -9,6 +9,8 @@ import { describeStorageError } from '../store/group-commit.js';
 import { StoreUnavailableError, type InboxRow, type Settlement, type Store, type WriteTx } from '../store/store.js';
 import type { HandlerRegistry } from './handlers.js';
 import type { DispatchObserver } from './options.js';
+import type { Tracing } from '../tracing/otel.js';
+import { recordProjection } from '../tracing/dispatch-spans.js';
 
 export interface ProjectionLoopParts {
   store: Store;
@@ -23,6 +25,7 @@ export interface ProjectionLoopParts {
   stopping: AbortSignal;
   /** Called after a batch that left some event's handlers due. */
   handlersDue: () => void;
+  tracing?: Tracing | undefined;
 }
 
 /** Longest the projection defers to waiting requests before it takes a batch anyway. */
@@ -126,6 +129,7 @@ async function drainPending(batches: Batches): Promise<void> {
     }
     deferredSince = undefined;
     let outcomes: Outcome[];
+    const startedAt = parts.tracing === undefined ? 0 : Date.now();
     try {
       outcomes = await projectOneBatch(batches);
     } catch (error) {
@@ -137,6 +141,7 @@ async function drainPending(batches: Batches): Promise<void> {
     }
     backoff = 25;
     if (outcomes.length === 0) return;
+    if (parts.tracing !== undefined) recordProjection(parts.tracing, startedAt, outcomes.map((o) => ({ row: o.row, state: o.processed.state })));
     reportOutcomes(parts, outcomes);
     if (outcomes.some((o) => o.handlers)) parts.handlersDue();
     // Let the intake answer requests between batches.

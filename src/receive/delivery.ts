@@ -24,6 +24,8 @@ export interface Delivery {
   secretId: string | null;
   /** Why a body that is not an envelope was refused. */
   reasons: Issue[] | null;
+  /** The W3C traceparent of the request that brought it, when tracing is on: its processing links to it. */
+  traceContext?: string | null;
 }
 
 /** What the store says about a delivery: durably written (maybe as a duplicate), or not at all. */

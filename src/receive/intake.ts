@@ -4,6 +4,8 @@ import { secretFingerprint, verify, type Secret } from '../signature.js';
 import { errorAnswer, type Answer } from './answer.js';
 import { deliveryOf, type StoreDelivery } from './delivery.js';
 import { headerValue, type IncomingHeaders } from './headers.js';
+import { spanIds, type Span, type Tracing } from '../tracing/otel.js';
+import { receiveTraced, storeTraced } from '../tracing/intake-spans.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 export const DEFAULT_SIGNATURE_HEADER = 'X-Service-Signature';
@@ -26,6 +28,8 @@ export interface IntakeOptions {
   store: StoreDelivery;
   logger?: Pick<Logger, 'warn' | 'error'>;
   now?: () => number;
+  /** OpenTelemetry spans for each request and its inbox commit; none: no span, no cost. */
+  tracing?: Tracing | undefined;
 }
 
 /** What the intake did with a request, beside the answer: for logs and for the dispatcher. */
@@ -38,6 +42,8 @@ export interface IntakeResult {
   inboxId?: number;
   /** The fingerprint of the secret that verified the signature (none: unsigned intake). */
   secretFingerprint?: string;
+  /** The request's OpenTelemetry span, when tracing is on: for the access log line. */
+  trace?: { trace_id: string; span_id: string };
 }
 
 export class ConfigurationError extends Error {
@@ -66,6 +72,7 @@ interface IntakeConfig {
   now: () => number;
   store: StoreDelivery;
   logger: IntakeOptions['logger'];
+  tracing: Tracing | undefined;
 }
 
 /**
@@ -83,11 +90,16 @@ export function createIntake(options: IntakeOptions) {
     now: options.now ?? Date.now,
     store: options.store,
     logger: options.logger,
+    tracing: options.tracing,
   };
   const unexpected = (error: unknown, stage: string) => unexpectedError(config, error, stage);
   async function receive(request: IncomingRequest): Promise<IntakeResult> {
+    if (config.tracing !== undefined) return await receiveTraced(config.tracing, request, (span) => receiveWithin(request, span));
+    return await receiveWithin(request, undefined);
+  }
+  async function receiveWithin(request: IncomingRequest, span: Span | undefined): Promise<IntakeResult> {
     try {
-      return await receiveOrThrow(config, request);
+      return await receiveOrThrow(config, request, span);
     } catch (error) {
       return unexpected(error, 'intake');
     }
@@ -132,7 +144,7 @@ function unexpectedError(config: IntakeConfig, error: unknown, stage: string): I
 }
 
 /** The checks of one request in order: size, signature, envelope, durable store; then the answer. */
-async function receiveOrThrow(config: IntakeConfig, { rawBody, headers }: IncomingRequest): Promise<IntakeResult> {
+async function receiveOrThrow(config: IntakeConfig, { rawBody, headers }: IncomingRequest, span: Span | undefined): Promise<IntakeResult> {
   if (rawBody.byteLength > config.maxBodyBytes) {
     return { outcome: 'refused', answer: tooLarge(config.maxBodyBytes) };
   }
@@ -150,13 +162,13 @@ async function receiveOrThrow(config: IntakeConfig, { rawBody, headers }: Incomi
   if (reading.ok) {
     const announced = headerValue(headers, config.eventHeader);
     if (announced !== undefined && announced !== reading.envelope.event) {
-      config.logger?.warn({ header: config.eventHeader, announced, kind: reading.envelope.event }, 'event header differs from the body; the body wins');
+      config.logger?.warn({ ...spanIds(span), header: config.eventHeader, announced, kind: reading.envelope.event }, 'event header differs from the body; the body wins');
     }
   }
 
-  const stored = await config.store(delivery);
+  const stored = config.tracing === undefined || span === undefined ? await config.store(delivery) : await storeTraced(config.tracing, span, config.store, delivery);
   if (!stored.ok) {
-    config.logger?.error({ code: stored.code, kind: delivery.kind ?? undefined }, 'could not store a webhook delivery; answered 503');
+    config.logger?.error({ ...spanIds(span), code: stored.code, kind: delivery.kind ?? undefined }, 'could not store a webhook delivery; answered 503');
     return {
       outcome: 'unavailable',
       answer: errorAnswer(503, 'STORAGE_UNAVAILABLE', 'The event could not be stored; it was not accepted. Retry later.', { cause: stored.code }, { 'Retry-After': RETRY_AFTER_SECONDS }),

@@ -5,6 +5,7 @@ import type { DeadLetters } from '../dispatch/dead-letters.js';
 import { prepareDeadLetters } from '../dispatch/dead-letters.js';
 import { createDispatcher, type Dispatcher } from '../dispatch/dispatcher.js';
 import type { HandlerRegistry } from '../dispatch/handlers.js';
+import type { Tracing } from '../tracing/otel.js';
 import type { ErasureHooks } from '../privacy/hooks.js';
 import type { Logger } from '../logging.js';
 import type { createMetrics } from '../console/metrics.js';
@@ -33,6 +34,8 @@ export interface ReceiverState {
   readonly options: ReceiverOptions;
   readonly logger: Logger;
   readonly handlers: HandlerRegistry;
+  /** OpenTelemetry, when the application registered a tracer provider before creating the receiver. */
+  readonly tracing: Tracing | undefined;
   /** The application's onErase hooks, and the rounds that call them. */
   readonly eraseHooks: ErasureHooks;
   readonly metrics: ReturnType<typeof createMetrics>;
@@ -60,7 +63,7 @@ function assemble(state: ReceiverState, store: Store): Running {
     processed: (row: { kind: string | null; received_at: string }, outcome: string, at: number) => metrics.event(row.kind, outcome, row.received_at, at),
     handlerCall: (handler: string, result: 'ok' | 'failed' | 'timeout') => metrics.handlerCall(handler, result),
   };
-  const dispatcher = createDispatcher({ store, handlers: state.handlers, logger, observer, intakeBusy: () => (groupCommit?.waiting() ?? 0) > 0 }, state.options.dispatch);
+  const dispatcher = createDispatcher({ store, handlers: state.handlers, logger, observer, tracing: state.tracing, intakeBusy: () => (groupCommit?.waiting() ?? 0) > 0 }, state.options.dispatch);
   // The next turn: the answers of a commit go out before any projection starts.
   groupCommit = createGroupCommit(store, {
     onCommitted: () => setImmediate(() => dispatcher.notify()),

@@ -26,6 +26,8 @@ export interface InboxRow {
   attempts: number;
   processed_at: string | null;
   handlers_pending: boolean;
+  /** The W3C traceparent of the request that brought it (tracing on), else null. */
+  trace_context?: string | null;
 }
 
 export interface HandlerFailureRow {

@@ -17,10 +17,10 @@ export async function appendDeliveries(tx: Session, deliveries: readonly Deliver
   // that were inserted, in turn. A body with no identity never conflicts.
   const inserted = await query<{ inbox_id: number; identity: string | null; raw_sha256: string | null }>(
     tx,
-    `INSERT INTO inbox (received_at, raw, identity, raw_sha256, kind, verdict, secret_id, state, reasons, handler_key)
-     SELECT r, b, i, h, k, v, s, st, re, hk
-     FROM unnest($1::timestamptz[], $2::bytea[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
-       WITH ORDINALITY AS d(r, b, i, h, k, v, s, st, re, hk, ord)
+    `INSERT INTO inbox (received_at, raw, identity, raw_sha256, kind, verdict, secret_id, state, reasons, handler_key, trace_context)
+     SELECT r, b, i, h, k, v, s, st, re, hk, tc
+     FROM unnest($1::timestamptz[], $2::bytea[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
+       WITH ORDINALITY AS d(r, b, i, h, k, v, s, st, re, hk, tc, ord)
      ORDER BY ord
      ON CONFLICT DO NOTHING
      RETURNING inbox_id, identity, raw_sha256`,
@@ -35,6 +35,7 @@ export async function appendDeliveries(tx: Session, deliveries: readonly Deliver
       deliveries.map((d) => (d.verdict === 'accepted' ? 'pending' : 'dead')),
       deliveries.map((d) => (d.reasons === null ? null : JSON.stringify(d.reasons))),
       deliveries.map((d) => d.handlerKey ?? null),
+      deliveries.map((d) => d.traceContext ?? null),
     ],
   );
   const fresh = new Set(inserted.map((r) => keyOf(r.identity, r.raw_sha256)).filter((k): k is string => k !== null));

@@ -13,13 +13,13 @@ export interface RawInboxRow extends Omit<InboxRow, 'handlers_pending' | 'raw'> 
 }
 
 export const INBOX_SELECT = `SELECT inbox_id, received_at, raw, identity, raw_sha256, kind, verdict, secret_id, state, reasons, attempts,
-  processed_at, handlers_pending FROM inbox`;
+  processed_at, handlers_pending, trace_context FROM inbox`;
 
 export function inboxRow(row: RawInboxRow): InboxRow {
   return { ...row, handlers_pending: row.handlers_pending === 1 };
 }
 
-type InsertParameters = [string, Uint8Array, string | null, string | null, string | null, string | null, string, string | null, InboxState, string | null];
+type InsertParameters = [string, Uint8Array, string | null, string | null, string | null, string | null, string, string | null, InboxState, string | null, string | null];
 
 export interface InboxStatements {
   /** For the claims' statements, prepared per limit. */
@@ -37,8 +37,8 @@ export function prepareInbox(db: SqliteDatabase): InboxStatements {
     // No conflict target: a second delivery of an event (same identity) and a retried bad body
     // (same raw_sha256) are both duplicates; the two columns never hold each other's hashes.
     insert: db.prepare<InsertParameters, { inbox_id: number }>(
-      `INSERT INTO inbox (received_at, raw, identity, raw_sha256, kind, handler_key, verdict, secret_id, state, reasons)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO inbox (received_at, raw, identity, raw_sha256, kind, handler_key, verdict, secret_id, state, reasons, trace_context)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT DO NOTHING
      RETURNING inbox_id`,
     ),
@@ -57,7 +57,7 @@ export function prepareInbox(db: SqliteDatabase): InboxStatements {
 /** Inserts a delivery: pending if accepted, dead otherwise; a duplicate inserts nothing. */
 export function append(s: InboxStatements, d: Delivery): Appended {
   const state: InboxState = d.verdict === 'accepted' ? 'pending' : 'dead';
-  const row = s.insert.get(d.receivedAt, d.raw, d.identity, d.rawSha256 ?? null, d.kind, d.handlerKey ?? null, d.verdict, d.secretId, state, d.reasons === null ? null : JSON.stringify(d.reasons));
+  const row = s.insert.get(d.receivedAt, d.raw, d.identity, d.rawSha256 ?? null, d.kind, d.handlerKey ?? null, d.verdict, d.secretId, state, d.reasons === null ? null : JSON.stringify(d.reasons), d.traceContext ?? null);
   return row === undefined ? { inboxId: null, duplicate: true } : { inboxId: row.inbox_id, duplicate: false };
 }
 

@@ -1,0 +1,193 @@
+#!/usr/bin/env node
+// The cost of OpenTelemetry tracing on ingest (issue 24): `node bench/tracing.js` (a few
+// seconds; `npm run build` first; --requests, --rounds, --connections). Three `prequal-hooks serve` processes, loopback only, each
+// loaded by autocannon with the same bounded number of distinct signed events, rounds alternated
+// (ABC CBA) and the median kept:
+//   absent  the package without @opentelemetry installed (a copy whose node_modules lacks it);
+//   off     @opentelemetry installed, no OTEL_* variable: the cost must be nil (off ÷ absent ≈ 1);
+//   on      OTEL_EXPORTER_OTLP_ENDPOINT set: every request's server and commit spans, projection
+//           and exports (http/protobuf) to a collector in this process (goal: on ÷ off ≥ 0.9).
+// Results: a table on stdout, JSON in bench/results/tracing.json.
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { createRequestPool, HEADER_STYLES, summariseRun } from './lib/load.js';
+import { machineInfo } from './lib/machine.js';
+import { killLeftovers, startServer } from './lib/processes.js';
+import { median, round } from './lib/stats.js';
+
+const BENCH = fileURLToPath(new URL('.', import.meta.url));
+const ROOT = join(BENCH, '..');
+const TMP = join(BENCH, 'tmp', 'tracing');
+const SECRET = 'bench-secret-5b1f0c2e9d';
+
+const { values: flags } = parseArgs({
+  options: {
+    requests: { type: 'string', default: '4000' },
+    rounds: { type: 'string', default: '4' },
+    connections: { type: 'string', default: '50' },
+  },
+});
+const REQUESTS = Number(flags.requests);
+const ROUNDS = Number(flags.rounds);
+const CONNECTIONS = Number(flags.connections);
+
+/** A copy of the package whose node_modules has everything but @opentelemetry (linked, not copied). */
+function installWithoutOpenTelemetry() {
+  const install = join(TMP, 'no-otel');
+  rmSync(install, { recursive: true, force: true });
+  mkdirSync(join(install, 'node_modules'), { recursive: true });
+  for (const part of ['dist', 'migrations', 'package.json']) cpSync(join(ROOT, part), join(install, part), { recursive: true });
+  for (const name of readdirSync(join(ROOT, 'node_modules'))) {
+    if (name !== '@opentelemetry' && name !== '.bin') symlinkSync(join(ROOT, 'node_modules', name), join(install, 'node_modules', name));
+  }
+  return join(install, 'dist/cli/main.js');
+}
+
+/** An OTLP/HTTP collector that takes every export and counts them. */
+async function startCollector() {
+  const seen = { exports: 0, bytes: 0 };
+  const server = createServer((req, res) => {
+    req.on('data', (chunk) => (seen.bytes += chunk.length));
+    req.on('end', () => {
+      seen.exports++;
+      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${server.address().port}`, seen, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+/**
+ * CPU time (user + system, ms) a process has used, from /proc: on a shared machine a steadier
+ * measure of what tracing costs than a rate the load generator may bound. Null off Linux.
+ */
+function cpuMs(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in ticks of 1/100 s
+  } catch {
+    return null;
+  }
+}
+
+/** `amount` requests, each the next event of the pool (never a repeat on a server); 2xx a second over the run's wall time. */
+function fireAmount(url, pool, cursor, amount) {
+  const started = performance.now();
+  let last = started;
+  return new Promise((resolve, reject) => {
+    autocannon(
+      {
+        url,
+        connections: CONNECTIONS,
+        amount,
+        timeout: 30,
+        requests: [
+          {
+            method: 'POST',
+            path: '/webhooks',
+            setupRequest(req) {
+              const i = cursor.next++;
+              const r = pool.at(i);
+              req.headers = HEADER_STYLES.service(r, i);
+              req.body = r.body;
+              return req;
+            },
+            onResponse() {
+              last = performance.now();
+            },
+          },
+        ],
+      },
+      // Up to the last answer: autocannon notices the end of an `amount` run on a 1 s tick, and
+      // its own duration is in whole seconds.
+      (error, result) => (error ? reject(error) : resolve({ ...summariseRun(result), requestsPerSec: result['2xx'] / ((last - started) / 1000) })),
+    );
+  });
+}
+
+async function main() {
+  if (!existsSync(join(ROOT, 'dist/cli/main.js'))) throw new Error('dist/ is missing: run `npm run build` first');
+  rmSync(TMP, { recursive: true, force: true });
+  mkdirSync(TMP, { recursive: true });
+  const collector = await startCollector();
+  const cli = join(ROOT, 'dist/cli/main.js');
+  const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_SERVICE_NAME: 'bench' };
+  const noOtel = Object.fromEntries(Object.keys(process.env).filter((k) => k.startsWith('OTEL_')).map((k) => [k, '']));
+  const targets = [
+    { name: 'absent', main: installWithoutOpenTelemetry(), env: noOtel },
+    { name: 'off', main: cli, env: noOtel },
+    { name: 'on', main: cli, env: otel },
+  ];
+  const pool = createRequestPool({ secret: SECRET, size: (REQUESTS * ROUNDS + 500) * targets.length });
+  const servers = [];
+  for (const [k, target] of targets.entries()) {
+    const server = await startServer({
+      name: target.name,
+      command: process.execPath,
+      args: [target.main, 'serve', '--port', '0', '--host', '127.0.0.1', '--db', join(TMP, `${target.name}.db`), '--secret', SECRET],
+      logFile: join(TMP, `${target.name}.log`),
+      env: target.env,
+    });
+    // Each server its own slice of the pool; a short warm-up first (JIT, page cache).
+    const cursor = { next: k * (REQUESTS * ROUNDS + 500) };
+    await fireAmount(server.url, pool, cursor, 500);
+    servers.push({ ...target, server, cursor, runs: [] });
+  }
+  try {
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? servers : [...servers].reverse();
+      for (const s of order) {
+        const before = cpuMs(s.server.pid);
+        const run = await fireAmount(s.server.url, pool, s.cursor, REQUESTS);
+        const after = cpuMs(s.server.pid);
+        s.runs.push({ ...run, cpuUsPerRequest: before === null || after === null ? null : ((after - before) * 1000) / run.ok });
+      }
+    }
+  } finally {
+    for (const s of servers) await s.server.stop();
+    await collector.close();
+  }
+  const rate = Object.fromEntries(servers.map((s) => [s.name, median(s.runs.map((r) => r.requestsPerSec))]));
+  const cpu = Object.fromEntries(servers.map((s) => [s.name, median(s.runs.map((r) => r.cpuUsPerRequest ?? Number.NaN))]));
+  const failures = servers.reduce((n, s) => n + s.runs.reduce((m, r) => m + r.non2xx + r.errors + r.timeouts, 0), 0);
+  const results = {
+    date: new Date().toISOString(),
+    machine: machineInfo(ROOT, TMP),
+    requestsPerRound: REQUESTS,
+    rounds: ROUNDS,
+    connections: CONNECTIONS,
+    targets: servers.map((s) => ({
+      name: s.name,
+      requestsPerSec: round(rate[s.name]),
+      p50Ms: median(s.runs.map((r) => r.p50Ms)),
+      p99Ms: median(s.runs.map((r) => r.p99Ms)),
+      cpuUsPerRequest: round(cpu[s.name]),
+    })),
+    onOverOff: round(rate.on / rate.off, 3),
+    offOverAbsent: round(rate.off / rate.absent, 3),
+    // Requests a CPU-second, on ÷ off: the throughput ratio when the server, not the load, is the limit.
+    cpuOnOverOff: round(cpu.off / cpu.on, 3),
+    cpuOffOverAbsent: round(cpu.absent / cpu.off, 3),
+    collector: collector.seen,
+    failures,
+  };
+  console.log('target   req/s     p50 ms  p99 ms  server CPU us/request');
+  for (const t of results.targets) {
+    console.log(`${t.name.padEnd(8)} ${String(t.requestsPerSec).padStart(8)}  ${String(t.p50Ms).padStart(6)}  ${String(t.p99Ms).padStart(6)}  ${String(t.cpuUsPerRequest).padStart(8)}`);
+  }
+  console.log(`tracing on ÷ off: ${results.onOverOff} in req/s, ${results.cpuOnOverOff} in requests a CPU-second (goal ≥ 0.9)`);
+  console.log(`off ÷ absent: ${results.offOverAbsent} in req/s, ${results.cpuOffOverAbsent} in requests a CPU-second (nil cost: ≈ 1)`);
+  console.log(`OTLP exports received: ${collector.seen.exports} (${collector.seen.bytes} bytes); failed requests: ${failures}`);
+  if (collector.seen.exports === 0) console.log('WARNING: the collector received no export: the "on" server did not trace');
+  writeFileSync(join(BENCH, 'results', 'tracing.json'), `${JSON.stringify(results, null, 2)}\n`);
+}
+
+main().catch((error) => {
+  killLeftovers();
+  console.error(error);
+  process.exitCode = 1;
+});

@@ -5,7 +5,7 @@
 // webhooks it may never finish; VACUUM INTO copies from one read snapshot (WAL readers do not
 // stop writers) in one statement, and writes a compact file holding no free pages, so no bytes
 // of erased candidates either (PROJECTION.md section 8).
-import { chmodSync, existsSync, renameSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { isPostgresUrl } from '../store/open.js';
@@ -60,6 +60,7 @@ export async function backup(argv: string[], io: CommandIo): Promise<number> {
   const to = command.values.to;
   if (to === undefined || to === '') throw new UsageError('--to <file> is required');
   requireDatabaseFile(location);
+  if (existsSync(to) && realpathSync(to) === realpathSync(location)) throw new CommandError(`--to names the database itself (${location}): give another file`);
   if (existsSync(to) && !command.values.force) throw new CommandError(`${to} exists: choose another --to, or give --force to replace it`);
   // The schema checked (ours, this version's) before anything is written.
   await (await openForReading(location)).close();

@@ -1,8 +1,9 @@
 // `prequal-hooks backup` and `migrate`, and `serve --no-migrate`, as an operator runs them: a
 // backup taken while serve receives signed webhooks, and upgrades of databases made by an older
 // schema (built by applying only the first migrations), on SQLite and PostgreSQL.
-import { statSync } from 'node:fs';
-import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -12,6 +13,7 @@ import { migrate as migratePostgres } from '../../src/store/postgres/migrations.
 import { sampleEvent, sendSigned } from '../../src/testing/index.js';
 import { killChildren, runCli, startServe } from '../support/cli-process.js';
 import { ENGINES } from '../support/engines.js';
+import { findBinaries } from '../support/postgres-server.js';
 import { tempDir } from '../support/servers.js';
 
 const SECRET = 'backup-test-secret-0123456789';
@@ -65,6 +67,9 @@ describe('prequal-hooks backup', () => {
       const forced = await runCli(['backup', '--db', db, '--to', copy, '--force']);
       expect(forced.code).toBe(0);
       expect(forced.stdout).toMatch(/integrity ok/);
+      const itself = await runCli(['backup', '--db', db, '--to', db, '--force']);
+      expect(itself.code).toBe(1);
+      expect(itself.stderr).toMatch(/--to names the database itself/);
     } finally {
       sending = false;
       await Promise.all(senders);
@@ -159,4 +164,38 @@ describe.each(ENGINES)('prequal-hooks migrate and serve --no-migrate on $name', 
       expect(none.stderr).toMatch(/no database at/);
     }
   });
+});
+
+describe.skipIf(ENGINES.length < 2)('PostgreSQL: replicas migrating at once, and the pg_dump lines backup advises', () => {
+  const postgres = ENGINES.find((e) => e.name === 'postgres')!;
+
+  it('three migrate processes at once: one applies every migration, the others none (the advisory lock)', async () => {
+    const { database } = await postgres.fresh();
+    const results = await Promise.all([1, 2, 3].map(() => runCli(['migrate', '--db', database, '--json'], { timeoutMs: 30_000 })));
+    for (const result of results) expect(result.code, result.stderr).toBe(0);
+    expect(results.map((r) => (JSON.parse(r.stdout) as { applied: number[] }).applied.length).sort((a, b) => a - b)).toEqual([0, 0, loadMigrations('postgres').length]);
+  }, 40_000);
+
+  it('the advised pg_dump and pg_restore, run as printed, restore a --schema database elsewhere that reads the same', async () => {
+    const { database } = await postgres.fresh();
+    const serve = await startServe(['--db', database, '--schema', 'hooks', '--port', '0', '--host', '127.0.0.1', '--secret', SECRET, '--log-level', 'warn']);
+    for (let n = 0; n < 5; n++) expect((await sendSigned(serve.webhookUrl, event(n), { secret: SECRET })).status).toBe(200);
+    expect(await serve.stop()).toBe(0);
+    const bin = dirname((await findBinaries())?.initdb ?? '');
+    if (!existsSync(join(bin, 'pg_dump'))) {
+      console.warn(`SKIPPED: no pg_dump beside the test server's binaries (${bin}): the advised lines are not run`);
+      return;
+    }
+    const advice = (await runCli(['backup', '--db', database, '--schema', 'hooks'])).stderr;
+    const tmp = tempDir();
+    const dump = join(tmp.dir, 'hooks.dump');
+    const args = (line: string) => line.trim().split(' ').slice(1).map((a) => a.replace(/^--file=prequal-hooks\.dump$/, `--file=${dump}`).replace(/^"(.*)"$/, '$1'));
+    execFileSync(join(bin, 'pg_dump'), args(/^\s*(pg_dump .*)$/m.exec(advice)![1]!));
+    const { database: restored } = await postgres.fresh();
+    const restore = args(/^\s*(pg_restore .*)$/m.exec(advice)![1]!).map((a) => (a === '--dbname="<url>"' ? `--dbname=${restored}` : a === 'prequal-hooks.dump' ? dump : a));
+    execFileSync(join(bin, 'pg_restore'), restore);
+    const inbox = async (at: string) => JSON.parse((await runCli(['inspect', '--db', at, '--schema', 'hooks', '--json'])).stdout).inbox;
+    expect(await inbox(restored)).toEqual(await inbox(database));
+    tmp.cleanup();
+  }, 40_000);
 });

@@ -7,7 +7,8 @@
 //   off     @opentelemetry installed, no OTEL_* variable: the cost must be nil (off ÷ absent ≈ 1);
 //   on      OTEL_EXPORTER_OTLP_ENDPOINT set: every request's server and commit spans, projection
 //           and exports (http/protobuf) to a collector in this process (goal: on ÷ off ≥ 0.9).
-// Results: a table on stdout, JSON in bench/results/tracing.json.
+// Results: a table on stdout, JSON in bench/results/tracing.json. --profile: the traced server
+// under node --cpu-prof, its top frames by self time (no results file then).
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
@@ -18,6 +19,7 @@ import { createRequestPool, HEADER_STYLES, summariseRun } from './lib/load.js';
 import { machineInfo } from './lib/machine.js';
 import { killLeftovers, startServer } from './lib/processes.js';
 import { median, round } from './lib/stats.js';
+import { formatSummary, summariseProfile } from './profile-summary.js';
 
 const BENCH = fileURLToPath(new URL('.', import.meta.url));
 const ROOT = join(BENCH, '..');
@@ -29,6 +31,7 @@ const { values: flags } = parseArgs({
     requests: { type: 'string', default: '4000' },
     rounds: { type: 'string', default: '4' },
     connections: { type: 'string', default: '50' },
+    profile: { type: 'boolean', default: false },
   },
 });
 const REQUESTS = Number(flags.requests);
@@ -131,6 +134,8 @@ async function main() {
       args: [target.main, 'serve', '--port', '0', '--host', '127.0.0.1', '--db', join(TMP, `${target.name}.db`), '--secret', SECRET],
       logFile: join(TMP, `${target.name}.log`),
       env: target.env,
+      // --profile: the traced server under node --cpu-prof, its top frames printed at the end.
+      ...(flags.profile && target.name === 'on' && { nodeOptions: ['--cpu-prof', '--cpu-prof-dir', join(TMP, 'profile')] }),
     });
     // Each server its own slice of the pool; a short warm-up first (JIT, page cache).
     const cursor = { next: k * (REQUESTS * ROUNDS + 500) };
@@ -183,6 +188,14 @@ async function main() {
   console.log(`off ÷ absent: ${results.offOverAbsent} in req/s, ${results.cpuOffOverAbsent} in requests a CPU-second (nil cost: ≈ 1)`);
   console.log(`OTLP exports received: ${collector.seen.exports} (${collector.seen.bytes} bytes); failed requests: ${failures}`);
   if (collector.seen.exports === 0) console.log('WARNING: the collector received no export: the "on" server did not trace');
+  if (flags.profile) {
+    // A profile changes the figures it explains: kept out of the results file.
+    const dir = join(TMP, 'profile');
+    const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+    if (file === undefined) console.log('WARNING: the traced server wrote no profile');
+    else console.log(`\n# the traced server under --cpu-prof (${join(dir, file)})\n${formatSummary(summariseProfile(join(dir, file), 30))}`);
+    return;
+  }
   writeFileSync(join(BENCH, 'results', 'tracing.json'), `${JSON.stringify(results, null, 2)}\n`);
 }
 

@@ -106,6 +106,7 @@ const TARGETS = [
   { id: 'serve-thread', label: '(3b) serve, SQLite in a worker thread', cli: true, headers: 'service', durable: true, env: { PREQUAL_HOOKS_SQLITE_THREAD: '1' } },
   { id: 'octokit', label: '(4) @octokit/webhooks createNodeMiddleware, no-op', script: 'servers/octokit.js', headers: 'github' },
   { id: 'node-http', label: '(5) bare node:http, reads body', script: 'servers/node-http.js', headers: 'service' },
+  { id: 'handwritten', label: '(6) hand-written durable: Express, HMAC, one INSERT', script: 'servers/handwritten-durable.js', headers: 'service', durable: true },
 ];
 const byId = Object.fromEntries(TARGETS.map((t) => [t.id, t]));
 
@@ -115,6 +116,16 @@ function serverCommand(target, db, nodeOptions = []) {
     ? [CLI, 'serve', '--port', '0', '--db', db, '--secret', SECRET]
     : [join(BENCH, target.script), '--port', '0', '--db', db, '--secret', SECRET];
   return { name: target.id, command: process.execPath, args, nodeOptions, env: { ...CHILD_ENV, ...target.env }, logFile: `${db}.log` };
+}
+
+/** Bytes a process has had written to storage (/proc/<pid>/io write_bytes); null where unreadable. */
+function diskBytesWritten(pid) {
+  try {
+    const m = readFileSync(`/proc/${pid}/io`, 'utf8').match(/^write_bytes:\s+(\d+)/m);
+    return m ? Number(m[1]) : null;
+  } catch {
+    return null;
+  }
 }
 
 function removeDatabase(db) {
@@ -139,7 +150,11 @@ async function measureTarget(target, pool, { label, nodeOptions = [] } = {}) {
   const cursor = { next: 0 };
   const common = { url: server.url, pool, cursor, headerStyle: target.headers, connections: settings.connections };
   const warm = await fire({ ...common, durationSec: settings.warmupSec });
+  const writtenBefore = diskBytesWritten(server.pid);
   const result = summariseRun(await fire({ ...common, durationSec: settings.durationSec }));
+  const writtenAfter = diskBytesWritten(server.pid);
+  // Bytes the server made the disk write (WAL, checkpoints, the file), a 2xx: what commits cost.
+  if (target.durable && writtenBefore !== null && writtenAfter !== null && result.ok > 0) result.diskBytesPerRequest = Math.round((writtenAfter - writtenBefore) / result.ok);
   const durability = target.durable ? { atEnd: inboxState(db) } : undefined;
   const exit = await server.stop();
   if (durability) {
@@ -154,7 +169,7 @@ async function measureTarget(target, pool, { label, nodeOptions = [] } = {}) {
 }
 
 async function throughput(pool) {
-  const order = process.env.BENCH_ORDER ? process.env.BENCH_ORDER.split(',') : ['node-http', 'express-noop', 'express-middleware', 'octokit', 'serve', 'serve-thread'];
+  const order = process.env.BENCH_ORDER ? process.env.BENCH_ORDER.split(',') : ['node-http', 'express-noop', 'express-middleware', 'octokit', 'serve', 'serve-thread', 'handwritten'];
   const perTarget = Object.fromEntries(TARGETS.map((t) => [t.id, []]));
   for (let round = 0; round < settings.rounds; round++) {
     // ABBA: every other round runs the targets in reverse, so drift hits A and B alike.
@@ -173,6 +188,7 @@ async function throughput(pool) {
       p50Ms: median(rounds.map((r) => r.p50Ms)),
       p99Ms: median(rounds.map((r) => r.p99Ms)),
       non2xx: rounds.reduce((a, r) => a + r.non2xx + r.errors + r.timeouts, 0),
+      ...(rounds.some((r) => r.diskBytesPerRequest !== undefined) && { diskBytesPerRequest: median(rounds.map((r) => r.diskBytesPerRequest ?? Number.NaN)) }),
       rounds,
     };
   }
@@ -230,6 +246,13 @@ function verdicts(results) {
     add('(2) p99 ÷ (1) p99', round(t['express-middleware'].p99Ms / t['express-noop'].p99Ms, 2), '≤ 1.30', (v) => v <= 1.3);
     add('(3) ÷ (4) req/s', round(t.serve.requestsPerSec / t.octokit.requestsPerSec, 2), '≥ 0.60', (v) => v >= 0.6);
   }
+  if (results.postgres?.ingest.handwritten) {
+    const i = results.postgres.ingest;
+    add('PostgreSQL serve ÷ hand-written', round(i.serve1.requestsPerSec / i.handwritten.requestsPerSec, 2), '≥ 3', (v) => v >= 3);
+  }
+  if (t) {
+    if (t.handwritten?.rounds.length) add('(3) ÷ (6) req/s', round(t.serve.requestsPerSec / t.handwritten.requestsPerSec, 2), '≥ 4', (v) => v >= 4);
+  }
   if (results.replay) {
     add('replay events/s', results.replay.eventsPerSec, '≥ 50,000', (v) => v >= 50_000);
     add('replay peak RSS', results.replay.maxRssMb, '< 150 MB', (v) => v < 150, ' MB');
@@ -271,9 +294,11 @@ function table(results) {
     lines.push(`Throughput: autocannon in the parent process, ${s.connections} connections, loopback, distinct signed events (avg ${results.pool.averageBytes} B);`);
     lines.push(`${s.rounds} rounds × ${s.durationSec} s (after ${s.warmupSec} s warm-up, fresh server and database each), alternated; median of rounds.`);
     lines.push(`${'target'.padEnd(50)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)}   rounds (req/s)`);
-    for (const id of ['express-noop', 'express-middleware', 'serve', 'serve-thread', 'octokit', 'node-http']) {
+    for (const id of ['express-noop', 'express-middleware', 'serve', 'serve-thread', 'octokit', 'node-http', 'handwritten']) {
       const r = results.throughput[id];
-      lines.push(`${r.label.padEnd(50)} ${fmt(r.requestsPerSec).padStart(8)} ${fmt(r.p50Ms).padStart(7)} ${fmt(r.p99Ms).padStart(7)}   ${r.rounds.map((x) => Math.round(x.requestsPerSec)).join(' / ')}${r.non2xx ? `  (${r.non2xx} non-2xx/errors)` : ''}`);
+      if (r === undefined) continue;
+      const disk = r.diskBytesPerRequest === undefined ? '' : `  disk ${fmt(r.diskBytesPerRequest)} B/req`;
+      lines.push(`${r.label.padEnd(50)} ${fmt(r.requestsPerSec).padStart(8)} ${fmt(r.p50Ms).padStart(7)} ${fmt(r.p99Ms).padStart(7)}   ${r.rounds.map((x) => Math.round(x.requestsPerSec)).join(' / ')}${disk}${r.non2xx ? `  (${r.non2xx} non-2xx/errors)` : ''}`);
     }
   }
   if (results.replay) {
@@ -331,6 +356,10 @@ function table(results) {
     for (const r of [p.ingest.serve1, p.ingest.serve2]) {
       const ratio = sqlite ? ` (÷ (3) SQLite serve: ${round(r.requestsPerSec / sqlite.requestsPerSec, 2)})` : '';
       lines.push(`  ${`${r.processes} serve process${r.processes > 1 ? 'es' : ''}, one database`.padEnd(36)} ${fmt(r.requestsPerSec).padStart(8)} req/s  p50 ${fmt(r.p50Ms)} ms  p99 ${fmt(r.p99Ms)} ms${ratio}; every 2xx stored: ${r.everyAcknowledgedEventStored}`);
+    }
+    if (p.ingest.handwritten) {
+      const h = p.ingest.handwritten;
+      lines.push(`  ${'hand-written: Express, HMAC, one pg INSERT'.padEnd(36)} ${fmt(h.requestsPerSec).padStart(8)} req/s  p50 ${fmt(h.p50Ms)} ms  p99 ${fmt(h.p99Ms)} ms; serve ÷ it: ${round(p.ingest.serve1.requestsPerSec / h.requestsPerSec, 2)}`);
     }
     const replayRatio = results.replay ? ` (÷ SQLite replay: ${round(p.replay.eventsPerSec / results.replay.eventsPerSec, 2)})` : '';
     lines.push(`  replay of ${fmt(p.replay.events)} events into PostgreSQL: ${fmt(p.replay.eventsPerSec)} events/s${replayRatio}, peak RSS ${p.replay.maxRssMb} MB; stored ${JSON.stringify(p.replay.stored)}`);
@@ -479,7 +508,14 @@ async function main() {
           env: CHILD_ENV,
           logFile,
         });
-        const ingest = await benchPostgresIngest({ postgres, serveCommand, pool, settings, runDir, log });
+        const handwrittenCommand = (url, logFile) => ({
+          name: 'handwritten-postgres',
+          command: process.execPath,
+          args: [join(BENCH, 'servers/handwritten-postgres.js'), '--port', '0', '--db', url, '--secret', SECRET],
+          env: CHILD_ENV,
+          logFile,
+        });
+        const ingest = await benchPostgresIngest({ postgres, serveCommand, handwrittenCommand, pool, settings, runDir, log });
         const scenario = await ensureScenario({ events: settings.replayEvents, duplicates: settings.replayDuplicates, seed: settings.replaySeed, tmpDir, log });
         log(`replaying ${settings.replayEvents.toLocaleString('en')} events into PostgreSQL …`);
         const replay = await benchPostgresReplay({ postgres, scenario, cli: CLI, env: CHILD_ENV, cwd: ROOT });

@@ -60,8 +60,25 @@ export async function measurePostgresIngest({ postgres, processes, serveCommand,
   };
 }
 
-export async function benchPostgresIngest({ postgres, serveCommand, pool, settings, runDir, log }) {
+export async function benchPostgresIngest({ postgres, serveCommand, handwrittenCommand, pool, settings, runDir, log }) {
   const result = {};
+  // The hand-written receiver (one pg INSERT per request) in the same run, as serve's baseline.
+  if (handwrittenCommand !== undefined) {
+    const rounds = [];
+    for (let round = 0; round < settings.rounds; round++) {
+      const r = await measurePostgresIngest({ postgres, processes: 1, serveCommand: handwrittenCommand, pool, settings, runDir, log });
+      rounds.push(r);
+      log(`postgres ingest, hand-written: ${Math.round(r.requestsPerSec)} req/s  p99 ${r.p99Ms} ms  stored ${r.durability.stored} of ${r.durability.acknowledged} acknowledged`);
+    }
+    result.handwritten = {
+      processes: 1,
+      requestsPerSec: Math.round(median(rounds.map((r) => r.requestsPerSec))),
+      p50Ms: median(rounds.map((r) => r.p50Ms)),
+      p99Ms: median(rounds.map((r) => r.p99Ms)),
+      everyAcknowledgedEventStored: rounds.every((r) => r.durability.everyAcknowledgedEventStored),
+      rounds,
+    };
+  }
   for (const processes of [1, 2]) {
     const rounds = [];
     for (let round = 0; round < settings.rounds; round++) {

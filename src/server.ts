@@ -50,6 +50,12 @@ export interface Standalone {
    * keeping the current pair, when they are not valid PEM. Only on an HTTPS server.
    */
   setTls(tls: { cert: string | Buffer; key: string | Buffer }): void;
+  /**
+   * Replaces the console and metrics tokens for the requests that come from now on (a rotation
+   * without restart). Throws, keeping the tokens in use, when one is under 16 characters. A
+   * scope given no token is no longer served; CSRF tokens of forms already shown stop working.
+   */
+  setTokens(tokens: { dashboardToken?: string | undefined; dashboardReadonlyToken?: string | undefined; metricsToken?: string | undefined }): Promise<void>;
   /** Stops accepting, finishes requests in flight, drains, closes the database. */
   close(timeoutMs?: number): Promise<void>;
 }
@@ -94,6 +100,13 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
     setTls(pair) {
       if (tls === undefined) throw new Error('this server listens in plain HTTP: it has no certificate to replace');
       (server as unknown as HttpsServer).setSecureContext({ ...TLS_SETTINGS, ...pair });
+    },
+    async setTokens(tokens) {
+      // Both made before either is swapped in: a bad token changes nothing.
+      const digests = accessTokens(tokens);
+      const dashboard = await consoles(running, tokens.dashboardToken, tokens.dashboardReadonlyToken);
+      state.tokens = digests;
+      state.dashboard = dashboard;
     },
     close: (timeoutMs = 10_000) => stop(state, server, running, timeoutMs),
   };

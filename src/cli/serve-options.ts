@@ -112,9 +112,9 @@ database and reused at later starts: paste it in the agency dashboard (API secti
 Also served: GET /healthz (process up) and GET /readyz (database writable, handlers keeping up);
 with a dashboard token, the operator console at /dashboard and GET /metrics;
 --dashboard-readonly-token opens the console read-only, --metrics-token only GET /metrics.
-SIGHUP re-reads --secret-file and the TLS certificate and key without dropping a connection; a
-file that cannot be read keeps what was in use, and an error is logged. Other *-file options are
-read at start.
+SIGHUP re-reads --secret-file, the token files and the TLS certificate and key without dropping
+a connection; a file that cannot be read keeps what was in use, and an error is logged.
+--api-key-file is read at start.
 SIGTERM or SIGINT stops accepting, finishes requests in flight, drains and exits 0.`;
 
 /** What `serve` runs with: every option resolved once, checked against the others. */
@@ -147,6 +147,8 @@ export interface ServeConfig {
   trustProxy: boolean;
   /** Where the secrets came from when from a file: SIGHUP re-reads it. */
   secretFile?: string;
+  /** The token options given as files: SIGHUP re-reads them. */
+  tokenFiles: Partial<Record<'dashboard-token' | 'dashboard-readonly-token' | 'metrics-token', string>>;
   /** Minutes between reconciliations; 0: none. */
   reconcileEvery: number;
   /** Retention: erase candidates not heard of for this long (ms), at start and daily; 0: never. */
@@ -192,6 +194,9 @@ export function serveConfig(command: ReturnType<typeof parseServe>): ServeConfig
     ...(tls !== undefined && { tls }),
     trustProxy: values['trust-proxy'],
     ...(command.files.secret !== undefined && { secretFile: resolve(command.files.secret) }),
+    tokenFiles: Object.fromEntries(
+      (['dashboard-token', 'dashboard-readonly-token', 'metrics-token'] as const).flatMap((option) => (command.files[option] === undefined ? [] : [[option, resolve(command.files[option]!)]])),
+    ),
     reconcileEvery: values['reconcile-every'],
     eraseInactiveAfter: values['erase-inactive-after'],
     api: { 'api-url': values['api-url'], 'api-key': values['api-key'], 'allow-insecure-api-url': values['allow-insecure-api-url'] },
@@ -207,17 +212,28 @@ const GUARDS = {
 
 /** The console and metrics tokens: each long enough, and no two alike (a token has one scope). */
 function checkedTokens(command: ServeCommand): Pick<ServeConfig, 'dashboardToken' | 'dashboardReadonlyToken' | 'metricsToken'> {
-  const given = (Object.keys(GUARDS) as Array<keyof typeof GUARDS>).filter((option) => command.values[option] !== undefined);
+  return tokensChecked(command.values, (option) => nameOf(command, option));
+}
+
+/**
+ * The tokens given, each long enough and no two alike; the error names each as `nameOf` says
+ * (the flag, the variable, or the file a reload read).
+ */
+export function tokensChecked(
+  values: Partial<Record<keyof typeof GUARDS, string | undefined>>,
+  nameOf: (option: keyof typeof GUARDS) => string,
+): Pick<ServeConfig, 'dashboardToken' | 'dashboardReadonlyToken' | 'metricsToken'> {
+  const given = (Object.keys(GUARDS) as Array<keyof typeof GUARDS>).filter((option) => values[option] !== undefined);
   for (const option of given) {
-    if (command.values[option]!.length < MIN_TOKEN_LENGTH) {
-      throw new UsageError(`${nameOf(command, option)} must be at least ${MIN_TOKEN_LENGTH} characters (${GUARDS[option]}); generate one with \`openssl rand -hex 24\``);
+    if (values[option]!.length < MIN_TOKEN_LENGTH) {
+      throw new UsageError(`${nameOf(option)} must be at least ${MIN_TOKEN_LENGTH} characters (${GUARDS[option]}); generate one with \`openssl rand -hex 24\``);
     }
   }
   for (const [i, option] of given.entries()) {
-    const same = given.slice(i + 1).find((other) => command.values[other] === command.values[option]);
-    if (same !== undefined) throw new UsageError(`${nameOf(command, option)} and ${nameOf(command, same)} must differ: each token opens its own part, so one value cannot be both`);
+    const same = given.slice(i + 1).find((other) => values[other] === values[option]);
+    if (same !== undefined) throw new UsageError(`${nameOf(option)} and ${nameOf(same)} must differ: each token opens its own part, so one value cannot be both`);
   }
-  const { 'dashboard-token': dashboardToken, 'dashboard-readonly-token': dashboardReadonlyToken, 'metrics-token': metricsToken } = command.values;
+  const { 'dashboard-token': dashboardToken, 'dashboard-readonly-token': dashboardReadonlyToken, 'metrics-token': metricsToken } = values;
   return { ...(dashboardToken !== undefined && { dashboardToken }), ...(dashboardReadonlyToken !== undefined && { dashboardReadonlyToken }), ...(metricsToken !== undefined && { metricsToken }) };
 }
 

@@ -13,7 +13,7 @@ import { scheduleReconcile, type ReconcileSchedule } from '../reconcile/index.js
 import type { CommandIo } from './args.js';
 import { printJson } from './output.js';
 import { count } from '../words.js';
-import { parseServe, serveConfig, serveConfigDump, SERVE_HELP, type ServeConfig } from './serve-options.js';
+import { parseServe, serveConfig, serveConfigDump, SERVE_HELP, tokensChecked, type ServeConfig } from './serve-options.js';
 import { readTlsPair, type TlsPair } from './tls-files.js';
 import { readSecretLines } from './file-variants.js';
 import { startTracing, type TracingSdk } from './tracing.js';
@@ -126,28 +126,18 @@ async function listen(config: ServeConfig, tls: TlsPair | undefined, database: S
 }
 
 /**
- * SIGHUP re-reads the secret file and the TLS pair, each on its own: what cannot be read keeps
- * what is in use, with an error logged; connections and requests in flight are untouched.
- * Returns what removes the handler.
+ * SIGHUP re-reads the secret file, the token files and the TLS pair, each on its own: what cannot
+ * be read keeps what is in use, with an error logged; connections and requests in flight are
+ * untouched. Returns what removes the handler.
  */
 function reloadOnHangup(config: ServeConfig, standalone: Standalone, logger: Logger): () => void {
   const reload = () => {
-    if (config.secretFile === undefined && config.tls === undefined) {
-      logger.warn('SIGHUP: nothing to re-read (no --secret-file, no --tls-cert); nothing changed');
+    if (config.secretFile === undefined && config.tls === undefined && Object.keys(config.tokenFiles).length === 0) {
+      logger.warn('SIGHUP: nothing to re-read (no --secret-file, no token file, no --tls-cert); nothing changed');
       return;
     }
-    if (config.secretFile !== undefined) {
-      try {
-        const secrets = readSecretLines(config.secretFile, '--secret-file');
-        standalone.receiver.setSecrets(secrets);
-        config.secrets = secrets;
-        const weak = secrets.filter((secret) => secret.length < WEAK_SECRET_LENGTH).map(secretFingerprint);
-        if (weak.length > 0) logger.warn({ weakSecretFingerprints: weak }, `SIGHUP: ${count(weak.length, 'secret')} under ${WEAK_SECRET_LENGTH} characters: weak`);
-        logger.info({ secretFingerprints: secrets.map(secretFingerprint) }, `SIGHUP: webhook secrets re-read from ${config.secretFile}`);
-      } catch (error) {
-        logger.error({ file: config.secretFile }, `SIGHUP: ${(error as Error).message}; the secrets in use are kept`);
-      }
-    }
+    if (config.secretFile !== undefined) reloadSecrets(config, config.secretFile, standalone, logger);
+    if (Object.keys(config.tokenFiles).length > 0) void reloadTokens(config, standalone, logger);
     if (config.tls !== undefined) {
       try {
         standalone.setTls(readTlsPair(config.tls));
@@ -160,6 +150,40 @@ function reloadOnHangup(config: ServeConfig, standalone: Standalone, logger: Log
   // Without a handler, SIGHUP's default action would end the process.
   process.on('SIGHUP', reload);
   return () => process.off('SIGHUP', reload);
+}
+
+function reloadSecrets(config: ServeConfig, file: string, standalone: Standalone, logger: Logger): void {
+  try {
+    const secrets = readSecretLines(file, '--secret-file');
+    standalone.receiver.setSecrets(secrets);
+    config.secrets = secrets;
+    const weak = secrets.filter((secret) => secret.length < WEAK_SECRET_LENGTH).map(secretFingerprint);
+    if (weak.length > 0) logger.warn({ weakSecretFingerprints: weak }, `SIGHUP: ${count(weak.length, 'secret')} under ${WEAK_SECRET_LENGTH} characters: weak`);
+    logger.info({ secretFingerprints: secrets.map(secretFingerprint) }, `SIGHUP: webhook secrets re-read from ${file}`);
+  } catch (error) {
+    logger.error({ file }, `SIGHUP: ${(error as Error).message}; the secrets in use are kept`);
+  }
+}
+
+/** The token files read again, checked as at start, and swapped in together; on any error none is. */
+async function reloadTokens(config: ServeConfig, standalone: Standalone, logger: Logger): Promise<void> {
+  const files = config.tokenFiles;
+  try {
+    const read = Object.fromEntries(
+      Object.entries(files).map(([option, file]) => {
+        const lines = readSecretLines(file, `--${option}-file`);
+        if (lines.length > 1) throw new Error(`${file} (given by --${option}-file) holds ${lines.length} lines: it must hold one token`);
+        return [option, lines[0]!];
+      }),
+    );
+    const current = { 'dashboard-token': config.dashboardToken, 'dashboard-readonly-token': config.dashboardReadonlyToken, 'metrics-token': config.metricsToken };
+    const tokens = tokensChecked({ ...current, ...read }, (option) => (files[option] === undefined ? `--${option}` : `the token in ${files[option]}`));
+    await standalone.setTokens(tokens);
+    Object.assign(config, { dashboardToken: tokens.dashboardToken, dashboardReadonlyToken: tokens.dashboardReadonlyToken, metricsToken: tokens.metricsToken });
+    logger.info({ files: Object.values(files) }, 'SIGHUP: tokens re-read; requests from now on are checked against them');
+  } catch (error) {
+    logger.error({ files: Object.values(files) }, `SIGHUP: ${(error as Error).message}; the tokens in use are kept`);
+  }
 }
 
 /** The secret generated at the first start (stored in the database), said once; its fingerprint later. */

@@ -318,6 +318,37 @@ describe('SIGHUP', () => {
     expect(await serve.stop()).toBe(0);
   });
 
+  it('rotates the console and metrics tokens from their files; a bad token file keeps the tokens in use', async () => {
+    const dashboardFile = write('dash-token.txt', 'dashboard-token-before-0001\n');
+    const metricsFile = write('metrics-token.txt', 'metrics-token-before-00001\n');
+    const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'tokens.db'), '--secret', OLD, '--dashboard-token-file', dashboardFile, '--metrics-token-file', metricsFile]);
+    const status = async (path: string, token: string) => (await fetch(`${serve.baseUrl}${path}`, { headers: { Authorization: `Bearer ${token}` } })).status;
+    expect(await status('/metrics', 'metrics-token-before-00001')).toBe(200);
+    expect(await status('/dashboard/', 'dashboard-token-before-0001')).toBe(200);
+
+    writeFileSync(dashboardFile, 'dashboard-token-after-00002\n');
+    writeFileSync(metricsFile, 'metrics-token-after-000002\n');
+    serve.child.kill('SIGHUP');
+    await waitFor(() => (logsWith(serve, 'SIGHUP: tokens re-read').length > 0 ? true : undefined), 5000, 'the tokens re-read');
+    expect(await status('/metrics', 'metrics-token-before-00001')).toBe(401);
+    expect(await status('/dashboard/', 'dashboard-token-before-0001')).toBe(401);
+    expect(await status('/metrics', 'metrics-token-after-000002')).toBe(200);
+    expect(await status('/dashboard/', 'dashboard-token-after-00002')).toBe(200);
+    expect(await status('/dashboard/', 'metrics-token-after-000002')).toBe(403);
+
+    // Too short, then alike: refused, and the tokens in use kept.
+    writeFileSync(metricsFile, 'short\n');
+    serve.child.kill('SIGHUP');
+    await waitFor(() => (serve.logLines().some((line) => line.level === 50 && /must be at least 16 characters.*the tokens in use are kept/.test(String(line.msg))) ? true : undefined), 5000, 'the refusal');
+    writeFileSync(metricsFile, 'dashboard-token-after-00002\n');
+    serve.child.kill('SIGHUP');
+    await waitFor(() => (serve.logLines().some((line) => line.level === 50 && /must differ.*the tokens in use are kept/.test(String(line.msg))) ? true : undefined), 5000, 'the refusal');
+    expect(await status('/metrics', 'metrics-token-after-000002')).toBe(200);
+    expect(await status('/dashboard/', 'dashboard-token-after-00002')).toBe(200);
+    expect(serve.stdout()).not.toMatch(/token-(before|after)|short/);
+    expect(await serve.stop()).toBe(0);
+  });
+
   it('is not fatal without files to re-read', async () => {
     const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'nohup.db'), '--secret', OLD]);
     serve.child.kill('SIGHUP');

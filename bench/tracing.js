@@ -14,8 +14,7 @@ import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
-import { createRequestPool, HEADER_STYLES, summariseRun } from './lib/load.js';
+import { createRequestPool, fire, summariseRun } from './lib/load.js';
 import { machineInfo } from './lib/machine.js';
 import { killLeftovers, startServer } from './lib/processes.js';
 import { median, round } from './lib/stats.js';
@@ -77,39 +76,10 @@ function cpuMs(pid) {
   }
 }
 
-/** `amount` requests, each the next event of the pool (never a repeat on a server); 2xx a second over the run's wall time. */
-function fireAmount(url, pool, cursor, amount) {
-  const started = performance.now();
-  let last = started;
-  return new Promise((resolve, reject) => {
-    autocannon(
-      {
-        url,
-        connections: CONNECTIONS,
-        amount,
-        timeout: 30,
-        requests: [
-          {
-            method: 'POST',
-            path: '/webhooks',
-            setupRequest(req) {
-              const i = cursor.next++;
-              const r = pool.at(i);
-              req.headers = HEADER_STYLES.service(r, i);
-              req.body = r.body;
-              return req;
-            },
-            onResponse() {
-              last = performance.now();
-            },
-          },
-        ],
-      },
-      // Up to the last answer: autocannon notices the end of an `amount` run on a 1 s tick, and
-      // its own duration is in whole seconds.
-      (error, result) => (error ? reject(error) : resolve({ ...summariseRun(result), requestsPerSec: result['2xx'] / ((last - started) / 1000) })),
-    );
-  });
+/** `amount` requests, each the next event of the pool (never a repeat on a server); 2xx a second up to the last answer. */
+async function fireAmount(url, pool, cursor, amount) {
+  const result = await fire({ url, pool, cursor, headerStyle: 'service', connections: CONNECTIONS, amount });
+  return { ...summariseRun(result), requestsPerSec: result['2xx'] / (result.wallMs / 1000) };
 }
 
 async function main() {

@@ -63,17 +63,21 @@ export const HEADER_STYLES = {
 };
 
 /**
- * One autocannon run; request i of the run is pool entry `cursor.next++`, so a run never repeats
- * an event of the same server.
+ * One autocannon run, for `durationSec` or for `amount` requests (then `wallMs` is the time to the
+ * last answer); request i of the run is pool entry `cursor.next++`, so a run never repeats an
+ * event of the same server.
  */
-export function fire({ url, pool, cursor, headerStyle, connections, durationSec }) {
+export function fire({ url, pool, cursor, headerStyle, connections, durationSec, amount }) {
   const headersFor = HEADER_STYLES[headerStyle];
+  const started = performance.now();
+  let last = started;
   return new Promise((resolve, reject) => {
     autocannon(
       {
         url,
         connections,
-        duration: durationSec,
+        // A bounded number of requests, or a duration.
+        ...(amount === undefined ? { duration: durationSec } : { amount }),
         pipelining: 1,
         timeout: 30,
         requests: [
@@ -87,10 +91,13 @@ export function fire({ url, pool, cursor, headerStyle, connections, durationSec 
               req.body = r.body;
               return req;
             },
+            // An `amount` run is timed to its last answer: autocannon notices its end on a 1 s
+            // tick, and its own duration is in whole seconds.
+            ...(amount !== undefined && { onResponse: () => (last = performance.now()) }),
           },
         ],
       },
-      (error, result) => (error ? reject(error) : resolve(result)),
+      (error, result) => (error ? reject(error) : resolve(amount === undefined ? result : { ...result, wallMs: last - started })),
     );
   });
 }

@@ -1,5 +1,6 @@
 // Shared by the bench servers: arguments, the "listening" line the harness waits for, and a
 // clean stop on SIGTERM (so that `node --cpu-prof` writes its profile).
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
@@ -36,4 +37,15 @@ export function stopOn(server, close = async () => {}) {
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+}
+
+/**
+ * The check the hand-written receivers make, as a user writes it: `sha256=` and the hex
+ * HMAC-SHA256 of the raw body, compared in constant time.
+ */
+export function signedWith(secret, body, header) {
+  if (typeof header !== 'string' || !header.startsWith('sha256=')) return false;
+  const given = Buffer.from(header.slice(7), 'hex');
+  const expected = createHmac('sha256', secret).update(body).digest();
+  return given.length === expected.length && timingSafeEqual(given, expected);
 }

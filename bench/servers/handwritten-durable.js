@@ -2,10 +2,10 @@
 // the raw body, HMAC-SHA256 compared in constant time, one better-sqlite3 INSERT per request
 // (WAL, synchronous = FULL), duplicates found by a unique digest of the body. Its table is named
 // `inbox` with a `state`, so that the harness checks its durability as it checks ours.
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
 import express from 'express';
-import { announce, serverArgs, stopOn } from './common.js';
+import { announce, serverArgs, signedWith, stopOn } from './common.js';
 
 const { port, host, db: path, secret } = serverArgs();
 if (!path) throw new Error('--db is required');
@@ -22,16 +22,9 @@ db.exec(`CREATE TABLE IF NOT EXISTS inbox (
 )`);
 const insert = db.prepare('INSERT INTO inbox (digest, received_at, kind, raw) VALUES (?, ?, ?, ?) ON CONFLICT (digest) DO NOTHING');
 
-function signed(body, header) {
-  if (typeof header !== 'string' || !header.startsWith('sha256=')) return false;
-  const given = Buffer.from(header.slice(7), 'hex');
-  const expected = createHmac('sha256', secret).update(body).digest();
-  return given.length === expected.length && timingSafeEqual(given, expected);
-}
-
 const app = express();
 app.post('/webhooks', express.raw({ type: '*/*', limit: '1mb' }), (req, res) => {
-  if (!signed(req.body, req.get('x-service-signature'))) return res.status(401).json({ error: { code: 'UNAUTHORIZED', message: 'bad signature', details: {} } });
+  if (!signedWith(secret, req.body, req.get('x-service-signature'))) return res.status(401).json({ error: { code: 'UNAUTHORIZED', message: 'bad signature', details: {} } });
   const digest = createHash('sha256').update(req.body).digest('hex');
   const { changes } = insert.run(digest, new Date().toISOString(), req.get('x-service-event') ?? null, req.body);
   res.status(200).json({ received: true, duplicate: changes === 0 });

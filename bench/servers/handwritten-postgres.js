@@ -1,10 +1,10 @@
 // The hand-written durable receiver on PostgreSQL (issue 25's baseline beside serve on
 // PostgreSQL): Express 5, HMAC-SHA256 in constant time, one `pg` INSERT per request from a pool
 // of 10, duplicates found by a unique digest. `--db` is a postgres:// URL; its table is `inbox`.
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import express from 'express';
 import pg from 'pg';
-import { announce, serverArgs, stopOn } from './common.js';
+import { announce, serverArgs, signedWith, stopOn } from './common.js';
 
 const { port, host, db: url, secret } = serverArgs();
 if (!url) throw new Error('--db <postgres://…> is required');
@@ -17,16 +17,9 @@ await pool.query(`CREATE TABLE IF NOT EXISTS inbox (
   raw         bytea NOT NULL
 )`);
 
-function signed(body, header) {
-  if (typeof header !== 'string' || !header.startsWith('sha256=')) return false;
-  const given = Buffer.from(header.slice(7), 'hex');
-  const expected = createHmac('sha256', secret).update(body).digest();
-  return given.length === expected.length && timingSafeEqual(given, expected);
-}
-
 const app = express();
 app.post('/webhooks', express.raw({ type: '*/*', limit: '1mb' }), async (req, res) => {
-  if (!signed(req.body, req.get('x-service-signature'))) return res.status(401).json({ error: { code: 'UNAUTHORIZED', message: 'bad signature', details: {} } });
+  if (!signedWith(secret, req.body, req.get('x-service-signature'))) return res.status(401).json({ error: { code: 'UNAUTHORIZED', message: 'bad signature', details: {} } });
   const digest = createHash('sha256').update(req.body).digest('hex');
   try {
     const { rowCount } = await pool.query('INSERT INTO inbox (digest, kind, raw) VALUES ($1, $2, $3) ON CONFLICT (digest) DO NOTHING', [digest, req.get('x-service-event') ?? null, req.body]);

@@ -9,10 +9,9 @@ import { campaignTrace } from '../../src/project/batch.js';
 import { foldInOrder } from '../../src/project/fold.js';
 import { eraseCandidate } from '../../src/privacy/index.js';
 import { rebuild, replayInto } from '../../src/replay/index.js';
-import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
 import { eventArbitrary, streamArbitrary } from '../support/arbitraries.js';
-import { ENGINES, type EngineUnderTest } from '../support/engines.js';
+import { ENGINES, freshStore, type EngineUnderTest } from '../support/engines.js';
 import { emptyTables, readStoreTables, stateTables } from '../support/tables.js';
 
 const projectable = (event: WebhookEvent) => {
@@ -24,16 +23,11 @@ const names = (event: WebhookEvent, candidate: string) => (event.data as { candi
 
 describe.each(ENGINES)('on $name: erasure is "the set without the person\'s events"', (engine: EngineUnderTest) => {
   let store: Store;
-  let cleanup: () => void;
+  let close: () => Promise<void>;
   beforeAll(async () => {
-    const fresh = await engine.fresh();
-    cleanup = fresh.cleanup;
-    store = await openStore(fresh.database);
+    ({ store, close } = await freshStore(engine));
   });
-  afterAll(async () => {
-    await store.close();
-    cleanup();
-  });
+  afterAll(() => close());
 
   it('erase K, then receive everything again with late events about K: the state without K', async () => {
     await fc.assert(

@@ -6,10 +6,9 @@ import { eventIdentity, parseEvent, parseInstant, type WebhookEvent } from '../.
 import { foldAnyOrder, foldInOrder, type ProjectableEvent } from '../../src/project/fold.js';
 import { replayInto } from '../../src/replay/index.js';
 import { createGroupCommit } from '../../src/store/group-commit.js';
-import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
 import { atOffset, BASE, eventArbitrary, streamArbitrary } from '../support/arbitraries.js';
-import { ENGINES, type EngineUnderTest } from '../support/engines.js';
+import { ENGINES, freshStore, type EngineUnderTest } from '../support/engines.js';
 import { emptyTables, readStoreTables, stateTables } from '../support/tables.js';
 
 function projectable(event: WebhookEvent): ProjectableEvent {
@@ -69,17 +68,12 @@ describe('the projection is a pure function of the set of distinct events', () =
 // empties it between runs (a database per run would be slow on PostgreSQL).
 describe.each(ENGINES)('on $name: the stored projection is the same pure function', (engine: EngineUnderTest) => {
   let store: Store;
-  let cleanup: () => void;
+  let close: () => Promise<void>;
   const runs = (sqlite: number) => (engine.name === 'sqlite' ? sqlite : Math.ceil(sqlite / 4));
   beforeAll(async () => {
-    const fresh = await engine.fresh();
-    cleanup = fresh.cleanup;
-    store = await openStore(fresh.database);
+    ({ store, close } = await freshStore(engine));
   });
-  afterAll(async () => {
-    await store.close();
-    cleanup();
-  });
+  afterAll(() => close());
   const empty = () => emptyTables(store);
 
   it('a permutation with duplicates (in other bytes) replayed gives the in-order state', async () => {

@@ -1,11 +1,10 @@
 // Every handler of one projected event, each retried with a doubling delay until it succeeds or
 // runs out of attempts, when it is recorded as a dead letter.
-import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { KIND_SUBJECTS, type WebhookEvent } from '../events/index.js';
 import type { RowReaders } from '../project/read.js';
 import type { Store } from '../store/store.js';
-import { HandlerTimeoutError, type HandlerCalls } from './handler-calls.js';
+import { callWithRetries, type HandlerCalls } from './handler-calls.js';
 import type { HandlerContext, HandlerRegistry } from './handlers.js';
 import type { DispatchObserver } from './options.js';
 import type { Tracing } from '../tracing/otel.js';
@@ -41,26 +40,19 @@ async function rowFor(rows: RowReaders, event: WebhookEvent): Promise<unknown> {
 export async function callHandlers(retries: HandlerRetries, inboxId: number, identity: string, event: WebhookEvent, traceContext?: string | null): Promise<boolean> {
   const { stopping, observer } = retries;
   for (const handler of retries.handlers.for(event.event)) {
-    for (let attempt = 1; ; attempt++) {
-      try {
+    const result = await callWithRetries(
+      async (attempt) => {
         const row = (await rowFor(retries.rows, event)) as never;
         const call = () => retries.calls.callOnce((signal: AbortSignal) => handler.run(event, { identity, inboxId, attempt, row, signal } satisfies HandlerContext));
         if (retries.tracing === undefined) await call();
         else await handlerCallTraced(retries.tracing, { handler: handler.name, kind: event.event, inboxId, attempt, traceContext }, call);
-        observer?.handlerCall?.(handler.name, 'ok');
-        break;
-      } catch (error) {
-        observer?.handlerCall?.(handler.name, error instanceof HandlerTimeoutError ? 'timeout' : 'failed');
-        const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-        if (attempt >= retries.attempts || stopping.aborted) {
-          if (!stopping.aborted) {
-            await retries.store.recordHandlerFailure({ inbox_id: inboxId, handler: handler.name, error: message, attempts: attempt, failed_at: new Date(retries.now()).toISOString() });
-            retries.logger.error({ inboxId, handler: handler.name, attempts: attempt }, 'handler failed; recorded as a dead letter');
-          }
-          break;
-        }
-        await delay(retries.retryDelayMs * 2 ** (attempt - 1), undefined, { signal: stopping }).catch(() => undefined);
-      }
+      },
+      { attempts: retries.attempts, retryDelayMs: retries.retryDelayMs, stopping, onAttempt: (outcome) => observer?.handlerCall?.(handler.name, outcome) },
+    );
+    if (result.outcome === 'failed') {
+      const message = result.error instanceof Error ? `${result.error.name}: ${result.error.message}` : String(result.error);
+      await retries.store.recordHandlerFailure({ inbox_id: inboxId, handler: handler.name, error: message, attempts: result.attempts, failed_at: new Date(retries.now()).toISOString() });
+      retries.logger.error({ inboxId, handler: handler.name, attempts: result.attempts }, 'handler failed; recorded as a dead letter');
     }
     if (stopping.aborted) return false;
   }

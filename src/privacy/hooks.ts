@@ -6,7 +6,7 @@
 // next round off (a minute, doubling, at most an hour). A failed round keeps the error's class and
 // code, never its message (it may name the person).
 import type { Logger } from 'pino';
-import { createHandlerCalls, HandlerTimeoutError, type HandlerCalls } from '../dispatch/handler-calls.js';
+import { callWithRetries, createHandlerCalls, type HandlerCalls } from '../dispatch/handler-calls.js';
 import type { ErasureHookRow, Store } from '../store/store.js';
 
 /** What an onErase hook is told: identifiers and the operator's reason, never an erased value. */
@@ -76,13 +76,6 @@ interface Rounds {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-function wait(rounds: Rounds, ms: number): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    rounds.stopping.signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-  });
-}
-
 /**
  * Every hook for one erasure, each retried: null when all succeeded, the first that gave up, or
  * undefined when the receiver stopped meanwhile.
@@ -91,19 +84,14 @@ async function callAll(rounds: Rounds, erasure: ErasureHookRow): Promise<{ hook:
   const { options, stopping } = rounds;
   const told: ErasedCandidate = { erasureId: erasure.erasureId, candidateId: erasure.candidateId, erasedAt: erasure.erasedAt, reason: erasure.reason };
   for (const hook of rounds.hooks) {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await rounds.calls.callOnce((signal) => hook.run({ ...told }, { attempt, round: erasure.rounds, signal }));
-        options.onCall?.(hook.name, 'ok');
-        break;
-      } catch (error) {
-        options.onCall?.(hook.name, error instanceof HandlerTimeoutError ? 'timeout' : 'failed');
-        if (stopping.signal.aborted) return undefined;
-        if (attempt >= options.attempts) return { hook: hook.name, error };
-        await wait(rounds, options.retryDelayMs * 2 ** (attempt - 1));
-        if (stopping.signal.aborted) return undefined;
-      }
-    }
+    const result = await callWithRetries((attempt) => rounds.calls.callOnce((signal) => hook.run({ ...told }, { attempt, round: erasure.rounds, signal })), {
+      attempts: options.attempts,
+      retryDelayMs: options.retryDelayMs,
+      stopping: stopping.signal,
+      onAttempt: (outcome) => options.onCall?.(hook.name, outcome),
+    });
+    if (result.outcome === 'stopped') return undefined;
+    if (result.outcome === 'failed') return { hook: hook.name, error: result.error };
   }
   return null;
 }

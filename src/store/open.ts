@@ -1,6 +1,9 @@
 // Which engine serves a `database` option. The only place that tells the engines apart.
 import type { Logger } from 'pino';
-import { configureDatabase, openDatabase, type SqliteDatabase } from './sqlite/database.js';
+import Database from 'better-sqlite3';
+import { loadMigrations } from './migrations.js';
+import { configureDatabase, openDatabase, writerSettings, type SqliteDatabase } from './sqlite/database.js';
+import { migrate as migrateSqlite, pendingMigrations as pendingSqlite } from './sqlite/migrations.js';
 import { createSqliteStore } from './sqlite/store.js';
 import { createThreadedSqliteStore, threadedStoreAvailable } from './sqlite/threaded.js';
 import type { Store } from './store.js';
@@ -152,7 +155,6 @@ export interface MigrationReport {
  * makes replicas migrate once), with no statement deadline: a migration may rewrite large tables.
  */
 export async function migrateDatabase(location: string, options: { schema?: string; dryRun?: boolean } = {}): Promise<MigrationReport> {
-  const { loadMigrations } = await import('./migrations.js');
   if (isPostgresUrl(location)) {
     const { createPool } = await import('./postgres/connection.js');
     const { migrate, pendingMigrations } = await import('./postgres/migrations.js');
@@ -171,19 +173,13 @@ export async function migrateDatabase(location: string, options: { schema?: stri
       await pool.end();
     }
   }
-  const { default: Database } = await import('better-sqlite3');
-  const { migrate, pendingMigrations } = await import('./sqlite/migrations.js');
   const db = new Database(location, { fileMustExist: true });
   try {
     db.pragma('busy_timeout = 10000');
     const migrations = loadMigrations('sqlite');
-    const pending = pendingMigrations(db, migrations);
-    if (!options.dryRun && pending.length > 0) {
-      db.pragma('journal_mode = WAL');
-      db.pragma('foreign_keys = ON');
-      db.pragma('secure_delete = ON');
-    }
-    const applied = options.dryRun || pending.length === 0 ? [] : migrate(db, migrations);
+    const pending = pendingSqlite(db, migrations);
+    if (!options.dryRun && pending.length > 0) writerSettings(db);
+    const applied = options.dryRun || pending.length === 0 ? [] : migrateSqlite(db, migrations);
     return report(location, 'sqlite', migrations, pending, applied);
   } finally {
     db.close();

@@ -77,17 +77,24 @@ export function openDatabase(path: string, options: OpenDatabaseOptions = {}): S
   }
 }
 
+/**
+ * How every connection that writes is set: WAL with `synchronous = FULL` (a commit survives a
+ * crash or power loss), foreign keys, and deleted content overwritten rather than left in free
+ * space (an erased candidate's bytes must not outlive the erasure: PROJECTION.md section 8).
+ */
+export function writerSettings(db: SqliteDatabase): void {
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('secure_delete = ON');
+}
+
 /** The settings and migrations of `openDatabase`, for a database the caller opened. */
 export function configureDatabase(db: SqliteDatabase, options: OpenDatabaseOptions = {}): SqliteDatabase {
   // Below the sender's 5 s budget, so that a locked database still gets a 503 in time.
   db.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 2000)}`);
   if (options.readonly) return db;
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
-  db.pragma('foreign_keys = ON');
-  // Deleted and rewritten content is overwritten, not left in free space: an erased candidate's
-  // bytes must not outlive the erasure in the file (PROJECTION.md section 8).
-  db.pragma('secure_delete = ON');
+  writerSettings(db);
   if (options.migrate === false) {
     const pending = pendingMigrations(db);
     if (pending.length > 0) throw new MigrationsPendingError(db.name, pending);

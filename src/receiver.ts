@@ -2,13 +2,12 @@
 // its queries, wired from their modules (src/receiver/: options, lifecycle, api).
 import type { EventKind } from './events/index.js';
 import { createHandlerRegistry } from './dispatch/handlers.js';
-import { createLogger } from './logging.js';
+import { createLogger, type Logger } from './logging.js';
 import type { Queries } from './query/index.js';
 import { replayInto, requireReadable } from './replay/index.js';
 import { reconcileInto } from './reconcile/index.js';
 import { createErasureHooks, eraseCandidate, eraseInactive, exportCandidate } from './privacy/index.js';
 import { dispatchSettings } from './dispatch/options.js';
-import type { Logger } from './logging.js';
 import type { Store } from './store/store.js';
 import { expressMiddleware } from './receive/express.js';
 import { fetchHandler } from './receive/fetch.js';

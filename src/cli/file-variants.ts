@@ -50,6 +50,13 @@ export function readSecretLines(path: string, from: string): string[] {
   return lines;
 }
 
+/** The one secret a file holds for a single-value option (a token, a key); more lines are refused. */
+export function readSecretLine(path: string, from: string, name: string): string {
+  const lines = readSecretLines(path, from);
+  if (lines.length > 1) throw new CommandError(`${path} (given by ${from}) holds ${lines.length} lines: it must hold one --${name}`);
+  return lines[0]!;
+}
+
 /**
  * Puts each given file's content in place of its option's value, as if it had been given
  * directly: a list takes every line, a single value the only line (parsed as the option parses
@@ -71,12 +78,8 @@ export function resolveFileVariants<O extends OptionTable>(table: O, command: Pa
       if (direct.from === 'flag') continue;
     }
     const from = file.from === 'default' ? `--${fileOption}` : file.name;
-    const lines = readSecretLines(path, from);
-    if (spec.kind === 'list') values[name] = lines;
-    else if (spec.kind === 'value') {
-      if (lines.length > 1) throw new CommandError(`${path} (given by ${from}) holds ${lines.length} lines: it must hold one --${name}`);
-      values[name] = spec.parse(lines[0]!, `the --${name} in ${path}`);
-    }
+    if (spec.kind === 'list') values[name] = readSecretLines(path, from);
+    else if (spec.kind === 'value') values[name] = spec.parse(readSecretLine(path, from, name), `the --${name} in ${path}`);
     sources[name] = { from: file.from === 'env' ? 'env' : 'flag', name: `${from} (${path})` };
     files[name as keyof O] = path;
   }

@@ -15,7 +15,7 @@ import { printJson } from './output.js';
 import { count } from '../words.js';
 import { parseServe, serveConfig, serveConfigDump, SERVE_HELP, tokensChecked, type ServeConfig } from './serve-options.js';
 import { readTlsPair, type TlsPair } from './tls-files.js';
-import { readSecretLines } from './file-variants.js';
+import { readSecretLine, readSecretLines } from './file-variants.js';
 import { startTracing, type TracingSdk } from './tracing.js';
 
 export { SERVE_HELP };
@@ -170,11 +170,7 @@ async function reloadTokens(config: ServeConfig, standalone: Standalone, logger:
   const files = config.tokenFiles;
   try {
     const read = Object.fromEntries(
-      Object.entries(files).map(([option, file]) => {
-        const lines = readSecretLines(file, `--${option}-file`);
-        if (lines.length > 1) throw new Error(`${file} (given by --${option}-file) holds ${lines.length} lines: it must hold one token`);
-        return [option, lines[0]!];
-      }),
+      Object.entries(files).map(([option, file]) => [option, readSecretLine(file, `--${option}-file`, option)]),
     );
     const current = { 'dashboard-token': config.dashboardToken, 'dashboard-readonly-token': config.dashboardReadonlyToken, 'metrics-token': config.metricsToken };
     const tokens = tokensChecked({ ...current, ...read }, (option) => (files[option] === undefined ? `--${option}` : `the token in ${files[option]}`));

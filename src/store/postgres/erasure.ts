@@ -16,6 +16,8 @@ const ERASURE_LOCK = 'SELECT pg_advisory_xact_lock%s(1886545265, hashtext(curren
 export async function erasures(tx: Session, candidateIds: readonly string[]): Promise<Map<string, number>> {
   if (candidateIds.length === 0) return new Map();
   const ids = [...new Set(candidateIds)];
+  // A statement of its own: the read below takes its snapshot after the lock is held, so that it
+  // sees an erasure that committed while this transaction waited.
   await query(tx, ERASURE_LOCK.replace('%s', '_shared'));
   const rows = await query<{ candidate_id: string; erased_at: Date }>(
     tx,

@@ -1,4 +1,4 @@
-import { rawIdentity, subjectKey, type EnvelopeReading, type Issue } from '../events/index.js';
+import { parseInstant, rawIdentity, subjectKey, type EnvelopeReading, type Issue } from '../events/index.js';
 
 export type DeliveryVerdict = 'accepted' | 'invalid_json' | 'invalid_envelope';
 
@@ -9,6 +9,12 @@ export interface Delivery {
   receivedAt: string;
   /** PROJECTION.md identity; null when the body is not an event. */
   identity: string | null;
+  /**
+   * The instant of the event's timestamp (Unix ms), which its identity determines: the inbox files
+   * the identity under it, so that new keys land at the index's right edge. Null when the body is
+   * not an event or its timestamp cannot be read.
+   */
+  eventAt: number | null;
   /**
    * SHA-256 of the raw bytes when the body is not an event (not JSON, not an envelope, not
    * faithfully representable): the identity of its dead letter, so that a retried bad body is
@@ -43,6 +49,7 @@ export function deliveryOf(raw: Uint8Array, reading: EnvelopeReading, receivedAt
     raw,
     receivedAt,
     identity: reading.ok ? reading.identity : null,
+    eventAt: reading.ok ? parseInstant(reading.envelope.timestamp) : null,
     rawSha256: reading.ok ? null : rawIdentity(raw),
     kind: reading.ok ? reading.envelope.event : null,
     handlerKey: reading.ok ? subjectKey(reading.envelope) : null,

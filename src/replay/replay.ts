@@ -1,8 +1,8 @@
-import { readEnvelope, type EventKind } from '../events/index.js';
+import { parseInstant, readEnvelope, type EventKind } from '../events/index.js';
 import { projectBatch, readStored } from '../project/batch.js';
 import { projectStaged, stagedEffectsOf } from '../project/bulk.js';
 import { deliveryOf, type Delivery } from '../receive/delivery.js';
-import type { SettledDelivery, StagedEffect, Store, WriteTx } from '../store/store.js';
+import type { IdentityKey, SettledDelivery, StagedEffect, Store, WriteTx } from '../store/store.js';
 import { readSources, type ReplayInput } from './sources.js';
 
 export interface ReplaySummary {
@@ -131,14 +131,14 @@ async function projectInBatch(tx: WriteTx, parts: ReplayParts, raws: readonly Bu
   // Rows are written in input order (their inbox ids follow it), bodies that are not
   // envelopes included: they are kept as dead letters, like a bad HTTP body.
   const entries: Entry[] = [];
-  const seen = new Set<string>();
+  const seen = new Map<string, IdentityKey>();
   for (const raw of raws) {
     const reading = readEnvelope(raw);
     if (reading.ok && seen.has(reading.identity)) batch.duplicates++;
     else entries.push({ raw, reading });
-    if (reading.ok) seen.add(reading.identity);
+    if (reading.ok) seen.set(reading.identity, { identity: reading.identity, eventAt: parseInstant(reading.envelope.timestamp) });
   }
-  const known = await tx.known([...seen]);
+  const known = await tx.known([...seen.values()]);
   batch.duplicates += known.size;
   const fresh = entries.filter((e) => !e.reading.ok || !known.has(e.reading.identity));
   const events = fresh.filter((e): e is EventEntry => e.reading.ok);

@@ -106,6 +106,12 @@ export interface ErasureHookRow {
 /** How a round of an erasure's hooks ended: all done, failed (next round at `dueAt`), or given back unrun. */
 export type ErasureHookSettlement = { state: 'done' } | { state: 'failed'; error: string; dueAt: string } | { state: 'released' };
 
+/** An identity as the inbox files it: under the instant of its event (`Delivery.eventAt`). */
+export interface IdentityKey {
+  identity: string;
+  eventAt: number | null;
+}
+
 /** A delivery replay writes already processed, in one insert. */
 export interface SettledDelivery {
   delivery: Delivery & { identity: string; kind: string };
@@ -121,8 +127,8 @@ export interface WriteTx {
    * is stored already, or earlier in the list, is a duplicate.
    */
   append(deliveries: readonly Delivery[]): Promise<Appended[]>;
-  /** Which of these identities are stored already. */
-  known(identities: readonly string[]): Promise<Set<string>>;
+  /** Which of these identities (each with its delivery's `eventAt`) are stored already. */
+  known(identities: readonly IdentityKey[]): Promise<Set<string>>;
   /** Inserts deliveries already processed (replay). The caller checked `known` in this transaction. */
   appendSettled(rows: readonly SettledDelivery[], at: string): Promise<void>;
   /**

@@ -150,7 +150,7 @@ describe('migration 7: the identity index gets a name', () => {
     ]);
     expect(upgraded.pragma('foreign_key_check')).toEqual([]);
     expect(upgraded.pragma('foreign_keys', { simple: true })).toBe(1);
-    expect(indexNames(upgraded)).toEqual(expect.arrayContaining(['inbox_identity', 'inbox_raw_sha256', 'inbox_pending', 'inbox_set_aside', 'inbox_handlers_pending', 'inbox_handlers_by_key']));
+    expect(indexNames(upgraded)).toEqual(expect.arrayContaining(['inbox_identity', 'inbox_identity_undated', 'inbox_raw_sha256', 'inbox_pending', 'inbox_set_aside', 'inbox_handlers_pending', 'inbox_by_key']));
     expect(upgraded.prepare("SELECT COUNT(*) FROM sqlite_master WHERE name LIKE 'sqlite_autoindex_inbox%'").pluck().get()).toBe(0);
     expect(() => upgraded.prepare("INSERT INTO inbox (received_at, raw, identity, verdict) VALUES ('x', x'00', ?, 'accepted')").run('a'.repeat(64))).toThrow(/UNIQUE/);
     // A handler failure still cannot name a row that does not exist.

@@ -43,7 +43,7 @@ describe('SQLite in a worker thread', () => {
     cleanups.push(tmp.cleanup);
     const raw = Buffer.from('{"event":"x.y","timestamp":"2026-11-20T10:00:00Z","data":{}}');
     const [appended] = await store.write((tx) =>
-      tx.append([{ raw, receivedAt: '2026-11-20T10:00:00.000Z', identity: 'f'.repeat(64), kind: 'x.y', verdict: 'accepted', secretId: null, reasons: null }]),
+      tx.append([{ raw, receivedAt: '2026-11-20T10:00:00.000Z', identity: 'f'.repeat(64), eventAt: Date.parse('2026-11-20T10:00:00Z'), kind: 'x.y', verdict: 'accepted', secretId: null, reasons: null }]),
     );
     await store.close();
     const plain = await openStore(tmp.dbPath);

@@ -14,6 +14,7 @@ const delivery = (n: number, handlerKey: string): Delivery => ({
   raw: Buffer.from(`{"n":${n}}`),
   receivedAt: '2026-01-01T00:00:00.000Z',
   identity: `id-${n}`,
+  eventAt: null,
   kind: 'candidate.created',
   handlerKey,
   verdict: 'accepted',

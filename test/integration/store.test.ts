@@ -10,6 +10,7 @@ const delivery = (n: number) => ({
   raw: Buffer.from(`{"n":${n}}`),
   receivedAt: new Date().toISOString(),
   identity: `id-${n}`,
+  eventAt: null,
   kind: 'credits.low',
   verdict: 'accepted' as const,
   secretId: null,

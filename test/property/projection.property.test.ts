@@ -28,6 +28,7 @@ const delivery = (event: WebhookEvent) => ({
   raw: Buffer.from(JSON.stringify(event)),
   receivedAt: '2026-11-22T00:00:00.000Z',
   identity: eventIdentity(event),
+  eventAt: parseInstant(event.timestamp),
   kind: event.event,
   verdict: 'accepted' as const,
   secretId: null,

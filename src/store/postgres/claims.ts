@@ -55,7 +55,10 @@ export async function claimHandlers(db: Session, claim: HandlerClaimOptions): Pr
     `WITH due AS (
        SELECT i.inbox_id FROM inbox i
        WHERE i.handlers_pending AND (i.handlers_lease_until IS NULL OR i.handlers_lease_until < now())
+         -- The look-back stops at the oldest row still unsettled, however many rows the key has (credits).
          AND NOT EXISTS (SELECT 1 FROM inbox j WHERE j.handler_key = i.handler_key AND j.inbox_id < i.inbox_id
+                           AND j.inbox_id >= LEAST((SELECT min(inbox_id) FROM inbox WHERE state = 'pending'),
+                                                   (SELECT min(inbox_id) FROM inbox WHERE handlers_pending))
                            AND (j.handlers_pending OR j.state = 'pending'))
          AND NOT (i.inbox_id = ANY($3::bigint[]))
        ORDER BY i.inbox_id LIMIT $2

@@ -1,6 +1,6 @@
 // Inbox intake: deliveries stored as they arrive (the receiver), or already processed (replay).
 import type { Delivery } from '../../receive/delivery.js';
-import type { Appended, SettledDelivery } from '../store.js';
+import type { Appended, IdentityKey, SettledDelivery } from '../store.js';
 import { query, type Session } from './session.js';
 
 // A delivery is known by its identity, or (not an event) by its raw-bytes hash.
@@ -17,10 +17,12 @@ export async function appendDeliveries(tx: Session, deliveries: readonly Deliver
   // that were inserted, in turn. A body with no identity never conflicts.
   const inserted = await query<{ inbox_id: number; identity: string | null; raw_sha256: string | null }>(
     tx,
-    `INSERT INTO inbox (received_at, raw, identity, raw_sha256, kind, verdict, secret_id, state, reasons, handler_key, trace_context)
-     SELECT r, b, i, h, k, v, s, st, re, hk, tc
-     FROM unnest($1::timestamptz[], $2::bytea[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
-       WITH ORDINALITY AS d(r, b, i, h, k, v, s, st, re, hk, tc, ord)
+    `INSERT INTO inbox (received_at, raw, identity, event_at, raw_sha256, kind, verdict, secret_id, state, reasons, handler_key, trace_context)
+     SELECT r, b, i, ea, h, k, v, s, st, re, hk, tc
+     FROM unnest($1::timestamptz[], $2::bytea[], $3::text[], $12::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
+       WITH ORDINALITY AS d(r, b, i, ea, h, k, v, s, st, re, hk, tc, ord)
+     -- A dated event stored before migration 11 is filed undated: the unique index cannot see it.
+     WHERE ea IS NULL OR NOT EXISTS (SELECT 1 FROM inbox x WHERE x.identity = d.i AND x.event_at IS NULL)
      ORDER BY ord
      ON CONFLICT DO NOTHING
      RETURNING inbox_id, identity, raw_sha256`,
@@ -36,6 +38,7 @@ export async function appendDeliveries(tx: Session, deliveries: readonly Deliver
       deliveries.map((d) => (d.reasons === null ? null : JSON.stringify(d.reasons))),
       deliveries.map((d) => d.handlerKey ?? null),
       deliveries.map((d) => d.traceContext ?? null),
+      deliveries.map((d) => (d.identity === null ? null : d.eventAt)),
     ],
   );
   const fresh = new Set(inserted.map((r) => keyOf(r.identity, r.raw_sha256)).filter((k): k is string => k !== null));
@@ -49,10 +52,17 @@ export async function appendDeliveries(tx: Session, deliveries: readonly Deliver
   });
 }
 
-/** Which of these identities are stored already. */
-export async function knownIdentities(tx: Session, identities: readonly string[]): Promise<Set<string>> {
-  if (identities.length === 0) return new Set();
-  const rows = await query<{ identity: string }>(tx, 'SELECT identity FROM inbox WHERE identity = ANY($1::text[])', [identities]);
+/** Which of these identities are stored already: dated under their instant, or undated (no instant, or stored before migration 11). */
+export async function knownIdentities(tx: Session, keys: readonly IdentityKey[]): Promise<Set<string>> {
+  if (keys.length === 0) return new Set();
+  const dated = keys.filter((k) => k.eventAt !== null);
+  const rows = await query<{ identity: string }>(
+    tx,
+    `SELECT x.identity FROM inbox x JOIN unnest($1::bigint[], $2::text[]) AS k(ea, i) ON x.event_at = k.ea AND x.identity = k.i
+     UNION ALL
+     SELECT identity FROM inbox WHERE identity = ANY($3::text[]) AND event_at IS NULL`,
+    [dated.map((k) => k.eventAt), dated.map((k) => k.identity), keys.map((k) => k.identity)],
+  );
   return new Set(rows.map((r) => r.identity));
 }
 
@@ -61,10 +71,10 @@ export async function appendSettled(tx: Session, rows: readonly SettledDelivery[
   if (rows.length === 0) return;
   await query(
     tx,
-    `INSERT INTO inbox (received_at, raw, identity, kind, verdict, secret_id, state, reasons, processed_at, handlers_pending, handler_key, attempts)
-     SELECT r, b, i, k, 'accepted', s, st, re, $10::timestamptz, h, hk, 1
-     FROM unnest($1::timestamptz[], $2::bytea[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::boolean[], $9::text[])
-       AS v(r, b, i, k, s, st, re, h, hk)`,
+    `INSERT INTO inbox (received_at, raw, identity, event_at, kind, verdict, secret_id, state, reasons, processed_at, handlers_pending, handler_key, attempts)
+     SELECT r, b, i, ea, k, 'accepted', s, st, re, $10::timestamptz, h, hk, 1
+     FROM unnest($1::timestamptz[], $2::bytea[], $3::text[], $11::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::boolean[], $9::text[])
+       AS v(r, b, i, ea, k, s, st, re, h, hk)`,
     [
       rows.map((r) => r.delivery.receivedAt),
       rows.map((r) => Buffer.from(r.delivery.raw.buffer, r.delivery.raw.byteOffset, r.delivery.raw.byteLength)),
@@ -76,6 +86,7 @@ export async function appendSettled(tx: Session, rows: readonly SettledDelivery[
       rows.map((r) => r.handlers),
       rows.map((r) => r.delivery.handlerKey ?? null),
       at,
+      rows.map((r) => r.delivery.eventAt),
     ],
   );
 }

@@ -94,10 +94,11 @@ function indexesOf(db: SqliteDatabase, table: string, names?: readonly string[])
  */
 export function beginBulk(db: SqliteDatabase, mode: BulkMode, parts: BulkParts): { bulk: BulkLoad; finish(): void; close(): void } {
   if (mode === 'rebuild') for (const table of PROJECTED_TABLES) db.prepare(`DELETE FROM ${table}`).run();
-  // Into an empty inbox the identity index goes (repeats are told by `seen`); the other inbox
-  // indexes stay: they are partial, and an event's settled row enters them only when its handlers are due. The
-  // candidates' index by campaign is built again too.
-  const dropped = [...(mode === 'empty' ? indexesOf(db, 'inbox', ['inbox_identity']) : []), ...indexesOf(db, 'candidates')];
+  // Into an empty inbox the identity indexes go (repeats are told by `seen`) and so does the index
+  // by handler key: they are built again by sorting. The other inbox indexes stay: they are
+  // partial, and a settled row enters them only when its handlers are due. The candidates' index
+  // by campaign is built again too.
+  const dropped = [...(mode === 'empty' ? indexesOf(db, 'inbox', ['inbox_identity', 'inbox_identity_undated', 'inbox_by_key']) : []), ...indexesOf(db, 'candidates')];
   for (const { name } of dropped) db.prepare(`DROP INDEX ${name}`).run();
   const identityAt = db.prepare('SELECT identity FROM inbox WHERE inbox_id = ?').pluck();
   const seen = new IdentitySet((id) => identityAt.get(id) as string | undefined);

@@ -18,13 +18,20 @@ export interface HandlerStatements {
   rerun: Statement;
 }
 
+/**
+ * The oldest row still pending projection or with handlers due: no row before it can hold a
+ * claim back, so a key's look-back stops there however many rows the key has (`credits`).
+ */
+const UNSETTLED_FLOOR = `min(ifnull((SELECT inbox_id FROM inbox WHERE state = 'pending' ORDER BY inbox_id LIMIT 1), 1e18),
+  ifnull((SELECT inbox_id FROM inbox WHERE handlers_pending = 1 ORDER BY inbox_id LIMIT 1), 1e18))`;
+
 export function prepareHandlers(db: SqliteDatabase): HandlerStatements {
   return {
     due: db.prepare(
       `${INBOX_SELECT.replace('FROM inbox', 'FROM inbox i')}
        WHERE i.handlers_pending = 1 AND (i.handlers_lease_until IS NULL OR i.handlers_lease_until < ?)
          AND NOT EXISTS (SELECT 1 FROM inbox j WHERE j.handler_key = i.handler_key AND j.inbox_id < i.inbox_id
-                           AND (j.handlers_pending = 1 OR j.state = 'pending'))
+                           AND j.inbox_id >= ${UNSETTLED_FLOOR} AND (j.handlers_pending = 1 OR j.state = 'pending'))
        ORDER BY i.inbox_id LIMIT ?`,
     ),
     lease: db.prepare('UPDATE inbox SET handlers_owner = ?, handlers_lease_until = ? WHERE inbox_id = ?'),

@@ -96,7 +96,7 @@ async function commitBatch(state: Batching, batch: Waiting[]): Promise<void> {
   }, deadlineMs);
   let results: Appended[];
   try {
-    results = await store.write((tx) => tx.append(batch.map((w) => w.delivery)));
+    results = await store.append(batch.map((w) => w.delivery));
   } catch (error) {
     const failure = describeStorageError(error);
     for (const w of batch) w.settle({ ok: false, ...failure });

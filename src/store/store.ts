@@ -268,6 +268,11 @@ export interface Store {
 
   /** Runs `work` in one write transaction, committed when it resolves, rolled back when it throws. */
   write<T>(work: (tx: WriteTx) => Promise<T>, options?: WriteOptions): Promise<T>;
+  /**
+   * `WriteTx.append` in a durable transaction of its own (the intake's group commit): on
+   * PostgreSQL one statement, so one round trip where BEGIN and COMMIT would make it three.
+   */
+  append(deliveries: readonly Delivery[]): Promise<Appended[]>;
 
   inboxRow(inboxId: number): Promise<InboxRow | undefined>;
   counts(): Promise<Record<InboxState, number> & { handler_failures: number }>;

@@ -41,6 +41,8 @@ export async function createPostgresStore(pool: Pool, options: PostgresStoreOpti
     // Leave connections for projection, handlers, reads and the listener.
     writeConcurrency: Math.max(1, Math.floor(((pool as { options?: { max?: number } }).options?.max ?? 10) / 2)),
     write: (run, writeOptions) => inTransaction(engine, (tx) => run(writeTx(tx)), writeOptions),
+    // One INSERT is its own transaction: committed (synchronous_commit on) when it returns.
+    append: (deliveries) => appendDeliveries(engine.pooled, deliveries),
     inboxRow: (id) => inboxRow(db, id),
     counts: () => counts(db),
     hasPending: () => hasPending(db),

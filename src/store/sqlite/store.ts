@@ -59,6 +59,7 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
     location: options.location,
     writeConcurrency: 1,
     write: (work, writeOptions) => writeTransaction(connection, writer, work, writeOptions),
+    append: (deliveries) => writeTransaction(connection, writer, (tx) => tx.append(deliveries)),
     inboxRow: (id) => read(connection, () => reads.inboxRowById(connection, id)),
     ...sqlitePresence(db, (run) => read(connection, run)),
     counts: () => read(connection, () => reads.counts(connection)),

@@ -4,6 +4,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import type { Delivery } from '../../receive/delivery.js';
 import { StoreUnavailableError, type Store, type WriteOptions, type WriteTx } from '../store.js';
 import { reviveError, withBuffers, type Reply, type Request, type WorkerSetup } from './thread-protocol.js';
 
@@ -54,6 +55,7 @@ export function createThreadedSqliteStore(setup: WorkerSetup): Store {
     location: setup.location,
     writeConcurrency: 1,
     write: <T>(work: (tx: WriteTx) => Promise<T>, options: WriteOptions = {}) => write(link, work, options),
+    append: (deliveries: readonly Delivery[]) => write(link, (tx) => tx.append(deliveries), {}),
     onWork: () => () => undefined,
     announceWork: () => undefined,
     close: () => close(link),

@@ -63,9 +63,9 @@ export async function inTransaction<T>(engine: Engine, work: (tx: Session) => Pr
   const tx: Session = { client, types: engine.types };
   let broken = false;
   try {
-    await query(tx, 'BEGIN');
-    // A projection batch lost to a server crash is only pending again: its commit need not wait for the disk.
-    if (options.durable === false) await query(tx, 'SET LOCAL synchronous_commit = off');
+    // A projection batch lost to a server crash is only pending again: its commit need not wait for
+    // the disk. Sent with BEGIN, in one round trip (a query without parameters may hold two statements).
+    await query(tx, options.durable === false ? 'BEGIN; SET LOCAL synchronous_commit = off' : 'BEGIN');
     const result = await work(tx);
     await query(tx, 'COMMIT');
     return result;

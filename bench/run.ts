@@ -95,7 +95,9 @@ const code = snapshotBuild(ROOT, join(runDir, 'code'));
 const CLI = code.cli;
 const CHILD_ENV: Record<string, string> = { BENCH_DIST: code.dist };
 
-const log = (message: string): boolean => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+const log = (message: string): void => {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+};
 
 const TARGETS: Target[] = [
   { id: 'express-noop', label: '(1) Express 5 no-op route (express.raw)', script: 'servers/express-noop.js', headers: 'service' },
@@ -113,7 +115,7 @@ const byId = Object.fromEntries(TARGETS.map((t) => [t.id, t])) as Record<TargetI
 function serverCommand(target: Target, db: string, nodeOptions: string[] = []): ServerCommand {
   const args = target.cli
     ? [CLI, 'serve', '--port', '0', '--db', db, '--secret', SECRET]
-    : [benchScript(target.script!), '--port', '0', '--db', db, '--secret', SECRET];
+    : [benchScript(target.script), '--port', '0', '--db', db, '--secret', SECRET];
   return { name: target.id, command: process.execPath, args, nodeOptions, env: { ...CHILD_ENV, ...target.env }, logFile: `${db}.log` };
 }
 
@@ -167,8 +169,17 @@ async function measureTarget(target: Target, pool: RequestPool, { label, nodeOpt
   return { ...result, ...(durability && { durability }) };
 }
 
+/** The throughput targets in the order of a first round: BENCH_ORDER's, or all of them. */
+function targetOrder(): TargetId[] {
+  if (!process.env.BENCH_ORDER) return ['node-http', 'express-noop', 'express-middleware', 'octokit', 'serve', 'serve-thread', 'handwritten'];
+  const order = process.env.BENCH_ORDER.split(',');
+  const unknown = order.filter((id) => !Object.hasOwn(byId, id));
+  if (unknown.length > 0) throw new Error(`BENCH_ORDER names no target ${unknown.join(', ')}: give some of ${Object.keys(byId).join(',')}`);
+  return order as TargetId[];
+}
+
 async function throughput(pool: RequestPool): Promise<Record<TargetId, TargetResult>> {
-  const order = (process.env.BENCH_ORDER ? process.env.BENCH_ORDER.split(',') : ['node-http', 'express-noop', 'express-middleware', 'octokit', 'serve', 'serve-thread', 'handwritten']) as TargetId[];
+  const order = targetOrder();
   const perTarget = Object.fromEntries(TARGETS.map((t) => [t.id, []])) as unknown as Record<TargetId, ThroughputRound[]>;
   for (let round = 0; round < settings.rounds; round++) {
     // ABBA: every other round runs the targets in reverse, so drift hits A and B alike.

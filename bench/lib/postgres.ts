@@ -80,6 +80,18 @@ export async function measurePostgresIngest({ postgres, processes, serveCommand,
   };
 }
 
+/** The median of the rounds of one configuration, and the rounds. */
+function medianOfRounds(processes: number, rounds: PostgresIngestRound[]): PostgresIngest {
+  return {
+    processes,
+    requestsPerSec: Math.round(median(rounds.map((r) => r.requestsPerSec)) ?? 0),
+    p50Ms: median(rounds.map((r) => r.p50Ms)),
+    p99Ms: median(rounds.map((r) => r.p99Ms)),
+    everyAcknowledgedEventStored: rounds.every((r) => r.durability.everyAcknowledgedEventStored),
+    rounds,
+  };
+}
+
 export async function benchPostgresIngest({ postgres, serveCommand, handwrittenCommand, pool, settings, runDir, log }: IngestContext & { serveCommand: PostgresServerCommand; handwrittenCommand?: PostgresServerCommand }): Promise<PostgresResult['ingest']> {
   const result: Partial<PostgresResult['ingest']> = {};
   // The hand-written receiver (one pg INSERT per request) in the same run, as serve's baseline.
@@ -90,14 +102,7 @@ export async function benchPostgresIngest({ postgres, serveCommand, handwrittenC
       rounds.push(r);
       log(`postgres ingest, hand-written: ${Math.round(r.requestsPerSec)} req/s  p99 ${r.p99Ms} ms  stored ${r.durability.stored} of ${r.durability.acknowledged} acknowledged`);
     }
-    result.handwritten = {
-      processes: 1,
-      requestsPerSec: Math.round(median(rounds.map((r) => r.requestsPerSec)) ?? 0),
-      p50Ms: median(rounds.map((r) => r.p50Ms)),
-      p99Ms: median(rounds.map((r) => r.p99Ms)),
-      everyAcknowledgedEventStored: rounds.every((r) => r.durability.everyAcknowledgedEventStored),
-      rounds,
-    };
+    result.handwritten = medianOfRounds(1, rounds);
   }
   for (const processes of [1, 2] as const) {
     const rounds: PostgresIngestRound[] = [];
@@ -106,14 +111,7 @@ export async function benchPostgresIngest({ postgres, serveCommand, handwrittenC
       rounds.push(r);
       log(`postgres ingest, ${processes} serve: ${Math.round(r.requestsPerSec)} req/s  p99 ${r.p99Ms} ms${r.non2xx ? `  non-2xx ${r.non2xx}` : ''}  stored ${r.durability.stored} of ${r.durability.acknowledged} acknowledged`);
     }
-    result[`serve${processes}`] = {
-      processes,
-      requestsPerSec: Math.round(median(rounds.map((r) => r.requestsPerSec)) ?? 0),
-      p50Ms: median(rounds.map((r) => r.p50Ms)),
-      p99Ms: median(rounds.map((r) => r.p99Ms)),
-      everyAcknowledgedEventStored: rounds.every((r) => r.durability.everyAcknowledgedEventStored),
-      rounds,
-    };
+    result[`serve${processes}`] = medianOfRounds(processes, rounds);
   }
   return result as PostgresResult['ingest'];
 }

@@ -99,17 +99,15 @@ export interface Distribution {
 
 export type TargetId = 'express-noop' | 'express-middleware' | 'serve' | 'serve-thread' | 'octokit' | 'node-http' | 'handwritten';
 
-/** A throughput target: the real CLI (`cli`), or a bench server (`script`, under servers/). */
-export interface Target {
+/** A throughput target: the real CLI (`cli`), or a bench server (`script`, compiled, under build/bench). */
+export type Target = {
   id: TargetId;
   label: string;
-  script?: string;
-  cli?: true;
   headers: HeaderStyle;
   /** Stores what it acknowledges: its inbox is checked after the round. */
   durable?: true;
   env?: Record<string, string>;
-}
+} & ({ cli: true; script?: never } | { script: string; cli?: never });
 
 /** The median of a target's rounds, and the rounds. */
 export interface TargetResult {

@@ -4,26 +4,47 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
 import Database from 'better-sqlite3';
-import { pacedSend } from './load.js';
+import { pacedSend, type RequestPool } from './load.js';
+import { benchScript, distUrl } from './paths.js';
 import { distribution } from './stats.js';
+import type { LagResult, RunningServer } from './types.js';
 
-const POLLER = fileURLToPath(new URL('../lag-poller.js', import.meta.url));
+const POLLER = benchScript('lag-poller.js');
 
-function startPoller(db, out, intervalMs) {
+/** What lag-poller.ts writes on SIGTERM: [inbox_id, identity, seenAtMs] of each row it saw leave 'pending'. */
+export interface PollerOutput {
+  polls: number;
+  intervalMs: number;
+  seen: [number, string, number][];
+}
+
+function startPoller(db: string, out: string, intervalMs: number): { ready: Promise<void>; stop: () => Promise<unknown> } {
   const child = spawn(process.execPath, [POLLER, '--db', db, '--out', out, '--interval-ms', String(intervalMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  const ready = new Promise((resolve, reject) => {
-    child.stdout.on('data', (c) => String(c).includes('ready') && resolve());
+  const ready = new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (c: Buffer) => String(c).includes('ready') && resolve());
     child.once('exit', (code) => reject(new Error(`lag poller exited with ${code}`)));
   });
   return { ready, stop: async () => (child.kill('SIGTERM'), await exited) };
 }
 
-export async function benchLag({ startServe, dist, pool, from, ratePerSec, durationSec, warmupSec, tmpDir, pollIntervalMs = 2 }) {
-  const { eventIdentity } = await import(pathToFileURL(join(dist, 'index.js')).href);
+export interface LagRequest {
+  startServe: (db: string) => Promise<RunningServer>;
+  /** The frozen dist/ the servers run (eventIdentity is taken from it). */
+  dist: string;
+  pool: RequestPool;
+  from: number;
+  ratePerSec: number;
+  durationSec: number;
+  warmupSec: number;
+  tmpDir: string;
+  pollIntervalMs?: number;
+}
+
+export async function benchLag({ startServe, dist, pool, from, ratePerSec, durationSec, warmupSec, tmpDir, pollIntervalMs = 2 }: LagRequest): Promise<LagResult> {
+  const { eventIdentity } = (await import(distUrl('index.js', dist))) as typeof import('prequal-hooks');
   const db = join(tmpDir, `lag-${process.pid}-${Date.now()}.db`);
   const out = `${db}.seen.json`;
   const server = await startServe(db);
@@ -33,7 +54,7 @@ export async function benchLag({ startServe, dist, pool, from, ratePerSec, durat
   const pendingCount = check.prepare(`SELECT COUNT(*) FROM inbox WHERE state = 'pending'`).pluck();
   const caughtUp = async () => {
     const deadline = Date.now() + 60_000;
-    while (pendingCount.get() > 0 && Date.now() < deadline) await delay(20);
+    while ((pendingCount.get() as number) > 0 && Date.now() < deadline) await delay(20);
   };
 
   // Warm-up at the same rate, not measured: a cold process (JIT) cannot keep this rate for its
@@ -41,10 +62,10 @@ export async function benchLag({ startServe, dist, pool, from, ratePerSec, durat
   const warm = await pacedSend({ url: server.url, pool, from, ratePerSec, durationSec: warmupSec });
   await caughtUp();
   const measuredFrom = from + warm.count;
-  const lastWarmId = check.prepare('SELECT COALESCE(MAX(inbox_id), 0) FROM inbox').pluck().get();
+  const lastWarmId = check.prepare('SELECT COALESCE(MAX(inbox_id), 0) FROM inbox').pluck().get() as number;
 
   const count = Math.round(ratePerSec * durationSec);
-  const identities = new Array(count);
+  const identities = new Array<string>(count);
   for (let k = 0; k < count; k++) identities[k] = eventIdentity(pool.eventAt(measuredFrom + k));
 
   const sent = await pacedSend({ url: server.url, pool, from: measuredFrom, ratePerSec, durationSec });
@@ -57,24 +78,29 @@ export async function benchLag({ startServe, dist, pool, from, ratePerSec, durat
     .prepare('SELECT received_at, processed_at FROM inbox WHERE processed_at IS NOT NULL AND inbox_id > ?')
     .raw()
     .all(lastWarmId)
-    .map(([received, processed]) => Date.parse(processed) - Date.parse(received));
-  const stored = check.prepare('SELECT COUNT(*) FROM inbox WHERE inbox_id > ?').pluck().get(lastWarmId);
+    .map((row) => {
+      const [received, processed] = row as [string, string];
+      return Date.parse(processed) - Date.parse(received);
+    });
+  const stored = check.prepare('SELECT COUNT(*) FROM inbox WHERE inbox_id > ?').pluck().get(lastWarmId) as number;
   check.close();
   await server.stop();
 
-  const { seen, polls } = JSON.parse(readFileSync(out, 'utf8'));
+  const { seen, polls } = JSON.parse(readFileSync(out, 'utf8')) as PollerOutput;
   const seenAt = new Map(seen.map(([, identity, at]) => [identity, at]));
-  const lags = [];
-  const acks = [];
+  const lags: number[] = [];
+  const acks: number[] = [];
   let acknowledged = 0;
   let neverSeen = 0;
   for (let k = 0; k < count; k++) {
-    if (sent.status[k] < 200 || sent.status[k] > 299) continue;
+    const status = sent.status[k]!;
+    if (status < 200 || status > 299) continue;
     acknowledged++;
-    acks.push(sent.okAt[k] - sent.sentAt[k]);
-    const at = seenAt.get(identities[k]);
+    const okAt = sent.okAt[k]!;
+    acks.push(okAt - sent.sentAt[k]!);
+    const at = seenAt.get(identities[k]!);
     if (at === undefined) neverSeen++;
-    else lags.push(at - sent.okAt[k]);
+    else lags.push(at - okAt);
   }
   for (const suffix of ['', '-wal', '-shm', '.seen.json', '.log']) rmSync(`${db}${suffix}`, { force: true });
   return {

@@ -6,7 +6,16 @@ import { createHash } from 'node:crypto';
 import { cpSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
-function files(dir) {
+export interface FrozenBuild {
+  dir: string;
+  dist: string;
+  cli: string;
+  distBuiltAt: string;
+  distFingerprint: string;
+  srcFingerprint: string;
+}
+
+function files(dir: string): string[] {
   return readdirSync(dir, { recursive: true, withFileTypes: true })
     .filter((e) => e.isFile())
     .map((e) => join(e.parentPath ?? e.path, e.name))
@@ -14,7 +23,7 @@ function files(dir) {
 }
 
 /** SHA-256 (12 hex) of the files' paths and contents: which code a result speaks for. */
-export function fingerprint(root, dirs) {
+export function fingerprint(root: string, dirs: readonly string[]): string {
   const hash = createHash('sha256');
   for (const dir of dirs) {
     for (const file of files(join(root, dir))) hash.update(relative(root, file)).update('\0').update(readFileSync(file));
@@ -22,7 +31,7 @@ export function fingerprint(root, dirs) {
   return hash.digest('hex').slice(0, 12);
 }
 
-export function snapshotBuild(root, into) {
+export function snapshotBuild(root: string, into: string): FrozenBuild {
   mkdirSync(into, { recursive: true });
   for (const part of ['dist', 'migrations', 'fixtures', 'package.json']) cpSync(join(root, part), join(into, part), { recursive: true });
   symlinkSync(join(root, 'node_modules'), join(into, 'node_modules'), 'dir');

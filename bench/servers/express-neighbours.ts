@@ -2,7 +2,9 @@
 // middleware (durable), or with --noop a route that only reads the body. The neighbours bench
 // compares /ping's latency between the two while webhooks arrive at a fixed rate.
 import express from 'express';
-import { announce, distModule, serverArgs, stopOn } from './common.js';
+import type { Receiver } from 'prequal-hooks';
+import { distModule } from '../lib/paths.js';
+import { announce, serverArgs, stopOn } from './common.js';
 
 const noop = process.argv.includes('--noop');
 const argv = process.argv.filter((a) => a !== '--noop');
@@ -10,14 +12,15 @@ process.argv.length = 0;
 process.argv.push(...argv);
 const { port, host, db, secret } = serverArgs();
 const app = express();
-let receiver;
+let receiver: Receiver | undefined;
 if (noop) {
-  app.post('/webhooks', express.raw({ type: '*/*', limit: '1mb' }), (req, res) => res.status(200).json({ received: true }));
+  app.post('/webhooks', express.raw({ type: '*/*', limit: '1mb' }), (_req, res) => res.status(200).json({ received: true }));
 } else {
   const { createReceiver } = await distModule();
+  if (!db) throw new Error('--db is required');
   receiver = createReceiver({ database: db, secret, sqliteThread: process.env.PREQUAL_HOOKS_SQLITE_THREAD === '1' });
   app.post('/webhooks', receiver.middleware());
 }
-app.get('/ping', (req, res) => res.json({ pong: true }));
+app.get('/ping', (_req, res) => res.json({ pong: true }));
 const server = app.listen(port, host, () => announce(server));
 stopOn(server, async () => receiver?.close());

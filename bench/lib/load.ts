@@ -1,25 +1,37 @@
 // The load: a pool of distinct, signed webhook requests, fired by autocannon (50 connections,
 // bounded duration) or by a paced sender at a fixed rate.
-import { createHmac } from 'node:crypto';
 import { Agent, request as httpRequest } from 'node:http';
 import autocannon from 'autocannon';
-import { createEventSpace } from './events.js';
+import { sign } from 'prequal-hooks';
+import { createEventSpace, type ServiceEvent } from './events.js';
+import type { Cursor, HeaderStyle, PooledRequest, RunSummary } from './types.js';
 
-const sign = (secret, body) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+export interface RequestPool {
+  size: number;
+  averageBytes: number;
+  /** Requests built past the pool, during the rounds. */
+  readonly builtOnTheFly: number;
+  /** Body, signature and kind of request i. */
+  at(i: number): PooledRequest;
+  eventAt(i: number): ServiceEvent;
+}
+
+/** An autocannon result; `wallMs` (to the last answer) for a run of an `amount` of requests. */
+export type FireResult = autocannon.Result & { wallMs?: number };
 
 /**
  * Distinct signed events, built ahead of the rounds so that the load generator spends its time
  * sending; past the pool, events are built on the fly (counted in `builtOnTheFly`), so a
  * request is never a repeat whatever the rate.
  */
-export function createRequestPool({ secret, size, seed = 777 }) {
+export function createRequestPool({ secret, size, seed = 777 }: { secret: string; size: number; seed?: number }): RequestPool {
   const space = createEventSpace(seed);
   space.extend(size);
-  const bodies = [];
-  const signatures = [];
-  const kinds = [];
+  const bodies: Buffer[] = [];
+  const signatures: string[] = [];
+  const kinds: string[] = [];
   let builtOnTheFly = 0;
-  const add = (i) => {
+  const add = (i: number): void => {
     const event = space.eventAt(i);
     const body = Buffer.from(JSON.stringify(event));
     bodies[i] = body;
@@ -41,14 +53,14 @@ export function createRequestPool({ secret, size, seed = 777 }) {
         builtOnTheFly++;
         add(i);
       }
-      return { body: bodies[i], signature: signatures[i], kind: kinds[i] };
+      return { body: bodies[i]!, signature: signatures[i]!, kind: kinds[i]! };
     },
     eventAt: (i) => space.eventAt(i),
   };
 }
 
 /** The headers each target expects: the service's, or GitHub's for @octokit/webhooks. */
-export const HEADER_STYLES = {
+export const HEADER_STYLES: Record<HeaderStyle, (r: PooledRequest, i: number) => Record<string, string>> = {
   service: (r) => ({
     'content-type': 'application/json',
     'x-service-signature': r.signature,
@@ -67,11 +79,21 @@ export const HEADER_STYLES = {
  * last answer); request i of the run is pool entry `cursor.next++`, so a run never repeats an
  * event of the same server.
  */
-export function fire({ url, pool, cursor, headerStyle, connections, durationSec, amount }) {
+export interface FireOptions {
+  url: string;
+  pool: RequestPool;
+  cursor: Cursor;
+  headerStyle: HeaderStyle;
+  connections: number;
+  durationSec?: number;
+  amount?: number;
+}
+
+export function fire({ url, pool, cursor, headerStyle, connections, durationSec, amount }: FireOptions): Promise<FireResult> {
   const headersFor = HEADER_STYLES[headerStyle];
   const started = performance.now();
   let last = started;
-  return new Promise((resolve, reject) => {
+  return new Promise<FireResult>((resolve, reject) => {
     autocannon(
       {
         url,
@@ -103,7 +125,7 @@ export function fire({ url, pool, cursor, headerStyle, connections, durationSec,
 }
 
 /** What a round reports: 2xx per second and latency percentiles (ms). */
-export function summariseRun(result) {
+export function summariseRun(result: autocannon.Result): RunSummary {
   const ok = result['2xx'];
   return {
     requestsPerSec: ok / result.duration,
@@ -123,7 +145,28 @@ export function summariseRun(result) {
  * per-second bursts), over keep-alive connections; records when each 2xx arrived
  * (wall-clock ms with sub-ms resolution, comparable across processes).
  */
-export async function pacedSend({ url, pool, from, ratePerSec, durationSec, connections = 50, headerStyle = 'service' }) {
+export interface PacedSendOptions {
+  url: string;
+  pool: RequestPool;
+  /** The first pool entry to send. */
+  from: number;
+  ratePerSec: number;
+  durationSec: number;
+  connections?: number;
+  headerStyle?: HeaderStyle;
+}
+
+/** Each request's send and 2xx instants (wall-clock ms) and status, by position in the run. */
+export interface PacedSend {
+  count: number;
+  okAt: Float64Array;
+  sentAt: Float64Array;
+  status: Uint16Array;
+  failures: number;
+  sendSeconds: number;
+}
+
+export async function pacedSend({ url, pool, from, ratePerSec, durationSec, connections = 50, headerStyle = 'service' }: PacedSendOptions): Promise<PacedSend> {
   const agent = new Agent({ keepAlive: true, maxSockets: connections });
   const target = new URL('/webhooks', url);
   const headersFor = HEADER_STYLES[headerStyle];
@@ -136,15 +179,15 @@ export async function pacedSend({ url, pool, from, ratePerSec, durationSec, conn
   let answered = 0;
   let failures = 0;
   const started = performance.now();
-  await new Promise((resolve) => {
-    const send = (k) => {
+  await new Promise<void>((resolve) => {
+    const send = (k: number): void => {
       const r = pool.at(from + k);
       sentAt[k] = wall();
       const req = httpRequest(
         { agent, host: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers: { ...headersFor(r, from + k), 'content-length': r.body.length } },
         (res) => {
           okAt[k] = wall();
-          status[k] = res.statusCode;
+          status[k] = res.statusCode ?? 0;
           res.resume();
           res.on('end', () => {
             if (++answered === count) resolve();
@@ -157,7 +200,7 @@ export async function pacedSend({ url, pool, from, ratePerSec, durationSec, conn
       });
       req.end(r.body);
     };
-    const tick = () => {
+    const tick = (): void => {
       const due = Math.min(count, Math.floor(((performance.now() - started) / 1000) * ratePerSec));
       while (sent < due) send(sent++);
       if (sent < count) setTimeout(tick, 1);

@@ -4,16 +4,17 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import type { MachineInfo } from './types.js';
 
-function version(root, name) {
+function version(root: string, name: string): string | null {
   try {
-    return JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')).version;
+    return (JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
   } catch {
     return null;
   }
 }
 
-function git(root, ...args) {
+function git(root: string, ...args: string[]): string | null {
   try {
     return execFileSync('git', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
   } catch {
@@ -21,16 +22,16 @@ function git(root, ...args) {
   }
 }
 
-export function machineInfo(root, dataDir) {
+export function machineInfo(root: string, dataDir: string): MachineInfo {
   const cpus = os.cpus();
-  let filesystem = null;
+  let filesystem: string | null = null;
   try {
-    filesystem = execFileSync('df', ['-T', dataDir], { encoding: 'utf8' }).trim().split('\n').at(-1).split(/\s+/)[1];
+    filesystem = execFileSync('df', ['-T', dataDir], { encoding: 'utf8' }).trim().split('\n').at(-1)?.split(/\s+/)[1] ?? null;
   } catch {
     // df missing: leave it out
   }
   const memory = new Database(':memory:');
-  const sqlite = memory.prepare('SELECT sqlite_version()').pluck().get();
+  const sqlite = memory.prepare('SELECT sqlite_version()').pluck().get() as string;
   memory.close();
   return {
     cpuModel: cpus[0]?.model ?? 'unknown',
@@ -51,7 +52,7 @@ export function machineInfo(root, dataDir) {
 }
 
 /** The commit, and whether src/ or migrations/ differ from it (others may be mid-change). */
-export function gitInfo(root) {
+export function gitInfo(root: string): { commit: string | null; uncommittedFiles: number } {
   const changed = (git(root, 'status', '--porcelain', '--', 'src', 'migrations') ?? '').split('\n').filter(Boolean);
   return { commit: git(root, 'rev-parse', '--short', 'HEAD'), uncommittedFiles: changed.length };
 }

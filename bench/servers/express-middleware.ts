@@ -1,7 +1,8 @@
 // (2) prequal-hooks as Express middleware, durable with its defaults (WAL, synchronous = FULL,
 // group commit), on a fresh database given by --db.
 import express from 'express';
-import { announce, distModule, serverArgs, stopOn } from './common.js';
+import { distModule } from '../lib/paths.js';
+import { announce, serverArgs, stopOn } from './common.js';
 
 const { createReceiver } = await distModule();
 

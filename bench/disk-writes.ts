@@ -5,25 +5,29 @@
 // by N. Run on the schema as it is, then without some of the indexes intake writes, one variant
 // at a time, each on a fresh database: what each index costs in bytes an event.
 //
-//   npm run build && node bench/disk-writes.js [--events 20000]
+//   npm run bench:disk-writes -- [--events 20000]   (builds, then node build/bench/disk-writes.js)
 //
 // The variants without an index are measurements, not configurations: without inbox_identity,
 // duplicates would not be found.
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
-import { createRequestPool } from './lib/load.js';
+import { createReceiver } from 'prequal-hooks';
+import { createRequestPool, type RequestPool } from './lib/load.js';
+import { TMP } from './lib/paths.js';
 
-const BENCH = fileURLToPath(new URL('.', import.meta.url));
-const TMP = join(BENCH, 'tmp');
+/** Indexes dropped from the shipped schema before the run. */
+interface Variant {
+  name: string;
+  drop: string[];
+}
+
 const SECRET = 'bench-secret-5b1f0c2e9d';
 const { values: flags } = parseArgs({ options: { events: { type: 'string', default: '20000' } } });
 const EVENTS = Number(flags.events);
-const { createReceiver } = await import('../dist/index.js');
 
-const VARIANTS = [
+const VARIANTS: Variant[] = [
   { name: 'as shipped', drop: [] },
   { name: 'without inbox_by_subject', drop: ['inbox_by_subject'] },
   { name: 'without inbox_identity', drop: ['inbox_identity'] },
@@ -31,9 +35,9 @@ const VARIANTS = [
   { name: 'without all three (random keys)', drop: ['inbox_by_subject', 'inbox_identity', 'inbox_handlers_by_key'] },
 ];
 
-const written = () => Number(/^write_bytes:\s+(\d+)/m.exec(readFileSync('/proc/self/io', 'utf8'))[1]);
+const written = (): number => Number(/^write_bytes:\s+(\d+)/m.exec(readFileSync('/proc/self/io', 'utf8'))?.[1] ?? Number.NaN);
 
-async function measure(variant, pool, offset) {
+async function measure(variant: Variant, pool: RequestPool, offset: number): Promise<{ variant: string; bytesPerEvent: number; eventsPerSec: number }> {
   const path = join(TMP, `disk-writes-${process.pid}.db`);
   for (const suffix of ['', '-wal', '-shm']) rmSync(`${path}${suffix}`, { force: true });
   await createReceiver({ database: path, secret: SECRET, heartbeat: false }).close(); // migrated

@@ -5,8 +5,8 @@ import { announce, serverArgs, stopOn } from './common.js';
 const { port, host } = serverArgs();
 const ANSWER = Buffer.from('{"received":true}');
 const server = createServer((req, res) => {
-  const chunks = [];
-  req.on('data', (chunk) => chunks.push(chunk));
+  const chunks: Buffer[] = [];
+  req.on('data', (chunk: Buffer) => chunks.push(chunk));
   req.on('end', () => {
     Buffer.concat(chunks);
     res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': ANSWER.length });

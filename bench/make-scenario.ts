@@ -4,17 +4,18 @@
 // retries after voicemail, campaign status changes, credits), a share of duplicates (half
 // byte-identical, half re-serialised with other key order and spacing), globally shuffled.
 //
-// Streaming and lean: events are rebuilt from their index (bench/lib/events.js), so memory holds
+// Streaming and lean: events are rebuilt from their index (bench/lib/events.ts), so memory holds
 // a permutation of line numbers (4 bytes per line) and a write buffer, never the events.
 //
-//   node bench/make-scenario.js --events 1000000 --duplicates 0.2 --seed 20261120 --out bench/tmp/x.ndjson
+//   node build/bench/make-scenario.js --events 1000000 --duplicates 0.2 --seed 20261120 --out bench/tmp/x.ndjson
 import { closeSync, openSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createEventSpace, mix, prng, reserialised } from './lib/events.js';
+import type { ScenarioMeta } from './lib/types.js';
 
 export const SCENARIO_GENERATOR_VERSION = 1;
 
-export function writeScenario({ events, duplicates, seed, out }) {
+export function writeScenario({ events, duplicates, seed, out }: { events: number; duplicates: number; seed: number; out: string }): ScenarioMeta {
   const started = performance.now();
   const space = createEventSpace(seed);
   const distinct = Math.round(events * (1 - duplicates));
@@ -25,17 +26,17 @@ export function writeScenario({ events, duplicates, seed, out }) {
   const r = prng(mix(seed, 0xd1ce));
   for (let i = events - 1; i > 0; i--) {
     const j = Math.floor(r() * (i + 1));
-    const t = order[i];
-    order[i] = order[j];
+    const t = order[i]!;
+    order[i] = order[j]!;
     order[j] = t;
   }
 
-  const kinds = {};
+  const kinds: Record<string, number> = {};
   let bytes = 0;
   let reserialisedCount = 0;
   const partial = `${out}.partial`;
   const fd = openSync(partial, 'w');
-  let chunk = [];
+  let chunk: string[] = [];
   let chunkChars = 0;
   const flush = () => {
     const text = chunk.join('');
@@ -44,8 +45,8 @@ export function writeScenario({ events, duplicates, seed, out }) {
     chunkChars = 0;
   };
   for (let k = 0; k < events; k++) {
-    const line = order[k];
-    let text;
+    const line = order[k]!;
+    let text: string;
     if (line < distinct) {
       const event = space.eventAt(line);
       kinds[event.event] = (kinds[event.event] ?? 0) + 1;
@@ -65,7 +66,7 @@ export function writeScenario({ events, duplicates, seed, out }) {
   if (chunk.length > 0) flush();
   closeSync(fd);
   renameSync(partial, out);
-  const meta = {
+  const meta: ScenarioMeta = {
     generatorVersion: SCENARIO_GENERATOR_VERSION,
     events,
     distinct,
@@ -93,7 +94,7 @@ if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).
     },
   });
   if (!values.out) {
-    console.error('usage: node bench/make-scenario.js --out <file.ndjson> [--events N] [--duplicates 0.2] [--seed S]');
+    console.error('usage: node build/bench/make-scenario.js --out <file.ndjson> [--events N] [--duplicates 0.2] [--seed S]');
     process.exit(2);
   }
   const meta = writeScenario({ events: Number(values.events), duplicates: Number(values.duplicates), seed: Number(values.seed), out: values.out });

@@ -5,28 +5,34 @@
 // to --out. seenAtMs is taken just before the query whose snapshot first showed the row: the
 // projection committed before it, and after the previous poll began.
 //
-//   node bench/lag-poller.js --db <file> --out <file.json> [--interval-ms 2]
+//   node build/bench/lag-poller.js --db <file> --out <file.json> [--interval-ms 2]
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
+import type { PollerOutput } from './lib/lag.js';
 
 const { values } = parseArgs({ options: { db: { type: 'string' }, out: { type: 'string' }, 'interval-ms': { type: 'string', default: '2' } } });
 const intervalMs = Number(values['interval-ms']);
+if (!values.db || !values.out) {
+  console.error('usage: node build/bench/lag-poller.js --db <file> --out <file.json> [--interval-ms 2]');
+  process.exit(2);
+}
+const out = values.out;
 const db = new Database(values.db, { readonly: true, fileMustExist: true });
 db.pragma('busy_timeout = 1000');
 // Rows are projected in inbox order (the dispatcher walks pending rows by id), so the rows seen
 // so far are a prefix, and `inbox_id > cursor` finds the new ones.
 const fresh = db.prepare(`SELECT inbox_id, identity FROM inbox WHERE inbox_id > ? AND state <> 'pending' ORDER BY inbox_id`).raw();
-const seen = [];
+const seen: PollerOutput['seen'] = [];
 let cursor = 0;
 let polls = 0;
 let stopping = false;
 
-function poll() {
+function poll(): void {
   const at = performance.timeOrigin + performance.now();
   const rows = fresh.all(cursor);
   polls++;
-  for (const [id, identity] of rows) {
+  for (const [id, identity] of rows as [number, string][]) {
     seen.push([id, identity, at]);
     cursor = id;
   }
@@ -37,7 +43,7 @@ process.once('SIGTERM', () => {
   stopping = true;
   poll();
   db.close();
-  writeFileSync(values.out, JSON.stringify({ polls, intervalMs, seen }));
+  writeFileSync(out, JSON.stringify({ polls, intervalMs, seen } satisfies PollerOutput));
   process.exit(0);
 });
 poll();

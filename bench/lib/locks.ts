@@ -4,33 +4,50 @@
 import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import Database from 'better-sqlite3';
+import type { RequestPool } from './load.js';
 import { startServer } from './processes.js';
+import type { LocksResult, ServerCommand } from './types.js';
 
-function post(url, body, headers) {
+/** An HTTP answer's status (0: no answer) and how long it took. */
+interface Answer {
+  status: number;
+  ms: number;
+}
+
+export interface LocksRequest {
+  /** serve-stalls: it prints its longest event-loop stall on SIGTERM. */
+  command: ServerCommand;
+  db: string;
+  pool: RequestPool;
+  lockSec?: number;
+  senders?: number;
+}
+
+function post(url: string, body: Buffer, headers: Record<string, string>): Promise<Answer> {
   return new Promise((resolve) => {
     const started = performance.now();
     const req = httpRequest(`${url}/webhooks`, { method: 'POST', headers: { ...headers, 'content-length': body.length } }, (res) => {
       res.resume();
-      res.on('end', () => resolve({ status: res.statusCode, ms: performance.now() - started }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - started }));
     });
     req.on('error', () => resolve({ status: 0, ms: performance.now() - started }));
     req.end(body);
   });
 }
 
-function get(url) {
+function get(url: string): Promise<Answer> {
   return new Promise((resolve) => {
     const started = performance.now();
     httpRequest(url, (res) => {
       res.resume();
-      res.on('end', () => resolve({ status: res.statusCode, ms: performance.now() - started }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - started }));
     })
       .on('error', () => resolve({ status: 0, ms: performance.now() - started }))
       .end();
   });
 }
 
-export async function benchLocks({ command, db, pool, lockSec = 10, senders = 8 }) {
+export async function benchLocks({ command, db, pool, lockSec = 10, senders = 8 }: LocksRequest): Promise<LocksResult> {
   const server = await startServer(command);
   const locker = new Database(db, { timeout: 0 });
   for (;;) {
@@ -42,8 +59,8 @@ export async function benchLocks({ command, db, pool, lockSec = 10, senders = 8 
     }
   }
   const lockedAt = performance.now();
-  const answers = [];
-  const acknowledged = [];
+  const answers: Answer[] = [];
+  const acknowledged: number[] = [];
   let next = 0;
   const sender = async () => {
     while (performance.now() - lockedAt < lockSec * 1000) {
@@ -54,7 +71,7 @@ export async function benchLocks({ command, db, pool, lockSec = 10, senders = 8 
       if (answer.status === 200) acknowledged.push(i);
     }
   };
-  const health = [];
+  const health: Answer[] = [];
   const healthLoop = (async () => {
     while (performance.now() - lockedAt < lockSec * 1000) {
       health.push(await get(`${server.url}/healthz`));
@@ -67,14 +84,14 @@ export async function benchLocks({ command, db, pool, lockSec = 10, senders = 8 
   const after = await Promise.all(Array.from({ length: senders }, () => post(server.url, pool.at(next).body, { 'content-type': 'application/json', 'x-service-signature': pool.at(next++).signature })));
   let pending = -1;
   for (let i = 0; i < 200 && pending !== 0; i++) {
-    pending = locker.prepare("SELECT COUNT(*) FROM inbox WHERE state = 'pending'").pluck().get();
+    pending = locker.prepare("SELECT COUNT(*) FROM inbox WHERE state = 'pending'").pluck().get() as number;
     if (pending !== 0) await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  const stored = locker.prepare('SELECT COUNT(*) FROM inbox').pluck().get();
+  const stored = locker.prepare('SELECT COUNT(*) FROM inbox').pluck().get() as number;
   locker.close();
   await server.stop();
-  const stalls = readFileSync(command.logFile, 'utf8').split('\n').filter((l) => l.startsWith('{"stalls"')).map((l) => JSON.parse(l).stalls)[0] ?? null;
-  const statuses = {};
+  const stalls = readFileSync(command.logFile, 'utf8').split('\n').filter((l) => l.startsWith('{"stalls"')).map((l) => (JSON.parse(l) as { stalls: { maxMs: number; p99Ms: number } }).stalls)[0] ?? null;
+  const statuses: Record<string, number> = {};
   for (const a of answers) statuses[a.status] = (statuses[a.status] ?? 0) + 1;
   return {
     lockSec,

@@ -4,7 +4,7 @@ import { announce, serverArgs, stopOn } from './common.js';
 
 const { port, host } = serverArgs();
 const app = express();
-app.post('/webhooks', express.raw({ type: '*/*', limit: '1mb' }), (req, res) => {
+app.post('/webhooks', express.raw({ type: '*/*', limit: '1mb' }), (_req, res) => {
   res.status(200).json({ received: true });
 });
 const server = app.listen(port, host, () => announce(server));

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// The cost of OpenTelemetry tracing on ingest (issue 24): `node bench/tracing.js` (a few
-// seconds; `npm run build` first; --requests, --rounds, --connections). Three `prequal-hooks serve` processes, loopback only, each
+// The cost of OpenTelemetry tracing on ingest (issue 24): `npm run bench:tracing` (a few
+// seconds; builds, then node build/bench/tracing.js; --requests, --rounds, --connections). Three `prequal-hooks serve` processes, loopback only, each
 // loaded by autocannon with the same bounded number of distinct signed events, rounds alternated
 // (ABC CBA) and the median kept:
 //   absent  the package without @opentelemetry installed (a copy whose node_modules lacks it);
@@ -11,18 +11,18 @@
 // under node --cpu-prof, its top frames by self time (no results file then).
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createRequestPool, fire, summariseRun } from './lib/load.js';
+import { createRequestPool, fire, summariseRun, type RequestPool } from './lib/load.js';
 import { machineInfo } from './lib/machine.js';
+import { RESULTS, ROOT, TMP as BENCH_TMP } from './lib/paths.js';
 import { killLeftovers, startServer } from './lib/processes.js';
 import { median, round } from './lib/stats.js';
+import type { Cursor, RunningServer, RunSummary, TracingResults, TracingTargetName } from './lib/types.js';
 import { formatSummary, summariseProfile } from './profile-summary.js';
 
-const BENCH = fileURLToPath(new URL('.', import.meta.url));
-const ROOT = join(BENCH, '..');
-const TMP = join(BENCH, 'tmp', 'tracing');
+const TMP = join(BENCH_TMP, 'tracing');
 const SECRET = 'bench-secret-5b1f0c2e9d';
 
 const { values: flags } = parseArgs({
@@ -38,7 +38,7 @@ const ROUNDS = Number(flags.rounds);
 const CONNECTIONS = Number(flags.connections);
 
 /** A copy of the package whose node_modules has everything but @opentelemetry (linked, not copied). */
-function installWithoutOpenTelemetry() {
+function installWithoutOpenTelemetry(): string {
   const install = join(TMP, 'no-otel');
   rmSync(install, { recursive: true, force: true });
   mkdirSync(join(install, 'node_modules'), { recursive: true });
@@ -50,26 +50,26 @@ function installWithoutOpenTelemetry() {
 }
 
 /** An OTLP/HTTP collector that takes every export and counts them. */
-async function startCollector() {
+async function startCollector(): Promise<{ url: string; seen: TracingResults['collector']; close: () => Promise<unknown> }> {
   const seen = { exports: 0, bytes: 0 };
   const server = createServer((req, res) => {
-    req.on('data', (chunk) => (seen.bytes += chunk.length));
+    req.on('data', (chunk: Buffer) => (seen.bytes += chunk.length));
     req.on('end', () => {
       seen.exports++;
       res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
     });
   });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${server.address().port}`, seen, close: () => new Promise((resolve) => server.close(resolve)) };
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, close: () => new Promise((resolve) => server.close(resolve)) };
 }
 
 /**
  * CPU time (user + system, ms) a process has used, from /proc: on a shared machine a steadier
  * measure of what tracing costs than a rate the load generator may bound. Null off Linux.
  */
-function cpuMs(pid) {
+function cpuMs(pid: number): number | null {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in ticks of 1/100 s
   } catch {
     return null;
@@ -77,12 +77,25 @@ function cpuMs(pid) {
 }
 
 /** `amount` requests, each the next event of the pool (never a repeat on a server); 2xx a second up to the last answer. */
-async function fireAmount(url, pool, cursor, amount) {
+async function fireAmount(url: string, pool: RequestPool, cursor: Cursor, amount: number): Promise<RunSummary> {
   const result = await fire({ url, pool, cursor, headerStyle: 'service', connections: CONNECTIONS, amount });
-  return { ...summariseRun(result), requestsPerSec: result['2xx'] / (result.wallMs / 1000) };
+  return { ...summariseRun(result), requestsPerSec: result['2xx'] / (result.wallMs! / 1000) };
 }
 
-async function main() {
+interface TracingTarget {
+  name: TracingTargetName;
+  /** The CLI to run: the package's, or the copy without @opentelemetry. */
+  main: string;
+  env: Record<string, string>;
+}
+
+interface TracedServer extends TracingTarget {
+  server: RunningServer;
+  cursor: Cursor;
+  runs: (RunSummary & { cpuUsPerRequest: number | null })[];
+}
+
+async function main(): Promise<void> {
   if (!existsSync(join(ROOT, 'dist/cli/main.js'))) throw new Error('dist/ is missing: run `npm run build` first');
   rmSync(TMP, { recursive: true, force: true });
   mkdirSync(TMP, { recursive: true });
@@ -90,13 +103,13 @@ async function main() {
   const cli = join(ROOT, 'dist/cli/main.js');
   const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_SERVICE_NAME: 'bench' };
   const noOtel = Object.fromEntries(Object.keys(process.env).filter((k) => k.startsWith('OTEL_')).map((k) => [k, '']));
-  const targets = [
+  const targets: TracingTarget[] = [
     { name: 'absent', main: installWithoutOpenTelemetry(), env: noOtel },
     { name: 'off', main: cli, env: noOtel },
     { name: 'on', main: cli, env: otel },
   ];
   const pool = createRequestPool({ secret: SECRET, size: (REQUESTS * ROUNDS + 500) * targets.length });
-  const servers = [];
+  const servers: TracedServer[] = [];
   for (const [k, target] of targets.entries()) {
     const server = await startServer({
       name: target.name,
@@ -126,10 +139,13 @@ async function main() {
     for (const s of servers) await s.server.stop();
     await collector.close();
   }
-  const rate = Object.fromEntries(servers.map((s) => [s.name, median(s.runs.map((r) => r.requestsPerSec))]));
-  const cpu = Object.fromEntries(servers.map((s) => [s.name, median(s.runs.map((r) => r.cpuUsPerRequest ?? Number.NaN))]));
+  // Medians by target (NaN for one that measured nothing, as arithmetic on a missing one gave).
+  const byName = (value: (s: TracedServer) => number | null): Record<TracingTargetName, number> =>
+    Object.fromEntries(servers.map((s) => [s.name, value(s) ?? Number.NaN])) as Record<TracingTargetName, number>;
+  const rate = byName((s) => median(s.runs.map((r) => r.requestsPerSec)));
+  const cpu = byName((s) => median(s.runs.map((r) => r.cpuUsPerRequest ?? Number.NaN)));
   const failures = servers.reduce((n, s) => n + s.runs.reduce((m, r) => m + r.non2xx + r.errors + r.timeouts, 0), 0);
-  const results = {
+  const results: TracingResults = {
     date: new Date().toISOString(),
     machine: machineInfo(ROOT, TMP),
     requestsPerRound: REQUESTS,
@@ -166,7 +182,7 @@ async function main() {
     else console.log(`\n# the traced server under --cpu-prof (${join(dir, file)})\n${formatSummary(summariseProfile(join(dir, file), 30))}`);
     return;
   }
-  writeFileSync(join(BENCH, 'results', 'tracing.json'), `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(join(RESULTS, 'tracing.json'), `${JSON.stringify(results, null, 2)}\n`);
 }
 
 main().catch((error) => {

@@ -1,14 +1,15 @@
 // The standalone receiver (what `prequal-hooks serve` runs) with an event-loop delay monitor: on
 // SIGTERM it writes the longest stall it saw, so that the lock benchmark can report it.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { pathToFileURL } from 'node:url';
+import { distModule, distUrl } from '../lib/paths.js';
 import { announce, serverArgs } from './common.js';
 
-const dist = process.env.BENCH_DIST;
-const { startStandalone } = await import(dist ? pathToFileURL(`${dist}/server.js`).href : '../../dist/server.js');
-const { createLogger } = await import(dist ? pathToFileURL(`${dist}/logging.js`).href : '../../dist/logging.js');
+// Not public: what `prequal-hooks serve` runs, from the dist under test.
+const { startStandalone } = (await import(distUrl('server.js'))) as typeof import('../../dist/server.js');
+const { createLogger } = await distModule();
 
 const { port, host, db, secret } = serverArgs();
+if (!db) throw new Error('--db is required');
 const loop = monitorEventLoopDelay({ resolution: 5 });
 loop.enable();
 const standalone = await startStandalone({ database: db, secrets: [secret], logger: createLogger({ level: 'silent' }), port, host });

@@ -1,16 +1,19 @@
 // Shared by the bench servers: arguments, the "listening" line the harness waits for, and a
 // clean stop on SIGTERM (so that `node --cpu-prof` writes its profile).
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { pathToFileURL } from 'node:url';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 
-/** The package under test: the run's frozen copy (BENCH_DIST), or ../../dist when run by hand. */
-export function distModule() {
-  const dist = process.env.BENCH_DIST;
-  return import(dist ? pathToFileURL(`${dist}/index.js`).href : '../../dist/index.js');
+export interface ServerArgs {
+  port: number;
+  host: string;
+  /** A SQLite file, or a postgres:// URL. */
+  db: string | undefined;
+  secret: string;
 }
 
-export function serverArgs() {
+export function serverArgs(): ServerArgs {
   const { values } = parseArgs({
     options: {
       port: { type: 'string', default: '0' },
@@ -23,13 +26,13 @@ export function serverArgs() {
 }
 
 /** Prints `{"listening":{"port":…}}` once the server listens: the harness reads the port from it. */
-export function announce(server) {
-  const { port } = server.address();
+export function announce(server: Server): void {
+  const { port } = server.address() as AddressInfo;
   process.stdout.write(`${JSON.stringify({ listening: { port, pid: process.pid } })}\n`);
 }
 
-export function stopOn(server, close = async () => {}) {
-  const stop = async () => {
+export function stopOn(server: Server, close: () => Promise<unknown> = async () => {}): void {
+  const stop = async (): Promise<void> => {
     server.close();
     server.closeAllConnections?.();
     await close();
@@ -43,7 +46,7 @@ export function stopOn(server, close = async () => {}) {
  * The check the hand-written receivers make, as a user writes it: `sha256=` and the hex
  * HMAC-SHA256 of the raw body, compared in constant time.
  */
-export function signedWith(secret, body, header) {
+export function signedWith(secret: string, body: Buffer, header: string | undefined): boolean {
   if (typeof header !== 'string' || !header.startsWith('sha256=')) return false;
   const given = Buffer.from(header.slice(7), 'hex');
   const expected = createHmac('sha256', secret).update(body).digest();

@@ -1,18 +1,19 @@
 // Child processes of the harness: servers under test (port read from what they print), and
 // one-shot commands measured from outside (wall time, peak RSS).
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
+import type { CommandRun, Exit, RunningServer, ServerCommand } from './types.js';
 
 /**
  * Reads the port from a server's output: our bench servers' `{"listening":{"port":…}}` line,
  * or the first http://host:port the CLI prints (as a log record or as plain text).
  */
-function portIn(text) {
+function portIn(text: string): number | null {
   for (const line of text.split('\n')) {
     if (!line.startsWith('{"listening"')) continue;
     try {
-      return JSON.parse(line).listening.port;
+      return (JSON.parse(line) as { listening: { port: number } }).listening.port;
     } catch {
       // a partial line: read again later
     }
@@ -21,10 +22,10 @@ function portIn(text) {
   return url ? Number(url[1]) : null;
 }
 
-const live = new Set();
+const live = new Set<ChildProcess>();
 
 /** Stops every server still running (after a failure), each by its own pid. */
-export function killLeftovers() {
+export function killLeftovers(): void {
   for (const child of live) child.kill('SIGKILL');
   live.clear();
 }
@@ -33,7 +34,7 @@ export function killLeftovers() {
  * Starts a server as a child process with its stdout and stderr going to a file (so that a
  * server that logs every request costs the load generator nothing), and waits for its port.
  */
-export async function startServer({ name, command, args, logFile, nodeOptions = [], env = {} }) {
+export async function startServer({ name, command, args, logFile, nodeOptions = [], env = {} }: ServerCommand): Promise<RunningServer> {
   const out = openSync(logFile, 'w');
   const child = spawn(command, [...nodeOptions, ...args], {
     stdio: ['ignore', out, out],
@@ -41,8 +42,8 @@ export async function startServer({ name, command, args, logFile, nodeOptions = 
   });
   closeSync(out);
   live.add(child);
-  const exited = new Promise((resolve) => child.once('exit', (code, signal) => (live.delete(child), resolve({ code, signal }))));
-  let done = null;
+  const exited = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => (live.delete(child), resolve({ code, signal }))));
+  let done: Exit | null = null;
   void exited.then((e) => {
     done = e;
   });
@@ -53,7 +54,7 @@ export async function startServer({ name, command, args, logFile, nodeOptions = 
     if (port) {
       return {
         name,
-        pid: child.pid,
+        pid: child.pid!,
         port,
         url: `http://127.0.0.1:${port}`,
         logFile,
@@ -81,15 +82,15 @@ export async function startServer({ name, command, args, logFile, nodeOptions = 
  * Runs a command to completion, measuring wall time and peak RSS from outside: `/usr/bin/time -v`
  * when present ("Maximum resident set size"), otherwise polling VmHWM in /proc/<pid>/status.
  */
-export async function measureCommand(command, args, { cwd, env } = {}) {
+export async function measureCommand(command: string, args: readonly string[], { cwd, env }: { cwd?: string; env?: Record<string, string> } = {}): Promise<CommandRun> {
   const useTime = existsSync('/usr/bin/time');
   const started = performance.now();
-  const options = { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } };
-  const child = useTime ? spawn('/usr/bin/time', ['-v', command, ...args], options) : spawn(command, args, options);
+  const options = { cwd, stdio: ['ignore', 'pipe', 'pipe'] as ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } } satisfies SpawnOptions;
+  const child = useTime ? spawn('/usr/bin/time', ['-v', command, ...args], options) : spawn(command, [...args], options);
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (c) => (stdout += c));
-  child.stderr.on('data', (c) => (stderr += c));
+  child.stdout.on('data', (c: Buffer) => (stdout += c));
+  child.stderr.on('data', (c: Buffer) => (stderr += c));
   let polledKb = 0;
   const poll = setInterval(() => {
     if (useTime) return;
@@ -100,7 +101,7 @@ export async function measureCommand(command, args, { cwd, env } = {}) {
       // exited between two polls
     }
   }, 50);
-  const code = await new Promise((resolve) => child.once('exit', (c) => resolve(c)));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
   clearInterval(poll);
   const wallMs = performance.now() - started;
   let maxRssKb = polledKb;

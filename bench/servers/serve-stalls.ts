@@ -12,8 +12,7 @@ const { port, host, db, secret } = serverArgs();
 if (!db) throw new Error('--db is required');
 const loop = monitorEventLoopDelay({ resolution: 5 });
 loop.enable();
-// As serve runs it since 0.3.0: the SQLite connection in a worker thread.
-const standalone = await startStandalone({ database: db, secrets: [secret], logger: createLogger({ level: 'silent' }), port, host, sqliteThread: true });
+const standalone = await startStandalone({ database: db, secrets: [secret], logger: createLogger({ level: 'silent' }), port, host });
 announce(standalone.server);
 process.once('SIGTERM', async () => {
   loop.disable();

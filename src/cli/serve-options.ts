@@ -56,8 +56,7 @@ export const SERVE_OPTIONS = withFileVariants({
   }),
   'pool-size': value({ placeholder: '<n>', help: 'PostgreSQL: connections in the pool', default: 10, defaultHelp: '10', parse: (text, name) => integer(name, text, 10, 2, 1000) }),
   'no-migrate': flag({ help: 'refuse to start on a database that needs migrations (one line naming them, exit 1) instead of applying them: for those who run "prequal-hooks migrate" after a backup' }),
-  'sqlite-thread': flag({ help: "run a SQLite database's connection in a worker thread, so that commits and fsyncs leave the event loop: the default since 0.3.0 (19 % more webhooks a second on 2 cores); 0 in the variable turns it off" }),
-  'no-sqlite-thread': flag({ help: "keep a SQLite database's connection on the main thread (the default before 0.3.0)" }),
+  'sqlite-thread': flag({ help: "run a SQLite database's connection in a worker thread (commits and fsyncs off the event loop); off by default, as it measured no faster on 2 cores" }),
   'dashboard-token': optional({
     placeholder: '<t>',
     help: 'serve the console at /dashboard and GET /metrics (Prometheus) to requests carrying this token (16 characters or more), as HTTP Basic password or Bearer; without it neither is served',
@@ -189,8 +188,7 @@ export function serveConfig(command: ReturnType<typeof parseServe>): ServeConfig
     eventHeader: values['event-header'],
     logLevel: values['log-level'],
     poolSize: values['pool-size'],
-    // On unless turned off: by --no-sqlite-thread, or by 0 in PREQUAL_HOOKS_SQLITE_THREAD.
-    sqliteThread: !values['no-sqlite-thread'] && !(command.sources['sqlite-thread'].from === 'env' && !values['sqlite-thread']),
+    sqliteThread: values['sqlite-thread'],
     migrate: !values['no-migrate'],
     ...tokens,
     ...(tls !== undefined && { tls }),

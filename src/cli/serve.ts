@@ -3,7 +3,6 @@ import { pino } from 'pino';
 import { createLogger, type Logger } from '../logging.js';
 import { startStandalone, type Standalone } from '../server.js';
 import { openStore } from '../store/open.js';
-import { WORKER } from '../store/sqlite/threaded.js';
 import type { Store } from '../store/store.js';
 import { displayLocation } from './database.js';
 import { generatedSecret } from '../store/settings.js';
@@ -97,7 +96,7 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
   // without a handler the default action would kill the process outright.
   const stopReloading = reloadOnHangup(config, standalone, logger);
   const stopped = stopOnSignal({ standalone, database, schedule, retention, tracing, logger }).finally(stopReloading);
-  announce(config, standalone, logger, io, WORKER in database);
+  announce(config, standalone, logger, io);
   return await stopped;
 }
 
@@ -280,7 +279,7 @@ function stopOnSignal(parts: { standalone: Standalone; database: Store; schedule
  * For the person at the terminal, whatever the log level; the JSON line is for log pipelines.
  * Both say what is bound, and where to reach it from this machine.
  */
-function announce(config: ServeConfig, standalone: Standalone, logger: Logger, io: CommandIo, sqliteThread: boolean): void {
+function announce(config: ServeConfig, standalone: Standalone, logger: Logger, io: CommandIo): void {
   const bound = standalone.server.address() as AddressInfo;
   const boundText = `${bound.family === 'IPv6' ? `[${bound.address}]` : bound.address}:${bound.port}`;
   const everywhere = bound.address === '0.0.0.0' || bound.address === '::';
@@ -293,7 +292,7 @@ function announce(config: ServeConfig, standalone: Standalone, logger: Logger, i
     io.stderr.write('prequal-hooks: other machines can reach this port; --host 127.0.0.1 (or PREQUAL_HOOKS_HOST) keeps it to this one.\n');
   }
   logger.info(
-    { listening: boundText, url: `${standalone.url}${config.path}`, db: where, sqliteThread, secretFingerprints: config.secrets.map(secretFingerprint), maxBodyBytes: config.maxBodyBytes },
+    { listening: boundText, url: `${standalone.url}${config.path}`, db: where, secretFingerprints: config.secrets.map(secretFingerprint), maxBodyBytes: config.maxBodyBytes },
     `prequal-hooks listening on ${boundText}, receiving webhooks on POST ${standalone.url}${config.path}`,
   );
 }

@@ -101,25 +101,6 @@ describe.concurrent('prequal-hooks serve', () => {
     for (const secret of [OLD_SECRET, NEW_SECRET, ...signatures, ...Object.values(PII)]) expect(output).not.toContain(secret);
   });
 
-  it('runs a SQLite connection in a worker thread unless --no-sqlite-thread or PREQUAL_HOOKS_SQLITE_THREAD=0 says otherwise, and stores either way', async () => {
-    const cases: Array<[string[], Record<string, string>, boolean]> = [
-      [[], {}, true],
-      [['--no-sqlite-thread'], {}, false],
-      [[], { PREQUAL_HOOKS_SQLITE_THREAD: '0' }, false],
-      [['--sqlite-thread'], {}, true],
-    ];
-    for (const [i, [args, env, threaded]] of cases.entries()) {
-      const dbPath = join(tmp.dir, `thread-${i}.db`);
-      const serve = await startServe(['--db', dbPath, '--secret', OLD_SECRET, '--port', '0', '--host', '127.0.0.1', ...args], env);
-      const started = await waitFor(() => serve.logLines().find((line) => line.listening !== undefined), 5000, 'the start record');
-      expect(started.sqliteThread, JSON.stringify(args)).toBe(threaded);
-      const added = sampleEvent('candidate.added', { data: { candidate_id: `cand-thread-${i}` } });
-      expect(await post(serve.webhookUrl, signedRequest(added, { secret: OLD_SECRET }))).toEqual({ status: 200, body: { received: true, duplicate: false } });
-      expect(await serve.stop()).toBe(0);
-      expect(readDb(dbPath, (db) => db.prepare('SELECT candidate_id FROM candidates').pluck().all())).toEqual([`cand-thread-${i}`]);
-    }
-  });
-
   it('generates a secret at the first start, shows it once on stderr, reuses it at the next start, and `secret` prints it', async () => {
     const dbPath = join(tmp.dir, 'generated.db');
     const first = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', dbPath]);

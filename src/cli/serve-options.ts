@@ -56,7 +56,7 @@ export const SERVE_OPTIONS = withFileVariants({
   }),
   'pool-size': value({ placeholder: '<n>', help: 'PostgreSQL: connections in the pool', default: 10, defaultHelp: '10', parse: (text, name) => integer(name, text, 10, 2, 1000) }),
   'no-migrate': flag({ help: 'refuse to start on a database that needs migrations (one line naming them, exit 1) instead of applying them: for those who run "prequal-hooks migrate" after a backup' }),
-  'sqlite-thread': flag({ help: "run a SQLite database's connection in a worker thread (commits and fsyncs off the event loop); off by default: on 2 cores it answers more webhooks a second, but its projection falls seconds behind under load" }),
+  'sqlite-thread': flag({ help: "run a SQLite database's connection in a worker thread (commits and fsyncs off the event loop); off by default, as it measured no faster on 2 cores once its projection keeps up" }),
   'dashboard-token': optional({
     placeholder: '<t>',
     help: 'serve the console at /dashboard and GET /metrics (Prometheus) to requests carrying this token (16 characters or more), as HTTP Basic password or Bearer; without it neither is served',

@@ -30,6 +30,12 @@ export interface ProjectionLoopParts {
 
 /** Longest the projection defers to waiting requests before it takes a batch anyway. */
 const MAX_DEFER_MS = 50;
+/**
+ * A batch taken after deferring that long is this many times the batch size: what arrived
+ * meanwhile, so that projection keeps up with an intake that is never idle (with SQLite in a
+ * worker thread, a commit is in flight nearly all the time under load).
+ */
+const CATCH_UP_BATCHES = 8;
 
 type Outcome = { row: InboxRow; processed: Processed; handlers: boolean };
 
@@ -92,10 +98,10 @@ async function isolateFaults({ parts, batchSize }: Batches): Promise<Outcome[]> 
   return outcomes;
 }
 
-/** One batch, or the same rows one by one when the batch fails for a reason other than the store. */
-async function projectOneBatch(batches: Batches): Promise<Outcome[]> {
+/** One batch of up to `limit` rows, or the same rows one by one when the batch fails for a reason other than the store. */
+async function projectOneBatch(batches: Batches, limit: number): Promise<Outcome[]> {
   try {
-    return await batches.parts.store.write((tx) => projectClaimed(batches.parts, tx, batches.batchSize), { durable: false });
+    return await batches.parts.store.write((tx) => projectClaimed(batches.parts, tx, limit), { durable: false });
   } catch (error) {
     if (error instanceof StoreUnavailableError) throw error;
     return await isolateFaults(batches);
@@ -119,19 +125,21 @@ async function drainPending(batches: Batches): Promise<void> {
   let deferredSince: number | undefined;
   while (!parts.stopping.aborted) {
     // Answers first: a burst of webhooks is stored and acknowledged before it is projected,
-    // and projection takes the gaps; under sustained load it still gets a batch every 50 ms.
+    // and projection takes the gaps; under sustained load it still gets a larger batch every 50 ms.
+    let limit = batches.batchSize;
     if (parts.intakeBusy?.() === true) {
       deferredSince ??= performance.now();
       if (performance.now() - deferredSince < MAX_DEFER_MS) {
         await delay(1);
         continue;
       }
+      limit = batches.batchSize * CATCH_UP_BATCHES;
     }
     deferredSince = undefined;
     let outcomes: Outcome[];
     const startedAt = parts.tracing === undefined ? 0 : Date.now();
     try {
-      outcomes = await projectOneBatch(batches);
+      outcomes = await projectOneBatch(batches, limit);
     } catch (error) {
       const { code } = describeStorageError(error);
       parts.logger.warn({ code, retryInMs: backoff }, 'projection batch failed; will retry');

@@ -105,6 +105,27 @@ describe('the projection loop', () => {
     expect(await real.select('SELECT candidate_id FROM candidates ORDER BY candidate_id')).toEqual([{ candidate_id: 'c-1' }, { candidate_id: 'c-3' }]);
   });
 
+  it('defers to an intake that is never idle for 50 ms at most, then takes what arrived meanwhile: 8 batches in one', async () => {
+    opened = await store(Array.from({ length: 20 }, (_, i) => added(`c-${i}`)));
+    const real = opened;
+    const claims: number[] = [];
+    const counting: Store = Object.create(real, {
+      write: {
+        value: (work: Parameters<Store['write']>[0], options?: Parameters<Store['write']>[1]) =>
+          real.write((tx) => work(Object.create(tx, { claimPending: { value: (limit: number) => (claims.push(limit), tx.claimPending(limit)) } })), options),
+      },
+    });
+    // A commit always in flight, as with SQLite in a worker thread under load.
+    const { loop: projection, seen } = loop(counting, { intakeBusy: () => true }, 2);
+    const started = performance.now();
+    projection.notify();
+    await projection.onIdle();
+    expect(seen.processed).toHaveLength(20);
+    // 16 rows in the first batch (2 × 8), the 4 left in the next, each after its wait.
+    expect(claims.slice(0, 2)).toEqual([16, 16]);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(95);
+  });
+
   it('starts nothing once stopped: the rows stay pending for the next start', async () => {
     opened = await store([added('c-1')]);
     const { loop: projection, seen } = loop(opened);

@@ -129,6 +129,20 @@ function diskBytesWritten(pid: number): number | null {
   }
 }
 
+/** CPU time a process has used, user and system (µs, from /proc/<pid>/stat clock ticks); null where unreadable. */
+function cpuMicros(pid: number): number | null {
+  try {
+    // The fields after the command name (which may hold spaces), from field 3 (state): utime and stime are 14 and 15.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').at(-1)!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * (1_000_000 / CLOCK_TICKS);
+  } catch {
+    return null;
+  }
+}
+
+// sysconf(_SC_CLK_TCK): 100 on every Linux Node runs on.
+const CLOCK_TICKS = 100;
+
 function removeDatabase(db: string): void {
   for (const suffix of ['', '-wal', '-shm', '.log']) rmSync(`${db}${suffix}`, { force: true });
 }
@@ -152,8 +166,12 @@ async function measureTarget(target: Target, pool: RequestPool, { label, nodeOpt
   const common = { url: server.url, pool, cursor, headerStyle: target.headers, connections: settings.connections };
   const warm = await fire({ ...common, durationSec: settings.warmupSec });
   const writtenBefore = diskBytesWritten(server.pid);
+  const cpuBefore = cpuMicros(server.pid);
   const result: ThroughputRound = summariseRun(await fire({ ...common, durationSec: settings.durationSec }));
   const writtenAfter = diskBytesWritten(server.pid);
+  const cpuAfter = cpuMicros(server.pid);
+  // What a request costs the server, whatever the load generator left it: the figure behind req/s on a shared machine.
+  if (cpuBefore !== null && cpuAfter !== null && result.ok > 0) result.cpuUsPerRequest = Math.round((cpuAfter - cpuBefore) / result.ok);
   // Bytes the server made the disk write (WAL, checkpoints, the file), a 2xx: what commits cost.
   if (target.durable && writtenBefore !== null && writtenAfter !== null && result.ok > 0) result.diskBytesPerRequest = Math.round((writtenAfter - writtenBefore) / result.ok);
   const durability: ThroughputRound['durability'] = target.durable ? { atEnd: inboxState(db) } : undefined;
@@ -200,6 +218,7 @@ async function throughput(pool: RequestPool): Promise<Record<TargetId, TargetRes
       p99Ms: median(rounds.map((r) => r.p99Ms)),
       non2xx: rounds.reduce((a, r) => a + r.non2xx + r.errors + r.timeouts, 0),
       ...(rounds.some((r) => r.diskBytesPerRequest !== undefined) && { diskBytesPerRequest: median(rounds.map((r) => r.diskBytesPerRequest ?? Number.NaN)) }),
+      ...(rounds.some((r) => r.cpuUsPerRequest !== undefined) && { cpuUsPerRequest: median(rounds.map((r) => r.cpuUsPerRequest ?? Number.NaN)) }),
       rounds,
     };
   }
@@ -313,7 +332,8 @@ function table(results: FinishedResults): string {
       const r = results.throughput[id];
       if (r === undefined) continue;
       const disk = r.diskBytesPerRequest === undefined ? '' : `  disk ${fmt(r.diskBytesPerRequest)} B/req`;
-      lines.push(`${r.label.padEnd(50)} ${fmt(r.requestsPerSec).padStart(8)} ${fmt(r.p50Ms).padStart(7)} ${fmt(r.p99Ms).padStart(7)}   ${r.rounds.map((x) => Math.round(x.requestsPerSec)).join(' / ')}${disk}${r.non2xx ? `  (${r.non2xx} non-2xx/errors)` : ''}`);
+      const cpu = r.cpuUsPerRequest === undefined ? '' : `  cpu ${fmt(r.cpuUsPerRequest)} µs/req`;
+      lines.push(`${r.label.padEnd(50)} ${fmt(r.requestsPerSec).padStart(8)} ${fmt(r.p50Ms).padStart(7)} ${fmt(r.p99Ms).padStart(7)}   ${r.rounds.map((x) => Math.round(x.requestsPerSec)).join(' / ')}${cpu}${disk}${r.non2xx ? `  (${r.non2xx} non-2xx/errors)` : ''}`);
     }
   }
   if (results.replay && results.scenario) {

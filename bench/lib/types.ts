@@ -84,6 +84,8 @@ export interface Durability {
 export interface ThroughputRound extends RunSummary {
   /** Bytes the server had written to storage per 2xx (durable targets, Linux). */
   diskBytesPerRequest?: number;
+  /** CPU time the server process spent per 2xx, user and system (µs, Linux). */
+  cpuUsPerRequest?: number;
   durability?: Durability;
 }
 
@@ -117,6 +119,7 @@ export interface TargetResult {
   p99Ms: number | null;
   non2xx: number;
   diskBytesPerRequest?: number | null;
+  cpuUsPerRequest?: number | null;
   rounds: ThroughputRound[];
 }
 

@@ -4,6 +4,7 @@
 // statement, renewed while the handlers run and given back on shutdown.
 import type { HandlerClaimOptions, InboxRow, Settlement } from '../store.js';
 import { asInboxRow, INBOX_COLUMNS, INBOX_COLUMNS_OF_INBOX } from './inbox-columns.js';
+import { replaceBodies } from './erasure.js';
 import { query, type Session } from './session.js';
 
 /** Up to `limit` pending rows, oldest first, locked until the transaction `tx` ends. */
@@ -34,14 +35,8 @@ export async function settle(tx: Session, settlements: readonly Settlement[], at
       at,
     ],
   );
-  const redacted = settlements.filter((s) => s.raw !== undefined);
-  if (redacted.length > 0) {
-    // An erased candidate's event, redacted when processed.
-    await query(tx, 'UPDATE inbox SET raw = v.raw FROM unnest($1::bigint[], $2::bytea[]) AS v(inbox_id, raw) WHERE inbox.inbox_id = v.inbox_id', [
-      redacted.map((s) => s.inboxId),
-      redacted.map((s) => Buffer.from(s.raw!)),
-    ]);
-  }
+  // An erased candidate's event, redacted when processed.
+  await replaceBodies(tx, settlements.flatMap((s) => (s.raw === undefined ? [] : [{ inboxId: s.inboxId, raw: s.raw }])));
 }
 
 /**

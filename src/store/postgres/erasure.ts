@@ -47,6 +47,22 @@ async function find(tx: Session, request: ErasureRequest): Promise<{ candidateId
   return named.length === 0 ? undefined : { candidateId: match.candidateId, needles: [match.candidateId] };
 }
 
+/** Puts these bodies in place of the stored ones (an erased candidate's events, redacted). */
+export async function replaceBodies(tx: Session, rows: ReadonlyArray<{ inboxId: number; raw: Uint8Array }>): Promise<void> {
+  if (rows.length === 0) return;
+  await query(tx, 'UPDATE inbox SET raw = v.raw FROM unnest($1::bigint[], $2::bytea[]) AS v(inbox_id, raw) WHERE inbox.inbox_id = v.inbox_id', [
+    rows.map((r) => r.inboxId),
+    rows.map((r) => Buffer.from(r.raw)),
+  ]);
+}
+
+/** Redacts these rows: their bodies replaced, and their handlers' failures stripped of their messages (which may name the person). */
+async function redactRows(tx: Session, rows: ReadonlyArray<{ inboxId: number; raw: Uint8Array }>): Promise<void> {
+  if (rows.length === 0) return;
+  await replaceBodies(tx, rows);
+  await query(tx, `UPDATE handler_failures SET error = '(erased)' WHERE inbox_id = ANY($1::bigint[])`, [rows.map((r) => r.inboxId)]);
+}
+
 /** Erases one candidate inside the caller's write transaction. */
 export async function eraseCandidate(tx: Session, request: ErasureRequest): Promise<ErasureOutcome> {
   const found = await find(tx, request);
@@ -60,13 +76,7 @@ export async function eraseCandidate(tx: Session, request: ErasureRequest): Prom
     [`candidate:${candidateId}`, needles.map((n) => Buffer.from(n, 'utf8'))],
   );
   const ids = rows.map((r) => Number(r.inbox_id));
-  if (rows.length > 0) {
-    await query(tx, 'UPDATE inbox SET raw = v.raw FROM unnest($1::bigint[], $2::bytea[]) AS v(inbox_id, raw) WHERE inbox.inbox_id = v.inbox_id', [
-      ids,
-      rows.map((r) => Buffer.from(redactedBody(r.raw))),
-    ]);
-    await query(tx, `UPDATE handler_failures SET error = '(erased)' WHERE inbox_id = ANY($1::bigint[])`, [ids]);
-  }
+  await redactRows(tx, rows.map((r, i) => ({ inboxId: ids[i]!, raw: redactedBody(r.raw) })));
   await query(tx, 'DELETE FROM interview_responses WHERE candidate_id = $1', [candidateId]);
   await query(tx, 'DELETE FROM candidates WHERE candidate_id = $1', [candidateId]);
   await query(
@@ -89,11 +99,8 @@ export async function scrub(engine: Engine): Promise<{ complete: boolean }> {
 /** Redacts every row set aside (unknown kinds, dead letters) received before `before` (retention). */
 export async function redactSetAside(tx: Session, before: string): Promise<number> {
   const rows = await query<{ inbox_id: string; raw: Buffer }>(tx, `SELECT inbox_id, raw FROM inbox WHERE state IN ('unknown', 'dead') AND received_at < $1::timestamptz`, [before]);
-  const changed = rows.map((r) => ({ id: Number(r.inbox_id), raw: Buffer.from(redactedBody(r.raw)), old: r.raw })).filter((r) => Buffer.compare(r.raw, r.old) !== 0);
-  if (changed.length === 0) return 0;
-  const ids = changed.map((r) => r.id);
-  await query(tx, 'UPDATE inbox SET raw = v.raw FROM unnest($1::bigint[], $2::bytea[]) AS v(inbox_id, raw) WHERE inbox.inbox_id = v.inbox_id', [ids, changed.map((r) => r.raw)]);
-  await query(tx, `UPDATE handler_failures SET error = '(erased)' WHERE inbox_id = ANY($1::bigint[])`, [ids]);
+  const changed = rows.map((r) => ({ inboxId: Number(r.inbox_id), raw: Buffer.from(redactedBody(r.raw)), old: r.raw })).filter((r) => Buffer.compare(r.raw, r.old) !== 0);
+  await redactRows(tx, changed);
   return changed.length;
 }
 

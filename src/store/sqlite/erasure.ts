@@ -34,6 +34,12 @@ function find(connection: SqliteConnection, request: ErasureRequest): { candidat
   return named === undefined ? undefined : { candidateId: match.candidateId, needles: [match.candidateId] };
 }
 
+/** Redacts a row: its body replaced, and its handlers' failures stripped of their messages (which may name the person). */
+function redactRow(connection: SqliteConnection, inboxId: number, redacted: Uint8Array): void {
+  prepared(connection, 'UPDATE inbox SET raw = ? WHERE inbox_id = ?').run(redacted, inboxId);
+  prepared(connection, `UPDATE handler_failures SET error = '(erased)' WHERE inbox_id = ?`).run(inboxId);
+}
+
 /** Erases one candidate inside the caller's write transaction. */
 export function eraseCandidate(connection: SqliteConnection, request: ErasureRequest): ErasureOutcome {
   const found = find(connection, request);
@@ -48,12 +54,7 @@ export function eraseCandidate(connection: SqliteConnection, request: ErasureReq
   for (const needle of needles) {
     for (const row of scan.all(Buffer.from(needle, 'utf8')) as Array<{ inbox_id: number; raw: Uint8Array }>) rows.set(row.inbox_id, row.raw);
   }
-  const redact = prepared(connection, 'UPDATE inbox SET raw = ? WHERE inbox_id = ?');
-  const failures = prepared(connection, `UPDATE handler_failures SET error = '(erased)' WHERE inbox_id = ?`);
-  for (const [inboxId, raw] of rows) {
-    redact.run(redactedBody(raw), inboxId);
-    failures.run(inboxId);
-  }
+  for (const [inboxId, raw] of rows) redactRow(connection, inboxId, redactedBody(raw));
   prepared(connection, 'DELETE FROM interview_responses WHERE candidate_id = ?').run(candidateId);
   prepared(connection, 'DELETE FROM candidates WHERE candidate_id = ?').run(candidateId);
   const { lastInsertRowid } = prepared(connection, 'INSERT INTO erasures (candidate_id, erased_at, reason, events_redacted) VALUES (?, ?, ?, ?)').run(candidateId, request.erasedAt, request.reason, rows.size);
@@ -79,14 +80,11 @@ export async function scrub(connection: SqliteConnection): Promise<{ complete: b
 /** Redacts every row set aside (unknown kinds, dead letters) received before `before` (retention). */
 export function redactSetAside(connection: SqliteConnection, before: string): number {
   const rows = prepared(connection, `SELECT inbox_id, raw FROM inbox WHERE state IN ('unknown', 'dead') AND received_at < ?`).all(before) as Array<{ inbox_id: number; raw: Uint8Array }>;
-  const redact = prepared(connection, 'UPDATE inbox SET raw = ? WHERE inbox_id = ?');
-  const failures = prepared(connection, `UPDATE handler_failures SET error = '(erased)' WHERE inbox_id = ?`);
   let changed = 0;
   for (const row of rows) {
     const redacted = redactedBody(row.raw);
     if (Buffer.compare(Buffer.from(redacted), Buffer.from(row.raw)) === 0) continue;
-    redact.run(redacted, row.inbox_id);
-    failures.run(row.inbox_id);
+    redactRow(connection, row.inbox_id, redacted);
     changed++;
   }
   return changed;

@@ -114,12 +114,17 @@ export async function projectBatch(
   // The tombstones first: an event that must change nothing names no row to lock (PostgreSQL
   // creates the rows it locks).
   await markErased(tx, bodies, readings, processed);
-  const live = processed.flatMap((p): ProjectableEvent[] => (p.state !== 'projected' ? [] : p.redacted === undefined ? [p] : campaignTrace(p)));
+  const live = processed.flatMap((p) => (p.state === 'projected' ? projectable(p) : []));
   if (live.length > 0) {
     const stored = await tx.lockRows(rowKeysOf(live));
     await tx.saveRows(foldIntoRows(stored, live));
   }
   return processed;
+}
+
+/** What a projected body folds in: the event itself, or only its campaign's trace when it names an erased candidate. */
+export function projectable(p: Extract<Processed, { state: 'projected' }>): ProjectableEvent[] {
+  return p.redacted === undefined ? [p] : campaignTrace(p);
 }
 
 /**

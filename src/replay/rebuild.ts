@@ -1,5 +1,5 @@
 import { erasureInstants, readEnvelope } from '../events/index.js';
-import { campaignTrace, projectBatch, readStored, tombstoned } from '../project/batch.js';
+import { projectable, projectBatch, readStored, tombstoned } from '../project/batch.js';
 import { projectStaged, stagedEffectsOf } from '../project/bulk.js';
 import type { Settlement, StagedEffect, Store } from '../store/store.js';
 
@@ -55,7 +55,7 @@ export async function rebuild(store: Store, options: RebuildOptions = {}): Promi
           if (p.state !== row.state || (reasons === null ? null : JSON.stringify(reasons)) !== row.reasons) {
             changed.push({ inboxId: row.inbox_id, state: p.state, reasons, handlers: false });
           }
-          if (p.state === 'projected') for (const e of p.redacted === undefined ? [p] : campaignTrace(p)) for (const effect of stagedEffectsOf(e)) effects.push(effect);
+          if (p.state === 'projected') for (const e of projectable(p)) for (const effect of stagedEffectsOf(e)) effects.push(effect);
         }
         bulk.resettle(changed, at);
         bulk.stage(effects);

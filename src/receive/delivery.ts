@@ -43,13 +43,17 @@ export type StoreOutcome =
 /** Resolves only once the delivery is on disk (or is known not to be). */
 export type StoreDelivery = (delivery: Delivery) => Promise<StoreOutcome>;
 
+/** How the inbox files an event's identity: under the instant of its timestamp (null when unreadable). */
+export function identityKeyOf(reading: Extract<EnvelopeReading, { ok: true }>): { identity: string; eventAt: number | null } {
+  return { identity: reading.identity, eventAt: parseInstant(reading.envelope.timestamp) };
+}
+
 /** What is kept of an authenticated body, given how it read (HTTP and replay alike). */
 export function deliveryOf(raw: Uint8Array, reading: EnvelopeReading, receivedAt: string, secretId: string | null): Delivery {
   return {
     raw,
     receivedAt,
-    identity: reading.ok ? reading.identity : null,
-    eventAt: reading.ok ? parseInstant(reading.envelope.timestamp) : null,
+    ...(reading.ok ? identityKeyOf(reading) : { identity: null, eventAt: null }),
     rawSha256: reading.ok ? null : rawIdentity(raw),
     kind: reading.ok ? reading.envelope.event : null,
     handlerKey: reading.ok ? subjectKey(reading.envelope) : null,

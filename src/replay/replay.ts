@@ -1,7 +1,7 @@
-import { parseInstant, readEnvelope, type EventKind } from '../events/index.js';
+import { readEnvelope, type EventKind } from '../events/index.js';
 import { projectBatch, readStored } from '../project/batch.js';
 import { projectStaged, stagedEffectsOf } from '../project/bulk.js';
-import { deliveryOf, type Delivery } from '../receive/delivery.js';
+import { deliveryOf, identityKeyOf, type Delivery } from '../receive/delivery.js';
 import type { IdentityKey, SettledDelivery, StagedEffect, Store, WriteTx } from '../store/store.js';
 import { readSources, type ReplayInput } from './sources.js';
 
@@ -136,7 +136,7 @@ async function projectInBatch(tx: WriteTx, parts: ReplayParts, raws: readonly Bu
     const reading = readEnvelope(raw);
     if (reading.ok && seen.has(reading.identity)) batch.duplicates++;
     else entries.push({ raw, reading });
-    if (reading.ok) seen.set(reading.identity, { identity: reading.identity, eventAt: parseInstant(reading.envelope.timestamp) });
+    if (reading.ok) seen.set(reading.identity, identityKeyOf(reading));
   }
   const known = await tx.known([...seen.values()]);
   batch.duplicates += known.size;

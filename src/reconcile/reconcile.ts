@@ -247,24 +247,25 @@ async function projectedCandidates(store: Store, campaignId: string, ids: string
     found.set(candidate.candidate_id, candidate);
   }
   const elsewhere = ids.filter((id) => !found.has(id));
-  for (let i = 0; i < elsewhere.length; i += 200) {
-    const chunk = elsewhere.slice(i, i + 200);
-    for (const row of await store.select(`SELECT ${CANDIDATE_SELECT} FROM candidates WHERE candidate_id IN (${chunk.map(() => '?').join(', ')})`, chunk)) {
-      const candidate = decodeCandidate(row);
-      found.set(candidate.candidate_id, candidate);
-    }
+  for (const row of await selectByCandidates(store, (list) => `SELECT ${CANDIDATE_SELECT} FROM candidates WHERE candidate_id IN (${list})`, elsewhere)) {
+    const candidate = decodeCandidate(row);
+    found.set(candidate.candidate_id, candidate);
   }
   return found;
 }
 
 /** Which of these candidates were erased here (section 8): a repair must never bring them back. */
 async function erasedAmong(store: Store, ids: string[]): Promise<Set<string>> {
-  const erased = new Set<string>();
+  const rows = await selectByCandidates<{ candidate_id: string }>(store, (list) => `SELECT DISTINCT candidate_id FROM erasures WHERE candidate_id IN (${list})`, ids);
+  return new Set(rows.map((row) => row.candidate_id));
+}
+
+/** A query by a list of candidate ids, 200 placeholders at a time (`sql` gets the list of placeholders). */
+async function selectByCandidates<T = Record<string, unknown>>(store: Store, sql: (placeholders: string) => string, ids: readonly string[]): Promise<T[]> {
+  const rows: T[] = [];
   for (let i = 0; i < ids.length; i += 200) {
     const chunk = ids.slice(i, i + 200);
-    for (const row of await store.select<{ candidate_id: string }>(`SELECT DISTINCT candidate_id FROM erasures WHERE candidate_id IN (${chunk.map(() => '?').join(', ')})`, chunk)) {
-      erased.add(row.candidate_id);
-    }
+    rows.push(...(await store.select<T>(sql(chunk.map(() => '?').join(', ')), chunk)));
   }
-  return erased;
+  return rows;
 }

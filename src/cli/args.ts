@@ -20,6 +20,12 @@ export interface CommandIo {
  * Runs a node:util parseArgs call, turning its errors into UsageError (exit 2, one line) in our
  * words for the common mistakes: parseArgs' own ("Option '--limit' argument is ambiguous") puzzle.
  */
+/** Why a file could not be read, in words: 'no such file', 'permission denied', or the system's code. */
+export function readFailure(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (code ?? (error as Error).message);
+}
+
 export function parsed<T>(parse: () => T): T {
   try {
     return parse();

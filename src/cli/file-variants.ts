@@ -2,7 +2,7 @@
 // option marked `fileVariant` in a table gets `--<option>-file` and its variables with `_FILE`,
 // made here once for every such option; the file's content then stands for the option's value.
 import { readFileSync } from 'node:fs';
-import { CommandError, UsageError } from './args.js';
+import { CommandError, readFailure, UsageError } from './args.js';
 import { envNames, optional, type OptionSpec, type OptionTable, type ParsedCommand } from './options.js';
 
 /** The `-file` option of a marked option (`secret` → `secret-file`). */
@@ -42,8 +42,7 @@ export function readSecretLines(path: string, from: string): string[] {
   try {
     content = readFileSync(path, 'utf8');
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    throw new CommandError(`cannot read ${path} (given by ${from}): ${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code}`);
+    throw new CommandError(`cannot read ${path} (given by ${from}): ${readFailure(error)}`);
   }
   const lines = content.split(/\r?\n/).map((line) => line.trim()).filter((line) => line !== '');
   if (lines.length === 0) throw new CommandError(`${path} (given by ${from}) is empty: it must hold the secret`);

@@ -2,7 +2,7 @@
 // that a wrong file is one clear line (which file, what is wrong) rather than OpenSSL's codes.
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { CommandError } from './args.js';
+import { CommandError, readFailure } from './args.js';
 
 export interface TlsPair {
   cert: Buffer;
@@ -13,8 +13,7 @@ function readPem(path: string, what: string): Buffer {
   try {
     return readFileSync(path);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new CommandError(`cannot read the TLS ${what} ${path}: ${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (code ?? (error as Error).message)}`);
+    throw new CommandError(`cannot read the TLS ${what} ${path}: ${readFailure(error)}`);
   }
 }
 

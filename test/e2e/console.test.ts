@@ -102,6 +102,15 @@ describe('the console over HTTP', () => {
     }
   });
 
+  it('answers 404, not 500, for an asset named like a member of every object', async () => {
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'nothing.js']) {
+      const answer = await fetch(`${serve.baseUrl}/dashboard/assets/${name}`, { headers: BEARER });
+      expect(answer.status, name).toBe(404);
+      expect(((await answer.json()) as { error: { code: string } }).error.code, name).toBe('RESOURCE_NOT_FOUND');
+    }
+    expect((await fetch(`${serve.baseUrl}/dashboard/assets/console.css`, { headers: BEARER })).status).toBe(200);
+  });
+
   it('refuses actions without the form\'s CSRF token or from another site (403), and does nothing', async () => {
     const [row] = readDb(tmp.dbPath, (db) => db.prepare("SELECT inbox_id FROM inbox WHERE state = 'dead'").all() as Array<{ inbox_id: number }>);
     const url = `${serve.baseUrl}/dashboard/dead-letters/${row!.inbox_id}/reprocess`;

@@ -4,7 +4,7 @@ import type { Request, Response, Router } from 'express';
 import { CANDIDATE_SORTS, CANDIDATE_STATUSES, type CandidateListParameters } from '../query/index.js';
 import { href, html, layout, revealNote, when, type PageContext } from './html.js';
 import { count } from '../words.js';
-import { personal } from './mask.js';
+import { shown } from './mask.js';
 import { eventsTable } from './events.js';
 import { param, type ConsoleData } from './source.js';
 
@@ -13,7 +13,7 @@ function score(value: number | null): string {
 }
 
 function fullName(context: PageContext, first: string | null, last: string | null): string {
-  const name = [personal('first_name', first, context.reveal), personal('last_name', last, context.reveal)].filter((p) => p !== null && p !== '').join(' ');
+  const name = [shown('first_name', first, context.reveal), shown('last_name', last, context.reveal)].filter((p) => p !== null && p !== '').join(' ');
   return name === '' ? '—' : name;
 }
 
@@ -83,7 +83,7 @@ list.candidates.length === 0
 ${list.candidates.map(
 (c) => html`<tr data-candidate-id="${c.candidate_id}">
 <td><a href="${href(context.base, `/candidates/${encodeURIComponent(c.candidate_id)}`, { reveal: context.reveal ? 1 : undefined })}">${c.candidate_id}</a></td>
-<td class="name">${fullName(context, c.first_name, c.last_name)}</td><td>${personal('email', c.email, context.reveal) ?? '—'}</td><td>${personal('phone', c.phone, context.reveal) ?? '—'}</td>
+<td class="name">${fullName(context, c.first_name, c.last_name)}</td><td>${shown('email', c.email, context.reveal) ?? '—'}</td><td>${shown('phone', c.phone, context.reveal) ?? '—'}</td>
 <td>${c.status ?? '—'}</td><td class="num">${score(c.interview_score)}</td><td>${when(c.interview_date)}</td></tr>`,
 )}</tbody></table>`
 }
@@ -104,34 +104,36 @@ async function candidatePage(data: ConsoleData, req: Request<{ id: string }>, re
   const history = await (await data.inbox()).listEvents({ candidate: id, limit: 200 });
   const self = `/candidates/${encodeURIComponent(id)}`;
   const row = (label: string, value: unknown) => html`<dt>${label}</dt><dd>${value === null || value === undefined || value === '' ? '—' : value}</dd>`;
+  // Each field by what it may hold: free text (availability, salary, the analysis) masked until revealed.
+  const field = (label: string, key: keyof typeof candidate) => row(label, shown(key, candidate[key], context.reveal));
   const body = html`
 ${revealNote(context, `${context.base}${self}`, `${context.base}${self}?reveal=1`)}
 ${context.csrf === undefined ? '' : html`<p class="actions"><a class="button" id="export" href="${context.base}${self}/export" download>Export (JSON)</a> <a class="button danger" id="erase" href="${context.base}${self}/erase">Erase…</a></p>`}
 <dl class="facts" id="candidate">
 ${row('name', fullName(context, candidate.first_name, candidate.last_name))}
-${row('e-mail', personal('email', candidate.email, context.reveal))}
-${row('phone', personal('phone', candidate.phone, context.reveal))}
+${field('e-mail', 'email')}
+${field('phone', 'phone')}
 <dt>campaign</dt><dd>${candidate.campaign_id === null ? '—' : html`<a href="${context.base}/campaigns/${encodeURIComponent(candidate.campaign_id)}">${candidate.campaign_id}</a>`}</dd>
 ${row('status', candidate.status)}
 ${row('sourced', candidate.is_sourced ? 'yes' : 'no')}
 ${row('score', score(candidate.interview_score))}
 ${row('interview', when(candidate.interview_date))}
 ${row('started', when(candidate.interview_started_at))}
-${row('failure reason', candidate.failure_reason)}
-${row('availability', candidate.availability)}
-${row('available from', candidate.availability_start)}
-${row('salary expectation', candidate.salary_expectation)}
-${row('alignment', candidate.candidate_alignment)}
-${row('strengths', candidate.strengths)}
-${row('concerns', candidate.concerns)}
+${field('failure reason', 'failure_reason')}
+${field('availability', 'availability')}
+${field('available from', 'availability_start')}
+${field('salary expectation', 'salary_expectation')}
+${field('alignment', 'candidate_alignment')}
+${field('strengths', 'strengths')}
+${field('concerns', 'concerns')}
 </dl>
 <h2>Interview responses</h2>
 ${
 candidate.responses.length === 0
   ? html`<p class="empty">No extended interview received.</p>`
   : html`<ol class="responses" id="responses">${candidate.responses.map(
-      (r) => html`<li><p class="question">${r.question ?? '—'}</p><blockquote>${r.answer ?? '—'}</blockquote>
-<p class="note">score <strong>${score(r.score)}</strong> · ${r.explanation ?? ''}</p></li>`,
+      (r) => html`<li><p class="question">${shown('question', r.question, context.reveal) ?? '—'}</p><blockquote>${shown('answer', r.answer, context.reveal) ?? '—'}</blockquote>
+<p class="note">score <strong>${score(r.score)}</strong> · ${shown('explanation', r.explanation, context.reveal) ?? ''}</p></li>`,
     )}</ol>`
 }
 <h2>Events about this candidate</h2>

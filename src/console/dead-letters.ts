@@ -3,7 +3,8 @@
 // the newest id its preview counted, so what arrived since is left for the next look.
 import type { Request, Response, Router } from 'express';
 import type { InboxState } from '../store/store.js';
-import { actionForm, href, html, layout, when } from './html.js';
+import { actionForm, href, html, layout, revealNote, when } from './html.js';
+import { shownError, shownSummary } from './mask.js';
 import { agreed } from '../words.js';
 import { filterForm } from './events.js';
 import { idParam, param, type ConsoleData } from './source.js';
@@ -100,11 +101,13 @@ async function deadLettersPage(data: ConsoleData, req: Request, res: Response): 
     inbox.kinds(),
     inbox.handlerFailures({ ...(filter.handler && { handler: filter.handler }), ...(filter.kind && { kind: filter.kind }) }, 100),
   ]);
-  const details = page.events;
+  const details = page.events.map((e) => shownSummary(e, context.reveal));
+  const query = { kind: filter.kind, state: filter.state, handler: filter.handler };
   const done = ['requeued', 'skipped', 'retried'].filter((k) => idParam(req.query[k]) !== undefined);
   const body = html`
 ${done.length === 0 ? '' : html`<p class="notice" id="notice">${done.map((k) => `${idParam(req.query[k])} ${k}`).join(', ')}.</p>`}
-${filterForm(context, '/dead-letters', { kind: filter.kind, state: filter.state, handler: filter.handler }, kinds, SET_ASIDE, [['handler', 'handler']])}
+${filterForm(context, '/dead-letters', query, kinds, SET_ASIDE, [['handler', 'handler']])}
+${revealNote(context, href(context.base, '/dead-letters', query), href(context.base, '/dead-letters', { ...query, reveal: 1 }))}
 <h2 id="events-set-aside">Events set aside</h2>
 <p>Unknown kinds wait for a version that knows them; dead events wait for their body to be mended. Reprocessing is idempotent.</p>
 ${context.csrf === undefined ? '' : html`<p><a class="button" id="reprocess-all" href="${href(context.base, '/dead-letters/reprocess', { kind: filter.kind, state: filter.state })}">Reprocess all that match…</a></p>`}
@@ -131,7 +134,7 @@ failures.length === 0
 ${failures.map(
 (f) => html`<tr data-failure-id="${f.failure_id}">
 <td>${f.failure_id}</td><td><a href="${context.base}/events/${f.inbox_id}">${f.inbox_id}</a></td><td>${f.kind ?? '—'}</td><td>${f.handler}</td>
-<td class="error">${f.error}</td><td>${f.attempts}</td><td>${when(f.failed_at)}</td>
+<td class="error">${shownError(f.error, context.reveal)}</td><td>${f.attempts}</td><td>${when(f.failed_at)}</td>
 <td>${actionForm(context, `${context.base}/handler-failures/${f.failure_id}/retry`, 'Retry')}</td></tr>`,
 )}</tbody></table>`
 }`;

@@ -1,10 +1,10 @@
-// Events: the inbox newest first, filtered; one event's body (personal fields masked until
-// revealed), verdict, reasons and the secret that matched.
+// Events: the inbox newest first, filtered; one event's body (masked but for the fields known to
+// hold no personal data, until revealed), verdict, reasons and the secret that matched.
 import type { Request, Router } from 'express';
 import { INBOX_STATES, type EventListParameters, type EventSummary } from '../query/index.js';
 import type { InboxState } from '../store/store.js';
 import { actionForm, href, html, layout, revealNote, when, type PageContext } from './html.js';
-import { showBody } from './mask.js';
+import { MASKED, showBody, shownIssue, shownSummary } from './mask.js';
 import { idParam, param, type ConsoleData } from './source.js';
 
 const FILTERS = ['kind', 'state', 'campaign', 'candidate', 'from', 'to'] as const;
@@ -29,9 +29,16 @@ function listParameters(req: Request): EventListParameters {
   };
 }
 
+/** An id as a link to its page; a masked one (an unknown kind's) as text. */
+function idLink(context: PageContext, path: string, id: string | null) {
+  if (id === null) return '—';
+  return id === MASKED ? id : html`<a href="${context.base}/${path}/${encodeURIComponent(id)}">${id}</a>`;
+}
+
 /** The events table, shared with the candidate page. */
-export function eventsTable(context: PageContext, events: EventSummary[], options: { showCandidate?: boolean } = {}) {
-  if (events.length === 0) return html`<p class="empty">No event matches.</p>`;
+export function eventsTable(context: PageContext, listed: EventSummary[], options: { showCandidate?: boolean } = {}) {
+  if (listed.length === 0) return html`<p class="empty">No event matches.</p>`;
+  const events = listed.map((e) => shownSummary(e, context.reveal));
   return html`<table class="events">
 <thead><tr><th>#</th><th>received</th><th>kind</th><th>state</th><th>campaign</th>${options.showCandidate === false ? '' : html`<th>candidate</th>`}<th>attempts</th></tr></thead>
 <tbody>${events.map(
@@ -40,8 +47,8 @@ export function eventsTable(context: PageContext, events: EventSummary[], option
 <td>${when(e.received_at)}</td>
 <td class="kind">${e.kind ?? html`<em>not an event</em>`}</td>
 <td><span class="state ${e.state}">${e.state}</span></td>
-<td>${e.campaign_id === null ? '—' : html`<a href="${context.base}/campaigns/${encodeURIComponent(e.campaign_id)}">${e.campaign_id}</a>`}</td>
-${options.showCandidate === false ? '' : html`<td>${e.candidate_id === null ? '—' : html`<a href="${context.base}/candidates/${encodeURIComponent(e.candidate_id)}">${e.candidate_id}</a>`}</td>`}
+<td>${idLink(context, 'campaigns', e.campaign_id)}</td>
+${options.showCandidate === false ? '' : html`<td>${idLink(context, 'candidates', e.candidate_id)}</td>`}
 <td>${e.attempts}</td>
 </tr>`,
   )}</tbody></table>`;
@@ -60,7 +67,9 @@ ${extra.map(([name, label, placeholder]) => html`<label>${label} <input name="${
 
 export function eventRoutes(router: Router, data: ConsoleData): void {
   router.get('/api/events', async (req, res) => {
-    res.json(await (await data.inbox()).listEvents(listParameters(req)));
+    const page = await (await data.inbox()).listEvents(listParameters(req));
+    const { reveal } = data.context(req);
+    res.json({ ...page, events: page.events.map((e) => shownSummary(e, reveal)) });
   });
 
   router.get('/events', async (req, res) => {
@@ -105,7 +114,7 @@ ${page.next === null ? '' : html`<a rel="next" href="${href(context.base, '/even
 <dt>attempts</dt><dd>${event.attempts}</dd>
 <dt>identity</dt><dd><code>${event.identity ?? '—'}</code></dd>
 </dl>
-${event.reasons.length === 0 ? '' : html`<h2>Reasons</h2><ul class="reasons" id="event-reasons">${event.reasons.map((r) => html`<li><code>${r.path || '(body)'}</code> ${r.message}</li>`)}</ul>`}
+${event.reasons.length === 0 ? '' : html`<h2>Reasons</h2><ul class="reasons" id="event-reasons">${event.reasons.map((r) => shownIssue(r, context.reveal)).map((r) => html`<li><code>${r.path || '(body)'}</code> ${r.message}</li>`)}</ul>`}
 ${settable ? actionForm(context, `${context.base}/dead-letters/${event.inbox_id}/reprocess`, 'Reprocess this event') : ''}
 <h2>Payload</h2>
 ${revealNote(context, self, `${self}?reveal=1`)}

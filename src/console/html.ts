@@ -39,11 +39,13 @@ export function href(base: string, path: string, query: Record<string, string | 
   return `${base}${path}${text === '' ? '' : `?${text}`}`;
 }
 
+const MASKED_NOTE = 'Personal data is masked: only ids, kinds, statuses, scores, dates and the campaign\'s own fields are shown.';
+
 /** Whether personal data is masked, with the link that flips it; a read-only console has no reveal. */
 export function revealNote(context: PageContext, maskHref: string, revealHref: string): SafeHtml {
   if (context.reveal) return html`<p class="reveal">Personal data shown. <a href="${maskHref}">Mask it</a></p>`;
-  if (context.csrf === undefined) return html`<p class="reveal">Names, e-mails and phones are masked (read-only console).</p>`;
-  return html`<p class="reveal">Names, e-mails and phones are masked. <a id="reveal" href="${revealHref}">Reveal</a></p>`;
+  if (context.csrf === undefined) return html`<p class="reveal">${MASKED_NOTE} (Read-only console.)</p>`;
+  return html`<p class="reveal">${MASKED_NOTE} <a id="reveal" href="${revealHref}">Reveal</a></p>`;
 }
 
 export interface PageContext {
@@ -51,7 +53,7 @@ export interface PageContext {
   base: string;
   /** The CSRF token for forms (actions), or undefined in read-only mode. */
   csrf: string | undefined;
-  /** Whether names, e-mails and phones are shown unmasked. */
+  /** Whether personal data is shown unmasked (never on a read-only console). */
   reveal: boolean;
 }
 

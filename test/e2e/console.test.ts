@@ -10,6 +10,8 @@ import { CONTENT_SECURITY_POLICY } from '../../src/console/headers.js';
 import { createReceiver, type Receiver } from '../../src/receiver.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { FIXTURES, killChildren, readDb, runCli, startServe, type ServeProcess } from '../support/cli-process.js';
+import { crawlConsole, withReveal } from '../support/console-crawl.js';
+import { INVALID_EVENT, LARGE_NOT_JSON, largeEvent, leaked, NOT_JSON, THESSALY, UNKNOWN_KIND_EVENT, ZELPHINE, ZELPHINE_EVENTS } from '../support/personal-bodies.js';
 import { listen, tempDir } from '../support/servers.js';
 
 const SECRET = 'whsec_console_e2e_41b7';
@@ -102,6 +104,15 @@ describe('the console over HTTP', () => {
     }
   });
 
+  it('answers 404, not 500, for an asset named like a member of every object', async () => {
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'nothing.js']) {
+      const answer = await fetch(`${serve.baseUrl}/dashboard/assets/${name}`, { headers: BEARER });
+      expect(answer.status, name).toBe(404);
+      expect(((await answer.json()) as { error: { code: string } }).error.code, name).toBe('RESOURCE_NOT_FOUND');
+    }
+    expect((await fetch(`${serve.baseUrl}/dashboard/assets/console.css`, { headers: BEARER })).status).toBe(200);
+  });
+
   it('refuses actions without the form\'s CSRF token or from another site (403), and does nothing', async () => {
     const [row] = readDb(tmp.dbPath, (db) => db.prepare("SELECT inbox_id FROM inbox WHERE state = 'dead'").all() as Array<{ inbox_id: number }>);
     const url = `${serve.baseUrl}/dashboard/dead-letters/${row!.inbox_id}/reprocess`;
@@ -166,6 +177,74 @@ describe('the console over HTTP', () => {
     const open = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'open.db'), '--secret', SECRET]);
     expect((await fetch(`${open.baseUrl}/dashboard`, { headers: BEARER })).status).toBe(404);
     await open.stop();
+  });
+});
+
+describe('personal data in free text, to a real serve\'s read-only and full tokens', () => {
+  const READ_ONLY = 'console-read-only-token-5c2e';
+  const tmp = tempDir();
+  let serve: ServeProcess;
+  let dashboard: string;
+  beforeAll(async () => {
+    serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', tmp.dbPath, '--secret', SECRET, '--dashboard-token', TOKEN, '--dashboard-readonly-token', READ_ONLY]);
+    dashboard = `${serve.baseUrl}/dashboard`;
+    await feed(serve, [...[...ZELPHINE_EVENTS, INVALID_EVENT, UNKNOWN_KIND_EVENT, largeEvent()].map((e) => JSON.stringify(e)), NOT_JSON, LARGE_NOT_JSON]);
+    await waitUntil(() => (inboxCounts(tmp.dbPath).pending ?? 0) === 0, 'the projection');
+  });
+  afterAll(async () => {
+    await serve.stop();
+    killChildren();
+    tmp.cleanup();
+  });
+  const leaks = (answers: Array<{ path: string; status: number; text: string }>) =>
+    answers.flatMap((a) => [...leaked(a.text).map((secret) => `${a.path}: ${secret}`), ...(a.status >= 500 ? [`${a.path}: ${a.status}`] : [])]);
+  const extra = [`/candidates/${ZELPHINE}`, `/candidates/${THESSALY}`];
+
+  it('shows the read-only token none of it, in any answer, even asked to reveal', async () => {
+    const authorization = `Bearer ${READ_ONLY}`;
+    const crawled = await crawlConsole({ base: dashboard, authorization, extra: [...extra, `/candidates/${ZELPHINE}/export`] });
+    expect(crawled.filter((a) => /^\/events\/\d+$/.test(a.path))).toHaveLength(7);
+    const revealed = await crawlConsole({ base: dashboard, authorization, extra: withReveal(crawled.map((a) => a.path)), limit: 1000 });
+    expect(leaks([...crawled, ...revealed])).toEqual([]);
+    expect(crawled.find((a) => a.path.endsWith('/export'))!.status).toBe(403);
+  });
+
+  it('shows the full token none of it until it reveals; revealed, all of it', async () => {
+    const authorization = `Bearer ${TOKEN}`;
+    const crawled = await crawlConsole({ base: dashboard, authorization, extra, skip: (path) => path.includes('reveal=1') || path.endsWith('/export') });
+    expect(crawled.filter((a) => /^\/events\/\d+$/.test(a.path))).toHaveLength(7);
+    expect(leaks(crawled)).toEqual([]);
+    const page = await (await fetch(`${dashboard}/candidates/${ZELPHINE}?reveal=1`, { headers: { Authorization: authorization } })).text();
+    expect(['Zelphine Quarkwood', 'joignable au 06 55 41 27 98', 'Zelphine habite loin du site.'].filter((s) => !page.includes(s))).toEqual([]);
+  });
+
+  it.skipIf(CHROMIUM === undefined)('in Chromium: no Reveal for the read-only token, whatever the address asks; the full token\'s still works', async () => {
+    const { chromium } = await import('playwright-core');
+    const browser = await chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+    try {
+      const readOnly = await (await browser.newContext({ httpCredentials: { username: 'ops', password: READ_ONLY } })).newPage();
+      await readOnly.goto(`${dashboard}/candidates/${ZELPHINE}?reveal=1`);
+      expect(await readOnly.locator('#reveal').count()).toBe(0);
+      expect(leaked(await readOnly.content())).toEqual([]);
+      expect(await readOnly.locator('#responses blockquote').innerText()).toBe('***');
+      const [large] = readDb(tmp.dbPath, (db) => db.prepare('SELECT inbox_id FROM inbox WHERE CAST(raw AS TEXT) LIKE ?').all(`%${THESSALY}%responses%`) as Array<{ inbox_id: number }>);
+      await readOnly.goto(`${dashboard}/events/${large!.inbox_id}?reveal=1`);
+      const payload = await readOnly.locator('#payload').innerText();
+      expect(leaked(payload)).toEqual([]);
+      expect(payload).toContain(`"candidate_id": "${THESSALY}"`);
+
+      const full = await (await browser.newContext({ httpCredentials: { username: 'ops', password: TOKEN } })).newPage();
+      await full.goto(`${dashboard}/candidates/${ZELPHINE}`);
+      expect(leaked(await full.content())).toEqual([]);
+      await full.click('#reveal');
+      expect(await full.locator('#responses blockquote').innerText()).toContain('je suis Zelphine Quarkwood, joignable au 06 55 41 27 98');
+      await full.goto(`${dashboard}/events/${large!.inbox_id}`);
+      expect(leaked(await full.locator('#payload').innerText())).toEqual([]);
+      await full.click('#reveal');
+      expect(await full.locator('#payload').innerText()).toContain('Thessaly Vornhagen');
+    } finally {
+      await browser.close();
+    }
   });
 });
 
@@ -366,7 +445,10 @@ describe.skipIf(CHROMIUM === undefined)('the console mounted in an Express app, 
     await page.goto(`${server.url}/ops/dead-letters`);
     const failures = page.locator('table.handler-failures tbody tr');
     expect(await failures.count()).toBe(2);
-    expect(await failures.first().innerText()).toMatch(/crm-sync[\s\S]*CRM unreachable/);
+    // The handler's message may name the candidate: only its class until revealed.
+    expect(await failures.first().locator('td.error').innerText()).toBe('Error: ***');
+    await page.click('#reveal');
+    expect(await failures.first().innerText()).toMatch(/crm-sync[\s\S]*Error: CRM unreachable \(503\)/);
 
     crmDown = false;
     await failures.first().locator('button', { hasText: 'Retry' }).click();

@@ -5,7 +5,9 @@ import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReceiver, type Receiver } from '../../src/receiver.js';
 import { sampleEvent } from '../../src/testing/index.js';
+import { crawlConsole, withReveal } from '../support/console-crawl.js';
 import { ENGINES, type EngineUnderTest } from '../support/engines.js';
+import { CAMPAIGN, INVALID_EVENT, LARGE_NOT_JSON, largeEvent, leaked, NOT_JSON, THESSALY, UNKNOWN_KIND_EVENT, ZELPHINE, ZELPHINE_EVENTS } from '../support/personal-bodies.js';
 import { listen } from '../support/servers.js';
 
 const FIXTURES = join(import.meta.dirname, '../../fixtures/');
@@ -225,5 +227,92 @@ describe.each(ENGINES)('export and erasure in the console on $name', (engine) =>
     expect(exported.candidate).toBeNull();
     expect(exported.erasures.map((e) => e.reason)).toEqual(['asked by mail, ticket 77']);
     expect(await running.receiver.metrics().metrics()).toMatch(/prequal_hooks_erasures_total\{reason="request"\} 1/);
+  });
+});
+
+describe.each(ENGINES)('personal data in the console on $name: masked by what is known to be safe, everywhere', (engine) => {
+  let receiver: Receiver;
+  let server: { url: string; close: () => Promise<void> };
+  let cleanup = () => undefined as void;
+  beforeAll(async () => {
+    const fresh = await engine.fresh();
+    cleanup = fresh.cleanup;
+    receiver = createReceiver({ database: fresh.database, allowUnsigned: true, dispatch: { handlerAttempts: 1, handlerRetryDelayMs: 1 } });
+    // A handler's error message is the operator's code's words: here it names the candidate.
+    receiver.on('candidate.added', async () => {
+      throw new Error('CRM refused Zelphine Quarkwood (06 55 41 27 98)');
+    }, { name: 'crm-sync' });
+    await receiver.ready();
+    const app = express();
+    app.post('/webhooks', receiver.middleware());
+    app.use('/ops', receiver.dashboard({ token: TOKEN }));
+    app.use('/ro', receiver.dashboard({ token: TOKEN, readOnly: true }));
+    server = await listen(app as never);
+    for (const body of [...ZELPHINE_EVENTS, INVALID_EVENT, UNKNOWN_KIND_EVENT, largeEvent()].map((e) => JSON.stringify(e))) {
+      expect((await fetch(`${server.url}/webhooks`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body })).status).toBe(200);
+    }
+    for (const body of [NOT_JSON, LARGE_NOT_JSON]) {
+      expect((await fetch(`${server.url}/webhooks`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body })).status).toBe(400);
+    }
+    await receiver.drain();
+  });
+  afterAll(async () => {
+    await server.close();
+    await receiver.close();
+    cleanup();
+  });
+
+  const leaksIn = (answers: Array<{ path: string; status: number; text: string }>) =>
+    answers.flatMap((a) => [...leaked(a.text).map((secret) => `${a.path}: ${secret}`), ...(a.status >= 500 ? [`${a.path}: ${a.status}`] : [])]);
+  const candidatePaths = [`/candidates/${ZELPHINE}`, `/candidates/${THESSALY}`, `/candidates/${ZELPHINE}/export`, '/dead-letters?state=dead', '/dead-letters?state=unknown'];
+
+  it('shows the read-only token none of it, on any page or data route, even when it asks to reveal', async () => {
+    const authorization = `Bearer ${TOKEN}`;
+    const crawled = await crawlConsole({ base: `${server.url}/ro`, authorization, extra: candidatePaths });
+    const events = crawled.filter((a) => /^\/events\/\d+$/.test(a.path));
+    expect(events.length).toBe(7); // every stored body's page was reached
+    const revealed = await crawlConsole({ base: `${server.url}/ro`, authorization, extra: withReveal(crawled.map((a) => a.path)), limit: 1000 });
+    expect(leaksIn([...crawled, ...revealed])).toEqual([]);
+    expect(revealed.some((a) => a.path.includes('reveal=1') && a.status === 200)).toBe(true);
+  });
+
+  it('shows the full token none of it until it reveals, and all of it once it does', async () => {
+    const authorization = `Bearer ${TOKEN}`;
+    const crawled = await crawlConsole({ base: `${server.url}/ops`, authorization, extra: candidatePaths.filter((p) => !p.endsWith('/export')), skip: (path) => path.includes('reveal=1') || path.endsWith('/export') });
+    expect(crawled.filter((a) => /^\/events\/\d+$/.test(a.path)).length).toBe(7);
+    expect(leaksIn(crawled)).toEqual([]);
+
+    const get = async (path: string) => (await fetch(`${server.url}/ops${path}`, { headers: { Authorization: authorization } })).text();
+    const candidate = await get(`/candidates/${ZELPHINE}?reveal=1`);
+    expect(missing(candidate, ['Zelphine Quarkwood', 'joignable au 06 55 41 27 98', 'Mme Quarkwood est précise.', '13 €/h'])).toEqual([]);
+    expect(missing(await get('/dead-letters?reveal=1'), ['CRM refused Zelphine Quarkwood'])).toEqual([]);
+    const ids = (JSON.parse(await get('/api/events?limit=500')) as { events: Array<{ inbox_id: number; kind: string | null; verdict: string }> }).events;
+    const large = ids.find((e) => e.kind === 'candidate.interview.completed.extended' && e.inbox_id === Math.max(...ids.filter((i) => i.kind === e.kind).map((i) => i.inbox_id)))!;
+    expect(missing(await get(`/events/${large.inbox_id}?reveal=1`), ['Thessaly Vornhagen'])).toEqual([]);
+    const unknown = ids.find((e) => e.kind === UNKNOWN_KIND_EVENT.event)!;
+    expect(missing(await get(`/events/${unknown.inbox_id}?reveal=1`), ['Oriabel Stanwick'])).toEqual([]);
+    expect(JSON.parse(await get(`/api/events?limit=500&reveal=1`)).events.some((e: { reasons: Array<{ message: string }> }) => e.reasons.some((r) => r.message.includes('Perrine')))).toBe(true);
+  });
+
+  /** Whether a page shows each of these (a short failure, not a page-long diff). */
+  const missing = (text: string, shown: string[]) => shown.filter((s) => !text.includes(s));
+
+  it('still shows what holds no personal data: ids, kinds, statuses, scores, dates, the campaign\'s questions', async () => {
+    const get = async (path: string) => (await fetch(`${server.url}/ro${path}`, { headers: AUTH })).text();
+    const candidate = await get(`/candidates/${ZELPHINE}`);
+    expect(missing(candidate, ['Z*** Q***', 'z***@exemple.fr', '+33 6** ** ** 98', '7.5', '2026-12-01', 'Pouvez-vous vous présenter ?', CAMPAIGN])).toEqual([]);
+    const ids = (JSON.parse(await get('/api/events?limit=500')) as { events: Array<{ inbox_id: number; kind: string | null; verdict: string }> }).events;
+    const extended = ids.filter((e) => e.kind === 'candidate.interview.completed.extended').map((e) => e.inbox_id).sort((a, b) => a - b);
+    const small = await get(`/events/${extended[0]}`);
+    expect(missing(small, [`&quot;candidate_id&quot;: &quot;${ZELPHINE}&quot;`, '&quot;interview_score&quot;: 7.5', '&quot;availability_start&quot;: &quot;2026-12-01&quot;', '&quot;timestamp&quot;: &quot;2026-11-20T10:02:00.000Z&quot;'])).toEqual([]);
+    const large = await get(`/events/${extended[1]}`);
+    // Masked, the whole body fits: its last question is shown.
+    expect(missing(large, [`&quot;candidate_id&quot;: &quot;${THESSALY}&quot;`, '&quot;question&quot;: &quot;Question 800 ?&quot;'])).toEqual([]);
+    const unknown = await get(`/events/${ids.find((e) => e.kind === UNKNOWN_KIND_EVENT.event)!.inbox_id}`);
+    expect(missing(unknown, ['&quot;event&quot;: &quot;candidate.callback.requested&quot;'])).toEqual([]);
+    expect(unknown.includes('cand-masking-oriabel')).toBe(false); // an unknown kind's data is all masked
+    const notJson = ids.filter((e) => e.verdict === 'invalid_json');
+    expect(notJson).toHaveLength(2);
+    for (const e of notJson) expect(missing(await get(`/events/${e.inbox_id}`), ['not JSON'])).toEqual([]);
   });
 });

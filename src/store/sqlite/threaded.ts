@@ -29,7 +29,7 @@ const STORE_CALLS = [
   'releaseHandlers', 'recordHandlerFailure', 'handlerFailures', 'retryHandlerFailures', 'select', 'setting', 'settingOnce',
   'flush', 'probe', 'beat', 'receivers', 'forgetReceivers', 'scrub',
 ] as const;
-const TX_CALLS = ['append', 'known', 'appendSettled', 'claimPending', 'lockRows', 'saveRows', 'settle', 'resetProjection', 'putSetting', 'erasures', 'eraseCandidate', 'redactSetAside', 'claimErasureHooks', 'settleErasureHook'] as const;
+const TX_CALLS = ['append', 'known', 'appendSettled', 'claimPending', 'claimPendingRow', 'lockRows', 'saveRows', 'settle', 'resetProjection', 'putSetting', 'erasures', 'eraseCandidate', 'redactSetAside', 'claimErasureHooks', 'settleErasureHook'] as const;
 
 /** The main thread's end of the worker: the worker running (if any), and the replies it owes. */
 interface WorkerLink {

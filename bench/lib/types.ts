@@ -99,7 +99,7 @@ export interface Distribution {
 
 // --- Targets ---------------------------------------------------------------------------------
 
-export type TargetId = 'express-noop' | 'express-middleware' | 'serve' | 'serve-thread' | 'octokit' | 'node-http' | 'handwritten';
+export type TargetId = 'express-noop' | 'express-middleware' | 'serve' | 'octokit' | 'node-http' | 'handwritten';
 
 /** A throughput target: the real CLI (`cli`), or a bench server (`script`, compiled, under build/bench). */
 export type Target = {

@@ -32,8 +32,8 @@ export interface ProjectionLoopParts {
 const MAX_DEFER_MS = 50;
 /**
  * A batch taken after deferring that long is this many times the batch size: what arrived
- * meanwhile, so that projection keeps up with an intake that is never idle (with SQLite in a
- * worker thread, a commit is in flight nearly all the time under load).
+ * meanwhile, so that projection keeps up with an intake that is never idle (under sustained load,
+ * requests nearly always wait to be stored).
  */
 const CATCH_UP_BATCHES = 8;
 

@@ -327,7 +327,7 @@ export interface Store {
   /**
    * Runs `work` as one bulk load, committed (and made durable) when it resolves, rolled back when
    * it throws. Resolves undefined, having done nothing, when mode 'empty' finds rows. Engines
-   * without it (PostgreSQL, the SQLite worker thread) take the batched path.
+   * without it (PostgreSQL) take the batched path.
    */
   bulkLoad?<T>(mode: BulkMode, work: (bulk: BulkLoad) => Promise<T>): Promise<T | undefined>;
 

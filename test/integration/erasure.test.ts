@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createReceiver, ErasureRequestError, UnknownCandidateError, type Receiver } from '../../src/index.js';
 import { rebuild } from '../../src/replay/index.js';
 import { sampleEvent } from '../../src/testing/index.js';
-import { ENGINES, SQLITE_THREAD, type EngineUnderTest } from '../support/engines.js';
+import { ENGINES, type EngineUnderTest } from '../support/engines.js';
 import { readStoreTables as snapshot } from '../support/tables.js';
 
 const K = 'cand-erased-1';
@@ -51,7 +51,7 @@ function history() {
 
 const leaks = (text: string) => [PII.email, PII.email.toLowerCase(), PII.phone, PII.first_name, PII.last_name, PII.salary_expectation, 'Transports Dupuis'].filter((s) => text.includes(s));
 
-describe.each([...ENGINES, SQLITE_THREAD])('erasing a candidate on $name', (engine: EngineUnderTest) => {
+describe.each(ENGINES)('erasing a candidate on $name', (engine: EngineUnderTest) => {
   let receiver: Receiver | undefined;
   afterEach(async () => {
     await receiver?.close();
@@ -60,7 +60,7 @@ describe.each([...ENGINES, SQLITE_THREAD])('erasing a candidate on $name', (engi
 
   async function started(): Promise<{ receiver: Receiver; database: string }> {
     const { database } = await engine.fresh();
-    receiver = createReceiver({ database, allowUnsigned: true, ...(engine.storeOptions?.thread && { sqliteThread: true }) });
+    receiver = createReceiver({ database, allowUnsigned: true });
     await receiver.replay(history());
     await receiver.drain();
     return { receiver, database };

@@ -116,7 +116,7 @@ describe('the projection loop', () => {
           real.write((tx) => work(Object.create(tx, { claimPending: { value: (limit: number) => (claims.push(limit), tx.claimPending(limit)) } })), options),
       },
     });
-    // A commit always in flight, as with SQLite in a worker thread under load.
+    // Requests always waiting to be stored, as under sustained load.
     const { loop: projection, seen } = loop(counting, { intakeBusy: () => true }, 2);
     const started = performance.now();
     projection.notify();

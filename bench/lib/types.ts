@@ -73,7 +73,7 @@ export interface RunSummary {
 /** Row counts by inbox state, e.g. `{ "processed": 1200 }`. */
 export type InboxCounts = Record<string, number>;
 
-export interface Durability {
+interface Durability {
   atEnd: InboxCounts;
   stored?: number;
   acknowledged?: number;
@@ -151,7 +151,7 @@ export interface MachineInfo {
   versions: Record<string, string | null>;
 }
 
-export interface CodeInfo {
+interface CodeInfo {
   commit: string | null;
   uncommittedFiles: number;
   distBuiltAt: string;

@@ -40,7 +40,7 @@ export function personal(key: string, value: unknown, reveal: boolean): unknown 
 }
 
 /** A copy of a JSON value with the personal fields masked, at any depth. */
-export function maskJson(value: unknown): unknown {
+function maskJson(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(maskJson);
   if (value !== null && typeof value === 'object') {
     return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, typeof inner === 'string' ? personal(key, inner, false) : maskJson(inner)]));

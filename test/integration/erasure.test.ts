@@ -97,6 +97,9 @@ describe.each(ENGINES)('erasing a candidate on $name', (engine: EngineUnderTest)
     const exported = await r.exportCandidate(K);
     expect(exported.candidate).toBeNull();
     expect(exported.erasures).toHaveLength(1);
+    // Instants as ISO text on both engines (PostgreSQL's timestamps are read as text, never as Date).
+    const iso = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+    expect([exported.erasures[0]!.erased_at, ...exported.events.flatMap((e) => [e.received_at, e.processed_at])].filter((at) => !iso.test(String(at)))).toEqual([]);
     expect(exported.events.map((e) => e.body)).toContainEqual({ event: 'candidate.added', timestamp: '2026-01-10T09:01:00Z', data: { campaign_id: CAMPAIGN, candidate_id: K } });
     expect(leaks(JSON.stringify(exported))).toEqual([]);
   });

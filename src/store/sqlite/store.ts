@@ -25,7 +25,7 @@ export interface SqliteStoreOptions {
 }
 
 /** Every write statement of the engine, prepared once when the store is made, by family. */
-export interface SqliteStatements {
+interface SqliteStatements {
   transactions: TransactionStatements;
   inbox: inbox.InboxStatements;
   projection: projection.ProjectionStatements;
@@ -34,7 +34,7 @@ export interface SqliteStatements {
   readiness: readiness.ReadinessStatements;
 }
 
-export function prepareStatements(db: SqliteDatabase): SqliteStatements {
+function prepareStatements(db: SqliteDatabase): SqliteStatements {
   return {
     transactions: prepareTransactions(db),
     inbox: inbox.prepareInbox(db),

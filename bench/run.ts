@@ -52,7 +52,7 @@ if (flags.help) {
   --profile             afterwards, profile (node --cpu-prof) the prequal-hooks servers during one
                         round each and a 100,000-event replay; top self-time frames in the results
   --only <parts>        comma-separated subset of throughput,replay,lag,locks,neighbours,postgres,profile
-                        (BENCH_ORDER=serve,serve-thread limits the throughput targets, for an A/B)
+                        (BENCH_ORDER=serve,handwritten limits the throughput targets, for an A/B)
                         (--only profile: just the profiles, to bench/results/profile.json)
   --rounds <n>          rounds per target (full 3, quick 2)
   --duration <s>        seconds measured per round (full 10, quick 3)
@@ -103,8 +103,6 @@ const TARGETS: Target[] = [
   { id: 'express-noop', label: '(1) Express 5 no-op route (express.raw)', script: 'servers/express-noop.js', headers: 'service' },
   { id: 'express-middleware', label: '(2) prequal-hooks Express middleware, durable', script: 'servers/express-middleware.js', headers: 'service', durable: true },
   { id: 'serve', label: '(3) prequal-hooks serve (CLI), durable', cli: true, headers: 'service', durable: true },
-  // The same, with SQLite's connection in a worker thread (PREQUAL_HOOKS_SQLITE_THREAD=1): what it buys here.
-  { id: 'serve-thread', label: '(3b) serve, SQLite in a worker thread', cli: true, headers: 'service', durable: true, env: { PREQUAL_HOOKS_SQLITE_THREAD: '1' } },
   { id: 'octokit', label: '(4) @octokit/webhooks createNodeMiddleware, no-op', script: 'servers/octokit.js', headers: 'github' },
   { id: 'node-http', label: '(5) bare node:http, reads body', script: 'servers/node-http.js', headers: 'service' },
   { id: 'handwritten', label: '(6) hand-written durable: Express, HMAC, one INSERT', script: 'servers/handwritten-durable.js', headers: 'service', durable: true },
@@ -189,7 +187,7 @@ async function measureTarget(target: Target, pool: RequestPool, { label, nodeOpt
 
 /** The throughput targets in the order of a first round: BENCH_ORDER's, or all of them. */
 function targetOrder(): TargetId[] {
-  if (!process.env.BENCH_ORDER) return ['node-http', 'express-noop', 'express-middleware', 'octokit', 'serve', 'serve-thread', 'handwritten'];
+  if (!process.env.BENCH_ORDER) return ['node-http', 'express-noop', 'express-middleware', 'octokit', 'serve', 'handwritten'];
   const order = process.env.BENCH_ORDER.split(',');
   const unknown = order.filter((id) => !Object.hasOwn(byId, id));
   if (unknown.length > 0) throw new Error(`BENCH_ORDER names no target ${unknown.join(', ')}: give some of ${Object.keys(byId).join(',')}`);
@@ -328,7 +326,7 @@ function table(results: FinishedResults): string {
     lines.push(`Throughput: autocannon in the parent process, ${s.connections} connections, loopback, distinct signed events (avg ${results.pool?.averageBytes} B);`);
     lines.push(`${s.rounds} rounds × ${s.durationSec} s (after ${s.warmupSec} s warm-up, fresh server and database each), alternated; median of rounds.`);
     lines.push(`${'target'.padEnd(50)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)}   rounds (req/s)`);
-    for (const id of ['express-noop', 'express-middleware', 'serve', 'serve-thread', 'octokit', 'node-http', 'handwritten'] as const) {
+    for (const id of ['express-noop', 'express-middleware', 'serve', 'octokit', 'node-http', 'handwritten'] as const) {
       const r = results.throughput[id];
       if (r === undefined) continue;
       const disk = r.diskBytesPerRequest === undefined ? '' : `  disk ${fmt(r.diskBytesPerRequest)} B/req`;

@@ -4,7 +4,7 @@ import { activeSpanIds, activeTracing } from './tracing/otel.js';
 // Defence in depth: nothing in prequal-hooks logs these, and if a caller's object ever carries
 // them, pino replaces them before the line is written.
 const PII_FIELDS = ['first_name', 'last_name', 'email', 'phone', 'phone_number'];
-export const REDACTED_PATHS = [
+const REDACTED_PATHS = [
   'secret',
   'secrets',
   'signature',

@@ -127,7 +127,6 @@ function receiverState(options: ReceiverOptions): ReceiverState {
       ...(options.poolSize !== undefined && { poolSize: options.poolSize }),
       ...(options.schema !== undefined && { schema: options.schema }),
       ...(options.migrate === false && { migrate: false }),
-      thread: options.sqliteThread ?? false,
       logger,
     },
     heartbeat,

@@ -168,7 +168,7 @@ function accessLogged(options: Omit<ReceiverOptions, 'logger' | 'onRequest'>, lo
  * Who sent a request: the peer's address, or behind a trusted proxy the last X-Forwarded-For
  * entry (the proxy appends the address it saw; entries before it are the sender's own claims).
  */
-export function clientAddress(req: IncomingMessage, trustProxy: boolean): string | undefined {
+function clientAddress(req: IncomingMessage, trustProxy: boolean): string | undefined {
   if (trustProxy) {
     const forwarded = req.headers['x-forwarded-for'];
     const last = (Array.isArray(forwarded) ? forwarded.join(',') : forwarded)?.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '').at(-1);

@@ -17,7 +17,7 @@ export type ServiceEvent = EventOf<ServiceEventKind>;
 const FIXTURES = join(ROOT, 'fixtures', 'events');
 const fixture = <K extends ServiceEventKind>(kind: K): EventOf<K> => JSON.parse(readFileSync(join(FIXTURES, `${kind}.json`), 'utf8')) as EventOf<K>;
 
-export const CANDIDATES_PER_CAMPAIGN = 200;
+const CANDIDATES_PER_CAMPAIGN = 200;
 const UNITS_PER_BLOCK = CANDIDATES_PER_CAMPAIGN + 1;
 const T0 = Date.UTC(2026, 0, 5, 7, 30, 0); // first campaign: 5 January 2026, 07:30 UTC
 const MINUTE = 60_000;

@@ -60,7 +60,7 @@ export function createRequestPool({ secret, size, seed = 777 }: { secret: string
 }
 
 /** The headers each target expects: the service's, or GitHub's for @octokit/webhooks. */
-export const HEADER_STYLES: Record<HeaderStyle, (r: PooledRequest, i: number) => Record<string, string>> = {
+const HEADER_STYLES: Record<HeaderStyle, (r: PooledRequest, i: number) => Record<string, string>> = {
   service: (r) => ({
     'content-type': 'application/json',
     'x-service-signature': r.signature,

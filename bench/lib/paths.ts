@@ -20,7 +20,7 @@ export const ROOT = repositoryRoot(HERE);
 /** bench/ in the source tree: tmp/, results/, the generator's sources. */
 export const BENCH = join(ROOT, 'bench');
 /** The compiled bench (build/bench): what child processes run. */
-export const BENCH_BUILD = join(HERE, '..');
+const BENCH_BUILD = join(HERE, '..');
 export const TMP = join(BENCH, 'tmp');
 export const RESULTS = join(BENCH, 'results');
 

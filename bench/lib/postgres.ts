@@ -55,7 +55,7 @@ export async function startBenchPostgres(dist: string): Promise<BenchPostgres> {
  * One round: `processes` serve processes on one new database, autocannon against each at once
  * (the connections split between them), 2xx per second summed; then every 2xx checked stored.
  */
-export async function measurePostgresIngest({ postgres, processes, serveCommand, pool, settings, runDir, log }: IngestContext & { processes: number; serveCommand: PostgresServerCommand }): Promise<PostgresIngestRound> {
+async function measurePostgresIngest({ postgres, processes, serveCommand, pool, settings, runDir, log }: IngestContext & { processes: number; serveCommand: PostgresServerCommand }): Promise<PostgresIngestRound> {
   const url = await postgres.fresh();
   const servers: RunningServer[] = [];
   for (let i = 0; i < processes; i++) servers.push(await startServer(serveCommand(url, join(runDir, `pg-${processes}-${i}-${Date.now()}.log`))));

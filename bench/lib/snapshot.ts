@@ -23,7 +23,7 @@ function files(dir: string): string[] {
 }
 
 /** SHA-256 (12 hex) of the files' paths and contents: which code a result speaks for. */
-export function fingerprint(root: string, dirs: readonly string[]): string {
+function fingerprint(root: string, dirs: readonly string[]): string {
   const hash = createHash('sha256');
   for (const dir of dirs) {
     for (const file of files(join(root, dir))) hash.update(relative(root, file)).update('\0').update(readFileSync(file));

@@ -8,14 +8,6 @@ export function median(values: readonly number[]): number | null {
   return n % 2 === 1 ? sorted[(n - 1) / 2]! : (sorted[n / 2 - 1]! + sorted[n / 2]!) / 2;
 }
 
-/** Nearest-rank percentile (p in 0 … 100) of numbers; sorts a copy. */
-export function percentile(values: ArrayLike<number> & Iterable<number>, p: number): number | null {
-  if (values.length === 0) return null;
-  const sorted = Float64Array.from(values).sort();
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[rank]!;
-}
-
 export function distribution(values: ArrayLike<number> & Iterable<number>): Distribution {
   if (values.length === 0) return { count: 0 };
   const sorted = Float64Array.from(values).sort();

@@ -73,7 +73,7 @@ export interface RunSummary {
 /** Row counts by inbox state, e.g. `{ "processed": 1200 }`. */
 export type InboxCounts = Record<string, number>;
 
-export interface Durability {
+interface Durability {
   atEnd: InboxCounts;
   stored?: number;
   acknowledged?: number;
@@ -99,7 +99,7 @@ export interface Distribution {
 
 // --- Targets ---------------------------------------------------------------------------------
 
-export type TargetId = 'express-noop' | 'express-middleware' | 'serve' | 'serve-thread' | 'octokit' | 'node-http' | 'handwritten';
+export type TargetId = 'express-noop' | 'express-middleware' | 'serve' | 'octokit' | 'node-http' | 'handwritten';
 
 /** A throughput target: the real CLI (`cli`), or a bench server (`script`, compiled, under build/bench). */
 export type Target = {
@@ -151,7 +151,7 @@ export interface MachineInfo {
   versions: Record<string, string | null>;
 }
 
-export interface CodeInfo {
+interface CodeInfo {
   commit: string | null;
   uncommittedFiles: number;
   distBuiltAt: string;

@@ -8,7 +8,7 @@ const { createReceiver } = await distModule();
 
 const { port, host, db, secret } = serverArgs();
 if (!db) throw new Error('--db is required');
-const receiver = createReceiver({ database: db, secret, sqliteThread: process.env.PREQUAL_HOOKS_SQLITE_THREAD === '1' });
+const receiver = createReceiver({ database: db, secret });
 const app = express();
 app.post('/webhooks', receiver.middleware());
 const server = app.listen(port, host, () => announce(server));

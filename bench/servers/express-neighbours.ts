@@ -18,7 +18,7 @@ if (noop) {
 } else {
   const { createReceiver } = await distModule();
   if (!db) throw new Error('--db is required');
-  receiver = createReceiver({ database: db, secret, sqliteThread: process.env.PREQUAL_HOOKS_SQLITE_THREAD === '1' });
+  receiver = createReceiver({ database: db, secret });
   app.post('/webhooks', receiver.middleware());
 }
 app.get('/ping', (_req, res) => res.json({ pong: true }));

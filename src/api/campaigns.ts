@@ -7,22 +7,20 @@ import { coded, codedIssue } from './rules.js';
 
 // service-api.md "Resources and their fields / Campaign", "Create a campaign", "Modify a campaign".
 
-export const CONTRACT_TYPES = ['CDI', 'CDD', 'Stage', 'Intérim', "Contrat d'apprentissage", 'Contrat de professionnalisation', 'Freelance'] as const;
-export const LANGUAGES = ['fr', 'en', 'es'] as const;
-export const QUESTION_WEIGHTS = [0, 0.5, 1, 1.5, 2] as const;
-export const SELECTION_THRESHOLDS = [8, 8.5, 9, 9.5, 10] as const;
-export const SALARY_QUESTION_FORMATS = ['Non', 'Annuelles', 'Mensuelles', 'Horaires'] as const;
-export const LANGUAGE_TEST_MODES = ['none', 'english', 'spanish', 'italian', 'german', 'chinese', 'portuguese', 'arabic'] as const;
-export const MESSAGE_FIELDS = ['engage_message', 'recap_job_message', 'close_message'] as const;
-export const REQUIRED_CAMPAIGN_FIELDS = ['job_title', 'contract_type', 'job_description'] as const;
+const CONTRACT_TYPES = ['CDI', 'CDD', 'Stage', 'Intérim', "Contrat d'apprentissage", 'Contrat de professionnalisation', 'Freelance'] as const;
+const LANGUAGES = ['fr', 'en', 'es'] as const;
+const QUESTION_WEIGHTS = [0, 0.5, 1, 1.5, 2] as const;
+const SELECTION_THRESHOLDS = [8, 8.5, 9, 9.5, 10] as const;
+const SALARY_QUESTION_FORMATS = ['Non', 'Annuelles', 'Mensuelles', 'Horaires'] as const;
+const LANGUAGE_TEST_MODES = ['none', 'english', 'spanish', 'italian', 'german', 'chinese', 'portuguese', 'arabic'] as const;
+const REQUIRED_CAMPAIGN_FIELDS = ['job_title', 'contract_type', 'job_description'] as const;
 /** `ai`: the questions were generated from the job description; `default`: the client supplied them. */
-export const QUESTIONS_SOURCES = ['ai', 'default'] as const;
-export { CAMPAIGN_STATUSES };
+const QUESTIONS_SOURCES = ['ai', 'default'] as const;
 
 export type ContractType = (typeof CONTRACT_TYPES)[number];
 export type Language = (typeof LANGUAGES)[number];
 export type QuestionWeight = (typeof QUESTION_WEIGHTS)[number];
-export type SelectionThreshold = (typeof SELECTION_THRESHOLDS)[number];
+type SelectionThreshold = (typeof SELECTION_THRESHOLDS)[number];
 export type LanguageTestMode = (typeof LANGUAGE_TEST_MODES)[number];
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
 
@@ -32,7 +30,7 @@ const oneOf =
     list.includes(value as T);
 
 /** Characters as people count them (code points), for the 350-character messages. */
-export function messageLength(text: string): number {
+function messageLength(text: string): number {
   let n = 0;
   for (const _ of text) n++;
   return n;
@@ -68,7 +66,7 @@ export interface CampaignFacts {
 }
 
 /** A new campaign: its questions are generated (6) and it has no language test. */
-export const NEW_CAMPAIGN: CampaignFacts = { questionCount: LIMITS.generatedQuestions, languageTestMode: 'none' };
+const NEW_CAMPAIGN: CampaignFacts = { questionCount: LIMITS.generatedQuestions, languageTestMode: 'none' };
 
 const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 const given = (v: unknown) => v !== undefined && v !== null;
@@ -219,7 +217,6 @@ export type ModifyCampaignResponse = z.infer<typeof modifyCampaignResponseSchema
 export const changeStatusRequestSchema = z.object({
   status: z.enum(CAMPAIGN_STATUSES, { error: `must be one of ${CAMPAIGN_STATUSES.join(', ')}` }),
 });
-export type ChangeStatusRequest = z.infer<typeof changeStatusRequestSchema>;
 
 /** 200 answer of `PATCH /campaigns/{campaign_id}/status`, named like `campaign.status_changed`. */
 export const changeStatusResponseSchema = z.object({
@@ -231,7 +228,7 @@ export const changeStatusResponseSchema = z.object({
 export type ChangeStatusResponse = z.infer<typeof changeStatusResponseSchema>;
 
 /** The `stats` object of `GET /campaigns/{campaign_id}/status`. */
-export const campaignStatsSchema = z.object({
+const campaignStatsSchema = z.object({
   total_candidates: z.int().min(0),
   interviews_completed: z.int().min(0),
   /** Mean score of the completed interviews; null when there are none. */

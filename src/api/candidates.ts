@@ -8,14 +8,13 @@ import { isEmail, readPhone } from './phone.js';
 // service-api.md "Candidate", "Add candidates to a campaign", "Source candidates by SMS",
 // "List candidates of a campaign".
 
-export const CONTACT_MODES = ['call', 'sms', 'email'] as const;
-export const SOURCE_CONTACT_MODES = ['call', 'sms'] as const;
-export { CANDIDATE_STATUSES };
-export const CANDIDATE_SORTS = ['date_desc', 'date_asc', 'score_desc', 'score_asc'] as const;
+const CONTACT_MODES = ['call', 'sms', 'email'] as const;
+const SOURCE_CONTACT_MODES = ['call', 'sms'] as const;
+const CANDIDATE_SORTS = ['date_desc', 'date_asc', 'score_desc', 'score_asc'] as const;
 /** The channel an invitation or a call actually went by (it decides the cost). */
-export const CHANNELS = ['call', 'sms', 'email'] as const;
+const CHANNELS = ['call', 'sms', 'email'] as const;
 /** The minimum-score filter's name is not shown in the document: the sandbox's choice. */
-export const MIN_SCORE_PARAMETER = 'min_score';
+const MIN_SCORE_PARAMETER = 'min_score';
 
 export type ContactMode = (typeof CONTACT_MODES)[number];
 export type CandidateStatus = (typeof CANDIDATE_STATUSES)[number];
@@ -128,7 +127,7 @@ export const CANDIDATE_REQUEST_RULES: readonly ErrorCode[] = ['TOO_MANY_CANDIDAT
 const candidateErrorSchema = z.looseObject({ index: z.int().min(0), error: z.string(), code: z.string().optional() });
 
 /** 201 answer in `call` mode. */
-export const callModeResponseSchema = z.object({
+const callModeResponseSchema = z.object({
   campaign_id: z.string(),
   candidates_added: z.int().min(0),
   candidates_skipped: z.int().min(0),
@@ -138,7 +137,7 @@ export const callModeResponseSchema = z.object({
 export type CallModeResponse = z.infer<typeof callModeResponseSchema>;
 
 /** 201 answer in `sms` and `email` modes, and of the source operation. */
-export const invitationResponseSchema = z.object({
+const invitationResponseSchema = z.object({
   campaign_id: z.string(),
   candidates_sourced: z.int().min(0),
   candidates_skipped: z.int().min(0),
@@ -149,7 +148,6 @@ export const invitationResponseSchema = z.object({
 export type InvitationResponse = z.infer<typeof invitationResponseSchema>;
 
 export const addCandidatesResponseSchema = z.union([callModeResponseSchema, invitationResponseSchema]);
-export type AddCandidatesResponse = z.infer<typeof addCandidatesResponseSchema>;
 
 /** Query of `GET /campaigns/{campaign_id}/candidates`. `status` also takes `incomplete`, the fourth status. */
 export const listCandidatesQuerySchema = z.object({
@@ -163,7 +161,7 @@ export type ListCandidatesQuery = z.input<typeof listCandidatesQuerySchema>;
 const nullableText = z.string().nullable();
 
 /** A candidate as the list returns it. `email` and `phone` are null when the candidate gave none. */
-export const candidateRecordSchema = z.object({
+const candidateRecordSchema = z.object({
   candidate_id: z.uuid(),
   first_name: z.string(),
   last_name: z.string(),

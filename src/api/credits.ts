@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
-export const SUBSCRIPTION_TYPES = ['Service Echo', 'Service Resonance', 'Service Symphony', 'Pay as you go'] as const;
-export const TRANSACTION_TYPES = ['campaign', 'sourcing'] as const;
+const SUBSCRIPTION_TYPES = ['Service Echo', 'Service Resonance', 'Service Symphony', 'Pay as you go'] as const;
+const TRANSACTION_TYPES = ['campaign', 'sourcing'] as const;
 export type SubscriptionType = (typeof SUBSCRIPTION_TYPES)[number];
 export type TransactionType = (typeof TRANSACTION_TYPES)[number];
 

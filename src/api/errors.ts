@@ -57,5 +57,3 @@ export const errorBodySchema = z.object({
     details: z.record(z.string(), z.unknown()).optional(),
   }),
 });
-
-export type ErrorBody = z.infer<typeof errorBodySchema>;

@@ -3,10 +3,10 @@
  * numbers, 06 or 07, in one of three forms: `0612345678`, `06 12 34 56 78` or `+33612345678`.
  * Read into E.164 (`+33612345678`), the form the service sends back in lists and webhooks.
  */
-export const PHONE_FORMS = ['0612345678', '06 12 34 56 78', '+33612345678'] as const;
+const PHONE_FORMS = ['0612345678', '06 12 34 56 78', '+33612345678'] as const;
 
 /** Why a phone number was refused: not text, none of the three forms, or not a mobile (06/07). */
-export type PhoneRefusal = 'not_a_string' | 'invalid_format' | 'not_a_mobile';
+type PhoneRefusal = 'not_a_string' | 'invalid_format' | 'not_a_mobile';
 
 export type PhoneReading = { ok: true; e164: string } | { ok: false; reason: PhoneRefusal; message: string };
 

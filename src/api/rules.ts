@@ -29,7 +29,7 @@ export function codedIssue(code: ErrorCode, path: PropertyKey[], details?: Recor
 }
 
 /** `data.questions[2]` style, for details keys. */
-export function pathText(path: readonly PropertyKey[]): string {
+function pathText(path: readonly PropertyKey[]): string {
   return path
     .map((part, i) => (typeof part === 'number' ? `[${part}]` : i === 0 ? String(part) : `.${String(part)}`))
     .join('');
@@ -45,7 +45,7 @@ function codeOf(issue: z.core.$ZodIssue): ErrorCode | undefined {
  * of `priority` that any issue carries; otherwise `VALIDATION_ERROR`, whose details map each
  * field to its message (service-api.md "Error codes").
  */
-export function violationOf(error: z.ZodError, priority: readonly ErrorCode[]): Violation {
+function violationOf(error: z.ZodError, priority: readonly ErrorCode[]): Violation {
   for (const code of priority) {
     const issue = error.issues.find((i) => codeOf(i) === code);
     if (issue === undefined) continue;

@@ -1,14 +1,14 @@
 import { z } from 'zod';
 
 /** A default service voice (service-api.md "Voice"); its `agent_id` is usable as `override_agent_id`. */
-export const defaultVoiceSchema = z.object({
+const defaultVoiceSchema = z.object({
   agent_id: z.string(),
   voice_name: z.string(),
   language: z.string(),
   description: z.string(),
 });
 /** An agency's voice clone, listed only when ready; its `voice_id` is usable as `override_agent_id`. */
-export const voiceCloneSchema = z.object({
+const voiceCloneSchema = z.object({
   voice_id: z.string(),
   voice_clone_name: z.string(),
   language: z.string(),

@@ -54,9 +54,6 @@ function usageMessage(error: Error & { code?: string }): string {
   }
 }
 
-/** The `-h, --help` flag every command takes. */
-export const HELP_FLAG = { help: { type: 'boolean', short: 'h' } } as const;
-
 /** A whole number within bounds, from a flag or an environment variable. */
 export function integer(name: string, value: string | undefined, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   if (value === undefined || value === '') return fallback;
@@ -79,24 +76,8 @@ export function byteSize(name: string, value: string | undefined, fallback: numb
   return size;
 }
 
-/** Secrets from repeated flags and comma-separated lists. */
-export function secretList(values: Array<string | undefined>): string[] {
-  return values
-    .filter((v): v is string => v !== undefined)
-    .flatMap((v) => v.split(','))
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0);
-}
-
 /** Where a database is when no --db or PREQUAL_HOOKS_DB says otherwise (relative to the working folder). */
 export const DEFAULT_DB = './data/prequal-hooks.db';
-
-/**
- * The `--db <path|url>` flag of every command that reads or writes the database, and `--schema`,
- * the PostgreSQL schema of its tables (`serve --schema hooks` makes a database that every other
- * command must then be told about).
- */
-export const DB_FLAG = { db: { type: 'string' }, schema: { type: 'string' } } as const;
 
 /**
  * The database of a command: `--db`, then PREQUAL_HOOKS_DB, then ./data/prequal-hooks.db. A SQLite
@@ -112,15 +93,10 @@ function isPostgresLocation(location: string): boolean {
 }
 
 /**
- * The PostgreSQL schema of a command's database: `--schema`, then PREQUAL_HOOKS_SCHEMA; none means
- * `public`. Given as a flag for a SQLite file it is a mistake worth saying; from the environment
- * (set once for every command) it is ignored there.
+ * The PostgreSQL schema of a command's database (`--schema` or PREQUAL_HOOKS_SCHEMA; none means
+ * `public`), given whether it came from the flag: a flag for a SQLite file is a mistake worth
+ * saying; from the environment (set once for every command) it is ignored there.
  */
-export function databaseSchema(flag: string | undefined, env: NodeJS.ProcessEnv, location: string): { schema?: string } {
-  return schemaFor(flag ?? (env.PREQUAL_HOOKS_SCHEMA || undefined), flag !== undefined, location);
-}
-
-/** The schema option of a database, given whether it came from the flag (see databaseSchema). */
 export function schemaFor(schema: string | undefined, fromFlag: boolean, location: string): { schema?: string } {
   if (schema === undefined) return {};
   if (!isPostgresLocation(location)) {

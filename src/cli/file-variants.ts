@@ -6,7 +6,7 @@ import { CommandError, readFailure, UsageError } from './args.js';
 import { envNames, optional, type OptionSpec, type OptionTable, type ParsedCommand } from './options.js';
 
 /** The `-file` option of a marked option (`secret` → `secret-file`). */
-export function fileOptionOf(name: string): string {
+function fileOptionOf(name: string): string {
   return `${name}-file`;
 }
 

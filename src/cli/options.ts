@@ -6,7 +6,7 @@ import { displayLocation } from '../store/open.js';
 import { databasePath, DEFAULT_DB, parsed, schemaFor, UsageError } from './args.js';
 
 /** Where an option's value came from; errors name it as the user wrote it (`PORT`, not `--port`). */
-export type Source = { from: 'flag'; name: string } | { from: 'env'; name: string } | { from: 'default' };
+type Source = { from: 'flag'; name: string } | { from: 'env'; name: string } | { from: 'default' };
 
 interface Common {
   help: string;
@@ -53,8 +53,6 @@ export type OptionTable = Record<string, OptionSpec>;
 export type OptionValues<O extends OptionTable> = {
   -readonly [K in keyof O]: O[K] extends ValueOption<infer T> ? T : O[K] extends FlagOption ? boolean : string[];
 };
-
-export const text = (textValue: string) => textValue;
 
 /** A value option; its type is what `parse` returns. */
 export function value<T>(spec: Omit<ValueOption<T>, 'kind'>): ValueOption<T> {

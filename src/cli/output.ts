@@ -2,9 +2,6 @@
 import type { Issue } from '../events/index.js';
 import { UsageError, type CommandIo } from './args.js';
 
-/** `--json` and `--table`: force one format; by default a table on a terminal, JSON otherwise. */
-export const FORMAT_FLAGS = { json: { type: 'boolean' }, table: { type: 'boolean' } } as const;
-
 export type Format = 'json' | 'table';
 
 export function outputFormat(values: { json?: boolean | undefined; table?: boolean | undefined }, io: CommandIo): Format {
@@ -29,7 +26,7 @@ export interface Column<T> {
 }
 
 /** What a missing value looks like in a table. */
-export const NONE = '-';
+const NONE = '-';
 
 function cell(value: string | number | boolean | null | undefined, max: number | undefined): string {
   const text = value === null || value === undefined || value === '' ? NONE : String(value).replace(/\s+/g, ' ');

@@ -5,7 +5,7 @@ import { sampleEvent } from '../testing/samples.js';
 import { UsageError } from './args.js';
 
 /** JSON when the text parses as JSON (9.5, true, null, "quoted", {...}), the text itself otherwise. */
-export function fieldValue(text: string): unknown {
+function fieldValue(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {

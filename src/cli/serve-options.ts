@@ -1,9 +1,8 @@
 // serve's options, declared once, and the typed configuration they resolve into.
 import { resolve } from 'node:path';
 import { MIN_TOKEN_LENGTH } from '../console/auth.js';
-import { displayLocation } from '../store/open.js';
 import { DEFAULT_EVENT_HEADER, DEFAULT_MAX_BODY_BYTES, DEFAULT_SIGNATURE_HEADER } from '../receive/intake.js';
-import { byteSize, databasePath, DEFAULT_DB, integer, schemaFor, UsageError } from './args.js';
+import { byteSize, databasePath, integer, schemaFor, UsageError } from './args.js';
 import { SERVICE_OPTIONS } from './service.js';
 import { parseDuration } from '../privacy/retention.js';
 import { resolveFileVariants, withFileVariants } from './file-variants.js';
@@ -56,7 +55,6 @@ export const SERVE_OPTIONS = withFileVariants({
   }),
   'pool-size': value({ placeholder: '<n>', help: 'PostgreSQL: connections in the pool', default: 10, defaultHelp: '10', parse: (text, name) => integer(name, text, 10, 2, 1000) }),
   'no-migrate': flag({ help: 'refuse to start on a database that needs migrations (one line naming them, exit 1) instead of applying them: for those who run "prequal-hooks migrate" after a backup' }),
-  'sqlite-thread': flag({ help: "run a SQLite database's connection in a worker thread (commits and fsyncs off the event loop); off by default, as it measured no faster on 2 cores once its projection keeps up" }),
   'dashboard-token': optional({
     placeholder: '<t>',
     help: 'serve the console at /dashboard and GET /metrics (Prometheus) to requests carrying this token (16 characters or more), as HTTP Basic password or Bearer; without it neither is served',
@@ -99,6 +97,14 @@ export const SERVE_OPTIONS = withFileVariants({
   'print-config': flag({ help: 'print the effective configuration as JSON (secrets masked) and exit', env: [] }),
 });
 
+/**
+ * Options since removed, still parsed (not in the help) so that a restart with an old
+ * configuration does not fail: each one given is ignored, with a warning that says why.
+ */
+const REMOVED_OPTIONS = {
+  'sqlite-thread': flag({ help: 'SQLite no longer runs in a worker thread, which measured no faster' }),
+};
+
 export const SERVE_HELP = `Usage: prequal-hooks serve [options]
 
 Runs the standalone webhook receiver: verifies each request, stores it in the database (SQLite
@@ -132,7 +138,6 @@ export interface ServeConfig {
   eventHeader: string;
   logLevel: string;
   poolSize: number;
-  sqliteThread: boolean;
   /** false (--no-migrate): refuse a database that needs migrations. */
   migrate: boolean;
   /** Opens the console (every action) and /metrics. */
@@ -159,10 +164,17 @@ export interface ServeConfig {
 
 export type ServeCommand = ParsedCommand<typeof SERVE_OPTIONS>;
 
-/** The options from argv and the environment, with any secret files read in place of their option. */
-export function parseServe(argv: string[], env: NodeJS.ProcessEnv): ServeCommand & { files: Partial<Record<keyof typeof SERVE_OPTIONS, string>> } {
-  const command = parseCommand(SERVE_OPTIONS, argv, env);
-  return command.help ? { ...command, files: {} } : resolveFileVariants(SERVE_OPTIONS, command);
+/**
+ * The options from argv and the environment, with any secret files read in place of their option;
+ * `removed`: a warning for each removed option given.
+ */
+export function parseServe(argv: string[], env: NodeJS.ProcessEnv): ServeCommand & { files: Partial<Record<keyof typeof SERVE_OPTIONS, string>>; removed: string[] } {
+  const command = parseCommand({ ...SERVE_OPTIONS, ...REMOVED_OPTIONS }, argv, env);
+  const removed = Object.entries(REMOVED_OPTIONS).flatMap(([name, spec]) => {
+    const source = command.sources[name as keyof typeof REMOVED_OPTIONS];
+    return source.from === 'default' ? [] : [`${source.name} is ignored (the option was removed): ${spec.help}; remove it from the configuration`];
+  });
+  return { ...(command.help ? { ...command, files: {} } : resolveFileVariants(SERVE_OPTIONS, command)), removed };
 }
 
 /** The options' values, checked against each other, as the typed configuration the steps take. */
@@ -188,7 +200,6 @@ export function serveConfig(command: ReturnType<typeof parseServe>): ServeConfig
     eventHeader: values['event-header'],
     logLevel: values['log-level'],
     poolSize: values['pool-size'],
-    sqliteThread: values['sqlite-thread'],
     migrate: !values['no-migrate'],
     ...tokens,
     ...(tls !== undefined && { tls }),

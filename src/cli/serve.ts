@@ -62,6 +62,7 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
     io.stdout.write(`${SERVE_HELP}\n`);
     return 0;
   }
+  for (const warning of command.removed) io.stderr.write(`prequal-hooks serve: WARNING: ${warning}\n`);
   const config = serveConfig(command);
   if (config.printConfig) {
     printJson(io, serveConfigDump(command));
@@ -79,7 +80,6 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
   const database = await openStore(config.database, {
     logger,
     poolSize: config.poolSize,
-    thread: config.sqliteThread,
     migrate: config.migrate,
     ...(config.schema !== undefined && { schema: config.schema }),
   });

@@ -33,7 +33,7 @@ export interface Call<S extends z.ZodType> {
 }
 
 /** The full URL of an operation, its path parameters encoded. */
-export function urlOf(baseUrl: string, endpoint: EndpointName, params: Record<string, string> = {}, query: Record<string, string | number | undefined> = {}): string {
+function urlOf(baseUrl: string, endpoint: EndpointName, params: Record<string, string> = {}, query: Record<string, string | number | undefined> = {}): string {
   const root = baseUrl.replace(/\/+$/, '');
   const prefix = root.endsWith(API_PREFIX) ? root : `${root}${API_PREFIX}`;
   const path = ENDPOINTS[endpoint].path.replace(/:([a-z_]+)/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));

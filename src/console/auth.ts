@@ -7,7 +7,7 @@ import type { RequestHandler } from 'express';
 /** Shorter tokens can be guessed online; 16 random characters cannot. */
 export const MIN_TOKEN_LENGTH = 16;
 
-export class DashboardTokenError extends Error {
+class DashboardTokenError extends Error {
   override name = 'DashboardTokenError';
 }
 
@@ -41,7 +41,7 @@ export function authorized(header: string | undefined, digest: Buffer): boolean 
   return offered !== undefined && timingSafeEqual(createHash('sha256').update(offered).digest(), digest);
 }
 
-export const UNAUTHORIZED_BODY = {
+const UNAUTHORIZED_BODY = {
   error: {
     code: 'UNAUTHORIZED',
     message: 'This needs the dashboard token: HTTP Basic (any user name, the token as password) or Authorization: Bearer <token>.',

@@ -7,11 +7,11 @@ import { actionForm, href, html, layout, revealNote, when } from './html.js';
 import { shownError, shownSummary } from './mask.js';
 import { agreed } from '../words.js';
 import { filterForm } from './events.js';
-import { idParam, param, type ConsoleData } from './source.js';
+import { idParam, type ConsoleData } from './source.js';
 
 const SET_ASIDE: InboxState[] = ['unknown', 'dead'];
 /** The most one bulk action requeues; the preview says when a filter matches more. */
-export const BULK_LIMIT = 10_000;
+const BULK_LIMIT = 10_000;
 
 function setAsideFilter(source: Record<string, unknown>) {
   const pick = (name: string) => (typeof source[name] === 'string' && source[name] !== '' ? (source[name] as string) : undefined);

@@ -9,7 +9,7 @@ import { idParam, param, type ConsoleData } from './source.js';
 
 const FILTERS = ['kind', 'state', 'campaign', 'candidate', 'from', 'to'] as const;
 
-export function eventFilter(req: Request): Record<(typeof FILTERS)[number], string | undefined> {
+function eventFilter(req: Request): Record<(typeof FILTERS)[number], string | undefined> {
   return Object.fromEntries(FILTERS.map((name) => [name, param(req, name)])) as Record<(typeof FILTERS)[number], string | undefined>;
 }
 

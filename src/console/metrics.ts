@@ -167,5 +167,3 @@ function secretUseOf(own: Registry) {
     },
   };
 }
-
-export type Metrics = ReturnType<typeof createMetrics>;

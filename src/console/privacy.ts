@@ -67,7 +67,7 @@ async function erase(data: ConsoleData, req: Request<{ id: string }>, res: Respo
 async function erasuresPage(data: ConsoleData, req: Request, res: Response): Promise<void> {
   const context = data.context(req);
   const store = await data.source.store();
-  const rows = await store.select<{ candidate_id: string; erased_at: unknown; reason: string; events_redacted: number }>(
+  const rows = await store.select<{ candidate_id: string; erased_at: string; reason: string; events_redacted: number }>(
     'SELECT candidate_id, erased_at, reason, events_redacted FROM erasures ORDER BY erasure_id DESC LIMIT 500',
   );
   const erased = typeof req.query.erased === 'string' ? req.query.erased : undefined;
@@ -78,7 +78,7 @@ ${
   rows.length === 0
     ? html`<p class="empty">No erasure yet.</p>`
     : html`<table class="erasures" id="erasures"><thead><tr><th>candidate</th><th>erased</th><th>reason</th><th>events redacted</th></tr></thead><tbody>
-${rows.map((r) => html`<tr><td><code>${r.candidate_id}</code></td><td>${when(r.erased_at instanceof Date ? r.erased_at.toISOString() : String(r.erased_at))}</td><td>${r.reason}</td><td class="num">${Number(r.events_redacted)}</td></tr>`)}</tbody></table>`
+${rows.map((r) => html`<tr><td><code>${r.candidate_id}</code></td><td>${when(r.erased_at)}</td><td>${r.reason}</td><td class="num">${Number(r.events_redacted)}</td></tr>`)}</tbody></table>`
 }`;
   res.type('html').send(layout(context, 'Erasures', '/erasures', body));
 }

@@ -10,7 +10,7 @@ import { createProjectionLoop, type ProjectionLoop } from './projection-loop.js'
 import type { Tracing } from '../tracing/otel.js';
 
 export { HandlerTimeoutError } from './handler-calls.js';
-export type { DispatcherOptions, DispatchObserver } from './options.js';
+export type { DispatcherOptions } from './options.js';
 
 export interface DispatcherParts {
   store: Store;

@@ -32,8 +32,8 @@ export interface ProjectionLoopParts {
 const MAX_DEFER_MS = 50;
 /**
  * A batch taken after deferring that long is this many times the batch size: what arrived
- * meanwhile, so that projection keeps up with an intake that is never idle (with SQLite in a
- * worker thread, a commit is in flight nearly all the time under load).
+ * meanwhile, so that projection keeps up with an intake that is never idle (under sustained load,
+ * requests nearly always wait to be stored).
  */
 const CATCH_UP_BATCHES = 8;
 
@@ -60,8 +60,7 @@ function settlementOf(parts: ProjectionLoopParts, row: InboxRow, processed: Proc
   };
 }
 
-async function projectClaimed(parts: ProjectionLoopParts, tx: WriteTx, limit: number): Promise<Outcome[]> {
-  const claimed = await tx.claimPending(limit);
+async function projectClaimed(parts: ProjectionLoopParts, tx: WriteTx, claimed: readonly InboxRow[]): Promise<Outcome[]> {
   if (claimed.length === 0) return [];
   const processed = await projectBatch(
     tx,
@@ -72,27 +71,44 @@ async function projectClaimed(parts: ProjectionLoopParts, tx: WriteTx, limit: nu
   return outcomes;
 }
 
+/**
+ * Sets aside the row whose projection failed, by its id: the oldest pending row may be another by
+ * now (requeued, or the failing one held by a replica). A row no longer pending, or held by another
+ * process, is left to that process.
+ */
+async function setAsideFailed(parts: ProjectionLoopParts, inboxId: number, error: unknown): Promise<Outcome[]> {
+  return await parts.store.write(async (tx) => {
+    const row = await tx.claimPendingRow(inboxId);
+    if (row === undefined) return [];
+    const issues: Issue[] = [{ path: '', message: `projection failed: ${(error as Error).message}` }];
+    const outcome = settlementOf(parts, row, { state: 'dead', kind: row.kind, issues });
+    await tx.settle([outcome.settlement], new Date(parts.now()).toISOString());
+    return [outcome];
+  });
+}
+
 // A fault of one event (not of the store) must not hold back the others: the batch is taken
 // again one event per transaction, and the event that fails alone is set aside with the reason.
 async function isolateFaults({ parts, batchSize }: Batches): Promise<Outcome[]> {
   const { store } = parts;
   const outcomes: Outcome[] = [];
   for (let i = 0; i < batchSize; i++) {
+    let claimed: number | undefined;
     try {
-      const one = await store.write((tx) => projectClaimed(parts, tx, 1), { durable: false });
+      const one = await store.write(
+        async (tx) => {
+          const rows = await tx.claimPending(1);
+          claimed = rows[0]?.inbox_id;
+          return await projectClaimed(parts, tx, rows);
+        },
+        { durable: false },
+      );
       if (one.length === 0) break;
       outcomes.push(...one);
     } catch (error) {
-      if (error instanceof StoreUnavailableError) throw error;
-      const failed = await store.write(async (tx) => {
-        const [row] = await tx.claimPending(1);
-        if (row === undefined) return [];
-        const issues: Issue[] = [{ path: '', message: `projection failed: ${(error as Error).message}` }];
-        const outcome = settlementOf(parts, row, { state: 'dead', kind: row.kind, issues });
-        await tx.settle([outcome.settlement], new Date(parts.now()).toISOString());
-        return [outcome];
-      });
-      outcomes.push(...failed);
+      // Nothing claimed: the claim itself failed, and the batch is retried as a store fault is.
+      if (error instanceof StoreUnavailableError || claimed === undefined) throw error;
+      outcomes.push(...(await setAsideFailed(parts, claimed, error)));
     }
   }
   return outcomes;
@@ -101,7 +117,7 @@ async function isolateFaults({ parts, batchSize }: Batches): Promise<Outcome[]> 
 /** One batch of up to `limit` rows, or the same rows one by one when the batch fails for a reason other than the store. */
 async function projectOneBatch(batches: Batches, limit: number): Promise<Outcome[]> {
   try {
-    return await batches.parts.store.write((tx) => projectClaimed(batches.parts, tx, limit), { durable: false });
+    return await batches.parts.store.write(async (tx) => await projectClaimed(batches.parts, tx, await tx.claimPending(limit)), { durable: false });
   } catch (error) {
     if (error instanceof StoreUnavailableError) throw error;
     return await isolateFaults(batches);

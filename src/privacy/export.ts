@@ -24,8 +24,6 @@ export interface CandidateExport {
   erasures: Array<{ erased_at: string; reason: string; events_redacted: number }>;
 }
 
-const iso = (value: unknown): string | null => (value === null || value === undefined ? null : value instanceof Date ? value.toISOString() : String(value));
-
 function bodyOf(raw: Uint8Array): unknown {
   const text = Buffer.from(raw).toString('utf8');
   try {
@@ -42,11 +40,11 @@ export async function exportCandidate(store: Store, candidateId: string, now: ()
     'SELECT position, question, answer, score, explanation FROM interview_responses WHERE candidate_id = ? ORDER BY position',
     [candidateId],
   );
-  const events = await store.select<{ inbox_id: number; kind: string | null; state: string; verdict: string; received_at: unknown; processed_at: unknown; raw: Uint8Array }>(
+  const events = await store.select<{ inbox_id: number; kind: string | null; state: string; verdict: string; received_at: string; processed_at: string | null; raw: Uint8Array }>(
     'SELECT inbox_id, kind, state, verdict, received_at, processed_at, raw FROM inbox WHERE handler_key = ? ORDER BY inbox_id',
     [`candidate:${candidateId}`],
   );
-  const erasures = await store.select<{ erased_at: unknown; reason: string; events_redacted: number }>(
+  const erasures = await store.select<{ erased_at: string; reason: string; events_redacted: number }>(
     'SELECT erased_at, reason, events_redacted FROM erasures WHERE candidate_id = ? ORDER BY erased_at',
     [candidateId],
   );
@@ -60,10 +58,10 @@ export async function exportCandidate(store: Store, candidateId: string, now: ()
       kind: e.kind,
       state: e.state,
       verdict: e.verdict,
-      received_at: iso(e.received_at)!,
-      processed_at: iso(e.processed_at),
+      received_at: e.received_at,
+      processed_at: e.processed_at,
       body: bodyOf(e.raw),
     })),
-    erasures: erasures.map((e) => ({ erased_at: iso(e.erased_at)!, reason: e.reason, events_redacted: Number(e.events_redacted) })),
+    erasures: erasures.map((e) => ({ erased_at: e.erased_at, reason: e.reason, events_redacted: Number(e.events_redacted) })),
   };
 }

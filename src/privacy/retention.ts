@@ -32,7 +32,10 @@ class Rollback extends Error {
   }
 }
 
-/** The latest event that set a candidate's columns, from the row's field versions (ms); -Infinity when none. */
+/**
+ * The latest event that set a candidate's columns, from the row's field versions (ms); -Infinity when none.
+ * @public the erasure benchmark reads it from dist/ (bench/lib/erasure.ts), where knip cannot see.
+ */
 export function latestEventInstant(fieldVersions: string): number {
   const keys = fieldVersions.slice(0, fieldVersions.lastIndexOf('|')).split(' ').filter((k) => k !== '');
   let latest = -Infinity;

@@ -32,7 +32,7 @@ export function readStored(raw: Uint8Array, alreadyRead?: EnvelopeReading): Proc
 }
 
 /** The rows the events touch: every row an effect names. */
-export function rowKeysOf(events: readonly ProjectableEvent[]): RowKeys {
+function rowKeysOf(events: readonly ProjectableEvent[]): RowKeys {
   const campaigns = new Set<string>();
   const candidates = new Set<string>();
   let credits = false;
@@ -59,7 +59,7 @@ export function toStored<T>(current: Versioned<T>, fields: readonly string[]): S
  * Folds events into the rows they touch with the pure last-writer-wins merge, and says which
  * rows changed. Only changed rows are written back, each once, whatever the number of events.
  */
-export function foldIntoRows(stored: StoredRows, events: readonly ProjectableEvent[]): RowWrites {
+function foldIntoRows(stored: StoredRows, events: readonly ProjectableEvent[]): RowWrites {
   const state: ProjectedState = emptyState();
   const loaded = {
     campaigns: new Map<string, Versioned<CampaignRow>>(),

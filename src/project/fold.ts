@@ -38,7 +38,7 @@ export function orderKeyOf(e: ProjectableEvent): string {
  * order, any number of times, gives the state that in-order application gives.
  * Returns the columns that changed (empty when the effect is stale or a repeat).
  */
-export function mergeEffect<T extends object>(
+function mergeEffect<T extends object>(
   current: Versioned<T>,
   set: Record<string, unknown>,
   version: string,
@@ -55,7 +55,7 @@ export function mergeEffect<T extends object>(
 }
 
 /** The columns that an effect of order key `version` takes: those last set by an earlier event, or never. */
-export function laterThan(versions: FieldVersions, columns: readonly string[], version: string): string[] {
+function laterThan(versions: FieldVersions, columns: readonly string[], version: string): string[] {
   const taken: string[] = [];
   for (const column of columns) {
     const seen = versions[column];

@@ -21,12 +21,6 @@ export interface ReceiverOptions {
   migrate?: boolean;
   /** PostgreSQL given as a URL: the schema of the tables. Default `public`. */
   schema?: string;
-  /**
-   * SQLite given as a file path: run its connection in a worker thread, so that statements,
-   * commits and fsyncs leave the event loop. Default false: on a 2-core machine it measured no
-   * faster (see README, Performance); it can help where other routes share the process and cores are free.
-   */
-  sqliteThread?: boolean;
   /** The shared secret from the agency dashboard. */
   secret?: Secret;
   /** Several secrets during a rotation; any one of them may sign. */

@@ -6,7 +6,7 @@ import type { CreditsResponse } from '../api/credits.js';
 import { parseInstant } from '../events/index.js';
 import type { CampaignRow, CandidateRow, CreditsRow } from '../store/tables.js';
 
-export interface FieldDifference {
+interface FieldDifference {
   projected: unknown;
   service: unknown;
 }

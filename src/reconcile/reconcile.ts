@@ -10,7 +10,7 @@ import { decodeCandidate, type CandidateRow } from '../store/tables.js';
 import { compareCampaign, compareCandidate, compareCredits, repairData, type Fields } from './compare.js';
 
 /** Where an interrupted run is kept, so that the next one goes on from the campaign it stopped at. */
-export const PROGRESS_SETTING = 'reconcile.progress';
+const PROGRESS_SETTING = 'reconcile.progress';
 
 export interface ReconcileOptions {
   /** A client of the service (`prequal-hooks/client`): its throttle keeps the run within the rate limits. */

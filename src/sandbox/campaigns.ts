@@ -30,7 +30,7 @@ export function withCampaign(request: ApiRequest, route: (campaign: Campaign) =>
   return campaign === undefined ? errorReply('CAMPAIGN_NOT_FOUND', { campaign_id: campaignId ?? null }) : route(campaign);
 }
 
-export function campaignStats(campaign: Campaign): CampaignStats {
+function campaignStats(campaign: Campaign): CampaignStats {
   const completed = campaign.candidates.filter((c) => c.status === 'completed');
   const scores = completed.map((c) => c.interview_score).filter((s): s is number => s !== null);
   return {

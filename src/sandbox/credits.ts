@@ -4,7 +4,7 @@ import type { Emitter } from './events.js';
 import type { CreditAccount } from './state.js';
 
 /** The first day of the month after `now`, UTC, YYYY-MM-DD. */
-export function nextResetDate(now: number): string {
+function nextResetDate(now: number): string {
   const date = new Date(now);
   return new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1)).toISOString().slice(0, 10);
 }

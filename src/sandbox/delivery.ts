@@ -65,7 +65,7 @@ interface Pending {
 }
 
 /** Other key order (reversed, at every depth) and other spacing: the same JSON value, other bytes. */
-export function reserialize(value: unknown): string {
+function reserialize(value: unknown): string {
   const reorder = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(reorder);
     if (v !== null && typeof v === 'object') {

@@ -7,7 +7,7 @@ import { creditsResponse, rollOver } from './credits.js';
 import { ok, type Reply } from './errors.js';
 import { voicesResponse } from './voices.js';
 
-export type ApiRoute = (request: ApiRequest, context: SandboxContext) => Reply;
+type ApiRoute = (request: ApiRequest, context: SandboxContext) => Reply;
 
 const API_ROUTES: Record<EndpointName, ApiRoute> = {
   createCampaign,

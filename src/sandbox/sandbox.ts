@@ -79,7 +79,7 @@ export interface Sandbox {
 }
 
 /** A key of the documented format: a prefix ending in `live_`, then 40 random characters. */
-export function generateApiKey(): string {
+function generateApiKey(): string {
   return `sbx_live_${randomBytes(30).toString('base64url')}`;
 }
 

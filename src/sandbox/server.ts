@@ -9,7 +9,7 @@ import { matchApiRoute } from './routes.js';
 import type { Agency } from './state.js';
 
 /** The sandbox's own routes, outside /api/v1 and without a key. */
-export type SandboxRoutes = Record<string, (body: unknown, query: Record<string, string | string[]>) => Reply>;
+type SandboxRoutes = Record<string, (body: unknown, query: Record<string, string | string[]>) => Reply>;
 
 export interface ServerOptions {
   agencies: ReadonlyMap<string, Agency>;

@@ -14,7 +14,7 @@ import type {
 import type { FAILURE_REASONS } from '../events/index.js';
 import type { Random } from './random.js';
 
-export interface CreditTransaction {
+interface CreditTransaction {
   transaction_type: TransactionType;
   amount: number;
   campaign_id: string;

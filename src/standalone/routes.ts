@@ -40,7 +40,7 @@ const webhook: Route = (state, req, res) => {
 const healthz: Route = (_state, _req, res) => writeAnswer(res, { status: 200, headers: {}, body: { status: 'ok' } });
 
 /** Ready: not stopping, started, handlers keeping up, and the database taking a write. */
-export async function readiness(state: StandaloneState): Promise<{ ok: boolean; reason?: string }> {
+async function readiness(state: StandaloneState): Promise<{ ok: boolean; reason?: string }> {
   const { receiver } = state;
   if (state.closing) return { ok: false, reason: 'shutting down' };
   if (receiver === undefined) return { ok: false, reason: 'starting' };

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** The SQL files shipped with the package: `migrations/<engine>/NNN_name.sql`, applied in order. */
-export const MIGRATIONS_ROOT = fileURLToPath(new URL('../../migrations/', import.meta.url));
+const MIGRATIONS_ROOT = fileURLToPath(new URL('../../migrations/', import.meta.url));
 
 export interface Migration {
   version: number;

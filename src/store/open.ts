@@ -5,7 +5,6 @@ import { loadMigrations } from './migrations.js';
 import { configureDatabase, openDatabase, writerSettings, type SqliteDatabase } from './sqlite/database.js';
 import { migrate as migrateSqlite, pendingMigrations as pendingSqlite } from './sqlite/migrations.js';
 import { createSqliteStore } from './sqlite/store.js';
-import { createThreadedSqliteStore, threadedStoreAvailable } from './sqlite/threaded.js';
 import type { Store } from './store.js';
 
 /** A `pg.Pool` (node-postgres), described by what we use of it, so that SQLite users need no pg types. */
@@ -41,11 +40,6 @@ export interface StoreOptions {
   /** false: refuse a database that needs migrations (MigrationsPendingError) instead of applying them. Default true. */
   migrate?: boolean;
   logger?: Pick<Logger, 'warn' | 'error'>;
-  /**
-   * SQLite file given as a path: run its connection in a worker thread, so that statements,
-   * commits and fsyncs leave the event loop. Default false (README, Performance: no faster on 2 cores).
-   */
-  thread?: boolean;
 }
 
 export function isPostgresUrl(value: string): boolean {
@@ -86,12 +80,6 @@ function openSqliteStore(database: string | SqliteDatabase, options: StoreOption
   const busyTimeoutMs = options.busyTimeoutMs ?? 2000;
   const owns = typeof database === 'string';
   const warn = options.logger && ((message: string) => options.logger!.warn(message));
-  if (typeof database === 'string' && database !== ':memory:' && options.thread && !options.readonly && threadedStoreAvailable()) {
-    // Created and migrated here, at once, so that a bad path or a newer schema throws now; then
-    // the worker opens its own connection.
-    openDatabase(database, { busyTimeoutMs, ...(options.migrate === false && { migrate: false }), ...(warn && { warn }) }).close();
-    return createThreadedSqliteStore({ path: database, location: `sqlite:${database}`, busyTimeoutMs });
-  }
   const db =
     typeof database === 'string'
       ? openDatabase(database, { busyTimeoutMs, readonly: options.readonly ?? false, ...(options.migrate === false && { migrate: false }), ...(warn && { warn }) })

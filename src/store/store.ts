@@ -136,6 +136,11 @@ export interface WriteTx {
    * skips them, and they are pending again if this one dies before committing.
    */
   claimPending(limit: number): Promise<InboxRow[]>;
+  /**
+   * Takes this row if it is still pending and no other process holds it, locked as `claimPending`
+   * locks: to settle exactly the row a failed transaction had claimed.
+   */
+  claimPendingRow(inboxId: number): Promise<InboxRow | undefined>;
   /** Locks and reads the rows of these keys; keys with no row yet come back as empty `absent` rows. */
   lockRows(keys: RowKeys): Promise<StoredRows>;
   saveRows(writes: RowWrites): Promise<void>;
@@ -322,7 +327,7 @@ export interface Store {
   /**
    * Runs `work` as one bulk load, committed (and made durable) when it resolves, rolled back when
    * it throws. Resolves undefined, having done nothing, when mode 'empty' finds rows. Engines
-   * without it (PostgreSQL, the SQLite worker thread) take the batched path.
+   * without it (PostgreSQL) take the batched path.
    */
   bulkLoad?<T>(mode: BulkMode, work: (bulk: BulkLoad) => Promise<T>): Promise<T | undefined>;
 

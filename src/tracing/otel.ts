@@ -4,7 +4,7 @@
 // published declarations never name a package the application may not have.
 import { createRequire } from 'node:module';
 
-export interface SpanContext {
+interface SpanContext {
   traceId: string;
   spanId: string;
   traceFlags: number;
@@ -23,13 +23,13 @@ export interface Span {
   end(endTime?: number): void;
 }
 export type Context = object;
-export interface SpanOptions {
+interface SpanOptions {
   kind?: number;
   attributes?: Attributes;
   links?: Link[];
   startTime?: number;
 }
-export interface Tracer {
+interface Tracer {
   startSpan(name: string, options?: SpanOptions, context?: Context): Span;
 }
 interface TextMapGetter<Carrier> {

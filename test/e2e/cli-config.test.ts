@@ -34,7 +34,6 @@ describe('serve configuration', () => {
         PREQUAL_HOOKS_SECRET: `${SECRETS.secret},another-secret-0123456789`,
         PREQUAL_HOOKS_API_KEY: SECRETS.apiKey,
         PREQUAL_HOOKS_DB: `postgres://hooks:${SECRETS.password}@127.0.0.1:1/agency`,
-        PREQUAL_HOOKS_SQLITE_THREAD: 'true',
       },
     });
     expect(result.code).toBe(0);
@@ -46,8 +45,21 @@ describe('serve configuration', () => {
     expect(config['dashboard-token']).toEqual({ value: '***', from: '--dashboard-token' });
     expect(config['api-key']).toEqual({ value: '***', from: 'PREQUAL_HOOKS_API_KEY' });
     expect(config.db.value).toBe('postgres://hooks:***@127.0.0.1:1/agency');
-    expect(config['sqlite-thread']).toEqual({ value: true, from: 'PREQUAL_HOOKS_SQLITE_THREAD' });
     expect(config.host).toEqual({ value: '0.0.0.0', from: 'default' });
+  });
+
+  it('ignores the removed --sqlite-thread and PREQUAL_HOOKS_SQLITE_THREAD with a warning naming the one given, so that an old configuration still starts', async () => {
+    expect((await runCli(['serve', '--help'])).stdout).not.toContain('sqlite-thread');
+    const byFlag = await runCli(['serve', '--print-config', '--sqlite-thread']);
+    expect(byFlag.code).toBe(0);
+    expect(byFlag.stderr).toBe(
+      'prequal-hooks serve: WARNING: --sqlite-thread is ignored (the option was removed): SQLite no longer runs in a worker thread, which measured no faster; remove it from the configuration\n',
+    );
+    expect(JSON.parse(byFlag.stdout)).not.toHaveProperty('sqlite-thread');
+    const byVariable = await runCli(['serve', '--print-config'], { env: { PREQUAL_HOOKS_SQLITE_THREAD: '1' } });
+    expect(byVariable.code).toBe(0);
+    expect(byVariable.stderr).toMatch(/^prequal-hooks serve: WARNING: PREQUAL_HOOKS_SQLITE_THREAD is ignored \(the option was removed\)/);
+    expect((await runCli(['serve', '--print-config'], { env: { PREQUAL_HOOKS_SQLITE_THREAD: '' } })).stderr).toBe('');
   });
 
   it('names the variable a bad value came from', async () => {

@@ -123,6 +123,15 @@ describe.concurrent('prequal-hooks serve', () => {
     expect(shown).toEqual({ code: 0, stdout: `${generated}\n`, stderr: '' });
   });
 
+  it('starts with the removed --sqlite-thread, warns that it is ignored, and stores and projects as ever', async () => {
+    const dbPath = join(tmp.dir, 'old-config.db');
+    const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', dbPath, '--secret', NEW_SECRET, '--sqlite-thread']);
+    expect(serve.stderr()).toContain('WARNING: --sqlite-thread is ignored (the option was removed)');
+    expect((await post(serve.webhookUrl, signedRequest(sampleEvent('candidate.added', { data: { candidate_id: 'c-old-config' } }), { secret: NEW_SECRET }))).status).toBe(200);
+    expect(await serve.stop()).toBe(0);
+    expect(readDb(dbPath, (db) => db.prepare('SELECT candidate_id FROM candidates').all())).toEqual([{ candidate_id: 'c-old-config' }]);
+  });
+
   it('`secret` exits 1 with a message when the database holds no generated secret, or does not exist', async () => {
     const dbPath = join(tmp.dir, 'signed.db');
     const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', dbPath, '--secret', OLD_SECRET]);

@@ -219,7 +219,7 @@ describe.each(ENGINES)('export and erasure in the console on $name', (engine) =>
 
     const erasures = await get(`/ops/erasures?erased=${ANA}&redacted=2`);
     expect(erasures.text).toContain('2 stored events redacted');
-    expect(erasures.text).toMatch(new RegExp(`<code>${ANA}</code></td><td>[^]*?</td><td>asked by mail, ticket 77</td><td class="num">2</td>`));
+    expect(erasures.text).toMatch(new RegExp(`<code>${ANA}</code></td><td>\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\dZ</td><td>asked by mail, ticket 77</td><td class="num">2</td>`));
     for (const page of [erasures.text, (await get('/ops/events?campaign=cmp_erase')).text]) {
       expect(page).not.toMatch(/Anaïs|Quennehen|anais\.quennehen|33611223344/);
     }

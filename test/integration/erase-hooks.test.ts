@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logging.js';
 import { createReceiver, eraseCandidate, type ErasedCandidate, type Receiver } from '../../src/index.js';
 import { sampleEvent } from '../../src/testing/index.js';
-import { ENGINES, SQLITE_THREAD, type EngineUnderTest } from '../support/engines.js';
+import { ENGINES, type EngineUnderTest } from '../support/engines.js';
 
 const quiet = createLogger({ level: 'silent' });
 
@@ -23,13 +23,13 @@ async function until(check: () => boolean | Promise<boolean>, ms = 10_000): Prom
   }
 }
 
-describe.each([...ENGINES, SQLITE_THREAD])('onErase hooks on $name', (engine: EngineUnderTest) => {
+describe.each(ENGINES)('onErase hooks on $name', (engine: EngineUnderTest) => {
   const open: Receiver[] = [];
   afterEach(async () => {
     await Promise.all(open.splice(0).map((r) => r.close()));
   });
   const receiverOn = (database: string, extra: Partial<Parameters<typeof createReceiver>[0]> = {}) => {
-    const r = createReceiver({ database, allowUnsigned: true, logger: quiet, ...(engine.storeOptions?.thread && { sqliteThread: true }), ...extra });
+    const r = createReceiver({ database, allowUnsigned: true, logger: quiet, ...extra });
     open.push(r);
     return r;
   };

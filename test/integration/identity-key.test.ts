@@ -53,7 +53,7 @@ describe.each(ENGINES)('the identity key ($name)', (engine) => {
   });
 
   async function storeOn(database: string): Promise<Store> {
-    const store = await openStore(database, engine.storeOptions);
+    const store = await openStore(database);
     open.push(() => store.close());
     return store;
   }

@@ -12,7 +12,7 @@ import { openStore } from '../../src/store/open.js';
 import { isRunning } from '../../src/store/presence.js';
 import { StoreUnavailableError, type Store } from '../../src/store/store.js';
 import { sampleEvent } from '../../src/testing/index.js';
-import { ENGINES, freshStore, SQLITE_THREAD } from '../support/engines.js';
+import { ENGINES, freshStore } from '../support/engines.js';
 import { tempDir } from '../support/servers.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -24,7 +24,7 @@ afterEach(async () => {
 const beatOf = (id: string, everyMs = 5000) => ({ receiver_id: id, pid: 4242, host: 'web-1', started_at: '2026-11-20T10:00:00.000Z', every_ms: everyMs });
 const unsigned = (n: number) => ({ rawBody: Buffer.from(JSON.stringify(sampleEvent('credits.low', { data: { credits_remaining: n } }))), headers: {} });
 
-describe.each([...ENGINES, SQLITE_THREAD])('heartbeats on the $name engine', (engine) => {
+describe.each(ENGINES)('heartbeats on the $name engine', (engine) => {
   async function open(): Promise<{ store: Store; database: string }> {
     const opened = await freshStore(engine);
     cleanups.push(opened.close);

@@ -7,6 +7,7 @@ import { deliveryOf } from '../../src/receive/delivery.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
 import { sampleEvent } from '../../src/testing/index.js';
+import { ENGINES, freshStore, type EngineUnderTest } from '../support/engines.js';
 
 const quiet = { warn: () => {} };
 
@@ -115,7 +116,7 @@ describe('the projection loop', () => {
           real.write((tx) => work(Object.create(tx, { claimPending: { value: (limit: number) => (claims.push(limit), tx.claimPending(limit)) } })), options),
       },
     });
-    // A commit always in flight, as with SQLite in a worker thread under load.
+    // Requests always waiting to be stored, as under sustained load.
     const { loop: projection, seen } = loop(counting, { intakeBusy: () => true }, 2);
     const started = performance.now();
     projection.notify();
@@ -134,5 +135,155 @@ describe('the projection loop', () => {
     await projection.onIdle();
     expect(seen.processed).toEqual([]);
     expect((await opened.inboxRow(1))?.state).toBe('pending');
+  });
+});
+
+type Write = Store['write'];
+
+/**
+ * A store whose projection of c-poison throws (a fault of the event, not of the store), and that
+ * runs `between` once, right after the transaction in which c-poison failed alone rolled back:
+ * what another process may do before the loop sets the event aside.
+ */
+function poisoned(real: Store, between: () => Promise<void>): Store {
+  let ran = false;
+  const write = async <T>(work: Parameters<Write>[0], options?: Parameters<Write>[1]): Promise<T> => {
+    let claimed = 0;
+    try {
+      return (await real.write(
+        (tx) =>
+          work(
+            Object.create(tx, {
+              claimPending: {
+                value: async (limit: number) => {
+                  const rows = await tx.claimPending(limit);
+                  claimed = rows.length;
+                  return rows;
+                },
+              },
+              lockRows: {
+                value: (keys: Parameters<typeof tx.lockRows>[0]) =>
+                  keys.candidates.includes('c-poison') ? Promise.reject(new Error('no room for c-poison')) : tx.lockRows(keys),
+              },
+            }),
+          ),
+        options,
+      )) as T;
+    } catch (error) {
+      if (claimed === 1 && !ran) {
+        ran = true;
+        await between();
+      }
+      throw error;
+    }
+  };
+  return Object.create(real, { write: { value: write } });
+}
+
+describe.each(ENGINES)('setting aside the event that fails alone, on $name', (engine: EngineUnderTest) => {
+  const quietParts = (s: Store, stopping: AbortSignal): ProjectionLoopParts => ({
+    store: s,
+    handlers: createHandlerRegistry(),
+    logger: quiet,
+    now: () => Date.parse('2026-11-22T01:00:00.000Z'),
+    stopping,
+    handlersDue: () => undefined,
+  });
+
+  async function append(s: Store, bodies: unknown[]): Promise<void> {
+    const raws = bodies.map((body) => Buffer.from(JSON.stringify(body)));
+    await s.append(raws.map((raw) => deliveryOf(raw, readEnvelope(raw), '2026-11-22T00:00:00.000Z', null)));
+  }
+
+  async function states(s: Store): Promise<Array<[string, string | null]>> {
+    const rows = await s.select<{ inbox_id: number }>('SELECT inbox_id FROM inbox ORDER BY inbox_id');
+    const read = await Promise.all(rows.map((r) => s.inboxRow(r.inbox_id)));
+    return read.map((r) => [r!.state, r!.reasons === null ? null : (JSON.parse(r!.reasons) as Array<{ message: string }>)[0]!.message]);
+  }
+
+  it('sets aside that very row, not an older one put back to pending meanwhile', async () => {
+    const { store: real, close } = await freshStore(engine);
+    const stopping = new AbortController();
+    try {
+      // Row 1 was set aside earlier; an operator puts it back to pending (from another process)
+      // just after c-poison failed alone, so that it is the oldest pending row when the loop sets c-poison aside.
+      await append(real, [added('c-0')]);
+      await real.write(async (tx) => {
+        const [row] = await tx.claimPending(1);
+        await tx.settle([{ inboxId: row!.inbox_id, state: 'dead', reasons: [{ path: '', message: 'a fault since fixed' }], handlers: false }], '2026-11-22T00:30:00.000Z');
+      });
+      await append(real, [added('c-1'), added('c-poison'), added('c-3')]);
+      const store = poisoned(real, async () => void (await real.requeue([1])));
+      const projection = createProjectionLoop(quietParts(store, stopping.signal), { batchSize: 3 });
+      projection.notify();
+      await projection.onIdle();
+      expect(await states(real)).toEqual([
+        ['projected', null],
+        ['projected', null],
+        ['dead', 'projection failed: no room for c-poison'],
+        ['projected', null],
+      ]);
+    } finally {
+      stopping.abort();
+      await close();
+    }
+  });
+
+  it.runIf(engine.name === 'postgres')('leaves to a replica the failing row it holds, and sets aside no other row in its place', async () => {
+    const { store: real, database, close } = await freshStore(engine);
+    const replica = await openStore(database);
+    const stopping = new AbortController();
+    let release: (() => void) | undefined;
+    let held: Promise<unknown> | undefined;
+    try {
+      await append(real, [added('c-1'), added('c-poison'), added('c-3')]);
+      // Just after c-poison failed alone, a replica claims it (the oldest pending row) and holds it
+      // while the loop sets it aside; then it gives it back (its own transaction rolls back).
+      const store = poisoned(real, async () => {
+        const claimed = new Promise<void>((resolve, reject) => {
+          held = replica
+            .write(async (tx) => {
+              expect((await tx.claimPending(1)).map((r) => r.inbox_id)).toEqual([2]);
+              resolve();
+              await new Promise<void>((r) => (release = r));
+              throw new Error('the replica gives the row back');
+            })
+            .catch((error: Error) => (error.message === 'the replica gives the row back' ? undefined : reject(error)));
+        });
+        await claimed;
+      });
+      let released = false;
+      const releasing: Store = Object.create(store, {
+        write: {
+          value: async <T>(work: Parameters<Write>[0], options?: Parameters<Write>[1]): Promise<T> => {
+            const afterFailure = release !== undefined;
+            try {
+              return (await store.write(work, options)) as T;
+            } finally {
+              // The replica lets go once the loop's next transaction (setting the event aside) ended.
+              if (afterFailure && !released) {
+                released = true;
+                release!();
+                await held;
+              }
+            }
+          },
+        },
+      });
+      const projection = createProjectionLoop(quietParts(releasing, stopping.signal), { batchSize: 3 });
+      projection.notify();
+      await projection.onIdle();
+      expect(await states(real)).toEqual([
+        ['projected', null],
+        ['dead', 'projection failed: no room for c-poison'],
+        ['projected', null],
+      ]);
+    } finally {
+      stopping.abort();
+      release?.();
+      await held;
+      await replica.close();
+      await close();
+    }
   });
 });

@@ -8,7 +8,7 @@ import { rebuild } from '../../src/replay/index.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
 import { sampleEvent } from '../../src/testing/index.js';
-import { ENGINES, freshStore, SQLITE_THREAD } from '../support/engines.js';
+import { ENGINES, freshStore } from '../support/engines.js';
 import { readStoreTables, stateTables } from '../support/tables.js';
 
 const delivery = (body: unknown): Delivery => {
@@ -38,7 +38,7 @@ async function projectPending(store: Store, batchSize = 16): Promise<void> {
 const lifecycle = readFileSync('fixtures/scenarios/campaign-lifecycle.shuffled.ndjson', 'utf8').split('\n').filter((l) => l.trim() !== '');
 const expected = JSON.parse(readFileSync('fixtures/scenarios/campaign-lifecycle.expected.json', 'utf8'));
 
-describe.each([...ENGINES, SQLITE_THREAD])('the $name engine', (engine) => {
+describe.each(ENGINES)('the $name engine', (engine) => {
   let close: (() => Promise<void>) | undefined;
   afterEach(async () => {
     await close?.();

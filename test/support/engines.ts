@@ -6,9 +6,7 @@ import { createDatabase } from './postgres-server.js';
 import { tempDir } from './servers.js';
 
 export interface EngineUnderTest {
-  name: 'sqlite' | 'postgres' | 'sqlite in a worker thread';
-  /** How the store is opened (the threaded SQLite variant). */
-  storeOptions?: StoreOptions;
+  name: 'sqlite' | 'postgres';
   /** A new, empty database of this engine: a path or a URL. */
   fresh(): Promise<{ database: string; cleanup: () => void }>;
 }
@@ -31,16 +29,13 @@ const postgres: EngineUnderTest = {
   },
 };
 
-/** SQLite with its connection in a worker thread (`thread: true`): the same contract. */
-export const SQLITE_THREAD: EngineUnderTest = { ...sqlite, name: 'sqlite in a worker thread', storeOptions: { thread: true } };
-
 /** Both engines, for `describe.each`; PostgreSQL only when the test server runs. */
 export const ENGINES: EngineUnderTest[] = postgresUrl() === '' ? [sqlite] : [sqlite, postgres];
 
 /** Opens a store on a fresh database of the engine; `close` closes it and removes the file. */
 export async function freshStore(engine: EngineUnderTest, options: StoreOptions = {}): Promise<{ store: Store; database: DatabaseOption; close: () => Promise<void> }> {
   const { database, cleanup } = await engine.fresh();
-  const store = await openStore(database, { ...engine.storeOptions, ...options });
+  const store = await openStore(database, options);
   return {
     store,
     database,

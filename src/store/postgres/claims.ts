@@ -17,6 +17,12 @@ export async function claimPending(tx: Session, limit: number): Promise<InboxRow
   return rows.map(asInboxRow);
 }
 
+/** This row if it is still pending and no other transaction holds it, locked until `tx` ends. */
+export async function claimPendingRow(tx: Session, inboxId: number): Promise<InboxRow | undefined> {
+  const rows = await query(tx, `SELECT ${INBOX_COLUMNS} FROM inbox WHERE inbox_id = $1 AND state = 'pending' FOR UPDATE SKIP LOCKED`, [inboxId]);
+  return rows.map(asInboxRow)[0];
+}
+
 /** Records how claimed rows were processed; `keepHandlers` leaves their handler marks as they are (a rebuild). */
 export async function settle(tx: Session, settlements: readonly Settlement[], at: string, options: { keepHandlers?: boolean } = {}): Promise<void> {
   if (settlements.length === 0) return;

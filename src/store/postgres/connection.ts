@@ -1,13 +1,8 @@
 // node-postgres, loaded only when a PostgreSQL URL or pool is given: SQLite users never load it.
-import type { Pool, PoolClient, QueryConfig, QueryResultRow } from 'pg';
+import type { Pool, PoolClient, QueryConfig } from 'pg';
 import { StoreUnavailableError } from '../store.js';
 
 export type { Pool, PoolClient };
-
-/** Anything with `query` (a pool or a checked-out client). */
-export interface Queryable {
-  query<R extends QueryResultRow = QueryResultRow>(config: QueryConfig): Promise<{ rows: R[]; rowCount: number | null }>;
-}
 
 export interface PostgresConnectOptions {
   /** Connections in the pool. Default 10. */

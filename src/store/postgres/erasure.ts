@@ -106,7 +106,7 @@ export async function redactSetAside(tx: Session, before: string): Promise<numbe
 
 /** Claims erasures whose hooks are due, inside the caller's transaction (rows another process is claiming are skipped). */
 export async function claimErasureHooks(tx: Session, now: string, claimUntil: string, limit: number): Promise<ErasureHookRow[]> {
-  const rows = await query<{ erasure_id: string; rounds: number; candidate_id: string; erased_at: Date | string; reason: string }>(
+  const rows = await query<{ erasure_id: string; rounds: number; candidate_id: string; erased_at: string; reason: string }>(
     tx,
     `WITH due AS (
        SELECT erasure_id FROM erasure_hooks
@@ -116,7 +116,7 @@ export async function claimErasureHooks(tx: Session, now: string, claimUntil: st
      SELECT claimed.erasure_id, claimed.rounds, e.candidate_id, e.erased_at, e.reason FROM claimed JOIN erasures e USING (erasure_id) ORDER BY claimed.erasure_id`,
     [now, claimUntil, limit],
   );
-  return rows.map((r) => ({ erasureId: Number(r.erasure_id), candidateId: r.candidate_id, erasedAt: r.erased_at instanceof Date ? r.erased_at.toISOString() : r.erased_at, reason: r.reason, rounds: r.rounds }));
+  return rows.map((r) => ({ erasureId: Number(r.erasure_id), candidateId: r.candidate_id, erasedAt: r.erased_at, reason: r.reason, rounds: r.rounds }));
 }
 
 export async function settleErasureHook(tx: Session, erasureId: number, settlement: ErasureHookSettlement): Promise<void> {

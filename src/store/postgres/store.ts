@@ -2,7 +2,7 @@
 // families hold the SQL; this file only wires them to one pool and one work channel.
 import type { Logger } from 'pino';
 import type { Store, WriteTx } from '../store.js';
-import { claimHandlers, claimPending, releaseHandlers, renewHandlerClaims, settle } from './claims.js';
+import { claimHandlers, claimPending, claimPendingRow, releaseHandlers, renewHandlerClaims, settle } from './claims.js';
 import { typeParsers, type Pool } from './connection.js';
 import { requeue, setAside } from './dead-letters.js';
 import { handlerFailures, handlersDone, recordHandlerFailure, retryHandlerFailures } from './handlers.js';
@@ -79,6 +79,7 @@ function writeTx(tx: Session): WriteTx {
     known: (identities) => knownIdentities(tx, identities),
     appendSettled: (rows, at) => appendSettled(tx, rows, at),
     claimPending: (limit) => claimPending(tx, limit),
+    claimPendingRow: (inboxId) => claimPendingRow(tx, inboxId),
     lockRows: (keys) => lockRows(tx, keys),
     saveRows: (writes) => saveRows(tx, writes),
     resetProjection: () => resetProjection(tx),

@@ -18,7 +18,7 @@ export interface OpenDatabaseOptions {
 }
 
 /** A database that cannot be created where it was asked: a clear message, never a stack or a hang. */
-export class DatabasePathError extends Error {
+class DatabasePathError extends Error {
   override name = 'DatabasePathError';
 }
 

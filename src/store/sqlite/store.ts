@@ -25,7 +25,7 @@ export interface SqliteStoreOptions {
 }
 
 /** Every write statement of the engine, prepared once when the store is made, by family. */
-export interface SqliteStatements {
+interface SqliteStatements {
   transactions: TransactionStatements;
   inbox: inbox.InboxStatements;
   projection: projection.ProjectionStatements;
@@ -34,7 +34,7 @@ export interface SqliteStatements {
   readiness: readiness.ReadinessStatements;
 }
 
-export function prepareStatements(db: SqliteDatabase): SqliteStatements {
+function prepareStatements(db: SqliteDatabase): SqliteStatements {
   return {
     transactions: prepareTransactions(db),
     inbox: inbox.prepareInbox(db),
@@ -100,6 +100,7 @@ function writeTx(connection: SqliteConnection, s: SqliteStatements): WriteTx {
     known: (identities) => guard(() => inbox.known(s.inbox, identities)),
     appendSettled: (rows, at) => guard(() => inbox.appendAllSettled(s.inbox, rows, at)),
     claimPending: (limit) => guard(() => inbox.claimPending(s.inbox, limit)),
+    claimPendingRow: (inboxId) => guard(() => inbox.claimPendingRow(s.inbox, inboxId)),
     lockRows: (keys) => guard(() => projection.lockRows(s.projection, keys)),
     saveRows: (writes) => guard(() => projection.saveRows(s.projection, writes)),
     settle: (settlements, at, options) => guard(() => projection.settle(s.projection, settlements, at, options)),

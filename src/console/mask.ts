@@ -126,7 +126,7 @@ function maskObject(value: Record<string, unknown>, shape: Record<string, z.ZodT
 }
 
 /** A body masked: the envelope's kind and time, and in the data of a known kind, the safe fields. */
-export function maskBody(body: unknown): unknown {
+function maskBody(body: unknown): unknown {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return maskValue(body, '', undefined, 0);
   const kind = (body as Record<string, unknown>).event;
   const known = typeof kind === 'string' && isEventKind(kind);

@@ -52,12 +52,16 @@ export function isPostgresUrl(value: string): boolean {
   return /^postgres(?:ql)?:\/\//i.test(value);
 }
 
-/** A database location as logs and people see it: a PostgreSQL URL without its password. */
+/**
+ * A database location as logs and people see it: a PostgreSQL URL without its password, whether
+ * in the user info (`user:pass@`) or the query (`?password=`, `sslpassword=`, as libpq takes them).
+ */
 export function displayLocation(location: string): string {
   if (!isPostgresUrl(location)) return location;
   try {
     const url = new URL(location);
     if (url.password !== '') url.password = '***';
+    for (const name of [...url.searchParams.keys()]) if (/password/i.test(name)) url.searchParams.set(name, '***');
     return url.toString();
   } catch {
     return 'postgres://(unparsable URL)';

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { withoutCredentials } from '../client/origin.js';
 
 /** A mistake in how a command was called: exit 2 with a one-line hint, no stack trace. */
 export class UsageError extends Error {
@@ -105,4 +106,20 @@ export function schemaFor(schema: string | undefined, fromFlag: boolean, locatio
   }
   if (schema === '') throw new UsageError('--schema needs a name');
   return { schema };
+}
+
+/**
+ * A receiver's webhook URL (send --url, sandbox --webhook-url): absolute, http or https, and
+ * without a user name or password, which fetch refuses; errors show it with those masked.
+ */
+export function webhookUrl(name: string, text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new UsageError(`${name} must be an absolute URL such as http://127.0.0.1:8787/webhooks, got "${withoutCredentials(text)}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`${name} must be http or https, got "${withoutCredentials(text)}"`);
+  if (url.username !== '' || url.password !== '') throw new UsageError(`${name} must not hold a user name or password, got "${withoutCredentials(text)}"`);
+  return url;
 }

@@ -1,7 +1,7 @@
 // Secrets from files, the convention of Kubernetes and Docker secrets and systemd credentials: an
 // option marked `fileVariant` in a table gets `--<option>-file` and its variables with `_FILE`,
 // made here once for every such option; the file's content then stands for the option's value.
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { CommandError, readFailure, UsageError } from './args.js';
 import { envNames, optional, type OptionSpec, type OptionTable, type ParsedCommand } from './options.js';
 
@@ -83,4 +83,27 @@ export function resolveFileVariants<O extends OptionTable>(table: O, command: Pa
     files[name as keyof O] = path;
   }
   return { ...command, files, values: values as ParsedCommand<O>['values'], sources: sources as ParsedCommand<O>['sources'] };
+}
+
+/** A file holding a secret, and the option or variable that named it, as errors and warnings say. */
+export interface SecretFile {
+  path: string;
+  from: string;
+}
+
+/**
+ * The warning a secret file deserves when other users can read or change it (group or others
+ * bits), as the database gets: its path, where it was given and its mode, never its content.
+ * Undefined when it is owner-only, or cannot be looked at (reading it says why).
+ */
+export function looseFileWarning(file: SecretFile, holds: string): string | undefined {
+  let mode: number;
+  try {
+    mode = statSync(file.path).mode & 0o777;
+  } catch {
+    return undefined;
+  }
+  if ((mode & 0o066) === 0) return undefined;
+  const how = (mode & 0o044) !== 0 ? 'read' : 'changed';
+  return `${file.path} (given by ${file.from}) can be ${how} by other users (mode ${mode.toString(8)}); it holds ${holds}: chmod 600 ${file.path}`;
 }

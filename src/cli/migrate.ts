@@ -1,15 +1,16 @@
 // prequal-hooks migrate: the schema upgrade as a step of its own (after a backup), for operators
 // who start `serve --no-migrate`; the same migrations a start applies, once across replicas.
-import { migrateDatabase, type MigrationReport } from '../store/open.js';
+import { existsSync } from 'node:fs';
+import { isPostgresUrl, migrateDatabase, type MigrationReport } from '../store/open.js';
 import type { CommandIo } from './args.js';
-import { displayLocation, requireDatabaseFile } from './database.js';
+import { displayLocation } from './database.js';
 import { databaseOf, databaseOptions, flag, flagsOnly, optionsHelp, parseCommand } from './options.js';
 import { printJson } from './output.js';
 
 export const MIGRATE_OPTIONS = {
-  ...databaseOptions('must exist'),
+  ...databaseOptions('creates'),
   ...flagsOnly({
-    'dry-run': flag({ help: 'list the pending migrations, apply nothing' }),
+    'dry-run': flag({ help: 'list the pending migrations, apply nothing (a missing database is not created)' }),
     json: flag({ help: 'print the result as JSON' }),
   }),
 };
@@ -19,7 +20,9 @@ export const MIGRATE_HELP = `Usage: prequal-hooks migrate --db <db> [--schema <n
 Lists the migrations the database needs (the SQL files in the package's migrations/ folder that
 it has not recorded) and applies them, as "prequal-hooks serve" does at start: on SQLite each in
 its own transaction, on PostgreSQL all in one, under an advisory lock, so that replicas starting
-at the same time migrate once. Take a backup first ("prequal-hooks backup", or pg_dump): a newer
+at the same time migrate once. A SQLite file that does not exist is created (with its folder,
+owner-only, as serve creates it) and every migration applied; with --dry-run nothing is created
+and every migration is listed. Take a backup first ("prequal-hooks backup", or pg_dump): a newer
 schema is refused by older versions, and rolling back means restoring that backup. Then start
 "serve --no-migrate", which refuses a database that still needs migrations.
 
@@ -37,8 +40,10 @@ export async function migrateCommand(argv: string[], io: CommandIo): Promise<num
     return 0;
   }
   const { location, postgres } = databaseOf(command);
-  requireDatabaseFile(location);
   const dryRun = command.values['dry-run'];
+  if (!isPostgresUrl(location) && !existsSync(location)) {
+    io.stderr.write(`prequal-hooks migrate: no database at ${location}; ${dryRun ? 'every migration would apply (a dry run creates nothing)' : 'creating it'}\n`);
+  }
   const report = await migrateDatabase(location, { ...postgres, dryRun });
   if (command.values.json) {
     printJson(io, { ...report, dryRun });

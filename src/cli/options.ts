@@ -6,7 +6,7 @@ import { displayLocation } from '../store/open.js';
 import { databasePath, DEFAULT_DB, parsed, schemaFor, UsageError } from './args.js';
 
 /** Where an option's value came from; errors name it as the user wrote it (`PORT`, not `--port`). */
-type Source = { from: 'flag'; name: string } | { from: 'env'; name: string } | { from: 'default' };
+export type Source = { from: 'flag'; name: string } | { from: 'env'; name: string } | { from: 'default' };
 
 interface Common {
   help: string;

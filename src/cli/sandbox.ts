@@ -1,7 +1,7 @@
 import { isApiKeyFormat } from '../api/index.js';
 import { EVENT_KINDS, isServiceEventKind, type ServiceEventKind } from '../events/index.js';
 import { createSandbox } from '../sandbox/index.js';
-import { integer, UsageError, type CommandIo } from './args.js';
+import { integer, UsageError, webhookUrl, type CommandIo } from './args.js';
 import { flag, flagsOnly, list, optional, optionsHelp, parseCommand, value, type OptionValues } from './options.js';
 import { count } from '../words.js';
 
@@ -17,7 +17,7 @@ export const SANDBOX_OPTIONS = flagsOnly({
   credits: value({ placeholder: '<n>', help: "each agency's starting credit balance", default: 100, defaultHelp: '100', parse: (text: string, name: string) => amount(name, text) }),
   seed: optional({ placeholder: '<s>', help: 'fixes identifiers and outcomes (default: random, printed)' }),
   'interview-ms': value({ placeholder: '<n>', help: 'how long an interview takes', default: 2000, defaultHelp: '2000', parse: (text: string, name: string) => integer(name, text, 2000, 0, 3_600_000) }),
-  'webhook-url': value<string | undefined>({ placeholder: '<url>', help: 'where events are POSTed (default: nowhere)', default: undefined, parse: (text: string, name: string) => webhookUrl(name, text) }),
+  'webhook-url': value<string | undefined>({ placeholder: '<url>', help: 'where events are POSTed (default: nowhere)', default: undefined, parse: (text: string, name: string) => webhookUrl(name, text).href }),
   'webhook-secret': { ...list({ placeholder: '<s>', help: 'signs each event, X-Service-Signature: sha256=<hex> (the first of a comma-separated list)', secret: true }), env: ['PREQUAL_HOOKS_SECRET'] },
   events: value({ placeholder: '<list>', help: 'subscribed kinds, comma-separated (default all)', default: [...EVENT_KINDS], parse: (text: string, name: string) => eventList(name, text) }),
   'retry-base-ms': value({ placeholder: '<n>', help: 'first retry delay, doubled at each of the 3 retries', default: 1000, defaultHelp: '1000', parse: (text: string, name: string) => integer(name, text, 1000, 0, 3_600_000) }),
@@ -55,17 +55,6 @@ function eventList(name: string, value: string): ServiceEventKind[] {
   for (const kind of kinds) if (!isServiceEventKind(kind)) throw new UsageError(`${name}: unknown event kind "${kind}"; known: ${EVENT_KINDS.join(', ')}`);
   if (kinds.length === 0) throw new UsageError(`${name} must name at least one event kind`);
   return kinds as ServiceEventKind[];
-}
-
-function webhookUrl(name: string, value: string): string {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new UsageError(`${name} must be an absolute URL such as http://127.0.0.1:8787/webhooks, got "${value}"`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`${name} must be http or https, got "${value}"`);
-  return url.href;
 }
 
 export async function sandbox(argv: string[], io: CommandIo): Promise<number> {

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { EVENT_KINDS, parseInstant } from '../events/index.js';
 import { DEFAULT_EVENT_HEADER, DEFAULT_SIGNATURE_HEADER } from '../receive/intake.js';
 import { signedRequest } from '../testing/signed-request.js';
-import { CommandError, integer, UsageError, type CommandIo } from './args.js';
+import { CommandError, integer, UsageError, webhookUrl, type CommandIo } from './args.js';
 import { flagsOnly, list, optional, optionsHelp, parseCommand, value } from './options.js';
 import { sampleToSend } from './sample.js';
 
@@ -39,17 +39,6 @@ Kinds: ${EVENT_KINDS.join(', ')}.
 
 Prints the HTTP status and the receiver's answer; exits 0 on 2xx, 1 otherwise.`;
 
-function webhookUrl(text: string): URL {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw new UsageError(`--url must be an absolute URL such as http://127.0.0.1:8787/webhooks, got "${text}"`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--url must be http or https, got "${text}"`);
-  return url;
-}
-
 /** The kind a file claims, for the event header; the bytes themselves are sent as they are. */
 function kindOf(bytes: Buffer): string | undefined {
   try {
@@ -82,7 +71,7 @@ export async function send(argv: string[], io: CommandIo): Promise<number> {
   if (values.file !== undefined && values.set.length > 0) throw new UsageError('--set changes a sample; a --file is sent byte for byte');
   const event = kind === undefined ? undefined : sampleToSend(kind, values.set, Date.now());
   if (values.url === undefined) throw new UsageError("--url is required: the receiver's webhook URL");
-  const url = webhookUrl(values.url);
+  const url = webhookUrl('--url', values.url);
   const timeoutMs = values.timeout;
   const secret = values.secret[0];
   const headerNames = {

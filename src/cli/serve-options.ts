@@ -5,10 +5,14 @@ import { DEFAULT_EVENT_HEADER, DEFAULT_MAX_BODY_BYTES, DEFAULT_SIGNATURE_HEADER 
 import { byteSize, databasePath, integer, schemaFor, UsageError } from './args.js';
 import { SERVICE_OPTIONS } from './service.js';
 import { parseDuration } from '../privacy/retention.js';
-import { resolveFileVariants, withFileVariants } from './file-variants.js';
-import { configurationDump, databaseOptions, flag, list, optional, optionsHelp, parseCommand, value, type OptionValues, type ParsedCommand } from './options.js';
+import { resolveFileVariants, withFileVariants, type SecretFile } from './file-variants.js';
+import type { TlsFiles } from './tls-files.js';
+import { configurationDump, databaseOptions, flag, list, optional, optionsHelp, parseCommand, value, type OptionValues, type ParsedCommand, type Source } from './options.js';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+
+/** Shorter than this, a secret can be guessed offline from one signed request. */
+export const WEAK_SECRET_LENGTH = 16;
 
 export const SERVE_OPTIONS = withFileVariants({
   port: value({ placeholder: '<n>', help: 'port to listen on', env: ['PREQUAL_HOOKS_PORT', 'PORT'], default: 8787, defaultHelp: '8787', parse: (text, name) => integer(name, text, 8787, 0, 65535) }),
@@ -118,9 +122,10 @@ database and reused at later starts: paste it in the agency dashboard (API secti
 Also served: GET /healthz (process up) and GET /readyz (database writable, handlers keeping up);
 with a dashboard token, the operator console at /dashboard and GET /metrics;
 --dashboard-readonly-token opens the console read-only, --metrics-token only GET /metrics.
-SIGHUP re-reads --secret-file, the token files and the TLS certificate and key without dropping
-a connection; a file that cannot be read keeps what was in use, and an error is logged.
---api-key-file is read at start.
+SIGHUP re-reads --secret-file, the token files, --api-key-file and the TLS certificate and key
+without dropping a connection; a file that cannot be read keeps what was in use, and an error
+naming it and where it was given is logged. A file holding a secret that other users can read
+is warned of, at start and at each SIGHUP.
 SIGTERM or SIGINT stops accepting, finishes requests in flight, drains and exits 0.`;
 
 /** What `serve` runs with: every option resolved once, checked against the others. */
@@ -147,13 +152,17 @@ export interface ServeConfig {
   /** Opens /metrics only. */
   metricsToken?: string;
   /** HTTPS: the PEM files, read at start and at each SIGHUP. */
-  tls?: { cert: string; key: string };
+  tls?: TlsFiles;
   /** Log the client's address from X-Forwarded-For (behind a reverse proxy). */
   trustProxy: boolean;
   /** Where the secrets came from when from a file: SIGHUP re-reads it. */
-  secretFile?: string;
+  secretFile?: SecretFile;
   /** The token options given as files: SIGHUP re-reads them. */
-  tokenFiles: Partial<Record<'dashboard-token' | 'dashboard-readonly-token' | 'metrics-token', string>>;
+  tokenFiles: Partial<Record<TokenOption, SecretFile>>;
+  /** How errors name each token: its flag, its variable, or the file and what gave it. */
+  tokenNames: Record<TokenOption, string>;
+  /** The API key's file, when from a file: SIGHUP re-reads it. */
+  apiKeyFile?: SecretFile;
   /** Minutes between reconciliations; 0: none. */
   reconcileEvery: number;
   /** Retention: erase candidates not heard of for this long (ms), at start and daily; 0: never. */
@@ -163,6 +172,9 @@ export interface ServeConfig {
 }
 
 export type ServeCommand = ParsedCommand<typeof SERVE_OPTIONS>;
+
+const TOKEN_OPTIONS = ['dashboard-token', 'dashboard-readonly-token', 'metrics-token'] as const;
+export type TokenOption = (typeof TOKEN_OPTIONS)[number];
 
 /**
  * The options from argv and the environment, with any secret files read in place of their option;
@@ -204,14 +216,29 @@ export function serveConfig(command: ReturnType<typeof parseServe>): ServeConfig
     ...tokens,
     ...(tls !== undefined && { tls }),
     trustProxy: values['trust-proxy'],
-    ...(command.files.secret !== undefined && { secretFile: resolve(command.files.secret) }),
-    tokenFiles: Object.fromEntries(
-      (['dashboard-token', 'dashboard-readonly-token', 'metrics-token'] as const).flatMap((option) => (command.files[option] === undefined ? [] : [[option, resolve(command.files[option]!)]])),
-    ),
+    ...secretFiles(command),
     reconcileEvery: values['reconcile-every'],
     eraseInactiveAfter: values['erase-inactive-after'],
     api: { 'api-url': values['api-url'], 'api-key': values['api-key'], 'allow-insecure-api-url': values['allow-insecure-api-url'] },
     printConfig: values['print-config'],
+  };
+}
+
+/** The secret files given, each with the option or variable that named it, made absolute for the logs of a reload. */
+function secretFiles(command: ReturnType<typeof parseServe>): Pick<ServeConfig, 'secretFile' | 'tokenFiles' | 'tokenNames' | 'apiKeyFile'> {
+  const fileOf = (option: 'secret' | 'api-key' | TokenOption): SecretFile | undefined => {
+    const path = command.files[option];
+    // The -file options are added by withFileVariants, outside the table's type.
+    const source = (command.sources as Record<string, Source | undefined>)[`${option}-file`];
+    return path === undefined ? undefined : { path: resolve(path), from: source === undefined || source.from === 'default' ? `--${option}-file` : source.name };
+  };
+  const secretFile = fileOf('secret');
+  const apiKeyFile = fileOf('api-key');
+  return {
+    ...(secretFile !== undefined && { secretFile }),
+    tokenFiles: Object.fromEntries(TOKEN_OPTIONS.flatMap((option) => (command.files[option] === undefined ? [] : [[option, fileOf(option)!]]))),
+    tokenNames: Object.fromEntries(TOKEN_OPTIONS.map((option) => [option, nameOf(command, option)])) as Record<TokenOption, string>,
+    ...(apiKeyFile !== undefined && { apiKeyFile }),
   };
 }
 
@@ -249,14 +276,14 @@ export function tokensChecked(
 }
 
 /** Both TLS files or neither: a certificate without its key (or the reverse) is a usage error. */
-function tlsFiles(command: ServeCommand): { cert: string; key: string } | undefined {
+function tlsFiles(command: ServeCommand): TlsFiles | undefined {
   const cert = command.values['tls-cert'];
   const key = command.values['tls-key'];
   if (cert === undefined && key === undefined) return undefined;
   if (cert === undefined) throw new UsageError(`${nameOf(command, 'tls-key')} needs --tls-cert (or PREQUAL_HOOKS_TLS_CERT) too`);
   if (key === undefined) throw new UsageError(`${nameOf(command, 'tls-cert')} needs --tls-key (or PREQUAL_HOOKS_TLS_KEY) too`);
   // Absolute, so that the logs of a reload say which files, whatever the working directory.
-  return { cert: resolve(cert), key: resolve(key) };
+  return { cert: resolve(cert), key: resolve(key), from: { cert: nameOf(command, 'tls-cert'), key: nameOf(command, 'tls-key') } };
 }
 
 function nameOf(command: ServeCommand, option: keyof typeof SERVE_OPTIONS): string {

@@ -7,21 +7,17 @@ import type { Store } from '../store/store.js';
 import { displayLocation } from './database.js';
 import { generatedSecret } from '../store/settings.js';
 import { secretFingerprint } from '../signature.js';
-import type { Client } from '../client/client.js';
 import { serviceClient } from './service.js';
 import { scheduleReconcile, type ReconcileSchedule } from '../reconcile/index.js';
 import type { CommandIo } from './args.js';
 import { printJson } from './output.js';
 import { count } from '../words.js';
-import { parseServe, serveConfig, serveConfigDump, SERVE_HELP, tokensChecked, type ServeConfig } from './serve-options.js';
+import { parseServe, serveConfig, serveConfigDump, SERVE_HELP, WEAK_SECRET_LENGTH, type ServeConfig } from './serve-options.js';
+import { reloadOnHangup, warnLooseFiles, type Reconciling } from './serve-reload.js';
 import { readTlsPair, type TlsPair } from './tls-files.js';
-import { readSecretLine, readSecretLines } from './file-variants.js';
 import { startTracing, type TracingSdk } from './tracing.js';
 
 export { SERVE_HELP };
-
-/** Shorter than this, a secret can be guessed offline from one signed request. */
-const WEAK_SECRET_LENGTH = 16;
 
 function warnShortSecrets(secrets: readonly string[], io: CommandIo): void {
   for (const secret of secrets) {
@@ -68,13 +64,14 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
     printJson(io, serveConfigDump(command));
     return 0;
   }
-  const client = config.reconcileEvery > 0 ? serviceClient(config.api, '--reconcile-every').client : undefined;
+  const reconciling: Reconciling | undefined = config.reconcileEvery > 0 ? { client: serviceClient(config.api, '--reconcile-every').client } : undefined;
   // A wrong certificate or key is said before anything is opened or bound.
   const tls = config.tls === undefined ? undefined : readTlsPair(config.tls);
   // Before the logger and the receiver: both decide once whether to trace.
   const tracing = await startTracing(io.env, io);
   const logger = loggerFor(io, config.logLevel);
   warnShortSecrets(config.secrets, io);
+  warnLooseFiles(config, logger);
   // A port in use or a wrong --host fails here, before a database file is created for nothing.
   await checkListenable(config.port, config.host);
   const database = await openStore(config.database, {
@@ -90,11 +87,11 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
     await database.close();
     throw error;
   }
-  const schedule = client === undefined ? undefined : startReconciling(config, client, standalone, logger);
+  const schedule = reconciling === undefined ? undefined : startReconciling(config, reconciling, standalone, logger);
   const retention = config.eraseInactiveAfter > 0 ? startRetention(config.eraseInactiveAfter, standalone, logger) : undefined;
   // Signal handlers before the address is announced: from then on a SIGTERM must drain, and
   // without a handler the default action would kill the process outright.
-  const stopReloading = reloadOnHangup(config, standalone, logger);
+  const stopReloading = reloadOnHangup(config, { standalone, reconciling }, logger);
   const stopped = stopOnSignal({ standalone, database, schedule, retention, tracing, logger }).finally(stopReloading);
   announce(config, standalone, logger, io);
   return await stopped;
@@ -125,63 +122,6 @@ async function listen(config: ServeConfig, tls: TlsPair | undefined, database: S
   });
 }
 
-/**
- * SIGHUP re-reads the secret file, the token files and the TLS pair, each on its own: what cannot
- * be read keeps what is in use, with an error logged; connections and requests in flight are
- * untouched. Returns what removes the handler.
- */
-function reloadOnHangup(config: ServeConfig, standalone: Standalone, logger: Logger): () => void {
-  const reload = () => {
-    if (config.secretFile === undefined && config.tls === undefined && Object.keys(config.tokenFiles).length === 0) {
-      logger.warn('SIGHUP: nothing to re-read (no --secret-file, no token file, no --tls-cert); nothing changed');
-      return;
-    }
-    if (config.secretFile !== undefined) reloadSecrets(config, config.secretFile, standalone, logger);
-    if (Object.keys(config.tokenFiles).length > 0) void reloadTokens(config, standalone, logger);
-    if (config.tls !== undefined) {
-      try {
-        standalone.setTls(readTlsPair(config.tls));
-        logger.info({ cert: config.tls.cert }, 'SIGHUP: TLS certificate and key re-read; new connections use them');
-      } catch (error) {
-        logger.error({ cert: config.tls.cert, key: config.tls.key }, `SIGHUP: ${(error as Error).message}; the certificate in use is kept`);
-      }
-    }
-  };
-  // Without a handler, SIGHUP's default action would end the process.
-  process.on('SIGHUP', reload);
-  return () => process.off('SIGHUP', reload);
-}
-
-function reloadSecrets(config: ServeConfig, file: string, standalone: Standalone, logger: Logger): void {
-  try {
-    const secrets = readSecretLines(file, '--secret-file');
-    standalone.receiver.setSecrets(secrets);
-    config.secrets = secrets;
-    const weak = secrets.filter((secret) => secret.length < WEAK_SECRET_LENGTH).map(secretFingerprint);
-    if (weak.length > 0) logger.warn({ weakSecretFingerprints: weak }, `SIGHUP: ${count(weak.length, 'secret')} under ${WEAK_SECRET_LENGTH} characters: weak`);
-    logger.info({ secretFingerprints: secrets.map(secretFingerprint) }, `SIGHUP: webhook secrets re-read from ${file}`);
-  } catch (error) {
-    logger.error({ file }, `SIGHUP: ${(error as Error).message}; the secrets in use are kept`);
-  }
-}
-
-/** The token files read again, checked as at start, and swapped in together; on any error none is. */
-async function reloadTokens(config: ServeConfig, standalone: Standalone, logger: Logger): Promise<void> {
-  const files = config.tokenFiles;
-  try {
-    const read = Object.fromEntries(
-      Object.entries(files).map(([option, file]) => [option, readSecretLine(file, `--${option}-file`, option)]),
-    );
-    const current = { 'dashboard-token': config.dashboardToken, 'dashboard-readonly-token': config.dashboardReadonlyToken, 'metrics-token': config.metricsToken };
-    const tokens = tokensChecked({ ...current, ...read }, (option) => (files[option] === undefined ? `--${option}` : `the token in ${files[option]}`));
-    await standalone.setTokens(tokens);
-    Object.assign(config, { dashboardToken: tokens.dashboardToken, dashboardReadonlyToken: tokens.dashboardReadonlyToken, metricsToken: tokens.metricsToken });
-    logger.info({ files: Object.values(files) }, 'SIGHUP: tokens re-read; requests from now on are checked against them');
-  } catch (error) {
-    logger.error({ files: Object.values(files) }, `SIGHUP: ${(error as Error).message}; the tokens in use are kept`);
-  }
-}
-
 /** The secret generated at the first start (stored in the database), said once; its fingerprint later. */
 async function generatedSecretShown(config: ServeConfig, database: Store, io: CommandIo): Promise<string> {
   const generated = await generatedSecret(database);
@@ -202,8 +142,9 @@ async function generatedSecretShown(config: ServeConfig, database: Store, io: Co
   return generated.secret;
 }
 
-function startReconciling(config: ServeConfig, client: Client, standalone: Standalone, logger: Logger): ReconcileSchedule {
-  return scheduleReconcile({ everyMs: config.reconcileEvery * 60_000, logger, run: (signal) => standalone.receiver.reconcile({ client, signal }) });
+/** Each run takes the client of the moment: SIGHUP may have re-read the API key since the last. */
+function startReconciling(config: ServeConfig, reconciling: Reconciling, standalone: Standalone, logger: Logger): ReconcileSchedule {
+  return scheduleReconcile({ everyMs: config.reconcileEvery * 60_000, logger, run: (signal) => standalone.receiver.reconcile({ client: reconciling.client, signal }) });
 }
 
 /** How often retention runs once started (and once at start). */

@@ -11,6 +11,23 @@ export function isLoopbackHost(hostname: string): boolean {
 }
 
 /**
+ * `address` for messages, logs and `--print-config`: a user name and password (`https://user:pass@host`)
+ * shown as `***`, whether or not the rest parses as a URL.
+ */
+export function withoutCredentials(address: string): string {
+  try {
+    const url = new URL(address);
+    if (url.username === '' && url.password === '') return address;
+    url.username = '***';
+    url.password = '';
+    return url.href;
+  } catch {
+    // Unparsable: everything up to the last @ may be credentials (a password can hold / or #).
+    return address.replace(/^([a-z][a-z0-9+.-]*:\/\/).*@/is, '$1***@');
+  }
+}
+
+/**
  * Why `address` cannot be the service's address, or undefined when it can; the text follows the
  * name of the setting (`baseUrl`, `--api-url`), and `optIn` names the way to accept plain http.
  * The key travels in a header with every request: over plain http anyone on the path reads it.
@@ -22,6 +39,8 @@ export function serviceUrlProblem(address: string, allowInsecureHttp: boolean, o
   } catch {
     return 'must be the service address, e.g. https://api.example.com or a sandbox’s url';
   }
+  // fetch refuses such a URL anyway; said here without the credentials it would echo.
+  if (url.username !== '' || url.password !== '') return `must not hold a user name or password (${withoutCredentials(address)}): the service takes the API key alone`;
   if (url.protocol === 'https:') return undefined;
   if (url.protocol !== 'http:') return `must be an https:// address, got ${url.protocol}`;
   if (isLoopbackHost(url.hostname) || allowInsecureHttp) return undefined;

@@ -19,6 +19,20 @@ function within<T>(work: Promise<T>): Promise<T | undefined> {
 // per process, merged into each receiver's registry, rather than one per receiver.
 let processDefaults: Registry | undefined;
 
+/**
+ * prom-client's gauges named like counters (`promtool check metrics`: non-counter metrics should
+ * not have a _total suffix). Each is the sum of the per-type gauge of the same name without
+ * `_total`, which stays: `sum(prequal_hooks_nodejs_active_handles)`.
+ */
+const GAUGES_NAMED_LIKE_COUNTERS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+
+function processDefaultMetrics(): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: PREFIX });
+  for (const name of GAUGES_NAMED_LIKE_COUNTERS) registry.removeSingleMetric(`${PREFIX}${name}`);
+  return registry;
+}
+
 /** The series counted where things happen. */
 function countedSeries(own: Registry) {
   const requests = new Counter({
@@ -108,10 +122,7 @@ function storeGauges(own: Registry, store: () => Store | undefined): void {
 }
 
 export function createMetrics(store: () => Store | undefined) {
-  if (processDefaults === undefined) {
-    processDefaults = new Registry();
-    collectDefaultMetrics({ register: processDefaults, prefix: PREFIX });
-  }
+  processDefaults ??= processDefaultMetrics();
   const own = new Registry();
   const { requests, ack, events, lag, handlerCalls, erasures, redacted } = countedSeries(own);
   storeGauges(own, store);

@@ -1,8 +1,9 @@
 // Which engine serves a `database` option. The only place that tells the engines apart.
+import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
 import Database from 'better-sqlite3';
 import { loadMigrations } from './migrations.js';
-import { configureDatabase, openDatabase, writerSettings, type SqliteDatabase } from './sqlite/database.js';
+import { configureDatabase, createDatabaseFile, openDatabase, writerSettings, type SqliteDatabase } from './sqlite/database.js';
 import { migrate as migrateSqlite, pendingMigrations as pendingSqlite } from './sqlite/migrations.js';
 import { createSqliteStore } from './sqlite/store.js';
 import type { Store } from './store.js';
@@ -46,12 +47,16 @@ export function isPostgresUrl(value: string): boolean {
   return /^postgres(?:ql)?:\/\//i.test(value);
 }
 
-/** A database location as logs and people see it: a PostgreSQL URL without its password. */
+/**
+ * A database location as logs and people see it: a PostgreSQL URL without its password, whether
+ * in the user info (`user:pass@`) or the query (`?password=`, `sslpassword=`, as libpq takes them).
+ */
 export function displayLocation(location: string): string {
   if (!isPostgresUrl(location)) return location;
   try {
     const url = new URL(location);
     if (url.password !== '') url.password = '***';
+    for (const name of [...url.searchParams.keys()]) if (/password/i.test(name)) url.searchParams.set(name, '***');
     return url.toString();
   } catch {
     return 'postgres://(unparsable URL)';
@@ -138,9 +143,10 @@ export interface MigrationReport {
 }
 
 /**
- * Lists the migrations an existing database needs and, unless `dryRun`, applies them as a start
- * would (SQLite: each in its transaction; PostgreSQL: all in one, under the advisory lock that
- * makes replicas migrate once), with no statement deadline: a migration may rewrite large tables.
+ * Lists the migrations a database needs and, unless `dryRun`, applies them as a start would
+ * (SQLite: each in its transaction; PostgreSQL: all in one, under the advisory lock that makes
+ * replicas migrate once), with no statement deadline: a migration may rewrite large tables. A
+ * SQLite file that does not exist is created as a start creates it, but not by a dry run.
  */
 export async function migrateDatabase(location: string, options: { schema?: string; dryRun?: boolean } = {}): Promise<MigrationReport> {
   if (isPostgresUrl(location)) {
@@ -161,7 +167,11 @@ export async function migrateDatabase(location: string, options: { schema?: stri
       await pool.end();
     }
   }
-  const db = new Database(location, { fileMustExist: true });
+  // A new file is created as serve creates it; a dry run creates nothing, and lists every
+  // migration from an empty database in memory.
+  const exists = existsSync(location);
+  if (!exists && !options.dryRun) createDatabaseFile(location);
+  const db = exists || !options.dryRun ? new Database(location, { fileMustExist: true }) : new Database(':memory:');
   try {
     db.pragma('busy_timeout = 10000');
     const migrations = loadMigrations('sqlite');

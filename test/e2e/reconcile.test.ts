@@ -2,7 +2,7 @@
 // given up. Then `prequal-hooks reconcile` repairs the projection from the sandbox's API, a second
 // run repairs nothing, and webhooks after it apply by the last-writer-wins rule.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -162,6 +162,31 @@ describe('prequal-hooks reconcile', () => {
     expect(serve.stdout()).not.toMatch(/Prénom|exemple\.fr|06\d{8}|R3cnc/);
     expect(await serve.stop()).toBe(0);
     expect(await sandbox.stop()).toBe(0);
+  }, 60_000);
+
+  it('serve --reconcile-every re-reads --api-key-file at SIGHUP: the next run takes the new key', async () => {
+    const sandbox = await createSandbox({ apiKeys: [KEY], seed: 'reconcile-key-file', interviewMs: 600_000, log: () => {} });
+    const revoked = `agency_live_${'Rv0kd'.repeat(8)}`;
+    const keyFile = join(tmp.dir, 'api-key.txt');
+    writeFileSync(keyFile, `${revoked}\n`, { mode: 0o600 });
+    const dbPath = join(tmp.dir, 'key-file.db');
+    const serve = await startServe(['--host', '127.0.0.1', '--port', '0', '--db', dbPath, '--secret', SECRET, '--reconcile-every', '0.05', '--api-url', sandbox.url, '--api-key-file', keyFile]);
+    try {
+      const failed = await waitFor(() => serve.logLines().find((l) => l.msg === 'reconcile failed; it runs again at the next turn'), 20_000, 'a run with the revoked key');
+      expect(failed).toMatchObject({ status: 401, code: 'INVALID_API_KEY' });
+
+      writeFileSync(keyFile, `${KEY}\n`);
+      serve.child.kill('SIGHUP');
+      const reread = await waitFor(() => serve.logLines().find((l) => String(l.msg).startsWith('SIGHUP: API key re-read')), 5000, 'the key re-read');
+      expect(reread.msg).toBe(`SIGHUP: API key re-read from ${keyFile}; reconciliation uses it from its next run`);
+      const credits = () => readDb(dbPath, (db) => db.prepare('SELECT credits_remaining FROM credits').pluck().get()) as number | undefined;
+      await waitFor(() => credits(), 20_000, 'a run with the new key');
+      expect(credits()).toBe((await apiClient(sandbox.apiUrl, KEY)('GET', '/account/credits')).body.credits_available);
+      expect(await serve.stop()).toBe(0);
+      expect(serve.stdout() + serve.stderr()).not.toMatch(/R3cnc|Rv0kd/);
+    } finally {
+      await sandbox.close();
+    }
   }, 60_000);
 
   it('reconcile and serve --reconcile-every refuse a redirect to another origin: the key never reaches it', async () => {

@@ -2,7 +2,7 @@
 // openssl, real files, real connections (kept alive across the reloads).
 import { execFileSync } from 'node:child_process';
 import { randomUUID, X509Certificate } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { Agent, request as httpsRequest } from 'node:https';
 import { connect } from 'node:tls';
@@ -138,17 +138,17 @@ describe('serve over HTTPS', () => {
     expect(inboxRows(db)).toBe(0);
   });
 
-  it('refuses at start, in one line naming the file and with exit 1, a missing, non-PEM or mismatched certificate or key', async () => {
+  it('refuses at start, in one line naming the file, the option that gave it, and with exit 1, a missing, non-PEM or mismatched certificate or key', async () => {
     const one = makeCertificate('start-one');
     const two = makeCertificate('start-two');
     const garbage = write('garbage.pem', 'not a certificate\n');
     const db = join(tmp.dir, 'start.db');
     const cases: Array<[string[], RegExp]> = [
-      [['--tls-cert', join(tmp.dir, 'absent.crt'), '--tls-key', one.key], /cannot read the TLS certificate .*absent\.crt: no such file/],
-      [['--tls-cert', one.cert, '--tls-key', join(tmp.dir, 'absent.key')], /cannot read the TLS key .*absent\.key: no such file/],
-      [['--tls-cert', garbage, '--tls-key', one.key], /the TLS certificate .*garbage\.pem is not a PEM certificate/],
-      [['--tls-cert', one.cert, '--tls-key', garbage], /the TLS key .*garbage\.pem is not a PEM private key/],
-      [['--tls-cert', one.cert, '--tls-key', two.key], /the TLS key .*start-two\.key does not match the certificate .*start-one\.crt/],
+      [['--tls-cert', join(tmp.dir, 'absent.crt'), '--tls-key', one.key], /cannot read the TLS certificate .*absent\.crt \(given by --tls-cert\): no such file/],
+      [['--tls-cert', one.cert, '--tls-key', join(tmp.dir, 'absent.key')], /cannot read the TLS key .*absent\.key \(given by --tls-key\): no such file/],
+      [['--tls-cert', garbage, '--tls-key', one.key], /the TLS certificate .*garbage\.pem \(given by --tls-cert\) is not a PEM certificate/],
+      [['--tls-cert', one.cert, '--tls-key', garbage], /the TLS key .*garbage\.pem \(given by --tls-key\) is not a PEM private key/],
+      [['--tls-cert', one.cert, '--tls-key', two.key], /the TLS key .*start-two\.key \(given by --tls-key\) does not match the certificate .*start-one\.crt \(given by --tls-cert\)/],
     ];
     for (const [args, message] of cases) {
       const result = await runCli(['serve', '--port', '0', '--host', '127.0.0.1', '--db', db, '--secret', OLD, ...args]);
@@ -303,7 +303,7 @@ describe('SIGHUP', () => {
     await waitFor(() => (serve.logLines().filter((line) => line.level === 50).length >= 2 ? true : undefined), 5000, 'two errors');
     const errors = serve.logLines().filter((line) => line.level === 50).map((line) => String(line.msg));
     expect(errors).toContainEqual(expect.stringMatching(/bad-secrets\.txt \(given by --secret-file\) is empty.*the secrets in use are kept/));
-    expect(errors).toContainEqual(expect.stringMatching(/bad-live\.crt is not a PEM certificate.*the certificate in use is kept/));
+    expect(errors).toContainEqual(expect.stringMatching(/bad-live\.crt \(given by --tls-cert\) is not a PEM certificate.*the certificate in use is kept/));
     const agent = new Agent({ ca: [one.pem] });
     expect((await postOver(agent, serve.webhookUrl, OLD)).status).toBe(200);
     expect(await presentedCertificate(port, [one.pem])).toBe(new X509Certificate(one.pem).fingerprint256);
@@ -349,12 +349,92 @@ describe('SIGHUP', () => {
     expect(await serve.stop()).toBe(0);
   });
 
+  it('names, in each error, the variable or the flag that gave the file it could not use', async () => {
+    const one = makeCertificate('named');
+    const secretFile = write('named-secrets.txt', `${OLD}\n`);
+    const metricsFile = write('named-metrics.txt', 'metrics-token-named-000001\n');
+    const apiKeyFile = write('named-api-key.txt', 'agency_live_N4medN4medN4medN4medN4medN4medN4med\n');
+    const cert = write('named.crt', one.pem);
+    const env = {
+      PREQUAL_HOOKS_SECRET_FILE: secretFile,
+      PREQUAL_HOOKS_METRICS_TOKEN_FILE: metricsFile,
+      PREQUAL_HOOKS_DASHBOARD_TOKEN: TOKEN,
+      PREQUAL_HOOKS_API_KEY_FILE: apiKeyFile,
+      PREQUAL_HOOKS_TLS_CERT: cert,
+      PREQUAL_HOOKS_TLS_KEY: one.key,
+    };
+    const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'named.db')], env);
+    const errors = () => serve.logLines().filter((line) => line.level === 50).map((line) => String(line.msg));
+    writeFileSync(secretFile, '\n');
+    writeFileSync(metricsFile, `${TOKEN}\n`); // the same as the dashboard token, from its variable
+    writeFileSync(apiKeyFile, '');
+    writeFileSync(cert, 'garbage\n');
+    serve.child.kill('SIGHUP');
+    await waitFor(() => (errors().length >= 4 ? true : undefined), 5000, 'four errors');
+    expect(errors().sort()).toEqual(
+      [
+        `SIGHUP: ${secretFile} (given by PREQUAL_HOOKS_SECRET_FILE) is empty: it must hold the secret; the secrets in use are kept`,
+        `SIGHUP: PREQUAL_HOOKS_DASHBOARD_TOKEN and PREQUAL_HOOKS_METRICS_TOKEN_FILE (${metricsFile}) must differ: each token opens its own part, so one value cannot be both; the tokens in use are kept`,
+        `SIGHUP: ${apiKeyFile} (given by PREQUAL_HOOKS_API_KEY_FILE) is empty: it must hold the secret; the API key in use is kept`,
+        `SIGHUP: the TLS certificate ${cert} (given by PREQUAL_HOOKS_TLS_CERT) is not a PEM certificate (-----BEGIN CERTIFICATE-----); the certificate in use is kept`,
+      ].sort(),
+    );
+    const agent = new Agent({ ca: [one.pem] });
+    expect((await postOver(agent, serve.webhookUrl, OLD)).status).toBe(200);
+    expect((await getOver(agent, `${serve.baseUrl}/metrics`, { Authorization: 'Bearer metrics-token-named-000001' })).status).toBe(200);
+    agent.destroy();
+
+    // A missing file, named the same way.
+    execFileSync('rm', [secretFile]);
+    serve.child.kill('SIGHUP');
+    await waitFor(() => (errors().some((line) => line.startsWith(`SIGHUP: cannot read ${secretFile} (given by PREQUAL_HOOKS_SECRET_FILE): no such file`)) ? true : undefined), 5000, 'the missing file');
+    expect(await serve.stop()).toBe(0);
+    expect(serve.stdout() + serve.stderr()).not.toContain(TOKEN);
+  });
+
   it('is not fatal without files to re-read', async () => {
     const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'nohup.db'), '--secret', OLD]);
     serve.child.kill('SIGHUP');
     await waitFor(() => (logsWith(serve, 'SIGHUP: nothing to re-read').length > 0 ? true : undefined), 5000, 'the warning');
     expect((await fetch(`${serve.baseUrl}/healthz`)).status).toBe(200);
     expect(await serve.stop()).toBe(0);
+  });
+});
+
+describe('files holding secrets that other users can read', () => {
+  it('are warned of at start and at each SIGHUP by path, the option or variable that gave them and mode, never by content', async () => {
+    const tls = makeCertificate('loose');
+    const key = write('loose-tls.key', readFileSync(tls.key));
+    const secretFile = write('loose-secret.txt', `${OLD}\n`);
+    const dashboardFile = write('loose-dashboard.txt', `${TOKEN}\n`);
+    const metricsFile = write('tight-metrics.txt', 'metrics-token-owner-only-01\n');
+    const apiKeyFile = write('loose-api-key.txt', 'agency_live_L00seK3yL00seK3yL00seK3yL00seK3y\n');
+    for (const [file, mode] of [[secretFile, 0o644], [dashboardFile, 0o640], [apiKeyFile, 0o604], [key, 0o644], [metricsFile, 0o600], [tls.cert, 0o644]] as const) chmodSync(file, mode);
+    const serve = await startServe(
+      ['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'loose.db'), '--secret-file', secretFile, '--metrics-token-file', metricsFile, '--tls-cert', tls.cert, '--tls-key', key],
+      { PREQUAL_HOOKS_DASHBOARD_TOKEN_FILE: dashboardFile, PREQUAL_HOOKS_API_KEY_FILE: apiKeyFile },
+    );
+    const warnings = () => serve.logLines().filter((line) => line.level === 40 && /can be read by other users/.test(String(line.msg))).map((line) => String(line.msg));
+    const expected = [
+      `${secretFile} (given by --secret-file) can be read by other users (mode 644); it holds the webhook secrets: chmod 600 ${secretFile}`,
+      `${dashboardFile} (given by PREQUAL_HOOKS_DASHBOARD_TOKEN_FILE) can be read by other users (mode 640); it holds the console token: chmod 600 ${dashboardFile}`,
+      `${apiKeyFile} (given by PREQUAL_HOOKS_API_KEY_FILE) can be read by other users (mode 604); it holds the agency's API key: chmod 600 ${apiKeyFile}`,
+      `${key} (given by --tls-key) can be read by other users (mode 644); it holds the TLS private key: chmod 600 ${key}`,
+    ];
+    await waitFor(() => (warnings().length >= 4 ? true : undefined), 5000, 'the warnings at start');
+    expect(warnings().sort()).toEqual([...expected].sort());
+
+    serve.child.kill('SIGHUP');
+    await waitFor(() => (warnings().length >= 8 ? true : undefined), 5000, 'the warnings at reload');
+    expect(warnings().slice(4).sort()).toEqual(expected.map((line) => `SIGHUP: ${line}`).sort());
+
+    // Owner-only again: the next reload re-reads every file and warns of none.
+    for (const file of [secretFile, dashboardFile, apiKeyFile, key]) chmodSync(file, 0o600);
+    serve.child.kill('SIGHUP');
+    await waitFor(() => (logsWith(serve, 'SIGHUP: TLS certificate and key re-read').length >= 2 && logsWith(serve, 'SIGHUP: tokens re-read').length >= 2 ? true : undefined), 5000, 'the second reload');
+    expect(warnings()).toHaveLength(8);
+    expect(await serve.stop()).toBe(0);
+    for (const secret of [OLD, TOKEN, 'metrics-token-owner-only-01', 'L00seK3y', 'PRIVATE KEY']) expect(serve.stdout() + serve.stderr()).not.toContain(secret);
   });
 });
 

@@ -1,6 +1,6 @@
 // Where the API key may go: the address policy and the redirect decision, as pure functions.
 import { describe, expect, it } from 'vitest';
-import { decideRedirect, isLoopbackHost, MAX_REDIRECTS, serviceUrlProblem } from '../../src/client/origin.js';
+import { decideRedirect, isLoopbackHost, MAX_REDIRECTS, serviceUrlProblem, withoutCredentials } from '../../src/client/origin.js';
 
 const host = (url: string) => new URL(url).hostname;
 
@@ -23,6 +23,21 @@ describe('serviceUrlProblem', () => {
     expect(serviceUrlProblem('http://api.example.com', false, '--allow-it')).toMatch(/http:\/\/api\.example\.com is plain http: .* opt in with --allow-it$/);
     expect(serviceUrlProblem('ftp://api.example.com', true, 'X')).toBe('must be an https:// address, got ftp:');
     expect(serviceUrlProblem('api.example.com', false, 'X')).toMatch(/^must be the service address/);
+  });
+});
+
+describe('a user name and password in the address', () => {
+  it('are refused as the service address, and shown masked', () => {
+    expect(serviceUrlProblem('https://agency:s3cret@api.example.com', false, 'X')).toBe('must not hold a user name or password (https://***@api.example.com/): the service takes the API key alone');
+    expect(serviceUrlProblem('http://token@127.0.0.1:8789', false, 'X')).toMatch(/^must not hold a user name or password \(http:\/\/\*\*\*@127\.0\.0\.1:8789\/\)/);
+  });
+
+  it('withoutCredentials masks them, parsable or not, and leaves other addresses as they are', () => {
+    expect(withoutCredentials('https://agency:s3cret@api.example.com/v1?x=1')).toBe('https://***@api.example.com/v1?x=1');
+    expect(withoutCredentials('https://:s3cret@api.example.com')).toBe('https://***@api.example.com/');
+    expect(withoutCredentials('https://agency:s3/c#ret@[::1')).toBe('https://***@[::1');
+    expect(withoutCredentials('https://api.example.com/a@b')).toBe('https://api.example.com/a@b');
+    expect(withoutCredentials('not a url')).toBe('not a url');
   });
 });
 

@@ -1,9 +1,9 @@
 // The generic *-file options: marking an option in a table is all another option needs.
-import { writeFileSync } from 'node:fs';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CommandError, UsageError } from '../../src/cli/args.js';
-import { resolveFileVariants, withFileVariants } from '../../src/cli/file-variants.js';
+import { looseFileWarning, resolveFileVariants, withFileVariants } from '../../src/cli/file-variants.js';
 import { envNames, list, optional, optionsHelp, parseCommand } from '../../src/cli/options.js';
 import { tempDir } from '../support/servers.js';
 
@@ -43,5 +43,20 @@ describe('withFileVariants', () => {
     const untouched = resolveFileVariants(TABLE, parseCommand(TABLE, ['--plain', 'p', '--keys', 'x,y'], {}));
     expect(untouched.values).toMatchObject({ plain: 'p', keys: ['x', 'y'] });
     expect(untouched.files).toEqual({});
+  });
+});
+
+describe('looseFileWarning', () => {
+  it('names the file, what gave it and its mode when group or others can read or change it; nothing when owner-only or absent', () => {
+    const path = join(tmp.dir, 'held');
+    writeFileSync(path, 'the-secret-itself\n');
+    const file = { path, from: 'PREQUAL_HOOKS_X_FILE' };
+    const at = (mode: number) => (chmodSync(path, mode), looseFileWarning(file, 'the x'));
+    expect(at(0o644)).toBe(`${path} (given by PREQUAL_HOOKS_X_FILE) can be read by other users (mode 644); it holds the x: chmod 600 ${path}`);
+    expect(at(0o604)).toMatch(/can be read by other users \(mode 604\)/);
+    expect(at(0o620)).toMatch(/can be changed by other users \(mode 620\)/);
+    for (const mode of [0o600, 0o400, 0o700, 0o711]) expect(at(mode), mode.toString(8)).toBeUndefined();
+    expect(looseFileWarning({ path: join(tmp.dir, 'absent'), from: '--x-file' }, 'the x')).toBeUndefined();
+    expect(at(0o666)).not.toContain('the-secret-itself');
   });
 });

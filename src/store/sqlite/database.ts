@@ -45,6 +45,16 @@ function createFolders(folder: string): void {
   }
 }
 
+/** Creates an empty SQLite file owner-only (0600), and its missing folders owner-only (0700). */
+export function createDatabaseFile(path: string): void {
+  createFolders(dirname(path));
+  try {
+    closeSync(openSync(path, 'a', 0o600));
+  } catch (error) {
+    throw new DatabasePathError(`cannot create the database ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+}
+
 /**
  * Opens (and creates) the SQLite file, sets it up for durability and applies the migrations.
  * WAL with `synchronous = FULL`: a committed transaction survives a crash or power loss,
@@ -60,12 +70,7 @@ export function openDatabase(path: string, options: OpenDatabaseOptions = {}): S
         options.warn?.(`${path} can be read by other users (mode ${(mode & 0o777).toString(8)}); it holds the webhook secret and candidates' personal data: chmod 600 ${path}`);
       }
     } else {
-      createFolders(dirname(path));
-      try {
-        closeSync(openSync(path, 'a', 0o600));
-      } catch (error) {
-        throw new DatabasePathError(`cannot create the database ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-      }
+      createDatabaseFile(path);
     }
   }
   const db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false });

@@ -78,7 +78,7 @@ describe.each(ENGINES)('queries on the projected lifecycle scenario ($name)', (e
     const expected = JSON.parse(readFileSync(EXPECTED, 'utf8')) as { campaigns: Row[]; candidates: Row[]; interview_responses: Row[]; credits: Row };
     // The fixture's columns of a row the queries return (they return more).
     const like = (row: object, model: Row) => Object.fromEntries(Object.keys(model).map((key) => [key, (row as Row)[key]]));
-    const byId = (key: string) => (a: Row, b: Row) => (String(a[key]) < String(b[key]) ? -1 : 1);
+    const byId = (key: string) => (a: object, b: object) => (String((a as Row)[key]) < String((b as Row)[key]) ? -1 : 1);
     const campaigns = (await query.listCampaigns()).sort(byId('campaign_id'));
     const candidates = (await Promise.all(campaigns.map(async (c) => (await query.listCandidates(c.campaign_id, { per_page: 100 })).candidates))).flat().sort(byId('candidate_id'));
     const responses = (

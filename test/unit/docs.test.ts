@@ -36,6 +36,16 @@ describe('documents', () => {
     expect(broken).toEqual([]);
   });
 
+  it('the README says how to install the package, with the tarball name npm pack writes for this version', () => {
+    const { name, version } = JSON.parse(read('package.json')) as { name: string; version: string };
+    const install = read('README.md').split('\n## ').find((section) => section.startsWith('Install\n'));
+    expect(install).toBeDefined();
+    expect(install).toContain(`npm install ${name}\n`);
+    const tarballs = [...install!.matchAll(/prequal-hooks-[\d.]+\.tgz/g)].map(([tarball]) => tarball);
+    expect(tarballs.length).toBeGreaterThan(0);
+    expect(new Set(tarballs)).toEqual(new Set([`${name}-${version}.tgz`]));
+  });
+
   it('names no document users cannot open (the steering documents are not in the repository)', () => {
     for (const document of ['README.md', 'fixtures/README.md', 'docs/projection.md', 'docs/events.md']) {
       expect(read(document), document).not.toMatch(/PROJECTION\.md|service-api\.md|\/work\//);

@@ -46,6 +46,11 @@ describe('documents', () => {
     expect(new Set(tarballs)).toEqual(new Set([`${name}-${version}.tgz`]));
   });
 
+  it('the README\'s "PostgreSQL in tests" example is test/examples/readme-postgres.test.ts, verbatim', () => {
+    const example = read('test/examples/readme-postgres.test.ts').replace(/^\/\/.*\n/, '');
+    expect(read('README.md')).toContain(`\`\`\`ts\n${example}\`\`\`\n`);
+  });
+
   it('names no document users cannot open (the steering documents are not in the repository)', () => {
     for (const document of ['README.md', 'fixtures/README.md', 'docs/projection.md', 'docs/events.md']) {
       expect(read(document), document).not.toMatch(/PROJECTION\.md|service-api\.md|\/work\//);

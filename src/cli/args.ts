@@ -12,6 +12,8 @@ export class CommandError extends Error {
 }
 
 export interface CommandIo {
+  /** Read by the commands that take input there (`secret --fingerprint`); process.stdin when absent. */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
   stderr: NodeJS.WritableStream;
   env: NodeJS.ProcessEnv;

@@ -15,7 +15,7 @@ const COMMANDS: Record<string, { load: () => Promise<Command>; summary: string }
     load: async () => (await import('./dead-letters.js')).deadLetters,
     summary: 'list events set aside and failed handlers; reprocess them',
   },
-  secret: { load: async () => (await import('./secret.js')).secret, summary: 'print the webhook secret serve generated' },
+  secret: { load: async () => (await import('./secret.js')).secret, summary: 'print the webhook secret serve generated, or the fingerprints of secrets' },
   rebuild: { load: async () => (await import('./rebuild.js')).rebuild, summary: 're-project the whole inbox into fresh projection tables' },
   reconcile: { load: async () => (await import('./reconcile.js')).reconcile, summary: "repair what webhooks missed from the service's API (candidates, statuses, credits)" },
   sandbox: { load: async () => (await import('./sandbox.js')).sandbox, summary: 'run the service locally: its REST API, a simulated campaign life, real webhooks' },
@@ -85,4 +85,4 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   process.exit(process.exitCode ?? 0);
 });
 
-process.exitCode = await main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env });
+process.exitCode = await main(process.argv.slice(2), { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env });

@@ -5,6 +5,7 @@ import { signedRequest } from '../testing/signed-request.js';
 import { CommandError, integer, UsageError, webhookUrl, type CommandIo } from './args.js';
 import { flagsOnly, list, optional, optionsHelp, parseCommand, value } from './options.js';
 import { sampleToSend } from './sample.js';
+import { certificateProblem, post, trustedWith, type Answer } from './send-http.js';
 
 export const SEND_OPTIONS = {
   ...flagsOnly({
@@ -24,6 +25,10 @@ export const SEND_OPTIONS = {
     'signature-header': value({ placeholder: '<h>', help: 'the signature header', default: DEFAULT_SIGNATURE_HEADER, defaultHelp: DEFAULT_SIGNATURE_HEADER, parse: (text: string) => text }),
     'event-header': value({ placeholder: '<h>', help: 'the event kind header', default: DEFAULT_EVENT_HEADER, defaultHelp: DEFAULT_EVENT_HEADER, parse: (text: string) => text }),
     timeout: value({ placeholder: '<ms>', help: 'give up waiting for the answer after this long', default: 10_000, defaultHelp: '10000', parse: (text: string, name: string) => integer(name, text, 10_000, 1) }),
+  }),
+  ca: optional({
+    placeholder: '<file>',
+    help: "PEM file of CA certificates to trust, beside Node's own, for an https:// receiver whose certificate comes from a private CA (NODE_EXTRA_CA_CERTS works too)",
   }),
 };
 
@@ -95,16 +100,22 @@ export async function send(argv: string[], io: CommandIo): Promise<number> {
     io.stderr.write('prequal-hooks send: warning: no secret (--secret or PREQUAL_HOOKS_SECRET), so the event is sent unsigned; a receiver with a secret answers 401.\n');
   }
 
-  let response: Response;
-  let answer: string;
+  const caSource = command.sources.ca;
+  const trusted = values.ca === undefined ? undefined : trustedWith(values.ca, caSource.from === 'default' ? '--ca' : caSource.name);
+  const answer = await exchange(url, request, timeoutMs, trusted);
+  io.stdout.write(`HTTP ${answer.status} ${answer.statusText}\n${answer.text}${answer.text.endsWith('\n') || answer.text === '' ? '' : '\n'}`);
+  return answer.status >= 200 && answer.status < 300 ? 0 : 1;
+}
+
+/** The POST, its failures in words: a timeout, a refused certificate, or a receiver not reached. */
+async function exchange(url: URL, request: ReturnType<typeof signedRequest>, timeoutMs: number, ca: string[] | undefined): Promise<Answer> {
   try {
-    response = await fetch(url, { method: 'POST', headers: request.headers, body: request.body, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
-    answer = await response.text();
+    return await post(url, request, timeoutMs, ca);
   } catch (error) {
     if ((error as Error).name === 'TimeoutError') throw new CommandError(`no answer from ${url.href} within ${timeoutMs} ms`);
+    const certificate = certificateProblem(error, url);
+    if (certificate !== undefined) throw new CommandError(certificate);
     const cause = (error as { cause?: { message?: string } }).cause?.message ?? (error as Error).message;
     throw new CommandError(`could not reach ${url.href}: ${cause}. Is the receiver running there?`);
   }
-  io.stdout.write(`HTTP ${response.status} ${response.statusText}\n${answer}${answer.endsWith('\n') || answer === '' ? '' : '\n'}`);
-  return response.ok ? 0 : 1;
 }

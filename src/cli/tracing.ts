@@ -50,7 +50,9 @@ export async function startTracing(env: NodeJS.ProcessEnv, io: CommandIo): Promi
   return { shutdown: () => sdk.shutdown() };
 }
 
-type Detector = { detect(config?: unknown): { attributes?: Record<string, unknown> } };
+type SdkOptions = NonNullable<ConstructorParameters<typeof import('@opentelemetry/sdk-node').NodeSDK>[0]>;
+/** A resource detector as the installed SDK types it: its attributes' type differs between SDK lines (0.2xx, 0.3xx). */
+type Detector = NonNullable<SdkOptions['resourceDetectors']>[number];
 
 /**
  * The SDK's default resource detectors, but the process detector without the command line:

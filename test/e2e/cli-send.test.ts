@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_KINDS } from '../../src/events/index.js';
@@ -93,6 +93,33 @@ describe.concurrent('prequal-hooks send, against a real prequal-hooks serve', ()
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(/could not reach http:\/\/127\.0\.0\.1:\d+\/webhooks: .*ECONNREFUSED/);
     expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('exits 1 with "no answer" when the receiver does not answer in --timeout, or stops halfway through its answer', async () => {
+    const sockets: Socket[] = [];
+    // One listener that never answers, one that sends the head of an answer and then nothing.
+    const silent = createServer((socket) => void sockets.push(socket));
+    const halfway = createServer((socket) => {
+      sockets.push(socket);
+      socket.once('data', () => socket.write('HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\n{"rec'));
+    });
+    const portOf = (server: ReturnType<typeof createServer>) =>
+      new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
+    const [silentPort, halfwayPort] = await Promise.all([portOf(silent), portOf(halfway)]);
+    try {
+      const results = await Promise.all(
+        [silentPort, halfwayPort].map((port) => runCli(['send', 'campaign.created', '--url', `http://127.0.0.1:${port}/webhooks`, '--secret', SECRET, '--timeout', '500'])),
+      );
+      for (const result of results) {
+        expect(result.code).toBe(1);
+        expect(result.stdout).toBe('');
+        expect(result.stderr).toMatch(/no answer from http:\/\/127\.0\.0\.1:\d+\/webhooks within 500 ms/);
+      }
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+      halfway.close();
+    }
   });
 
   it('is a usage error (exit 2) for an unknown kind, listing the ten kinds, and for missing or conflicting arguments', async () => {

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createQueries, QueryParameterError, type Queries } from '../../src/query/index.js';
@@ -7,6 +8,7 @@ import type { Store } from '../../src/store/store.js';
 import { ENGINES } from '../support/engines.js';
 
 const SCENARIO = join(import.meta.dirname, '../../fixtures/scenarios/campaign-lifecycle.shuffled.ndjson');
+const EXPECTED = join(import.meta.dirname, '../../fixtures/scenarios/campaign-lifecycle.expected.json');
 const RK4 = 'cmp_Rk4vN8qWz2';
 const BT9 = 'cmp_bT9mXe3Lh6';
 
@@ -69,6 +71,25 @@ describe.each(ENGINES)('queries on the projected lifecycle scenario ($name)', (e
     expect(candidate.responses[0]).toEqual(expect.objectContaining({ question: expect.any(String), score: expect.any(Number) }));
     expect(typeof candidate.is_sourced).toBe('boolean');
     expect((await query.getCandidate('nobody'))).toBeUndefined();
+  });
+
+  it('return what the shipped expected.json says, value for value (booleans as true/false), so the fixture cannot drift', async () => {
+    type Row = Record<string, unknown>;
+    const expected = JSON.parse(readFileSync(EXPECTED, 'utf8')) as { campaigns: Row[]; candidates: Row[]; interview_responses: Row[]; credits: Row };
+    // The fixture's columns of a row the queries return (they return more).
+    const like = (row: object, model: Row) => Object.fromEntries(Object.keys(model).map((key) => [key, (row as Row)[key]]));
+    const byId = (key: string) => (a: object, b: object) => (String((a as Row)[key]) < String((b as Row)[key]) ? -1 : 1);
+    const campaigns = (await query.listCampaigns()).sort(byId('campaign_id'));
+    const candidates = (await Promise.all(campaigns.map(async (c) => (await query.listCandidates(c.campaign_id, { per_page: 100 })).candidates))).flat().sort(byId('candidate_id'));
+    const responses = (
+      await Promise.all(candidates.map(async (c) => ((await query.getCandidate(c.candidate_id))?.responses ?? []).map((r, position) => ({ candidate_id: c.candidate_id, position, ...r }))))
+    ).flat();
+    expect({
+      campaigns: campaigns.map((c) => like(c, expected.campaigns[0]!)),
+      candidates: candidates.map((c) => like(c, expected.candidates[0]!)),
+      interview_responses: responses,
+      credits: await query.getCredits(),
+    }).toEqual(expected);
   });
 
   it('give the credits row', async () => {

@@ -21,12 +21,13 @@ export function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...rest, ...extra };
 }
 
-function spawnCli(args: string[], options: { env?: Record<string, string>; cwd?: string; script?: string }): ChildProcess {
+function spawnCli(args: string[], options: { env?: Record<string, string>; cwd?: string; script?: string; input?: string }): ChildProcess {
   const child = spawn(process.execPath, [options.script ?? CLI, ...args], {
     env: cliEnv(options.env),
     cwd: options.cwd,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
+  if (options.input !== undefined) child.stdin!.end(options.input);
   children.add(child);
   child.once('exit', () => children.delete(child));
   return child;
@@ -38,8 +39,8 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs one command to its end (killed after `timeoutMs`). */
-export function runCli(args: string[], options: { env?: Record<string, string>; cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+/** Runs one command to its end (killed after `timeoutMs`), with `input` on its standard input if given. */
+export function runCli(args: string[], options: { env?: Record<string, string>; cwd?: string; timeoutMs?: number; input?: string } = {}): Promise<CliResult> {
   const child = spawnCli(args, options);
   let stdout = '';
   let stderr = '';

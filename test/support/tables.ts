@@ -19,10 +19,15 @@ export interface Tables {
   credits: Record<string, unknown> | null;
 }
 
+// SQLite stores these as 1/0, PostgreSQL as boolean; the queries (and the fixtures) say true/false.
+const BOOLEANS = new Set(['is_sourced', 'call_queued', 'sms_sent']);
+const flag = (column: string, v: unknown) => (BOOLEANS.has(column) && typeof v === 'number' ? v === 1 : v);
+const booleans = (row: Record<string, unknown>) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, flag(k, v)]));
+
 export function readTables(db: Database.Database): Tables {
   return {
     campaigns: db.prepare(`SELECT ${CAMPAIGN.join(', ')} FROM campaigns ORDER BY campaign_id`).all() as Record<string, unknown>[],
-    candidates: db.prepare(`SELECT ${CANDIDATE.join(', ')} FROM candidates ORDER BY candidate_id`).all() as Record<string, unknown>[],
+    candidates: (db.prepare(`SELECT ${CANDIDATE.join(', ')} FROM candidates ORDER BY candidate_id`).all() as Record<string, unknown>[]).map(booleans),
     interview_responses: db
       .prepare(`SELECT ${RESPONSE.join(', ')} FROM interview_responses ORDER BY candidate_id, position`)
       .all() as Record<string, unknown>[],
@@ -30,11 +35,9 @@ export function readTables(db: Database.Database): Tables {
   };
 }
 
-const bit = (v: unknown) => (typeof v === 'boolean' ? (v ? 1 : 0) : v);
 const byKey = (key: string) => (a: Record<string, unknown>, b: Record<string, unknown>) =>
   String(a[key]) < String(b[key]) ? -1 : String(a[key]) > String(b[key]) ? 1 : 0;
-const pick = (row: object, columns: string[]) =>
-  Object.fromEntries(columns.map((c) => [c, bit((row as Record<string, unknown>)[c] ?? null)]));
+const pick = (row: object, columns: string[]) => Object.fromEntries(columns.map((c) => [c, (row as Record<string, unknown>)[c] ?? null]));
 
 /** An in-memory fold in the same shape as `readTables`. */
 export function stateTables(state: ProjectedState): Tables {
@@ -48,9 +51,9 @@ export function stateTables(state: ProjectedState): Tables {
   };
 }
 
-/** The same read through a store, on either engine (booleans and numbers normalised as above). */
+/** The same read through a store, on either engine (booleans as true/false on both). */
 export async function readStoreTables(store: Store): Promise<Tables> {
-  const rows = async (sql: string) => (await store.select<Record<string, unknown>>(sql)).map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, bit(v)])));
+  const rows = async (sql: string) => (await store.select<Record<string, unknown>>(sql)).map(booleans);
   const credits = await rows(`SELECT ${CREDITS.join(', ')} FROM credits`);
   return {
     campaigns: await rows(`SELECT ${CAMPAIGN.join(', ')} FROM campaigns ORDER BY campaign_id`),

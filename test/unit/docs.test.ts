@@ -21,9 +21,9 @@ describe('documents', () => {
     expect(read('docs/configuration.md')).toBe(renderConfigurationDoc());
   });
 
-  it('every relative link of README.md, CHANGELOG.md and docs/*.md names a file the package ships', () => {
+  it('every relative link of README.md, CHANGELOG.md, fixtures/README.md and docs/*.md names a file the package ships', () => {
     const shipped = (JSON.parse(read('package.json')) as { files: string[] }).files;
-    const documents = ['README.md', 'CHANGELOG.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+    const documents = ['README.md', 'CHANGELOG.md', 'fixtures/README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
     const broken: string[] = [];
     for (const document of documents) {
       for (const [, target] of read(document).matchAll(/\]\(([^)\s]+)\)/g)) {
@@ -36,9 +36,24 @@ describe('documents', () => {
     expect(broken).toEqual([]);
   });
 
+  it('the README says how to install the package, with the tarball name npm pack writes for this version', () => {
+    const { name, version } = JSON.parse(read('package.json')) as { name: string; version: string };
+    const install = read('README.md').split('\n## ').find((section) => section.startsWith('Install\n'));
+    expect(install).toBeDefined();
+    expect(install).toContain(`npm install ${name}\n`);
+    const tarballs = [...install!.matchAll(/prequal-hooks-[\d.]+\.tgz/g)].map(([tarball]) => tarball);
+    expect(tarballs.length).toBeGreaterThan(0);
+    expect(new Set(tarballs)).toEqual(new Set([`${name}-${version}.tgz`]));
+  });
+
+  it('the README\'s "PostgreSQL in tests" example is test/examples/readme-postgres.test.ts, verbatim', () => {
+    const example = read('test/examples/readme-postgres.test.ts').replace(/^\/\/.*\n/, '');
+    expect(read('README.md')).toContain(`\`\`\`ts\n${example}\`\`\`\n`);
+  });
+
   it('names no document users cannot open (the steering documents are not in the repository)', () => {
-    for (const document of ['README.md', 'docs/projection.md', 'docs/events.md']) {
-      expect(read(document)).not.toMatch(/PROJECTION\.md|service-api\.md/);
+    for (const document of ['README.md', 'fixtures/README.md', 'docs/projection.md', 'docs/events.md']) {
+      expect(read(document), document).not.toMatch(/PROJECTION\.md|service-api\.md|\/work\//);
     }
   });
 });

@@ -1,0 +1,56 @@
+// `prequal-hooks secret --fingerprint`: the fingerprints of the secrets on standard input, the very
+// ones serve logs for a secret file of the same lines, through the real process.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { secretFingerprint } from '../../src/signature.js';
+import { killChildren, runCli, startServe, waitFor } from '../support/cli-process.js';
+import { tempDir } from '../support/servers.js';
+
+const OLD = 'whsec_fingerprint_old_6a1f93c2';
+const NEW = 'whsec_fingerprint_new_0d8e47b5';
+
+const tmp = tempDir('prequal-hooks-secret-');
+afterAll(() => {
+  killChildren();
+  tmp.cleanup();
+});
+
+describe('prequal-hooks secret --fingerprint', () => {
+  it('prints one fingerprint a secret on standard input, in order, as serve logs them for the same secret file', async () => {
+    // A secret file as people write them: CRLF, blanks around a secret, an empty line.
+    const lines = `${OLD}\r\n\n  ${NEW}  \n`;
+    const result = await runCli(['secret', '--fingerprint'], { input: lines });
+    expect(result).toEqual({ code: 0, stdout: `${secretFingerprint(OLD)}\n${secretFingerprint(NEW)}\n`, stderr: '' });
+    expect(result.stdout).toMatch(/^([0-9a-f]{12}\n){2}$/);
+
+    const file = join(tmp.dir, 'secrets.txt');
+    writeFileSync(file, lines, { mode: 0o600 });
+    const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'fp.db'), '--secret-file', file]);
+    const listening = await waitFor(() => serve.logLines().find((line) => Array.isArray(line.secretFingerprints)), 5000, 'the listening log line');
+    expect(await serve.stop()).toBe(0);
+    expect(listening.secretFingerprints).toEqual(result.stdout.trimEnd().split('\n'));
+  });
+
+  it('fingerprints the generated secret that `secret` prints, piped in', async () => {
+    const db = join(tmp.dir, 'generated.db');
+    const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', db]);
+    expect(await serve.stop()).toBe(0);
+    const shown = await runCli(['secret', '--db', db]);
+    expect(shown.code).toBe(0);
+    const fingerprint = await runCli(['secret', '--fingerprint'], { input: shown.stdout });
+    expect(fingerprint).toEqual({ code: 0, stdout: `${secretFingerprint(shown.stdout.trim())}\n`, stderr: '' });
+  });
+
+  it('exits 1 on an empty input, and 2 when a database is named too; never echoes a secret', async () => {
+    const [empty, withDb] = await Promise.all([
+      runCli(['secret', '--fingerprint'], { input: '\n  \n' }),
+      runCli(['secret', '--fingerprint', '--db', join(tmp.dir, 'x.db')], { input: `${OLD}\n` }),
+    ]);
+    expect(empty).toMatchObject({ code: 1, stdout: '' });
+    expect(empty.stderr).toMatch(/no secret on standard input/);
+    expect(withDb).toMatchObject({ code: 2, stdout: '' });
+    expect(withDb.stderr).toMatch(/--fingerprint reads secrets from standard input/);
+    expect(withDb.stderr).not.toContain(OLD);
+  });
+});

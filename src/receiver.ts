@@ -12,6 +12,7 @@ import type { Store } from './store/store.js';
 import { expressMiddleware } from './receive/express.js';
 import { fetchHandler } from './receive/fetch.js';
 import { ConfigurationError, createIntake, type Intake } from './receive/intake.js';
+import { createBodyBudget, DEFAULT_MAX_BUFFERED_BYTES } from './receive/budget.js';
 import { nodeHandler, type ResultListener } from './receive/node-http.js';
 import { createMetrics } from './console/metrics.js';
 import { activeTracing } from './tracing/otel.js';
@@ -114,6 +115,7 @@ function receiverState(options: ReceiverOptions): ReceiverState {
   if (heartbeat !== undefined && !(Number.isInteger(heartbeat.everyMs) && heartbeat.everyMs >= 100)) {
     throw new ConfigurationError(`heartbeat.everyMs must be a whole number of milliseconds from 100, got ${String(heartbeat.everyMs)}`);
   }
+  const budget = createBodyBudget(options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
   const state: ReceiverState = {
     options,
     logger,
@@ -121,7 +123,8 @@ function receiverState(options: ReceiverOptions): ReceiverState {
     // Decided once: spans only when @opentelemetry/api is installed and a tracer provider registered.
     tracing: activeTracing(),
     eraseHooks: eraseHooksOf(options, () => state.running?.store, logger, (hook, result) => state.metrics.handlerCall(hook, result)),
-    metrics: createMetrics(() => state.running?.store),
+    metrics: createMetrics(() => state.running?.store, () => budget.held()),
+    budget,
     storeOptions: {
       ...(options.busyTimeoutMs !== undefined && { busyTimeoutMs: options.busyTimeoutMs, timeoutMs: options.busyTimeoutMs }),
       ...(options.poolSize !== undefined && { poolSize: options.poolSize }),
@@ -162,6 +165,7 @@ function intakeOf(state: ReceiverState): Intake {
       secrets: [...(options.secrets ?? []), ...(options.secret === undefined ? [] : [options.secret])],
       allowUnsigned: options.allowUnsigned ?? false,
       ...(options.maxBodyBytes !== undefined && { maxBodyBytes: options.maxBodyBytes }),
+      budget: state.budget,
       ...(options.signatureHeader !== undefined && { signatureHeader: options.signatureHeader }),
       ...(options.eventHeader !== undefined && { eventHeader: options.eventHeader }),
       store: (delivery) => storeDelivery(state, delivery),

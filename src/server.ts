@@ -4,12 +4,17 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import { accessTokens } from './standalone/access.js';
 import { createReceiver, type Receiver, type ReceiverOptions } from './receiver.js';
+import { ConfigurationError } from './receive/intake.js';
 import type { Logger } from './logging.js';
 import { answerClientErrors, HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from './standalone/client-errors.js';
 import { route, type StandaloneState } from './standalone/routes.js';
 
 /** After a stop is asked, how long new connections are still taken in (and answered 503). */
 const SHUTDOWN_GRACE_MS = 100;
+/** Open connections at most: a flood of idle or slow ones cannot grow without end. */
+export const DEFAULT_MAX_CONNECTIONS = 1024;
+/** Connections dropped over the cap are told in one warning at most this often. */
+const DROP_WARNING_EVERY_MS = 60_000;
 
 export interface StandaloneOptions extends Omit<ReceiverOptions, 'onRequest' | 'logger' | 'secrets'> {
   logger: Logger;
@@ -22,6 +27,11 @@ export interface StandaloneOptions extends Omit<ReceiverOptions, 'onRequest' | '
   host?: string;
   /** The webhook route. Default `/webhooks`. */
   path?: string;
+  /**
+   * Open connections at most (Node's `server.maxConnections`); one more is closed at once,
+   * unanswered. Default 1024.
+   */
+  maxConnections?: number;
   /**
    * Serves `GET /metrics` (Prometheus) and the console at `/dashboard` to requests that carry it
    * (Basic password or Bearer); none: neither is served. At least 16 characters.
@@ -67,7 +77,8 @@ export interface Standalone {
  * come first get 503 STARTING), then the console.
  */
 export async function startStandalone(options: StandaloneOptions): Promise<Standalone> {
-  const { logger, port = 8787, host = '0.0.0.0', path = '/webhooks', secrets, dashboardToken, dashboardReadonlyToken, metricsToken, tls, trustProxy = false, ...receiverOptions } = options;
+  const { logger, port = 8787, host = '0.0.0.0', path = '/webhooks', maxConnections = DEFAULT_MAX_CONNECTIONS, secrets, dashboardToken, dashboardReadonlyToken, metricsToken, tls, trustProxy = false, ...receiverOptions } = options;
+  if (!(Number.isSafeInteger(maxConnections) && maxConnections >= 1)) throw new ConfigurationError(`maxConnections must be a whole number from 1, got ${String(maxConnections)}`);
   const state: StandaloneState = {
     path,
     // A token too short to keep anyone out throws here, before anything listens.
@@ -77,7 +88,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
     dashboard: undefined,
     closing: false,
   };
-  const server = httpServer(state, logger, tls);
+  const server = httpServer(state, logger, tls, maxConnections);
   await listen(server, port, host);
   try {
     const receiver = accessLogged({ ...receiverOptions, ...(secrets !== undefined && { secrets: typeof secrets === 'function' ? await secrets() : secrets }) }, logger, trustProxy);
@@ -115,7 +126,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
 /** TLS 1.2 at least (the service's own floor); Node's default ciphers otherwise. */
 const TLS_SETTINGS = { minVersion: 'TLSv1.2' } as const;
 
-function httpServer(state: StandaloneState, logger: Logger, tls: StandaloneOptions['tls']): Server {
+function httpServer(state: StandaloneState, logger: Logger, tls: StandaloneOptions['tls'], maxConnections: number): Server {
   // Node checks the request and header timeouts every connectionsCheckingInterval (30 s by
   // default): once a second cuts a slow sender off within a second of its limit.
   const settings = { requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1000 };
@@ -128,7 +139,22 @@ function httpServer(state: StandaloneState, logger: Logger, tls: StandaloneOptio
   // by default) still applies, answered 431.
   server.maxHeadersCount = 0;
   server.on('clientError', answerClientErrors(logger));
+  server.maxConnections = maxConnections;
+  warnOfDrops(server, logger, maxConnections);
   return server;
+}
+
+/** Node closes a connection over the cap unanswered: a warning says so, with how many, once a minute at most. */
+function warnOfDrops(server: Server, logger: Logger, maxConnections: number): void {
+  let dropped = 0;
+  let warnedAt = Number.NEGATIVE_INFINITY;
+  server.on('drop', () => {
+    dropped++;
+    if (Date.now() - warnedAt < DROP_WARNING_EVERY_MS) return;
+    logger.warn({ dropped, maxConnections }, `${dropped === 1 ? 'a connection' : `${dropped} connections`} over the cap of ${maxConnections} open connections closed unanswered (--max-connections, maxConnections)`);
+    warnedAt = Date.now();
+    dropped = 0;
+  });
 }
 
 async function listen(server: Server, port: number, host: string): Promise<void> {

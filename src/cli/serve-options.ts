@@ -2,6 +2,8 @@
 import { resolve } from 'node:path';
 import { MIN_TOKEN_LENGTH } from '../console/auth.js';
 import { DEFAULT_EVENT_HEADER, DEFAULT_MAX_BODY_BYTES, DEFAULT_SIGNATURE_HEADER } from '../receive/intake.js';
+import { DEFAULT_MAX_BUFFERED_BYTES } from '../receive/budget.js';
+import { DEFAULT_MAX_CONNECTIONS } from '../server.js';
 import { byteSize, databasePath, integer, schemaFor, UsageError } from './args.js';
 import { SERVICE_OPTIONS } from './service.js';
 import { parseDuration } from '../privacy/retention.js';
@@ -44,6 +46,20 @@ export const SERVE_OPTIONS = withFileVariants({
     },
   }),
   'max-body': value({ placeholder: '<size>', help: 'largest body, e.g. 1mb or 262144', default: DEFAULT_MAX_BODY_BYTES, defaultHelp: '1mb', parse: (text, name) => byteSize(name, text, DEFAULT_MAX_BODY_BYTES) }),
+  'max-buffered-bytes': value({
+    placeholder: '<size>',
+    help: 'request bodies held at once before their signatures are verified, all requests together; past it, new bodies get 503 BUSY (with Retry-After) unread; no less than --max-body',
+    default: DEFAULT_MAX_BUFFERED_BYTES,
+    defaultHelp: '64mb',
+    parse: (text, name) => byteSize(name, text, DEFAULT_MAX_BUFFERED_BYTES),
+  }),
+  'max-connections': value({
+    placeholder: '<n>',
+    help: 'open connections at most; one more is closed at once, unanswered (a warning a minute says how many)',
+    default: DEFAULT_MAX_CONNECTIONS,
+    defaultHelp: String(DEFAULT_MAX_CONNECTIONS),
+    parse: (text, name) => integer(name, text, DEFAULT_MAX_CONNECTIONS, 1, 1_000_000),
+  }),
   'allow-unsigned': flag({ help: 'accept unsigned events (only without a secret; anyone can then post events)' }),
   'signature-header': value({ placeholder: '<h>', help: 'the signature header', default: DEFAULT_SIGNATURE_HEADER, defaultHelp: DEFAULT_SIGNATURE_HEADER, parse: (text) => text }),
   'event-header': value({ placeholder: '<h>', help: 'the event kind header', default: DEFAULT_EVENT_HEADER, defaultHelp: DEFAULT_EVENT_HEADER, parse: (text) => text }),
@@ -138,6 +154,9 @@ export interface ServeConfig {
   secrets: string[];
   path: string;
   maxBodyBytes: number;
+  /** Bytes of request bodies held at once before verification, all requests together. */
+  maxBufferedBytes: number;
+  maxConnections: number;
   allowUnsigned: boolean;
   signatureHeader: string;
   eventHeader: string;
@@ -198,6 +217,9 @@ export function serveConfig(command: ReturnType<typeof parseServe>): ServeConfig
   if (values['allow-unsigned'] && values.secret.length > 0) {
     throw new UsageError('--allow-unsigned cannot be combined with a secret: signed receivers verify every request');
   }
+  if (values['max-buffered-bytes'] < values['max-body']) {
+    throw new UsageError(`${nameOf(command, 'max-buffered-bytes')} (${values['max-buffered-bytes']} bytes) must be no less than ${nameOf(command, 'max-body')} (${values['max-body']} bytes): a body at the limit could never be read`);
+  }
   const tokens = checkedTokens(command);
   return {
     port: values.port,
@@ -207,6 +229,8 @@ export function serveConfig(command: ReturnType<typeof parseServe>): ServeConfig
     secrets: values.secret,
     path: values.path,
     maxBodyBytes: values['max-body'],
+    maxBufferedBytes: values['max-buffered-bytes'],
+    maxConnections: values['max-connections'],
     allowUnsigned: values['allow-unsigned'],
     signatureHeader: values['signature-header'],
     eventHeader: values['event-header'],

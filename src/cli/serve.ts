@@ -108,6 +108,8 @@ async function listen(config: ServeConfig, tls: TlsPair | undefined, database: S
     secrets: async () => (config.secrets.length > 0 || config.allowUnsigned ? config.secrets : [await generatedSecretShown(config, database, io)]),
     allowUnsigned: config.allowUnsigned,
     maxBodyBytes: config.maxBodyBytes,
+    maxBufferedBytes: config.maxBufferedBytes,
+    maxConnections: config.maxConnections,
     signatureHeader: config.signatureHeader,
     eventHeader: config.eventHeader,
     logger,

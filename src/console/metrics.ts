@@ -37,7 +37,7 @@ function processDefaultMetrics(): Registry {
 function countedSeries(own: Registry) {
   const requests = new Counter({
     name: `${PREFIX}requests_total`,
-    help: 'Webhook requests answered, by HTTP status and outcome (stored, duplicate, refused, kept_invalid, unavailable, failed).',
+    help: 'Webhook requests answered, by HTTP status and outcome (stored, duplicate, refused, busy, kept_invalid, unavailable, failed).',
     labelNames: ['status', 'outcome'] as const,
     registers: [own],
   });
@@ -121,11 +121,24 @@ function storeGauges(own: Registry, store: () => Store | undefined): void {
   });
 }
 
-export function createMetrics(store: () => Store | undefined) {
+/** What the intake holds now: the bytes of request bodies read but not yet answered. */
+function bufferedGauge(own: Registry, bufferedBytes: () => number): void {
+  new Gauge({
+    name: `${PREFIX}buffered_request_bytes`,
+    help: 'Bytes of webhook request bodies held before their answer (claimed from the budget set by maxBufferedBytes; new bodies get 503 BUSY while it is full).',
+    registers: [own],
+    collect() {
+      this.set(bufferedBytes());
+    },
+  });
+}
+
+export function createMetrics(store: () => Store | undefined, bufferedBytes: () => number = () => 0) {
   processDefaults ??= processDefaultMetrics();
   const own = new Registry();
   const { requests, ack, events, lag, handlerCalls, erasures, redacted } = countedSeries(own);
   storeGauges(own, store);
+  bufferedGauge(own, bufferedBytes);
 
   // Before the merge: it copies the metrics registered so far.
   const secretUse = secretUseOf(own);

@@ -1,25 +1,45 @@
 import { errorAnswer, type Answer } from './answer.js';
-import { tooLarge, type Intake } from './intake.js';
+import { createBodyBuffer } from './body-buffer.js';
+import type { BodyBudget, BodyClaim } from './budget.js';
+import type { Intake } from './intake.js';
+import { declaredLength, refusedBody, type BodyReading } from './raw-body.js';
 
 function toResponse(answer: Answer): Response {
+  // Connection is hop-by-hop: the runtime owns the connection (and HTTP/2 forbids the header).
+  const { Connection: _connection, ...headers } = answer.headers;
   return new Response(JSON.stringify(answer.body), {
     status: answer.status,
-    headers: { ...answer.headers, 'Content-Type': 'application/json; charset=utf-8' },
+    headers: { ...headers, 'Content-Type': 'application/json; charset=utf-8' },
   });
 }
 
-async function readLimited(request: Request, limit: number): Promise<Uint8Array | null> {
-  const declared = Number(request.headers.get('content-length') ?? NaN);
-  if (declared > limit) return null;
-  if (request.body === null) return new Uint8Array(0);
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
-    size += chunk.byteLength;
-    if (size > limit) return null;
-    chunks.push(chunk);
+/** Reads the body into one buffer, its room claimed from the budget as `readRawBody` does. */
+async function readLimited(request: Request, limit: number, budget: BodyBudget, claim: BodyClaim): Promise<BodyReading> {
+  const declared = declaredLength(request.headers.get('content-length'));
+  if (declared !== undefined && declared > limit) return refusedBody('too_large', limit, budget);
+  const body = createBodyBuffer(limit, claim, declared);
+  if (body === 'busy') return refusedBody('busy', limit, budget);
+  try {
+    for await (const chunk of (request.body ?? []) as AsyncIterable<Uint8Array>) {
+      const added = body.add(chunk);
+      // Leaving the loop cancels the stream: the rest is not read.
+      if (added !== 'ok') return refusedBody(added, limit, budget);
+    }
+    return { ok: true, body: body.bytes() };
+  } finally {
+    body.discard();
   }
-  return Buffer.concat(chunks);
+}
+
+/** Reads the body and hands it to the intake; its bytes stay claimed until the intake has answered. */
+async function receiveFetched(intake: Intake, request: Request): Promise<Answer> {
+  const claim = intake.budget.claim();
+  try {
+    const reading = await readLimited(request, intake.maxBodyBytes, intake.budget, claim);
+    return reading.ok ? (await intake.receive({ rawBody: reading.body, headers: request.headers })).answer : reading.answer;
+  } finally {
+    claim.release();
+  }
 }
 
 /** A fetch-style handler (`Request` in, `Response` out) for runtimes and frameworks built on it. */
@@ -30,10 +50,7 @@ export function fetchHandler(intake: Intake) {
     }
     // Last resort: the returned promise always resolves with an answer in the service's envelope.
     try {
-      const rawBody = await readLimited(request, intake.maxBodyBytes);
-      if (rawBody === null) return toResponse(tooLarge(intake.maxBodyBytes));
-      const result = await intake.receive({ rawBody, headers: request.headers });
-      return toResponse(result.answer);
+      return toResponse(await receiveFetched(intake, request));
     } catch (error) {
       return toResponse(intake.unexpected(error, 'fetch').answer);
     }

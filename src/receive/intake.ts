@@ -4,6 +4,7 @@ import { secretFingerprint, verify, type Secret } from '../signature.js';
 import { errorAnswer, type Answer } from './answer.js';
 import { deliveryOf, type StoreDelivery } from './delivery.js';
 import { headerValue, type IncomingHeaders } from './headers.js';
+import { createBodyBudget, DEFAULT_MAX_BUFFERED_BYTES, type BodyBudget } from './budget.js';
 import { spanIds, type Span, type Tracing } from '../tracing/otel.js';
 import { receiveTraced, storeTraced } from '../tracing/intake-spans.js';
 
@@ -20,6 +21,12 @@ export interface IntakeOptions {
   allowUnsigned?: boolean;
   /** Largest body accepted, in bytes. Default 1 MiB. */
   maxBodyBytes?: number;
+  /**
+   * The bytes of bodies the adapters may hold at once before verifying them, shared by all their
+   * requests (and by other intakes given the same budget); past it, new bodies get 503 BUSY
+   * unread. Default: a budget of its own, 64 MiB. No smaller than `maxBodyBytes`.
+   */
+  budget?: BodyBudget;
   /** Header carrying `sha256=<hex>`; the service's name replaces "Service". */
   signatureHeader?: string;
   /** Header carrying the event name (informational: the body's `event` wins). */
@@ -35,8 +42,11 @@ export interface IntakeOptions {
 /** What the intake did with a request, beside the answer: for logs and for the dispatcher. */
 export interface IntakeResult {
   answer: Answer;
-  /** `failed`: an unexpected exception, answered 500 (nothing acknowledged). */
-  outcome: 'stored' | 'duplicate' | 'refused' | 'kept_invalid' | 'unavailable' | 'failed';
+  /**
+   * `busy`: answered 503 unread, the bodies held already filling the budget; `failed`: an
+   * unexpected exception, answered 500 (nothing acknowledged).
+   */
+  outcome: 'stored' | 'duplicate' | 'refused' | 'busy' | 'kept_invalid' | 'unavailable' | 'failed';
   kind?: string;
   identity?: string;
   inboxId?: number;
@@ -81,10 +91,15 @@ interface IntakeConfig {
  */
 export function createIntake(options: IntakeOptions) {
   const allowUnsigned = options.allowUnsigned === true;
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const budget = options.budget ?? createBodyBudget(DEFAULT_MAX_BUFFERED_BYTES);
+  if (!(Number.isSafeInteger(budget.limitBytes) && budget.limitBytes >= maxBodyBytes)) {
+    throw new ConfigurationError(`The budget of buffered bodies (${budget.limitBytes} bytes) must be a whole number of bytes no smaller than the body limit (${maxBodyBytes}): a body at the limit could never be read.`);
+  }
   const config: IntakeConfig = {
     keys: keysOf(options.secrets ?? [], allowUnsigned),
     allowUnsigned,
-    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    maxBodyBytes,
     signatureHeader: options.signatureHeader ?? DEFAULT_SIGNATURE_HEADER,
     eventHeader: options.eventHeader ?? DEFAULT_EVENT_HEADER,
     now: options.now ?? Date.now,
@@ -112,7 +127,7 @@ export function createIntake(options: IntakeOptions) {
   function setSecrets(secrets: readonly Secret[]): void {
     config.keys = keysOf(secrets, config.allowUnsigned);
   }
-  return { receive, unexpected, setSecrets, maxBodyBytes: config.maxBodyBytes, signatureHeader: config.signatureHeader, eventHeader: config.eventHeader };
+  return { receive, unexpected, setSecrets, maxBodyBytes: config.maxBodyBytes, budget, signatureHeader: config.signatureHeader, eventHeader: config.eventHeader };
 }
 
 function keysOf(given: readonly Secret[], allowUnsigned: boolean): Keys {
@@ -213,6 +228,17 @@ function notAnEvent(reading: Extract<ReturnType<typeof readEnvelope>, { ok: fals
 }
 
 export type Intake = ReturnType<typeof createIntake>;
+
+/** The 503 for a body not read because the bodies held already fill the budget: the sender retries. */
+export function busy(budget: BodyBudget): Answer {
+  return errorAnswer(
+    503,
+    'BUSY',
+    'The receiver is holding as many request bodies as it allows; this one was not read. Retry later.',
+    { buffered_limit_bytes: budget.limitBytes },
+    { 'Retry-After': RETRY_AFTER_SECONDS, Connection: 'close' },
+  );
+}
 
 export function tooLarge(limit: number): Answer {
   return errorAnswer(413, 'PAYLOAD_TOO_LARGE', `The body is larger than ${limit} bytes.`, { limit_bytes: limit });

@@ -30,12 +30,18 @@ export function writeAnswer(res: ServerResponse, answer: Answer): void {
   res.end(json);
 }
 
-/** Reads the request's exact bytes (within the limit) and hands them to the intake. */
+/**
+ * Reads the request's exact bytes (within the limit and the budget) and hands them to the intake.
+ * The bytes stay claimed from the budget until the intake has answered, however it ends.
+ */
 export async function receiveRequest(intake: Intake, req: IncomingMessage): Promise<IntakeResult> {
-  const reading = await readRawBody(req, intake.maxBodyBytes);
-  return reading.ok
-    ? intake.receive({ rawBody: reading.body, headers: req.headers })
-    : { outcome: 'refused', answer: reading.answer };
+  const claim = intake.budget.claim();
+  try {
+    const reading = await readRawBody(req, intake.maxBodyBytes, intake.budget, claim);
+    return reading.ok ? await intake.receive({ rawBody: reading.body, headers: req.headers }) : { outcome: reading.outcome, answer: reading.answer };
+  } finally {
+    claim.release();
+  }
 }
 
 export type ResultListener = (result: IntakeResult, req: IncomingMessage, startedAt: bigint) => void;

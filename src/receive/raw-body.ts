@@ -1,30 +1,62 @@
 import type { IncomingMessage } from 'node:http';
-import getRawBody from 'raw-body';
 import { BODY_ALREADY_READ_MESSAGE, errorAnswer, type Answer } from './answer.js';
-import { tooLarge } from './intake.js';
+import { createBodyBuffer } from './body-buffer.js';
+import type { BodyBudget, BodyClaim } from './budget.js';
+import { busy, tooLarge } from './intake.js';
 
-export type BodyReading = { ok: true; body: Buffer } | { ok: false; answer: Answer };
+export type BodyReading = { ok: true; body: Buffer } | { ok: false; outcome: 'refused' | 'busy'; answer: Answer };
+
+const aborted = (): BodyReading => ({ ok: false, outcome: 'refused', answer: errorAnswer(400, 'REQUEST_ABORTED', 'The client went away.') });
+
+/** The body's announced length, when it announced one Node could read. */
+export function declaredLength(header: string | null | undefined): number | undefined {
+  if (header === undefined || header === null || !/^\d+$/.test(header)) return undefined;
+  return Number(header);
+}
+
+/** The 413 (the rest of the body unread, so the connection closes), or the 503 of a full budget. */
+export function refusedBody(reason: 'too_large' | 'busy', limit: number, budget: BodyBudget): BodyReading {
+  return reason === 'busy'
+    ? { ok: false, outcome: 'busy', answer: busy(budget) }
+    : { ok: false, outcome: 'refused', answer: { ...tooLarge(limit), headers: { Connection: 'close' } } };
+}
 
 /**
- * Reads the exact bytes of a request, refusing early on `Content-Length` and again while
- * reading when the body grows past the limit.
+ * Reads the exact bytes of a request into one buffer, its room taken from the budget through
+ * `claim` (the caller releases it once the request is answered): refused early on
+ * `Content-Length` (413 over the limit, 503 when the budget cannot spare it), and again while
+ * reading when the body grows past either.
  */
-export async function readRawBody(req: IncomingMessage, limit: number): Promise<BodyReading> {
-  try {
-    const body = await getRawBody(req, { length: req.headers['content-length'], limit });
-    return { ok: true, body };
-  } catch (error) {
-    const type = (error as { type?: string }).type;
-    if (type === 'entity.too.large') return { ok: false, answer: { ...tooLarge(limit), headers: { Connection: 'close' } } };
-    if (type === 'stream.not.readable') {
-      return { ok: false, answer: errorAnswer(500, 'BODY_ALREADY_READ', BODY_ALREADY_READ_MESSAGE) };
-    }
-    if (type === 'request.aborted') return { ok: false, answer: errorAnswer(400, 'REQUEST_ABORTED', 'The client went away.') };
-    return {
-      ok: false,
-      answer: errorAnswer(400, 'INVALID_BODY', 'The request body could not be read.', {
-        reason: (error as Error).message,
-      }),
+export async function readRawBody(req: IncomingMessage, limit: number, budget: BodyBudget, claim: BodyClaim): Promise<BodyReading> {
+  if (!req.readable) return { ok: false, outcome: 'refused', answer: errorAnswer(500, 'BODY_ALREADY_READ', BODY_ALREADY_READ_MESSAGE) };
+  const declared = declaredLength(req.headers['content-length']);
+  if (declared !== undefined && declared > limit) return refusedBody('too_large', limit, budget);
+  const body = createBodyBuffer(limit, claim, declared);
+  if (body === 'busy') return refusedBody('busy', limit, budget);
+  return await new Promise<BodyReading>((resolve) => {
+    const finish = (reading: BodyReading) => {
+      req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+      // What was kept is a copy (or, for a small body, stays referenced by the reading).
+      body.discard();
+      resolve(reading);
     };
-  }
+    const onData = (chunk: Buffer) => {
+      const added = body.add(chunk);
+      if (added === 'ok') return;
+      // The rest stays unread: the answer closes the connection.
+      req.pause();
+      finish(refusedBody(added, limit, budget));
+    };
+    const onEnd = () => {
+      if (declared !== undefined && body.size !== declared) finish(aborted());
+      else finish({ ok: true, body: body.bytes() });
+    };
+    const onError = (error: NodeJS.ErrnoException) => {
+      if (error.code === 'ECONNRESET') finish(aborted());
+      else finish({ ok: false, outcome: 'refused', answer: errorAnswer(400, 'INVALID_BODY', 'The request body could not be read.', { reason: error.message }) });
+    };
+    // Closed before its end: the client went away, or the server cut it off (a timeout).
+    const onClose = () => finish(aborted());
+    req.on('data', onData).once('end', onEnd).once('error', onError).once('close', onClose);
+  });
 }

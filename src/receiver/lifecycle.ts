@@ -9,6 +9,7 @@ import type { Tracing } from '../tracing/otel.js';
 import type { ErasureHooks } from '../privacy/hooks.js';
 import type { Logger } from '../logging.js';
 import type { createMetrics } from '../console/metrics.js';
+import type { BodyBudget } from '../receive/budget.js';
 import { createQueries, type Queries } from '../query/index.js';
 import type { StoreOutcome } from '../receive/delivery.js';
 import { createGroupCommit, describeStorageError, type GroupCommit } from '../store/group-commit.js';
@@ -39,6 +40,8 @@ export interface ReceiverState {
   /** The application's onErase hooks, and the rounds that call them. */
   readonly eraseHooks: ErasureHooks;
   readonly metrics: ReturnType<typeof createMetrics>;
+  /** The bytes of request bodies held before verification, by all of this receiver's adapters. */
+  readonly budget: BodyBudget;
   readonly storeOptions: StoreOptions;
   readonly heartbeat: { everyMs: number } | undefined;
   /** A store given open (the CLI's) stays the caller's to close. */

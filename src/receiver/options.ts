@@ -29,6 +29,12 @@ export interface ReceiverOptions {
   allowUnsigned?: boolean;
   /** Largest body accepted, in bytes. Default 1 MiB. */
   maxBodyBytes?: number;
+  /**
+   * The bytes of request bodies the middleware and the node:http and fetch handlers hold at once
+   * before their signatures are verified, all requests together; past it, new bodies get
+   * `503 BUSY` with `Retry-After`, unread. Default 64 MiB; no smaller than `maxBodyBytes`.
+   */
+  maxBufferedBytes?: number;
   /** Default `X-Service-Signature`: put the service's real name in place of "Service". */
   signatureHeader?: string;
   /** Default `X-Service-Event`. */

@@ -30,9 +30,12 @@ export function answerClientErrors(logger: Logger): (error: NodeJS.ErrnoExceptio
           ? [408, 'REQUEST_TIMEOUT', `The request was not received in time (headers within ${HEADERS_TIMEOUT_MS / 1000} s, the whole request within ${REQUEST_TIMEOUT_MS / 1000} s).`]
           : [400, 'BAD_REQUEST', 'The request is not valid HTTP.'];
     const body = JSON.stringify({ error: { code, message } });
+    // Destroyed once written, not just ended: a sender still writing a body (or holding its half
+    // open) would otherwise keep the request, and the bytes it holds, alive past the timeout.
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      () => socket.destroy(),
     );
     if (status === 400) logger.debug({ status, outcome: 'not_http', code: error.code }, 'bytes that are not HTTP; answered 400 and closed');
     else logger.info({ status, outcome: 'refused', code }, 'webhook');

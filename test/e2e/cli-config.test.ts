@@ -34,6 +34,8 @@ describe('serve configuration', () => {
         PREQUAL_HOOKS_SECRET: `${SECRETS.secret},another-secret-0123456789`,
         PREQUAL_HOOKS_API_KEY: SECRETS.apiKey,
         PREQUAL_HOOKS_DB: `postgres://hooks:${SECRETS.password}@127.0.0.1:1/agency`,
+        PREQUAL_HOOKS_MAX_BUFFERED_BYTES: '16mb',
+        PREQUAL_HOOKS_MAX_CONNECTIONS: '200',
       },
     });
     expect(result.code).toBe(0);
@@ -46,6 +48,17 @@ describe('serve configuration', () => {
     expect(config['api-key']).toEqual({ value: '***', from: 'PREQUAL_HOOKS_API_KEY' });
     expect(config.db.value).toBe('postgres://hooks:***@127.0.0.1:1/agency');
     expect(config.host).toEqual({ value: '0.0.0.0', from: 'default' });
+    expect(config['max-buffered-bytes']).toEqual({ value: 16 * 1024 * 1024, from: 'PREQUAL_HOOKS_MAX_BUFFERED_BYTES' });
+    expect(config['max-connections']).toEqual({ value: 200, from: 'PREQUAL_HOOKS_MAX_CONNECTIONS' });
+  });
+
+  it('defaults to 64 MiB of bodies held and 1024 connections, and refuses a budget smaller than the body limit', async () => {
+    const config = JSON.parse((await runCli(['serve', '--print-config'])).stdout);
+    expect(config['max-buffered-bytes']).toEqual({ value: 64 * 1024 * 1024, from: 'default' });
+    expect(config['max-connections']).toEqual({ value: 1024, from: 'default' });
+    const refused = await runCli(['serve', '--print-config', '--max-body', '2mb'], { env: { PREQUAL_HOOKS_MAX_BUFFERED_BYTES: '1mb' } });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/PREQUAL_HOOKS_MAX_BUFFERED_BYTES \(1048576 bytes\) must be no less than --max-body \(2097152 bytes\)/);
   });
 
   it('ignores the removed --sqlite-thread and PREQUAL_HOOKS_SQLITE_THREAD with a warning naming the one given, so that an old configuration still starts', async () => {
@@ -70,6 +83,8 @@ describe('serve configuration', () => {
       [{ PREQUAL_HOOKS_DASHBOARD_TOKEN: 'short' }, /PREQUAL_HOOKS_DASHBOARD_TOKEN must be at least 16 characters/],
       [{ PREQUAL_HOOKS_POOL_SIZE: '1' }, /PREQUAL_HOOKS_POOL_SIZE must be a whole number from 2/],
       [{ PREQUAL_HOOKS_PORT: '70000', PORT: '80' }, /PREQUAL_HOOKS_PORT must be a whole number/],
+      [{ PREQUAL_HOOKS_MAX_CONNECTIONS: '0' }, /PREQUAL_HOOKS_MAX_CONNECTIONS must be a whole number from 1/],
+      [{ PREQUAL_HOOKS_MAX_BUFFERED_BYTES: 'plenty' }, /PREQUAL_HOOKS_MAX_BUFFERED_BYTES must be a size/],
     ];
     for (const [env, message] of cases) {
       const result = await runCli(['serve', '--print-config'], { env });

@@ -1,0 +1,100 @@
+#!/usr/bin/env node
+// What an anonymous flood can make `prequal-hooks serve` hold: `npm run bench:flood` (about 20 s;
+// builds, then node build/bench/flood.js; --connections, --seconds, --reconnect-ms). One serve
+// process, loopback only, flooded by this process (bench/lib/flood.ts): connections announcing a
+// body just under the 1 MiB limit with a bogus signature, sending it slowly and never its last
+// byte, connecting again when cut off. Meanwhile the service's own signed deliveries, one every
+// 500 ms, timed. Figures: the RSS before the flood (the baseline, same run), its peak (VmHWM) and
+// once the flood has stopped; the deliveries' statuses and slowest answer.
+// Results: a table on stdout, JSON in bench/results/flood.json.
+//   BENCH_DIST=<another build's dist folder> node build/bench/flood.js   (that version, for a before/after)
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { memoryOf, startFlood, type FloodStats } from './lib/flood.js';
+import { gitInfo, machineInfo } from './lib/machine.js';
+import { distModule, distUrl, RESULTS, ROOT, TMP as BENCH_TMP } from './lib/paths.js';
+import { killLeftovers, startServer } from './lib/processes.js';
+import { round } from './lib/stats.js';
+
+const TMP = join(BENCH_TMP, 'flood');
+const SECRET = 'bench-secret-5b1f0c2e9d';
+const { values: flags } = parseArgs({
+  options: {
+    connections: { type: 'string', default: '600' },
+    seconds: { type: 'string', default: '12' },
+    'reconnect-ms': { type: 'string', default: '250' },
+  },
+});
+const settings = { connections: Number(flags.connections), seconds: Number(flags.seconds), reconnectMs: Number(flags['reconnect-ms']), bodyBytes: 1024 * 1024 - 1024, chunkBytes: 16 * 1024, tickMs: 100 };
+const { sign } = await distModule();
+
+interface Delivery {
+  status: number;
+  ms: number;
+}
+
+async function deliver(url: string, n: number): Promise<Delivery> {
+  const body = JSON.stringify({ event: 'candidate.added', timestamp: '2026-11-20T10:00:00Z', data: { campaign_id: 'cmp_bench_flood', candidate_id: `cand_flood_${n}` } });
+  const started = performance.now();
+  try {
+    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-signature': sign(SECRET, body) }, body, signal: AbortSignal.timeout(10_000) });
+    await response.arrayBuffer();
+    return { status: response.status, ms: performance.now() - started };
+  } catch {
+    return { status: 0, ms: performance.now() - started };
+  }
+}
+
+/** The flood against one serve process: memory before, at the peak and after; the deliveries meanwhile. */
+async function measure(): Promise<{ rssMb: { before: number | null; peak: number | null; after: number | null }; deliveries: Delivery[]; flood: FloodStats }> {
+  rmSync(TMP, { recursive: true, force: true });
+  mkdirSync(TMP, { recursive: true });
+  const cli = fileURLToPath(distUrl('cli/main.js'));
+  const server = await startServer({
+    name: 'serve',
+    command: process.execPath,
+    args: [cli, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', join(TMP, 'hooks.db'), '--secret', SECRET, '--log-level', 'warn'],
+    logFile: join(TMP, 'serve.log'),
+  });
+  const url = `${server.url}/webhooks`;
+  try {
+    await deliver(url, 0);
+    const before = memoryOf(server.pid).rssMb;
+    const flood = startFlood({ url, connections: settings.connections, bodyBytes: settings.bodyBytes, chunkBytes: settings.chunkBytes, tickMs: settings.tickMs, reconnectMs: settings.reconnectMs });
+    const pending: Array<Promise<Delivery>> = [];
+    for (let n = 1, ends = Date.now() + settings.seconds * 1000; Date.now() < ends; n++) {
+      pending.push(deliver(url, n));
+      await delay(500);
+    }
+    const deliveries = await Promise.all(pending);
+    const stats = flood.stop();
+    const peak = memoryOf(server.pid).peakMb;
+    // Up to 10 s for the memory to come back, sampled: the lowest seen.
+    let after = memoryOf(server.pid).rssMb;
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline; await delay(250)) after = Math.min(after, memoryOf(server.pid).rssMb);
+    return { rssMb: { before: round(before, 1), peak: round(peak, 1), after: round(after, 1) }, deliveries, flood: stats };
+  } finally {
+    await server.stop();
+  }
+}
+
+try {
+  const { rssMb, deliveries, flood } = await measure();
+  const byStatus: Record<string, number> = {};
+  for (const d of deliveries) byStatus[String(d.status)] = (byStatus[String(d.status)] ?? 0) + 1;
+  const slowestMs = Math.round(Math.max(...deliveries.map((d) => d.ms)));
+  const results = { machine: machineInfo(ROOT, TMP), git: gitInfo(ROOT), dist: process.env.BENCH_DIST ?? 'dist', settings, rssMb, deliveries: { byStatus, slowestMs }, flood };
+  console.log(`flood: ${settings.connections} connections, ${settings.seconds} s, bodies of ${settings.bodyBytes} bytes in ${settings.chunkBytes}-byte pieces every ${settings.tickMs} ms, reconnecting after ${settings.reconnectMs} ms`);
+  console.log(`  RSS before  ${rssMb.before} MB   (baseline)`);
+  console.log(`  RSS peak    ${rssMb.peak} MB   (goal < 250)`);
+  console.log(`  RSS after   ${rssMb.after} MB`);
+  console.log(`  deliveries  ${JSON.stringify(byStatus)}, slowest ${slowestMs} ms (goal < 5000)`);
+  console.log(`  flood       ${flood.opened} connections, answers ${JSON.stringify(flood.answers)}`);
+  mkdirSync(RESULTS, { recursive: true });
+  writeFileSync(join(RESULTS, 'flood.json'), `${JSON.stringify(results, null, 2)}\n`);
+} finally {
+  killLeftovers();
+}

@@ -1,0 +1,94 @@
+// One request body, copied as it arrives into a single buffer, its bytes claimed from the budget
+// (by Content-Length up front when the sender gave one, else as they arrive). The socket's chunks
+// are dropped as soon as they are copied: a slow sender leaves no trail of small allocations.
+//
+// A large body is held in a resizable ArrayBuffer, handed back to the system (resized to 0) the
+// moment the request is done with it, whatever the garbage collector does: a flood of slow,
+// unfinished bodies lives long enough to reach the old generation, which V8 may not collect for
+// minutes once the flood stops. Small bodies (the service's own are a few KiB) keep a plain
+// buffer: a resizable one costs a mapping of its own, about 50 µs a request.
+import type { BodyClaim } from './budget.js';
+
+/** Up to this, a body is held in a plain buffer; past it, in a resizable one. */
+const SMALL_BODY_BYTES = 64 * 1024;
+/** The plain buffer a body of unknown length starts with. */
+const FIRST_CAPACITY = 16 * 1024;
+
+type Added = 'ok' | 'too_large' | 'busy';
+
+export interface BodyBuffer {
+  /** Copies a chunk in; `too_large` past the limit, `busy` when the budget cannot spare the bytes. */
+  add(chunk: Uint8Array): Added;
+  /** The bytes received, to keep; a large body's own storage is handed back. Call once, at the end. */
+  bytes(): Buffer;
+  /** Hands the storage back, for a body refused or abandoned. */
+  discard(): void;
+  readonly size: number;
+}
+
+/**
+ * A buffer for a body of `declared` bytes (claimed at once), or of unknown length; `busy` when
+ * the budget cannot spare them (or, for a body of unknown length, is full).
+ */
+export function createBodyBuffer(limit: number, claim: BodyClaim, declared: number | undefined): BodyBuffer | 'busy' {
+  if (declared === undefined ? claim.budgetFull() : !claim.take(declared)) return 'busy';
+  let claimed = declared ?? 0;
+  let size = 0;
+  // allocUnsafeSlow: its own allocation, outside Node's shared pool.
+  let small: Buffer | undefined = declared === undefined || declared <= SMALL_BODY_BYTES ? Buffer.allocUnsafeSlow(declared ?? 0) : undefined;
+  let large: ResizableArrayBuffer | undefined = small === undefined ? resizable(0, limit) : undefined;
+  /** Room for `needed` bytes: the plain buffer doubled, or moved into (or grown in) the resizable one. */
+  const makeRoom = (needed: number) => {
+    if (small !== undefined && needed <= small.length) return;
+    if (small !== undefined && needed <= SMALL_BODY_BYTES) {
+      const grown = Buffer.allocUnsafeSlow(Math.min(SMALL_BODY_BYTES, Math.max(needed, small.length * 2, FIRST_CAPACITY)));
+      small.copy(grown, 0, 0, size);
+      small = grown;
+      return;
+    }
+    if (large === undefined) {
+      large = resizable(needed, limit);
+      new Uint8Array(large).set(small!.subarray(0, size));
+      small = undefined;
+    } else if (needed > large.byteLength) large.resize(needed);
+  };
+  return {
+    get size() {
+      return size;
+    },
+    add(chunk) {
+      const needed = size + chunk.byteLength;
+      if (needed > limit) return 'too_large';
+      if (needed > claimed) {
+        if (!claim.take(needed - claimed)) return 'busy';
+        claimed = needed;
+      }
+      makeRoom(needed);
+      (small ?? new Uint8Array(large!)).set(chunk, size);
+      size = needed;
+      return 'ok';
+    },
+    bytes() {
+      if (small !== undefined) return size === small.length ? small : small.subarray(0, size);
+      // A copy to keep: the resizable buffer is handed back now, and a view of it would then be empty.
+      const kept = Buffer.from(new Uint8Array(large!, 0, size));
+      large!.resize(0);
+      return kept;
+    },
+    discard() {
+      large?.resize(0);
+      small = undefined;
+    },
+  };
+}
+
+/** ES2024's resizable ArrayBuffer (Node 20 has it; the compiler's lib here is ES2023). */
+interface ResizableArrayBuffer extends ArrayBuffer {
+  resize(byteLength: number): void;
+}
+
+/** A resizable ArrayBuffer of `length` bytes, growable to `max`: its pages are committed as it grows, and released by resize(0). */
+function resizable(length: number, max: number): ResizableArrayBuffer {
+  const Resizable = ArrayBuffer as unknown as new (byteLength: number, options: { maxByteLength: number }) => ResizableArrayBuffer;
+  return new Resizable(length, { maxByteLength: max });
+}

@@ -1,0 +1,123 @@
+// The real `prequal-hooks serve` under an anonymous flood: 600 connections, each announcing a body
+// just under the 1 MiB limit with a bogus signature, sending it slowly and holding it unfinished,
+// and connecting again when cut off. Such a flood once took the process from 86 MB to 680 MB
+// (and it kept them); now the bodies it buffers are bounded, its own signed deliveries keep
+// being answered within the sender's 5 s, and the memory comes back once the flood ends.
+import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import { memoryOf, startFlood } from '../../bench/lib/flood.js';
+import { sampleEvent, signedRequest } from '../../src/testing/index.js';
+import { killChildren, startServe, type ServeProcess } from '../support/cli-process.js';
+import { tempDir } from '../support/servers.js';
+
+const SECRET = 'whsec_flood_e2e_5d21c9a0';
+const METRICS_TOKEN = 'metrics-token-flood-e2e-93f1';
+const FLOOD_MS = 12_000;
+
+interface Delivery {
+  status: number;
+  ms: number;
+  retryAfter: string | null;
+  body: { received?: boolean; error?: { code: string; message: string; details?: unknown } };
+}
+
+/** One signed delivery from the service, timed as the service times it (it waits 5 s). */
+async function deliver(url: string, n: number): Promise<Delivery> {
+  const request = signedRequest(sampleEvent('candidate.added', { data: { candidate_id: `cand_flood_${n}` } }), { secret: SECRET });
+  const started = performance.now();
+  const response = await fetch(url, { method: 'POST', headers: request.headers, body: request.body, signal: AbortSignal.timeout(10_000) });
+  const body = (await response.json()) as Delivery['body'];
+  return { status: response.status, ms: performance.now() - started, retryAfter: response.headers.get('retry-after'), body };
+}
+
+/** Polls an asynchronous check until it gives a value, or fails after `timeoutMs`. */
+async function waitForAsync<T>(check: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
+  for (const deadline = Date.now() + timeoutMs; ; await delay(100)) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+  }
+}
+
+async function bufferedBytes(serve: ServeProcess): Promise<number> {
+  const text = await (await fetch(`${serve.baseUrl}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+  return Number(/^prequal_hooks_buffered_request_bytes (\S+)$/m.exec(text)?.[1]);
+}
+
+describe('prequal-hooks serve under an anonymous flood of slow bodies', () => {
+  const tmp = tempDir('prequal-hooks-flood-');
+  let serve: ServeProcess | undefined;
+  afterAll(async () => {
+    await serve?.stop().catch(() => undefined);
+    killChildren();
+    tmp.cleanup();
+  });
+
+  it('holds under 250 MB, answers its own deliveries within 5 s, and gives the memory back', { timeout: 60_000 }, async () => {
+    serve = await startServe(['--host', '127.0.0.1', '--port', '0', '--db', join(tmp.dir, 'hooks.db'), '--secret', SECRET, '--metrics-token', METRICS_TOKEN]);
+    const pid = serve.child.pid!;
+    expect((await deliver(serve.webhookUrl, 0)).status).toBe(200);
+    const before = memoryOf(pid).rssMb;
+
+    const flood = startFlood({ url: serve.webhookUrl, connections: 600, bodyBytes: 1024 * 1024 - 1024, chunkBytes: 16 * 1024, tickMs: 100, reconnectMs: 250 });
+    const deliveries: Array<Promise<Delivery>> = [];
+    for (let n = 1, ends = Date.now() + FLOOD_MS; Date.now() < ends; n++) {
+      deliveries.push(deliver(serve.webhookUrl, n));
+      await delay(500);
+    }
+    const answered = await Promise.all(deliveries);
+    const stats = flood.stop();
+    const peak = memoryOf(pid).peakMb;
+    // The bodies held are handed back at once, not left to a garbage collection that an idle
+    // process may never run: wait for that, not for a fixed time.
+    let after = memoryOf(pid).rssMb;
+    for (const deadline = Date.now() + 10_000; after > peak - 50 && Date.now() < deadline; after = memoryOf(pid).rssMb) await delay(250);
+    console.log(`flood: RSS ${Math.round(before)} MB before, ${Math.round(peak)} MB at the peak, ${Math.round(after)} MB after; ${stats.opened} connections, answers ${JSON.stringify(stats.answers)}`);
+
+    expect(peak).toBeLessThan(250);
+    expect(after).toBeLessThan(peak - 50);
+    // The flood was refused at once (503 BUSY), not read: most of its connections got an answer.
+    expect(stats.answers['503']).toBeGreaterThan(600);
+    for (const delivery of answered) {
+      expect(delivery.ms).toBeLessThan(5000);
+      if (delivery.status === 503) expect(delivery).toMatchObject({ retryAfter: expect.any(String), body: { error: { code: 'BUSY', message: expect.any(String) } } });
+      else expect(delivery).toMatchObject({ status: 200, body: { received: true } });
+    }
+    // Nothing is left held: the budget comes back to zero, and a delivery is stored at once.
+    await waitForAsync(async () => ((await bufferedBytes(serve!)) === 0 ? true : undefined), 5000, 'the budget to be empty');
+    expect(await deliver(serve.webhookUrl, 10_000)).toMatchObject({ status: 200, body: { received: true } });
+  });
+
+  it('closes connections over --max-connections at once, unanswered, says so once, and takes new ones as others close', async () => {
+    const capped = await startServe(['--host', '127.0.0.1', '--port', '0', '--db', join(tmp.dir, 'capped.db'), '--secret', SECRET, '--max-connections', '3']);
+    const { port } = new URL(capped.baseUrl);
+    const open = (): Promise<Socket> =>
+      new Promise((resolve) => {
+        const socket = connect(Number(port), '127.0.0.1', () => resolve(socket));
+        socket.on('error', () => undefined);
+      });
+    // Three connections that have not finished their headers hold the three places.
+    const holders = await Promise.all([open(), open(), open()]);
+    for (const socket of holders) socket.write('POST /webhooks HTTP/1.1\r\nHost: x\r\n');
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const over = await open();
+      over.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+      let answered = '';
+      over.on('data', (chunk: Buffer) => (answered += chunk.toString()));
+      await new Promise((resolve) => over.on('close', resolve));
+      expect(answered).toBe('');
+    }
+    const warnings = () => capped.logLines().filter((line) => line.level === 40 && /over the cap of 3 open connections/.test(String(line.msg)));
+    await waitForAsync(async () => (warnings().length > 0 ? true : undefined), 2000, 'the warning');
+    await delay(200);
+    expect(warnings()).toHaveLength(1);
+
+    holders[0]!.destroy();
+    const delivered = await waitForAsync(async () => deliver(capped.webhookUrl, 20_000).catch(() => undefined), 3000, 'a place to free up');
+    expect(delivered).toMatchObject({ status: 200, body: { received: true } });
+    for (const socket of holders) socket.destroy();
+    expect(await capped.stop()).toBe(0);
+  });
+});

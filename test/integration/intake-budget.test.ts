@@ -1,0 +1,271 @@
+// The budget of request bodies held before verification, through the real adapters (node:http
+// and Express over real sockets, fetch with real Requests): past it new bodies get 503 BUSY at
+// once, unread; every byte claimed comes back however the request ends; and bodies read into
+// the large (resizable) buffers reach the inbox byte for byte, on every engine.
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
+import express from 'express';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/logging.js';
+import { createBodyBudget } from '../../src/receive/budget.js';
+import type { StoreOutcome } from '../../src/receive/delivery.js';
+import { expressMiddleware } from '../../src/receive/express.js';
+import { fetchHandler } from '../../src/receive/fetch.js';
+import { ConfigurationError, createIntake, type Intake } from '../../src/receive/intake.js';
+import { nodeHandler } from '../../src/receive/node-http.js';
+import { createReceiver, type Receiver } from '../../src/receiver.js';
+import { sign } from '../../src/signature.js';
+import { answerClientErrors } from '../../src/standalone/client-errors.js';
+import { sampleEvent, signedRequest } from '../../src/testing/index.js';
+import { ENGINES } from '../support/engines.js';
+import { listen, post } from '../support/servers.js';
+
+const SECRET = 'whsec_budget_2b7e91';
+const LIMIT = 100_000;
+const quiet = createLogger({ level: 'silent' });
+
+/** A connection that announces a body (`declared` bytes, or chunked), sends `sent` bytes of it and holds. */
+function holdBody(url: string, declared: number | 'chunked', sent: number, options: { allowHalfOpen?: boolean } = {}): { socket: Socket; answer: Promise<string>; received: () => string } {
+  const { hostname, port, pathname } = new URL(url);
+  const socket = connect({ host: hostname, port: Number(port), allowHalfOpen: options.allowHalfOpen ?? false });
+  const length = declared === 'chunked' ? 'Transfer-Encoding: chunked' : `Content-Length: ${declared}`;
+  socket.write(`POST ${pathname === '/' ? '/webhooks' : pathname} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${length}\r\nX-Service-Signature: sha256=${'0'.repeat(64)}\r\n\r\n`);
+  if (sent > 0) socket.write(declared === 'chunked' ? `${sent.toString(16)}\r\n${' '.repeat(sent)}\r\n` : ' '.repeat(sent));
+  let text = '';
+  socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+  socket.on('error', () => undefined);
+  return { socket, answer: new Promise((resolve) => socket.on('close', () => resolve(text))), received: () => text };
+}
+
+async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
+  for (const deadline = Date.now() + timeoutMs; !(await check()); await delay(20)) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+  }
+}
+
+const signedSmall = (n: number) => signedRequest(sampleEvent('candidate.added', { data: { candidate_id: `cand_budget_${n}` } }), { secret: SECRET });
+
+describe('the budget of bodies held, through node:http and Express', () => {
+  let receiver: Receiver;
+  const servers: Array<{ url: string; close: () => Promise<void> }> = [];
+  const held = async () => (await receiver.metrics().getSingleMetric('prequal_hooks_buffered_request_bytes')!.get()).values[0]!.value;
+
+  beforeAll(async () => {
+    // Two bodies at the limit fill it.
+    receiver = createReceiver({ database: ':memory:', secret: SECRET, maxBodyBytes: LIMIT, maxBufferedBytes: 2 * LIMIT, logger: quiet });
+    servers.push(await listen(receiver.nodeHandler()));
+    const app = express();
+    app.post('/webhooks', receiver.middleware());
+    servers.push(await listen(app as never));
+  });
+  afterAll(async () => {
+    for (const server of servers) await server.close();
+    await receiver.close();
+  });
+
+  for (const [via, index] of [['node:http', 0], ['express', 1]] as const) {
+    it(`${via}: answers 503 BUSY at once, unread, while the bodies held fill the budget; takes bodies again once they are gone`, async () => {
+      const url = `${servers[index]!.url}/webhooks`;
+      const first = holdBody(url, LIMIT, 10);
+      const second = holdBody(url, 'chunked', 1000);
+      const third = holdBody(url, 'chunked', 1000);
+      // Content-Length is claimed at once; a chunked body claims what has come.
+      await until(async () => (await held()) === LIMIT + 2000, 'the three bodies to be held');
+
+      const started = performance.now();
+      const refused = holdBody(url, LIMIT, 0);
+      const text = await refused.answer;
+      expect(performance.now() - started).toBeLessThan(1000);
+      expect(text).toMatch(/^HTTP\/1\.1 503 /);
+      expect(text).toMatch(/\r\nRetry-After: 5\r\n/i);
+      expect(text).toMatch(/\r\nConnection: close\r\n/i);
+      expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4))).toEqual({
+        error: { code: 'BUSY', message: expect.stringMatching(/not read/), details: { buffered_limit_bytes: 2 * LIMIT } },
+      });
+      // A small signed delivery still fits beside them; a chunked one that grows past the room left does not.
+      const small = signedSmall(1);
+      expect((await post(url, small.body, small.headers)).status).toBe(200);
+      second.socket.write(`${(LIMIT - 1000).toString(16)}\r\n${' '.repeat(LIMIT - 1000)}\r\n`);
+      expect(await second.answer).toMatch(/^HTTP\/1\.1 503 /);
+
+      first.socket.destroy();
+      third.socket.destroy();
+      await until(async () => (await held()) === 0, 'every byte to come back');
+      const after = signedSmall(2);
+      expect((await post(url, after.body, after.headers)).status).toBe(200);
+    });
+  }
+});
+
+type Adapter = 'node:http' | 'express' | 'fetch';
+
+/** An intake on a store that does as told, served by one adapter. */
+async function served(adapter: Adapter, store: () => Promise<StoreOutcome>): Promise<{ intake: Intake; send: (body: Uint8Array | ReadableStream<Uint8Array>, headers?: Record<string, string>) => Promise<number>; url: string; close: () => Promise<void> }> {
+  const intake = createIntake({ secrets: [SECRET], maxBodyBytes: LIMIT, budget: createBodyBudget(4 * LIMIT), store, logger: quiet });
+  if (adapter === 'fetch') {
+    const handle = fetchHandler(intake);
+    const send = async (body: Uint8Array | ReadableStream<Uint8Array>, headers: Record<string, string> = {}) =>
+      (await handle(new Request('http://receiver.test/webhooks', { method: 'POST', headers, body, duplex: 'half' } as RequestInit))).status;
+    return { intake, send, url: '', close: async () => undefined };
+  }
+  const handler = adapter === 'node:http' ? nodeHandler(intake) : express().post('/webhooks', expressMiddleware(intake));
+  const server = await listen(handler as never);
+  const url = `${server.url}/webhooks`;
+  const send = async (body: Uint8Array | ReadableStream<Uint8Array>, headers: Record<string, string> = {}) =>
+    (await fetch(url, { method: 'POST', headers, body, duplex: 'half' } as RequestInit).catch(() => ({ status: 0 }))).status;
+  return { intake, send, url, close: server.close };
+}
+
+describe('every byte claimed comes back, however a request ends', () => {
+  const stored: () => Promise<StoreOutcome> = async () => ({ ok: true, inboxId: 1, duplicate: false });
+  const closing: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    for (const close of closing.splice(0)) await close();
+  });
+
+  for (const adapter of ['node:http', 'express', 'fetch'] as const) {
+    it(`${adapter}: stored, refused by signature, too large (announced and read), storage down, the intake throwing, a body too big for the room left`, async () => {
+      let outcome: () => Promise<StoreOutcome> = stored;
+      const { intake, send, close } = await served(adapter, () => outcome());
+      closing.push(close);
+      const good = signedSmall(3);
+      const large = randomBytes(LIMIT - 10);
+      const cases: Array<[string, () => Promise<number>, number]> = [
+        ['stored', () => send(good.body, good.headers), 200],
+        ['a large body kept as a dead letter', () => send(large, { 'x-service-signature': sign(SECRET, large) }), 400],
+        ['a bogus signature', () => send(large, { 'x-service-signature': `sha256=${'0'.repeat(64)}` }), 401],
+        ['too large, announced', () => send(randomBytes(LIMIT + 1)), 413],
+        ['too large, found while reading', () => send(streamOf([randomBytes(LIMIT / 2), randomBytes(LIMIT / 2), randomBytes(10)])), 413],
+        ['storage down', () => ((outcome = async () => ({ ok: false, code: 'SQLITE_BUSY', message: 'locked' })), send(good.body, good.headers)), 503],
+        ['the store throwing', () => ((outcome = async () => Promise.reject(new RangeError('boom'))), send(good.body, good.headers)), 500],
+      ];
+      for (const [name, run, status] of cases) {
+        expect(await run(), name).toBe(status);
+        await until(() => intake.budget.held() === 0, `${name}: the budget to be empty`);
+      }
+      // A body of unknown length that grows past the room left: 503 BUSY, and its claim comes back too.
+      const other = intake.budget.claim();
+      expect(other.take(4 * LIMIT - LIMIT / 2)).toBe(true);
+      expect(await send(streamOf([randomBytes(LIMIT / 4), randomBytes(LIMIT / 2)]))).toBe(503);
+      expect(intake.budget.held()).toBe(4 * LIMIT - LIMIT / 2);
+      other.release();
+      expect(intake.budget.held()).toBe(0);
+    });
+  }
+
+  for (const adapter of ['node:http', 'express'] as const) {
+    it(`${adapter}: a client that goes away mid-body gives its bytes back`, async () => {
+      const { intake, url, close } = await served(adapter, stored);
+      closing.push(close);
+      for (const declared of [LIMIT, 'chunked'] as const) {
+        const sender = holdBody(url, declared, 70_000);
+        await until(() => intake.budget.held() >= 70_000, 'the body to be held');
+        sender.socket.destroy();
+        await until(() => intake.budget.held() === 0, 'the bytes to come back');
+      }
+    });
+  }
+
+  it('fetch: a body stream that fails gives its bytes back (500 in the envelope)', async () => {
+    const { intake, send } = await served('fetch', stored);
+    let pulls = 0;
+    const failing = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (pulls++ < 3) controller.enqueue(randomBytes(30_000));
+        else controller.error(new Error('connection reset'));
+      },
+    });
+    expect(await send(failing)).toBe(500);
+    expect(intake.budget.held()).toBe(0);
+  });
+
+  it('node:http: a sender cut off by the request timeout gives its bytes back, even holding its half of the connection open', async () => {
+    const intake = createIntake({ secrets: [SECRET], maxBodyBytes: LIMIT, store: stored, logger: quiet });
+    const server = createServer({ requestTimeout: 1000, connectionsCheckingInterval: 100 }, nodeHandler(intake));
+    server.on('clientError', answerClientErrors(quiet));
+    const { url, close } = await listen(server);
+    closing.push(close);
+    const sender = holdBody(`${url}/webhooks`, LIMIT, 1000, { allowHalfOpen: true });
+    // It keeps writing after the 408: its request must not stay alive, holding its claim.
+    const dribble = setInterval(() => sender.socket.writable && sender.socket.write(' '), 100);
+    try {
+      await until(() => intake.budget.held() === LIMIT, 'the body to be held');
+      // Not awaiting the close: this sender never closes its half.
+      await until(() => /^HTTP\/1\.1 408 /.test(sender.received()), 'the 408');
+      await until(() => intake.budget.held() === 0, 'the bytes to come back after the 408');
+    } finally {
+      clearInterval(dribble);
+      sender.socket.destroy();
+    }
+  });
+});
+
+describe.each(ENGINES)('large bodies, read into resizable buffers, stored byte for byte on $name', (engine) => {
+  let receiver: Receiver;
+  let cleanup: () => void;
+  let server: { url: string; close: () => Promise<void> };
+  beforeAll(async () => {
+    const fresh = await engine.fresh();
+    cleanup = fresh.cleanup;
+    receiver = createReceiver({ database: fresh.database, secret: SECRET, logger: quiet });
+    await receiver.ready();
+    server = await listen(receiver.nodeHandler());
+  });
+  afterAll(async () => {
+    await server.close();
+    await receiver.close();
+    cleanup();
+  });
+
+  it('through node:http and fetch, announced and chunked, in chunks of every size', async () => {
+    const sizes = [64 * 1024 + 1, 300_000, 1024 * 1024];
+    const sent: Buffer[] = [];
+    for (const size of sizes) {
+      for (const via of ['node:http announced', 'node:http chunked', 'fetch announced', 'fetch chunked'] as const) {
+        const body = randomBytes(size);
+        const chunked = via.endsWith('chunked');
+        const headers = { 'x-service-signature': sign(SECRET, body), ...(!chunked && { 'content-length': String(size) }) };
+        const payload = chunked ? streamOf(split(body)) : body;
+        const status = via.startsWith('fetch')
+          ? (await receiver.fetchHandler()(new Request('http://receiver.test/webhooks', { method: 'POST', headers, body: payload, duplex: 'half' } as RequestInit))).status
+          : (await fetch(server.url, { method: 'POST', headers, body: payload, duplex: 'half' } as RequestInit)).status;
+        // Random bytes are not JSON: each is kept whole as a dead letter.
+        expect(status, `${via}, ${size} bytes`).toBe(400);
+        sent.push(body);
+      }
+    }
+    const store = await receiver.store();
+    const rows = await store.setAside(0, 100);
+    expect(rows.map((row) => Buffer.from(row.raw).toString('base64'))).toEqual(sent.map((body) => body.toString('base64')));
+  });
+});
+
+describe('the budget option', () => {
+  it('is refused smaller than the body limit: a body at the limit could never be read', () => {
+    expect(() => createReceiver({ database: ':memory:', secret: SECRET, maxBodyBytes: 2048, maxBufferedBytes: 1024 })).toThrow(ConfigurationError);
+    expect(() => createReceiver({ database: ':memory:', secret: SECRET, maxBufferedBytes: 1024 })).toThrow(/no smaller than the body limit \(1048576\)/);
+  });
+});
+
+/** Pieces of irregular sizes, 1 byte to 70 KiB. */
+function split(body: Buffer): Buffer[] {
+  const pieces: Buffer[] = [];
+  for (let at = 0, i = 0; at < body.length; i++) {
+    const size = [1, 7, 16_384, 70_000, 1000][i % 5]!;
+    pieces.push(body.subarray(at, at + size));
+    at += size;
+  }
+  return pieces;
+}
+
+function streamOf(pieces: Uint8Array[]): ReadableStream<Uint8Array> {
+  let i = 0;
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (i < pieces.length) controller.enqueue(pieces[i++]!);
+      else controller.close();
+    },
+  });
+}

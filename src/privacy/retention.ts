@@ -79,12 +79,8 @@ export async function eraseInactive(store: Store, options: RetentionOptions): Pr
   let totals: { eventsRedacted: number; setAsideRedacted: number };
   try {
     totals = await store.write(async (tx) => {
-      let eventsRedacted = 0;
-      for (const candidateId of stale) {
-        const outcome = await tx.eraseCandidate({ match: { candidateId }, erasedAt, reason });
-        if (outcome.found) eventsRedacted += outcome.eventsRedacted;
-      }
-      const done = { eventsRedacted, setAsideRedacted: await tx.redactSetAside(cutoff) };
+      const outcome = stale.length === 0 ? { found: false as const } : await tx.eraseCandidate({ match: { candidateIds: stale }, erasedAt, reason });
+      const done = { eventsRedacted: outcome.found ? outcome.eventsRedacted : 0, setAsideRedacted: await tx.redactSetAside(cutoff) };
       if (options.dryRun) throw new Rollback(done);
       return done;
     });

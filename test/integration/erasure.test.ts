@@ -79,7 +79,7 @@ describe.each([...ENGINES, SQLITE_THREAD])('erasing a candidate on $name', (engi
     expect(leaks(await inboxBodies(r)).length).toBeGreaterThan(0);
 
     const report = await r.erase({ email: PII.email.toUpperCase() }, { reason: 'GDPR request #42' });
-    expect(report).toMatchObject({ candidateId: K, eventsRedacted: 4 });
+    expect(report).toMatchObject({ candidateIds: [K], eventsRedacted: 4, dryRun: false });
     expect(JSON.stringify(report)).not.toMatch(/Jeanne|Example|\+336/i);
 
     expect(await r.query.getCandidate(K)).toBeUndefined();

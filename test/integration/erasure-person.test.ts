@@ -5,6 +5,7 @@
 // reaching a candidate whose row carries no field versions.
 import { afterEach, describe, expect, it } from 'vitest';
 import { createReceiver, type Receiver } from '../../src/index.js';
+import { rebuild } from '../../src/replay/index.js';
 import { sampleEvent } from '../../src/testing/index.js';
 import { ENGINES, SQLITE_THREAD, type EngineUnderTest } from '../support/engines.js';
 import { readStoreTables as snapshot } from '../support/tables.js';
@@ -122,5 +123,22 @@ describe.each([...ENGINES, SQLITE_THREAD])('erasing a person on $name', (engine:
     // Its own events, the unknown kind naming its contact, the body that is not JSON, its dead letter.
     expect(redacted).toEqual([1, ...[BODIES.unknownKind, BODIES.notJson, BODIES.ownDead].map((body) => rowOf(before, body)!.inboxId)]);
     expect(rowOf(after, BODIES.neighbourDead)).toBeDefined();
+  });
+
+  it('rebuild after the erasure keeps its dead letters dead (and every other row as it was)', async () => {
+    const r = await started();
+    const dead = rowOf(await inbox(r), BODIES.ownDead)!;
+    expect(dead.state).toBe('dead');
+    await r.erase({ candidateId: FIRST }, { reason: 'request' });
+    const store = await r.store();
+    const states = (await inbox(r)).map(({ inboxId, state, reasons }) => ({ inboxId, state, reasons }));
+    expect(states.find((s) => s.inboxId === dead.inboxId)?.state).toBe('dead');
+    const tables = await snapshot(store);
+    await rebuild(store);
+    expect((await inbox(r)).map(({ inboxId, state, reasons }) => ({ inboxId, state, reasons }))).toEqual(states);
+    expect(await snapshot(store)).toEqual(tables);
+    await rebuild(store, { bulk: false });
+    expect((await inbox(r)).map(({ inboxId, state, reasons }) => ({ inboxId, state, reasons }))).toEqual(states);
+    expect(await snapshot(store)).toEqual(tables);
   });
 });

@@ -4,7 +4,7 @@
 // listing exactly what an erasure redacts; rebuild keeping redacted dead letters dead; retention
 // reaching a candidate whose row carries no field versions.
 import { afterEach, describe, expect, it } from 'vitest';
-import { createReceiver, type Receiver } from '../../src/index.js';
+import { createReceiver, eraseInactive, type Receiver } from '../../src/index.js';
 import { rebuild } from '../../src/replay/index.js';
 import { sampleEvent } from '../../src/testing/index.js';
 import { ENGINES, SQLITE_THREAD, type EngineUnderTest } from '../support/engines.js';
@@ -140,5 +140,30 @@ describe.each([...ENGINES, SQLITE_THREAD])('erasing a person on $name', (engine:
     await rebuild(store, { bulk: false });
     expect((await inbox(r)).map(({ inboxId, state, reasons }) => ({ inboxId, state, reasons }))).toEqual(states);
     expect(await snapshot(store)).toEqual(tables);
+  });
+});
+
+describe.each(ENGINES)('retention on $name', (engine: EngineUnderTest) => {
+  it('reaches a candidate whose row carries no field versions, by the dates of its events', async () => {
+    const { database } = await engine.fresh();
+    const receiver = createReceiver({ database, allowUnsigned: true });
+    try {
+      const day = 86_400_000;
+      const recent = new Date(Date.now() - day).toISOString();
+      await receiver.replay([
+        added('cand-old-unversioned', 'cmp_r', '2023-01-01T00:00:00Z', { email: 'old@example.org', phone: '+33600000001' }),
+        added('cand-recent-unversioned', 'cmp_r', recent, { email: 'recent@example.org', phone: '+33600000002' }),
+      ]);
+      await receiver.drain();
+      const store = await receiver.store();
+      await store.select(`UPDATE candidates SET field_versions = '|'`);
+      // Written by hand: nothing says it was ever heard of.
+      await store.select(`INSERT INTO candidates (candidate_id, email) VALUES ('cand-by-hand', 'hand@example.org')`);
+      const report = await eraseInactive(store, { olderThan: 730 * day });
+      expect(report).toMatchObject({ candidateIds: ['cand-by-hand', 'cand-old-unversioned'], eventsRedacted: 1 });
+      expect((await store.select<{ candidate_id: string }>('SELECT candidate_id FROM candidates')).map((c) => c.candidate_id)).toEqual(['cand-recent-unversioned']);
+    } finally {
+      await receiver.close();
+    }
   });
 });

@@ -84,7 +84,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     },
     async erase(match, eraseOptions) {
       const report = await eraseCandidate((await use()).store, match, eraseOptions);
-      state.metrics.erased(1, report.eventsRedacted, false);
+      if (report.dryRun) return report;
+      state.metrics.erased(report.candidateIds.length, report.eventsRedacted, false);
       state.eraseHooks.kick();
       return report;
     },

@@ -11,14 +11,14 @@ export const ERASE_OPTIONS = {
   ...databaseOptions('must exist'),
   ...flagsOnly({
     candidate: optional({ placeholder: '<id>', help: 'the candidate_id to erase' }),
-    email: optional({ placeholder: '<e>', help: 'or the candidate whose projected e-mail this is (any case)' }),
-    phone: optional({ placeholder: '<p>', help: 'or the candidate whose projected phone this is' }),
+    email: optional({ placeholder: '<e>', help: 'or every candidate whose projected e-mail this is (any case)' }),
+    phone: optional({ placeholder: '<p>', help: 'or every candidate whose projected phone this is (as E.164: 06 12 34 56 78, 0612345678 and +33612345678 are one number)' }),
     'inactive-for': optional({
       placeholder: '<duration>',
       help: 'retention: every candidate whose latest event is older than this (e.g. 730d; units s, m, h, d, w), and the rows set aside received before it',
     }),
     reason: optional({ placeholder: '<text>', help: 'why (required): kept in the audit trail, the erasures table; no personal data there' }),
-    'dry-run': flag({ help: 'say what would be erased, change nothing' }),
+    'dry-run': flag({ help: 'say what would be erased (every candidate id), change nothing' }),
     json: flag({ help: 'print the result as JSON' }),
   }),
 };
@@ -26,10 +26,13 @@ export const ERASE_OPTIONS = {
 export const ERASE_HELP = `Usage: prequal-hooks erase --db <db> (--candidate <id> | --email <e> | --phone <p>) --reason <text> [--dry-run] [--json]
        prequal-hooks erase --db <db> --inactive-for <duration, e.g. 730d> --reason <text> [--dry-run] [--json]
 
-Erases one candidate (GDPR article 17; docs/projection.md section 8), in one transaction: the
-projected row and interview responses are deleted, every stored event naming them is redacted
-to its keys (kind, timestamp and identity kept, so that a redelivery stays a duplicate), and the
-erasure is recorded in the erasures table (candidate_id, erased_at, reason, events_redacted).
+Erases a person (GDPR article 17; docs/projection.md section 8), in one transaction: the
+candidate --candidate names, or every candidate whose projected e-mail (any case) or phone (any
+spacing) matches, in every campaign (a person who applied twice has two ids). Their projected rows
+and interview responses are deleted, every stored row naming them (their id, e-mail or phone, as
+values: never part of a longer one) is redacted to its keys (kind, timestamp and identity kept, so
+that a redelivery stays a duplicate), and each erasure is recorded in the erasures table
+(candidate_id, erased_at, reason, events_redacted).
 Then nothing of it is left on disk that the engine can reach: SQLite's WAL is checkpointed and
 truncated (its connections overwrite deleted content), PostgreSQL's tables are vacuumed. Backups
 and WAL archives are the operator's to age out. Later events dated at or before the erasure, and
@@ -38,15 +41,9 @@ Safe while a receiver runs on the database.
 
 ${optionsHelp(ERASE_OPTIONS)}
 
-Prints the candidate_id and how many events were redacted, never the erased values. Exits 1
-when no candidate matches (nothing is changed), 2 when the command is called wrongly.`;
-
-/** A dry run rolls the erasure back: what it would do, exactly, and nothing done. */
-class DryRun extends Error {
-  constructor(readonly outcome: { candidateId: string; eventsRedacted: number }) {
-    super('dry run');
-  }
-}
+Prints every candidate_id erased and how many stored rows were redacted, never the erased
+values (--dry-run: what it would erase). Exits 1 when no candidate matches (nothing is changed),
+2 when the command is called wrongly.`;
 
 function matchOf(values: { candidate: string | undefined; email: string | undefined; phone: string | undefined }): CandidateMatch {
   const given = [values.candidate !== undefined && 'candidate', values.email !== undefined && 'email', values.phone !== undefined && 'phone'].filter(Boolean);
@@ -70,9 +67,9 @@ export async function erase(argv: string[], io: CommandIo): Promise<number> {
   const { location, postgres } = databaseOf(command);
   requireDatabaseFile(location);
   const store = await openStore(location, postgres);
-  let report: ErasureReport & { dryRun?: boolean };
+  let report: ErasureReport;
   try {
-    report = values['dry-run'] ? await dryRun(store, match, values.reason) : await eraseCandidate(store, match, { reason: values.reason });
+    report = await eraseCandidate(store, match, { reason: values.reason, dryRun: values['dry-run'] });
   } catch (error) {
     if (error instanceof UnknownCandidateError || error instanceof ErasureRequestError) throw new CommandError(`${error.message}; nothing was changed`);
     throw error;
@@ -80,27 +77,17 @@ export async function erase(argv: string[], io: CommandIo): Promise<number> {
     await store.close();
   }
   if (values.json) printJson(io, { ...report, database: displayLocation(location) });
-  else if (report.dryRun) io.stdout.write(`dry run: would erase candidate ${report.candidateId} and redact ${report.eventsRedacted} stored events; nothing changed\n`);
+  else if (report.dryRun) io.stdout.write(`dry run: would erase ${candidates(report.candidateIds)} and redact ${count(report.eventsRedacted, 'stored event')}; nothing changed\n`);
   else {
-    io.stdout.write(`erased candidate ${report.candidateId}: ${report.eventsRedacted} stored events redacted, recorded in erasures at ${report.erasedAt}\n`);
+    io.stdout.write(`erased ${candidates(report.candidateIds)}: ${count(report.eventsRedacted, 'stored event')} redacted, recorded in erasures at ${report.erasedAt}\n`);
     if (!report.scrubbed) io.stderr.write('prequal-hooks erase: a reader kept the WAL from being emptied; the erased bytes leave it at its next checkpoint (run erase again, or stop the readers)\n');
   }
   return 0;
 }
 
-async function dryRun(store: Awaited<ReturnType<typeof openStore>>, match: CandidateMatch, reason: string): Promise<ErasureReport & { dryRun: true }> {
-  const erasedAt = new Date().toISOString();
-  try {
-    await store.write(async (tx) => {
-      const outcome = await tx.eraseCandidate({ match, erasedAt, reason });
-      if (!outcome.found) throw new UnknownCandidateError('no candidate matches');
-      throw new DryRun(outcome);
-    });
-  } catch (error) {
-    if (error instanceof DryRun) return { candidateId: error.outcome.candidateId, erasedAt, eventsRedacted: error.outcome.eventsRedacted, scrubbed: false, dryRun: true };
-    throw error;
-  }
-  throw new Error('unreachable: a dry run always rolls back');
+/** The ids erased, each named: `candidate a`, or `2 candidates (a, b)` (a person who applied twice). */
+function candidates(ids: readonly string[]): string {
+  return ids.length === 1 ? `candidate ${ids[0]}` : `${count(ids.length, 'candidate')} (${ids.join(', ')})`;
 }
 
 /** `erase --inactive-for`: retention, by the same rules; counts only (no ids on a terminal). */

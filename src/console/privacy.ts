@@ -56,7 +56,7 @@ async function erase(data: ConsoleData, req: Request<{ id: string }>, res: Respo
   if (reason === '') return eraseForm(data, req, res, 'Give a reason: nothing was erased.');
   try {
     const report = await data.source.erase({ candidateId: id }, { reason });
-    res.redirect(303, href(req.baseUrl, '/erasures', { erased: report.candidateId, redacted: report.eventsRedacted }));
+    res.redirect(303, href(req.baseUrl, '/erasures', { erased: report.candidateIds.join(', '), redacted: report.eventsRedacted }));
   } catch (error) {
     if (error instanceof UnknownCandidateError) return eraseForm(data, req, res, 'No candidate with this id is known here: nothing was erased.');
     throw error;

@@ -64,7 +64,7 @@ async function projectClaimed(parts: ProjectionLoopParts, tx: WriteTx, claimed: 
   if (claimed.length === 0) return [];
   const processed = await projectBatch(
     tx,
-    claimed.map((row) => ({ raw: row.raw, reading: readEnvelope(row.raw, row.identity ?? undefined) })),
+    claimed.map((row) => ({ raw: row.raw, reading: readEnvelope(row.raw, row.identity ?? undefined), reasons: row.reasons })),
   );
   const outcomes = claimed.map((row, i) => settlementOf(parts, row, processed[i]!));
   await tx.settle(outcomes.map((o) => o.settlement), new Date(parts.now()).toISOString());

@@ -6,3 +6,4 @@ export * from './parse.js';
 export * from './order.js';
 export { parseJson } from './json.js';
 export * from './redact.js';
+export * from './naming.js';

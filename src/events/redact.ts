@@ -1,11 +1,20 @@
 // What an erased candidate's stored events become (PROJECTION.md section 8): the envelope with
 // `data` reduced to its keys, or a marker for a body that was not an envelope. Kind, timestamp and
 // identity stay (the identity is kept beside the body), so a redelivery is still a duplicate.
+import type { Issue } from './issue.js';
 import { readEnvelope } from './parse.js';
 import { parseInstant } from './timestamp.js';
 
 /** The body of a redacted row that was not an event envelope. */
 export const REDACTED_MARKER = '{"redacted":true}';
+
+/**
+ * The reasons kept for a redacted row that was set aside: those it had may quote the body (a
+ * parser's error does: `…"phone":+336…`), and the body they were about is gone.
+ */
+export const REDACTED_REASONS: readonly Issue[] = Object.freeze([{ path: '', message: 'redacted (erasure or retention): the body and its reasons are gone' }]);
+/** The same, as the inbox's `reasons` column stores it. */
+export const REDACTED_REASONS_JSON = JSON.stringify(REDACTED_REASONS);
 
 /** The bytes that replace a stored body naming an erased candidate. */
 export function redactedBody(raw: Uint8Array): Uint8Array {

@@ -1,6 +1,6 @@
 // Erasing a person (GDPR article 17, PROJECTION.md section 8): one transaction on either engine,
 // then nothing of what was erased left where the engine can reach it.
-import type { CandidateMatch, Store } from '../store/store.js';
+import type { CandidateMatch, ErasureOutcome, Store } from '../store/store.js';
 
 /** A request the erasure refuses before touching anything: no reason, or no one named. */
 export class ErasureRequestError extends Error {
@@ -12,20 +12,37 @@ export class UnknownCandidateError extends Error {
   override name = 'UnknownCandidateError';
 }
 
-/** What an erasure did: ids and counts, never the erased values. */
+/**
+ * What an erasure did: ids and counts, never the erased values. By `candidateId`, that candidate;
+ * by `email` or `phone`, every candidate whose projected e-mail (any case) or phone (any spacing)
+ * matches: a person who applied twice has two ids, each with its own row in `erasures`.
+ */
 export interface ErasureReport {
-  candidateId: string;
+  /** Every candidate erased, in id order (at least one). */
+  candidateIds: string[];
   /** When it ran (UTC, ISO 8601 with milliseconds): later events dated at or before it change nothing. */
   erasedAt: string;
+  /** Stored rows redacted, each counted once however many of the candidates it names. */
   eventsRedacted: number;
-  /** Whether the erased bytes are gone from the engine's files (SQLite: the WAL was emptied). */
+  /** Whether the erased bytes are gone from the engine's files (SQLite: the WAL was emptied); false in a dry run. */
   scrubbed: boolean;
+  /** A dry run: what the erasure would do; nothing was changed. */
+  dryRun: boolean;
 }
 
 export interface EraseOptions {
   /** The operator's words, kept in the audit trail (`erasures.reason`). Required. */
   reason: string;
   now?: () => number;
+  /** Say what would be erased, change nothing (the erasure runs in its transaction, then rolls back). */
+  dryRun?: boolean;
+}
+
+/** Thrown inside a dry run's transaction, so that it rolls back with what it would have done. */
+class Rollback extends Error {
+  constructor(readonly outcome: ErasureOutcome) {
+    super('dry run');
+  }
 }
 
 function checked(match: CandidateMatch, reason: string): CandidateMatch {
@@ -43,15 +60,27 @@ function described(match: CandidateMatch): string {
 }
 
 /**
- * Erases one candidate: the projected row and interview responses deleted, every stored event
- * naming them redacted, the erasure recorded; then the engine scrubbed (SQLite: WAL checkpointed
- * and truncated; PostgreSQL: the touched tables vacuumed). Safe while receivers run.
+ * Erases a person, every candidate the match finds: the projected rows and interview responses
+ * deleted, every stored row naming them redacted, each erasure recorded; then the engine scrubbed
+ * (SQLite: WAL checkpointed and truncated; PostgreSQL: the touched tables vacuumed). Safe while
+ * receivers run.
  */
 export async function eraseCandidate(store: Store, match: CandidateMatch, options: EraseOptions): Promise<ErasureReport> {
   const request = checked(match, options.reason);
   const erasedAt = new Date((options.now ?? Date.now)()).toISOString();
-  const outcome = await store.write((tx) => tx.eraseCandidate({ match: request, erasedAt, reason: options.reason.trim() }));
+  const dryRun = options.dryRun === true;
+  let outcome: ErasureOutcome;
+  try {
+    outcome = await store.write(async (tx) => {
+      const done = await tx.eraseCandidate({ match: request, erasedAt, reason: options.reason.trim() });
+      if (dryRun) throw new Rollback(done);
+      return done;
+    });
+  } catch (error) {
+    if (!(error instanceof Rollback)) throw error;
+    outcome = error.outcome;
+  }
   if (!outcome.found) throw new UnknownCandidateError(described(request));
-  const { complete } = await store.scrub();
-  return { candidateId: outcome.candidateId, erasedAt, eventsRedacted: outcome.eventsRedacted, scrubbed: complete };
+  const { complete } = dryRun ? { complete: false } : await store.scrub();
+  return { candidateIds: outcome.candidates.map((c) => c.candidateId), erasedAt, eventsRedacted: outcome.eventsRedacted, scrubbed: complete, dryRun };
 }

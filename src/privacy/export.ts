@@ -1,5 +1,8 @@
-// What is held about one person (GDPR article 15): the projected row, the interview responses,
-// every stored event naming them with its state and times, and the erasure record if erased.
+// What is held about one candidate (GDPR article 15): the projected row, the interview responses,
+// every stored row naming them (the rows an erasure would redact) with its state and times, and
+// the erasure record if erased.
+import type { PersonValues } from '../events/index.js';
+import { rowsNaming } from '../store/erasure-rows.js';
 import { decodeCandidate, type CandidateRow } from '../store/tables.js';
 import type { Store } from '../store/store.js';
 import { CANDIDATE_SELECT } from '../project/read.js';
@@ -40,10 +43,9 @@ export async function exportCandidate(store: Store, candidateId: string, now: ()
     'SELECT position, question, answer, score, explanation FROM interview_responses WHERE candidate_id = ? ORDER BY position',
     [candidateId],
   );
-  const events = await store.select<{ inbox_id: number; kind: string | null; state: string; verdict: string; received_at: string; processed_at: string | null; raw: Uint8Array }>(
-    'SELECT inbox_id, kind, state, verdict, received_at, processed_at, raw FROM inbox WHERE handler_key = ? ORDER BY inbox_id',
-    [`candidate:${candidateId}`],
-  );
+  // Exactly the rows an erasure of this candidate would redact (src/store/erasure-rows.ts).
+  const person: PersonValues = { candidate_id: candidateId, email: (row?.email as string | null) ?? null, phone: (row?.phone as string | null) ?? null };
+  const events = await rowsNaming((sql, parameters) => store.select(sql, parameters), [person]);
   const erasures = await store.select<{ erased_at: string; reason: string; events_redacted: number }>(
     'SELECT erased_at, reason, events_redacted FROM erasures WHERE candidate_id = ? ORDER BY erased_at',
     [candidateId],

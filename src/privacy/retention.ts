@@ -1,6 +1,6 @@
 // Retention (PROJECTION.md section 8): erasing every candidate not heard of for a given age, with
 // the same rules as one erasure, and the rows set aside received before it.
-import { instantOfOrderKey } from '../events/index.js';
+import { instantOfOrderKey, parseInstant, readEnvelope } from '../events/index.js';
 import type { Store } from '../store/store.js';
 import { ErasureRequestError } from './erase.js';
 
@@ -44,9 +44,25 @@ export function latestEventInstant(fieldVersions: string): number {
 }
 
 /**
+ * The latest event naming a candidate among the stored rows (ms), for a row whose versions say
+ * nothing (written by hand, or by a version that kept none); -Infinity when no row dates it.
+ */
+async function latestStoredEvent(store: Store, candidateId: string): Promise<number> {
+  const rows = await store.select<{ raw: Uint8Array; event_at: number | string | null }>('SELECT raw, event_at FROM inbox WHERE handler_key = ?', [`candidate:${candidateId}`]);
+  let latest = -Infinity;
+  for (const row of rows) {
+    // event_at is the instant of the timestamp; rows stored before it existed are read for theirs.
+    const reading = row.event_at === null ? readEnvelope(row.raw, 'unhashed') : undefined;
+    const at = reading === undefined ? Number(row.event_at) : reading.ok ? (parseInstant(reading.envelope.timestamp) ?? -Infinity) : -Infinity;
+    latest = Math.max(latest, at);
+  }
+  return latest;
+}
+
+/**
  * The candidates whose latest event is older than the cutoff, in id order, read a page at a time
- * (a million candidates need not be in memory at once). A row whose versions say nothing (none
- * should) is never taken as stale.
+ * (a million candidates need not be in memory at once). A row whose versions say nothing is dated
+ * by the stored events naming it, and is stale when none does: nothing says it was heard of.
  */
 async function staleCandidates(store: Store, cutoffMs: number): Promise<string[]> {
   const stale: string[] = [];
@@ -56,8 +72,9 @@ async function staleCandidates(store: Store, cutoffMs: number): Promise<string[]
       [after],
     );
     for (const r of page) {
-      const latest = latestEventInstant(r.field_versions);
-      if (Number.isFinite(latest) && latest < cutoffMs) stale.push(r.candidate_id);
+      let latest = latestEventInstant(r.field_versions);
+      if (latest === -Infinity) latest = await latestStoredEvent(store, r.candidate_id);
+      if (!Number.isNaN(latest) && latest < cutoffMs) stale.push(r.candidate_id);
     }
     if (page.length < 5000) return stale.sort();
     after = page.at(-1)!.candidate_id;
@@ -82,12 +99,8 @@ export async function eraseInactive(store: Store, options: RetentionOptions): Pr
   let totals: { eventsRedacted: number; setAsideRedacted: number };
   try {
     totals = await store.write(async (tx) => {
-      let eventsRedacted = 0;
-      for (const candidateId of stale) {
-        const outcome = await tx.eraseCandidate({ match: { candidateId }, erasedAt, reason });
-        if (outcome.found) eventsRedacted += outcome.eventsRedacted;
-      }
-      const done = { eventsRedacted, setAsideRedacted: await tx.redactSetAside(cutoff) };
+      const outcome = stale.length === 0 ? { found: false as const } : await tx.eraseCandidate({ match: { candidateIds: stale }, erasedAt, reason });
+      const done = { eventsRedacted: outcome.found ? outcome.eventsRedacted : 0, setAsideRedacted: await tx.redactSetAside(cutoff) };
       if (options.dryRun) throw new Rollback(done);
       return done;
     });

@@ -1,4 +1,4 @@
-import { erasedBy, isEventKind, namedCandidate, parseEvent, parseInstant, readEnvelope, redactedBody, type EnvelopeReading, type Issue, type WebhookEvent } from '../events/index.js';
+import { erasedBy, isEventKind, namedCandidate, parseEvent, parseInstant, readEnvelope, REDACTED_REASONS, REDACTED_REASONS_JSON, redactedBody, type EnvelopeReading, type Issue, type WebhookEvent } from '../events/index.js';
 import type { RowKeys, RowWrites, StoredRow, StoredRows, WriteTx } from '../store/store.js';
 import type { CampaignRow, CandidateRow, CreditsRow } from '../store/tables.js';
 import { effectsOf } from './effects.js';
@@ -100,6 +100,21 @@ function foldIntoRows(stored: StoredRows, events: readonly ProjectableEvent[]): 
   return { campaigns, candidates, credits, responses: state.responses };
 }
 
+/** A body to project, with its row's reasons when read from the inbox (a row set aside has some). */
+export interface StoredBody {
+  raw: Uint8Array;
+  reading?: EnvelopeReading;
+  reasons?: string | null;
+}
+
+/**
+ * A row redacted while set aside keeps its reasons as redaction left them: those its reduced body
+ * gives now would only say which fields it lost. Rebuilds and reprocessing leave it as it was.
+ */
+export function keptRedacted(p: Processed, storedReasons: string | null | undefined): Processed {
+  return p.state !== 'projected' && storedReasons === REDACTED_REASONS_JSON ? { ...p, issues: [...REDACTED_REASONS] } : p;
+}
+
 /**
  * Projects a batch in the caller's transaction: reads each body, locks the rows the events touch
  * (created empty when new), folds the events into them in memory, writes each changed row once.
@@ -107,13 +122,14 @@ function foldIntoRows(stored: StoredRows, events: readonly ProjectableEvent[]): 
  */
 export async function projectBatch(
   tx: Pick<WriteTx, 'lockRows' | 'saveRows' | 'erasures'>,
-  bodies: ReadonlyArray<{ raw: Uint8Array; reading?: EnvelopeReading }>,
+  bodies: ReadonlyArray<StoredBody>,
 ): Promise<Processed[]> {
   const readings = bodies.map((body) => body.reading ?? readEnvelope(body.raw));
   const processed = bodies.map((body, i) => readStored(body.raw, readings[i]));
   // The tombstones first: an event that must change nothing names no row to lock (PostgreSQL
   // creates the rows it locks).
   await markErased(tx, bodies, readings, processed);
+  bodies.forEach((body, i) => (processed[i] = keptRedacted(processed[i]!, body.reasons)));
   const live = processed.flatMap((p) => (p.state === 'projected' ? projectable(p) : []));
   if (live.length > 0) {
     const stored = await tx.lockRows(rowKeysOf(live));
@@ -146,7 +162,7 @@ export function campaignTrace(p: ProjectableEvent): ProjectableEvent[] {
  */
 async function markErased(
   tx: Pick<WriteTx, 'erasures'>,
-  bodies: ReadonlyArray<{ raw: Uint8Array }>,
+  bodies: ReadonlyArray<StoredBody>,
   readings: readonly EnvelopeReading[],
   processed: Processed[],
 ): Promise<void> {
@@ -159,21 +175,25 @@ async function markErased(
   const erased = await tx.erasures([...named]);
   if (erased.size === 0) return;
   readings.forEach((reading, i) => {
-    processed[i] = tombstoned(reading, processed[i]!, erased, bodies[i]!.raw);
+    processed[i] = tombstoned(reading, processed[i]!, erased, bodies[i]!.raw, (bodies[i]!.reasons ?? null) !== null);
   });
 }
 
 /**
  * What a body becomes under the tombstones: unchanged when it names no erased candidate (or is a
- * new contact); otherwise redacted, and projected (with no effect but its campaign's existence)
- * when its kind is known, whether its data still validates or was already reduced to its keys.
+ * new contact); otherwise redacted, its reasons with it. An event that projects, projects with no
+ * effect but its campaign's existence; a body set aside stays set aside (a dead letter stays dead),
+ * except a projected event's body already reduced to its keys, which no longer validates: its row
+ * tells (`setAside`: a row set aside keeps reasons, a projected one has none).
  */
-export function tombstoned(reading: EnvelopeReading, p: Processed, erased: ReadonlyMap<string, number>, raw: Uint8Array): Processed {
+export function tombstoned(reading: EnvelopeReading, p: Processed, erased: ReadonlyMap<string, number>, raw: Uint8Array, setAside = false): Processed {
   if (!reading.ok || erased.size === 0) return p;
   // A body whose timestamp cannot be read is taken as before the erasure.
   const instant = p.state === 'projected' ? p.instant : (parseInstant(reading.envelope.timestamp) ?? -Infinity);
   if (!erasedBy(reading.envelope, instant, erased)) return p;
   const redacted = redactedBody(raw);
-  if (p.state === 'projected' || !isEventKind(reading.envelope.event) || !Number.isFinite(instant)) return { ...p, redacted };
+  if (p.state === 'projected') return { ...p, redacted };
+  const reduced = Buffer.compare(Buffer.from(redacted), Buffer.from(raw)) === 0;
+  if (setAside || !reduced || !isEventKind(reading.envelope.event) || !Number.isFinite(instant)) return { ...p, issues: [...REDACTED_REASONS], redacted };
   return { state: 'projected', event: reading.envelope as unknown as WebhookEvent, identity: reading.identity, instant, redacted };
 }

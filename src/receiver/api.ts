@@ -91,13 +91,15 @@ export interface Receiver {
    */
   reconcile(reconcileOptions: ReconcileOptions): Promise<ReconcileReport>;
   /**
-   * Erases one candidate (GDPR article 17; docs/projection.md section 8), found by `candidateId`,
-   * or by `email` (any case) or `phone` as projected, in one transaction: the projected row and
-   * interview responses deleted, every stored event naming them redacted, the erasure recorded in
-   * `erasures` with `reason`; then none of it left on disk that the engine can reach. Later events
-   * dated at or before the erasure, and reconciliation, never bring the person back. Rejects with
-   * `UnknownCandidateError` (nothing changed) or `ErasureRequestError` (no reason). Returns ids
-   * and counts, never the erased values.
+   * Erases a person (GDPR article 17; docs/projection.md section 8), in one transaction: the
+   * candidate `candidateId`, or every candidate whose projected `email` (any case) or `phone` (as
+   * E.164, any spacing) matches, in every campaign. Their projected rows and interview responses
+   * are deleted, every stored row naming them (by id, e-mail or phone, as values) redacted, each
+   * erasure recorded in `erasures` with `reason`; then none of it is left on disk that the engine
+   * can reach. Later events dated at or before the erasure, and reconciliation, never bring the
+   * person back. `dryRun` says what it would do and changes nothing. Rejects with
+   * `UnknownCandidateError` (nothing changed) or `ErasureRequestError` (no reason). Returns every
+   * id erased and counts, never the erased values.
    */
   erase(match: CandidateMatch, options: EraseOptions): Promise<ErasureReport>;
   /**
@@ -106,7 +108,7 @@ export interface Receiver {
    * aside received before it. Reason `retention` unless given. Returns counts and ids only.
    */
   eraseInactive(options: RetentionOptions): Promise<RetentionReport>;
-  /** Everything held about one candidate (GDPR article 15), as one JSON-ready document. */
+  /** Everything held about one candidate (GDPR article 15), as one JSON-ready document: the rows an erasure would redact, and its projected rows. */
   exportCandidate(candidateId: string): Promise<CandidateExport>;
   /** Resolves once every stored event is projected and its handlers have run, and a round of onErase hooks that runs has ended. */
   drain(): Promise<void>;

@@ -1,5 +1,5 @@
 import { erasureInstants, readEnvelope } from '../events/index.js';
-import { projectable, projectBatch, readStored, tombstoned } from '../project/batch.js';
+import { keptRedacted, projectable, projectBatch, readStored, tombstoned } from '../project/batch.js';
 import { projectStaged, stagedEffectsOf } from '../project/bulk.js';
 import type { Settlement, StagedEffect, Store } from '../store/store.js';
 
@@ -49,7 +49,7 @@ export async function rebuild(store: Store, options: RebuildOptions = {}): Promi
         const effects: StagedEffect[] = [];
         for (const row of rows) {
           const reading = readEnvelope(row.raw, row.identity ?? undefined);
-          const p = tombstoned(reading, readStored(row.raw, reading), erased, row.raw);
+          const p = keptRedacted(tombstoned(reading, readStored(row.raw, reading), erased, row.raw, row.reasons !== null), row.reasons);
           summary[p.state]++;
           const reasons = p.state === 'projected' ? null : p.issues;
           if (p.state !== row.state || (reasons === null ? null : JSON.stringify(reasons)) !== row.reasons) {
@@ -76,7 +76,7 @@ export async function rebuild(store: Store, options: RebuildOptions = {}): Promi
         const rows = await tx.claimPending(batchSize);
         const processed = await projectBatch(
           tx,
-          rows.map((row) => ({ raw: row.raw, reading: readEnvelope(row.raw, row.identity ?? undefined) })),
+          rows.map((row) => ({ raw: row.raw, reading: readEnvelope(row.raw, row.identity ?? undefined), reasons: row.reasons })),
         );
         await tx.settle(
           rows.map((row, i) => {

@@ -83,14 +83,20 @@ export interface Settlement {
 export type CandidateMatch = { candidateId: string } | { email: string } | { phone: string };
 
 export interface ErasureRequest {
-  match: CandidateMatch;
+  /** One person (every candidate whose e-mail or phone matches), or these candidates by id (retention). */
+  match: CandidateMatch | { candidateIds: readonly string[] };
   /** When the erasure runs: UTC ISO 8601 with milliseconds. */
   erasedAt: string;
   reason: string;
 }
 
-/** What an erasure did: never the erased values. */
-export type ErasureOutcome = { found: false } | { found: true; candidateId: string; eventsRedacted: number; inboxIds: number[] };
+/**
+ * What an erasure did: never the erased values. `candidates` in id order, each with the rows that
+ * name it; `eventsRedacted` counts each row once, however many of them it names.
+ */
+export type ErasureOutcome =
+  | { found: false }
+  | { found: true; candidates: Array<{ candidateId: string; eventsRedacted: number }>; eventsRedacted: number; inboxIds: number[] };
 
 /** An erasure whose onErase hooks are owed a call (no personal data: the id only). */
 export interface ErasureHookRow {
@@ -159,12 +165,12 @@ export interface WriteTx {
   /** The latest erasure of each of these candidates that has one: candidate id to erased_at (ms). */
   erasures(candidateIds: readonly string[]): Promise<Map<string, number>>;
   /**
-   * Erases one candidate: its projected row and interview responses deleted, every stored event
-   * naming it redacted (found by the handler key; rows set aside by their bytes), the failures of
-   * its handlers stripped of their messages, and an `erasures` row added.
+   * Erases a person: each candidate the request finds has its projected row and interview
+   * responses deleted and an `erasures` row added; every stored row naming them (src/store/erasure-rows.ts)
+   * is redacted, body and reasons, and the failures of its handlers stripped of their messages.
    */
   eraseCandidate(request: ErasureRequest): Promise<ErasureOutcome>;
-  /** Redacts the rows set aside (unknown kinds, dead letters) received before `before` (retention); how many changed. */
+  /** Redacts the rows set aside (unknown kinds, dead letters) received before `before`, body and reasons (retention); how many changed. */
   redactSetAside(before: string): Promise<number>;
   /**
    * Takes up to `limit` erasures whose hooks are due at `now` and not claimed by another process,

@@ -65,7 +65,7 @@ describe('a database made by release 0.2.0', () => {
     expect(state.tables.interview_responses).toEqual(expected.interview_responses.filter((r) => r.candidate_id !== ERASED));
     // 46 events of 0.2.0 (undated: filed before the upgrade) and 2 new ones, dated.
     expect(state.rows).toEqual({ events: 48, dated: 2 });
-    expect(state.indexes).toEqual(['inbox_by_key', 'inbox_handlers_pending', 'inbox_identity', 'inbox_identity_undated', 'inbox_pending', 'inbox_raw_sha256', 'inbox_set_aside']);
+    expect(state.indexes).toEqual(['inbox_by_key', 'inbox_handlers_pending', 'inbox_identity', 'inbox_identity_undated', 'inbox_pending', 'inbox_raw_sha256', 'inbox_reconciled', 'inbox_set_aside']);
     expect(state.erasures).toEqual([ERASED]);
     expect(await serve.stop()).toBe(0);
 
@@ -74,6 +74,6 @@ describe('a database made by release 0.2.0', () => {
     const erase = await runCli(['erase', '--db', db, '--candidate', second, '--reason', 'upgrade test', '--json']);
     expect(erase.code, erase.stderr).toBe(0);
     const stored = lines.filter((l) => l.includes(second)).length;
-    expect(JSON.parse(erase.stdout)).toMatchObject({ candidateId: second, eventsRedacted: stored });
+    expect(JSON.parse(erase.stdout)).toMatchObject({ candidateIds: [second], eventsRedacted: stored });
   }, 60_000);
 });

@@ -1,8 +1,10 @@
 // Erasure of a candidate (PROJECTION.md section 8) on PostgreSQL: one transaction that deletes the
 // projected rows, redacts every stored event naming the person, and records the erasure; then the
 // touched tables vacuumed, so that the dead tuples holding the erased values are gone.
-import { erasureInstants, redactedBody } from '../../events/index.js';
+import { erasureInstants, REDACTED_REASONS_JSON, redactedBody, type PersonValues } from '../../events/index.js';
+import { candidateLookup, erasureCounts, PHONE_DIGITS_SQL, reasonsOnceRedacted, rowsNaming, unprojected } from '../erasure-rows.js';
 import type { ErasureHookRow, ErasureHookSettlement, ErasureOutcome, ErasureRequest } from '../store.js';
+import { select } from './reads.js';
 import { query, type Engine, type Session } from './session.js';
 
 // Erasures and the projection of candidates are serialised by one transaction-level advisory lock,
@@ -27,24 +29,21 @@ export async function erasures(tx: Session, candidateIds: readonly string[]): Pr
   return erasureInstants(rows);
 }
 
-type Found = { candidate_id: string; email: string | null; phone: string | null };
+const ASCII_FOLDED_EMAIL = `translate(email, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')`; // as SQLite's lower()
 
-async function find(tx: Session, request: ErasureRequest): Promise<{ candidateId: string; needles: string[] } | undefined> {
-  const { match } = request;
-  await query(tx, ERASURE_LOCK.replace('%s', ''));
-  const [located] =
-    'candidateId' in match
-      ? [{ candidate_id: match.candidateId }]
-      : 'email' in match
-        ? await query<{ candidate_id: string }>(tx, 'SELECT candidate_id FROM candidates WHERE lower(email) = lower($1) ORDER BY candidate_id LIMIT 1', [match.email])
-        : await query<{ candidate_id: string }>(tx, 'SELECT candidate_id FROM candidates WHERE phone = $1 ORDER BY candidate_id LIMIT 1', [match.phone]);
-  if (located === undefined) return undefined;
-  const [row] = await query<Found>(tx, 'SELECT candidate_id, email, phone FROM candidates WHERE candidate_id = $1 FOR UPDATE', [located.candidate_id]);
-  if (row !== undefined) return { candidateId: row.candidate_id, needles: [row.candidate_id, row.email, row.phone].filter((n): n is string => typeof n === 'string' && n !== '') };
-  if (!('candidateId' in match)) return undefined; // erased or changed meanwhile
-  // Known only from events (none projected yet, or set aside): still erasable by id.
-  const named = await query(tx, 'SELECT 1 FROM inbox WHERE handler_key = $1 LIMIT 1', [`candidate:${match.candidateId}`]);
-  return named.length === 0 ? undefined : { candidateId: match.candidateId, needles: [match.candidateId] };
+/**
+ * The people a request names, as projected, locked: by id, or every candidate whose e-mail (ASCII
+ * case folded) or phone (as E.164) matches: the SQL narrows, the lookup decides.
+ */
+async function find(tx: Session, match: ErasureRequest['match']): Promise<PersonValues[]> {
+  if ('candidateIds' in match || 'candidateId' in match) {
+    const ids = 'candidateIds' in match ? [...match.candidateIds] : [match.candidateId];
+    return await query<PersonValues>(tx, 'SELECT candidate_id, email, phone FROM candidates WHERE candidate_id = ANY($1::text[]) ORDER BY candidate_id FOR UPDATE', [ids]);
+  }
+  const lookup = candidateLookup(match);
+  const where = 'email' in match ? `${ASCII_FOLDED_EMAIL} = $1` : lookup.forms.length > 0 ? `${PHONE_DIGITS_SQL} = ANY($1::text[])` : 'phone = $1';
+  const rows = await query<PersonValues>(tx, `SELECT candidate_id, email, phone FROM candidates WHERE ${where} ORDER BY candidate_id FOR UPDATE`, [lookup.forms.length > 0 ? lookup.forms : lookup.parameters[0]]);
+  return rows.filter(lookup.matches);
 }
 
 /** Puts these bodies in place of the stored ones (an erased candidate's events, redacted). */
@@ -56,36 +55,40 @@ export async function replaceBodies(tx: Session, rows: ReadonlyArray<{ inboxId: 
   ]);
 }
 
-/** Redacts these rows: their bodies replaced, and their handlers' failures stripped of their messages (which may name the person). */
-async function redactRows(tx: Session, rows: ReadonlyArray<{ inboxId: number; raw: Uint8Array }>): Promise<void> {
+/** Redacts these rows: their bodies and reasons replaced, and their handlers' failures stripped of their messages (which may name the person). */
+async function redactRows(tx: Session, rows: ReadonlyArray<{ inboxId: number; raw: Uint8Array; reasons: string | null }>): Promise<void> {
   if (rows.length === 0) return;
-  await replaceBodies(tx, rows);
+  await query(tx, 'UPDATE inbox SET raw = v.raw, reasons = v.reasons FROM unnest($1::bigint[], $2::bytea[], $3::text[]) AS v(inbox_id, raw, reasons) WHERE inbox.inbox_id = v.inbox_id', [
+    rows.map((r) => r.inboxId),
+    rows.map((r) => Buffer.from(r.raw)),
+    rows.map((r) => r.reasons),
+  ]);
   await query(tx, `UPDATE handler_failures SET error = '(erased)' WHERE inbox_id = ANY($1::bigint[])`, [rows.map((r) => r.inboxId)]);
 }
 
-/** Erases one candidate inside the caller's write transaction. */
+/** Erases a person (one candidate or several) inside the caller's write transaction. */
 export async function eraseCandidate(tx: Session, request: ErasureRequest): Promise<ErasureOutcome> {
-  const found = await find(tx, request);
-  if (found === undefined) return { found: false };
-  const { candidateId, needles } = found;
-  const rows = await query<{ inbox_id: string; raw: Buffer }>(
-    tx,
-    `SELECT inbox_id, raw FROM inbox WHERE handler_key = $1
-     UNION
-     SELECT inbox_id, raw FROM inbox WHERE state IN ('unknown', 'dead') AND EXISTS (SELECT 1 FROM unnest($2::bytea[]) AS n(needle) WHERE position(n.needle IN raw) > 0)`,
-    [`candidate:${candidateId}`, needles.map((n) => Buffer.from(n, 'utf8'))],
-  );
-  const ids = rows.map((r) => Number(r.inbox_id));
-  await redactRows(tx, rows.map((r, i) => ({ inboxId: ids[i]!, raw: redactedBody(r.raw) })));
-  await query(tx, 'DELETE FROM interview_responses WHERE candidate_id = $1', [candidateId]);
-  await query(tx, 'DELETE FROM candidates WHERE candidate_id = $1', [candidateId]);
+  await query(tx, ERASURE_LOCK.replace('%s', ''));
+  const projected = await find(tx, request.match);
+  const people = projected.length === 0 ? unprojected(request.match) : projected;
+  if (people.length === 0) return { found: false };
+  const rows = await rowsNaming((sql, parameters) => select(tx, sql, parameters), people);
+  if (projected.length === 0 && rows.length === 0) return { found: false };
+  await redactRows(tx, rows.map((row) => ({ inboxId: row.inbox_id, raw: redactedBody(row.raw), reasons: reasonsOnceRedacted(row) })));
+  const outcome = erasureCounts(people, rows);
+  const ids = outcome.candidates.map((c) => c.candidateId);
+  await query(tx, 'DELETE FROM interview_responses WHERE candidate_id = ANY($1::text[])', [ids]);
+  await query(tx, 'DELETE FROM candidates WHERE candidate_id = ANY($1::text[])', [ids]);
   await query(
     tx,
-    `WITH erased AS (INSERT INTO erasures (candidate_id, erased_at, reason, events_redacted) VALUES ($1, $2::timestamptz, $3, $4) RETURNING erasure_id, erased_at)
+    `WITH erased AS (
+       INSERT INTO erasures (candidate_id, erased_at, reason, events_redacted)
+       SELECT id, $2::timestamptz, $3, n FROM unnest($1::text[], $4::integer[]) AS v(id, n) ORDER BY id
+       RETURNING erasure_id, erased_at)
      INSERT INTO erasure_hooks (erasure_id, due_at) SELECT erasure_id, erased_at FROM erased`,
-    [candidateId, request.erasedAt, request.reason, rows.length],
+    [ids, request.erasedAt, request.reason, outcome.candidates.map((c) => c.eventsRedacted)],
   );
-  return { found: true, candidateId, eventsRedacted: rows.length, inboxIds: ids.sort((a, b) => a - b) };
+  return outcome;
 }
 
 /** After the erasure committed: the tables it touched vacuumed (outside any transaction). */
@@ -98,8 +101,11 @@ export async function scrub(engine: Engine): Promise<{ complete: boolean }> {
 
 /** Redacts every row set aside (unknown kinds, dead letters) received before `before` (retention). */
 export async function redactSetAside(tx: Session, before: string): Promise<number> {
-  const rows = await query<{ inbox_id: string; raw: Buffer }>(tx, `SELECT inbox_id, raw FROM inbox WHERE state IN ('unknown', 'dead') AND received_at < $1::timestamptz`, [before]);
-  const changed = rows.map((r) => ({ inboxId: Number(r.inbox_id), raw: Buffer.from(redactedBody(r.raw)), old: r.raw })).filter((r) => Buffer.compare(r.raw, r.old) !== 0);
+  const rows = await query<{ inbox_id: string; raw: Buffer; reasons: string | null }>(tx, `SELECT inbox_id, raw, reasons FROM inbox WHERE state IN ('unknown', 'dead') AND received_at < $1::timestamptz`, [before]);
+  const reasons = REDACTED_REASONS_JSON;
+  const changed = rows
+    .map((r) => ({ inboxId: Number(r.inbox_id), raw: Buffer.from(redactedBody(r.raw)), reasons, old: r }))
+    .filter((r) => Buffer.compare(r.raw, r.old.raw) !== 0 || r.old.reasons !== reasons);
   await redactRows(tx, changed);
   return changed.length;
 }

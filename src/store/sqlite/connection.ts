@@ -61,6 +61,15 @@ export function guard<T>(run: () => T): Promise<T> {
   }
 }
 
+/** `guard` for an operation that awaits between its statements (an erasure reading rows a page at a time). */
+export async function guardAsync<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    throw unavailable(error) ?? error;
+  }
+}
+
 /** Runs a read once the write transaction in progress, if any, has ended. */
 export function read<T>(connection: SqliteConnection, run: () => T): Promise<T> {
   return connection.transaction === undefined ? guard(run) : connection.transaction.then(() => guard(run));

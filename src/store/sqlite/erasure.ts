@@ -1,9 +1,11 @@
 // Erasure of a candidate (PROJECTION.md section 8) on SQLite: one transaction that deletes the
 // projected rows, redacts every stored event naming the person, and records the erasure; then a
 // scrub that leaves none of the erased bytes in the file or its WAL.
-import { erasureInstants, redactedBody } from '../../events/index.js';
+import { erasureInstants, REDACTED_REASONS_JSON, redactedBody, type PersonValues } from '../../events/index.js';
+import { candidateLookup, erasureCounts, PHONE_DIGITS_SQL, reasonsOnceRedacted, rowsNaming, unprojected } from '../erasure-rows.js';
 import type { ErasureHookRow, ErasureHookSettlement, ErasureOutcome, ErasureRequest } from '../store.js';
 import { prepared, read, type SqliteConnection } from './connection.js';
+import { select } from './reads.js';
 
 /** The latest erasure of each of these candidates that has one (ms). */
 export function erasures(connection: SqliteConnection, candidateIds: readonly string[]): Map<string, number> {
@@ -17,49 +19,47 @@ export function erasures(connection: SqliteConnection, candidateIds: readonly st
   return erasureInstants(rows);
 }
 
-/** The candidate a request names, with what its events may contain; undefined when none is known. */
-function find(connection: SqliteConnection, request: ErasureRequest): { candidateId: string; needles: string[] } | undefined {
-  const { match } = request;
-  const row = (
-    'candidateId' in match
-      ? prepared(connection, 'SELECT candidate_id, email, phone FROM candidates WHERE candidate_id = ?').get(match.candidateId)
-      : 'email' in match
-        ? prepared(connection, 'SELECT candidate_id, email, phone FROM candidates WHERE lower(email) = lower(?) ORDER BY candidate_id LIMIT 1').get(match.email)
-        : prepared(connection, 'SELECT candidate_id, email, phone FROM candidates WHERE phone = ? ORDER BY candidate_id LIMIT 1').get(match.phone)
-  ) as { candidate_id: string; email: string | null; phone: string | null } | undefined;
-  if (row !== undefined) return { candidateId: row.candidate_id, needles: [row.candidate_id, row.email, row.phone].filter((n): n is string => typeof n === 'string' && n !== '') };
-  if (!('candidateId' in match)) return undefined;
-  // Known only from events (none projected yet, or set aside): still erasable by id.
-  const named = prepared(connection, 'SELECT 1 FROM inbox WHERE handler_key = ? LIMIT 1').get(`candidate:${match.candidateId}`);
-  return named === undefined ? undefined : { candidateId: match.candidateId, needles: [match.candidateId] };
+/** Candidates by id, as projected (those that are). */
+function byIds(connection: SqliteConnection, ids: readonly string[]): PersonValues[] {
+  const statement = prepared(connection, 'SELECT candidate_id, email, phone FROM candidates WHERE candidate_id = ?');
+  return [...new Set(ids)].flatMap((id) => (statement.get(id) as PersonValues | undefined) ?? []);
 }
 
-/** Redacts a row: its body replaced, and its handlers' failures stripped of their messages (which may name the person). */
-function redactRow(connection: SqliteConnection, inboxId: number, redacted: Uint8Array): void {
-  prepared(connection, 'UPDATE inbox SET raw = ? WHERE inbox_id = ?').run(redacted, inboxId);
+/**
+ * The people a request names, as projected: by id, or every candidate whose e-mail (ASCII case
+ * folded, as lower() does here) or phone (as E.164) matches: the SQL narrows, the lookup decides.
+ */
+function find(connection: SqliteConnection, match: ErasureRequest['match']): PersonValues[] {
+  if ('candidateIds' in match) return byIds(connection, match.candidateIds);
+  if ('candidateId' in match) return byIds(connection, [match.candidateId]);
+  const lookup = candidateLookup(match);
+  const sql = 'email' in match ? 'lower(email) = ?' : lookup.forms.length > 0 ? `${PHONE_DIGITS_SQL} IN (${lookup.forms.map(() => '?').join(', ')})` : 'phone = ?';
+  const rows = prepared(connection, `SELECT candidate_id, email, phone FROM candidates WHERE ${sql} ORDER BY candidate_id`).all(...lookup.parameters) as PersonValues[];
+  return rows.filter(lookup.matches);
+}
+
+/** Redacts a row: its body and reasons replaced, and its handlers' failures stripped of their messages (which may name the person). */
+function redactRow(connection: SqliteConnection, inboxId: number, redacted: Uint8Array, reasons: string | null): void {
+  prepared(connection, 'UPDATE inbox SET raw = ?, reasons = ? WHERE inbox_id = ?').run(redacted, reasons, inboxId);
   prepared(connection, `UPDATE handler_failures SET error = '(erased)' WHERE inbox_id = ?`).run(inboxId);
 }
 
-/** Erases one candidate inside the caller's write transaction. */
-export function eraseCandidate(connection: SqliteConnection, request: ErasureRequest): ErasureOutcome {
-  const found = find(connection, request);
-  if (found === undefined) return { found: false };
-  const { candidateId, needles } = found;
-  const rows = new Map<number, Uint8Array>();
-  for (const row of prepared(connection, 'SELECT inbox_id, raw FROM inbox WHERE handler_key = ?').all(`candidate:${candidateId}`) as Array<{ inbox_id: number; raw: Uint8Array }>) {
-    rows.set(row.inbox_id, row.raw);
+/** Erases a person (one candidate or several) inside the caller's write transaction. */
+export async function eraseCandidate(connection: SqliteConnection, request: ErasureRequest): Promise<ErasureOutcome> {
+  const projected = find(connection, request.match);
+  const people = projected.length === 0 ? unprojected(request.match) : projected;
+  if (people.length === 0) return { found: false };
+  const rows = await rowsNaming((sql, parameters) => select(connection, sql, parameters), people);
+  if (projected.length === 0 && rows.length === 0) return { found: false };
+  for (const row of rows) redactRow(connection, row.inbox_id, redactedBody(row.raw), reasonsOnceRedacted(row));
+  const outcome = erasureCounts(people, rows);
+  for (const { candidateId, eventsRedacted } of outcome.candidates) {
+    prepared(connection, 'DELETE FROM interview_responses WHERE candidate_id = ?').run(candidateId);
+    prepared(connection, 'DELETE FROM candidates WHERE candidate_id = ?').run(candidateId);
+    const { lastInsertRowid } = prepared(connection, 'INSERT INTO erasures (candidate_id, erased_at, reason, events_redacted) VALUES (?, ?, ?, ?)').run(candidateId, request.erasedAt, request.reason, eventsRedacted);
+    prepared(connection, 'INSERT INTO erasure_hooks (erasure_id, due_at) VALUES (?, ?)').run(lastInsertRowid, request.erasedAt);
   }
-  // Rows set aside (unknown kinds, dead letters) may name the person anywhere in their bytes.
-  const scan = prepared(connection, `SELECT inbox_id, raw FROM inbox WHERE state IN ('unknown', 'dead') AND instr(raw, ?) > 0`);
-  for (const needle of needles) {
-    for (const row of scan.all(Buffer.from(needle, 'utf8')) as Array<{ inbox_id: number; raw: Uint8Array }>) rows.set(row.inbox_id, row.raw);
-  }
-  for (const [inboxId, raw] of rows) redactRow(connection, inboxId, redactedBody(raw));
-  prepared(connection, 'DELETE FROM interview_responses WHERE candidate_id = ?').run(candidateId);
-  prepared(connection, 'DELETE FROM candidates WHERE candidate_id = ?').run(candidateId);
-  const { lastInsertRowid } = prepared(connection, 'INSERT INTO erasures (candidate_id, erased_at, reason, events_redacted) VALUES (?, ?, ?, ?)').run(candidateId, request.erasedAt, request.reason, rows.size);
-  prepared(connection, 'INSERT INTO erasure_hooks (erasure_id, due_at) VALUES (?, ?)').run(lastInsertRowid, request.erasedAt);
-  return { found: true, candidateId, eventsRedacted: rows.size, inboxIds: [...rows.keys()].sort((a, b) => a - b) };
+  return outcome;
 }
 
 /**
@@ -79,12 +79,13 @@ export async function scrub(connection: SqliteConnection): Promise<{ complete: b
 
 /** Redacts every row set aside (unknown kinds, dead letters) received before `before` (retention). */
 export function redactSetAside(connection: SqliteConnection, before: string): number {
-  const rows = prepared(connection, `SELECT inbox_id, raw FROM inbox WHERE state IN ('unknown', 'dead') AND received_at < ?`).all(before) as Array<{ inbox_id: number; raw: Uint8Array }>;
+  const rows = prepared(connection, `SELECT inbox_id, raw, reasons FROM inbox WHERE state IN ('unknown', 'dead') AND received_at < ?`).all(before) as Array<{ inbox_id: number; raw: Uint8Array; reasons: string | null }>;
+  const reasons = REDACTED_REASONS_JSON;
   let changed = 0;
   for (const row of rows) {
     const redacted = redactedBody(row.raw);
-    if (Buffer.compare(Buffer.from(redacted), Buffer.from(row.raw)) === 0) continue;
-    redactRow(connection, row.inbox_id, redacted);
+    if (Buffer.compare(Buffer.from(redacted), Buffer.from(row.raw)) === 0 && row.reasons === reasons) continue;
+    redactRow(connection, row.inbox_id, redacted, reasons);
     changed++;
   }
   return changed;

@@ -3,7 +3,7 @@
 // readiness.ts, bulk.ts), and connection.ts turns them into queued transactions and guarded reads.
 import type { BulkLoad, BulkMode, Store, WriteTx } from '../store.js';
 import { loadInBulk, type BulkParts } from './bulk.js';
-import { guard, openConnection, prepareTransactions, read, writeTransaction, type SqliteConnection, type TransactionStatements, type Writer } from './connection.js';
+import { guard, guardAsync, openConnection, prepareTransactions, read, writeTransaction, type SqliteConnection, type TransactionStatements, type Writer } from './connection.js';
 import type { SqliteDatabase } from './database.js';
 import * as handlers from './handlers.js';
 import * as inbox from './inbox.js';
@@ -107,7 +107,7 @@ function writeTx(connection: SqliteConnection, s: SqliteStatements): WriteTx {
     resetProjection: () => guard(() => projection.resetProjection(connection.db, s.projection)),
     putSetting: (key, value) => guard(() => settings.putSetting(connection, key, value)),
     erasures: (ids) => guard(() => erasure.erasures(connection, ids)),
-    eraseCandidate: (request) => guard(() => erasure.eraseCandidate(connection, request)),
+    eraseCandidate: (request) => guardAsync(() => erasure.eraseCandidate(connection, request)),
     redactSetAside: (before) => guard(() => erasure.redactSetAside(connection, before)),
     claimErasureHooks: (now, claimUntil, limit) => guard(() => erasure.claimErasureHooks(connection, now, claimUntil, limit)),
     settleErasureHook: (erasureId, settlement) => guard(() => erasure.settleErasureHook(connection, erasureId, settlement)),

@@ -1,7 +1,7 @@
 // The operator console: over plain HTTP (auth, headers, CSRF, read-only) always; in Debian's
 // Chromium (playwright-core) when it is installed, against a real `prequal-hooks serve` and an
 // Express app mounting receiver.dashboard().
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import express from 'express';
@@ -10,6 +10,7 @@ import { CONTENT_SECURITY_POLICY } from '../../src/console/headers.js';
 import { createReceiver, type Receiver } from '../../src/receiver.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { FIXTURES, killChildren, readDb, runCli, startServe, type ServeProcess } from '../support/cli-process.js';
+import { firstExisting, needs } from '../support/needs.js';
 import { listen, tempDir } from '../support/servers.js';
 
 const SECRET = 'whsec_console_e2e_41b7';
@@ -21,13 +22,11 @@ const INVALID = readFileSync(`${FIXTURES}invalid/invalid-data.json`, 'utf8');
 const RK4 = 'cmp_Rk4vN8qWz2';
 const ELOISE = 'f332892f-d38e-44df-8ebf-7c9f49065885';
 
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => path !== undefined && path !== '' && existsSync(path));
-if (CHROMIUM === undefined) {
-  console.warn(
-    '\n' + '!'.repeat(78) + '\n!!! NO CHROMIUM FOUND (/usr/bin/chromium, or set CHROMIUM_PATH): the console\'s BROWSER tests are SKIPPED.\n' +
-      '!!! Install it with `apt-get install -y chromium` (.ci/run does).\n' + '!'.repeat(78) + '\n',
-  );
-}
+const CHROMIUM = firstExisting([process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser']);
+const HAS_CHROMIUM = needs('Chromium', CHROMIUM !== undefined, {
+  install: '`apt-get install -y chromium` (.ci/run does), or set CHROMIUM_PATH',
+  untested: "the console's browser tests",
+});
 
 async function feed(serve: ServeProcess, bodies: string[]): Promise<void> {
   for (const body of bodies) {
@@ -169,7 +168,7 @@ describe('the console over HTTP', () => {
   });
 });
 
-describe.skipIf(CHROMIUM === undefined)('the console in Chromium', () => {
+describe.skipIf(!HAS_CHROMIUM)('the console in Chromium', () => {
   const tmp = tempDir();
   let serve: ServeProcess;
   let browser: import('playwright-core').Browser;
@@ -330,7 +329,7 @@ describe.skipIf(CHROMIUM === undefined)('the console in Chromium', () => {
   });
 });
 
-describe.skipIf(CHROMIUM === undefined)('the console mounted in an Express app, in Chromium', () => {
+describe.skipIf(!HAS_CHROMIUM)('the console mounted in an Express app, in Chromium', () => {
   const tmp = tempDir();
   let receiver: Receiver;
   let server: { url: string; close: () => Promise<void> };

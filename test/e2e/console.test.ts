@@ -10,7 +10,7 @@ import { CONTENT_SECURITY_POLICY } from '../../src/console/headers.js';
 import { createReceiver, type Receiver } from '../../src/receiver.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { FIXTURES, killChildren, readDb, runCli, startServe, type ServeProcess } from '../support/cli-process.js';
-import { firstExisting, needs } from '../support/needs.js';
+import { findExecutable, needs } from '../support/needs.js';
 import { listen, tempDir } from '../support/servers.js';
 
 const SECRET = 'whsec_console_e2e_41b7';
@@ -22,9 +22,9 @@ const INVALID = readFileSync(`${FIXTURES}invalid/invalid-data.json`, 'utf8');
 const RK4 = 'cmp_Rk4vN8qWz2';
 const ELOISE = 'f332892f-d38e-44df-8ebf-7c9f49065885';
 
-const CHROMIUM = firstExisting([process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser']);
+const CHROMIUM = findExecutable(['chromium', 'chromium-browser'], { override: process.env.CHROMIUM_PATH });
 const HAS_CHROMIUM = needs('Chromium', CHROMIUM !== undefined, {
-  install: '`apt-get install -y chromium` (.ci/run does), or set CHROMIUM_PATH',
+  install: '`apt-get install -y chromium` (.ci/run does), or put it on PATH, or set CHROMIUM_PATH',
   untested: "the console's browser tests",
 });
 

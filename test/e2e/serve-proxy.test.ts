@@ -12,20 +12,20 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { killChildren, startServe, waitFor } from '../support/cli-process.js';
-import { firstExisting, needs } from '../support/needs.js';
+import { findExecutable, needs } from '../support/needs.js';
 import { tempDir } from '../support/servers.js';
 
 const SECRET = 'whsec_behind_a_proxy_51e0a9c4';
 const README = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
 
-function installed(name: string, paths: Array<string | undefined>): string | undefined {
-  const found = firstExisting(paths);
+function installed(name: string, override: string | undefined): string | undefined {
+  const found = findExecutable([name], { override, alsoIn: ['/usr/sbin', '/usr/local/sbin'] });
   needs(name, found !== undefined, { install: `\`apt-get install -y ${name}\` (.ci/run does)`, untested: `the README's ${name} example` });
   return found;
 }
 
-const CADDY = installed('caddy', [process.env.CADDY_PATH, '/usr/bin/caddy', '/usr/local/bin/caddy']);
-const NGINX = installed('nginx', [process.env.NGINX_PATH, '/usr/sbin/nginx', '/usr/local/sbin/nginx']);
+const CADDY = installed('caddy', process.env.CADDY_PATH);
+const NGINX = installed('nginx', process.env.NGINX_PATH);
 
 /** A fenced block of the README, by its language. */
 function readmeBlock(language: string): string {

@@ -1,16 +1,31 @@
 // Tests that need a tool from outside npm (PostgreSQL, Chromium, promtool, caddy, nginx…). Where
 // it is missing they say so loudly and are skipped; under CI=true they fail instead, naming the
 // tool and how to install it: a CI run that tested less than it says must not pass.
-import { existsSync } from 'node:fs';
+import { accessSync, constants, statSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
 
 /** Whether this run is CI's (CI=true or CI=1, as CI services set it). */
 export function inCi(env: NodeJS.ProcessEnv = process.env): boolean {
   return env.CI === 'true' || env.CI === '1';
 }
 
-/** The first of `paths` that exists (unset or empty entries, such as an unset CHROMIUM_PATH, ignored). */
-export function firstExisting(paths: Array<string | undefined>): string | undefined {
-  return paths.find((path) => path !== undefined && path !== '' && existsSync(path));
+/**
+ * Where the executable is: the path `override` names (an environment variable such as
+ * CHROMIUM_PATH) when set, else the first of `names` on PATH or in `alsoIn` (/usr/sbin, which a
+ * user's PATH may lack).
+ */
+export function findExecutable(names: string[], { override, alsoIn = [] }: { override?: string | undefined; alsoIn?: string[] } = {}, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const runnable = (path: string) => {
+    try {
+      accessSync(path, constants.X_OK);
+      return statSync(path).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (override !== undefined && override !== '') return runnable(override) ? override : undefined;
+  const dirs = [...(env.PATH ?? '').split(delimiter).filter((dir) => dir !== ''), ...alsoIn];
+  return names.flatMap((name) => dirs.map((dir) => join(dir, name))).find(runnable);
 }
 
 /**

@@ -1,5 +1,8 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { firstExisting, inCi, needs } from '../support/needs.js';
+import { findExecutable, inCi, needs } from '../support/needs.js';
 
 const CHROMIUM = { install: 'apt-get install -y chromium, or set CHROMIUM_PATH', untested: "the console's browser tests" };
 
@@ -49,8 +52,26 @@ describe('needs: a missing tool skips loudly, or fails under CI=true', () => {
     expect(() => needs('nginx', false, { install: 'apt-get install -y nginx', untested: 'x' }, { CI: 'true' })).toThrow(/^nginx is missing/);
   });
 
-  it('firstExisting skips unset and empty paths and those that do not exist', () => {
-    expect(firstExisting([undefined, '', '/nonexistent/chromium', process.execPath, '/bin/sh'])).toBe(process.execPath);
-    expect(firstExisting([undefined, '/nonexistent'])).toBeUndefined();
+  it('findExecutable looks on PATH (then in the extra folders given), or only at the override when one is set', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'prequal-needs-'));
+    try {
+      const [bin, sbin] = [join(dir, 'bin'), join(dir, 'sbin')];
+      mkdirSync(bin);
+      mkdirSync(sbin);
+      writeFileSync(join(bin, 'not-runnable'), '', { mode: 0o644 });
+      writeFileSync(join(bin, 'chromium'), '', { mode: 0o755 });
+      writeFileSync(join(sbin, 'nginx'), '', { mode: 0o755 });
+      const env = { PATH: [join(dir, 'nowhere'), bin].join(delimiter) };
+      expect(findExecutable(['chromium-browser', 'chromium'], {}, env)).toBe(join(bin, 'chromium'));
+      expect(findExecutable(['chromium'], {}, { PATH: '' })).toBeUndefined();
+      expect(findExecutable(['nginx'], {}, env)).toBeUndefined();
+      expect(findExecutable(['nginx'], { alsoIn: [sbin] }, env)).toBe(join(sbin, 'nginx'));
+      expect(findExecutable(['not-runnable', 'bin'], {}, { PATH: dir + delimiter + bin })).toBeUndefined();
+      expect(findExecutable(['chromium'], { override: '' }, env)).toBe(join(bin, 'chromium'));
+      expect(findExecutable(['chromium'], { override: join(sbin, 'nginx') }, env)).toBe(join(sbin, 'nginx'));
+      expect(findExecutable(['chromium'], { override: join(dir, 'gone') }, env)).toBeUndefined();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -3,7 +3,7 @@
 // hundred stats; `npx vitest` alone builds here (`npm run build`) when dist/ is stale, and again
 // before a watch-mode rerun. Migrations and console assets are read from the package at run
 // time, not built: only TypeScript sources count.
-import { execFileSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,11 +45,11 @@ function buildIfStale(): void {
   const reason = staleReason(ROOT);
   if (reason === '') return;
   process.stderr.write(`dist/ is stale (${reason}): npm run build\n`);
-  try {
-    execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
-  } catch {
-    throw new Error('`npm run build` failed: the tests would run a stale dist/, so they do not run');
-  }
+  if (spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' }).status === 0) return;
+  // tsc writes its output despite type errors: dist/ then matches src/ (typecheck reports the errors).
+  const still = staleReason(ROOT);
+  if (still !== '') throw new Error(`\`npm run build\` failed and dist/ is still stale (${still}): the tests would run old code`);
+  process.stderr.write('WARNING: `npm run build` reported errors (above) but wrote dist/ from the current src/: the tests run that.\n');
 }
 
 export default function setup(project: TestProject): void {

@@ -1,7 +1,7 @@
 // The SQLite store with its connection in a worker thread: a worker that dies mid-transaction
 // fails what it had in hand as StoreUnavailableError (so the sender gets a 503 and retries), its
 // transaction is not committed, and the next write starts a new worker.
-import type { Worker } from 'node:worker_threads';
+import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
 import { WORKER } from '../../src/store/sqlite/threaded.js';
@@ -20,7 +20,7 @@ describe('SQLite in a worker thread', () => {
     cleanups.push(tmp.cleanup, () => store.close());
     await store.write((tx) => tx.putSetting('before', '1'));
     const worker = (store as unknown as Record<symbol, () => Worker | undefined>)[WORKER]!();
-    expect(worker).toBeDefined();
+    expect(worker).toBeInstanceOf(Worker);
 
     const dying = store.write(async (tx) => {
       await tx.putSetting('lost', '1');
@@ -32,8 +32,8 @@ describe('SQLite in a worker thread', () => {
 
     await store.write((tx) => tx.putSetting('after', '1'));
     expect((store as unknown as Record<symbol, () => Worker | undefined>)[WORKER]!()).not.toBe(worker);
-    expect(await store.setting('before')).toBeDefined();
-    expect(await store.setting('after')).toBeDefined();
+    expect(await store.setting('before')).toMatchObject({ value: '1' });
+    expect(await store.setting('after')).toMatchObject({ value: '1' });
     expect(await store.setting('lost')).toBeUndefined();
   });
 

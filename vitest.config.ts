@@ -7,8 +7,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
-    // One real PostgreSQL server for the run; each test makes its own databases on it. And the
-    // run fails if it changed docs/ (the README's screenshots are retaken by `npm run screenshots`).
-    globalSetup: ['test/support/global-postgres.ts', 'test/support/global-docs-untouched.ts'],
+    // dist/ built from today's src/ (the end-to-end tests run dist/cli/main.js). One real
+    // PostgreSQL server for the run; each test makes its own databases on it. And the run fails if
+    // it changed docs/ (the README's screenshots are retaken by `npm run screenshots`).
+    globalSetup: ['test/support/global-build.ts', 'test/support/global-postgres.ts', 'test/support/global-docs-untouched.ts'],
   },
 });

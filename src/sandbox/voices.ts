@@ -2,7 +2,7 @@
 import type { DefaultVoice, Language, VoiceClone, VoicesResponse } from '../api/index.js';
 import type { Agency } from './state.js';
 
-const DEFAULT_VOICES: readonly DefaultVoice[] = [
+export const DEFAULT_VOICES: readonly DefaultVoice[] = [
   { agent_id: 'agent_fr_camille', voice_name: 'Camille', language: 'fr', description: 'Voix féminine, posée et chaleureuse' },
   { agent_id: 'agent_fr_thomas', voice_name: 'Thomas', language: 'fr', description: 'Voix masculine, claire et dynamique' },
   { agent_id: 'agent_en_emma', voice_name: 'Emma', language: 'en', description: 'Female voice, calm and friendly' },

@@ -54,7 +54,8 @@ describe('prequal-hooks erase and export', () => {
       expect(unknown.stderr).not.toContain('nobody@example.net');
       const dry = JSON.parse((await runCli(['erase', '--db', db, '--phone', PERSON.phone, '--reason', 'request', '--dry-run', '--json'])).stdout);
       expect(dry).toMatchObject({ candidateIds: [PERSON.candidate_id], eventsRedacted: 2, dryRun: true });
-      expect(JSON.parse((await runCli(['export', '--db', db, '--candidate', PERSON.candidate_id])).stdout).candidate).not.toBeNull();
+      // Still there after the dry run, PII and all.
+      expect(JSON.parse((await runCli(['export', '--db', db, '--candidate', PERSON.candidate_id])).stdout).candidate).toMatchObject({ ...PERSON, interview_score: 7 });
 
       const erased = await runCli(['erase', '--db', db, '--email', PERSON.email.toUpperCase(), '--reason', 'GDPR art. 17 request 2026-11']);
       expect(erased.code).toBe(0);

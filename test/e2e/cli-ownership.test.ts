@@ -83,8 +83,12 @@ describe('prequal-hooks replay into the SQLite database of a running application
     // The summary line names the receiver; a second replay stores nothing and calls nothing again.
     const again = await runCli(['replay', file, '--db', db]);
     expect(again.stdout).toBe(`received 10, duplicates 10, enqueued 0 for the running receiver (pid ${app.child.pid} on host ${hostname()}), dead 0 (${db})\n`);
-    await new Promise((resolve) => setTimeout(resolve, 600));
-    expect(callsIn(callsFile)).toHaveLength(10);
+    // Once the receiver ran its handler for an event replayed after those, it had its chance to
+    // (wrongly) run it again for the 10: each was called once.
+    const after = interviews('after', 1);
+    expect((await runCli(['replay', after.file, '--db', db])).code).toBe(0);
+    await calledFor(callsFile, after.identities);
+    expect(callsIn(callsFile).map((c) => c.identity).sort()).toEqual([...identities, ...after.identities].sort());
     expect(await app.stop()).toBe(0);
     // A clean stop removes its heartbeat: the next replay projects in its own process.
     expect(sqliteReceivers(db)).toEqual([]);
@@ -107,10 +111,13 @@ describe('prequal-hooks replay into the SQLite database of a running application
       `prequal-hooks replay: --project-here: projected in this process; the running receiver (pid ${app.child.pid} on host ${hostname()}) does not run its handlers for these events.\n`,
     );
     expect(readDb(db, (r) => r.prepare("SELECT COUNT(*) FROM candidates WHERE candidate_id LIKE 'here-%'").pluck().get())).toBe(5);
-    // The receiver polls every 200 ms: give it several chances to (wrongly) run its handler.
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    expect(callsIn(callsFile).filter((c) => identities.includes(c.identity))).toEqual([]);
     expect(inboxStates(db)).toEqual([{ state: 'projected', n: 5 }]);
+    // Once the receiver ran its handler for an event replayed after those (left to it), it had its
+    // chance to (wrongly) run it for the 5: it was called for that one only.
+    const after = interviews('here-after', 1);
+    expect((await runCli(['replay', after.file, '--db', db])).code).toBe(0);
+    await calledFor(callsFile, after.identities);
+    expect(callsIn(callsFile).map((c) => c.identity)).toEqual(after.identities);
   });
 
   it('a receiver killed with SIGKILL is no owner once its heartbeat is older than 3 beats: replay projects here and says why', async () => {
@@ -120,7 +127,11 @@ describe('prequal-hooks replay into the SQLite database of a running application
     expect(sqliteReceivers(db)).toHaveLength(1);
     app.child.kill('SIGKILL');
     await new Promise((resolve) => app.child.once('exit', resolve));
-    await new Promise((resolve) => setTimeout(resolve, 800)); // > 3 × 200 ms since its last beat
+    // Until its last beat is more than 3 of its 200 ms old, as replay judges it (SQLite: this host's clock).
+    await waitFor(() => {
+      const row = readDb(db, (r) => r.prepare('SELECT seen_at, every_ms FROM receivers').get() as { seen_at: number; every_ms: number });
+      return Date.now() - row.seen_at > 3 * row.every_ms ? true : undefined;
+    }, 10_000, 'the killed receiver\'s heartbeat to be 3 beats old');
 
     const replayed = await runCli(['replay', interviews('killed', 3).file, '--db', db, '--json']);
     expect(replayed.code).toBe(0);
@@ -197,8 +208,6 @@ describe('prequal-hooks dead-letters reprocess on the database of a running appl
     expect(here.stdout).toMatch(new RegExp(`^\\s*${id}\\s+candidate\\.interview\\.completed\\s+dead\\s+projected`, 'm'));
     expect(here.stdout).toContain('Requeued and processed 1: 1 projected, 0 still set aside.');
     expect(here.stderr).toContain(`--project-here: projected in this process; the running receiver (pid ${app.child.pid} on host ${hostname()})`);
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    expect(callsIn(callsFile)).toEqual([]);
 
     // Set aside again by hand, then reprocessed by the owner: the table says who takes it.
     const writer = new Database(db);
@@ -207,7 +216,9 @@ describe('prequal-hooks dead-letters reprocess on the database of a running appl
     const owned = await runCli(['dead-letters', 'reprocess', String(id), '--db', db, '--table']);
     expect(owned.code).toBe(0);
     expect(owned.stdout).toContain(`Requeued 1 for the running receiver (pid ${app.child.pid} on host ${hostname()}), which projects them and runs its handlers;`);
+    // Called once, for the requeue, once it came: never for the --project-here run before it.
     await waitFor(() => (callsIn(callsFile).some((c) => c.inboxId === id) ? true : undefined));
+    expect(callsIn(callsFile)).toEqual([expect.objectContaining({ inboxId: id, pid: app.child.pid, kind: 'candidate.interview.completed' })]);
   });
 });
 

@@ -1,7 +1,7 @@
 // The operator console: over plain HTTP (auth, headers, CSRF, read-only) always; in Debian's
 // Chromium (playwright-core) when it is installed, against a real `prequal-hooks serve` and an
 // Express app mounting receiver.dashboard().
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import express from 'express';
@@ -12,6 +12,7 @@ import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { FIXTURES, killChildren, readDb, runCli, startServe, type ServeProcess } from '../support/cli-process.js';
 import { crawlConsole, withReveal } from '../support/console-crawl.js';
 import { INVALID_EVENT, LARGE_NOT_JSON, largeEvent, leaked, NOT_JSON, THESSALY, UNKNOWN_KIND_EVENT, ZELPHINE, ZELPHINE_EVENTS } from '../support/personal-bodies.js';
+import { findExecutable, needs } from '../support/needs.js';
 import { listen, tempDir } from '../support/servers.js';
 
 const SECRET = 'whsec_console_e2e_41b7';
@@ -23,13 +24,11 @@ const INVALID = readFileSync(`${FIXTURES}invalid/invalid-data.json`, 'utf8');
 const RK4 = 'cmp_Rk4vN8qWz2';
 const ELOISE = 'f332892f-d38e-44df-8ebf-7c9f49065885';
 
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => path !== undefined && path !== '' && existsSync(path));
-if (CHROMIUM === undefined) {
-  console.warn(
-    '\n' + '!'.repeat(78) + '\n!!! NO CHROMIUM FOUND (/usr/bin/chromium, or set CHROMIUM_PATH): the console\'s BROWSER tests are SKIPPED.\n' +
-      '!!! Install it with `apt-get install -y chromium` (.ci/run does).\n' + '!'.repeat(78) + '\n',
-  );
-}
+const CHROMIUM = findExecutable(['chromium', 'chromium-browser'], { override: process.env.CHROMIUM_PATH });
+const HAS_CHROMIUM = needs('Chromium', CHROMIUM !== undefined, {
+  install: '`apt-get install -y chromium` (.ci/run does), or put it on PATH, or set CHROMIUM_PATH',
+  untested: "the console's browser tests",
+});
 
 async function feed(serve: ServeProcess, bodies: string[]): Promise<void> {
   for (const body of bodies) {
@@ -218,7 +217,7 @@ describe('personal data in free text, to a real serve\'s read-only and full toke
     expect(['Zelphine Quarkwood', 'joignable au 06 55 41 27 98', 'Zelphine habite loin du site.'].filter((s) => !page.includes(s))).toEqual([]);
   });
 
-  it.skipIf(CHROMIUM === undefined)('in Chromium: no Reveal for the read-only token, whatever the address asks; the full token\'s still works', async () => {
+  it.skipIf(!HAS_CHROMIUM)('in Chromium: no Reveal for the read-only token, whatever the address asks; the full token\'s still works', async () => {
     const { chromium } = await import('playwright-core');
     const browser = await chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
     try {
@@ -248,7 +247,7 @@ describe('personal data in free text, to a real serve\'s read-only and full toke
   });
 });
 
-describe.skipIf(CHROMIUM === undefined)('the console in Chromium', () => {
+describe.skipIf(!HAS_CHROMIUM)('the console in Chromium', () => {
   const tmp = tempDir();
   let serve: ServeProcess;
   let browser: import('playwright-core').Browser;
@@ -409,7 +408,7 @@ describe.skipIf(CHROMIUM === undefined)('the console in Chromium', () => {
   });
 });
 
-describe.skipIf(CHROMIUM === undefined)('the console mounted in an Express app, in Chromium', () => {
+describe.skipIf(!HAS_CHROMIUM)('the console mounted in an Express app, in Chromium', () => {
   const tmp = tempDir();
   let receiver: Receiver;
   let server: { url: string; close: () => Promise<void> };

@@ -6,11 +6,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { killChildren, runCli, startServe } from '../support/cli-process.js';
+import { needs } from '../support/needs.js';
 
-const tools = ['bash', 'curl', 'openssl'].filter((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0);
-if (tools.length > 0) console.warn(`\n*** ${tools.join(', ')} not found: the README's hand-signing example is NOT tested. ***\n`);
+const missing = ['bash', 'curl', 'openssl'].filter((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0);
+const tools = needs(missing.join(', '), missing.length === 0, { install: `\`apt-get install -y ${missing.join(' ')}\` (.ci/run does)`, untested: "the README's hand-signing example" });
 
-describe.skipIf(tools.length > 0)("the README's hand-signing example", () => {
+describe.skipIf(!tools)("the README's hand-signing example", () => {
   afterAll(() => killChildren());
 
   it('signs with curl and openssl exactly as the service does: 200, and the event is projected', async () => {

@@ -5,10 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventIdentity } from '../../src/events/index.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { killChildren, startServe } from '../support/cli-process.js';
-import { findBinaries, startPostgres, type PostgresServer } from '../support/postgres-server.js';
+import { needs } from '../support/needs.js';
+import { findBinaries, POSTGRES_INSTALL, startPostgres, type PostgresServer } from '../support/postgres-server.js';
 
 const SECRET = 'whsec_outage_8d2f';
-const hasBinaries = (await findBinaries()) !== undefined;
+const hasBinaries = needs('PostgreSQL', (await findBinaries()) !== undefined, { install: POSTGRES_INSTALL, untested: 'the outage under load' });
 
 describe.skipIf(!hasBinaries)('when PostgreSQL goes away under load and comes back', () => {
   let server: PostgresServer;

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { killChildren, runCli, SHUFFLED, startServe, waitFor, type ServeProcess } from '../support/cli-process.js';
+import { warnSkipped } from '../support/needs.js';
 import { tempDir } from '../support/servers.js';
 
 const SECRET = 'whsec_edges_7a3e';
@@ -103,49 +104,62 @@ describe('prequal-hooks serve at its HTTP edges', () => {
     expect(bodyOf(twice.text).error.message).toMatch(/sent more than once/);
   });
 
-  it('cuts a sender that never finishes its body off at the configured 15 s (within a second, plus load), 408 in the envelope, and logs the 408 it sent', async () => {
-    // The log is written asynchronously: let the earlier tests' lines arrive before counting.
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const loggedBefore = serve.logLines().filter((l) => l.msg === 'webhook').length;
-    const slow = await raw(serve.baseUrl, ['POST /webhooks HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"event":', { wait: 18_000 }]);
+  it('cuts a sender that never finishes its body off at the configured 15 s (before it sends the rest at 18 s), 408 in the envelope, and logs the 408 it sent', async () => {
+    const webhookLines = () => serve.logLines().filter((l) => l.msg === 'webhook');
+    /** Sends a webhook of a kind sent once in this file, and waits for its access-log line: its index. */
+    const logged = async (event: ReturnType<typeof sampleEvent>): Promise<number> => {
+      const request = signedRequest(event, { secret: SECRET });
+      expect((await fetch(serve.webhookUrl, { method: 'POST', headers: request.headers, body: request.body })).status).toBe(200);
+      return await waitFor(() => {
+        const index = webhookLines().findIndex((l) => l.kind === event.event);
+        return index === -1 ? undefined : index;
+      }, 5000, `the access-log line of ${event.event}`);
+    };
+    const before = await logged(sampleEvent('campaign.created'));
+    // Node's own limit is 300 s: a server that did not cut it by 18 s would answer the whole body.
+    const head = 'POST /webhooks HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\nConnection: close\r\n\r\n{"event":';
+    const slow = await raw(serve.baseUrl, [head, { wait: 18_000 }, `"late"}${' '.repeat(84)}`]);
     expect(slow.text).toMatch(/^HTTP\/1\.1 408 /);
     expect(bodyOf(slow.text).error.code).toBe('REQUEST_TIMEOUT');
-    expect(slow.ms).toBeGreaterThan(14_000);
-    expect(slow.ms).toBeLessThan(17_500); // 15 s, checked every second, on a loaded machine; Node alone took about 30 s
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    // One access-log line for this request, with the status the client got.
-    const logged = serve.logLines().filter((l) => l.msg === 'webhook').slice(loggedBefore).map((l) => l.status);
-    expect(logged).toEqual([408]);
+    expect(slow.ms).toBeGreaterThan(14_000); // not before its 15 s (checked every second)
+    // The access-log lines between two webhooks sent before and after it: one, with the status the client got.
+    const after = await logged(sampleEvent('campaign.status_changed'));
+    expect(webhookLines().slice(before + 1, after).map((l) => l.status)).toEqual([408]);
   }, 25_000);
 
   it('answers new connections 503 SHUTTING_DOWN after SIGTERM until the listener closes: never a reset', async () => {
-    const outcomes: Array<{ what: string; at: number }> = [];
+    // What each of 4 senders got, in order: a status, or a connection error ('EOF': closed unanswered).
+    const outcomes: string[][] = [[], [], [], []];
     let stop = false;
+    let refusedAt = Infinity;
     const request = signedRequest(sampleEvent('credits.low'), { secret: SECRET });
     const wire = `POST /webhooks HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Service-Signature: ${request.headers['x-service-signature']}\r\nContent-Length: ${Buffer.byteLength(request.body)}\r\nConnection: close\r\n\r\n${request.body}`;
-    const hammer = async () => {
+    const hammer = async (mine: string[]) => {
       while (!stop) {
         const r = await raw(serve.baseUrl, [wire]);
-        outcomes.push({ what: r.error ?? r.text.slice(9, 12), at: performance.now() });
-        if (r.error === 'ECONNREFUSED') return;
+        mine.push(r.error ?? (r.text === '' ? 'EOF' : r.text.slice(9, 12)));
+        if (r.error === 'ECONNREFUSED') {
+          refusedAt = Math.min(refusedAt, performance.now());
+          return;
+        }
       }
     };
-    const hammers = [hammer(), hammer(), hammer(), hammer()];
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const hammers = outcomes.map((mine) => hammer(mine));
+    // The signal once every sender was answered: all are under way.
+    await waitFor(() => (outcomes.every((mine) => mine.includes('200')) ? true : undefined), 10_000, 'a 200 for every sender');
+    const signalledAt = performance.now();
     const exited = serve.stop('SIGTERM');
     await Promise.race([Promise.all(hammers), new Promise((resolve) => setTimeout(resolve, 5000))]);
     stop = true;
+    await Promise.all(hammers);
     expect(await exited).toBe(0);
-    expect(outcomes.map((o) => o.what)).toContain('503');
-    // Until the listener closes (the first refusal), every connection is answered: 200 before the
+    // Until the listener closes (a sender's refusal), every connection is answered: 200 before the
     // signal, 503 after it. Only a connection caught in the kernel's accept queue at the very
-    // instant the listener closes can be reset, as with any server.
-    const closedAt = Math.min(...outcomes.filter((o) => o.what === 'ECONNREFUSED').map((o) => o.at));
-    const unanswered = outcomes.filter((o) => !['200', '503', 'ECONNREFUSED'].includes(o.what));
-    expect(unanswered.filter((o) => Math.abs(o.at - closedAt) > 50)).toEqual([]);
-    // New connections kept getting their 503 for a while before the listener closed.
-    const first503 = Math.min(...outcomes.filter((o) => o.what === '503').map((o) => o.at));
-    expect(closedAt - first503).toBeGreaterThan(50);
+    // instant the listener closes can go unanswered, as with any server: the last before the refusal.
+    for (const mine of outcomes) expect(mine.join(' ')).toMatch(/^(200 )+(503 )*((?!200|503)\S+ )?ECONNREFUSED$/);
+    expect(outcomes.flat()).toContain('503');
+    // The listener stayed open the 100 ms grace after the signal (load can only lengthen this).
+    expect(refusedAt - signalledAt).toBeGreaterThan(90);
   });
 
   it('warns once when an existing database can be read by others', async () => {
@@ -173,6 +187,8 @@ function smallFilesystem(): string | undefined {
 }
 
 const small = process.getuid?.() === 0 ? smallFilesystem() : undefined;
+// Root and a mount are this machine's to give, not a package to install: skipped (loudly) in CI too.
+if (small === undefined) warnSkipped('NOT ROOT, OR mount -t tmpfs REFUSED: SKIPPED readiness on a disk that fills up (serve-edges).');
 
 describe.skipIf(small === undefined)('readiness on a disk that fills up and frees again', () => {
   afterAll(() => {
@@ -199,12 +215,7 @@ describe.skipIf(small === undefined)('readiness on a disk that fills up and free
     expect(((await notReady.json()) as { reason: string }).reason).toMatch(/FULL|IOERR/);
 
     rmSync(filler);
-    let status = 0;
-    for (let i = 0; i < 100 && status !== 200; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      status = (await fetch(`${serve.baseUrl}/readyz`)).status;
-    }
-    expect(status).toBe(200);
+    await waitFor(async () => ((await fetch(`${serve.baseUrl}/readyz`)).status === 200 ? true : undefined), 10_000, 'ready again');
     const request = signedRequest(sampleEvent('candidate.added', { data: { candidate_id: 'after' } }), { secret: SECRET });
     expect((await fetch(serve.webhookUrl, { method: 'POST', headers: request.headers, body: request.body })).status).toBe(200);
     expect(await serve.stop()).toBe(0);

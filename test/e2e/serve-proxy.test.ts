@@ -1,10 +1,10 @@
 // The README's Caddyfile and nginx server block, run for real in front of `serve --trust-proxy`:
 // HTTPS at the proxy, the webhook stored behind it, and the access log naming the address the
 // proxy saw, never one the sender wrote. Each is skipped, loudly, where its proxy is not installed
-// (.ci/run installs both).
+// (.ci/run installs both); under CI=true, it fails instead.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { Agent, request } from 'node:https';
 import { join } from 'node:path';
@@ -12,24 +12,20 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { killChildren, startServe, waitFor } from '../support/cli-process.js';
+import { findExecutable, needs } from '../support/needs.js';
 import { tempDir } from '../support/servers.js';
 
 const SECRET = 'whsec_behind_a_proxy_51e0a9c4';
 const README = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
 
-function installed(name: string, paths: Array<string | undefined>): string | undefined {
-  const found = paths.find((path) => path !== undefined && path !== '' && existsSync(path));
-  if (found === undefined) {
-    process.stderr.write(
-      `\n${'!'.repeat(78)}\n!!! NO ${name.toUpperCase()} FOUND: the README's ${name} example is NOT TESTED.\n` +
-        `!!! Install it with \`apt-get install -y ${name}\` (.ci/run does).\n${'!'.repeat(78)}\n`,
-    );
-  }
+function installed(name: string, override: string | undefined): string | undefined {
+  const found = findExecutable([name], { override, alsoIn: ['/usr/sbin', '/usr/local/sbin'] });
+  needs(name, found !== undefined, { install: `\`apt-get install -y ${name}\` (.ci/run does)`, untested: `the README's ${name} example` });
   return found;
 }
 
-const CADDY = installed('caddy', [process.env.CADDY_PATH, '/usr/bin/caddy', '/usr/local/bin/caddy']);
-const NGINX = installed('nginx', [process.env.NGINX_PATH, '/usr/sbin/nginx', '/usr/local/sbin/nginx']);
+const CADDY = installed('caddy', process.env.CADDY_PATH);
+const NGINX = installed('nginx', process.env.NGINX_PATH);
 
 /** A fenced block of the README, by its language. */
 function readmeBlock(language: string): string {

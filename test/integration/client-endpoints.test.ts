@@ -4,6 +4,7 @@ import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, PrequalApiError, PrequalNetworkError, type Client } from '../../src/client/index.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { DEFAULT_VOICES } from '../../src/sandbox/voices.js';
 import { JOB as SAMPLE_JOB, KEY_A, KEY_B, person } from '../support/sandbox-api.js';
 
 const JOB = { ...SAMPLE_JOB, contract_type: 'CDD' as const };
@@ -29,7 +30,7 @@ afterAll(() => sandbox.close());
 describe('every endpoint', () => {
   it('creates, reads, modifies, pauses and lists a campaign; adds, sources, lists and reads candidates; voices; credits', async () => {
     const voices = await client.listVoices();
-    expect(voices.default_voices.length).toBeGreaterThan(0);
+    expect(voices.default_voices).toEqual(DEFAULT_VOICES);
     const clone = voices.voice_clones[0]!.voice_id;
 
     const created = await client.createCampaign({ ...JOB, language: 'fr', questions: ['Q1 ?', 'Q2 ?'], question_weights: [1, 2], override_agent_id: clone });

@@ -5,6 +5,7 @@ import type { WebhookEvent } from '../../src/events/index.js';
 import { createLogger } from '../../src/logging.js';
 import { createReceiver, type Receiver } from '../../src/receiver.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
+import { waitFor } from '../support/cli-process.js';
 import { tempDir } from '../support/servers.js';
 
 const SECRET = 'whsec_handlers_77e2';
@@ -115,8 +116,7 @@ describe('application handlers, dead letters and reprocessing', () => {
     first.receiver.on('candidate.added', () => new Promise<void>((resolve) => (release = resolve)));
     await deliver(first.receiver, sampleEvent('candidate.added'));
     // Wait until the handler is running, then stop before it finishes.
-    for (let i = 0; i < 100 && release === undefined; i++) await new Promise((r) => setTimeout(r, 10));
-    expect(release).toBeDefined();
+    await waitFor(() => release, 5000, 'the handler to start');
     await first.receiver.close(50);
     release();
 

@@ -8,20 +8,45 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logging.js';
 import { ConfigurationError } from '../../src/receive/intake.js';
 import { createReceiver } from '../../src/receiver.js';
-import { openStore } from '../../src/store/open.js';
+import { openStore, type StoreOptions } from '../../src/store/open.js';
 import { isRunning } from '../../src/store/presence.js';
 import { StoreUnavailableError, type Store } from '../../src/store/store.js';
 import { sampleEvent } from '../../src/testing/index.js';
+import { waitFor } from '../support/cli-process.js';
 import { ENGINES, freshStore } from '../support/engines.js';
 import { tempDir } from '../support/servers.js';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
 const beatOf = (id: string, everyMs = 5000) => ({ receiver_id: id, pid: 4242, host: 'web-1', started_at: '2026-11-20T10:00:00.000Z', every_ms: everyMs });
+/**
+ * Settles as `work` does, or rejects once `ms` passed: for "it does not wait", with a deadline far
+ * beyond what it should take and far below what waiting would take, so that load cannot fail it.
+ */
+async function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: still waiting after ${ms} ms`)), ms)));
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The store, with the instants (performance.now) at which each of its beats started and ended. */
+function countingBeats(store: Store): { store: Store; beats: Array<{ started: number; ended: number }> } {
+  const beats: Array<{ started: number; ended: number }> = [];
+  const beat: Store['beat'] = async (row) => {
+    const started = performance.now();
+    await store.beat(row);
+    beats.push({ started, ended: performance.now() });
+  };
+  return { store: { ...store, beat }, beats };
+}
+
 const unsigned = (n: number) => ({ rawBody: Buffer.from(JSON.stringify(sampleEvent('credits.low', { data: { credits_remaining: n } }))), headers: {} });
 
 describe.each(ENGINES)('heartbeats on the $name engine', (engine) => {
@@ -38,15 +63,20 @@ describe.each(ENGINES)('heartbeats on the $name engine', (engine) => {
     const [first] = await store.receivers();
     expect(first).toMatchObject({ pid: 4242, host: 'web-1', started_at: '2026-11-20T10:00:00.000Z' });
     expect((await store.receivers()).map((r) => r.receiver_id).sort()).toEqual(['a', 'b']);
-    await sleep(700);
-    const aged = new Map((await store.receivers()).map((r) => [r.receiver_id, r]));
-    expect(aged.get('b')!.age_ms).toBeGreaterThanOrEqual(600);
-    expect(isRunning(aged.get('b')!)).toBe(false); // 3 beats of 200 ms missed
+    // Its age grows until it is more than 3 of its 200 ms beats: gone; a's 5 s beats are not missed.
+    const aged = await waitFor(async () => {
+      const rows = new Map((await store.receivers()).map((r) => [r.receiver_id, r]));
+      return rows.get('b')!.age_ms > 600 ? rows : undefined;
+    }, 10_000, "b's age to pass 3 beats");
+    expect(isRunning(aged.get('b')!)).toBe(false);
     expect(isRunning(aged.get('a')!)).toBe(true);
+    const beating = performance.now();
     await store.beat(beatOf('b', 200));
     const refreshed = (await store.receivers())[0]!;
     expect(refreshed.receiver_id).toBe('b'); // the most recently seen first
-    expect(refreshed.age_ms).toBeLessThan(300);
+    // Its age starts again from the beat: at most the time since the beat began (1 ms of rounding).
+    expect(refreshed.age_ms).toBeLessThanOrEqual(performance.now() - beating + 1);
+    expect(isRunning(refreshed)).toBe(true);
     await store.forgetReceivers(['a', 'b', 'never-there']);
     await store.forgetReceivers([]);
     expect(await store.receivers()).toEqual([]);
@@ -54,14 +84,19 @@ describe.each(ENGINES)('heartbeats on the $name engine', (engine) => {
 
   it('a receiver keeps its row while it runs, refreshed every everyMs, and removes it when it closes', async () => {
     const { store } = await open();
-    const receiver = createReceiver({ database: store, allowUnsigned: true, heartbeat: { everyMs: 100 }, logger: createLogger({ level: 'silent' }) });
+    const counted = countingBeats(store);
+    const receiver = createReceiver({ database: counted.store, allowUnsigned: true, heartbeat: { everyMs: 100 }, logger: createLogger({ level: 'silent' }) });
     await receiver.ready();
     const [row] = await store.receivers();
     expect(row).toMatchObject({ pid: process.pid, host: hostname(), every_ms: 100 });
-    for (let i = 0; i < 4; i++) {
-      await sleep(150);
-      expect((await store.receivers())[0]!.age_ms).toBeLessThan(300);
-    }
+    // Each beat refreshes the row: after the 5th, its age is at most the time since that beat began.
+    const fifth = await waitFor(() => counted.beats[4], 10_000, '5 beats');
+    const [after] = await store.receivers();
+    expect(after).toMatchObject({ pid: process.pid, every_ms: 100 });
+    expect(after!.age_ms).toBeLessThanOrEqual(performance.now() - fifth.started + 1);
+    // Every everyMs, not more often (a timer never fires early; 1 ms of rounding).
+    const gaps = counted.beats.slice(1, 5).map((beat, i) => beat.started - counted.beats[i]!.started);
+    expect(gaps.filter((gap) => gap < 99)).toEqual([]);
     await receiver.close();
     expect(await store.receivers()).toEqual([]);
   });
@@ -89,9 +124,9 @@ describe('a heartbeat is never in the way', () => {
     return { logger: createLogger({ level: 'debug' }, sink), lines };
   }
 
-  async function sqliteStore(): Promise<{ store: Store; path: string }> {
+  async function sqliteStore(options: StoreOptions = {}): Promise<{ store: Store; path: string }> {
     const tmp = tempDir();
-    const store = await openStore(tmp.dbPath);
+    const store = await openStore(tmp.dbPath, options);
     cleanups.push(tmp.cleanup, () => store.close());
     return { store, path: tmp.dbPath };
   }
@@ -111,11 +146,10 @@ describe('a heartbeat is never in the way', () => {
     cleanups.push(() => receiver.close());
     await receiver.ready();
     expect((await receiver.receive(unsigned(1))).answer.status).toBe(200);
-    await sleep(450);
+    const notWritten = () => lines.filter((l) => l.msg === 'receiver heartbeat not written; the next one retries');
+    const logged = await waitFor(() => (notWritten().length >= 3 ? notWritten() : undefined), 10_000, '3 failed beats logged');
     expect(beats).toBeGreaterThanOrEqual(3);
-    const logged = lines.filter((l) => l.msg === 'receiver heartbeat not written; the next one retries');
-    expect(logged.length).toBeGreaterThanOrEqual(3);
-    expect(logged.every((l) => l.level === 20 && l.code === 'SQLITE_BUSY')).toBe(true);
+    expect(logged.slice(0, 3)).toEqual(Array.from({ length: 3 }, () => expect.objectContaining({ level: 20, code: 'SQLITE_BUSY' })));
     expect(lines.filter((l) => (l.level as number) > 20)).toEqual([]);
   });
 
@@ -123,33 +157,36 @@ describe('a heartbeat is never in the way', () => {
     const { store } = await sqliteStore();
     const hanging: Store = { ...store, beat: () => new Promise<void>(() => undefined) };
     const receiver = createReceiver({ database: hanging, allowUnsigned: true, heartbeat: { everyMs: 300 }, logger: createLogger({ level: 'silent' }) });
-    const started = performance.now();
-    await receiver.ready();
-    expect(performance.now() - started).toBeLessThan(1000);
+    // ready() waits one interval (300 ms) for the first beat; held up, it would never settle.
+    await within(receiver.ready(), 10_000, 'ready() behind a beat that never settles');
     expect((await receiver.receive(unsigned(1))).answer.status).toBe(200);
-    // The row's removal waits a quarter of close's time at most (500 ms), not all of it.
-    const closing = performance.now();
-    await receiver.close(2000);
-    expect(performance.now() - closing).toBeLessThan(1200);
+    // The row's removal waits 500 ms at most (a quarter of close's time, up to 500 ms), not all of
+    // the 20 s close was given: 10 s is far beyond the first, far below the second.
+    await within(receiver.close(20_000), 10_000, 'close(20 s) behind a beat that never settles');
     expect(await store.counts()).toMatchObject({ pending: 0, projected: 1 });
   });
 
   it('on a SQLite file another connection holds locked, a beat fails at once instead of waiting, and the next one after the lock writes', async () => {
-    const { store, path } = await sqliteStore();
+    // Writes wait up to 20 s for the lock here: a beat that waited as they do would miss the 10 s deadline.
+    const { store, path } = await sqliteStore({ busyTimeoutMs: 20_000 });
     const locker = new Database(path);
     cleanups.push(() => void locker.close());
     locker.exec('BEGIN IMMEDIATE');
     const started = performance.now();
     await expect(store.beat(beatOf('locked'))).rejects.toMatchObject({ name: 'StoreUnavailableError', code: expect.stringMatching(/^SQLITE_BUSY/) });
-    expect(performance.now() - started).toBeLessThan(100);
+    // A wait in SQLite would block the event loop (no timer could fire): measured, not raced.
+    expect(performance.now() - started).toBeLessThan(10_000);
 
     const receiver = createReceiver({ database: store, allowUnsigned: true, heartbeat: { everyMs: 100 }, logger: createLogger({ level: 'silent' }) });
     cleanups.push(() => receiver.close());
     await receiver.ready();
     expect(await store.receivers()).toEqual([]);
     locker.exec('ROLLBACK');
-    await sleep(250);
-    expect(await store.receivers()).toEqual([expect.objectContaining({ pid: process.pid })]);
+    const rows = await waitFor(async () => {
+      const found = await store.receivers();
+      return found.length > 0 ? found : undefined;
+    }, 10_000, 'a beat after the lock');
+    expect(rows).toEqual([expect.objectContaining({ pid: process.pid, every_ms: 100 })]);
   });
 
   it('does not keep the process alive: a script that never closes its receiver exits by itself', async () => {

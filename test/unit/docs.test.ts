@@ -51,6 +51,15 @@ describe('documents', () => {
     expect(read('README.md')).toContain(`\`\`\`ts\n${example}\`\`\`\n`);
   });
 
+  it("the README's Node versions are package.json's engines, and .ci/run tests the lines it names beside Node 20", () => {
+    const engines = (JSON.parse(read('package.json')) as { engines: { node: string } }).engines.node;
+    const paragraph = /\*\*Node versions\.\*\*([\s\S]*?)\n\n/.exec(read('README.md'))?.[1] ?? '';
+    expect(paragraph.replace(/\s+/g, ' ')).toContain(`\`engines\` is \`${engines}\``);
+    const others = [...read('.ci/run').matchAll(/^\.ci\/other-node (\d+)/gm)].map((m) => m[1]);
+    expect(others).toEqual(['22', '24']);
+    for (const major of others) expect(paragraph).toContain(`Node ${major}`);
+  });
+
   it('names no document users cannot open (the steering documents are not in the repository)', () => {
     for (const document of ['README.md', 'fixtures/README.md', 'docs/projection.md', 'docs/events.md']) {
       expect(read(document), document).not.toMatch(/PROJECTION\.md|service-api\.md|\/work\//);

@@ -6,7 +6,19 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'build/**', 'coverage/**', 'node_modules/**', 'bench/tmp/**', 'bench/results/**', 'test/support/consumer/**', 'scripts/**', 'src/console/assets/**'] },
+  {
+    ignores: [
+      'dist/**',
+      'build/**',
+      'coverage/**',
+      'node_modules/**',
+      'bench/tmp/**',
+      'bench/results/**',
+      'test/support/consumer/**',
+      'scripts/**',
+      'src/console/assets/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

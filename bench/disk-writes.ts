@@ -61,7 +61,9 @@ function framesByPage(wal: Buffer): Map<number, number> {
 
 function owners(path: string, frames: Map<number, number>, pageSize: number): Array<[string, number]> {
   const db = new Database(path, { readonly: true });
-  const ownerOf = new Map((db.prepare('SELECT pageno, name FROM dbstat').all() as Array<{ pageno: number; name: string }>).map((r) => [r.pageno, r.name]));
+  const ownerOf = new Map(
+    (db.prepare('SELECT pageno, name FROM dbstat').all() as Array<{ pageno: number; name: string }>).map((r) => [r.pageno, r.name]),
+  );
   db.close();
   const bytes = new Map<string, number>();
   for (const [page, count] of frames) {
@@ -87,7 +89,10 @@ async function load(pool: RequestPool, nth: (i: number) => number, holdWal: bool
     await Promise.all(
       Array.from({ length: Math.min(BATCH, EVENTS - i) }, (_, k) => {
         const r = pool.at(nth(i + k));
-        return receiver.receive({ rawBody: r.body, headers: { 'x-service-signature': r.signature, 'x-service-event': r.kind, 'content-type': 'application/json' } });
+        return receiver.receive({
+          rawBody: r.body,
+          headers: { 'x-service-signature': r.signature, 'x-service-event': r.kind, 'content-type': 'application/json' },
+        });
       }),
     );
   }
@@ -118,16 +123,21 @@ async function measure(pool: RequestPool, arrival: Arrival): Promise<Measured> {
 }
 
 const pool = createRequestPool({ secret: SECRET, size: EVENTS });
-console.log(`${EVENTS.toLocaleString('en')} distinct signed events, ${BATCH} at a time, received and projected in this process (${process.env.BENCH_DIST ?? 'dist/'})`);
+console.log(
+  `${EVENTS.toLocaleString('en')} distinct signed events, ${BATCH} at a time, received and projected in this process (${process.env.BENCH_DIST ?? 'dist/'})`,
+);
 console.log(`${'arrival'.padEnd(26)} ${'disk B/event'.padStart(12)} ${'WAL B/event'.padStart(11)} ${'events/s'.padStart(9)}`);
 const results: Measured[] = [];
 for (const arrival of ['pool', 'time'] as const) {
   const r = await measure(pool, arrival);
   results.push(r);
-  const label = arrival === 'pool' ? "pool order (stories)" : 'timestamp order (live)';
-  console.log(`${label.padEnd(26)} ${r.diskBytesPerEvent.toLocaleString('en').padStart(12)} ${r.walBytesPerEvent.toLocaleString('en').padStart(11)} ${r.eventsPerSec.toLocaleString('en').padStart(9)}`);
+  const label = arrival === 'pool' ? 'pool order (stories)' : 'timestamp order (live)';
+  console.log(
+    `${label.padEnd(26)} ${r.diskBytesPerEvent.toLocaleString('en').padStart(12)} ${r.walBytesPerEvent.toLocaleString('en').padStart(11)} ${r.eventsPerSec.toLocaleString('en').padStart(9)}`,
+  );
 }
 for (const r of results) {
   console.log(`\nWAL bytes an event by owner, ${r.arrival === 'pool' ? 'pool order' : 'timestamp order'}:`);
-  for (const [owner, bytes] of r.walByOwner.filter(([, b]) => b >= 5)) console.log(`  ${owner.padEnd(40)} ${bytes.toLocaleString('en').padStart(7)}`);
+  for (const [owner, bytes] of r.walByOwner.filter(([, b]) => b >= 5))
+    console.log(`  ${owner.padEnd(40)} ${bytes.toLocaleString('en').padStart(7)}`);
 }

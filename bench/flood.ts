@@ -28,7 +28,14 @@ const { values: flags } = parseArgs({
     'reconnect-ms': { type: 'string', default: '250' },
   },
 });
-const settings = { connections: Number(flags.connections), seconds: Number(flags.seconds), reconnectMs: Number(flags['reconnect-ms']), bodyBytes: 1024 * 1024 - 1024, chunkBytes: 16 * 1024, tickMs: 100 };
+const settings = {
+  connections: Number(flags.connections),
+  seconds: Number(flags.seconds),
+  reconnectMs: Number(flags['reconnect-ms']),
+  bodyBytes: 1024 * 1024 - 1024,
+  chunkBytes: 16 * 1024,
+  tickMs: 100,
+};
 const { sign } = await distModule();
 
 interface Delivery {
@@ -37,10 +44,19 @@ interface Delivery {
 }
 
 async function deliver(url: string, n: number): Promise<Delivery> {
-  const body = JSON.stringify({ event: 'candidate.added', timestamp: '2026-11-20T10:00:00Z', data: { campaign_id: 'cmp_bench_flood', candidate_id: `cand_flood_${n}` } });
+  const body = JSON.stringify({
+    event: 'candidate.added',
+    timestamp: '2026-11-20T10:00:00Z',
+    data: { campaign_id: 'cmp_bench_flood', candidate_id: `cand_flood_${n}` },
+  });
   const started = performance.now();
   try {
-    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-signature': sign(SECRET, body) }, body, signal: AbortSignal.timeout(10_000) });
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-service-signature': sign(SECRET, body) },
+      body,
+      signal: AbortSignal.timeout(10_000),
+    });
     await response.arrayBuffer();
     return { status: response.status, ms: performance.now() - started };
   } catch {
@@ -49,7 +65,11 @@ async function deliver(url: string, n: number): Promise<Delivery> {
 }
 
 /** The flood against one serve process: memory before, at the peak and after; the deliveries meanwhile. */
-async function measure(): Promise<{ rssMb: { before: number | null; peak: number | null; after: number | null }; deliveries: Delivery[]; flood: FloodStats }> {
+async function measure(): Promise<{
+  rssMb: { before: number | null; peak: number | null; after: number | null };
+  deliveries: Delivery[];
+  flood: FloodStats;
+}> {
   rmSync(TMP, { recursive: true, force: true });
   mkdirSync(TMP, { recursive: true });
   const cli = fileURLToPath(distUrl('cli/main.js'));
@@ -63,7 +83,14 @@ async function measure(): Promise<{ rssMb: { before: number | null; peak: number
   try {
     await deliver(url, 0);
     const before = memoryOf(server.pid).rssMb;
-    const flood = startFlood({ url, connections: settings.connections, bodyBytes: settings.bodyBytes, chunkBytes: settings.chunkBytes, tickMs: settings.tickMs, reconnectMs: settings.reconnectMs });
+    const flood = startFlood({
+      url,
+      connections: settings.connections,
+      bodyBytes: settings.bodyBytes,
+      chunkBytes: settings.chunkBytes,
+      tickMs: settings.tickMs,
+      reconnectMs: settings.reconnectMs,
+    });
     const pending: Array<Promise<Delivery>> = [];
     for (let n = 1, ends = Date.now() + settings.seconds * 1000; Date.now() < ends; n++) {
       pending.push(deliver(url, n));
@@ -86,8 +113,18 @@ try {
   const byStatus: Record<string, number> = {};
   for (const d of deliveries) byStatus[String(d.status)] = (byStatus[String(d.status)] ?? 0) + 1;
   const slowestMs = Math.round(Math.max(...deliveries.map((d) => d.ms)));
-  const results = { machine: machineInfo(ROOT, TMP), git: gitInfo(ROOT), dist: process.env.BENCH_DIST ?? 'dist', settings, rssMb, deliveries: { byStatus, slowestMs }, flood };
-  console.log(`flood: ${settings.connections} connections, ${settings.seconds} s, bodies of ${settings.bodyBytes} bytes in ${settings.chunkBytes}-byte pieces every ${settings.tickMs} ms, reconnecting after ${settings.reconnectMs} ms`);
+  const results = {
+    machine: machineInfo(ROOT, TMP),
+    git: gitInfo(ROOT),
+    dist: process.env.BENCH_DIST ?? 'dist',
+    settings,
+    rssMb,
+    deliveries: { byStatus, slowestMs },
+    flood,
+  };
+  console.log(
+    `flood: ${settings.connections} connections, ${settings.seconds} s, bodies of ${settings.bodyBytes} bytes in ${settings.chunkBytes}-byte pieces every ${settings.tickMs} ms, reconnecting after ${settings.reconnectMs} ms`,
+  );
   console.log(`  RSS before  ${rssMb.before} MB   (baseline)`);
   console.log(`  RSS peak    ${rssMb.peak} MB   (goal < 250)`);
   console.log(`  RSS after   ${rssMb.after} MB`);

@@ -11,7 +11,9 @@ import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import type { PollerOutput } from './lib/lag.js';
 
-const { values } = parseArgs({ options: { db: { type: 'string' }, out: { type: 'string' }, 'interval-ms': { type: 'string', default: '2' } } });
+const { values } = parseArgs({
+  options: { db: { type: 'string' }, out: { type: 'string' }, 'interval-ms': { type: 'string', default: '2' } },
+});
 const intervalMs = Number(values['interval-ms']);
 if (!values.db || !values.out) {
   console.error('usage: node build/bench/lag-poller.js --db <file> --out <file.json> [--interval-ms 2]');

@@ -15,7 +15,17 @@ import type { ScenarioMeta } from './lib/types.js';
 
 export const SCENARIO_GENERATOR_VERSION = 1;
 
-export function writeScenario({ events, duplicates, seed, out }: { events: number; duplicates: number; seed: number; out: string }): ScenarioMeta {
+export function writeScenario({
+  events,
+  duplicates,
+  seed,
+  out,
+}: {
+  events: number;
+  duplicates: number;
+  seed: number;
+  out: string;
+}): ScenarioMeta {
   const started = performance.now();
   const space = createEventSpace(seed);
   const distinct = Math.round(events * (1 - duplicates));
@@ -97,6 +107,11 @@ if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).
     console.error('usage: node build/bench/make-scenario.js --out <file.ndjson> [--events N] [--duplicates 0.2] [--seed S]');
     process.exit(2);
   }
-  const meta = writeScenario({ events: Number(values.events), duplicates: Number(values.duplicates), seed: Number(values.seed), out: values.out });
+  const meta = writeScenario({
+    events: Number(values.events),
+    duplicates: Number(values.duplicates),
+    seed: Number(values.seed),
+    out: values.out,
+  });
   process.stdout.write(`${JSON.stringify(meta)}\n`);
 }

@@ -27,7 +27,21 @@ import { BENCH, ROOT, TMP, benchScript } from './lib/paths.js';
 import { benchReplay, ensureScenario, replayCommand } from './lib/replay.js';
 import { snapshotBuild } from './lib/snapshot.js';
 import { median, round } from './lib/stats.js';
-import type { BenchResults, InboxCounts, LagResult, ReplayResult, ServerCommand, ServerProfile, ReplayProfile, Settings, Target, TargetId, TargetResult, ThroughputRound, Verdict } from './lib/types.js';
+import type {
+  BenchResults,
+  InboxCounts,
+  LagResult,
+  ReplayResult,
+  ServerCommand,
+  ServerProfile,
+  ReplayProfile,
+  Settings,
+  Target,
+  TargetId,
+  TargetResult,
+  ThroughputRound,
+  Verdict,
+} from './lib/types.js';
 import { formatSummary, summariseProfile } from './profile-summary.js';
 
 const SECRET = 'bench-secret-5b1f0c2e9d';
@@ -86,8 +100,12 @@ const profileOnly = parts.size === 1 && parts.has('profile');
 const outFile: string =
   flags.out ??
   (profileOnly
-    ? flags.quick ? join(tmpDir, 'profile-quick.json') : join(BENCH, 'results', 'profile.json')
-    : flags.quick ? join(tmpDir, 'latest-quick.json') : join(BENCH, 'results', 'latest.json'));
+    ? flags.quick
+      ? join(tmpDir, 'profile-quick.json')
+      : join(BENCH, 'results', 'profile.json')
+    : flags.quick
+      ? join(tmpDir, 'latest-quick.json')
+      : join(BENCH, 'results', 'latest.json'));
 const profiling = flags.profile || parts.has('profile');
 
 // Every child runs the code as built when the run began (see lib/snapshot.ts).
@@ -101,11 +119,23 @@ const log = (message: string): void => {
 
 const TARGETS: Target[] = [
   { id: 'express-noop', label: '(1) Express 5 no-op route (express.raw)', script: 'servers/express-noop.js', headers: 'service' },
-  { id: 'express-middleware', label: '(2) prequal-hooks Express middleware, durable', script: 'servers/express-middleware.js', headers: 'service', durable: true },
+  {
+    id: 'express-middleware',
+    label: '(2) prequal-hooks Express middleware, durable',
+    script: 'servers/express-middleware.js',
+    headers: 'service',
+    durable: true,
+  },
   { id: 'serve', label: '(3) prequal-hooks serve (CLI), durable', cli: true, headers: 'service', durable: true },
   { id: 'octokit', label: '(4) @octokit/webhooks createNodeMiddleware, no-op', script: 'servers/octokit.js', headers: 'github' },
   { id: 'node-http', label: '(5) bare node:http, reads body', script: 'servers/node-http.js', headers: 'service' },
-  { id: 'handwritten', label: '(6) hand-written durable: Express, HMAC, one INSERT', script: 'servers/handwritten-durable.js', headers: 'service', durable: true },
+  {
+    id: 'handwritten',
+    label: '(6) hand-written durable: Express, HMAC, one INSERT',
+    script: 'servers/handwritten-durable.js',
+    headers: 'service',
+    durable: true,
+  },
 ];
 const byId = Object.fromEntries(TARGETS.map((t) => [t.id, t])) as Record<TargetId, Target>;
 
@@ -156,7 +186,11 @@ function inboxState(db: string): InboxCounts {
 }
 
 /** One target for one round: fresh server (and database), warm-up, measured run. */
-async function measureTarget(target: Target, pool: RequestPool, { label, nodeOptions = [] }: { label: string; nodeOptions?: string[] }): Promise<ThroughputRound> {
+async function measureTarget(
+  target: Target,
+  pool: RequestPool,
+  { label, nodeOptions = [] }: { label: string; nodeOptions?: string[] },
+): Promise<ThroughputRound> {
   const db = join(runDir, `${target.id}-${label}.db`);
   removeDatabase(db);
   const server = await startServer(serverCommand(target, db, nodeOptions));
@@ -171,7 +205,8 @@ async function measureTarget(target: Target, pool: RequestPool, { label, nodeOpt
   // What a request costs the server, whatever the load generator left it: the figure behind req/s on a shared machine.
   if (cpuBefore !== null && cpuAfter !== null && result.ok > 0) result.cpuUsPerRequest = Math.round((cpuAfter - cpuBefore) / result.ok);
   // Bytes the server made the disk write (WAL, checkpoints, the file), a 2xx: what commits cost.
-  if (target.durable && writtenBefore !== null && writtenAfter !== null && result.ok > 0) result.diskBytesPerRequest = Math.round((writtenAfter - writtenBefore) / result.ok);
+  if (target.durable && writtenBefore !== null && writtenAfter !== null && result.ok > 0)
+    result.diskBytesPerRequest = Math.round((writtenAfter - writtenBefore) / result.ok);
   const durability: ThroughputRound['durability'] = target.durable ? { atEnd: inboxState(db) } : undefined;
   const exit = await server.stop();
   if (durability) {
@@ -203,7 +238,9 @@ async function throughput(pool: RequestPool): Promise<Record<TargetId, TargetRes
     for (const id of sequence) {
       const r = await measureTarget(byId[id], pool, { label: `r${round}` });
       perTarget[id].push(r);
-      log(`round ${round + 1}/${settings.rounds} ${id.padEnd(18)} ${Math.round(r.requestsPerSec).toString().padStart(6)} req/s  p50 ${r.p50Ms} ms  p99 ${r.p99Ms} ms${r.non2xx || r.errors ? `  non-2xx ${r.non2xx} errors ${r.errors}` : ''}`);
+      log(
+        `round ${round + 1}/${settings.rounds} ${id.padEnd(18)} ${Math.round(r.requestsPerSec).toString().padStart(6)} req/s  p50 ${r.p50Ms} ms  p99 ${r.p99Ms} ms${r.non2xx || r.errors ? `  non-2xx ${r.non2xx} errors ${r.errors}` : ''}`,
+      );
     }
   }
   const medians = {} as Record<TargetId, TargetResult>;
@@ -215,8 +252,12 @@ async function throughput(pool: RequestPool): Promise<Record<TargetId, TargetRes
       p50Ms: median(rounds.map((r) => r.p50Ms)),
       p99Ms: median(rounds.map((r) => r.p99Ms)),
       non2xx: rounds.reduce((a, r) => a + r.non2xx + r.errors + r.timeouts, 0),
-      ...(rounds.some((r) => r.diskBytesPerRequest !== undefined) && { diskBytesPerRequest: median(rounds.map((r) => r.diskBytesPerRequest ?? Number.NaN)) }),
-      ...(rounds.some((r) => r.cpuUsPerRequest !== undefined) && { cpuUsPerRequest: median(rounds.map((r) => r.cpuUsPerRequest ?? Number.NaN)) }),
+      ...(rounds.some((r) => r.diskBytesPerRequest !== undefined) && {
+        diskBytesPerRequest: median(rounds.map((r) => r.diskBytesPerRequest ?? Number.NaN)),
+      }),
+      ...(rounds.some((r) => r.cpuUsPerRequest !== undefined) && {
+        cpuUsPerRequest: median(rounds.map((r) => r.cpuUsPerRequest ?? Number.NaN)),
+      }),
       rounds,
     };
   }
@@ -240,7 +281,11 @@ async function profileServers(pool: RequestPool): Promise<Record<string, ServerP
     const kept = join(keep, `${id}-${MODE}.cpuprofile`);
     renameSync(join(dir, file), kept);
     const summary = summariseProfile(kept, 20);
-    profiles[id] = { underProfile: { requestsPerSec: Math.round(r.requestsPerSec), p99Ms: r.p99Ms }, file: kept.replace(`${ROOT}/`, ''), ...summary };
+    profiles[id] = {
+      underProfile: { requestsPerSec: Math.round(r.requestsPerSec), p99Ms: r.p99Ms },
+      file: kept.replace(`${ROOT}/`, ''),
+      ...summary,
+    };
     console.log(`\n# ${byId[id].label}, under --cpu-prof (${Math.round(r.requestsPerSec)} req/s)\n${formatSummary(summary)}`);
   }
   return profiles;
@@ -262,7 +307,9 @@ async function profileReplay(): Promise<ReplayProfile> {
   mkdirSync(join(tmpDir, 'profiles'), { recursive: true });
   renameSync(join(dir, file), kept);
   const summary = summariseProfile(kept, 20);
-  console.log(`\n# replay of 100,000 events under --cpu-prof (${Math.round(100_000 / (run.wallMs / 1000))} events/s)\n${formatSummary(summary)}`);
+  console.log(
+    `\n# replay of 100,000 events under --cpu-prof (${Math.round(100_000 / (run.wallMs / 1000))} events/s)\n${formatSummary(summary)}`,
+  );
   return { underProfile: { eventsPerSec: Math.round(100_000 / (run.wallMs / 1000)) }, file: kept.replace(`${ROOT}/`, ''), ...summary };
 }
 
@@ -272,18 +319,30 @@ type FinishedResults = BenchResults & Required<Pick<BenchResults, 'targets' | 'd
 function verdicts(results: BenchResults): Verdict[] {
   const t = results.throughput;
   const rows: Omit<Verdict, 'verdict'>[] = [];
-  const add = (target: string, value: number | null, goal: string, pass: (v: number) => boolean, unit = ''): number => rows.push({ target, value, goal, pass: value === null ? null : pass(value), unit });
+  const add = (target: string, value: number | null, goal: string, pass: (v: number) => boolean, unit = ''): number =>
+    rows.push({ target, value, goal, pass: value === null ? null : pass(value), unit });
   if (t) {
     add('(2) ÷ (1) req/s', round(t['express-middleware'].requestsPerSec / t['express-noop'].requestsPerSec, 2), '≥ 0.90', (v) => v >= 0.9);
-    add('(2) p99 ÷ (1) p99', round((t['express-middleware'].p99Ms ?? Number.NaN) / (t['express-noop'].p99Ms ?? Number.NaN), 2), '≤ 1.30', (v) => v <= 1.3);
+    add(
+      '(2) p99 ÷ (1) p99',
+      round((t['express-middleware'].p99Ms ?? Number.NaN) / (t['express-noop'].p99Ms ?? Number.NaN), 2),
+      '≤ 1.30',
+      (v) => v <= 1.3,
+    );
     add('(3) ÷ (4) req/s', round(t.serve.requestsPerSec / t.octokit.requestsPerSec, 2), '≥ 0.60', (v) => v >= 0.6);
   }
   const handwrittenPostgres = results.postgres?.ingest.handwritten;
   if (results.postgres && handwrittenPostgres) {
-    add('PostgreSQL serve ÷ hand-written', round(results.postgres.ingest.serve1.requestsPerSec / handwrittenPostgres.requestsPerSec, 2), '≥ 3', (v) => v >= 3);
+    add(
+      'PostgreSQL serve ÷ hand-written',
+      round(results.postgres.ingest.serve1.requestsPerSec / handwrittenPostgres.requestsPerSec, 2),
+      '≥ 3',
+      (v) => v >= 3,
+    );
   }
   if (t) {
-    if (t.handwritten?.rounds.length) add('(3) ÷ (6) req/s', round(t.serve.requestsPerSec / t.handwritten.requestsPerSec, 2), '≥ 4', (v) => v >= 4);
+    if (t.handwritten?.rounds.length)
+      add('(3) ÷ (6) req/s', round(t.serve.requestsPerSec / t.handwritten.requestsPerSec, 2), '≥ 4', (v) => v >= 4);
   }
   if (results.replay) {
     add('replay events/s', results.replay.eventsPerSec, '≥ 50,000', (v) => v >= 50_000);
@@ -299,7 +358,14 @@ function verdicts(results: BenchResults): Verdict[] {
   const er = results.replay?.erasure;
   if (er) {
     add(`erase 1 candidate among ${er.events.toLocaleString('en')} events`, er.one.wallMs, '< 2,000 ms', (v) => v < 2000, ' ms');
-    if (er.retention) add(`retention: erase ${er.retention.candidatesErased.toLocaleString('en')} inactive`, er.retention.wallMs, 'figure', () => true, ' ms');
+    if (er.retention)
+      add(
+        `retention: erase ${er.retention.candidatesErased.toLocaleString('en')} inactive`,
+        er.retention.wallMs,
+        'figure',
+        () => true,
+        ' ms',
+      );
   }
   if (results.neighbours) add('neighbours: /ping p99 ratio', results.neighbours.ratio, '≤ 1.50', (v) => v <= 1.5);
   if (results.locks) {
@@ -307,8 +373,10 @@ function verdicts(results: BenchResults): Verdict[] {
     add('locks: slowest /healthz', results.locks.slowestHealthMs, '< 100 ms', (v) => v < 100, ' ms');
     add('locks: longest loop stall', results.locks.longestStallMs, '< 50 ms', (v) => v < 50, ' ms');
   }
-  if (results.lag) add('lag p99 (2xx → projected), 50 % of max', round(results.lag.ackToProjected.p99, 1), '< 100 ms', (v) => v < 100, ' ms');
-  if (results.lag90) add('lag p99 (2xx → projected), 90 % of max', round(results.lag90.ackToProjected.p99, 1), '< 50 ms', (v) => v < 50, ' ms');
+  if (results.lag)
+    add('lag p99 (2xx → projected), 50 % of max', round(results.lag.ackToProjected.p99, 1), '< 100 ms', (v) => v < 100, ' ms');
+  if (results.lag90)
+    add('lag p99 (2xx → projected), 90 % of max', round(results.lag90.ackToProjected.p99, 1), '< 50 ms', (v) => v < 50, ' ms');
   return rows.map((r) => ({ ...r, verdict: r.pass === null ? 'n/a' : r.pass ? 'PASS' : 'MISS' }));
 }
 
@@ -316,92 +384,155 @@ function table(results: FinishedResults): string {
   const m = results.machine;
   const s = results.settings;
   const lines = [];
-  const fmt = (n: number | string | null | undefined): string => (n === null || n === undefined ? '—' : typeof n === 'number' ? n.toLocaleString('en') : String(n));
+  const fmt = (n: number | string | null | undefined): string =>
+    n === null || n === undefined ? '—' : typeof n === 'number' ? n.toLocaleString('en') : String(n);
   lines.push(`prequal-hooks benchmarks, ${s.mode} mode, ${results.date}`);
   const c = results.code;
-  lines.push(`code: commit ${c.commit}${c.uncommittedFiles ? ` + ${c.uncommittedFiles} uncommitted files in src/ and migrations/` : ''} (src fingerprint ${c.srcFingerprint}), dist built ${c.distBuiltAt}`);
-  lines.push(`machine: ${m.cpuModel}, ${m.cores} cores, ${m.memoryGb} GB, ${m.os}, Node ${m.node}, SQLite ${m.versions.sqlite}, data on ${m.dataFilesystem}; load average at start ${m.loadAverageAtStart.join(' ')}`);
+  lines.push(
+    `code: commit ${c.commit}${c.uncommittedFiles ? ` + ${c.uncommittedFiles} uncommitted files in src/ and migrations/` : ''} (src fingerprint ${c.srcFingerprint}), dist built ${c.distBuiltAt}`,
+  );
+  lines.push(
+    `machine: ${m.cpuModel}, ${m.cores} cores, ${m.memoryGb} GB, ${m.os}, Node ${m.node}, SQLite ${m.versions.sqlite}, data on ${m.dataFilesystem}; load average at start ${m.loadAverageAtStart.join(' ')}`,
+  );
   if (results.throughput) {
     lines.push('');
-    lines.push(`Throughput: autocannon in the parent process, ${s.connections} connections, loopback, distinct signed events (avg ${results.pool?.averageBytes} B);`);
-    lines.push(`${s.rounds} rounds × ${s.durationSec} s (after ${s.warmupSec} s warm-up, fresh server and database each), alternated; median of rounds.`);
+    lines.push(
+      `Throughput: autocannon in the parent process, ${s.connections} connections, loopback, distinct signed events (avg ${results.pool?.averageBytes} B);`,
+    );
+    lines.push(
+      `${s.rounds} rounds × ${s.durationSec} s (after ${s.warmupSec} s warm-up, fresh server and database each), alternated; median of rounds.`,
+    );
     lines.push(`${'target'.padEnd(50)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)}   rounds (req/s)`);
     for (const id of ['express-noop', 'express-middleware', 'serve', 'octokit', 'node-http', 'handwritten'] as const) {
       const r = results.throughput[id];
       if (r === undefined) continue;
       const disk = r.diskBytesPerRequest === undefined ? '' : `  disk ${fmt(r.diskBytesPerRequest)} B/req`;
       const cpu = r.cpuUsPerRequest === undefined ? '' : `  cpu ${fmt(r.cpuUsPerRequest)} µs/req`;
-      lines.push(`${r.label.padEnd(50)} ${fmt(r.requestsPerSec).padStart(8)} ${fmt(r.p50Ms).padStart(7)} ${fmt(r.p99Ms).padStart(7)}   ${r.rounds.map((x) => Math.round(x.requestsPerSec)).join(' / ')}${cpu}${disk}${r.non2xx ? `  (${r.non2xx} non-2xx/errors)` : ''}`);
+      lines.push(
+        `${r.label.padEnd(50)} ${fmt(r.requestsPerSec).padStart(8)} ${fmt(r.p50Ms).padStart(7)} ${fmt(r.p99Ms).padStart(7)}   ${r.rounds.map((x) => Math.round(x.requestsPerSec)).join(' / ')}${cpu}${disk}${r.non2xx ? `  (${r.non2xx} non-2xx/errors)` : ''}`,
+      );
     }
   }
   if (results.replay && results.scenario) {
     const r = results.replay;
     lines.push('');
-    lines.push(`Replay: ${fmt(r.events)} events (${fmt(results.scenario.distinct)} distinct, ${Math.round(s.replayDuplicates * 100)}% duplicates, shuffled; ${Math.round(results.scenario.bytes / 1048576)} MB) into a new database, ${r.command}`);
-    lines.push(`  ${fmt(r.eventsPerSec)} events/s (${(r.wallMs / 1000).toFixed(1)} s wall), peak RSS ${r.maxRssMb} MB (${r.rssMethod}); stored ${JSON.stringify(r.stored)}, ${fmt(r.candidates)} candidates`);
+    lines.push(
+      `Replay: ${fmt(r.events)} events (${fmt(results.scenario.distinct)} distinct, ${Math.round(s.replayDuplicates * 100)}% duplicates, shuffled; ${Math.round(results.scenario.bytes / 1048576)} MB) into a new database, ${r.command}`,
+    );
+    lines.push(
+      `  ${fmt(r.eventsPerSec)} events/s (${(r.wallMs / 1000).toFixed(1)} s wall), peak RSS ${r.maxRssMb} MB (${r.rssMethod}); stored ${JSON.stringify(r.stored)}, ${fmt(r.candidates)} candidates`,
+    );
   }
   if (results.replayBaseline) {
     const b = results.replayBaseline;
-    lines.push(`  baseline, 100,000 events of the same generator in the same run: ${fmt(b.eventsPerSec)} events/s, peak RSS ${b.maxRssMb} MB; cost per event ${results.replay?.costRatio}× the baseline's`);
+    lines.push(
+      `  baseline, 100,000 events of the same generator in the same run: ${fmt(b.eventsPerSec)} events/s, peak RSS ${b.maxRssMb} MB; cost per event ${results.replay?.costRatio}× the baseline's`,
+    );
   }
   if (results.replayBatched && results.replay) {
     const p = results.replayBatched;
     const same = results.replay.events === p.events ? results.replay : results.replayBaseline;
-    lines.push(`  the batched path (--batched), same 100,000-event file, same run: ${fmt(p.eventsPerSec)} events/s, peak RSS ${p.maxRssMb} MB${same ? `; bulk ÷ batched ${round(same.eventsPerSec / p.eventsPerSec, 2)}` : ''}`);
+    lines.push(
+      `  the batched path (--batched), same 100,000-event file, same run: ${fmt(p.eventsPerSec)} events/s, peak RSS ${p.maxRssMb} MB${same ? `; bulk ÷ batched ${round(same.eventsPerSec / p.eventsPerSec, 2)}` : ''}`,
+    );
   }
   const rb = results.replay?.rebuild;
   if (rb) {
     const base = results.replayBaseline?.rebuild;
-    lines.push(`Rebuild: ${rb.command}, ${fmt(rb.events)} inbox events: ${fmt(rb.eventsPerSec)} events/s (${(rb.wallMs / 1000).toFixed(1)} s wall), peak RSS ${rb.maxRssMb} MB`);
-    if (base) lines.push(`  baseline, the 100,000-event file's database (${fmt(base.events)} events): ${fmt(base.eventsPerSec)} events/s, peak RSS ${base.maxRssMb} MB; cost per event ${rb.costRatio}× the baseline's`);
+    lines.push(
+      `Rebuild: ${rb.command}, ${fmt(rb.events)} inbox events: ${fmt(rb.eventsPerSec)} events/s (${(rb.wallMs / 1000).toFixed(1)} s wall), peak RSS ${rb.maxRssMb} MB`,
+    );
+    if (base)
+      lines.push(
+        `  baseline, the 100,000-event file's database (${fmt(base.events)} events): ${fmt(base.eventsPerSec)} events/s, peak RSS ${base.maxRssMb} MB; cost per event ${rb.costRatio}× the baseline's`,
+      );
   }
   const er = results.replay?.erasure;
   if (er) {
-    lines.push(`Erasure, on the replayed database (${fmt(er.events)} stored events, ${fmt(er.candidates)} candidates), each a CLI process timed from outside:`);
-    lines.push(`  prequal-hooks erase --candidate <one>: ${fmt(er.one.wallMs)} ms wall, ${er.one.eventsRedacted} event${er.one.eventsRedacted === 1 ? "" : "s"} redacted, peak RSS ${er.one.maxRssMb} MB`);
-    lines.push(`  baselines, same run: the CLI starting and exiting (--version) ${fmt(er.baselines.cliStartMs)} ms; every stored body scanned for the id (no index) ${fmt(er.baselines.naiveScanMs)} ms`);
-    if (er.retention) lines.push(`  prequal-hooks erase --inactive-for <age of the ${fmt(er.retention.candidatesErased)} least recent>: ${fmt(er.retention.wallMs)} ms wall, ${fmt(er.retention.eventsRedacted)} events redacted, peak RSS ${er.retention.maxRssMb} MB`);
+    lines.push(
+      `Erasure, on the replayed database (${fmt(er.events)} stored events, ${fmt(er.candidates)} candidates), each a CLI process timed from outside:`,
+    );
+    lines.push(
+      `  prequal-hooks erase --candidate <one>: ${fmt(er.one.wallMs)} ms wall, ${er.one.eventsRedacted} event${er.one.eventsRedacted === 1 ? '' : 's'} redacted, peak RSS ${er.one.maxRssMb} MB`,
+    );
+    lines.push(
+      `  baselines, same run: the CLI starting and exiting (--version) ${fmt(er.baselines.cliStartMs)} ms; every stored body scanned for the id (no index) ${fmt(er.baselines.naiveScanMs)} ms`,
+    );
+    if (er.retention)
+      lines.push(
+        `  prequal-hooks erase --inactive-for <age of the ${fmt(er.retention.candidatesErased)} least recent>: ${fmt(er.retention.wallMs)} ms wall, ${fmt(er.retention.eventsRedacted)} events redacted, peak RSS ${er.retention.maxRssMb} MB`,
+      );
   }
   for (const l of [results.lag, results.lag90].filter((x): x is LagResult => x !== undefined)) {
     lines.push('');
-    lines.push(`Lag: prequal-hooks serve at ${fmt(l.ratePerSec)} req/s (${Math.round((l.share ?? 0.5) * 100)} % of (3)) for ${l.durationSec} s after ${l.warmupSec} s of warm-up, paced sender, ${fmt(l.acknowledged)} acknowledged, ${l.neverSeen} never seen${l.measuredAt ? ` (re-measured ${l.measuredAt})` : ''}`);
-    lines.push(`  2xx → projection committed (read-only poller, ${l.pollIntervalMs} ms): p50 ${round(l.ackToProjected.p50)} ms, p99 ${round(l.ackToProjected.p99)} ms, max ${round(l.ackToProjected.max)} ms`);
-    lines.push(`  inbox received_at → processed_at: p50 ${l.receivedToProcessed.p50} ms, p99 ${l.receivedToProcessed.p99} ms; request → 2xx at this rate: p50 ${round(l.ackLatency.p50)} ms, p99 ${round(l.ackLatency.p99)} ms`);
+    lines.push(
+      `Lag: prequal-hooks serve at ${fmt(l.ratePerSec)} req/s (${Math.round((l.share ?? 0.5) * 100)} % of (3)) for ${l.durationSec} s after ${l.warmupSec} s of warm-up, paced sender, ${fmt(l.acknowledged)} acknowledged, ${l.neverSeen} never seen${l.measuredAt ? ` (re-measured ${l.measuredAt})` : ''}`,
+    );
+    lines.push(
+      `  2xx → projection committed (read-only poller, ${l.pollIntervalMs} ms): p50 ${round(l.ackToProjected.p50)} ms, p99 ${round(l.ackToProjected.p99)} ms, max ${round(l.ackToProjected.max)} ms`,
+    );
+    lines.push(
+      `  inbox received_at → processed_at: p50 ${l.receivedToProcessed.p50} ms, p99 ${l.receivedToProcessed.p99} ms; request → 2xx at this rate: p50 ${round(l.ackLatency.p50)} ms, p99 ${round(l.ackLatency.p99)} ms`,
+    );
   }
   if (results.neighbours) {
     const n = results.neighbours;
     lines.push('');
-    lines.push(`Neighbours: GET /ping of the same Express app while webhooks arrive at ${n.ratePerSec}/s, ${n.durationSec} s rounds, alternated${n.measuredAt ? ` (re-measured ${n.measuredAt})` : ''}`);
-    lines.push(`  /ping p99 beside the middleware ${n.middlewarePingP99Ms} ms, beside a no-op webhook route ${n.noopPingP99Ms} ms (median of rounds): ratio ${n.ratio}`);
+    lines.push(
+      `Neighbours: GET /ping of the same Express app while webhooks arrive at ${n.ratePerSec}/s, ${n.durationSec} s rounds, alternated${n.measuredAt ? ` (re-measured ${n.measuredAt})` : ''}`,
+    );
+    lines.push(
+      `  /ping p99 beside the middleware ${n.middlewarePingP99Ms} ms, beside a no-op webhook route ${n.noopPingP99Ms} ms (median of rounds): ratio ${n.ratio}`,
+    );
   }
   if (results.locks) {
     const k = results.locks;
     lines.push('');
-    lines.push(`Locks: another connection holds SQLite's write lock for ${k.lockSec} s while ${k.senders} senders post (serve, in a child process)${k.measuredAt ? ` (re-measured ${k.measuredAt})` : ''}`);
-    lines.push(`  ${k.webhooks} webhooks answered ${JSON.stringify(k.statuses)}, slowest answer ${fmt(k.slowestAnswerMs)} ms; ${k.healthChecks} health checks, slowest ${k.slowestHealthMs} ms;`);
-    lines.push(`  longest event-loop stall ${k.longestStallMs} ms; after the release: ${k.afterRelease.join(' ')}, pending ${k.pendingAfterRelease}, every 2xx stored: ${k.everyAcknowledgedStored}`);
+    lines.push(
+      `Locks: another connection holds SQLite's write lock for ${k.lockSec} s while ${k.senders} senders post (serve, in a child process)${k.measuredAt ? ` (re-measured ${k.measuredAt})` : ''}`,
+    );
+    lines.push(
+      `  ${k.webhooks} webhooks answered ${JSON.stringify(k.statuses)}, slowest answer ${fmt(k.slowestAnswerMs)} ms; ${k.healthChecks} health checks, slowest ${k.slowestHealthMs} ms;`,
+    );
+    lines.push(
+      `  longest event-loop stall ${k.longestStallMs} ms; after the release: ${k.afterRelease.join(' ')}, pending ${k.pendingAfterRelease}, every 2xx stored: ${k.everyAcknowledgedStored}`,
+    );
   }
   if (results.postgres) {
     const p = results.postgres;
     const sqlite = results.throughput?.serve;
     lines.push('');
-    lines.push(`PostgreSQL: ${p.server}; same pool of signed events, ${s.rounds} rounds × ${s.durationSec} s, a new database each round${p.measuredAt ? ` (re-measured ${p.measuredAt})` : ''}`);
+    lines.push(
+      `PostgreSQL: ${p.server}; same pool of signed events, ${s.rounds} rounds × ${s.durationSec} s, a new database each round${p.measuredAt ? ` (re-measured ${p.measuredAt})` : ''}`,
+    );
     for (const r of [p.ingest.serve1, p.ingest.serve2]) {
       const ratio = sqlite ? ` (÷ (3) SQLite serve: ${round(r.requestsPerSec / sqlite.requestsPerSec, 2)})` : '';
-      lines.push(`  ${`${r.processes} serve process${r.processes > 1 ? 'es' : ''}, one database`.padEnd(36)} ${fmt(r.requestsPerSec).padStart(8)} req/s  p50 ${fmt(r.p50Ms)} ms  p99 ${fmt(r.p99Ms)} ms${ratio}; every 2xx stored: ${r.everyAcknowledgedEventStored}`);
+      lines.push(
+        `  ${`${r.processes} serve process${r.processes > 1 ? 'es' : ''}, one database`.padEnd(36)} ${fmt(r.requestsPerSec).padStart(8)} req/s  p50 ${fmt(r.p50Ms)} ms  p99 ${fmt(r.p99Ms)} ms${ratio}; every 2xx stored: ${r.everyAcknowledgedEventStored}`,
+      );
     }
     if (p.ingest.handwritten) {
       const h = p.ingest.handwritten;
-      lines.push(`  ${'hand-written: Express, HMAC, one pg INSERT'.padEnd(36)} ${fmt(h.requestsPerSec).padStart(8)} req/s  p50 ${fmt(h.p50Ms)} ms  p99 ${fmt(h.p99Ms)} ms; serve ÷ it: ${round(p.ingest.serve1.requestsPerSec / h.requestsPerSec, 2)}`);
+      lines.push(
+        `  ${'hand-written: Express, HMAC, one pg INSERT'.padEnd(36)} ${fmt(h.requestsPerSec).padStart(8)} req/s  p50 ${fmt(h.p50Ms)} ms  p99 ${fmt(h.p99Ms)} ms; serve ÷ it: ${round(p.ingest.serve1.requestsPerSec / h.requestsPerSec, 2)}`,
+      );
     }
     const replayRatio = results.replay ? ` (÷ SQLite replay: ${round(p.replay.eventsPerSec / results.replay.eventsPerSec, 2)})` : '';
-    lines.push(`  replay of ${fmt(p.replay.events)} events into PostgreSQL: ${fmt(p.replay.eventsPerSec)} events/s${replayRatio}, peak RSS ${p.replay.maxRssMb} MB; stored ${JSON.stringify(p.replay.stored)}`);
+    lines.push(
+      `  replay of ${fmt(p.replay.events)} events into PostgreSQL: ${fmt(p.replay.eventsPerSec)} events/s${replayRatio}, peak RSS ${p.replay.maxRssMb} MB; stored ${JSON.stringify(p.replay.stored)}`,
+    );
   }
   lines.push('');
   lines.push(`${'target'.padEnd(28)} ${'measured'.padStart(10)} ${'goal'.padStart(10)}  verdict`);
-  for (const v of results.targets) lines.push(`${v.target.padEnd(28)} ${(fmt(v.value) + v.unit).padStart(10)} ${v.goal.padStart(10)}  ${v.verdict}`);
+  for (const v of results.targets)
+    lines.push(`${v.target.padEnd(28)} ${(fmt(v.value) + v.unit).padStart(10)} ${v.goal.padStart(10)}  ${v.verdict}`);
   lines.push('');
-  lines.push(`total ${Math.round(results.durations.totalSec ?? 0)} s (${Object.entries(results.durations).filter(([k]) => k !== 'totalSec').map(([k, v]) => `${k} ${Math.round(v ?? 0)} s`).join(', ')}); reproduce: npm run bench${s.mode === 'quick' ? ' -- --quick' : ''}`);
+  lines.push(
+    `total ${Math.round(results.durations.totalSec ?? 0)} s (${Object.entries(results.durations)
+      .filter(([k]) => k !== 'totalSec')
+      .map(([k, v]) => `${k} ${Math.round(v ?? 0)} s`)
+      .join(', ')}); reproduce: npm run bench${s.mode === 'quick' ? ' -- --quick' : ''}`,
+  );
   return lines.join('\n');
 }
 
@@ -412,10 +543,17 @@ async function replayParts(results: BenchResults, timed: Timed): Promise<void> {
   const scenario = await timed('scenario', () =>
     ensureScenario({ events: settings.replayEvents, duplicates: settings.replayDuplicates, seed: settings.replaySeed, tmpDir, log }),
   );
-  results.scenario = { file: scenario.file.replace(`${ROOT}/`, ''), cached: scenario.cached, ...scenario.meta, ...(scenario.generation && { generation: scenario.generation }) };
+  results.scenario = {
+    file: scenario.file.replace(`${ROOT}/`, ''),
+    cached: scenario.cached,
+    ...scenario.meta,
+    ...(scenario.generation && { generation: scenario.generation }),
+  };
   log(`replaying ${settings.replayEvents.toLocaleString('en')} events …`);
   // Not batched: never null.
-  const replay = (await timed('replay', () => benchReplay({ scenario, tmpDir: runDir, cli: CLI, env: CHILD_ENV, rebuild: true, erasure: true }))) as ReplayResult;
+  const replay = (await timed('replay', () =>
+    benchReplay({ scenario, tmpDir: runDir, cli: CLI, env: CHILD_ENV, rebuild: true, erasure: true }),
+  )) as ReplayResult;
   results.replay = replay;
   log(`replay: ${replay.eventsPerSec} events/s, peak RSS ${replay.maxRssMb} MB`);
   if (replay.rebuild) log(`rebuild: ${replay.rebuild.eventsPerSec} events/s, peak RSS ${replay.rebuild.maxRssMb} MB`);
@@ -423,8 +561,16 @@ async function replayParts(results: BenchResults, timed: Timed): Promise<void> {
   if (settings.replayEvents > 100_000) {
     const small = await ensureScenario({ events: 100_000, duplicates: settings.replayDuplicates, seed: settings.replaySeed, tmpDir, log });
     log('replaying the 100,000-event baseline …');
-    const base = (await timed('replay-baseline', () => benchReplay({ scenario: small, tmpDir: runDir, cli: CLI, env: CHILD_ENV, rebuild: true }))) as ReplayResult;
-    results.replayBaseline = { events: base.events, wallMs: base.wallMs, eventsPerSec: base.eventsPerSec, maxRssMb: base.maxRssMb, ...(base.rebuild && { rebuild: base.rebuild }) };
+    const base = (await timed('replay-baseline', () =>
+      benchReplay({ scenario: small, tmpDir: runDir, cli: CLI, env: CHILD_ENV, rebuild: true }),
+    )) as ReplayResult;
+    results.replayBaseline = {
+      events: base.events,
+      wallMs: base.wallMs,
+      eventsPerSec: base.eventsPerSec,
+      maxRssMb: base.maxRssMb,
+      ...(base.rebuild && { rebuild: base.rebuild }),
+    };
     // Cost per event: wall time per event, large file over small file.
     replay.costRatio = round(replay.wallMs / replay.events / (base.wallMs / base.events), 2);
     if (replay.rebuild && base.rebuild) {
@@ -435,8 +581,16 @@ async function replayParts(results: BenchResults, timed: Timed): Promise<void> {
   // on the 100,000-event file, in the same run.
   const small = await ensureScenario({ events: 100_000, duplicates: settings.replayDuplicates, seed: settings.replaySeed, tmpDir, log });
   log('replaying the 100,000-event file by the batched path …');
-  const batched = await timed('replay-batched', () => benchReplay({ scenario: small, tmpDir: runDir, cli: CLI, env: CHILD_ENV, batched: true }));
-  if (batched) results.replayBatched = { events: batched.events, wallMs: batched.wallMs, eventsPerSec: batched.eventsPerSec, maxRssMb: batched.maxRssMb };
+  const batched = await timed('replay-batched', () =>
+    benchReplay({ scenario: small, tmpDir: runDir, cli: CLI, env: CHILD_ENV, batched: true }),
+  );
+  if (batched)
+    results.replayBatched = {
+      events: batched.events,
+      wallMs: batched.wallMs,
+      eventsPerSec: batched.eventsPerSec,
+      maxRssMb: batched.maxRssMb,
+    };
 }
 
 /** Lag at half the maximum of (3) (issue 6's target), then at 90 % of it (issue 11's). */
@@ -447,7 +601,10 @@ async function lagParts(results: BenchResults, previous: BenchResults | null, po
     const r = await measureTarget(byId.serve, pool, { label: 'lag-max' });
     maximum = r.requestsPerSec;
   }
-  for (const [key, share] of [['lag', 0.5], ['lag90', 0.9]] as const) {
+  for (const [key, share] of [
+    ['lag', 0.5],
+    ['lag90', 0.9],
+  ] as const) {
     const ratePerSec = maximum * share;
     log(`lag at ${Math.round(ratePerSec)} req/s (${share * 100} % of ${Math.round(maximum)}) for ${settings.lagDurationSec} s …`);
     const lag = await timed(key, () =>
@@ -475,7 +632,13 @@ async function locksPart(pool: RequestPool, timed: Timed): Promise<BenchResults[
   log(`another connection holds the write lock for ${flags.quick ? 4 : 10} s while 8 senders post …`);
   const locks = await timed('locks', () =>
     benchLocks({
-      command: { name: 'serve-stalls', command: process.execPath, args: [benchScript('servers/serve-stalls.js'), '--port', '0', '--db', db, '--secret', SECRET], env: CHILD_ENV, logFile: `${db}.log` },
+      command: {
+        name: 'serve-stalls',
+        command: process.execPath,
+        args: [benchScript('servers/serve-stalls.js'), '--port', '0', '--db', db, '--secret', SECRET],
+        env: CHILD_ENV,
+        logFile: `${db}.log`,
+      },
       db,
       pool,
       lockSec: flags.quick ? 4 : 10,
@@ -493,7 +656,22 @@ function neighboursPart(pool: RequestPool, timed: Timed): Promise<BenchResults['
       command: (variant, round) => {
         const db = join(runDir, `neighbours-${variant}-${round}.db`);
         removeDatabase(db);
-        return { name: `neighbours-${variant}`, command: process.execPath, args: [benchScript('servers/express-neighbours.js'), '--port', '0', '--db', db, '--secret', SECRET, ...(variant === 'noop' ? ['--noop'] : [])], env: CHILD_ENV, logFile: `${db}.log` };
+        return {
+          name: `neighbours-${variant}`,
+          command: process.execPath,
+          args: [
+            benchScript('servers/express-neighbours.js'),
+            '--port',
+            '0',
+            '--db',
+            db,
+            '--secret',
+            SECRET,
+            ...(variant === 'noop' ? ['--noop'] : []),
+          ],
+          env: CHILD_ENV,
+          logFile: `${db}.log`,
+        };
       },
       pool,
       ratePerSec,
@@ -523,7 +701,13 @@ function postgresPart(pool: RequestPool, timed: Timed): Promise<BenchResults['po
         logFile,
       });
       const ingest = await benchPostgresIngest({ postgres, serveCommand, handwrittenCommand, pool, settings, runDir, log });
-      const scenario = await ensureScenario({ events: settings.replayEvents, duplicates: settings.replayDuplicates, seed: settings.replaySeed, tmpDir, log });
+      const scenario = await ensureScenario({
+        events: settings.replayEvents,
+        duplicates: settings.replayDuplicates,
+        seed: settings.replaySeed,
+        tmpDir,
+        log,
+      });
       log(`replaying ${settings.replayEvents.toLocaleString('en')} events into PostgreSQL …`);
       const replay = await benchPostgresReplay({ postgres, scenario, cli: CLI, env: CHILD_ENV, cwd: ROOT });
       log(`postgres replay: ${replay.eventsPerSec} events/s`);
@@ -538,7 +722,8 @@ function postgresPart(pool: RequestPool, timed: Timed): Promise<BenchResults['po
 function previousResults(results: BenchResults): BenchResults | null {
   if (!flags.only || flags.quick || flags.out || profileOnly || !existsSync(outFile)) return null;
   const old = JSON.parse(readFileSync(outFile, 'utf8')) as Partial<BenchResults>;
-  if (old.code?.srcFingerprint === results.code.srcFingerprint && old.code?.distFingerprint === results.code.distFingerprint) return old as BenchResults;
+  if (old.code?.srcFingerprint === results.code.srcFingerprint && old.code?.distFingerprint === results.code.distFingerprint)
+    return old as BenchResults;
   throw new Error(`${outFile} holds results of other code (src ${old.code?.srcFingerprint}); run every part, or pass --out`);
 }
 
@@ -551,9 +736,19 @@ function mergeInto(previous: BenchResults, results: BenchResults): void {
     if (measured && typeof measured === 'object') (measured as { measuredAt?: string }).measuredAt = results.date;
   }
   const merged: Record<string, unknown> = { ...previous };
-  for (const key of ['throughput', 'pool', 'scenario', 'replay', 'lag', 'locks', 'neighbours', 'postgres']) if (parts.has(key) || (key === 'pool' && parts.has('throughput')) || (key === 'scenario' && parts.has('replay'))) merged[key] = record[key];
-  merged.reruns = [...(previous.reruns ?? []), { parts: rerun, date: results.date, durations: results.durations, loadAverageAtStart: results.machine.loadAverageAtStart }];
-  Object.assign(results, merged, { date: previous.date, durations: previous.durations, machine: previous.machine, settings: { ...previous.settings, ...settings } });
+  for (const key of ['throughput', 'pool', 'scenario', 'replay', 'lag', 'locks', 'neighbours', 'postgres'])
+    if (parts.has(key) || (key === 'pool' && parts.has('throughput')) || (key === 'scenario' && parts.has('replay')))
+      merged[key] = record[key];
+  merged.reruns = [
+    ...(previous.reruns ?? []),
+    { parts: rerun, date: results.date, durations: results.durations, loadAverageAtStart: results.machine.loadAverageAtStart },
+  ];
+  Object.assign(results, merged, {
+    date: previous.date,
+    durations: previous.durations,
+    machine: previous.machine,
+    settings: { ...previous.settings, ...settings },
+  });
 }
 
 async function main(): Promise<void> {

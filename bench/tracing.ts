@@ -60,7 +60,11 @@ async function startCollector(): Promise<{ url: string; seen: TracingResults['co
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, close: () => new Promise((resolve) => server.close(resolve)) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    seen,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
 }
 
 /**
@@ -102,7 +106,11 @@ async function main(): Promise<void> {
   const collector = await startCollector();
   const cli = join(ROOT, 'dist/cli/main.js');
   const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_SERVICE_NAME: 'bench' };
-  const noOtel = Object.fromEntries(Object.keys(process.env).filter((k) => k.startsWith('OTEL_')).map((k) => [k, '']));
+  const noOtel = Object.fromEntries(
+    Object.keys(process.env)
+      .filter((k) => k.startsWith('OTEL_'))
+      .map((k) => [k, '']),
+  );
   const targets: TracingTarget[] = [
     { name: 'absent', main: installWithoutOpenTelemetry(), env: noOtel },
     { name: 'off', main: cli, env: noOtel },
@@ -168,7 +176,9 @@ async function main(): Promise<void> {
   };
   console.log('target   req/s     p50 ms  p99 ms  server CPU us/request');
   for (const t of results.targets) {
-    console.log(`${t.name.padEnd(8)} ${String(t.requestsPerSec).padStart(8)}  ${String(t.p50Ms).padStart(6)}  ${String(t.p99Ms).padStart(6)}  ${String(t.cpuUsPerRequest).padStart(8)}`);
+    console.log(
+      `${t.name.padEnd(8)} ${String(t.requestsPerSec).padStart(8)}  ${String(t.p50Ms).padStart(6)}  ${String(t.p99Ms).padStart(6)}  ${String(t.cpuUsPerRequest).padStart(8)}`,
+    );
   }
   console.log(`tracing on ÷ off: ${results.onOverOff} in req/s, ${results.cpuOnOverOff} in requests a CPU-second (goal ≥ 0.9)`);
   console.log(`off ÷ absent: ${results.offOverAbsent} in req/s, ${results.cpuOffOverAbsent} in requests a CPU-second (nil cost: ≈ 1)`);
@@ -179,7 +189,8 @@ async function main(): Promise<void> {
     const dir = join(TMP, 'profile');
     const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
     if (file === undefined) console.log('WARNING: the traced server wrote no profile');
-    else console.log(`\n# the traced server under --cpu-prof (${join(dir, file)})\n${formatSummary(summariseProfile(join(dir, file), 30))}`);
+    else
+      console.log(`\n# the traced server under --cpu-prof (${join(dir, file)})\n${formatSummary(summariseProfile(join(dir, file), 30))}`);
     return;
   }
   writeFileSync(join(RESULTS, 'tracing.json'), `${JSON.stringify(results, null, 2)}\n`);

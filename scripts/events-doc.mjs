@@ -63,14 +63,18 @@ same instant (projection.md, section 2).
 
 ## The ten kinds the service sends
 
-${Object.entries(serviceDataSchemas).map(([kind, schema]) => section(kind, schema)).join('\n\n')}
+${Object.entries(serviceDataSchemas)
+  .map(([kind, schema]) => section(kind, schema))
+  .join('\n\n')}
 
 ## The kinds reconciliation writes
 
 Never sent by the service: \`prequal-hooks reconcile\` writes them into the inbox with what it read
 from the service's API and found different (each carries its keys and the fields that differed).
 
-${Object.entries(reconcileDataSchemas).map(([kind, schema]) => section(kind, schema)).join('\n\n')}
+${Object.entries(reconcileDataSchemas)
+  .map(([kind, schema]) => section(kind, schema))
+  .join('\n\n')}
 `;
 }
 

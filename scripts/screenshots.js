@@ -68,19 +68,31 @@ async function feed(console, schedule) {
     const request = signedRequest(body, { secret: SECRET });
     const answer = await fetch(`${console.url}/webhooks`, { method: 'POST', headers: request.headers, body: request.body });
     await answer.arrayBuffer();
-    if (answer.status !== 200 && body.startsWith('{')) throw new Error(`the receiver answered ${answer.status} to a fixture: rebuild (npm run build) and retry`);
+    if (answer.status !== 200 && body.startsWith('{'))
+      throw new Error(`the receiver answered ${answer.status} to a fixture: rebuild (npm run build) and retry`);
     await console.receiver.drain();
   }
   setClock(NOW);
 }
 
 async function shoot(url, out) {
-  const executablePath = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => path && existsSync(path));
+  const executablePath = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find(
+    (path) => path && existsSync(path),
+  );
   if (executablePath === undefined) throw new Error('No Chromium found: install it (apt-get install -y chromium) or set CHROMIUM_PATH.');
-  const browser = await chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-dev-shm-usage', '--hide-scrollbars', '--force-color-profile=srgb'] });
+  const browser = await chromium.launch({
+    executablePath,
+    args: ['--no-sandbox', '--disable-dev-shm-usage', '--hide-scrollbars', '--force-color-profile=srgb'],
+  });
   try {
     // uPlot prints the time axis in the browser's zone and locale: fix both.
-    const context = await browser.newContext({ httpCredentials: { username: 'ops', password: TOKEN }, viewport: VIEWPORT, deviceScaleFactor: 1, timezoneId: 'UTC', locale: 'en-GB' });
+    const context = await browser.newContext({
+      httpCredentials: { username: 'ops', password: TOKEN },
+      viewport: VIEWPORT,
+      deviceScaleFactor: 1,
+      timezoneId: 'UTC',
+      locale: 'en-GB',
+    });
     const page = await context.newPage();
     await page.clock.setFixedTime(NOW); // the page's script reads no clock today; if it ever does
     await page.goto(`${url}/dashboard/`);

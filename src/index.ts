@@ -2,7 +2,13 @@
 export * from './events/index.js';
 export { sign, verify, secretFingerprint, type Secret, type RawBody, type Verification } from './signature.js';
 export { createReceiver, type Receiver, type ReceiverOptions } from './receiver.js';
-export { createIntake, ConfigurationError, DEFAULT_MAX_BODY_BYTES, DEFAULT_SIGNATURE_HEADER, DEFAULT_EVENT_HEADER } from './receive/intake.js';
+export {
+  createIntake,
+  ConfigurationError,
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_SIGNATURE_HEADER,
+  DEFAULT_EVENT_HEADER,
+} from './receive/intake.js';
 export type { IntakeOptions, IntakeResult, IncomingRequest } from './receive/intake.js';
 export type { Answer } from './receive/answer.js';
 export type { Delivery, StoreOutcome } from './receive/delivery.js';
@@ -15,9 +21,51 @@ export { HandlerTimeoutError, type DispatcherOptions } from './dispatch/dispatch
 export type { DeadLetter, EventDeadLetter, HandlerDeadLetter } from './dispatch/dead-letters.js';
 export type { CampaignRow, CandidateRow, CreditsRow, InterviewResponse } from './store/tables.js';
 export { foldInOrder, foldAnyOrder, type ProjectableEvent, type ProjectedState } from './project/fold.js';
-export { createQueries, QueryParameterError, type Queries, type CampaignWithStats, type CampaignStats, type CandidatePage, type CandidateListParameters } from './query/index.js';
-export { replay, rebuild, ReplayInputError, type ReplayInput, type ReplayOptions, type ReplaySummary, type RebuildOptions, type RebuildSummary } from './replay/index.js';
+export {
+  createQueries,
+  QueryParameterError,
+  type Queries,
+  type CampaignWithStats,
+  type CampaignStats,
+  type CandidatePage,
+  type CandidateListParameters,
+} from './query/index.js';
+export {
+  replay,
+  rebuild,
+  ReplayInputError,
+  type ReplayInput,
+  type ReplayOptions,
+  type ReplaySummary,
+  type RebuildOptions,
+  type RebuildSummary,
+} from './replay/index.js';
 export { createLogger, type Logger } from './logging.js';
-export { reconcileInto, compareCandidate, compareCampaign, compareCredits, type ReconcileOptions, type ReconcileReport, type Repair, type CampaignReport } from './reconcile/index.js';
-export { eraseCandidate, eraseInactive, exportCandidate, parseDuration, ErasureRequestError, UnknownCandidateError, type CandidateExport, type EraseOptions, type ErasureReport, type StoredEventExport, type RetentionOptions, type RetentionReport, type EraseHook, type EraseHookContext, type ErasedCandidate } from './privacy/index.js';
+export {
+  reconcileInto,
+  compareCandidate,
+  compareCampaign,
+  compareCredits,
+  type ReconcileOptions,
+  type ReconcileReport,
+  type Repair,
+  type CampaignReport,
+} from './reconcile/index.js';
+export {
+  eraseCandidate,
+  eraseInactive,
+  exportCandidate,
+  parseDuration,
+  ErasureRequestError,
+  UnknownCandidateError,
+  type CandidateExport,
+  type EraseOptions,
+  type ErasureReport,
+  type StoredEventExport,
+  type RetentionOptions,
+  type RetentionReport,
+  type EraseHook,
+  type EraseHookContext,
+  type ErasedCandidate,
+} from './privacy/index.js';
 export type { CandidateMatch } from './store/store.js';

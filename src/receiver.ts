@@ -20,7 +20,15 @@ import { createDashboard } from './console/dashboard.js';
 import { isStore } from './store/open.js';
 import { HEARTBEAT_MS } from './store/presence.js';
 import type { Receiver } from './receiver/api.js';
-import { abandon, closeReceiver, openReceiverStore, probeReceiver, storeDelivery, whenOpen, type ReceiverState } from './receiver/lifecycle.js';
+import {
+  abandon,
+  closeReceiver,
+  openReceiverStore,
+  probeReceiver,
+  storeDelivery,
+  whenOpen,
+  type ReceiverState,
+} from './receiver/lifecycle.js';
 import type { ReceiverOptions } from './receiver/options.js';
 
 export type { Receiver, ReceiverOptions };
@@ -123,8 +131,16 @@ function receiverState(options: ReceiverOptions): ReceiverState {
     handlers: createHandlerRegistry(),
     // Decided once: spans only when @opentelemetry/api is installed and a tracer provider registered.
     tracing: activeTracing(),
-    eraseHooks: eraseHooksOf(options, () => state.running?.store, logger, (hook, result) => state.metrics.handlerCall(hook, result)),
-    metrics: createMetrics(() => state.running?.store, () => budget.held()),
+    eraseHooks: eraseHooksOf(
+      options,
+      () => state.running?.store,
+      logger,
+      (hook, result) => state.metrics.handlerCall(hook, result),
+    ),
+    metrics: createMetrics(
+      () => state.running?.store,
+      () => budget.held(),
+    ),
     budget,
     storeOptions: {
       ...(options.busyTimeoutMs !== undefined && { busyTimeoutMs: options.busyTimeoutMs, timeoutMs: options.busyTimeoutMs }),
@@ -145,7 +161,12 @@ function receiverState(options: ReceiverOptions): ReceiverState {
 }
 
 /** The onErase hooks, called with the dispatcher's attempts, delays and timeout. */
-function eraseHooksOf(options: ReceiverOptions, store: () => Store | undefined, logger: Logger, onCall: (hook: string, result: 'ok' | 'failed' | 'timeout') => void) {
+function eraseHooksOf(
+  options: ReceiverOptions,
+  store: () => Store | undefined,
+  logger: Logger,
+  onCall: (hook: string, result: 'ok' | 'failed' | 'timeout') => void,
+) {
   const settings = dispatchSettings(options.dispatch ?? {});
   return createErasureHooks({
     store,

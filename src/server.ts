@@ -65,7 +65,11 @@ export interface Standalone {
    * without restart). Throws, keeping the tokens in use, when one is under 16 characters. A
    * scope given no token is no longer served; CSRF tokens of forms already shown stop working.
    */
-  setTokens(tokens: { dashboardToken?: string | undefined; dashboardReadonlyToken?: string | undefined; metricsToken?: string | undefined }): Promise<void>;
+  setTokens(tokens: {
+    dashboardToken?: string | undefined;
+    dashboardReadonlyToken?: string | undefined;
+    metricsToken?: string | undefined;
+  }): Promise<void>;
   /** Stops accepting, finishes requests in flight, drains, closes the database. */
   close(timeoutMs?: number): Promise<void>;
 }
@@ -77,8 +81,22 @@ export interface Standalone {
  * come first get 503 STARTING), then the console.
  */
 export async function startStandalone(options: StandaloneOptions): Promise<Standalone> {
-  const { logger, port = 8787, host = '0.0.0.0', path = '/webhooks', maxConnections = DEFAULT_MAX_CONNECTIONS, secrets, dashboardToken, dashboardReadonlyToken, metricsToken, tls, trustProxy = false, ...receiverOptions } = options;
-  if (!(Number.isSafeInteger(maxConnections) && maxConnections >= 1)) throw new ConfigurationError(`maxConnections must be a whole number from 1, got ${String(maxConnections)}`);
+  const {
+    logger,
+    port = 8787,
+    host = '0.0.0.0',
+    path = '/webhooks',
+    maxConnections = DEFAULT_MAX_CONNECTIONS,
+    secrets,
+    dashboardToken,
+    dashboardReadonlyToken,
+    metricsToken,
+    tls,
+    trustProxy = false,
+    ...receiverOptions
+  } = options;
+  if (!(Number.isSafeInteger(maxConnections) && maxConnections >= 1))
+    throw new ConfigurationError(`maxConnections must be a whole number from 1, got ${String(maxConnections)}`);
   const state: StandaloneState = {
     path,
     // A token too short to keep anyone out throws here, before anything listens.
@@ -91,7 +109,11 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
   const server = httpServer(state, logger, tls, maxConnections);
   await listen(server, port, host);
   try {
-    const receiver = accessLogged({ ...receiverOptions, ...(secrets !== undefined && { secrets: typeof secrets === 'function' ? await secrets() : secrets }) }, logger, trustProxy);
+    const receiver = accessLogged(
+      { ...receiverOptions, ...(secrets !== undefined && { secrets: typeof secrets === 'function' ? await secrets() : secrets }) },
+      logger,
+      trustProxy,
+    );
     state.receiver = receiver;
     state.dashboard = await consoles(receiver, dashboardToken, dashboardReadonlyToken);
   } catch (error) {
@@ -131,9 +153,17 @@ function httpServer(state: StandaloneState, logger: Logger, tls: StandaloneOptio
   // default): once a second cuts a slow sender off within a second of its limit.
   const settings = { requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1000 };
   const handle = (req: IncomingMessage, res: ServerResponse) => route(state, req)(state, req, res);
-  const server = tls === undefined ? createServer(settings, handle) : (createHttpsServer({ ...settings, ...TLS_SETTINGS, ...tls }, handle) as unknown as Server);
+  const server =
+    tls === undefined
+      ? createServer(settings, handle)
+      : (createHttpsServer({ ...settings, ...TLS_SETTINGS, ...tls }, handle) as unknown as Server);
   // Plain HTTP, or a failed handshake, on the TLS port: closed unanswered (never a 2xx), a debug line.
-  server.on('tlsClientError', (error: NodeJS.ErrnoException) => logger.debug({ outcome: 'tls_refused', code: error.code }, 'a TLS handshake failed (plain http:// to this https:// port?); connection closed'));
+  server.on('tlsClientError', (error: NodeJS.ErrnoException) =>
+    logger.debug(
+      { outcome: 'tls_refused', code: error.code },
+      'a TLS handshake failed (plain http:// to this https:// port?); connection closed',
+    ),
+  );
   server.keepAliveTimeout = 5_000;
   // No count limit (proxies add many headers); the total size limit (Node's maxHeaderSize, 16 KiB
   // by default) still applies, answered 431.
@@ -151,7 +181,10 @@ function warnOfDrops(server: Server, logger: Logger, maxConnections: number): vo
   server.on('drop', () => {
     dropped++;
     if (Date.now() - warnedAt < DROP_WARNING_EVERY_MS) return;
-    logger.warn({ dropped, maxConnections }, `${dropped === 1 ? 'a connection' : `${dropped} connections`} over the cap of ${maxConnections} open connections closed unanswered (--max-connections, maxConnections)`);
+    logger.warn(
+      { dropped, maxConnections },
+      `${dropped === 1 ? 'a connection' : `${dropped} connections`} over the cap of ${maxConnections} open connections closed unanswered (--max-connections, maxConnections)`,
+    );
     warnedAt = Date.now();
     dropped = 0;
   });
@@ -197,7 +230,11 @@ function accessLogged(options: Omit<ReceiverOptions, 'logger' | 'onRequest'>, lo
 function clientAddress(req: IncomingMessage, trustProxy: boolean): string | undefined {
   if (trustProxy) {
     const forwarded = req.headers['x-forwarded-for'];
-    const last = (Array.isArray(forwarded) ? forwarded.join(',') : forwarded)?.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '').at(-1);
+    const last = (Array.isArray(forwarded) ? forwarded.join(',') : forwarded)
+      ?.split(',')
+      .map((entry) => entry.trim())
+      .filter((entry) => entry !== '')
+      .at(-1);
     if (last !== undefined) return last;
   }
   return req.socket?.remoteAddress;

@@ -17,9 +17,7 @@ export function sign(secret: Secret, body: RawBody): string {
   return PREFIX + digest(secret, body).toString('hex');
 }
 
-export type Verification =
-  | { ok: true; secretIndex: number }
-  | { ok: false; reason: 'MISSING' | 'MALFORMED' | 'REPEATED' | 'MISMATCH' };
+export type Verification = { ok: true; secretIndex: number } | { ok: false; reason: 'MISSING' | 'MALFORMED' | 'REPEATED' | 'MISMATCH' };
 
 /**
  * Checks a signature header against the raw body with the secret, or each of several secrets in
@@ -40,7 +38,9 @@ export function verify(
   const value = typeof header === 'string' ? header : header?.[0];
   if (value === undefined || value === '') return { ok: false, reason: 'MISSING' };
   if (!SIGNATURE.test(value)) {
-    return value.split(',').filter((part) => part.trim().startsWith(PREFIX)).length > 1 ? { ok: false, reason: 'REPEATED' } : { ok: false, reason: 'MALFORMED' };
+    return value.split(',').filter((part) => part.trim().startsWith(PREFIX)).length > 1
+      ? { ok: false, reason: 'REPEATED' }
+      : { ok: false, reason: 'MALFORMED' };
   }
   const received = Buffer.from(value.slice(PREFIX.length), 'hex');
   for (let i = 0; i < candidates.length; i++) {

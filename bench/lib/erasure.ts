@@ -34,11 +34,19 @@ async function latestInstants(db: Database.Database, env: Record<string, string>
   return latest.sort((a, b) => a - b);
 }
 
-export async function benchErasure({ db, cli: path, env, retention = 1000 }: CliRun & { db: string; retention?: number }): Promise<ErasureResult> {
+export async function benchErasure({
+  db,
+  cli: path,
+  env,
+  retention = 1000,
+}: CliRun & { db: string; retention?: number }): Promise<ErasureResult> {
   const read = new Database(db, { readonly: true });
   const events = read.prepare('SELECT COUNT(*) FROM inbox').pluck().get() as number;
   const candidates = read.prepare('SELECT COUNT(*) FROM candidates').pluck().get() as number;
-  const id = read.prepare('SELECT candidate_id FROM candidates ORDER BY candidate_id LIMIT 1 OFFSET ?').pluck().get(Math.floor(candidates / 2)) as string;
+  const id = read
+    .prepare('SELECT candidate_id FROM candidates ORDER BY candidate_id LIMIT 1 OFFSET ?')
+    .pluck()
+    .get(Math.floor(candidates / 2)) as string;
   // The naive erasure's read: every stored body searched for the id.
   let started = performance.now();
   const naiveMatches = read.prepare('SELECT COUNT(*) FROM inbox WHERE instr(raw, ?) > 0').pluck().get(Buffer.from(id)) as number;
@@ -55,9 +63,17 @@ export async function benchErasure({ db, cli: path, env, retention = 1000 }: Cli
     // Strictly older than the (retention+1)-th oldest latest instant: about `retention` candidates.
     const cutoff = latest[retention]!;
     const ageSec = Math.floor((Date.now() - cutoff) / 1000);
-    const run = await cli(['erase', '--db', db, '--inactive-for', `${ageSec}s`, '--reason', 'bench retention', '--json'], { cli: path, env });
+    const run = await cli(['erase', '--db', db, '--inactive-for', `${ageSec}s`, '--reason', 'bench retention', '--json'], {
+      cli: path,
+      env,
+    });
     const r = JSON.parse(run.stdout) as { candidatesErased: number; eventsRedacted: number };
-    inactive = { candidatesErased: r.candidatesErased, eventsRedacted: r.eventsRedacted, wallMs: Math.round(run.wallMs), maxRssMb: Math.round(run.maxRssKb / 1024) };
+    inactive = {
+      candidatesErased: r.candidatesErased,
+      eventsRedacted: r.eventsRedacted,
+      wallMs: Math.round(run.wallMs),
+      maxRssMb: Math.round(run.maxRssKb / 1024),
+    };
   }
   return {
     events,

@@ -15,7 +15,8 @@ import { ROOT } from './paths.js';
 export type ServiceEvent = EventOf<ServiceEventKind>;
 
 const FIXTURES = join(ROOT, 'fixtures', 'events');
-const fixture = <K extends ServiceEventKind>(kind: K): EventOf<K> => JSON.parse(readFileSync(join(FIXTURES, `${kind}.json`), 'utf8')) as EventOf<K>;
+const fixture = <K extends ServiceEventKind>(kind: K): EventOf<K> =>
+  JSON.parse(readFileSync(join(FIXTURES, `${kind}.json`), 'utf8')) as EventOf<K>;
 
 const CANDIDATES_PER_CAMPAIGN = 200;
 const UNITS_PER_BLOCK = CANDIDATES_PER_CAMPAIGN + 1;
@@ -46,8 +47,58 @@ export function mix(a: number, b: number): number {
   return (h ^ (h >>> 16)) >>> 0;
 }
 
-const FIRST = ['Kévin', 'Anaïs', 'Gwenaëlle', 'Éloïse', 'Loïc', 'Gaëlle', 'Benoît', 'Camille', 'Mathis', 'Inès', 'Yannick', 'Sofiane', 'Chloé', 'Théo', 'Aïcha', 'Jérôme', 'Manon', 'Nicolas', 'Léa', 'Mehdi', 'Océane', 'Bastien', 'Fatou', 'Hélène'];
-const LAST = ['Lemaître', 'Perrin', "Le Floc'h", 'Marchand', 'Le Gall', "N'Diaye", 'Müller', 'Bernard', 'Dubois', 'Moreau', 'Laurent', 'Girard', 'Bonnet', 'Dupont', 'Lambert', 'Fontaine', 'Rousseau', 'Vincent', 'Muller', 'Lefèvre', 'Mercier', 'Boyer', 'Garnier', 'Chevalier'];
+const FIRST = [
+  'Kévin',
+  'Anaïs',
+  'Gwenaëlle',
+  'Éloïse',
+  'Loïc',
+  'Gaëlle',
+  'Benoît',
+  'Camille',
+  'Mathis',
+  'Inès',
+  'Yannick',
+  'Sofiane',
+  'Chloé',
+  'Théo',
+  'Aïcha',
+  'Jérôme',
+  'Manon',
+  'Nicolas',
+  'Léa',
+  'Mehdi',
+  'Océane',
+  'Bastien',
+  'Fatou',
+  'Hélène',
+];
+const LAST = [
+  'Lemaître',
+  'Perrin',
+  "Le Floc'h",
+  'Marchand',
+  'Le Gall',
+  "N'Diaye",
+  'Müller',
+  'Bernard',
+  'Dubois',
+  'Moreau',
+  'Laurent',
+  'Girard',
+  'Bonnet',
+  'Dupont',
+  'Lambert',
+  'Fontaine',
+  'Rousseau',
+  'Vincent',
+  'Muller',
+  'Lefèvre',
+  'Mercier',
+  'Boyer',
+  'Garnier',
+  'Chevalier',
+];
 const DOMAINS = ['gmail.com', 'orange.fr', 'hotmail.fr', 'laposte.net', 'free.fr', 'sfr.fr', 'yahoo.fr'];
 const JOBS: readonly (readonly [jobTitle: string, contract: string])[] = [
   ['Cariste CACES 3', 'CDD'],
@@ -57,7 +108,18 @@ const JOBS: readonly (readonly [jobTitle: string, contract: string])[] = [
   ['Chauffeur livreur VL', 'CDD'],
   ['Opérateur de production', 'Intérim'],
 ];
-const FAILURES: readonly FailureReason[] = ['voicemail', 'voicemail', 'voicemail', 'voicemail', 'no_answer', 'no_answer', 'no_answer', 'user_hangup', 'user_hangup', 'technical_error'];
+const FAILURES: readonly FailureReason[] = [
+  'voicemail',
+  'voicemail',
+  'voicemail',
+  'voicemail',
+  'no_answer',
+  'no_answer',
+  'no_answer',
+  'user_hangup',
+  'user_hangup',
+  'technical_error',
+];
 
 const completedFixture = fixture('candidate.interview.completed').data;
 const responsesFixture = fixture('candidate.interview.completed.extended').data.responses;
@@ -98,7 +160,12 @@ interface Story {
   steps: Step[];
 }
 
-const ascii = (s: string): string => s.normalize('NFD').replace(/[\u0300-\u036f]/g, '').replace(/[^A-Za-z]/g, '').toLowerCase();
+const ascii = (s: string): string =>
+  s
+    .normalize('NFD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .replace(/[^A-Za-z]/g, '')
+    .toLowerCase();
 const ASCII = new Map([...FIRST, ...LAST].map((name) => [name, ascii(name)]));
 const pick = <T>(r: () => number, list: readonly T[]): T => list[Math.floor(r() * list.length)]!;
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -204,7 +271,11 @@ function build(campaign: Campaign, someone: Someone | null, step: Step): Service
         },
       };
     case 'campaign.status_changed':
-      return { event: step[0], timestamp, data: { campaign_id: campaign.id, job_title: campaign.jobTitle, old_status: step[2].old, new_status: step[2].next } };
+      return {
+        event: step[0],
+        timestamp,
+        data: { campaign_id: campaign.id, job_title: campaign.jobTitle, old_status: step[2].old, new_status: step[2].next },
+      };
     case 'credits.low':
       return { event: step[0], timestamp, data: { credits_remaining: step[2].credits, threshold: 25 } };
     case 'credits.depleted':
@@ -249,7 +320,11 @@ function buildCandidateEvent(campaign: Campaign, someone: Someone, step: Step, t
         concerns: completedFixture.concerns,
       };
       if (step[0] === 'candidate.interview.completed') return { event: step[0], timestamp, data };
-      return { event: step[0], timestamp, data: { ...data, responses: responsesFixture.slice(0, Math.min(responsesFixture.length, campaign.questions)) } };
+      return {
+        event: step[0],
+        timestamp,
+        data: { ...data, responses: responsesFixture.slice(0, Math.min(responsesFixture.length, campaign.questions)) },
+      };
     }
     default:
       throw new Error(`no builder for ${step[0]}`);

@@ -52,7 +52,12 @@ export function startFlood(options: FloodOptions): Flood {
   );
   const stats: FloodStats = { opened: 0, answers: {}, sentBytes: 0 };
   let stopped = false;
-  const slots: Slot[] = Array.from({ length: options.connections }, () => ({ socket: undefined, sent: 0, blocked: false, answered: false }));
+  const slots: Slot[] = Array.from({ length: options.connections }, () => ({
+    socket: undefined,
+    sent: 0,
+    blocked: false,
+    answered: false,
+  }));
 
   const open = (slot: Slot) => {
     if (stopped) return;

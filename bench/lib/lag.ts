@@ -21,7 +21,9 @@ export interface PollerOutput {
 }
 
 function startPoller(db: string, out: string, intervalMs: number): { ready: Promise<void>; stop: () => Promise<unknown> } {
-  const child = spawn(process.execPath, [POLLER, '--db', db, '--out', out, '--interval-ms', String(intervalMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [POLLER, '--db', db, '--out', out, '--interval-ms', String(intervalMs)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const ready = new Promise<void>((resolve, reject) => {
     child.stdout.on('data', (c: Buffer) => String(c).includes('ready') && resolve());
@@ -43,7 +45,17 @@ export interface LagRequest {
   pollIntervalMs?: number;
 }
 
-export async function benchLag({ startServe, dist, pool, from, ratePerSec, durationSec, warmupSec, tmpDir, pollIntervalMs = 2 }: LagRequest): Promise<LagResult> {
+export async function benchLag({
+  startServe,
+  dist,
+  pool,
+  from,
+  ratePerSec,
+  durationSec,
+  warmupSec,
+  tmpDir,
+  pollIntervalMs = 2,
+}: LagRequest): Promise<LagResult> {
   const { eventIdentity } = (await import(distUrl('index.js', dist))) as typeof import('prequal-hooks');
   const db = join(tmpDir, `lag-${process.pid}-${Date.now()}.db`);
   const out = `${db}.seen.json`;

@@ -166,7 +166,15 @@ export interface PacedSend {
   sendSeconds: number;
 }
 
-export async function pacedSend({ url, pool, from, ratePerSec, durationSec, connections = 50, headerStyle = 'service' }: PacedSendOptions): Promise<PacedSend> {
+export async function pacedSend({
+  url,
+  pool,
+  from,
+  ratePerSec,
+  durationSec,
+  connections = 50,
+  headerStyle = 'service',
+}: PacedSendOptions): Promise<PacedSend> {
   const agent = new Agent({ keepAlive: true, maxSockets: connections });
   const target = new URL('/webhooks', url);
   const headersFor = HEADER_STYLES[headerStyle];
@@ -184,7 +192,14 @@ export async function pacedSend({ url, pool, from, ratePerSec, durationSec, conn
       const r = pool.at(from + k);
       sentAt[k] = wall();
       const req = httpRequest(
-        { agent, host: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers: { ...headersFor(r, from + k), 'content-length': r.body.length } },
+        {
+          agent,
+          host: target.hostname,
+          port: target.port,
+          path: target.pathname,
+          method: 'POST',
+          headers: { ...headersFor(r, from + k), 'content-length': r.body.length },
+        },
         (res) => {
           okAt[k] = wall();
           status[k] = res.statusCode ?? 0;

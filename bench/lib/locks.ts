@@ -66,7 +66,11 @@ export async function benchLocks({ command, db, pool, lockSec = 10, senders = 8 
     while (performance.now() - lockedAt < lockSec * 1000) {
       const i = next++;
       const r = pool.at(i);
-      const answer = await post(server.url, r.body, { 'content-type': 'application/json', 'x-service-signature': r.signature, 'x-service-event': r.kind });
+      const answer = await post(server.url, r.body, {
+        'content-type': 'application/json',
+        'x-service-signature': r.signature,
+        'x-service-event': r.kind,
+      });
       answers.push(answer);
       if (answer.status === 200) acknowledged.push(i);
     }
@@ -81,7 +85,11 @@ export async function benchLocks({ command, db, pool, lockSec = 10, senders = 8 
   await Promise.all([...Array.from({ length: senders }, sender), healthLoop]);
   locker.exec('COMMIT');
   // Once released, what was acknowledged (during and after) is projected.
-  const after = await Promise.all(Array.from({ length: senders }, () => post(server.url, pool.at(next).body, { 'content-type': 'application/json', 'x-service-signature': pool.at(next++).signature })));
+  const after = await Promise.all(
+    Array.from({ length: senders }, () =>
+      post(server.url, pool.at(next).body, { 'content-type': 'application/json', 'x-service-signature': pool.at(next++).signature }),
+    ),
+  );
   let pending = -1;
   for (let i = 0; i < 200 && pending !== 0; i++) {
     pending = locker.prepare("SELECT COUNT(*) FROM inbox WHERE state = 'pending'").pluck().get() as number;
@@ -90,7 +98,11 @@ export async function benchLocks({ command, db, pool, lockSec = 10, senders = 8 
   const stored = locker.prepare('SELECT COUNT(*) FROM inbox').pluck().get() as number;
   locker.close();
   await server.stop();
-  const stalls = readFileSync(command.logFile, 'utf8').split('\n').filter((l) => l.startsWith('{"stalls"')).map((l) => (JSON.parse(l) as { stalls: { maxMs: number; p99Ms: number } }).stalls)[0] ?? null;
+  const stalls =
+    readFileSync(command.logFile, 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('{"stalls"'))
+      .map((l) => (JSON.parse(l) as { stalls: { maxMs: number; p99Ms: number } }).stalls)[0] ?? null;
   const statuses: Record<string, number> = {};
   for (const a of answers) statuses[a.status] = (statuses[a.status] ?? 0) + 1;
   return {

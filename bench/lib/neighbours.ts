@@ -29,14 +29,30 @@ export async function benchNeighbours({ command, pool, ratePerSec, durationSec, 
   for (let round = 0; round < rounds; round++) {
     for (const variant of round % 2 === 0 ? (['noop', 'middleware'] as const) : (['middleware', 'noop'] as const)) {
       const server = await startServer(command(variant, round));
-      const [ping, sent] = await Promise.all([pings(server.url, durationSec), pacedSend({ url: server.url, pool, from, ratePerSec, durationSec, connections: 20 })]);
+      const [ping, sent] = await Promise.all([
+        pings(server.url, durationSec),
+        pacedSend({ url: server.url, pool, from, ratePerSec, durationSec, connections: 20 }),
+      ]);
       from += sent.count;
       await server.stop();
-      results[variant].push({ pingP99Ms: ping.latency.p99, pingP50Ms: ping.latency.p50, pings: ping.requests.total, webhooks: sent.count, failures: sent.failures });
+      results[variant].push({
+        pingP99Ms: ping.latency.p99,
+        pingP50Ms: ping.latency.p50,
+        pings: ping.requests.total,
+        webhooks: sent.count,
+        failures: sent.failures,
+      });
     }
   }
   const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const noopP99 = median(results.noop.map((r) => r.pingP99Ms));
   const middlewareP99 = median(results.middleware.map((r) => r.pingP99Ms));
-  return { ratePerSec, durationSec, rounds: results, noopPingP99Ms: noopP99, middlewarePingP99Ms: middlewareP99, ratio: Math.round((middlewareP99 / Math.max(noopP99, 0.01)) * 100) / 100 };
+  return {
+    ratePerSec,
+    durationSec,
+    rounds: results,
+    noopPingP99Ms: noopP99,
+    middlewarePingP99Ms: middlewareP99,
+    ratio: Math.round((middlewareP99 / Math.max(noopP99, 0.01)) * 100) / 100,
+  };
 }

@@ -7,7 +7,16 @@ import { fire, summariseRun, type RequestPool } from './load.js';
 import { distUrl } from './paths.js';
 import { measureCommand, startServer } from './processes.js';
 import { median, round } from './stats.js';
-import type { PostgresIngest, PostgresIngestRound, PostgresReplay, PostgresResult, RunningServer, Scenario, ServerCommand, Settings } from './types.js';
+import type {
+  PostgresIngest,
+  PostgresIngestRound,
+  PostgresReplay,
+  PostgresResult,
+  RunningServer,
+  Scenario,
+  ServerCommand,
+  Settings,
+} from './types.js';
 
 /** The benchmark's PostgreSQL server: a new database for each measurement. */
 export interface BenchPostgres {
@@ -55,10 +64,19 @@ export async function startBenchPostgres(dist: string): Promise<BenchPostgres> {
  * One round: `processes` serve processes on one new database, autocannon against each at once
  * (the connections split between them), 2xx per second summed; then every 2xx checked stored.
  */
-async function measurePostgresIngest({ postgres, processes, serveCommand, pool, settings, runDir, log }: IngestContext & { processes: number; serveCommand: PostgresServerCommand }): Promise<PostgresIngestRound> {
+async function measurePostgresIngest({
+  postgres,
+  processes,
+  serveCommand,
+  pool,
+  settings,
+  runDir,
+  log,
+}: IngestContext & { processes: number; serveCommand: PostgresServerCommand }): Promise<PostgresIngestRound> {
   const url = await postgres.fresh();
   const servers: RunningServer[] = [];
-  for (let i = 0; i < processes; i++) servers.push(await startServer(serveCommand(url, join(runDir, `pg-${processes}-${i}-${Date.now()}.log`))));
+  for (let i = 0; i < processes; i++)
+    servers.push(await startServer(serveCommand(url, join(runDir, `pg-${processes}-${i}-${Date.now()}.log`))));
   const cursor = { next: 0 };
   const connections = Math.max(1, Math.floor(settings.connections / processes));
   const load = (durationSec: number) =>
@@ -92,7 +110,15 @@ function medianOfRounds(processes: number, rounds: PostgresIngestRound[]): Postg
   };
 }
 
-export async function benchPostgresIngest({ postgres, serveCommand, handwrittenCommand, pool, settings, runDir, log }: IngestContext & { serveCommand: PostgresServerCommand; handwrittenCommand?: PostgresServerCommand }): Promise<PostgresResult['ingest']> {
+export async function benchPostgresIngest({
+  postgres,
+  serveCommand,
+  handwrittenCommand,
+  pool,
+  settings,
+  runDir,
+  log,
+}: IngestContext & { serveCommand: PostgresServerCommand; handwrittenCommand?: PostgresServerCommand }): Promise<PostgresResult['ingest']> {
   const result: Partial<PostgresResult['ingest']> = {};
   // The hand-written receiver (one pg INSERT per request) in the same run, as serve's baseline.
   if (handwrittenCommand !== undefined) {
@@ -100,7 +126,9 @@ export async function benchPostgresIngest({ postgres, serveCommand, handwrittenC
     for (let round = 0; round < settings.rounds; round++) {
       const r = await measurePostgresIngest({ postgres, processes: 1, serveCommand: handwrittenCommand, pool, settings, runDir, log });
       rounds.push(r);
-      log(`postgres ingest, hand-written: ${Math.round(r.requestsPerSec)} req/s  p99 ${r.p99Ms} ms  stored ${r.durability.stored} of ${r.durability.acknowledged} acknowledged`);
+      log(
+        `postgres ingest, hand-written: ${Math.round(r.requestsPerSec)} req/s  p99 ${r.p99Ms} ms  stored ${r.durability.stored} of ${r.durability.acknowledged} acknowledged`,
+      );
     }
     result.handwritten = medianOfRounds(1, rounds);
   }
@@ -109,14 +137,28 @@ export async function benchPostgresIngest({ postgres, serveCommand, handwrittenC
     for (let round = 0; round < settings.rounds; round++) {
       const r = await measurePostgresIngest({ postgres, processes, serveCommand, pool, settings, runDir, log });
       rounds.push(r);
-      log(`postgres ingest, ${processes} serve: ${Math.round(r.requestsPerSec)} req/s  p99 ${r.p99Ms} ms${r.non2xx ? `  non-2xx ${r.non2xx}` : ''}  stored ${r.durability.stored} of ${r.durability.acknowledged} acknowledged`);
+      log(
+        `postgres ingest, ${processes} serve: ${Math.round(r.requestsPerSec)} req/s  p99 ${r.p99Ms} ms${r.non2xx ? `  non-2xx ${r.non2xx}` : ''}  stored ${r.durability.stored} of ${r.durability.acknowledged} acknowledged`,
+      );
     }
     result[`serve${processes}`] = medianOfRounds(processes, rounds);
   }
   return result as PostgresResult['ingest'];
 }
 
-export async function benchPostgresReplay({ postgres, scenario, cli, env, cwd }: { postgres: BenchPostgres; scenario: Scenario; cli: string; env: Record<string, string>; cwd: string }): Promise<PostgresReplay> {
+export async function benchPostgresReplay({
+  postgres,
+  scenario,
+  cli,
+  env,
+  cwd,
+}: {
+  postgres: BenchPostgres;
+  scenario: Scenario;
+  cli: string;
+  env: Record<string, string>;
+  cwd: string;
+}): Promise<PostgresReplay> {
   const url = await postgres.fresh();
   const run = await measureCommand(process.execPath, [cli, 'replay', scenario.file, '--db', url, '--json'], { cwd, env });
   if (run.code !== 0) throw new Error(`replay into PostgreSQL exited with ${run.code}:\n${run.stderr.slice(-3000)}`);

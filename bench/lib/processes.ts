@@ -82,10 +82,18 @@ export async function startServer({ name, command, args, logFile, nodeOptions = 
  * Runs a command to completion, measuring wall time and peak RSS from outside: `/usr/bin/time -v`
  * when present ("Maximum resident set size"), otherwise polling VmHWM in /proc/<pid>/status.
  */
-export async function measureCommand(command: string, args: readonly string[], { cwd, env }: { cwd?: string; env?: Record<string, string> } = {}): Promise<CommandRun> {
+export async function measureCommand(
+  command: string,
+  args: readonly string[],
+  { cwd, env }: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<CommandRun> {
   const useTime = existsSync('/usr/bin/time');
   const started = performance.now();
-  const options = { cwd, stdio: ['ignore', 'pipe', 'pipe'] as ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } } satisfies SpawnOptions;
+  const options = {
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'] as ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  } satisfies SpawnOptions;
   const child = useTime ? spawn('/usr/bin/time', ['-v', command, ...args], options) : spawn(command, [...args], options);
   let stdout = '';
   let stderr = '';

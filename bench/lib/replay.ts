@@ -41,10 +41,14 @@ export async function ensureScenario({ events, duplicates, seed, tmpDir, log }: 
   log(`generating the replay scenario (${events.toLocaleString('en')} events) in ${file} …`);
   const run = await measureCommand(process.execPath, [
     benchScript('make-scenario.js'),
-    '--events', String(events),
-    '--duplicates', String(duplicates),
-    '--seed', String(seed),
-    '--out', file,
+    '--events',
+    String(events),
+    '--duplicates',
+    String(duplicates),
+    '--seed',
+    String(seed),
+    '--out',
+    file,
   ]);
   if (run.code !== 0) throw new Error(`make-scenario failed:\n${run.stderr}`);
   const meta = JSON.parse(readFileSync(metaFile, 'utf8')) as ScenarioMeta;
@@ -111,7 +115,15 @@ export interface ReplayRequest {
   erasure?: boolean;
 }
 
-export async function benchReplay({ scenario, tmpDir, cli, env, batched = false, rebuild = false, erasure = false }: ReplayRequest): Promise<ReplayResult | null> {
+export async function benchReplay({
+  scenario,
+  tmpDir,
+  cli,
+  env,
+  batched = false,
+  rebuild = false,
+  erasure = false,
+}: ReplayRequest): Promise<ReplayResult | null> {
   const db = join(tmpDir, `replay-${process.pid}-${Date.now()}.db`);
   const command = replayCommand(scenario.file, db, cli);
   if (batched) {
@@ -136,7 +148,10 @@ export async function benchReplay({ scenario, tmpDir, cli, env, batched = false,
   const dbBytes = statSync(db).size;
   // The CLI's progress lines (cumulative events/s every 100,000 events) show how the rate changes
   // as the database grows.
-  const progress = [...run.stderr.matchAll(/received (\d+)\b.*?\((\d+) events\/s\)/g)].map((m) => ({ received: Number(m[1]), eventsPerSec: Number(m[2]) }));
+  const progress = [...run.stderr.matchAll(/received (\d+)\b.*?\((\d+) events\/s\)/g)].map((m) => ({
+    received: Number(m[1]),
+    eventsPerSec: Number(m[2]),
+  }));
   const rebuilt = rebuild && cliHas(cli, 'rebuild', '--json') ? await benchRebuild({ db, cli, env }) : undefined;
   // Last: it changes the database.
   const erased = erasure && cliHas(cli, 'erase', '--inactive-for') ? await benchErasure({ db, cli, env }) : undefined;

@@ -322,8 +322,7 @@ export interface ProfileSummary {
 }
 
 export type ServerProfile =
-  | (ProfileSummary & { underProfile: { requestsPerSec: number; p99Ms: number }; file: string })
-  | { error: string };
+  (ProfileSummary & { underProfile: { requestsPerSec: number; p99Ms: number }; file: string }) | { error: string };
 
 export type ReplayProfile = ProfileSummary & { underProfile: { eventsPerSec: number }; file: string };
 
@@ -369,7 +368,13 @@ export interface TracingResults {
   requestsPerRound: number;
   rounds: number;
   connections: number;
-  targets: { name: TracingTargetName; requestsPerSec: number | null; p50Ms: number | null; p99Ms: number | null; cpuUsPerRequest: number | null }[];
+  targets: {
+    name: TracingTargetName;
+    requestsPerSec: number | null;
+    p50Ms: number | null;
+    p99Ms: number | null;
+    cpuUsPerRequest: number | null;
+  }[];
   onOverOff: number | null;
   offOverAbsent: number | null;
   /** Requests a CPU-second, on ÷ off: the throughput ratio when the server, not the load, is the limit. */

@@ -24,8 +24,11 @@ const insert = db.prepare('INSERT INTO inbox (digest, received_at, kind, raw) VA
 
 const app = express();
 app.post('/webhooks', express.raw({ type: '*/*', limit: '1mb' }), (req, res) => {
-  if (!signedWith(secret, req.body as Buffer, req.get('x-service-signature'))) return res.status(401).json({ error: { code: 'UNAUTHORIZED', message: 'bad signature', details: {} } });
-  const digest = createHash('sha256').update(req.body as Buffer).digest('hex');
+  if (!signedWith(secret, req.body as Buffer, req.get('x-service-signature')))
+    return res.status(401).json({ error: { code: 'UNAUTHORIZED', message: 'bad signature', details: {} } });
+  const digest = createHash('sha256')
+    .update(req.body as Buffer)
+    .digest('hex');
   const { changes } = insert.run(digest, new Date().toISOString(), req.get('x-service-event') ?? null, req.body);
   res.status(200).json({ received: true, duplicate: changes === 0 });
 });

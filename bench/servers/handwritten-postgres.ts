@@ -19,10 +19,17 @@ await pool.query(`CREATE TABLE IF NOT EXISTS inbox (
 
 const app = express();
 app.post('/webhooks', express.raw({ type: '*/*', limit: '1mb' }), async (req, res) => {
-  if (!signedWith(secret, req.body as Buffer, req.get('x-service-signature'))) return res.status(401).json({ error: { code: 'UNAUTHORIZED', message: 'bad signature', details: {} } });
-  const digest = createHash('sha256').update(req.body as Buffer).digest('hex');
+  if (!signedWith(secret, req.body as Buffer, req.get('x-service-signature')))
+    return res.status(401).json({ error: { code: 'UNAUTHORIZED', message: 'bad signature', details: {} } });
+  const digest = createHash('sha256')
+    .update(req.body as Buffer)
+    .digest('hex');
   try {
-    const { rowCount } = await pool.query('INSERT INTO inbox (digest, kind, raw) VALUES ($1, $2, $3) ON CONFLICT (digest) DO NOTHING', [digest, req.get('x-service-event') ?? null, req.body]);
+    const { rowCount } = await pool.query('INSERT INTO inbox (digest, kind, raw) VALUES ($1, $2, $3) ON CONFLICT (digest) DO NOTHING', [
+      digest,
+      req.get('x-service-event') ?? null,
+      req.body,
+    ]);
     res.status(200).json({ received: true, duplicate: rowCount === 0 });
   } catch {
     res.status(503).json({ error: { code: 'STORAGE_UNAVAILABLE', message: 'not stored', details: {} } });

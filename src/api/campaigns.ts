@@ -7,7 +7,15 @@ import { coded, codedIssue } from './rules.js';
 
 // service-api.md "Resources and their fields / Campaign", "Create a campaign", "Modify a campaign".
 
-const CONTRACT_TYPES = ['CDI', 'CDD', 'Stage', 'Intérim', "Contrat d'apprentissage", 'Contrat de professionnalisation', 'Freelance'] as const;
+const CONTRACT_TYPES = [
+  'CDI',
+  'CDD',
+  'Stage',
+  'Intérim',
+  "Contrat d'apprentissage",
+  'Contrat de professionnalisation',
+  'Freelance',
+] as const;
 const LANGUAGES = ['fr', 'en', 'es'] as const;
 const QUESTION_WEIGHTS = [0, 0.5, 1, 1.5, 2] as const;
 const SELECTION_THRESHOLDS = [8, 8.5, 9, 9.5, 10] as const;
@@ -39,9 +47,13 @@ function messageLength(text: string): number {
 const contractType = coded<ContractType>('INVALID_CONTRACT_TYPE', oneOf(CONTRACT_TYPES), { valid_types: CONTRACT_TYPES });
 const language = coded<Language>('INVALID_LANGUAGE', oneOf(LANGUAGES), { valid_languages: LANGUAGES });
 const weight = coded<QuestionWeight>('INVALID_WEIGHT_VALUE', oneOf(QUESTION_WEIGHTS), { valid_values: QUESTION_WEIGHTS });
-const threshold = coded<SelectionThreshold | null>('INVALID_AUTOMATIC_SELECTION_THRESHOLD', (v) => v === null || oneOf(SELECTION_THRESHOLDS)(v), {
-  valid_values: [...SELECTION_THRESHOLDS, null],
-});
+const threshold = coded<SelectionThreshold | null>(
+  'INVALID_AUTOMATIC_SELECTION_THRESHOLD',
+  (v) => v === null || oneOf(SELECTION_THRESHOLDS)(v),
+  {
+    valid_values: [...SELECTION_THRESHOLDS, null],
+  },
+);
 const voice = coded<string>('INVALID_OVERRIDE_AGENT_ID', (v) => typeof v === 'string' && v.length > 0);
 const message = z
   .string()
@@ -90,12 +102,19 @@ function questionRuleIssues(body: Record<string, unknown>, current: CampaignFact
     issues.push(codedIssue('WEIGHTS_MISMATCH', ['question_weights'], { questions: count, question_weights: weights.length }));
   }
   if (count !== undefined && Array.isArray(binary) && binary.length !== count) {
-    issues.push(codedIssue('BINARY_EVALUATIONS_MISMATCH', ['question_binary_evaluations'], { questions: count, question_binary_evaluations: binary.length }));
+    issues.push(
+      codedIssue('BINARY_EVALUATIONS_MISMATCH', ['question_binary_evaluations'], {
+        questions: count,
+        question_binary_evaluations: binary.length,
+      }),
+    );
   }
   const customQuestion = body.custom_language_question;
   const mode = body.language_test_mode ?? current?.languageTestMode;
   if (typeof customQuestion === 'string' && customQuestion !== '' && (mode === undefined || mode === 'none')) {
-    issues.push(codedIssue('CUSTOM_LANGUAGE_QUESTION_REQUIRES_TEST_MODE', ['custom_language_question'], { language_test_mode: mode ?? null }));
+    issues.push(
+      codedIssue('CUSTOM_LANGUAGE_QUESTION_REQUIRES_TEST_MODE', ['custom_language_question'], { language_test_mode: mode ?? null }),
+    );
   }
   return issues;
 }

@@ -73,7 +73,9 @@ export function readSubmittedCandidate(value: unknown, mode: ContactMode): Candi
   const email = emailGiven && isEmail(submitted.email) ? submitted.email : null;
   const validPhone = phone?.ok ? phone.e164 : null;
   const badPhone: CandidateReading | undefined =
-    phone !== undefined && !phone.ok ? { ok: false, code: 'INVALID_PHONE_NUMBER', error: `${phoneField} ${JSON.stringify(submitted[phoneField])}: ${phone.message}` } : undefined;
+    phone !== undefined && !phone.ok
+      ? { ok: false, code: 'INVALID_PHONE_NUMBER', error: `${phoneField} ${JSON.stringify(submitted[phoneField])}: ${phone.message}` }
+      : undefined;
   const badEmail: CandidateReading = { ok: false, code: 'VALIDATION_ERROR', error: 'email is not a valid e-mail address' };
   const reached = (channel: Channel): CandidateReading => ({
     ok: true,
@@ -98,7 +100,10 @@ export function readSubmittedCandidate(value: unknown, mode: ContactMode): Candi
 
 const submittedCandidates = z
   // The elements are read one by one (readSubmittedCandidate); the type is the submitted shape.
-  .array(z.custom<SubmittedCandidate>(() => true), { error: 'must be an array of candidates' })
+  .array(
+    z.custom<SubmittedCandidate>(() => true),
+    { error: 'must be an array of candidates' },
+  )
   .min(LIMITS.minCandidatesPerRequest, `must hold ${LIMITS.minCandidatesPerRequest} to ${LIMITS.maxCandidatesPerRequest} candidates`)
   .refine((list) => list.length <= LIMITS.maxCandidatesPerRequest, {
     message: `At most ${LIMITS.maxCandidatesPerRequest} candidates are accepted per request.`,
@@ -154,7 +159,11 @@ export const listCandidatesQuerySchema = z.object({
   ...pageQuery,
   sort: z.enum(CANDIDATE_SORTS, { error: `must be one of ${CANDIDATE_SORTS.join(', ')}` }).default('date_desc'),
   status: z.enum(CANDIDATE_STATUSES, { error: `must be one of ${CANDIDATE_STATUSES.join(', ')}` }).optional(),
-  [MIN_SCORE_PARAMETER]: z.coerce.number({ error: 'must be a number from 0 to 10' }).min(0, 'must be a number from 0 to 10').max(10, 'must be a number from 0 to 10').optional(),
+  [MIN_SCORE_PARAMETER]: z.coerce
+    .number({ error: 'must be a number from 0 to 10' })
+    .min(0, 'must be a number from 0 to 10')
+    .max(10, 'must be a number from 0 to 10')
+    .optional(),
 });
 export type ListCandidatesQuery = z.input<typeof listCandidatesQuerySchema>;
 

@@ -7,7 +7,11 @@ import { z } from 'zod';
  */
 export const ERROR_CODES = {
   MISSING_API_KEY: { status: 401, message: 'The X-API-Key header is missing.', documented: true },
-  INVALID_API_KEY_FORMAT: { status: 401, message: 'The API key is malformed: expected a prefix ending in "live_" and 32 or more characters.', documented: true },
+  INVALID_API_KEY_FORMAT: {
+    status: 401,
+    message: 'The API key is malformed: expected a prefix ending in "live_" and 32 or more characters.',
+    documented: true,
+  },
   INVALID_API_KEY: { status: 401, message: 'The API key is not recognised.', documented: true },
   AGENCY_INACTIVE: { status: 401, message: 'The agency account of this API key is disabled.', documented: true },
   INSUFFICIENT_CREDITS: { status: 402, message: 'Not enough credits for this operation.', documented: true },
@@ -18,7 +22,11 @@ export const ERROR_CODES = {
   MISSING_QUESTION_WEIGHTS: { status: 400, message: 'question_weights is required when questions is given.', documented: true },
   WEIGHTS_MISMATCH: { status: 400, message: 'question_weights must have as many elements as questions.', documented: true },
   INVALID_WEIGHT_VALUE: { status: 400, message: 'Each question weight must be 0, 0.5, 1, 1.5 or 2.', documented: true },
-  BINARY_EVALUATIONS_MISMATCH: { status: 400, message: 'question_binary_evaluations must have as many elements as questions.', documented: true },
+  BINARY_EVALUATIONS_MISMATCH: {
+    status: 400,
+    message: 'question_binary_evaluations must have as many elements as questions.',
+    documented: true,
+  },
   INVALID_AUTOMATIC_SELECTION_THRESHOLD: {
     status: 400,
     message: 'automatic_selection_threshold must be 8.0, 8.5, 9.0, 9.5, 10.0 or null.',

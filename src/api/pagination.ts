@@ -3,7 +3,11 @@ import { LIMITS } from './limits.js';
 
 /** `page` (from 1) and `per_page` (1 to 100, default 50), as query-string text or numbers. */
 export const pageQuery = {
-  page: z.coerce.number({ error: 'must be a whole number from 1' }).int('must be a whole number from 1').min(1, 'must be a whole number from 1').default(1),
+  page: z.coerce
+    .number({ error: 'must be a whole number from 1' })
+    .int('must be a whole number from 1')
+    .min(1, 'must be a whole number from 1')
+    .default(1),
   per_page: z.coerce
     .number({ error: `must be a whole number from ${LIMITS.minPerPage} to ${LIMITS.maxPerPage}` })
     .int(`must be a whole number from ${LIMITS.minPerPage} to ${LIMITS.maxPerPage}`)

@@ -30,9 +30,7 @@ export function codedIssue(code: ErrorCode, path: PropertyKey[], details?: Recor
 
 /** `data.questions[2]` style, for details keys. */
 function pathText(path: readonly PropertyKey[]): string {
-  return path
-    .map((part, i) => (typeof part === 'number' ? `[${part}]` : i === 0 ? String(part) : `.${String(part)}`))
-    .join('');
+  return path.map((part, i) => (typeof part === 'number' ? `[${part}]` : i === 0 ? String(part) : `.${String(part)}`)).join('');
 }
 
 function codeOf(issue: z.core.$ZodIssue): ErrorCode | undefined {

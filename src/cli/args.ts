@@ -61,7 +61,8 @@ function usageMessage(error: Error & { code?: string }): string {
 export function integer(name: string, value: string | undefined, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`${name} must be a whole number from ${min} to ${max}, got "${value}"`);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new UsageError(`${name} must be a whole number from ${min} to ${max}, got "${value}"`);
   return n;
 }
 
@@ -103,7 +104,10 @@ function isPostgresLocation(location: string): boolean {
 export function schemaFor(schema: string | undefined, fromFlag: boolean, location: string): { schema?: string } {
   if (schema === undefined) return {};
   if (!isPostgresLocation(location)) {
-    if (fromFlag) throw new UsageError('--schema applies to a PostgreSQL database (a postgres:// URL in --db or PREQUAL_HOOKS_DB), not to a SQLite file');
+    if (fromFlag)
+      throw new UsageError(
+        '--schema applies to a PostgreSQL database (a postgres:// URL in --db or PREQUAL_HOOKS_DB), not to a SQLite file',
+      );
     return {};
   }
   if (schema === '') throw new UsageError('--schema needs a name');
@@ -121,7 +125,9 @@ export function webhookUrl(name: string, text: string): URL {
   } catch {
     throw new UsageError(`${name} must be an absolute URL such as http://127.0.0.1:8787/webhooks, got "${withoutCredentials(text)}"`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`${name} must be http or https, got "${withoutCredentials(text)}"`);
-  if (url.username !== '' || url.password !== '') throw new UsageError(`${name} must not hold a user name or password, got "${withoutCredentials(text)}"`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new UsageError(`${name} must be http or https, got "${withoutCredentials(text)}"`);
+  if (url.username !== '' || url.password !== '')
+    throw new UsageError(`${name} must not hold a user name or password, got "${withoutCredentials(text)}"`);
   return url;
 }

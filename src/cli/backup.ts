@@ -60,7 +60,8 @@ export async function backup(argv: string[], io: CommandIo): Promise<number> {
   const to = command.values.to;
   if (to === undefined || to === '') throw new UsageError('--to <file> is required');
   requireDatabaseFile(location);
-  if (existsSync(to) && realpathSync(to) === realpathSync(location)) throw new CommandError(`--to names the database itself (${location}): give another file`);
+  if (existsSync(to) && realpathSync(to) === realpathSync(location))
+    throw new CommandError(`--to names the database itself (${location}): give another file`);
   if (existsSync(to) && !command.values.force) throw new CommandError(`${to} exists: choose another --to, or give --force to replace it`);
   // The schema checked (ours, this version's) before anything is written.
   await (await openForReading(location)).close();
@@ -89,7 +90,10 @@ export async function backup(argv: string[], io: CommandIo): Promise<number> {
     renameSync(partial, to);
     const result = { from: location, to, events, bytes: statSync(to).size, ms: Math.round(performance.now() - started) };
     if (command.values.json) printJson(io, result);
-    else io.stdout.write(`copied ${location} to ${to}: ${result.events} stored events, ${(result.bytes / 1048576).toFixed(1)} MB, integrity ok, in ${result.ms} ms\n`);
+    else
+      io.stdout.write(
+        `copied ${location} to ${to}: ${result.events} stored events, ${(result.bytes / 1048576).toFixed(1)} MB, integrity ok, in ${result.ms} ms\n`,
+      );
     return 0;
   } finally {
     process.umask(previous);

@@ -7,7 +7,13 @@ import { PROJECT_HERE_OPTION } from './owner.js';
 export const LIST_OPTIONS = {
   ...databaseOptions('must exist'),
   ...flagsOnly({
-    limit: value({ placeholder: '<n>', help: 'list: at most n of each', default: 1000, defaultHelp: '1000', parse: (text: string, name: string) => integer(name, text, 1000, 1) }),
+    limit: value({
+      placeholder: '<n>',
+      help: 'list: at most n of each',
+      default: 1000,
+      defaultHelp: '1000',
+      parse: (text: string, name: string) => integer(name, text, 1000, 1),
+    }),
   }),
   ...FORMAT_OPTIONS,
 };

@@ -115,7 +115,13 @@ export async function reprocess(argv: string[], io: CommandIo, help: string): Pr
   const { owner, note } = ownership;
 
   if (format === 'json') {
-    printJson(io, { requeued: results.map((r) => r.inbox_id), skipped, results, projectedBy: owner === undefined ? 'here' : 'owner', owner: ownerJson(owner) });
+    printJson(io, {
+      requeued: results.map((r) => r.inbox_id),
+      skipped,
+      results,
+      projectedBy: owner === undefined ? 'here' : 'owner',
+      owner: ownerJson(owner),
+    });
   } else {
     const projected = results.filter((r) => r.after === 'projected').length;
     const done =

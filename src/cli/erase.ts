@@ -1,4 +1,12 @@
-import { ErasureRequestError, eraseCandidate, eraseInactive, parseDuration, UnknownCandidateError, type ErasureReport, type RetentionReport } from '../privacy/index.js';
+import {
+  ErasureRequestError,
+  eraseCandidate,
+  eraseInactive,
+  parseDuration,
+  UnknownCandidateError,
+  type ErasureReport,
+  type RetentionReport,
+} from '../privacy/index.js';
 import { count } from '../words.js';
 import { openStore } from '../store/open.js';
 import type { CandidateMatch } from '../store/store.js';
@@ -12,12 +20,18 @@ export const ERASE_OPTIONS = {
   ...flagsOnly({
     candidate: optional({ placeholder: '<id>', help: 'the candidate_id to erase' }),
     email: optional({ placeholder: '<e>', help: 'or every candidate whose projected e-mail this is (any case)' }),
-    phone: optional({ placeholder: '<p>', help: 'or every candidate whose projected phone this is (as E.164: 06 12 34 56 78, 0612345678 and +33612345678 are one number)' }),
+    phone: optional({
+      placeholder: '<p>',
+      help: 'or every candidate whose projected phone this is (as E.164: 06 12 34 56 78, 0612345678 and +33612345678 are one number)',
+    }),
     'inactive-for': optional({
       placeholder: '<duration>',
       help: 'retention: every candidate whose latest event is older than this (e.g. 730d; units s, m, h, d, w), and the rows set aside received before it',
     }),
-    reason: optional({ placeholder: '<text>', help: 'why (required): kept in the audit trail, the erasures table; no personal data there' }),
+    reason: optional({
+      placeholder: '<text>',
+      help: 'why (required): kept in the audit trail, the erasures table; no personal data there',
+    }),
     'dry-run': flag({ help: 'say what would be erased (every candidate id), change nothing' }),
     json: flag({ help: 'print the result as JSON' }),
   }),
@@ -46,9 +60,18 @@ values (--dry-run: what it would erase). Exits 1 when no candidate matches (noth
 2 when the command is called wrongly.`;
 
 function matchOf(values: { candidate: string | undefined; email: string | undefined; phone: string | undefined }): CandidateMatch {
-  const given = [values.candidate !== undefined && 'candidate', values.email !== undefined && 'email', values.phone !== undefined && 'phone'].filter(Boolean);
-  if (given.length !== 1) throw new UsageError('name the candidate with exactly one of --candidate, --email or --phone, or give --inactive-for');
-  return values.candidate !== undefined ? { candidateId: values.candidate } : values.email !== undefined ? { email: values.email } : { phone: values.phone! };
+  const given = [
+    values.candidate !== undefined && 'candidate',
+    values.email !== undefined && 'email',
+    values.phone !== undefined && 'phone',
+  ].filter(Boolean);
+  if (given.length !== 1)
+    throw new UsageError('name the candidate with exactly one of --candidate, --email or --phone, or give --inactive-for');
+  return values.candidate !== undefined
+    ? { candidateId: values.candidate }
+    : values.email !== undefined
+      ? { email: values.email }
+      : { phone: values.phone! };
 }
 
 export async function erase(argv: string[], io: CommandIo): Promise<number> {
@@ -58,9 +81,11 @@ export async function erase(argv: string[], io: CommandIo): Promise<number> {
     io.stdout.write(`${ERASE_HELP}\n`);
     return 0;
   }
-  if (values.reason === undefined || values.reason.trim() === '') throw new UsageError('--reason is required: it is kept in the audit trail (say why, without personal data)');
+  if (values.reason === undefined || values.reason.trim() === '')
+    throw new UsageError('--reason is required: it is kept in the audit trail (say why, without personal data)');
   if (values['inactive-for'] !== undefined) {
-    if ([values.candidate, values.email, values.phone].some((v) => v !== undefined)) throw new UsageError('give --inactive-for or one candidate, not both');
+    if ([values.candidate, values.email, values.phone].some((v) => v !== undefined))
+      throw new UsageError('give --inactive-for or one candidate, not both');
     return await retention(command, io, values['inactive-for'], values.reason);
   }
   const match = matchOf(values);
@@ -71,16 +96,25 @@ export async function erase(argv: string[], io: CommandIo): Promise<number> {
   try {
     report = await eraseCandidate(store, match, { reason: values.reason, dryRun: values['dry-run'] });
   } catch (error) {
-    if (error instanceof UnknownCandidateError || error instanceof ErasureRequestError) throw new CommandError(`${error.message}; nothing was changed`);
+    if (error instanceof UnknownCandidateError || error instanceof ErasureRequestError)
+      throw new CommandError(`${error.message}; nothing was changed`);
     throw error;
   } finally {
     await store.close();
   }
   if (values.json) printJson(io, { ...report, database: displayLocation(location) });
-  else if (report.dryRun) io.stdout.write(`dry run: would erase ${candidates(report.candidateIds)} and redact ${count(report.eventsRedacted, 'stored event')}; nothing changed\n`);
+  else if (report.dryRun)
+    io.stdout.write(
+      `dry run: would erase ${candidates(report.candidateIds)} and redact ${count(report.eventsRedacted, 'stored event')}; nothing changed\n`,
+    );
   else {
-    io.stdout.write(`erased ${candidates(report.candidateIds)}: ${count(report.eventsRedacted, 'stored event')} redacted, recorded in erasures at ${report.erasedAt}\n`);
-    if (!report.scrubbed) io.stderr.write('prequal-hooks erase: a reader kept the WAL from being emptied; the erased bytes leave it at its next checkpoint (run erase again, or stop the readers)\n');
+    io.stdout.write(
+      `erased ${candidates(report.candidateIds)}: ${count(report.eventsRedacted, 'stored event')} redacted, recorded in erasures at ${report.erasedAt}\n`,
+    );
+    if (!report.scrubbed)
+      io.stderr.write(
+        'prequal-hooks erase: a reader kept the WAL from being emptied; the erased bytes leave it at its next checkpoint (run erase again, or stop the readers)\n',
+      );
   }
   return 0;
 }
@@ -91,9 +125,15 @@ function candidates(ids: readonly string[]): string {
 }
 
 /** `erase --inactive-for`: retention, by the same rules; counts only (no ids on a terminal). */
-async function retention(command: ReturnType<typeof parseCommand<typeof ERASE_OPTIONS>>, io: CommandIo, age: string, reason: string): Promise<number> {
+async function retention(
+  command: ReturnType<typeof parseCommand<typeof ERASE_OPTIONS>>,
+  io: CommandIo,
+  age: string,
+  reason: string,
+): Promise<number> {
   const olderThan = parseDuration(age);
-  if (olderThan === undefined) throw new UsageError(`--inactive-for must be a whole number and a unit, s, m, h, d or w (such as 730d or 104w), got "${age}"`);
+  if (olderThan === undefined)
+    throw new UsageError(`--inactive-for must be a whole number and a unit, s, m, h, d or w (such as 730d or 104w), got "${age}"`);
   const { location, postgres } = databaseOf(command);
   requireDatabaseFile(location);
   const store = await openStore(location, postgres);

@@ -44,7 +44,10 @@ export function readSecretLines(path: string, from: string): string[] {
   } catch (error) {
     throw new CommandError(`cannot read ${path} (given by ${from}): ${readFailure(error)}`);
   }
-  const lines = content.split(/\r?\n/).map((line) => line.trim()).filter((line) => line !== '');
+  const lines = content
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
   if (lines.length === 0) throw new CommandError(`${path} (given by ${from}) is empty: it must hold the secret`);
   return lines;
 }
@@ -62,7 +65,10 @@ export function readSecretLine(path: string, from: string, name: string): string
  * it). A flag beats a variable, whichever of the pair each is; both as flags, or both as
  * variables, is a usage error.
  */
-export function resolveFileVariants<O extends OptionTable>(table: O, command: ParsedCommand<O>): ParsedCommand<O> & { files: Partial<Record<keyof O, string>> } {
+export function resolveFileVariants<O extends OptionTable>(
+  table: O,
+  command: ParsedCommand<O>,
+): ParsedCommand<O> & { files: Partial<Record<keyof O, string>> } {
   const files: Partial<Record<keyof O, string>> = {};
   const values = { ...(command.values as Record<string, unknown>) };
   const sources = { ...(command.sources as Record<string, ParsedCommand<O>['sources'][keyof O]>) };

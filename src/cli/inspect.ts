@@ -1,6 +1,13 @@
 import type { CandidateRow } from '../store/tables.js';
 import { count } from '../words.js';
-import { CANDIDATE_SORTS, CANDIDATE_STATUSES, createQueries, QueryParameterError, type CampaignWithStats, type CandidateListParameters } from '../query/index.js';
+import {
+  CANDIDATE_SORTS,
+  CANDIDATE_STATUSES,
+  createQueries,
+  QueryParameterError,
+  type CampaignWithStats,
+  type CandidateListParameters,
+} from '../query/index.js';
 import type { Store } from '../store/store.js';
 import { CommandError, UsageError, type CommandIo } from './args.js';
 import { databaseOf, databaseOptions, flagsOnly, FORMAT_OPTIONS, optional, optionsHelp, parseCommand } from './options.js';
@@ -106,7 +113,9 @@ function printCampaignPage(io: CommandIo, page: Awaited<ReturnType<typeof campai
     `${campaign.campaign_id}  ${campaign.job_title ?? '(no title yet)'}  ${campaign.status ?? ''}`.trimEnd(),
     `${count(stats.total_candidates, 'candidate')}, ${count(stats.interviews_completed, 'interview')} completed, average score ${shortNumber(stats.average_score) ?? 'none yet'}`,
     '',
-    candidates.length === 0 ? 'No candidates on this page.' : renderTable(candidates, candidateColumns((pagination.page - 1) * pagination.per_page)),
+    candidates.length === 0
+      ? 'No candidates on this page.'
+      : renderTable(candidates, candidateColumns((pagination.page - 1) * pagination.per_page)),
     '',
     `Page ${pagination.page} of ${Math.max(1, pagination.total_pages)} (${count(pagination.total, 'candidate')}, ${pagination.per_page} per page)`,
   ];

@@ -10,19 +10,40 @@ const COMMANDS: Record<string, { load: () => Promise<Command>; summary: string }
   serve: { load: async () => (await import('./serve.js')).serve, summary: 'run the standalone webhook receiver' },
   replay: { load: async () => (await import('./replay.js')).replay, summary: 'feed .json/.ndjson event files into the database' },
   send: { load: async () => (await import('./send.js')).send, summary: 'sign and POST a sample event (or a file) to a receiver' },
-  inspect: { load: async () => (await import('./inspect.js')).inspect, summary: 'show campaigns, candidates by score, credits and inbox counts' },
+  inspect: {
+    load: async () => (await import('./inspect.js')).inspect,
+    summary: 'show campaigns, candidates by score, credits and inbox counts',
+  },
   'dead-letters': {
     load: async () => (await import('./dead-letters.js')).deadLetters,
     summary: 'list events set aside and failed handlers; reprocess them',
   },
-  secret: { load: async () => (await import('./secret.js')).secret, summary: 'print the webhook secret serve generated, or the fingerprints of secrets' },
+  secret: {
+    load: async () => (await import('./secret.js')).secret,
+    summary: 'print the webhook secret serve generated, or the fingerprints of secrets',
+  },
   rebuild: { load: async () => (await import('./rebuild.js')).rebuild, summary: 're-project the whole inbox into fresh projection tables' },
-  reconcile: { load: async () => (await import('./reconcile.js')).reconcile, summary: "repair what webhooks missed from the service's API (candidates, statuses, credits)" },
-  sandbox: { load: async () => (await import('./sandbox.js')).sandbox, summary: 'run the service locally: its REST API, a simulated campaign life, real webhooks' },
-  erase: { load: async () => (await import('./erase.js')).erase, summary: "erase a candidate's personal data everywhere (GDPR article 17)" },
-  export: { load: async () => (await import('./export.js')).exportCommand, summary: 'print everything held about one candidate as JSON (GDPR article 15)' },
+  reconcile: {
+    load: async () => (await import('./reconcile.js')).reconcile,
+    summary: "repair what webhooks missed from the service's API (candidates, statuses, credits)",
+  },
+  sandbox: {
+    load: async () => (await import('./sandbox.js')).sandbox,
+    summary: 'run the service locally: its REST API, a simulated campaign life, real webhooks',
+  },
+  erase: {
+    load: async () => (await import('./erase.js')).erase,
+    summary: "erase a candidate's personal data everywhere (GDPR article 17)",
+  },
+  export: {
+    load: async () => (await import('./export.js')).exportCommand,
+    summary: 'print everything held about one candidate as JSON (GDPR article 15)',
+  },
   backup: { load: async () => (await import('./backup.js')).backup, summary: 'copy a SQLite database safely while serve writes to it' },
-  migrate: { load: async () => (await import('./migrate.js')).migrateCommand, summary: 'list and apply the schema migrations a database needs' },
+  migrate: {
+    load: async () => (await import('./migrate.js')).migrateCommand,
+    summary: 'list and apply the schema migrations a database needs',
+  },
 };
 
 const USAGE = `Usage: prequal-hooks <command> [options]
@@ -58,7 +79,19 @@ async function main(argv: string[], io: CommandIo): Promise<number> {
       io.stderr.write(`prequal-hooks ${name}: ${error.message}. Run "prequal-hooks ${name} --help".\n`);
       return 2;
     }
-    if (error instanceof CommandError || (error instanceof Error && ['DatabaseTooNewError', 'ConfigurationError', 'SqliteError', 'SchemaError', 'MigrationsPendingError', 'StoreUnavailableError', 'DatabasePathError'].includes(error.name))) {
+    if (
+      error instanceof CommandError ||
+      (error instanceof Error &&
+        [
+          'DatabaseTooNewError',
+          'ConfigurationError',
+          'SqliteError',
+          'SchemaError',
+          'MigrationsPendingError',
+          'StoreUnavailableError',
+          'DatabasePathError',
+        ].includes(error.name))
+    ) {
       io.stderr.write(`prequal-hooks ${name}: ${error.message}\n`);
       return 1;
     }
@@ -85,4 +118,9 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   process.exit(process.exitCode ?? 0);
 });
 
-process.exitCode = await main(process.argv.slice(2), { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env });
+process.exitCode = await main(process.argv.slice(2), {
+  stdin: process.stdin,
+  stdout: process.stdout,
+  stderr: process.stderr,
+  env: process.env,
+});

@@ -42,7 +42,9 @@ export async function migrateCommand(argv: string[], io: CommandIo): Promise<num
   const { location, postgres } = databaseOf(command);
   const dryRun = command.values['dry-run'];
   if (!isPostgresUrl(location) && !existsSync(location)) {
-    io.stderr.write(`prequal-hooks migrate: no database at ${location}; ${dryRun ? 'every migration would apply (a dry run creates nothing)' : 'creating it'}\n`);
+    io.stderr.write(
+      `prequal-hooks migrate: no database at ${location}; ${dryRun ? 'every migration would apply (a dry run creates nothing)' : 'creating it'}\n`,
+    );
   }
   const report = await migrateDatabase(location, { ...postgres, dryRun });
   if (command.values.json) {
@@ -51,8 +53,15 @@ export async function migrateCommand(argv: string[], io: CommandIo): Promise<num
   }
   const where = displayLocation(location);
   if (report.pending.length === 0) io.stdout.write(`${where} is up to date (schema version ${report.known}).\n`);
-  else if (dryRun) io.stdout.write(`${where} is at schema version ${report.from}; ${report.pending.length} pending (nothing applied, --dry-run):\n${listed(report.pending)}\n`);
-  else if (report.applied.length === 0) io.stdout.write(`${where} was migrated meanwhile by another process: it is up to date (schema version ${report.known}).\n`);
-  else io.stdout.write(`${where}: schema version ${report.from} → ${report.known}, applied:\n${listed(report.pending.filter((m) => report.applied.includes(m.version)))}\n`);
+  else if (dryRun)
+    io.stdout.write(
+      `${where} is at schema version ${report.from}; ${report.pending.length} pending (nothing applied, --dry-run):\n${listed(report.pending)}\n`,
+    );
+  else if (report.applied.length === 0)
+    io.stdout.write(`${where} was migrated meanwhile by another process: it is up to date (schema version ${report.known}).\n`);
+  else
+    io.stdout.write(
+      `${where}: schema version ${report.from} → ${report.known}, applied:\n${listed(report.pending.filter((m) => report.applied.includes(m.version)))}\n`,
+    );
   return 0;
 }

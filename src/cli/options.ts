@@ -95,7 +95,10 @@ function fromEnvironment(flagName: string, spec: OptionSpec, env: NodeJS.Process
 }
 
 function splitList(values: readonly string[]): string[] {
-  return values.flatMap((v) => v.split(',')).map((s) => s.trim()).filter((s) => s.length > 0);
+  return values
+    .flatMap((v) => v.split(','))
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
 }
 
 export interface ParsedCommand<O extends OptionTable> {
@@ -109,10 +112,21 @@ export interface ParsedCommand<O extends OptionTable> {
  * Parses argv against the table; a flag given wins over the environment, which wins over the
  * default. Every error is a UsageError naming the flag or variable the value came from.
  */
-export function parseCommand<O extends OptionTable>(table: O, argv: string[], env: NodeJS.ProcessEnv, allowPositionals = false): ParsedCommand<O> {
-  const declared: Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }> = { help: { type: 'boolean', short: 'h' } };
+export function parseCommand<O extends OptionTable>(
+  table: O,
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  allowPositionals = false,
+): ParsedCommand<O> {
+  const declared: Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }> = {
+    help: { type: 'boolean', short: 'h' },
+  };
   for (const [name, spec] of Object.entries(table)) {
-    declared[name] = { type: spec.kind === 'flag' ? 'boolean' : 'string', ...(spec.kind === 'list' && { multiple: true }), ...(spec.short !== undefined && { short: spec.short }) };
+    declared[name] = {
+      type: spec.kind === 'flag' ? 'boolean' : 'string',
+      ...(spec.kind === 'list' && { multiple: true }),
+      ...(spec.short !== undefined && { short: spec.short }),
+    };
   }
   const { values: given, positionals } = parsed(() => parseArgs({ args: argv, strict: true, allowPositionals, options: declared }));
   const values: Record<string, unknown> = {};
@@ -120,7 +134,12 @@ export function parseCommand<O extends OptionTable>(table: O, argv: string[], en
   for (const [name, spec] of Object.entries(table)) {
     const flagValue = given[name] as string | boolean | string[] | undefined;
     const environment = flagValue === undefined ? fromEnvironment(name, spec, env) : undefined;
-    const source: Source = flagValue !== undefined ? { from: 'flag', name: `--${name}` } : environment !== undefined ? { from: 'env', name: environment.name } : { from: 'default' };
+    const source: Source =
+      flagValue !== undefined
+        ? { from: 'flag', name: `--${name}` }
+        : environment !== undefined
+          ? { from: 'env', name: environment.name }
+          : { from: 'default' };
     sources[name] = source;
     if (spec.kind === 'flag') {
       if (environment === undefined) values[name] = flagValue === true;
@@ -164,18 +183,30 @@ export function optionsHelp(table: OptionTable): string {
     const head = left.length + 1 < LEFT ? `${left.padEnd(LEFT)}${first}` : `${left}\n${' '.repeat(LEFT)}${first}`;
     return [head, ...rest.map((line) => `${' '.repeat(LEFT)}${line}`)].join('\n');
   });
-  return ['Options (environment variables in brackets; a flag wins over them):', ...entries, `${'  -h, --help'.padEnd(LEFT)}show this help`].join('\n');
+  return [
+    'Options (environment variables in brackets; a flag wins over them):',
+    ...entries,
+    `${'  -h, --help'.padEnd(LEFT)}show this help`,
+  ].join('\n');
 }
 
 /** The effective configuration as JSON-ready data: each option's value and where it came from, secrets masked. */
-export function configurationDump<O extends OptionTable>(table: O, command: ParsedCommand<O>): Record<string, { value: unknown; from: string }> {
+export function configurationDump<O extends OptionTable>(
+  table: O,
+  command: ParsedCommand<O>,
+): Record<string, { value: unknown; from: string }> {
   const dump: Record<string, { value: unknown; from: string }> = {};
   for (const [name, spec] of Object.entries(table)) {
     if (name === 'print-config') continue;
     const source = command.sources[name as keyof O];
     const given = (command.values as Record<string, unknown>)[name];
     const raw = spec.show === undefined || given === undefined ? given : spec.show(given as never);
-    const shown = spec.secret && raw !== undefined && !(Array.isArray(raw) && raw.length === 0) ? (Array.isArray(raw) ? raw.map(() => '***') : '***') : raw;
+    const shown =
+      spec.secret && raw !== undefined && !(Array.isArray(raw) && raw.length === 0)
+        ? Array.isArray(raw)
+          ? raw.map(() => '***')
+          : '***'
+        : raw;
     dump[name] = { value: shown === undefined ? null : shown, from: source.from === 'default' ? 'default' : source.name };
   }
   return dump;
@@ -208,7 +239,10 @@ export function databaseOptions(creates: 'creates' | 'must exist') {
 }
 
 /** Where a command's database is: a SQLite path made absolute or a postgres:// URL, and its schema. */
-export function databaseOf(command: ParsedCommand<ReturnType<typeof databaseOptions>>): { location: string; postgres: { schema?: string } } {
+export function databaseOf(command: ParsedCommand<ReturnType<typeof databaseOptions>>): {
+  location: string;
+  postgres: { schema?: string };
+} {
   const location = databasePath(command.values.db, {});
   return { location, postgres: schemaFor(command.values.schema, command.sources.schema.from === 'flag', location) };
 }

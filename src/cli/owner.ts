@@ -6,7 +6,9 @@ import type { ReceiverRow, Store } from '../store/store.js';
 import { flag } from './options.js';
 
 /** The option of the commands that hand their events to a running receiver. */
-export const PROJECT_HERE_OPTION = flag({ help: 'project in this process even when a receiver runs on the database (its handlers then do not run for these events)' });
+export const PROJECT_HERE_OPTION = flag({
+  help: 'project in this process even when a receiver runs on the database (its handlers then do not run for these events)',
+});
 
 export interface Ownership {
   /** The running receiver the events are left to; undefined: this process projects them. */

@@ -13,7 +13,10 @@ export const RECONCILE_OPTIONS = {
   ...databaseOptions('creates'),
   ...SERVICE_OPTIONS,
   ...flagsOnly({
-    campaign: list({ placeholder: '<id>', help: "also read this campaign (repeat for several); the projection's campaigns are always read" }),
+    campaign: list({
+      placeholder: '<id>',
+      help: "also read this campaign (repeat for several); the projection's campaigns are always read",
+    }),
     'dry-run': flag({ help: 'print the differences, write nothing (a missing database is not created)' }),
     json: flag({ help: 'print the report as JSON' }),
   }),
@@ -38,7 +41,8 @@ const shown = (field: string, value: unknown) => (PII.has(field) && value !== nu
 
 function printable(repair: Repair) {
   const fields: Record<string, { projected: unknown; service: unknown }> = {};
-  for (const [field, { projected, service }] of Object.entries(repair.fields)) fields[field] = { projected: shown(field, projected), service: shown(field, service) };
+  for (const [field, { projected, service }] of Object.entries(repair.fields))
+    fields[field] = { projected: shown(field, projected), service: shown(field, service) };
   return { ...repair, fields };
 }
 
@@ -49,7 +53,9 @@ function describe(report: ReconcileReport): string {
       lines.push(`campaign ${campaign.campaign_id}: not found at the service (left as projected)`);
       continue;
     }
-    const mine = report.repairs.filter((r) => (r.table === 'campaigns' && r.key === campaign.campaign_id) || r.campaign_id === campaign.campaign_id);
+    const mine = report.repairs.filter(
+      (r) => (r.table === 'campaigns' && r.key === campaign.campaign_id) || r.campaign_id === campaign.campaign_id,
+    );
     const candidates = mine.filter((r) => r.table === 'candidates');
     const missing = candidates.filter((r) => r.missing).length;
     const changed = candidates.filter((r) => !r.missing);
@@ -59,15 +65,21 @@ function describe(report: ReconcileReport): string {
     if (changed.length > 0) parts.push(`${changed.length} changed (${changedFields.join(', ')})`);
     const own = mine.find((r) => r.table === 'campaigns');
     if (own !== undefined) parts.push(`campaign ${own.missing ? 'missing' : `changed (${Object.keys(own.fields).join(', ')})`}`);
-    if (campaign.onlyInProjection.length > 0) parts.push(`${campaign.onlyInProjection.length} projected but not listed by the service (left as they are)`);
-    if (campaign.erasedButListed.length > 0) parts.push(`${count(campaign.erasedButListed.length, 'candidate')} erased here but still listed by the service (not recreated: ask the service to delete them)`);
+    if (campaign.onlyInProjection.length > 0)
+      parts.push(`${campaign.onlyInProjection.length} projected but not listed by the service (left as they are)`);
+    if (campaign.erasedButListed.length > 0)
+      parts.push(
+        `${count(campaign.erasedButListed.length, 'candidate')} erased here but still listed by the service (not recreated: ask the service to delete them)`,
+      );
     if (mine.length === 0) parts.push('in agreement');
     lines.push(`campaign ${campaign.campaign_id}: ${parts.join(', ')}`);
   }
   const credits = report.repairs.find((r) => r.table === 'credits');
   if (credits !== undefined) {
     const { projected, service } = credits.fields.credits_remaining!;
-    lines.push(`credits: ${projected == null ? 'none projected yet' : `${String(projected)} projected`}, ${String(service)} at the service`);
+    lines.push(
+      `credits: ${projected == null ? 'none projected yet' : `${String(projected)} projected`}, ${String(service)} at the service`,
+    );
   }
   const rows = report.repairs.length;
   lines.push(
@@ -93,7 +105,10 @@ export async function reconcile(argv: string[], io: CommandIo): Promise<number> 
   // State built from the service alone starts from no database: created as serve does; a dry
   // run, which writes nothing, compares with an empty one in memory instead.
   const fresh = !isPostgresUrl(location) && !existsSync(location);
-  if (fresh) io.stderr.write(`prequal-hooks reconcile: no database at ${location}; ${dryRun ? 'comparing with an empty one (a dry run creates nothing)' : 'creating it'}\n`);
+  if (fresh)
+    io.stderr.write(
+      `prequal-hooks reconcile: no database at ${location}; ${dryRun ? 'comparing with an empty one (a dry run creates nothing)' : 'creating it'}\n`,
+    );
 
   // Ctrl-C stops after the campaign being read; the next run resumes there.
   const stop = new AbortController();
@@ -113,16 +128,24 @@ export async function reconcile(argv: string[], io: CommandIo): Promise<number> 
   const store = await openStore(fresh && dryRun ? ':memory:' : location, fresh && dryRun ? {} : postgres);
   let report: ReconcileReport;
   try {
-    report = await reconcileInto({ store }, {
-      client,
-      ...(values.campaign.length > 0 && { campaigns: values.campaign }),
-      dryRun,
-      signal: stop.signal,
-      onProgress: ({ campaign, done, total }) => io.stderr.write(`prequal-hooks reconcile: campaign ${campaign} read (${done} of ${total})\n`),
-    });
+    report = await reconcileInto(
+      { store },
+      {
+        client,
+        ...(values.campaign.length > 0 && { campaigns: values.campaign }),
+        dryRun,
+        signal: stop.signal,
+        onProgress: ({ campaign, done, total }) =>
+          io.stderr.write(`prequal-hooks reconcile: campaign ${campaign} read (${done} of ${total})\n`),
+      },
+    );
   } catch (error) {
-    if (error instanceof PrequalApiError) throw new CommandError(`the service answered ${error.status} ${error.code}: ${error.message}${error.status === 401 ? ' (check the API key)' : ''}. Run again to resume`);
-    if (error instanceof PrequalNetworkError) throw new CommandError(`cannot reach the service at ${apiUrl}: ${error.message}. Run again to resume`);
+    if (error instanceof PrequalApiError)
+      throw new CommandError(
+        `the service answered ${error.status} ${error.code}: ${error.message}${error.status === 401 ? ' (check the API key)' : ''}. Run again to resume`,
+      );
+    if (error instanceof PrequalNetworkError)
+      throw new CommandError(`cannot reach the service at ${apiUrl}: ${error.message}. Run again to resume`);
     if (error instanceof PrequalRedirectError || error instanceof PrequalResponseError) throw new CommandError(error.message);
     throw error;
   } finally {

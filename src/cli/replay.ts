@@ -102,7 +102,9 @@ export async function replay(argv: string[], io: CommandIo): Promise<number> {
   else io.stdout.write(`${summaryLine(summary, owner)} (${displayLocation(dbPath)})\n`);
   if (note !== undefined) io.stderr.write(`prequal-hooks replay: ${note}.\n`);
   if (summary.unknown + summary.dead > 0) {
-    io.stderr.write(`prequal-hooks replay: ${count(summary.unknown + summary.dead, 'event')} set aside; "prequal-hooks dead-letters --db ${displayLocation(dbPath)}" lists them.\n`);
+    io.stderr.write(
+      `prequal-hooks replay: ${count(summary.unknown + summary.dead, 'event')} set aside; "prequal-hooks dead-letters --db ${displayLocation(dbPath)}" lists them.\n`,
+    );
   }
   for (const { origin, message } of summary.unreadable) {
     io.stderr.write(`prequal-hooks replay: could not read ${origin}: ${message}\n`);

@@ -34,7 +34,8 @@ export async function secret(argv: string[], io: CommandIo): Promise<number> {
   }
   if (command.values.fingerprint) {
     for (const name of ['db', 'schema'] as const) {
-      if (command.sources[name].from === 'flag') throw new UsageError(`--fingerprint reads secrets from standard input, not from a database: drop --${name}`);
+      if (command.sources[name].from === 'flag')
+        throw new UsageError(`--fingerprint reads secrets from standard input, not from a database: drop --${name}`);
     }
     return await printFingerprints(io);
   }
@@ -62,8 +63,13 @@ async function printFingerprints(io: CommandIo): Promise<number> {
   const chunks: Buffer[] = [];
   for await (const chunk of stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
   // The rules of a secret file: a line end or surrounding blanks are no part of a secret.
-  const secrets = Buffer.concat(chunks).toString('utf8').split(/\r?\n/).map((line) => line.trim()).filter((line) => line !== '');
-  if (secrets.length === 0) throw new CommandError('no secret on standard input: give one a line, e.g. prequal-hooks secret --fingerprint < secrets.txt');
+  const secrets = Buffer.concat(chunks)
+    .toString('utf8')
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+  if (secrets.length === 0)
+    throw new CommandError('no secret on standard input: give one a line, e.g. prequal-hooks secret --fingerprint < secrets.txt');
   io.stdout.write(secrets.map((one) => `${secretFingerprint(one)}\n`).join(''));
   return 0;
 }

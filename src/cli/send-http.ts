@@ -25,7 +25,8 @@ export function trustedWith(path: string, from: string): string[] {
     throw new CommandError(`cannot read ${path} (given by ${from}): ${readFailure(error)}`);
   }
   const certificates = pem.match(PEM_CERTIFICATE) ?? [];
-  if (certificates.length === 0) throw new CommandError(`${path} (given by ${from}) holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
+  if (certificates.length === 0)
+    throw new CommandError(`${path} (given by ${from}) holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
   for (const certificate of certificates) {
     try {
       new X509Certificate(certificate);
@@ -62,7 +63,10 @@ export function post(url: URL, request: SignedRequest, timeoutMs: number, ca?: s
     let timedOut = false;
     const timer = setTimeout(() => ((timedOut = true), sent.destroy()), timeoutMs);
     // Whatever destroying the request makes the stream say, a timeout is reported as one.
-    const fail = (error: Error) => (clearTimeout(timer), reject(timedOut ? Object.assign(new Error(`no answer within ${timeoutMs} ms`), { name: 'TimeoutError' }) : error));
+    const fail = (error: Error) => (
+      clearTimeout(timer),
+      reject(timedOut ? Object.assign(new Error(`no answer within ${timeoutMs} ms`), { name: 'TimeoutError' }) : error)
+    );
     const answered = (response: IncomingMessage) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -70,7 +74,11 @@ export function post(url: URL, request: SignedRequest, timeoutMs: number, ca?: s
       response.on('close', () => response.complete || fail(new Error('the connection closed before the whole answer')));
       response.on('end', () => {
         clearTimeout(timer);
-        resolve({ status: response.statusCode ?? 0, statusText: response.statusMessage ?? '', text: Buffer.concat(chunks).toString('utf8') });
+        resolve({
+          status: response.statusCode ?? 0,
+          statusText: response.statusMessage ?? '',
+          text: Buffer.concat(chunks).toString('utf8'),
+        });
       });
     };
     const sent = url.protocol === 'https:' ? httpsRequest(url, options, answered) : httpRequest(url, options, answered);
@@ -96,14 +104,16 @@ const UNTRUSTED = new Set([
  * on the error (node:https) or on its cause (fetch).
  */
 export function certificateProblem(error: unknown, url: URL): string | undefined {
-  const withCode = [error, (error as { cause?: unknown } | undefined)?.cause].find((e) => typeof (e as { code?: unknown } | undefined)?.code === 'string') as
-    | (Error & { code: string })
-    | undefined;
+  const withCode = [error, (error as { cause?: unknown } | undefined)?.cause].find(
+    (e) => typeof (e as { code?: unknown } | undefined)?.code === 'string',
+  ) as (Error & { code: string }) | undefined;
   if (withCode === undefined) return undefined;
   const { code } = withCode;
   if (!UNTRUSTED.has(code) && !code.startsWith('CERT_') && code !== 'ERR_TLS_CERT_ALTNAME_INVALID') return undefined;
   const why = `the certificate of ${url.host} is not trusted: ${withCode.message} (${code})`;
-  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return `${why}. It was issued for other names: use one of them in --url, or have the receiver serve a certificate for ${url.hostname}`;
-  if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') return `${why}. Check the receiver's certificate dates (and this machine's clock)`;
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID')
+    return `${why}. It was issued for other names: use one of them in --url, or have the receiver serve a certificate for ${url.hostname}`;
+  if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID')
+    return `${why}. Check the receiver's certificate dates (and this machine's clock)`;
   return `${why}. If it comes from a private CA (or is self-signed), give the CA's certificate (or that one), PEM, with --ca <file> or NODE_EXTRA_CA_CERTS=<file>`;
 }

@@ -22,9 +22,27 @@ export const SEND_OPTIONS = {
       help: 'change a field of the sample (repeatable), e.g. data.interview_score=9.5, data.first_name=Zoé, timestamp=2026-11-20T10:00:00Z; the value is read as JSON when it parses (9.5, true, null, "42", {...}), as text otherwise',
     }),
     file: optional({ placeholder: '<path>', help: 'send this file instead of a sample (its bytes are not changed)' }),
-    'signature-header': value({ placeholder: '<h>', help: 'the signature header', default: DEFAULT_SIGNATURE_HEADER, defaultHelp: DEFAULT_SIGNATURE_HEADER, parse: (text: string) => text }),
-    'event-header': value({ placeholder: '<h>', help: 'the event kind header', default: DEFAULT_EVENT_HEADER, defaultHelp: DEFAULT_EVENT_HEADER, parse: (text: string) => text }),
-    timeout: value({ placeholder: '<ms>', help: 'give up waiting for the answer after this long', default: 10_000, defaultHelp: '10000', parse: (text: string, name: string) => integer(name, text, 10_000, 1) }),
+    'signature-header': value({
+      placeholder: '<h>',
+      help: 'the signature header',
+      default: DEFAULT_SIGNATURE_HEADER,
+      defaultHelp: DEFAULT_SIGNATURE_HEADER,
+      parse: (text: string) => text,
+    }),
+    'event-header': value({
+      placeholder: '<h>',
+      help: 'the event kind header',
+      default: DEFAULT_EVENT_HEADER,
+      defaultHelp: DEFAULT_EVENT_HEADER,
+      parse: (text: string) => text,
+    }),
+    timeout: value({
+      placeholder: '<ms>',
+      help: 'give up waiting for the answer after this long',
+      default: 10_000,
+      defaultHelp: '10000',
+      parse: (text: string, name: string) => integer(name, text, 10_000, 1),
+    }),
   }),
   ca: optional({
     placeholder: '<file>',
@@ -71,7 +89,8 @@ export async function send(argv: string[], io: CommandIo): Promise<number> {
   }
   const [kind, ...extra] = positionals;
   if (extra.length > 0) throw new UsageError(`one event at a time: unexpected "${extra.join(' ')}"`);
-  if (kind === undefined && values.file === undefined) throw new UsageError('give an event kind (such as candidate.added) or --file <path>');
+  if (kind === undefined && values.file === undefined)
+    throw new UsageError('give an event kind (such as candidate.added) or --file <path>');
   if (kind !== undefined && values.file !== undefined) throw new UsageError('give an event kind or --file, not both');
   if (values.file !== undefined && values.set.length > 0) throw new UsageError('--set changes a sample; a --file is sent byte for byte');
   const event = kind === undefined ? undefined : sampleToSend(kind, values.set, Date.now());
@@ -92,18 +111,24 @@ export async function send(argv: string[], io: CommandIo): Promise<number> {
     if (claimed !== undefined) request.headers[headerNames.eventHeader.toLowerCase()] = claimed;
   } else {
     if (typeof event.timestamp !== 'string' || parseInstant(event.timestamp) === null) {
-      io.stderr.write(`prequal-hooks send: warning: timestamp ${JSON.stringify(event.timestamp)} is not ISO 8601 with a zone; the receiver will keep the event as a dead letter.\n`);
+      io.stderr.write(
+        `prequal-hooks send: warning: timestamp ${JSON.stringify(event.timestamp)} is not ISO 8601 with a zone; the receiver will keep the event as a dead letter.\n`,
+      );
     }
     request = signedRequest(event, { ...headerNames, ...(secret !== undefined && { secret }) });
   }
   if (secret === undefined) {
-    io.stderr.write('prequal-hooks send: warning: no secret (--secret or PREQUAL_HOOKS_SECRET), so the event is sent unsigned; a receiver with a secret answers 401.\n');
+    io.stderr.write(
+      'prequal-hooks send: warning: no secret (--secret or PREQUAL_HOOKS_SECRET), so the event is sent unsigned; a receiver with a secret answers 401.\n',
+    );
   }
 
   const caSource = command.sources.ca;
   const trusted = values.ca === undefined ? undefined : trustedWith(values.ca, caSource.from === 'default' ? '--ca' : caSource.name);
   const answer = await exchange(url, request, timeoutMs, trusted);
-  io.stdout.write(`HTTP ${answer.status} ${answer.statusText}\n${answer.text}${answer.text.endsWith('\n') || answer.text === '' ? '' : '\n'}`);
+  io.stdout.write(
+    `HTTP ${answer.status} ${answer.statusText}\n${answer.text}${answer.text.endsWith('\n') || answer.text === '' ? '' : '\n'}`,
+  );
   return answer.status >= 200 && answer.status < 300 ? 0 : 1;
 }
 

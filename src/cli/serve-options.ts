@@ -9,7 +9,19 @@ import { SERVICE_OPTIONS } from './service.js';
 import { parseDuration } from '../privacy/retention.js';
 import { resolveFileVariants, withFileVariants, type SecretFile } from './file-variants.js';
 import type { TlsFiles } from './tls-files.js';
-import { configurationDump, databaseOptions, flag, list, optional, optionsHelp, parseCommand, value, type OptionValues, type ParsedCommand, type Source } from './options.js';
+import {
+  configurationDump,
+  databaseOptions,
+  flag,
+  list,
+  optional,
+  optionsHelp,
+  parseCommand,
+  value,
+  type OptionValues,
+  type ParsedCommand,
+  type Source,
+} from './options.js';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
@@ -17,7 +29,14 @@ const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'
 export const WEAK_SECRET_LENGTH = 16;
 
 export const SERVE_OPTIONS = withFileVariants({
-  port: value({ placeholder: '<n>', help: 'port to listen on', env: ['PREQUAL_HOOKS_PORT', 'PORT'], default: 8787, defaultHelp: '8787', parse: (text, name) => integer(name, text, 8787, 0, 65535) }),
+  port: value({
+    placeholder: '<n>',
+    help: 'port to listen on',
+    env: ['PREQUAL_HOOKS_PORT', 'PORT'],
+    default: 8787,
+    defaultHelp: '8787',
+    parse: (text, name) => integer(name, text, 8787, 0, 65535),
+  }),
   host: value({
     placeholder: '<addr>',
     help: 'address to listen on: 0.0.0.0 is every interface, 127.0.0.1 keeps it to this machine (as `npm start` does)',
@@ -25,9 +44,14 @@ export const SERVE_OPTIONS = withFileVariants({
     defaultHelp: '0.0.0.0',
     parse: (text) => text,
   }),
-  'tls-cert': optional({ placeholder: '<path>', help: 'serve HTTPS (TLS 1.2 or later) with this PEM certificate chain; needs --tls-key; SIGHUP re-reads both' }),
+  'tls-cert': optional({
+    placeholder: '<path>',
+    help: 'serve HTTPS (TLS 1.2 or later) with this PEM certificate chain; needs --tls-key; SIGHUP re-reads both',
+  }),
   'tls-key': optional({ placeholder: '<path>', help: 'the PEM private key of --tls-cert' }),
-  'trust-proxy': flag({ help: "behind a reverse proxy: log the client's address from the last X-Forwarded-For entry (set by the proxy) instead of the proxy's" }),
+  'trust-proxy': flag({
+    help: "behind a reverse proxy: log the client's address from the last X-Forwarded-For entry (set by the proxy) instead of the proxy's",
+  }),
   ...databaseOptions('creates'),
   secret: list({
     placeholder: '<s>',
@@ -45,7 +69,13 @@ export const SERVE_OPTIONS = withFileVariants({
       return text;
     },
   }),
-  'max-body': value({ placeholder: '<size>', help: 'largest body, e.g. 1mb or 262144', default: DEFAULT_MAX_BODY_BYTES, defaultHelp: '1mb', parse: (text, name) => byteSize(name, text, DEFAULT_MAX_BODY_BYTES) }),
+  'max-body': value({
+    placeholder: '<size>',
+    help: 'largest body, e.g. 1mb or 262144',
+    default: DEFAULT_MAX_BODY_BYTES,
+    defaultHelp: '1mb',
+    parse: (text, name) => byteSize(name, text, DEFAULT_MAX_BODY_BYTES),
+  }),
   'max-buffered-bytes': value({
     placeholder: '<size>',
     help: 'request bodies held at once before their signatures are verified, all requests together; past it, new bodies get 503 BUSY (with Retry-After) unread; no less than --max-body',
@@ -61,8 +91,20 @@ export const SERVE_OPTIONS = withFileVariants({
     parse: (text, name) => integer(name, text, DEFAULT_MAX_CONNECTIONS, 1, 1_000_000),
   }),
   'allow-unsigned': flag({ help: 'accept unsigned events (only without a secret; anyone can then post events)' }),
-  'signature-header': value({ placeholder: '<h>', help: 'the signature header', default: DEFAULT_SIGNATURE_HEADER, defaultHelp: DEFAULT_SIGNATURE_HEADER, parse: (text) => text }),
-  'event-header': value({ placeholder: '<h>', help: 'the event kind header', default: DEFAULT_EVENT_HEADER, defaultHelp: DEFAULT_EVENT_HEADER, parse: (text) => text }),
+  'signature-header': value({
+    placeholder: '<h>',
+    help: 'the signature header',
+    default: DEFAULT_SIGNATURE_HEADER,
+    defaultHelp: DEFAULT_SIGNATURE_HEADER,
+    parse: (text) => text,
+  }),
+  'event-header': value({
+    placeholder: '<h>',
+    help: 'the event kind header',
+    default: DEFAULT_EVENT_HEADER,
+    defaultHelp: DEFAULT_EVENT_HEADER,
+    parse: (text) => text,
+  }),
   'log-level': value({
     placeholder: '<level>',
     help: 'trace, debug, info, warn, error',
@@ -73,8 +115,16 @@ export const SERVE_OPTIONS = withFileVariants({
       return text;
     },
   }),
-  'pool-size': value({ placeholder: '<n>', help: 'PostgreSQL: connections in the pool', default: 10, defaultHelp: '10', parse: (text, name) => integer(name, text, 10, 2, 1000) }),
-  'no-migrate': flag({ help: 'refuse to start on a database that needs migrations (one line naming them, exit 1) instead of applying them: for those who run "prequal-hooks migrate" after a backup' }),
+  'pool-size': value({
+    placeholder: '<n>',
+    help: 'PostgreSQL: connections in the pool',
+    default: 10,
+    defaultHelp: '10',
+    parse: (text, name) => integer(name, text, 10, 2, 1000),
+  }),
+  'no-migrate': flag({
+    help: 'refuse to start on a database that needs migrations (one line naming them, exit 1) instead of applying them: for those who run "prequal-hooks migrate" after a backup',
+  }),
   'dashboard-token': optional({
     placeholder: '<t>',
     help: 'serve the console at /dashboard and GET /metrics (Prometheus) to requests carrying this token (16 characters or more), as HTTP Basic password or Bearer; without it neither is served',
@@ -99,7 +149,8 @@ export const SERVE_OPTIONS = withFileVariants({
     default: 0,
     parse: (text, name) => {
       const minutes = Number(text);
-      if (!(minutes >= 0.05 && minutes <= 7 * 24 * 60)) throw new UsageError(`${name} must be a number of minutes from 0.05 to 10080, got "${text}"`);
+      if (!(minutes >= 0.05 && minutes <= 7 * 24 * 60))
+        throw new UsageError(`${name} must be a number of minutes from 0.05 to 10080, got "${text}"`);
       return minutes;
     },
   }),
@@ -110,7 +161,8 @@ export const SERVE_OPTIONS = withFileVariants({
     default: 0,
     parse: (text: string, name: string) => {
       const ms = parseDuration(text);
-      if (ms === undefined) throw new UsageError(`${name} must be a whole number and a unit, s, m, h, d or w (such as 730d), got "${text}"`);
+      if (ms === undefined)
+        throw new UsageError(`${name} must be a whole number and a unit, s, m, h, d or w (such as 730d), got "${text}"`);
       return ms;
     },
   }),
@@ -199,11 +251,16 @@ export type TokenOption = (typeof TOKEN_OPTIONS)[number];
  * The options from argv and the environment, with any secret files read in place of their option;
  * `removed`: a warning for each removed option given.
  */
-export function parseServe(argv: string[], env: NodeJS.ProcessEnv): ServeCommand & { files: Partial<Record<keyof typeof SERVE_OPTIONS, string>>; removed: string[] } {
+export function parseServe(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+): ServeCommand & { files: Partial<Record<keyof typeof SERVE_OPTIONS, string>>; removed: string[] } {
   const command = parseCommand({ ...SERVE_OPTIONS, ...REMOVED_OPTIONS }, argv, env);
   const removed = Object.entries(REMOVED_OPTIONS).flatMap(([name, spec]) => {
     const source = command.sources[name as keyof typeof REMOVED_OPTIONS];
-    return source.from === 'default' ? [] : [`${source.name} is ignored (the option was removed): ${spec.help}; remove it from the configuration`];
+    return source.from === 'default'
+      ? []
+      : [`${source.name} is ignored (the option was removed): ${spec.help}; remove it from the configuration`];
   });
   return { ...(command.help ? { ...command, files: {} } : resolveFileVariants(SERVE_OPTIONS, command)), removed };
 }
@@ -218,7 +275,9 @@ export function serveConfig(command: ReturnType<typeof parseServe>): ServeConfig
     throw new UsageError('--allow-unsigned cannot be combined with a secret: signed receivers verify every request');
   }
   if (values['max-buffered-bytes'] < values['max-body']) {
-    throw new UsageError(`${nameOf(command, 'max-buffered-bytes')} (${values['max-buffered-bytes']} bytes) must be no less than ${nameOf(command, 'max-body')} (${values['max-body']} bytes): a body at the limit could never be read`);
+    throw new UsageError(
+      `${nameOf(command, 'max-buffered-bytes')} (${values['max-buffered-bytes']} bytes) must be no less than ${nameOf(command, 'max-body')} (${values['max-body']} bytes): a body at the limit could never be read`,
+    );
   }
   const tokens = checkedTokens(command);
   return {
@@ -254,13 +313,17 @@ function secretFiles(command: ReturnType<typeof parseServe>): Pick<ServeConfig, 
     const path = command.files[option];
     // The -file options are added by withFileVariants, outside the table's type.
     const source = (command.sources as Record<string, Source | undefined>)[`${option}-file`];
-    return path === undefined ? undefined : { path: resolve(path), from: source === undefined || source.from === 'default' ? `--${option}-file` : source.name };
+    return path === undefined
+      ? undefined
+      : { path: resolve(path), from: source === undefined || source.from === 'default' ? `--${option}-file` : source.name };
   };
   const secretFile = fileOf('secret');
   const apiKeyFile = fileOf('api-key');
   return {
     ...(secretFile !== undefined && { secretFile }),
-    tokenFiles: Object.fromEntries(TOKEN_OPTIONS.flatMap((option) => (command.files[option] === undefined ? [] : [[option, fileOf(option)!]]))),
+    tokenFiles: Object.fromEntries(
+      TOKEN_OPTIONS.flatMap((option) => (command.files[option] === undefined ? [] : [[option, fileOf(option)!]])),
+    ),
     tokenNames: Object.fromEntries(TOKEN_OPTIONS.map((option) => [option, nameOf(command, option)])) as Record<TokenOption, string>,
     ...(apiKeyFile !== undefined && { apiKeyFile }),
   };
@@ -288,15 +351,22 @@ export function tokensChecked(
   const given = (Object.keys(GUARDS) as Array<keyof typeof GUARDS>).filter((option) => values[option] !== undefined);
   for (const option of given) {
     if (values[option]!.length < MIN_TOKEN_LENGTH) {
-      throw new UsageError(`${nameOf(option)} must be at least ${MIN_TOKEN_LENGTH} characters (${GUARDS[option]}); generate one with \`openssl rand -hex 24\``);
+      throw new UsageError(
+        `${nameOf(option)} must be at least ${MIN_TOKEN_LENGTH} characters (${GUARDS[option]}); generate one with \`openssl rand -hex 24\``,
+      );
     }
   }
   for (const [i, option] of given.entries()) {
     const same = given.slice(i + 1).find((other) => values[other] === values[option]);
-    if (same !== undefined) throw new UsageError(`${nameOf(option)} and ${nameOf(same)} must differ: each token opens its own part, so one value cannot be both`);
+    if (same !== undefined)
+      throw new UsageError(`${nameOf(option)} and ${nameOf(same)} must differ: each token opens its own part, so one value cannot be both`);
   }
   const { 'dashboard-token': dashboardToken, 'dashboard-readonly-token': dashboardReadonlyToken, 'metrics-token': metricsToken } = values;
-  return { ...(dashboardToken !== undefined && { dashboardToken }), ...(dashboardReadonlyToken !== undefined && { dashboardReadonlyToken }), ...(metricsToken !== undefined && { metricsToken }) };
+  return {
+    ...(dashboardToken !== undefined && { dashboardToken }),
+    ...(dashboardReadonlyToken !== undefined && { dashboardReadonlyToken }),
+    ...(metricsToken !== undefined && { metricsToken }),
+  };
 }
 
 /** Both TLS files or neither: a certificate without its key (or the reverse) is a usage error. */

@@ -28,7 +28,9 @@ function secretFilesOf(config: ServeConfig): Array<{ file: SecretFile; holds: st
     ...(config.secretFile === undefined ? [] : [{ file: config.secretFile, holds: 'the webhook secrets' }]),
     ...Object.entries(config.tokenFiles).map(([option, file]) => ({ file, holds: TOKEN_HOLDS[option as TokenOption] })),
     ...(config.apiKeyFile === undefined ? [] : [{ file: config.apiKeyFile, holds: "the agency's API key" }]),
-    ...(config.tls === undefined ? [] : [{ file: { path: config.tls.key, from: config.tls.from?.key ?? '--tls-key' }, holds: 'the TLS private key' }]),
+    ...(config.tls === undefined
+      ? []
+      : [{ file: { path: config.tls.key, from: config.tls.from?.key ?? '--tls-key' }, holds: 'the TLS private key' }]),
   ];
 }
 
@@ -44,7 +46,11 @@ export function warnLooseFiles(config: ServeConfig, logger: Logger, prefix = '')
  * SIGHUP re-reads the secret file, the token files, the API key file and the TLS pair, each on
  * its own: connections and requests in flight are untouched. Returns what removes the handler.
  */
-export function reloadOnHangup(config: ServeConfig, parts: { standalone: Standalone; reconciling: Reconciling | undefined }, logger: Logger): () => void {
+export function reloadOnHangup(
+  config: ServeConfig,
+  parts: { standalone: Standalone; reconciling: Reconciling | undefined },
+  logger: Logger,
+): () => void {
   const { standalone, reconciling } = parts;
   const reload = () => {
     if (secretFilesOf(config).length === 0) {
@@ -68,7 +74,8 @@ function reloadSecrets(config: ServeConfig, file: SecretFile, standalone: Standa
     standalone.receiver.setSecrets(secrets);
     config.secrets = secrets;
     const weak = secrets.filter((secret) => secret.length < WEAK_SECRET_LENGTH).map(secretFingerprint);
-    if (weak.length > 0) logger.warn({ weakSecretFingerprints: weak }, `SIGHUP: ${count(weak.length, 'secret')} under ${WEAK_SECRET_LENGTH} characters: weak`);
+    if (weak.length > 0)
+      logger.warn({ weakSecretFingerprints: weak }, `SIGHUP: ${count(weak.length, 'secret')} under ${WEAK_SECRET_LENGTH} characters: weak`);
     logger.info({ secretFingerprints: secrets.map(secretFingerprint) }, `SIGHUP: webhook secrets re-read from ${file.path}`);
   } catch (error) {
     logger.error({ file: file.path }, `SIGHUP: ${(error as Error).message}; the secrets in use are kept`);
@@ -81,10 +88,18 @@ async function reloadTokens(config: ServeConfig, standalone: Standalone, logger:
   const paths = Object.values(files).map((file) => file.path);
   try {
     const read = Object.fromEntries(Object.entries(files).map(([option, file]) => [option, readSecretLine(file.path, file.from, option)]));
-    const current = { 'dashboard-token': config.dashboardToken, 'dashboard-readonly-token': config.dashboardReadonlyToken, 'metrics-token': config.metricsToken };
+    const current = {
+      'dashboard-token': config.dashboardToken,
+      'dashboard-readonly-token': config.dashboardReadonlyToken,
+      'metrics-token': config.metricsToken,
+    };
     const tokens = tokensChecked({ ...current, ...read }, (option) => config.tokenNames[option]);
     await standalone.setTokens(tokens);
-    Object.assign(config, { dashboardToken: tokens.dashboardToken, dashboardReadonlyToken: tokens.dashboardReadonlyToken, metricsToken: tokens.metricsToken });
+    Object.assign(config, {
+      dashboardToken: tokens.dashboardToken,
+      dashboardReadonlyToken: tokens.dashboardReadonlyToken,
+      metricsToken: tokens.metricsToken,
+    });
     logger.info({ files: paths }, 'SIGHUP: tokens re-read; requests from now on are checked against them');
   } catch (error) {
     logger.error({ files: paths }, `SIGHUP: ${(error as Error).message}; the tokens in use are kept`);

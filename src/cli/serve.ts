@@ -64,7 +64,8 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
     printJson(io, serveConfigDump(command));
     return 0;
   }
-  const reconciling: Reconciling | undefined = config.reconcileEvery > 0 ? { client: serviceClient(config.api, '--reconcile-every').client } : undefined;
+  const reconciling: Reconciling | undefined =
+    config.reconcileEvery > 0 ? { client: serviceClient(config.api, '--reconcile-every').client } : undefined;
   // A wrong certificate or key is said before anything is opened or bound.
   const tls = config.tls === undefined ? undefined : readTlsPair(config.tls);
   // Before the logger and the receiver: both decide once whether to trace.
@@ -100,12 +101,15 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
 /** Starts the receiver and its HTTP server; a generated secret is stored and shown only once it listens. */
 async function listen(config: ServeConfig, tls: TlsPair | undefined, database: Store, logger: Logger, io: CommandIo): Promise<Standalone> {
   if (config.allowUnsigned) {
-    logger.warn('UNSIGNED EVENTS ARE ACCEPTED (--allow-unsigned): anyone who can reach this port can write events. Configure a secret in production.');
+    logger.warn(
+      'UNSIGNED EVENTS ARE ACCEPTED (--allow-unsigned): anyone who can reach this port can write events. Configure a secret in production.',
+    );
   }
   return await startStandalone({
     database,
     // A start that fails (a wrong --host, a port in use) shows nothing it would not show again.
-    secrets: async () => (config.secrets.length > 0 || config.allowUnsigned ? config.secrets : [await generatedSecretShown(config, database, io)]),
+    secrets: async () =>
+      config.secrets.length > 0 || config.allowUnsigned ? config.secrets : [await generatedSecretShown(config, database, io)],
     allowUnsigned: config.allowUnsigned,
     maxBodyBytes: config.maxBodyBytes,
     maxBufferedBytes: config.maxBufferedBytes,
@@ -146,7 +150,11 @@ async function generatedSecretShown(config: ServeConfig, database: Store, io: Co
 
 /** Each run takes the client of the moment: SIGHUP may have re-read the API key since the last. */
 function startReconciling(config: ServeConfig, reconciling: Reconciling, standalone: Standalone, logger: Logger): ReconcileSchedule {
-  return scheduleReconcile({ everyMs: config.reconcileEvery * 60_000, logger, run: (signal) => standalone.receiver.reconcile({ client: reconciling.client, signal }) });
+  return scheduleReconcile({
+    everyMs: config.reconcileEvery * 60_000,
+    logger,
+    run: (signal) => standalone.receiver.reconcile({ client: reconciling.client, signal }),
+  });
 }
 
 /** How often retention runs once started (and once at start). */
@@ -165,7 +173,13 @@ function startRetention(olderThanMs: number, standalone: Standalone, logger: Log
       .eraseInactive({ olderThan: olderThanMs })
       .then((report) => {
         logger.info(
-          { candidatesErased: report.candidatesErased, eventsRedacted: report.eventsRedacted, setAsideRedacted: report.setAsideRedacted, cutoff: report.cutoff, scrubbed: report.scrubbed },
+          {
+            candidatesErased: report.candidatesErased,
+            eventsRedacted: report.eventsRedacted,
+            setAsideRedacted: report.setAsideRedacted,
+            cutoff: report.cutoff,
+            scrubbed: report.scrubbed,
+          },
           `retention: ${count(report.candidatesErased, 'candidate')} erased`,
         );
       })
@@ -184,7 +198,14 @@ function startRetention(olderThanMs: number, standalone: Standalone, logger: Log
 }
 
 /** SIGTERM or SIGINT: stop accepting, finish requests in flight, drain, close; exit 1 past 15 s. */
-function stopOnSignal(parts: { standalone: Standalone; database: Store; schedule: ReconcileSchedule | undefined; retention: Retention | undefined; tracing: TracingSdk | undefined; logger: Logger }): Promise<number> {
+function stopOnSignal(parts: {
+  standalone: Standalone;
+  database: Store;
+  schedule: ReconcileSchedule | undefined;
+  retention: Retention | undefined;
+  tracing: TracingSdk | undefined;
+  logger: Logger;
+}): Promise<number> {
   const { standalone, database, schedule, retention, tracing, logger } = parts;
   return new Promise<number>((done) => {
     let stopping = false;
@@ -202,7 +223,9 @@ function stopOnSignal(parts: { standalone: Standalone; database: Store; schedule
         .then(async () => {
           await database.close();
           // The last spans exported (bounded by the 15 s above); an unreachable collector loses only them.
-          await tracing?.shutdown().catch((error: unknown) => logger.warn({ err: { message: (error as Error).message } }, 'could not export the last traces'));
+          await tracing
+            ?.shutdown()
+            .catch((error: unknown) => logger.warn({ err: { message: (error as Error).message } }, 'could not export the last traces'));
           logger.info('stopped');
           logger.flush?.();
           clearTimeout(force);
@@ -235,7 +258,13 @@ function announce(config: ServeConfig, standalone: Standalone, logger: Logger, i
     io.stderr.write('prequal-hooks: other machines can reach this port; --host 127.0.0.1 (or PREQUAL_HOOKS_HOST) keeps it to this one.\n');
   }
   logger.info(
-    { listening: boundText, url: `${standalone.url}${config.path}`, db: where, secretFingerprints: config.secrets.map(secretFingerprint), maxBodyBytes: config.maxBodyBytes },
+    {
+      listening: boundText,
+      url: `${standalone.url}${config.path}`,
+      db: where,
+      secretFingerprints: config.secrets.map(secretFingerprint),
+      maxBodyBytes: config.maxBodyBytes,
+    },
     `prequal-hooks listening on ${boundText}, receiving webhooks on POST ${standalone.url}${config.path}`,
   );
 }

@@ -6,11 +6,22 @@ import { flag, optional } from './options.js';
 /** The options that say how to reach the service's API (reconcile, serve --reconcile-every). */
 export const SERVICE_OPTIONS = {
   'api-url': optional({ placeholder: '<url>', help: "the service's address, e.g. https://api.example.com", show: withoutCredentials }),
-  'api-key': optional({ placeholder: '<key>', help: "the agency's API key (prefer the environment: a flag is visible to other users in the process list)", secret: true, fileVariant: true }),
-  'allow-insecure-api-url': flag({ help: 'accept a plain http:// --api-url on another host than this machine: the key then crosses the network readable' }),
+  'api-key': optional({
+    placeholder: '<key>',
+    help: "the agency's API key (prefer the environment: a flag is visible to other users in the process list)",
+    secret: true,
+    fileVariant: true,
+  }),
+  'allow-insecure-api-url': flag({
+    help: 'accept a plain http:// --api-url on another host than this machine: the key then crosses the network readable',
+  }),
 };
 
-export type ServiceValues = { 'api-url'?: string | undefined; 'api-key'?: string | undefined; 'allow-insecure-api-url'?: boolean | undefined };
+export type ServiceValues = {
+  'api-url'?: string | undefined;
+  'api-key'?: string | undefined;
+  'allow-insecure-api-url'?: boolean | undefined;
+};
 
 /**
  * A client of the service from the resolved `--api-url`, `--api-key` and

@@ -42,6 +42,7 @@ export function readTlsPair(files: TlsFiles): TlsPair {
   } catch {
     throw new CommandError(`the TLS key ${named('key')} is not a PEM private key (or it is encrypted: give it without a passphrase)`);
   }
-  if (!certificate.checkPrivateKey(privateKey)) throw new CommandError(`the TLS key ${named('key')} does not match the certificate ${named('cert')}`);
+  if (!certificate.checkPrivateKey(privateKey))
+    throw new CommandError(`the TLS key ${named('key')} does not match the certificate ${named('cert')}`);
   return { cert, key };
 }

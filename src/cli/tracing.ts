@@ -61,7 +61,10 @@ type Detector = NonNullable<SdkOptions['resourceDetectors']>[number];
  */
 function resourceDetectors(): Detector[] {
   const require = createRequire(createRequire(import.meta.url).resolve('@opentelemetry/sdk-node'));
-  const resources = require('@opentelemetry/resources') as Record<'envDetector' | 'hostDetector' | 'osDetector' | 'processDetector' | 'serviceInstanceIdDetector', Detector>;
+  const resources = require('@opentelemetry/resources') as Record<
+    'envDetector' | 'hostDetector' | 'osDetector' | 'processDetector' | 'serviceInstanceIdDetector',
+    Detector
+  >;
   const withoutArguments: Detector = {
     detect(config) {
       const detected = resources.processDetector.detect(config);

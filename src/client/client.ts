@@ -115,9 +115,11 @@ export function createClient(options: ClientOptions) {
     /** `PATCH /campaigns/{campaign_id}/status`. */
     changeCampaignStatus: (campaignId: string, status: CampaignStatus) => changeCampaignStatus(c, campaignId, status),
     /** `GET /campaigns/{campaign_id}/status`: the status and `stats`. */
-    getCampaignStatus: (campaignId: string) => read(c, 'getCampaignStatus', { campaign_id: campaignId }, campaignStatusResponseSchema) as Promise<CampaignStatusResponse>,
+    getCampaignStatus: (campaignId: string) =>
+      read(c, 'getCampaignStatus', { campaign_id: campaignId }, campaignStatusResponseSchema) as Promise<CampaignStatusResponse>,
     /** `GET /campaigns/{campaign_id}`: every field (not shown in the document: the sandbox's shape). */
-    getCampaign: (campaignId: string) => read(c, 'getCampaign', { campaign_id: campaignId }, campaignRecordSchema) as Promise<CampaignRecord>,
+    getCampaign: (campaignId: string) =>
+      read(c, 'getCampaign', { campaign_id: campaignId }, campaignRecordSchema) as Promise<CampaignRecord>,
     /** `GET /campaigns`: one page (not shown in the document: the sandbox's shape). */
     listCampaigns: (query: ListCampaignsQuery = {}) => listCampaigns(c, query),
     /** `POST /campaigns/{campaign_id}/candidates` (1 to 100; `contact_mode` default `call`). */
@@ -164,12 +166,22 @@ export function createClient(options: ClientOptions) {
 
 /** The transport of a client's options, checked: the base URL, the body cap, the throttle. */
 function transportFor(options: ClientOptions): Transport {
-  const problem = serviceUrlProblem(typeof options?.baseUrl === 'string' ? options.baseUrl : '', options?.allowInsecureHttp === true, 'allowInsecureHttp: true');
+  const problem = serviceUrlProblem(
+    typeof options?.baseUrl === 'string' ? options.baseUrl : '',
+    options?.allowInsecureHttp === true,
+    'allowInsecureHttp: true',
+  );
   if (problem !== undefined) throw new TypeError(`createClient: baseUrl ${problem}`);
   const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
-  if (!(Number.isSafeInteger(maxResponseBytes) && maxResponseBytes > 0)) throw new TypeError(`createClient: maxResponseBytes must be a whole number of bytes above 0, got ${String(maxResponseBytes)}`);
+  if (!(Number.isSafeInteger(maxResponseBytes) && maxResponseBytes > 0))
+    throw new TypeError(`createClient: maxResponseBytes must be a whole number of bytes above 0, got ${String(maxResponseBytes)}`);
   const clock = options.clock ?? systemClock;
-  const throttle = options.throttle === false ? undefined : isThrottle(options.throttle) ? options.throttle : createThrottle({ ...options.throttle, clock });
+  const throttle =
+    options.throttle === false
+      ? undefined
+      : isThrottle(options.throttle)
+        ? options.throttle
+        : createThrottle({ ...options.throttle, clock });
   return createTransport({
     apiKey: options.apiKey,
     baseUrl: options.baseUrl,
@@ -186,7 +198,14 @@ function transportFor(options: ClientOptions): Transport {
 }
 
 /** Throws the error the service would answer, without sending, when `violation` is set. */
-function refuse(c: Caller, endpoint: EndpointName, violation: Violation, params?: Record<string, string>, body?: unknown, query?: Record<string, string | number | undefined>): never {
+function refuse(
+  c: Caller,
+  endpoint: EndpointName,
+  violation: Violation,
+  params?: Record<string, string>,
+  body?: unknown,
+  query?: Record<string, string | number | undefined>,
+): never {
   const request = describeRequest(endpoint, ENDPOINTS[endpoint].method, c.transport.urlOf(endpoint, params, query), body);
   throw PrequalApiError.fromViolation(violation, request);
 }
@@ -195,17 +214,31 @@ function refuse(c: Caller, endpoint: EndpointName, violation: Violation, params?
 function precheck(c: Caller, endpoint: EndpointName, params: Record<string, string> = {}): void {
   const key = c.apiKey;
   const header = { header: API_KEY_HEADER };
-  if (key === undefined || key === null || key === '') refuse(c, endpoint, { code: 'MISSING_API_KEY', message: ERROR_CODES.MISSING_API_KEY.message, details: header }, params);
-  if (!isApiKeyFormat(key)) refuse(c, endpoint, { code: 'INVALID_API_KEY_FORMAT', message: ERROR_CODES.INVALID_API_KEY_FORMAT.message, details: header }, params);
+  if (key === undefined || key === null || key === '')
+    refuse(c, endpoint, { code: 'MISSING_API_KEY', message: ERROR_CODES.MISSING_API_KEY.message, details: header }, params);
+  if (!isApiKeyFormat(key))
+    refuse(c, endpoint, { code: 'INVALID_API_KEY_FORMAT', message: ERROR_CODES.INVALID_API_KEY_FORMAT.message, details: header }, params);
   for (const [name, value] of Object.entries(params)) {
     if (typeof value !== 'string' || value === '') {
-      refuse(c, endpoint, { code: 'VALIDATION_ERROR', message: ERROR_CODES.VALIDATION_ERROR.message, details: { [name]: 'must be a non-empty string' } }, params);
+      refuse(
+        c,
+        endpoint,
+        { code: 'VALIDATION_ERROR', message: ERROR_CODES.VALIDATION_ERROR.message, details: { [name]: 'must be a non-empty string' } },
+        params,
+      );
     }
   }
 }
 
 /** Checks `input` against `schema` with the rule priority of the service; returns the parsed value. */
-function checked<S extends z.ZodType>(c: Caller, endpoint: EndpointName, schema: S, input: unknown, priority: readonly ErrorCode[], params?: Record<string, string>): z.output<S> {
+function checked<S extends z.ZodType>(
+  c: Caller,
+  endpoint: EndpointName,
+  schema: S,
+  input: unknown,
+  priority: readonly ErrorCode[],
+  params?: Record<string, string>,
+): z.output<S> {
   const result = check(schema, input, priority);
   if (!result.ok) refuse(c, endpoint, result.violation, params, input);
   return result.value;
@@ -216,18 +249,39 @@ function checked<S extends z.ZodType>(c: Caller, endpoint: EndpointName, schema:
  * candidate in `errors` and adds the others; the client refuses the whole request with that
  * candidate's code and index instead, so that no bad candidate is sent unnoticed.
  */
-function checkCandidates(c: Caller, endpoint: EndpointName, params: Record<string, string>, body: { candidates: unknown[]; contact_mode: 'call' | 'sms' | 'email' }, input: unknown): void {
+function checkCandidates(
+  c: Caller,
+  endpoint: EndpointName,
+  params: Record<string, string>,
+  body: { candidates: unknown[]; contact_mode: 'call' | 'sms' | 'email' },
+  input: unknown,
+): void {
   body.candidates.forEach((candidate, index) => {
     const reading = readSubmittedCandidate(candidate, body.contact_mode);
     if (!reading.ok) {
       // The phone itself is left out: errors get logged, and a phone is PII.
-      refuse(c, endpoint, { code: reading.code, message: ERROR_CODES[reading.code].message, details: { index, error: reading.error.replace(/"[^"]*"/g, '…') } }, params, input);
+      refuse(
+        c,
+        endpoint,
+        {
+          code: reading.code,
+          message: ERROR_CODES[reading.code].message,
+          details: { index, error: reading.error.replace(/"[^"]*"/g, '…') },
+        },
+        params,
+        input,
+      );
     }
   });
 }
 
 /** A read with no body to check: the key and the path parameters, then the request. */
-async function read<S extends z.ZodType>(c: Caller, endpoint: EndpointName, params: Record<string, string> | undefined, response: S): Promise<z.output<S>> {
+async function read<S extends z.ZodType>(
+  c: Caller,
+  endpoint: EndpointName,
+  params: Record<string, string> | undefined,
+  response: S,
+): Promise<z.output<S>> {
   precheck(c, endpoint, params);
   return c.transport.send({ endpoint, ...(params !== undefined && { params }), response });
 }
@@ -256,7 +310,11 @@ async function changeCampaignStatus(c: Caller, campaignId: string, status: Campa
 async function listCampaigns(c: Caller, query: ListCampaignsQuery): Promise<ListCampaignsResponse> {
   precheck(c, 'listCampaigns');
   checked(c, 'listCampaigns', listCampaignsQuerySchema, query, []);
-  return c.transport.send({ endpoint: 'listCampaigns', query: query as Record<string, string | number | undefined>, response: listCampaignsResponseSchema });
+  return c.transport.send({
+    endpoint: 'listCampaigns',
+    query: query as Record<string, string | number | undefined>,
+    response: listCampaignsResponseSchema,
+  });
 }
 
 async function addCandidates(c: Caller, campaignId: string, body: AddCandidatesRequest): Promise<CallModeResponse | InvitationResponse> {
@@ -272,14 +330,24 @@ async function sourceCandidates(c: Caller, campaignId: string, body: SourceCandi
   precheck(c, 'sourceCandidates', params);
   const value = checked(c, 'sourceCandidates', sourceCandidatesRequestSchema, body, CANDIDATE_REQUEST_RULES, params);
   checkCandidates(c, 'sourceCandidates', params, value, body);
-  return (await c.transport.send({ endpoint: 'sourceCandidates', params, body, response: addCandidatesResponseSchema })) as InvitationResponse;
+  return (await c.transport.send({
+    endpoint: 'sourceCandidates',
+    params,
+    body,
+    response: addCandidatesResponseSchema,
+  })) as InvitationResponse;
 }
 
 async function listCandidates(c: Caller, campaignId: string, query: ListCandidatesQuery): Promise<ListCandidatesResponse> {
   const params = { campaign_id: campaignId };
   precheck(c, 'listCandidates', params);
   checked(c, 'listCandidates', listCandidatesQuerySchema, query, [], params);
-  return c.transport.send({ endpoint: 'listCandidates', params, query: query as Record<string, string | number | undefined>, response: listCandidatesResponseSchema });
+  return c.transport.send({
+    endpoint: 'listCandidates',
+    params,
+    query: query as Record<string, string | number | undefined>,
+    response: listCandidatesResponseSchema,
+  });
 }
 
 export type Client = ReturnType<typeof createClient>;

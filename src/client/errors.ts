@@ -38,7 +38,15 @@ export class PrequalApiError extends Error {
   /** Requests made for this call (0 when local). */
   readonly attempts: number;
 
-  constructor(init: { status: number; code: string; message: string; details?: Record<string, unknown>; request: SentRequest; local?: boolean; attempts?: number }) {
+  constructor(init: {
+    status: number;
+    code: string;
+    message: string;
+    details?: Record<string, unknown>;
+    request: SentRequest;
+    local?: boolean;
+    attempts?: number;
+  }) {
     super(`${init.status} ${init.code}: ${init.message} (${init.request.method} ${init.request.endpoint})`);
     this.status = init.status;
     this.code = init.code;
@@ -65,9 +73,12 @@ export class PrequalNetworkError extends Error {
 
   constructor(init: { cause: unknown; request: SentRequest; attempts: number; notSent: boolean; timedOut: boolean }) {
     const why = init.timedOut ? 'timed out' : init.notSent ? 'could not connect' : 'failed';
-    super(`${init.request.method} ${init.request.endpoint} ${why} after ${init.attempts} attempt(s): ${(init.cause as Error)?.message ?? String(init.cause)}`, {
-      cause: init.cause,
-    });
+    super(
+      `${init.request.method} ${init.request.endpoint} ${why} after ${init.attempts} attempt(s): ${(init.cause as Error)?.message ?? String(init.cause)}`,
+      {
+        cause: init.cause,
+      },
+    );
     this.request = init.request;
     this.attempts = init.attempts;
     this.notSent = init.notSent;
@@ -87,7 +98,9 @@ export class PrequalResponseError extends Error {
   readonly issues: string[];
 
   constructor(init: { status: number; request: SentRequest; issues: string[] }) {
-    super(`${init.request.method} ${init.request.endpoint} answered ${init.status} with a body that is not the documented one: ${init.issues.slice(0, 3).join('; ')}`);
+    super(
+      `${init.request.method} ${init.request.endpoint} answered ${init.status} with a body that is not the documented one: ${init.issues.slice(0, 3).join('; ')}`,
+    );
     this.status = init.status;
     this.request = init.request;
     this.issues = init.issues;

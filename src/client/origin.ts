@@ -7,7 +7,13 @@
  */
 export function isLoopbackHost(hostname: string): boolean {
   const host = hostname.toLowerCase().replace(/\.$/, '');
-  return host === 'localhost' || host.endsWith('.localhost') || /^127(?:\.\d{1,3}){3}$/.test(host) || host === '[::1]' || /^\[::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}\]$/.test(host);
+  return (
+    host === 'localhost' ||
+    host.endsWith('.localhost') ||
+    /^127(?:\.\d{1,3}){3}$/.test(host) ||
+    host === '[::1]' ||
+    /^\[::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}\]$/.test(host)
+  );
 }
 
 /**
@@ -40,7 +46,8 @@ export function serviceUrlProblem(address: string, allowInsecureHttp: boolean, o
     return 'must be the service address, e.g. https://api.example.com or a sandbox’s url';
   }
   // fetch refuses such a URL anyway; said here without the credentials it would echo.
-  if (url.username !== '' || url.password !== '') return `must not hold a user name or password (${withoutCredentials(address)}): the service takes the API key alone`;
+  if (url.username !== '' || url.password !== '')
+    return `must not hold a user name or password (${withoutCredentials(address)}): the service takes the API key alone`;
   if (url.protocol === 'https:') return undefined;
   if (url.protocol !== 'http:') return `must be an https:// address, got ${url.protocol}`;
   if (isLoopbackHost(url.hostname) || allowInsecureHttp) return undefined;
@@ -48,7 +55,8 @@ export function serviceUrlProblem(address: string, allowInsecureHttp: boolean, o
 }
 
 /** 301, 302, 303, 307, 308: the answers that name another address in `Location`. */
-export const isRedirectStatus = (status: number): boolean => status === 301 || status === 302 || status === 303 || status === 307 || status === 308;
+export const isRedirectStatus = (status: number): boolean =>
+  status === 301 || status === 302 || status === 303 || status === 307 || status === 308;
 
 /** Redirects followed within one attempt, at most (browsers follow 20; a service needs one or two). */
 export const MAX_REDIRECTS = 5;
@@ -72,9 +80,11 @@ export function decideRedirect(from: string, location: string, status: number, m
   target.password = '';
   const source = new URL(from);
   const shown = target.href;
-  if (source.protocol === 'https:' && target.protocol !== 'https:') return { follow: false, target: shown, reason: 'from https to plain http' };
+  if (source.protocol === 'https:' && target.protocol !== 'https:')
+    return { follow: false, target: shown, reason: 'from https to plain http' };
   if (target.origin !== source.origin) return { follow: false, target: shown, reason: `to another origin than ${source.origin}` };
-  if (status !== 307 && status !== 308 && method !== 'GET') return { follow: false, target: shown, reason: `that would turn the ${method} into a GET` };
+  if (status !== 307 && status !== 308 && method !== 'GET')
+    return { follow: false, target: shown, reason: `that would turn the ${method} into a GET` };
   if (redirectsSoFar >= MAX_REDIRECTS) return { follow: false, target: shown, reason: `after ${MAX_REDIRECTS} redirects already` };
   return { follow: true, url: target.href };
 }

@@ -11,7 +11,11 @@ export interface Page<T> {
  * An item seen already is not yielded again: a list sorted by date shifts while it is walked
  * when candidates arrive, and would otherwise repeat the last items of a page on the next.
  */
-export async function* walkPages<T>(fetchPage: (page: number) => Promise<Page<T>>, identity: (item: T) => string, firstPage = 1): AsyncGenerator<T, void, undefined> {
+export async function* walkPages<T>(
+  fetchPage: (page: number) => Promise<Page<T>>,
+  identity: (item: T) => string,
+  firstPage = 1,
+): AsyncGenerator<T, void, undefined> {
   const seen = new Set<string>();
   for (let page = firstPage; ; page++) {
     const { items, pagination } = await fetchPage(page);

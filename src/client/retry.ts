@@ -41,9 +41,7 @@ export const RETRY_SAFE: Readonly<Record<EndpointName, boolean>> = {
 
 /** What happened to one attempt, as far as retrying goes. */
 export type AttemptOutcome =
-  | { kind: 'rate-limited'; retryAfterMs: number }
-  | { kind: 'server-error'; status: number }
-  | { kind: 'network'; notSent: boolean };
+  { kind: 'rate-limited'; retryAfterMs: number } | { kind: 'server-error'; status: number } | { kind: 'network'; notSent: boolean };
 
 export type RetryDecision = { retry: true; delayMs: number } | { retry: false };
 

@@ -3,7 +3,15 @@
 import type { z } from 'zod';
 import { API_KEY_HEADER, API_PREFIX, ENDPOINTS, errorBodySchema, type EndpointName } from '../api/index.js';
 import { readBodyWithin } from './body.js';
-import { describeRequest, PrequalApiError, PrequalNetworkError, PrequalRedirectError, PrequalResponseError, type PrequalError, type SentRequest } from './errors.js';
+import {
+  describeRequest,
+  PrequalApiError,
+  PrequalNetworkError,
+  PrequalRedirectError,
+  PrequalResponseError,
+  type PrequalError,
+  type SentRequest,
+} from './errors.js';
 import { decideRedirect, isRedirectStatus } from './origin.js';
 import { decideRetry, type AttemptOutcome, type RetryOptions } from './retry.js';
 import type { Clock, Throttle } from './throttle.js';
@@ -33,7 +41,12 @@ export interface Call<S extends z.ZodType> {
 }
 
 /** The full URL of an operation, its path parameters encoded. */
-function urlOf(baseUrl: string, endpoint: EndpointName, params: Record<string, string> = {}, query: Record<string, string | number | undefined> = {}): string {
+function urlOf(
+  baseUrl: string,
+  endpoint: EndpointName,
+  params: Record<string, string> = {},
+  query: Record<string, string | number | undefined> = {},
+): string {
   const root = baseUrl.replace(/\/+$/, '');
   const prefix = root.endsWith(API_PREFIX) ? root : `${root}${API_PREFIX}`;
   const path = ENDPOINTS[endpoint].path.replace(/:([a-z_]+)/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
@@ -54,9 +67,7 @@ function errorCodeOf(error: unknown): string | undefined {
   return undefined;
 }
 
-type Attempt<T> =
-  | { ok: true; value: T }
-  | { ok: false; error: PrequalError; outcome?: AttemptOutcome };
+type Attempt<T> = { ok: true; value: T } | { ok: false; error: PrequalError; outcome?: AttemptOutcome };
 
 function retryAfterMs(details: Record<string, unknown> | undefined, header: string | null): number {
   const fromDetails = Number(details?.retry_after);
@@ -73,7 +84,8 @@ type Exchange =
 
 export function createTransport(options: TransportOptions) {
   return {
-    urlOf: (endpoint: EndpointName, params?: Record<string, string>, query?: Record<string, string | number | undefined>) => urlOf(options.baseUrl, endpoint, params, query),
+    urlOf: (endpoint: EndpointName, params?: Record<string, string>, query?: Record<string, string | number | undefined>) =>
+      urlOf(options.baseUrl, endpoint, params, query),
 
     async send<S extends z.ZodType>(call: Call<S>): Promise<z.output<S>> {
       const url = urlOf(options.baseUrl, call.endpoint, call.params, call.query);
@@ -121,7 +133,14 @@ async function exchange(options: TransportOptions, call: Call<z.ZodType>, reques
       const decision = decideRedirect(url, location, response.status, method, redirects);
       if (!decision.follow) {
         const from = new URL(url);
-        const error = new PrequalRedirectError({ status: response.status, target: decision.target, reason: decision.reason, from: `${from.origin}${from.pathname}`, request, attempts });
+        const error = new PrequalRedirectError({
+          status: response.status,
+          target: decision.target,
+          reason: decision.reason,
+          from: `${from.origin}${from.pathname}`,
+          request,
+          attempts,
+        });
         return { kind: 'redirect-refused', error };
       }
       url = decision.url;
@@ -132,7 +151,12 @@ async function exchange(options: TransportOptions, call: Call<z.ZodType>, reques
   }
 }
 
-async function attempt<S extends z.ZodType>(options: TransportOptions, call: Call<S>, request: SentRequest, attempts: number): Promise<Attempt<z.output<S>>> {
+async function attempt<S extends z.ZodType>(
+  options: TransportOptions,
+  call: Call<S>,
+  request: SentRequest,
+  attempts: number,
+): Promise<Attempt<z.output<S>>> {
   await options.throttle?.acquire();
   let exchanged: Exchange;
   try {
@@ -140,7 +164,11 @@ async function attempt<S extends z.ZodType>(options: TransportOptions, call: Cal
   } catch (cause) {
     const timedOut = (cause as Error)?.name === 'TimeoutError';
     const notSent = !timedOut && NOT_SENT_CODES.has(errorCodeOf(cause) ?? '');
-    return { ok: false, error: new PrequalNetworkError({ cause, request, attempts, notSent, timedOut }), outcome: { kind: 'network', notSent } };
+    return {
+      ok: false,
+      error: new PrequalNetworkError({ cause, request, attempts, notSent, timedOut }),
+      outcome: { kind: 'network', notSent },
+    };
   }
   if (exchanged.kind === 'redirect-refused') return { ok: false, error: exchanged.error };
   if (exchanged.kind === 'too-large') {
@@ -151,7 +179,14 @@ async function attempt<S extends z.ZodType>(options: TransportOptions, call: Cal
 }
 
 /** What an answer means: the value, or the typed error and whether a retry may help. */
-function answerOf<S extends z.ZodType>(options: TransportOptions, call: Call<S>, request: SentRequest, attempts: number, response: Response, text: string): Attempt<z.output<S>> {
+function answerOf<S extends z.ZodType>(
+  options: TransportOptions,
+  call: Call<S>,
+  request: SentRequest,
+  attempts: number,
+  response: Response,
+  text: string,
+): Attempt<z.output<S>> {
   let json: unknown;
   try {
     json = text === '' ? undefined : JSON.parse(text);
@@ -169,12 +204,23 @@ function answerOf<S extends z.ZodType>(options: TransportOptions, call: Call<S>,
   const envelope = errorBodySchema.safeParse(json);
   const outcome: AttemptOutcome | undefined =
     response.status === 429
-      ? { kind: 'rate-limited', retryAfterMs: retryAfterMs(envelope.success ? envelope.data.error.details : undefined, response.headers.get('retry-after')) }
+      ? {
+          kind: 'rate-limited',
+          retryAfterMs: retryAfterMs(envelope.success ? envelope.data.error.details : undefined, response.headers.get('retry-after')),
+        }
       : response.status >= 500
         ? { kind: 'server-error', status: response.status }
         : undefined;
   if (!envelope.success) {
-    return { ok: false, error: new PrequalResponseError({ status: response.status, request, issues: ['body: not the error envelope {error: {code, message, details}}'] }), outcome };
+    return {
+      ok: false,
+      error: new PrequalResponseError({
+        status: response.status,
+        request,
+        issues: ['body: not the error envelope {error: {code, message, details}}'],
+      }),
+      outcome,
+    };
   }
   const { code, message, details } = envelope.data.error;
   return { ok: false, error: new PrequalApiError({ status: response.status, code, message, details, request, attempts }), outcome };

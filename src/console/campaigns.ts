@@ -13,7 +13,9 @@ function score(value: number | null): string {
 }
 
 function fullName(context: PageContext, first: string | null, last: string | null): string {
-  const name = [shown('first_name', first, context.reveal), shown('last_name', last, context.reveal)].filter((p) => p !== null && p !== '').join(' ');
+  const name = [shown('first_name', first, context.reveal), shown('last_name', last, context.reveal)]
+    .filter((p) => p !== null && p !== '')
+    .join(' ');
   return name === '' ? '—' : name;
 }
 
@@ -32,7 +34,7 @@ async function campaignsPage(data: ConsoleData, req: Request, res: Response): Pr
       ? html`<p class="empty">No campaign yet.</p>`
       : html`<table class="campaigns"><thead><tr><th>campaign</th><th>job title</th><th>contract</th><th>status</th><th>created</th><th>candidates</th><th>completed</th><th>average score</th></tr></thead><tbody>
 ${campaigns.map(
-(c) => html`<tr data-campaign-id="${c.campaign_id}">
+  (c) => html`<tr data-campaign-id="${c.campaign_id}">
 <td><a href="${context.base}/campaigns/${encodeURIComponent(c.campaign_id)}">${c.campaign_id}</a></td><td>${c.job_title ?? '—'}</td><td>${c.contract_type ?? '—'}</td>
 <td>${c.status ?? '—'}</td><td>${when(c.created_at)}</td><td class="num">${c.stats.total_candidates}</td><td class="num">${c.stats.interviews_completed}</td><td class="num">${score(c.stats.average_score)}</td></tr>`,
 )}</tbody></table>`;
@@ -45,15 +47,22 @@ async function campaignPage(data: ConsoleData, req: Request<{ id: string }>, res
   const id = req.params.id;
   const campaign = await data.source.query.getCampaign(id);
   if (campaign === undefined) {
-    res.status(404).type('html').send(layout(context, 'Campaign not found', '/campaigns', html`<p>No event named campaign <code>${id}</code>.</p>`));
+    res
+      .status(404)
+      .type('html')
+      .send(layout(context, 'Campaign not found', '/campaigns', html`<p>No event named campaign <code>${id}</code>.</p>`));
     return;
   }
-  const values = Object.fromEntries(['page', 'per_page', 'sort', 'status', 'min_score'].map((k) => [k, param(req, k)])) as Record<string, string | undefined>;
+  const values = Object.fromEntries(['page', 'per_page', 'sort', 'status', 'min_score'].map((k) => [k, param(req, k)])) as Record<
+    string,
+    string | undefined
+  >;
   const parameters = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as CandidateListParameters;
   const list = await data.source.query.listCandidates(id, parameters);
   const self = `/campaigns/${encodeURIComponent(id)}`;
   const { pagination } = list;
-  const pageLink = (page: number, label: string) => html`<a href="${href(context.base, self, { ...values, page, reveal: context.reveal ? 1 : undefined })}">${label}</a>`;
+  const pageLink = (page: number, label: string) =>
+    html`<a href="${href(context.base, self, { ...values, page, reveal: context.reveal ? 1 : undefined })}">${label}</a>`;
   const body = html`
 <dl class="facts" id="campaign-stats">
 <dt>job title</dt><dd>${campaign.job_title ?? '—'}</dd>
@@ -77,11 +86,11 @@ ${context.reveal ? html`<input type="hidden" name="reveal" value="1">` : ''}
 </form>
 ${revealNote(context, href(context.base, self, values), href(context.base, self, { ...values, reveal: 1 }))}
 ${
-list.candidates.length === 0
-  ? html`<p class="empty">No candidate matches.</p>`
-  : html`<table class="candidates"><thead><tr><th>candidate</th><th>name</th><th>e-mail</th><th>phone</th><th>status</th><th>score</th><th>interview</th></tr></thead><tbody>
+  list.candidates.length === 0
+    ? html`<p class="empty">No candidate matches.</p>`
+    : html`<table class="candidates"><thead><tr><th>candidate</th><th>name</th><th>e-mail</th><th>phone</th><th>status</th><th>score</th><th>interview</th></tr></thead><tbody>
 ${list.candidates.map(
-(c) => html`<tr data-candidate-id="${c.candidate_id}">
+  (c) => html`<tr data-candidate-id="${c.candidate_id}">
 <td><a href="${href(context.base, `/candidates/${encodeURIComponent(c.candidate_id)}`, { reveal: context.reveal ? 1 : undefined })}">${c.candidate_id}</a></td>
 <td class="name">${fullName(context, c.first_name, c.last_name)}</td><td>${shown('email', c.email, context.reveal) ?? '—'}</td><td>${shown('phone', c.phone, context.reveal) ?? '—'}</td>
 <td>${c.status ?? '—'}</td><td class="num">${score(c.interview_score)}</td><td>${when(c.interview_date)}</td></tr>`,
@@ -98,12 +107,16 @@ async function candidatePage(data: ConsoleData, req: Request<{ id: string }>, re
   const id = req.params.id;
   const candidate = await data.source.query.getCandidate(id);
   if (candidate === undefined) {
-    res.status(404).type('html').send(layout(context, 'Candidate not found', '/campaigns', html`<p>No event named candidate <code>${id}</code>.</p>`));
+    res
+      .status(404)
+      .type('html')
+      .send(layout(context, 'Candidate not found', '/campaigns', html`<p>No event named candidate <code>${id}</code>.</p>`));
     return;
   }
   const history = await (await data.inbox()).listEvents({ candidate: id, limit: 200 });
   const self = `/candidates/${encodeURIComponent(id)}`;
-  const row = (label: string, value: unknown) => html`<dt>${label}</dt><dd>${value === null || value === undefined || value === '' ? '—' : value}</dd>`;
+  const row = (label: string, value: unknown) =>
+    html`<dt>${label}</dt><dd>${value === null || value === undefined || value === '' ? '—' : value}</dd>`;
   // Each field by what it may hold: free text (availability, salary, the analysis) masked until revealed.
   const field = (label: string, key: keyof typeof candidate) => row(label, shown(key, candidate[key], context.reveal));
   const body = html`
@@ -129,12 +142,14 @@ ${field('concerns', 'concerns')}
 </dl>
 <h2>Interview responses</h2>
 ${
-candidate.responses.length === 0
-  ? html`<p class="empty">No extended interview received.</p>`
-  : html`<ol class="responses" id="responses">${candidate.responses.map(
-      (r) => html`<li><p class="question">${shown('question', r.question, context.reveal) ?? '—'}</p><blockquote>${shown('answer', r.answer, context.reveal) ?? '—'}</blockquote>
+  candidate.responses.length === 0
+    ? html`<p class="empty">No extended interview received.</p>`
+    : html`<ol class="responses" id="responses">${candidate.responses.map(
+        (
+          r,
+        ) => html`<li><p class="question">${shown('question', r.question, context.reveal) ?? '—'}</p><blockquote>${shown('answer', r.answer, context.reveal) ?? '—'}</blockquote>
 <p class="note">score <strong>${score(r.score)}</strong> · ${shown('explanation', r.explanation, context.reveal) ?? ''}</p></li>`,
-    )}</ol>`
+      )}</ol>`
 }
 <h2>Events about this candidate</h2>
 ${eventsTable(context, history.events, { showCandidate: false })}`;

@@ -36,7 +36,7 @@ export function createCsrf(): Csrf {
     res.status(403).json({
       error: {
         code: 'CSRF_REFUSED',
-        message: 'Console actions must come from the console\'s own pages: reload the page and submit its form again.',
+        message: "Console actions must come from the console's own pages: reload the page and submit its form again.",
         details: { sameOrigin: sameOrigin(req), token: tokenOk ? 'valid' : 'missing or invalid' },
       },
     });

@@ -40,7 +40,10 @@ export function createDashboard(source: DashboardSource, options: DashboardOptio
   router.use((req, res, next) => {
     if (req.method === 'GET' || req.method === 'HEAD') return next();
     if (req.method !== 'POST') {
-      res.status(405).set('Allow', readOnly ? 'GET, HEAD' : 'GET, HEAD, POST').json({ error: { code: 'METHOD_NOT_ALLOWED', message: `${req.method} is not served here.`, details: {} } });
+      res
+        .status(405)
+        .set('Allow', readOnly ? 'GET, HEAD' : 'GET, HEAD, POST')
+        .json({ error: { code: 'METHOD_NOT_ALLOWED', message: `${req.method} is not served here.`, details: {} } });
       return;
     }
     // The method exists; this token may not use it.
@@ -59,7 +62,11 @@ export function createDashboard(source: DashboardSource, options: DashboardOptio
   privacyRoutes(router, data);
 
   router.use((req, res) => {
-    res.status(404).json({ error: { code: 'RESOURCE_NOT_FOUND', message: `Nothing is served at ${req.method} ${req.baseUrl}${req.path}.`, details: {} } });
+    res
+      .status(404)
+      .json({
+        error: { code: 'RESOURCE_NOT_FOUND', message: `Nothing is served at ${req.method} ${req.baseUrl}${req.path}.`, details: {} },
+      });
   });
   // No candidate data in answers or logs: parameter errors name the parameter, others only their kind.
   const failed: ErrorRequestHandler = (error: unknown, req, res, _next) => {
@@ -68,12 +75,24 @@ export function createDashboard(source: DashboardSource, options: DashboardOptio
       return;
     }
     if (error instanceof StoreUnavailableError) {
-      res.status(503).set('Retry-After', '5').json({ error: { code: 'STORAGE_UNAVAILABLE', message: `The database is unavailable (${error.code}); retry.`, details: {} } });
+      res
+        .status(503)
+        .set('Retry-After', '5')
+        .json({ error: { code: 'STORAGE_UNAVAILABLE', message: `The database is unavailable (${error.code}); retry.`, details: {} } });
       return;
     }
     // The route, not the URL: a query string may name a candidate.
-    options.logger?.error({ err: { name: (error as Error)?.name, code: (error as { code?: unknown })?.code }, method: req.method, route: `${req.baseUrl}${req.route?.path ?? ''}` }, 'console request failed');
-    res.status(500).json({ error: { code: 'INTERNAL', message: 'The console failed to answer; the receiver logs say more.', details: {} } });
+    options.logger?.error(
+      {
+        err: { name: (error as Error)?.name, code: (error as { code?: unknown })?.code },
+        method: req.method,
+        route: `${req.baseUrl}${req.route?.path ?? ''}`,
+      },
+      'console request failed',
+    );
+    res
+      .status(500)
+      .json({ error: { code: 'INTERNAL', message: 'The console failed to answer; the receiver logs say more.', details: {} } });
   };
   router.use(failed);
   return router;

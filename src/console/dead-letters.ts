@@ -34,7 +34,9 @@ export function deadLetterRoutes(router: Router, data: ConsoleData): void {
   router.get('/dead-letters/reprocess', async (req, res) => {
     const context = data.context(req);
     const filter = setAsideFilter(queryOf(req));
-    const { count, upTo } = await (await data.inbox()).countEvents({ state: filter.state ?? SET_ASIDE, verdict: 'accepted', ...(filter.kind && { kind: filter.kind }) });
+    const { count, upTo } = await (
+      await data.inbox()
+    ).countEvents({ state: filter.state ?? SET_ASIDE, verdict: 'accepted', ...(filter.kind && { kind: filter.kind }) });
     const body = html`<p id="preview"><strong id="preview-count">${count}</strong> ${agreed(count, 'set-aside event matches', 'set-aside events match')}
 ${filter.kind ? html` kind <code>${filter.kind}</code>` : ''}${filter.state ? html` state <code>${filter.state}</code>` : ''}.
 Bodies that are not envelopes are left out: there is nothing to reprocess in them.
@@ -46,7 +48,9 @@ ${count === 0 ? '' : actionForm(context, `${context.base}/dead-letters/reprocess
   router.get('/handler-failures/retry', async (req, res) => {
     const context = data.context(req);
     const filter = setAsideFilter(queryOf(req));
-    const { count, upTo } = await (await data.inbox()).countHandlerFailures({ ...(filter.kind && { kind: filter.kind }), ...(filter.handler && { handler: filter.handler }) });
+    const { count, upTo } = await (
+      await data.inbox()
+    ).countHandlerFailures({ ...(filter.kind && { kind: filter.kind }), ...(filter.handler && { handler: filter.handler }) });
     const body = html`<p id="preview"><strong id="preview-count">${count}</strong> ${agreed(count, 'handler failure matches', 'handler failures match')}
 ${filter.kind ? html` kind <code>${filter.kind}</code>` : ''}${filter.handler ? html` handler <code>${filter.handler}</code>` : ''}.</p>
 ${count === 0 ? '' : actionForm(context, `${context.base}/handler-failures/retry`, `Retry ${count}`, { kind: filter.kind, handler: filter.handler, up_to: upTo ?? undefined })}
@@ -64,7 +68,17 @@ function deadLetterActions(router: Router, data: ConsoleData): void {
     const form = (req.body ?? {}) as Record<string, unknown>;
     const filter = setAsideFilter(form);
     const upTo = idParam(form.up_to);
-    const ids = await (await data.inbox()).eventIds({ state: filter.state ?? SET_ASIDE, verdict: 'accepted', ...(filter.kind && { kind: filter.kind }), ...(upTo !== undefined && { upTo }) }, BULK_LIMIT);
+    const ids = await (
+      await data.inbox()
+    ).eventIds(
+      {
+        state: filter.state ?? SET_ASIDE,
+        verdict: 'accepted',
+        ...(filter.kind && { kind: filter.kind }),
+        ...(upTo !== undefined && { upTo }),
+      },
+      BULK_LIMIT,
+    );
     const result = ids.length === 0 ? { requeued: [], skipped: [] } : await data.source.deadLetters.reprocess(ids);
     res.redirect(303, back(req, { requeued: result.requeued.length, skipped: result.skipped.length }));
   });
@@ -78,7 +92,11 @@ function deadLetterActions(router: Router, data: ConsoleData): void {
     const filter = setAsideFilter(form);
     const upTo = idParam(form.up_to);
     const inbox = await data.inbox();
-    const failureFilter = { ...(filter.kind && { kind: filter.kind }), ...(filter.handler && { handler: filter.handler }), ...(upTo !== undefined && { upTo }) };
+    const failureFilter = {
+      ...(filter.kind && { kind: filter.kind }),
+      ...(filter.handler && { handler: filter.handler }),
+      ...(upTo !== undefined && { upTo }),
+    };
     const ids = (await inbox.handlerFailures(failureFilter, BULK_LIMIT)).map((f) => f.failure_id);
     const result = ids.length === 0 ? { retried: [], skipped: [] } : await data.source.deadLetters.retryHandlers(ids);
     res.redirect(303, back(req, { retried: result.retried.length, skipped: result.skipped.length }));
@@ -112,11 +130,11 @@ ${revealNote(context, href(context.base, '/dead-letters', query), href(context.b
 <p>Unknown kinds wait for a version that knows them; dead events wait for their body to be mended. Reprocessing is idempotent.</p>
 ${context.csrf === undefined ? '' : html`<p><a class="button" id="reprocess-all" href="${href(context.base, '/dead-letters/reprocess', { kind: filter.kind, state: filter.state })}">Reprocess all that match…</a></p>`}
 ${
-details.length === 0
-  ? html`<p class="empty">Nothing set aside.</p>`
-  : html`<table class="dead-letters"><thead><tr><th>#</th><th>received</th><th>kind</th><th>state</th><th>reasons</th><th></th></tr></thead><tbody>
+  details.length === 0
+    ? html`<p class="empty">Nothing set aside.</p>`
+    : html`<table class="dead-letters"><thead><tr><th>#</th><th>received</th><th>kind</th><th>state</th><th>reasons</th><th></th></tr></thead><tbody>
 ${details.map(
-(e) => html`<tr data-inbox-id="${e.inbox_id}">
+  (e) => html`<tr data-inbox-id="${e.inbox_id}">
 <td><a href="${context.base}/events/${e.inbox_id}">${e.inbox_id}</a></td><td>${when(e.received_at)}</td><td>${e.kind ?? html`<em>not an event</em>`}</td>
 <td><span class="state ${e.state}">${e.state}</span></td>
 <td><ul class="reasons">${e.reasons.map((r) => html`<li><code>${r.path || '(body)'}</code> ${r.message}</li>`)}</ul></td>
@@ -128,11 +146,11 @@ ${details.map(
 <p>The event is projected; one of your handlers kept failing on it. Retry once the handler is fixed.</p>
 ${context.csrf === undefined ? '' : html`<p><a class="button" id="retry-all" href="${href(context.base, '/handler-failures/retry', { kind: filter.kind, handler: filter.handler })}">Retry all that match…</a></p>`}
 ${
-failures.length === 0
-  ? html`<p class="empty">No handler failure.</p>`
-  : html`<table class="handler-failures"><thead><tr><th>failure</th><th>event</th><th>kind</th><th>handler</th><th>error</th><th>attempts</th><th>failed</th><th></th></tr></thead><tbody>
+  failures.length === 0
+    ? html`<p class="empty">No handler failure.</p>`
+    : html`<table class="handler-failures"><thead><tr><th>failure</th><th>event</th><th>kind</th><th>handler</th><th>error</th><th>attempts</th><th>failed</th><th></th></tr></thead><tbody>
 ${failures.map(
-(f) => html`<tr data-failure-id="${f.failure_id}">
+  (f) => html`<tr data-failure-id="${f.failure_id}">
 <td>${f.failure_id}</td><td><a href="${context.base}/events/${f.inbox_id}">${f.inbox_id}</a></td><td>${f.kind ?? '—'}</td><td>${f.handler}</td>
 <td class="error">${shownError(f.error, context.reveal)}</td><td>${f.attempts}</td><td>${when(f.failed_at)}</td>
 <td>${actionForm(context, `${context.base}/handler-failures/${f.failure_id}/retry`, 'Retry')}</td></tr>`,

@@ -54,7 +54,14 @@ ${options.showCandidate === false ? '' : html`<td>${idLink(context, 'candidates'
   )}</tbody></table>`;
 }
 
-export function filterForm(context: PageContext, action: string, values: Record<string, string | undefined>, kinds: string[], states: readonly string[], extra: Array<[name: string, label: string, placeholder?: string]> = []) {
+export function filterForm(
+  context: PageContext,
+  action: string,
+  values: Record<string, string | undefined>,
+  kinds: string[],
+  states: readonly string[],
+  extra: Array<[name: string, label: string, placeholder?: string]> = [],
+) {
   const select = (name: string, options: readonly string[]) =>
     html`<label>${name} <select name="${name}"><option value="">any</option>${options.map((o) => html`<option${values[name] === o ? html` selected` : ''}>${o}</option>`)}</select></label>`;
   return html`<form method="get" action="${context.base}${action}" class="filters">
@@ -98,7 +105,10 @@ ${page.next === null ? '' : html`<a rel="next" href="${href(context.base, '/even
     const id = idParam(req.params.id);
     const event = id === undefined ? undefined : await (await data.inbox()).getEvent(id);
     if (event === undefined) {
-      res.status(404).type('html').send(layout(context, 'Event not found', '/events', html`<p>No inbox row ${req.params.id}.</p>`));
+      res
+        .status(404)
+        .type('html')
+        .send(layout(context, 'Event not found', '/events', html`<p>No inbox row ${req.params.id}.</p>`));
       return;
     }
     const settable = (event.state === 'unknown' || event.state === 'dead') && event.verdict === 'accepted';

@@ -34,12 +34,13 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): SafeH
 /** A URL with query parameters (empty ones left out), relative to the console's mount point. */
 export function href(base: string, path: string, query: Record<string, string | number | undefined | null> = {}): string {
   const search = new URLSearchParams();
-  for (const [key, value] of Object.entries(query)) if (value !== undefined && value !== null && value !== '') search.set(key, String(value));
+  for (const [key, value] of Object.entries(query))
+    if (value !== undefined && value !== null && value !== '') search.set(key, String(value));
   const text = search.toString();
   return `${base}${path}${text === '' ? '' : `?${text}`}`;
 }
 
-const MASKED_NOTE = 'Personal data is masked: only ids, kinds, statuses, scores, dates and the campaign\'s own fields are shown.';
+const MASKED_NOTE = "Personal data is masked: only ids, kinds, statuses, scores, dates and the campaign's own fields are shown.";
 
 /** Whether personal data is masked, with the link that flips it; a read-only console has no reveal. */
 export function revealNote(context: PageContext, maskHref: string, revealHref: string): SafeHtml {
@@ -93,7 +94,13 @@ ${options.chart ? html`<script src="${context.base}/assets/uPlot.iife.min.js"></
 }
 
 /** A POST form with the CSRF token, or nothing in read-only mode. */
-export function actionForm(context: PageContext, action: string, label: string, fields: Record<string, string | number | undefined> = {}, className = ''): SafeHtml | '' {
+export function actionForm(
+  context: PageContext,
+  action: string,
+  label: string,
+  fields: Record<string, string | number | undefined> = {},
+  className = '',
+): SafeHtml | '' {
   if (context.csrf === undefined) return '';
   return html`<form method="post" action="${action}" class="inline ${className}">
 <input type="hidden" name="_csrf" value="${context.csrf}">

@@ -39,14 +39,31 @@ export function maskPhone(phone: string): string {
  * In a body, one is shown only where its kind's schema declares it and accepts its value.
  */
 const SAFE_FIELDS = new Set([
-  'event', 'timestamp',
-  'campaign_id', 'candidate_id', 'last_campaign_id',
-  'job_title', 'contract_type', 'candidate_link', 'questions_count', 'question',
-  'status', 'old_status', 'new_status', 'failure_reason',
-  'call_queued', 'sms_sent', 'is_sourced',
-  'interview_score', 'score',
-  'availability_start', 'interview_date', 'interview_started_at', 'created_at',
-  'credits_remaining', 'threshold',
+  'event',
+  'timestamp',
+  'campaign_id',
+  'candidate_id',
+  'last_campaign_id',
+  'job_title',
+  'contract_type',
+  'candidate_link',
+  'questions_count',
+  'question',
+  'status',
+  'old_status',
+  'new_status',
+  'failure_reason',
+  'call_queued',
+  'sms_sent',
+  'is_sourced',
+  'interview_score',
+  'score',
+  'availability_start',
+  'interview_date',
+  'interview_started_at',
+  'created_at',
+  'credits_remaining',
+  'threshold',
 ]);
 /** Fields the schemas take as any text, which the service fills with a date: shown only when they hold one. */
 const DATE_TEXT_FIELDS = new Set(['availability_start']);
@@ -130,7 +147,11 @@ function maskBody(body: unknown): unknown {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return maskValue(body, '', undefined, 0);
   const kind = (body as Record<string, unknown>).event;
   const known = typeof kind === 'string' && isEventKind(kind);
-  return maskObject(body as Record<string, unknown>, { event: z.string(), timestamp: timestampSchema, ...(known && { data: dataSchemas[kind] }) }, 0);
+  return maskObject(
+    body as Record<string, unknown>,
+    { event: z.string(), timestamp: timestampSchema, ...(known && { data: dataSchemas[kind] }) },
+    0,
+  );
 }
 
 /** The most of a body a page shows; the rest is cut, and the page says so. */

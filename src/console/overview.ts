@@ -26,7 +26,8 @@ function creditsDepleted(credits: CreditsRow): boolean {
 // `last_campaign_id` stays in the row after credits come back (a later credits.low), so the
 // campaign is named as the depletion's only while the balance says the account is still out.
 function creditsNote(context: PageContext, credits: CreditsRow) {
-  if (credits.credits_remaining === null && credits.low_threshold === null && credits.last_campaign_id === null) return 'No credits event yet.';
+  if (credits.credits_remaining === null && credits.low_threshold === null && credits.last_campaign_id === null)
+    return 'No credits event yet.';
   const threshold = credits.low_threshold === null ? '' : html`Low threshold ${credits.low_threshold}. `;
   if (credits.last_campaign_id === null) return threshold;
   const campaign = html`<a href="${context.base}/campaigns/${encodeURIComponent(credits.last_campaign_id)}">${credits.last_campaign_id}</a>`;

@@ -16,7 +16,11 @@ export function privacyRoutes(router: Router, data: ConsoleData): void {
 
 function refuseReadOnly(data: ConsoleData, req: Request, res: Response): boolean {
   if (data.context(req).csrf !== undefined) return false;
-  res.status(403).json({ error: { code: 'FORBIDDEN', message: 'This console is read-only: personal data is neither exported nor erased here.', details: {} } });
+  res
+    .status(403)
+    .json({
+      error: { code: 'FORBIDDEN', message: 'This console is read-only: personal data is neither exported nor erased here.', details: {} },
+    });
   return true;
 }
 
@@ -25,7 +29,11 @@ async function exportCandidate(data: ConsoleData, req: Request<{ id: string }>, 
   if (refuseReadOnly(data, req, res)) return;
   const document = await data.source.exportCandidate(req.params.id);
   const name = `candidate-${req.params.id.replace(/[^A-Za-z0-9_.-]/g, '_')}.json`;
-  res.set('Content-Disposition', `attachment; filename="${name}"`).set('Cache-Control', 'no-store').type('json').send(`${JSON.stringify(document, null, 2)}\n`);
+  res
+    .set('Content-Disposition', `attachment; filename="${name}"`)
+    .set('Cache-Control', 'no-store')
+    .type('json')
+    .send(`${JSON.stringify(document, null, 2)}\n`);
 }
 
 /** The confirmation: the reason, and the candidate id typed again. */
@@ -45,7 +53,10 @@ Later events dated before now never bring them back; a webhook dated after is a 
 <button type="submit" class="danger">Erase</button>
 </form>
 <p><a href="${context.base}/candidates/${encodeURIComponent(id)}">Back</a></p>`;
-  res.status(problem === undefined ? 200 : 400).type('html').send(layout(context, `Erase candidate ${id}`, '/erasures', body));
+  res
+    .status(problem === undefined ? 200 : 400)
+    .type('html')
+    .send(layout(context, `Erase candidate ${id}`, '/erasures', body));
 }
 
 async function erase(data: ConsoleData, req: Request<{ id: string }>, res: Response): Promise<void> {
@@ -58,7 +69,8 @@ async function erase(data: ConsoleData, req: Request<{ id: string }>, res: Respo
     const report = await data.source.erase({ candidateId: id }, { reason });
     res.redirect(303, href(req.baseUrl, '/erasures', { erased: report.candidateIds.join(', '), redacted: report.eventsRedacted }));
   } catch (error) {
-    if (error instanceof UnknownCandidateError) return eraseForm(data, req, res, 'No candidate with this id is known here: nothing was erased.');
+    if (error instanceof UnknownCandidateError)
+      return eraseForm(data, req, res, 'No candidate with this id is known here: nothing was erased.');
     throw error;
   }
 }

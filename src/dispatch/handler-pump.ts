@@ -66,7 +66,12 @@ async function claimWhileRoom(pump: Pump): Promise<void> {
     do {
       pump.again = false;
       if (pump.running.size >= pump.window) break;
-      const due = await store.claimHandlers({ owner, limit: pump.window - pump.running.size, leaseMs: pump.leaseMs, running: pump.running });
+      const due = await store.claimHandlers({
+        owner,
+        limit: pump.window - pump.running.size,
+        leaseMs: pump.leaseMs,
+        running: pump.running,
+      });
       for (const row of due) startHandlers(pump, row);
       if (due.length > 0) pump.again = true; // the window may take more, and keys may have moved on
     } while (pump.again && !stopping.aborted);
@@ -83,7 +88,9 @@ function startHandlers(pump: Pump, row: InboxRow): void {
   const processed = readStored(row.raw, readEnvelope(row.raw, row.identity ?? undefined));
   pump.running.add(row.inbox_id);
   const run =
-    processed.state === 'projected' ? callHandlers(pump.retries, row.inbox_id, processed.identity, processed.event, row.trace_context) : Promise.resolve(true);
+    processed.state === 'projected'
+      ? callHandlers(pump.retries, row.inbox_id, processed.identity, processed.event, row.trace_context)
+      : Promise.resolve(true);
   const finishing = run
     .then(async (finished) => {
       // Stopped before the end: the claim is handed back, so the handlers run again at once
@@ -93,7 +100,10 @@ function startHandlers(pump: Pump, row: InboxRow): void {
     })
     .catch((error: unknown) => {
       // The mark stays set: the handlers run again once the lease ends (at least once).
-      pump.parts.logger.warn({ inboxId: row.inbox_id, code: describeStorageError(error).code }, 'could not record handlers as done; they will run again');
+      pump.parts.logger.warn(
+        { inboxId: row.inbox_id, code: describeStorageError(error).code },
+        'could not record handlers as done; they will run again',
+      );
     })
     .finally(() => {
       pump.running.delete(row.inbox_id);
@@ -110,22 +120,52 @@ function settleIdle(pump: Pump): void {
 }
 
 function pumpOf(parts: HandlerPumpParts, settings: HandlerPumpSettings): Pump {
-  const calls = createHandlerCalls({ concurrency: settings.handlerConcurrency, timeoutMs: settings.handlerTimeoutMs, stopping: parts.stopping });
+  const calls = createHandlerCalls({
+    concurrency: settings.handlerConcurrency,
+    timeoutMs: settings.handlerTimeoutMs,
+    stopping: parts.stopping,
+  });
   const { store, handlers, logger, observer, now, stopping } = parts;
   const rows = createRowReaders(store);
-  const retries = { store, handlers, rows, calls, logger, observer, now, stopping, tracing: parts.tracing, attempts: settings.handlerAttempts, retryDelayMs: settings.handlerRetryDelayMs };
+  const retries = {
+    store,
+    handlers,
+    rows,
+    calls,
+    logger,
+    observer,
+    now,
+    stopping,
+    tracing: parts.tracing,
+    attempts: settings.handlerAttempts,
+    retryDelayMs: settings.handlerRetryDelayMs,
+  };
   const running = new Set<number>();
   const finishingRows = new Set<Promise<void>>();
-  return { parts, window: settings.handlerWindow, leaseMs: settings.handlerLeaseMs, calls, retries, running, finishingRows, pumping: false, again: false, idleWaiters: [] };
+  return {
+    parts,
+    window: settings.handlerWindow,
+    leaseMs: settings.handlerLeaseMs,
+    calls,
+    retries,
+    running,
+    finishingRows,
+    pumping: false,
+    again: false,
+    idleWaiters: [],
+  };
 }
 
 export function createHandlerPump(parts: HandlerPumpParts, settings: HandlerPumpSettings) {
   const pump = pumpOf(parts, settings);
   const { store, owner, handlers } = parts;
   const { running, window, leaseMs } = pump;
-  const renewal = setInterval(() => {
-    if (running.size > 0) void store.renewHandlerClaims(owner, [...running], leaseMs).catch(() => undefined);
-  }, Math.max(100, Math.floor(leaseMs / 3)));
+  const renewal = setInterval(
+    () => {
+      if (running.size > 0) void store.renewHandlerClaims(owner, [...running], leaseMs).catch(() => undefined);
+    },
+    Math.max(100, Math.floor(leaseMs / 3)),
+  );
   renewal.unref();
   return {
     pump: (): void => pumpHandlers(pump),

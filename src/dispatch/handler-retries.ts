@@ -37,21 +37,41 @@ async function rowFor(rows: RowReaders, event: WebhookEvent): Promise<unknown> {
 }
 
 /** Calls every handler of the event; false when stopped before the end (the handlers stay due). */
-export async function callHandlers(retries: HandlerRetries, inboxId: number, identity: string, event: WebhookEvent, traceContext?: string | null): Promise<boolean> {
+export async function callHandlers(
+  retries: HandlerRetries,
+  inboxId: number,
+  identity: string,
+  event: WebhookEvent,
+  traceContext?: string | null,
+): Promise<boolean> {
   const { stopping, observer } = retries;
   for (const handler of retries.handlers.for(event.event)) {
     const result = await callWithRetries(
       async (attempt) => {
         const row = (await rowFor(retries.rows, event)) as never;
-        const call = () => retries.calls.callOnce((signal: AbortSignal) => handler.run(event, { identity, inboxId, attempt, row, signal } satisfies HandlerContext));
+        const call = () =>
+          retries.calls.callOnce((signal: AbortSignal) =>
+            handler.run(event, { identity, inboxId, attempt, row, signal } satisfies HandlerContext),
+          );
         if (retries.tracing === undefined) await call();
         else await handlerCallTraced(retries.tracing, { handler: handler.name, kind: event.event, inboxId, attempt, traceContext }, call);
       },
-      { attempts: retries.attempts, retryDelayMs: retries.retryDelayMs, stopping, onAttempt: (outcome) => observer?.handlerCall?.(handler.name, outcome) },
+      {
+        attempts: retries.attempts,
+        retryDelayMs: retries.retryDelayMs,
+        stopping,
+        onAttempt: (outcome) => observer?.handlerCall?.(handler.name, outcome),
+      },
     );
     if (result.outcome === 'failed') {
       const message = result.error instanceof Error ? `${result.error.name}: ${result.error.message}` : String(result.error);
-      await retries.store.recordHandlerFailure({ inbox_id: inboxId, handler: handler.name, error: message, attempts: result.attempts, failed_at: new Date(retries.now()).toISOString() });
+      await retries.store.recordHandlerFailure({
+        inbox_id: inboxId,
+        handler: handler.name,
+        error: message,
+        attempts: result.attempts,
+        failed_at: new Date(retries.now()).toISOString(),
+      });
       retries.logger.error({ inboxId, handler: handler.name, attempts: result.attempts }, 'handler failed; recorded as a dead letter');
     }
     if (stopping.aborted) return false;

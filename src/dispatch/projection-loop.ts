@@ -45,7 +45,8 @@ interface Batches {
 }
 
 function settlementOf(parts: ProjectionLoopParts, row: InboxRow, processed: Processed): Outcome & { settlement: Settlement } {
-  const wantsHandlers = processed.state === 'projected' && processed.redacted === undefined && parts.handlers.for(processed.event.event).length > 0;
+  const wantsHandlers =
+    processed.state === 'projected' && processed.redacted === undefined && parts.handlers.for(processed.event.event).length > 0;
   return {
     row,
     processed,
@@ -67,7 +68,10 @@ async function projectClaimed(parts: ProjectionLoopParts, tx: WriteTx, claimed: 
     claimed.map((row) => ({ raw: row.raw, reading: readEnvelope(row.raw, row.identity ?? undefined), reasons: row.reasons })),
   );
   const outcomes = claimed.map((row, i) => settlementOf(parts, row, processed[i]!));
-  await tx.settle(outcomes.map((o) => o.settlement), new Date(parts.now()).toISOString());
+  await tx.settle(
+    outcomes.map((o) => o.settlement),
+    new Date(parts.now()).toISOString(),
+  );
   return outcomes;
 }
 
@@ -117,7 +121,9 @@ async function isolateFaults({ parts, batchSize }: Batches): Promise<Outcome[]> 
 /** One batch of up to `limit` rows, or the same rows one by one when the batch fails for a reason other than the store. */
 async function projectOneBatch(batches: Batches, limit: number): Promise<Outcome[]> {
   try {
-    return await batches.parts.store.write(async (tx) => await projectClaimed(batches.parts, tx, await tx.claimPending(limit)), { durable: false });
+    return await batches.parts.store.write(async (tx) => await projectClaimed(batches.parts, tx, await tx.claimPending(limit)), {
+      durable: false,
+    });
   } catch (error) {
     if (error instanceof StoreUnavailableError) throw error;
     return await isolateFaults(batches);
@@ -165,7 +171,12 @@ async function drainPending(batches: Batches): Promise<void> {
     }
     backoff = 25;
     if (outcomes.length === 0) return;
-    if (parts.tracing !== undefined) recordProjection(parts.tracing, startedAt, outcomes.map((o) => ({ row: o.row, state: o.processed.state })));
+    if (parts.tracing !== undefined)
+      recordProjection(
+        parts.tracing,
+        startedAt,
+        outcomes.map((o) => ({ row: o.row, state: o.processed.state })),
+      );
     reportOutcomes(parts, outcomes);
     if (outcomes.some((o) => o.handlers)) parts.handlersDue();
     // Let the intake answer requests between batches.

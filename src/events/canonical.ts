@@ -153,7 +153,8 @@ function writeCanonically(root: unknown, parsed: boolean): Written {
       if (!value.isWellFormed()) return problem(loneSurrogate(value, 'string'));
       text(JSON.stringify(value));
     } else if (typeof value === 'number') {
-      if (!Number.isFinite(value)) return problem(`the number is outside the double range (it reads as ${value}, which JSON writes as null)`);
+      if (!Number.isFinite(value))
+        return problem(`the number is outside the double range (it reads as ${value}, which JSON writes as null)`);
       text(JSON.stringify(value));
     } else if (value === null || isOmitted(value)) text('null');
     else if (typeof value === 'boolean') text(value ? 'true' : 'false');
@@ -171,7 +172,11 @@ function writeCanonically(root: unknown, parsed: boolean): Written {
       } else {
         byte(OPEN_OBJECT);
         const record = value as Record<string, unknown>;
-        stack.keys.push(Object.keys(record).filter((key) => !isOmitted(record[key])).sort(compareCodePoints));
+        stack.keys.push(
+          Object.keys(record)
+            .filter((key) => !isOmitted(record[key]))
+            .sort(compareCodePoints),
+        );
       }
     }
     // Find the next value to write, closing every container that is done.

@@ -16,7 +16,7 @@ export function hasEscapedKey(text: string): boolean {
   if (!text.includes('\\')) return false;
   const n = text.length;
   // Outside string literals, a quote can only open one: go from literal to literal.
-  for (let at = 0; at < n; ) {
+  for (let at = 0; at < n;) {
     const quote = text.indexOf('"', at);
     if (quote === -1) return false;
     let escaped = false;
@@ -96,9 +96,9 @@ export function parseStrict(text: string): unknown {
   const scalar = (): unknown => {
     const c = text.charCodeAt(i);
     if (c === 0x22) return string();
-    if (text.startsWith('true', i)) return (i += 4), true;
-    if (text.startsWith('false', i)) return (i += 5), false;
-    if (text.startsWith('null', i)) return (i += 4), null;
+    if (text.startsWith('true', i)) return ((i += 4), true);
+    if (text.startsWith('false', i)) return ((i += 5), false);
+    if (text.startsWith('null', i)) return ((i += 4), null);
     NUMBER.lastIndex = i;
     const match = NUMBER.exec(text);
     if (match === null || match[0].length === 0) return fail(i >= n ? 'Unexpected end of JSON input' : `Unexpected token '${text[i]}'`);

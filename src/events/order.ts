@@ -6,7 +6,10 @@ const INSTANT_SHIFT = 8_640_000_000_000_000;
 
 // One character per rank, so that ranks sort as text: 0-9 as digits (the keys stored before
 // reconciliation's kinds existed are unchanged), then a, b, c … (after '9' in code-point order).
-const RANK_DIGITS = Object.fromEntries(Object.entries(KIND_RANKS).map(([kind, rank]) => [kind, rank.toString(36)])) as Record<EventKind, string>;
+const RANK_DIGITS = Object.fromEntries(Object.entries(KIND_RANKS).map(([kind, rank]) => [kind, rank.toString(36)])) as Record<
+  EventKind,
+  string
+>;
 
 /**
  * The total order of PROJECTION.md section 2 as one comparable string:

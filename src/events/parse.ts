@@ -3,18 +3,11 @@ import type { z } from 'zod';
 import { hashCanonicalJson } from './canonical.js';
 import type { Issue } from './issue.js';
 import { parseJson } from './json.js';
-import {
-  dataSchemas,
-  isEventKind,
-  TIMESTAMP_MESSAGE,
-  type Envelope,
-  type WebhookEvent,
-} from './schemas.js';
+import { dataSchemas, isEventKind, TIMESTAMP_MESSAGE, type Envelope, type WebhookEvent } from './schemas.js';
 import { parseInstant } from './timestamp.js';
 
 export type EnvelopeReading =
-  | { ok: true; envelope: Envelope; identity: string }
-  | { ok: false; reason: 'INVALID_JSON' | 'INVALID_ENVELOPE'; issues: Issue[] };
+  { ok: true; envelope: Envelope; identity: string } | { ok: false; reason: 'INVALID_JSON' | 'INVALID_ENVELOPE'; issues: Issue[] };
 
 export type EventReading =
   | { ok: true; event: WebhookEvent; instant: number }
@@ -23,9 +16,7 @@ export type EventReading =
 
 export function issuesOf(error: z.ZodError): Issue[] {
   return error.issues.map((issue) => ({
-    path: issue.path
-      .map((part, i) => (typeof part === 'number' ? `[${part}]` : i === 0 ? String(part) : `.${String(part)}`))
-      .join(''),
+    path: issue.path.map((part, i) => (typeof part === 'number' ? `[${part}]` : i === 0 ? String(part) : `.${String(part)}`)).join(''),
     message: issue.message,
   }));
 }
@@ -85,8 +76,7 @@ function notUtf8(bytes: Uint8Array): Issue {
   return { path: '', message: `the body is not UTF-8: byte 0x${byte} at offset ${i} starts no valid UTF-8 sequence` };
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === 'object' && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 // The envelope is checked by hand: it runs on every request before the 2xx, and three typeof
 // checks say as much as a schema would, in a fraction of the time.
@@ -94,7 +84,8 @@ function envelopeIssues(body: unknown): Issue[] {
   if (!isRecord(body)) return [{ path: '', message: `expected an object {event, timestamp, data}, received ${describe(body)}` }];
   const issues: Issue[] = [];
   if (typeof body.event !== 'string') issues.push({ path: 'event', message: `expected a string, received ${describe(body.event)}` });
-  if (typeof body.timestamp !== 'string') issues.push({ path: 'timestamp', message: `expected a string, received ${describe(body.timestamp)}` });
+  if (typeof body.timestamp !== 'string')
+    issues.push({ path: 'timestamp', message: `expected a string, received ${describe(body.timestamp)}` });
   if (!isRecord(body.data)) issues.push({ path: 'data', message: `expected an object, received ${describe(body.data)}` });
   return issues;
 }
@@ -119,7 +110,9 @@ export function parseEvent(envelope: Envelope): EventReading {
   if (instant === null || !data.success) {
     const issues = [
       ...(instant === null ? [{ path: 'timestamp', message: TIMESTAMP_MESSAGE }] : []),
-      ...(data.success ? [] : issuesOf(data.error).map((i) => ({ ...i, path: i.path === '' ? 'data' : `data.${i.path}`.replace('.[', '[') }))),
+      ...(data.success
+        ? []
+        : issuesOf(data.error).map((i) => ({ ...i, path: i.path === '' ? 'data' : `data.${i.path}`.replace('.[', '[') }))),
     ];
     return { ok: false, reason: 'INVALID_DATA', kind: envelope.event, issues };
   }

@@ -12,7 +12,9 @@ export const REDACTED_MARKER = '{"redacted":true}';
  * The reasons kept for a redacted row that was set aside: those it had may quote the body (a
  * parser's error does: `…"phone":+336…`), and the body they were about is gone.
  */
-export const REDACTED_REASONS: readonly Issue[] = Object.freeze([{ path: '', message: 'redacted (erasure or retention): the body and its reasons are gone' }]);
+export const REDACTED_REASONS: readonly Issue[] = Object.freeze([
+  { path: '', message: 'redacted (erasure or retention): the body and its reasons are gone' },
+]);
 /** The same, as the inbox's `reasons` column stores it. */
 export const REDACTED_REASONS_JSON = JSON.stringify(REDACTED_REASONS);
 
@@ -38,7 +40,11 @@ export function namedCandidate(data: Record<string, unknown>): string | undefine
  * or written by reconciliation (which never brings an erased person back, whatever its date).
  * `erasures` maps a candidate to the instant (ms) of its latest erasure.
  */
-export function erasedBy(event: { event: string; data: Record<string, unknown> }, instant: number, erasures: ReadonlyMap<string, number>): boolean {
+export function erasedBy(
+  event: { event: string; data: Record<string, unknown> },
+  instant: number,
+  erasures: ReadonlyMap<string, number>,
+): boolean {
   const candidate = namedCandidate(event.data);
   if (candidate === undefined) return false;
   const erasedAt = erasures.get(candidate);

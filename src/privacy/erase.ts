@@ -46,9 +46,15 @@ class Rollback extends Error {
 }
 
 function checked(match: CandidateMatch, reason: string): CandidateMatch {
-  if (typeof reason !== 'string' || reason.trim() === '') throw new ErasureRequestError('an erasure needs a reason (kept in the audit trail, without personal data)');
+  if (typeof reason !== 'string' || reason.trim() === '')
+    throw new ErasureRequestError('an erasure needs a reason (kept in the audit trail, without personal data)');
   const given = Object.entries(match ?? {}).filter(([, v]) => v !== undefined);
-  if (given.length !== 1 || !['candidateId', 'email', 'phone'].includes(given[0]![0]) || typeof given[0]![1] !== 'string' || given[0]![1].trim() === '') {
+  if (
+    given.length !== 1 ||
+    !['candidateId', 'email', 'phone'].includes(given[0]![0]) ||
+    typeof given[0]![1] !== 'string' ||
+    given[0]![1].trim() === ''
+  ) {
     throw new ErasureRequestError('name the candidate by exactly one of candidateId, email or phone');
   }
   const [key, value] = given[0] as [keyof CandidateMatch, string];
@@ -56,7 +62,11 @@ function checked(match: CandidateMatch, reason: string): CandidateMatch {
 }
 
 function described(match: CandidateMatch): string {
-  return 'candidateId' in match ? `no candidate ${match.candidateId} is known here` : 'email' in match ? 'no candidate has that e-mail here' : 'no candidate has that phone here';
+  return 'candidateId' in match
+    ? `no candidate ${match.candidateId} is known here`
+    : 'email' in match
+      ? 'no candidate has that e-mail here'
+      : 'no candidate has that phone here';
 }
 
 /**
@@ -82,5 +92,11 @@ export async function eraseCandidate(store: Store, match: CandidateMatch, option
   }
   if (!outcome.found) throw new UnknownCandidateError(described(request));
   const { complete } = dryRun ? { complete: false } : await store.scrub();
-  return { candidateIds: outcome.candidates.map((c) => c.candidateId), erasedAt, eventsRedacted: outcome.eventsRedacted, scrubbed: complete, dryRun };
+  return {
+    candidateIds: outcome.candidates.map((c) => c.candidateId),
+    erasedAt,
+    eventsRedacted: outcome.eventsRedacted,
+    scrubbed: complete,
+    dryRun,
+  };
 }

@@ -22,7 +22,13 @@ export interface CandidateExport {
   candidate_id: string;
   exported_at: string;
   candidate: CandidateRow | null;
-  interview_responses: Array<{ position: number; question: string | null; answer: string | null; score: number | null; explanation: string | null }>;
+  interview_responses: Array<{
+    position: number;
+    question: string | null;
+    answer: string | null;
+    score: number | null;
+    explanation: string | null;
+  }>;
   events: StoredEventExport[];
   erasures: Array<{ erased_at: string; reason: string; events_redacted: number }>;
 }
@@ -44,7 +50,11 @@ export async function exportCandidate(store: Store, candidateId: string, now: ()
     [candidateId],
   );
   // Exactly the rows an erasure of this candidate would redact (src/store/erasure-rows.ts).
-  const person: PersonValues = { candidate_id: candidateId, email: (row?.email as string | null) ?? null, phone: (row?.phone as string | null) ?? null };
+  const person: PersonValues = {
+    candidate_id: candidateId,
+    email: (row?.email as string | null) ?? null,
+    phone: (row?.phone as string | null) ?? null,
+  };
   const events = await rowsNaming((sql, parameters) => store.select(sql, parameters), [person]);
   const erasures = await store.select<{ erased_at: string; reason: string; events_redacted: number }>(
     'SELECT erased_at, reason, events_redacted FROM erasures WHERE candidate_id = ? ORDER BY erased_at',

@@ -82,14 +82,22 @@ const iso = (ms: number) => new Date(ms).toISOString();
  */
 async function callAll(rounds: Rounds, erasure: ErasureHookRow): Promise<{ hook: string; error: unknown } | null | undefined> {
   const { options, stopping } = rounds;
-  const told: ErasedCandidate = { erasureId: erasure.erasureId, candidateId: erasure.candidateId, erasedAt: erasure.erasedAt, reason: erasure.reason };
+  const told: ErasedCandidate = {
+    erasureId: erasure.erasureId,
+    candidateId: erasure.candidateId,
+    erasedAt: erasure.erasedAt,
+    reason: erasure.reason,
+  };
   for (const hook of rounds.hooks) {
-    const result = await callWithRetries((attempt) => rounds.calls.callOnce((signal) => hook.run({ ...told }, { attempt, round: erasure.rounds, signal })), {
-      attempts: options.attempts,
-      retryDelayMs: options.retryDelayMs,
-      stopping: stopping.signal,
-      onAttempt: (outcome) => options.onCall?.(hook.name, outcome),
-    });
+    const result = await callWithRetries(
+      (attempt) => rounds.calls.callOnce((signal) => hook.run({ ...told }, { attempt, round: erasure.rounds, signal })),
+      {
+        attempts: options.attempts,
+        retryDelayMs: options.retryDelayMs,
+        stopping: stopping.signal,
+        onAttempt: (outcome) => options.onCall?.(hook.name, outcome),
+      },
+    );
     if (result.outcome === 'stopped') return undefined;
     if (result.outcome === 'failed') return { hook: hook.name, error: result.error };
   }
@@ -141,7 +149,12 @@ function kick(rounds: Rounds): void {
   rounds.running = (async () => {
     do {
       rounds.again = false;
-      await runDue(rounds).catch((error: unknown) => rounds.options.logger.warn({ error: describe(error) }, 'erasure hooks: cannot read or settle their erasures now; trying again later'));
+      await runDue(rounds).catch((error: unknown) =>
+        rounds.options.logger.warn(
+          { error: describe(error) },
+          'erasure hooks: cannot read or settle their erasures now; trying again later',
+        ),
+      );
     } while (rounds.again && !rounds.stopping.signal.aborted);
   })().finally(() => {
     rounds.running = undefined;
@@ -163,7 +176,10 @@ export function createErasureHooks(options: ErasureHookOptions) {
   return {
     on(hook: EraseHook, hookOptions: { name?: string } = {}): void {
       const { hooks } = rounds;
-      hooks.push({ name: hookOptions.name ?? (hook.name && hook.name !== 'anonymous' ? `erase:${hook.name}` : `erase#${hooks.length + 1}`), run: hook });
+      hooks.push({
+        name: hookOptions.name ?? (hook.name && hook.name !== 'anonymous' ? `erase:${hook.name}` : `erase#${hooks.length + 1}`),
+        run: hook,
+      });
       if (rounds.timer === undefined && !stopping.signal.aborted) {
         rounds.timer = setInterval(() => kick(rounds), options.pollMs ?? 30_000);
         rounds.timer.unref();

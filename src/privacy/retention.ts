@@ -37,7 +37,10 @@ class Rollback extends Error {
  * @public the erasure benchmark reads it from dist/ (bench/lib/erasure.ts), where knip cannot see.
  */
 export function latestEventInstant(fieldVersions: string): number {
-  const keys = fieldVersions.slice(0, fieldVersions.lastIndexOf('|')).split(' ').filter((k) => k !== '');
+  const keys = fieldVersions
+    .slice(0, fieldVersions.lastIndexOf('|'))
+    .split(' ')
+    .filter((k) => k !== '');
   let latest = -Infinity;
   for (const key of keys) latest = Math.max(latest, instantOfOrderKey(key));
   return latest;
@@ -48,12 +51,16 @@ export function latestEventInstant(fieldVersions: string): number {
  * nothing (written by hand, or by a version that kept none); -Infinity when no row dates it.
  */
 async function latestStoredEvent(store: Store, candidateId: string): Promise<number> {
-  const rows = await store.select<{ raw: Uint8Array; event_at: number | string | null }>('SELECT raw, event_at FROM inbox WHERE handler_key = ?', [`candidate:${candidateId}`]);
+  const rows = await store.select<{ raw: Uint8Array; event_at: number | string | null }>(
+    'SELECT raw, event_at FROM inbox WHERE handler_key = ?',
+    [`candidate:${candidateId}`],
+  );
   let latest = -Infinity;
   for (const row of rows) {
     // event_at is the instant of the timestamp; rows stored before it existed are read for theirs.
     const reading = row.event_at === null ? readEnvelope(row.raw, 'unhashed') : undefined;
-    const at = reading === undefined ? Number(row.event_at) : reading.ok ? (parseInstant(reading.envelope.timestamp) ?? -Infinity) : -Infinity;
+    const at =
+      reading === undefined ? Number(row.event_at) : reading.ok ? (parseInstant(reading.envelope.timestamp) ?? -Infinity) : -Infinity;
     latest = Math.max(latest, at);
   }
   return latest;
@@ -66,7 +73,7 @@ async function latestStoredEvent(store: Store, candidateId: string): Promise<num
  */
 async function staleCandidates(store: Store, cutoffMs: number): Promise<string[]> {
   const stale: string[] = [];
-  for (let after = ''; ; ) {
+  for (let after = ''; ;) {
     const page = await store.select<{ candidate_id: string; field_versions: string }>(
       'SELECT candidate_id, field_versions FROM candidates WHERE candidate_id > ? ORDER BY candidate_id LIMIT 5000',
       [after],
@@ -99,7 +106,8 @@ export async function eraseInactive(store: Store, options: RetentionOptions): Pr
   let totals: { eventsRedacted: number; setAsideRedacted: number };
   try {
     totals = await store.write(async (tx) => {
-      const outcome = stale.length === 0 ? { found: false as const } : await tx.eraseCandidate({ match: { candidateIds: stale }, erasedAt, reason });
+      const outcome =
+        stale.length === 0 ? { found: false as const } : await tx.eraseCandidate({ match: { candidateIds: stale }, erasedAt, reason });
       const done = { eventsRedacted: outcome.found ? outcome.eventsRedacted : 0, setAsideRedacted: await tx.redactSetAside(cutoff) };
       if (options.dryRun) throw new Rollback(done);
       return done;

@@ -1,4 +1,17 @@
-import { erasedBy, isEventKind, namedCandidate, parseEvent, parseInstant, readEnvelope, REDACTED_REASONS, REDACTED_REASONS_JSON, redactedBody, type EnvelopeReading, type Issue, type WebhookEvent } from '../events/index.js';
+import {
+  erasedBy,
+  isEventKind,
+  namedCandidate,
+  parseEvent,
+  parseInstant,
+  readEnvelope,
+  REDACTED_REASONS,
+  REDACTED_REASONS_JSON,
+  redactedBody,
+  type EnvelopeReading,
+  type Issue,
+  type WebhookEvent,
+} from '../events/index.js';
 import type { RowKeys, RowWrites, StoredRow, StoredRows, WriteTx } from '../store/store.js';
 import type { CampaignRow, CandidateRow, CreditsRow } from '../store/tables.js';
 import { effectsOf } from './effects.js';
@@ -85,12 +98,14 @@ function foldIntoRows(stored: StoredRows, events: readonly ProjectableEvent[]): 
   const campaigns: StoredRow<CampaignRow>[] = [];
   for (const [key, current] of state.campaigns) {
     const absent = stored.campaigns.get(key)?.absent === true;
-    if (loaded.campaigns.get(key) !== current || absent) campaigns.push({ ...toStored(current, VERSIONED_FIELDS.campaigns), ...(absent && { absent }) });
+    if (loaded.campaigns.get(key) !== current || absent)
+      campaigns.push({ ...toStored(current, VERSIONED_FIELDS.campaigns), ...(absent && { absent }) });
   }
   const candidates: StoredRow<CandidateRow>[] = [];
   for (const [key, current] of state.candidates) {
     const absent = stored.candidates.get(key)?.absent === true;
-    if (loaded.candidates.get(key) !== current || absent) candidates.push({ ...toStored(current, VERSIONED_FIELDS.candidates), ...(absent && { absent }) });
+    if (loaded.candidates.get(key) !== current || absent)
+      candidates.push({ ...toStored(current, VERSIONED_FIELDS.candidates), ...(absent && { absent }) });
   }
   const creditsAbsent = stored.credits?.absent === true;
   const credits =
@@ -186,7 +201,13 @@ async function markErased(
  * except a projected event's body already reduced to its keys, which no longer validates: its row
  * tells (`setAside`: a row set aside keeps reasons, a projected one has none).
  */
-export function tombstoned(reading: EnvelopeReading, p: Processed, erased: ReadonlyMap<string, number>, raw: Uint8Array, setAside = false): Processed {
+export function tombstoned(
+  reading: EnvelopeReading,
+  p: Processed,
+  erased: ReadonlyMap<string, number>,
+  raw: Uint8Array,
+  setAside = false,
+): Processed {
   if (!reading.ok || erased.size === 0) return p;
   // A body whose timestamp cannot be read is taken as before the erasure.
   const instant = p.state === 'projected' ? p.instant : (parseInstant(reading.envelope.timestamp) ?? -Infinity);
@@ -194,6 +215,7 @@ export function tombstoned(reading: EnvelopeReading, p: Processed, erased: Reado
   const redacted = redactedBody(raw);
   if (p.state === 'projected') return { ...p, redacted };
   const reduced = Buffer.compare(Buffer.from(redacted), Buffer.from(raw)) === 0;
-  if (setAside || !reduced || !isEventKind(reading.envelope.event) || !Number.isFinite(instant)) return { ...p, issues: [...REDACTED_REASONS], redacted };
+  if (setAside || !reduced || !isEventKind(reading.envelope.event) || !Number.isFinite(instant))
+    return { ...p, issues: [...REDACTED_REASONS], redacted };
   return { state: 'projected', event: reading.envelope as unknown as WebhookEvent, identity: reading.identity, instant, redacted };
 }

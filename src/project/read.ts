@@ -12,12 +12,14 @@ import {
 
 export const CANDIDATE_SELECT = `candidate_id, ${CANDIDATE_COLUMNS.join(', ')}`;
 
-
 /** Reads single rows of the projected state by key, on either engine. */
 export function createRowReaders(store: Store) {
   return {
     async campaign(id: string): Promise<CampaignRow | undefined> {
-      const [row] = await store.select<CampaignRow>(`SELECT campaign_id, ${CAMPAIGN_COLUMNS.join(', ')} FROM campaigns WHERE campaign_id = ?`, [id]);
+      const [row] = await store.select<CampaignRow>(
+        `SELECT campaign_id, ${CAMPAIGN_COLUMNS.join(', ')} FROM campaigns WHERE campaign_id = ?`,
+        [id],
+      );
       return row;
     },
     async candidate(id: string): Promise<CandidateRow | undefined> {

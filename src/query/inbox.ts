@@ -100,7 +100,8 @@ function instant(name: string, value: string): string {
 
 function states(state: EventFilter['state']): InboxState[] {
   const list = state === undefined ? [] : typeof state === 'string' ? [state] : [...state];
-  for (const s of list) if (!(INBOX_STATES as readonly string[]).includes(s)) throw new QueryParameterError('state', `one of ${INBOX_STATES.join(', ')}`);
+  for (const s of list)
+    if (!(INBOX_STATES as readonly string[]).includes(s)) throw new QueryParameterError('state', `one of ${INBOX_STATES.join(', ')}`);
   return list;
 }
 
@@ -194,14 +195,19 @@ async function listEvents(q: InboxSql, parameters: EventListParameters = {}): Pr
 /** How many rows match (a bulk action's preview). */
 async function countEvents(q: InboxSql, filter: EventFilter = {}): Promise<{ count: number; upTo: number | null }> {
   const { sql, values } = eventWhere(q, filter);
-  const [row] = await q.store.select<{ count: number; up_to: number | null }>(`SELECT COUNT(*) AS count, MAX(inbox_id) AS up_to FROM inbox WHERE ${sql}`, values);
+  const [row] = await q.store.select<{ count: number; up_to: number | null }>(
+    `SELECT COUNT(*) AS count, MAX(inbox_id) AS up_to FROM inbox WHERE ${sql}`,
+    values,
+  );
   return { count: Number(row!.count), upTo: row!.up_to === null ? null : Number(row!.up_to) };
 }
 
 /** The inbox ids that match, oldest first (what a bulk reprocess acts on). */
 async function eventIds(q: InboxSql, filter: EventFilter, limit: number): Promise<number[]> {
   const { sql, values } = eventWhere(q, filter);
-  return (await q.store.select<{ inbox_id: number }>(`SELECT inbox_id FROM inbox WHERE ${sql} ORDER BY inbox_id LIMIT ?`, [...values, limit])).map((r) => Number(r.inbox_id));
+  return (
+    await q.store.select<{ inbox_id: number }>(`SELECT inbox_id FROM inbox WHERE ${sql} ORDER BY inbox_id LIMIT ?`, [...values, limit])
+  ).map((r) => Number(r.inbox_id));
 }
 
 /** One inbox row: the body as received, how it was verified and processed. */
@@ -241,7 +247,9 @@ async function oldestPending(q: InboxSql): Promise<string | null> {
 
 /** The kinds seen in the inbox, for filter choices. */
 async function kinds(q: InboxSql): Promise<string[]> {
-  return (await q.store.select<{ kind: string }>('SELECT DISTINCT kind FROM inbox WHERE kind IS NOT NULL ORDER BY kind')).map((r) => r.kind);
+  return (await q.store.select<{ kind: string }>('SELECT DISTINCT kind FROM inbox WHERE kind IS NOT NULL ORDER BY kind')).map(
+    (r) => r.kind,
+  );
 }
 
 /** Handler failures, newest first, with their event's kind. */

@@ -35,7 +35,8 @@ export function createBodyBuffer(limit: number, claim: BodyClaim, declared: numb
   let claimed = declared ?? 0;
   let size = 0;
   // allocUnsafeSlow: its own allocation, outside Node's shared pool.
-  let small: Buffer | undefined = declared === undefined || declared <= SMALL_BODY_BYTES ? Buffer.allocUnsafeSlow(declared ?? 0) : undefined;
+  let small: Buffer | undefined =
+    declared === undefined || declared <= SMALL_BODY_BYTES ? Buffer.allocUnsafeSlow(declared ?? 0) : undefined;
   let large: ResizableArrayBuffer | undefined = small === undefined ? resizable(0, limit) : undefined;
   /** Room for `needed` bytes: the plain buffer doubled, or moved into (or grown in) the resizable one. */
   const makeRoom = (needed: number) => {

@@ -94,7 +94,9 @@ export function createIntake(options: IntakeOptions) {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const budget = options.budget ?? createBodyBudget(DEFAULT_MAX_BUFFERED_BYTES);
   if (!(Number.isSafeInteger(budget.limitBytes) && budget.limitBytes >= maxBodyBytes)) {
-    throw new ConfigurationError(`The budget of buffered bodies (${budget.limitBytes} bytes) must be a whole number of bytes no smaller than the body limit (${maxBodyBytes}): a body at the limit could never be read.`);
+    throw new ConfigurationError(
+      `The budget of buffered bodies (${budget.limitBytes} bytes) must be a whole number of bytes no smaller than the body limit (${maxBodyBytes}): a body at the limit could never be read.`,
+    );
   }
   const config: IntakeConfig = {
     keys: keysOf(options.secrets ?? [], allowUnsigned),
@@ -127,7 +129,15 @@ export function createIntake(options: IntakeOptions) {
   function setSecrets(secrets: readonly Secret[]): void {
     config.keys = keysOf(secrets, config.allowUnsigned);
   }
-  return { receive, unexpected, setSecrets, maxBodyBytes: config.maxBodyBytes, budget, signatureHeader: config.signatureHeader, eventHeader: config.eventHeader };
+  return {
+    receive,
+    unexpected,
+    setSecrets,
+    maxBodyBytes: config.maxBodyBytes,
+    budget,
+    signatureHeader: config.signatureHeader,
+    eventHeader: config.eventHeader,
+  };
 }
 
 function keysOf(given: readonly Secret[], allowUnsigned: boolean): Keys {
@@ -150,11 +160,20 @@ function keysOf(given: readonly Secret[], allowUnsigned: boolean): Keys {
 function unexpectedError(config: IntakeConfig, error: unknown, stage: string): IntakeResult {
   const name = error instanceof Error ? error.name : typeof error;
   // Stack frames only: the first line (and any line a multi-line message spans) is the message.
-  const at = error instanceof Error ? error.stack?.split('\n').map((line) => line.trim()).filter((line) => line.startsWith('at ')).slice(0, 3) : undefined;
+  const at =
+    error instanceof Error
+      ? error.stack
+          ?.split('\n')
+          .map((line) => line.trim())
+          .filter((line) => line.startsWith('at '))
+          .slice(0, 3)
+      : undefined;
   config.logger?.error({ stage, error: name, at }, 'unexpected error while receiving a webhook');
   return {
     outcome: 'failed',
-    answer: errorAnswer(500, 'INTERNAL_ERROR', 'The receiver failed unexpectedly; the event was not accepted. Retry later.', { cause: name }),
+    answer: errorAnswer(500, 'INTERNAL_ERROR', 'The receiver failed unexpectedly; the event was not accepted. Retry later.', {
+      cause: name,
+    }),
   };
 }
 
@@ -177,20 +196,41 @@ async function receiveOrThrow(config: IntakeConfig, { rawBody, headers }: Incomi
   if (reading.ok) {
     const announced = headerValue(headers, config.eventHeader);
     if (announced !== undefined && announced !== reading.envelope.event) {
-      config.logger?.warn({ ...spanIds(span), header: config.eventHeader, announced, kind: reading.envelope.event }, 'event header differs from the body; the body wins');
+      config.logger?.warn(
+        { ...spanIds(span), header: config.eventHeader, announced, kind: reading.envelope.event },
+        'event header differs from the body; the body wins',
+      );
     }
   }
 
-  const stored = config.tracing === undefined || span === undefined ? await config.store(delivery) : await storeTraced(config.tracing, span, config.store, delivery);
+  const stored =
+    config.tracing === undefined || span === undefined
+      ? await config.store(delivery)
+      : await storeTraced(config.tracing, span, config.store, delivery);
   if (!stored.ok) {
-    config.logger?.error({ ...spanIds(span), code: stored.code, kind: delivery.kind ?? undefined }, 'could not store a webhook delivery; answered 503');
+    config.logger?.error(
+      { ...spanIds(span), code: stored.code, kind: delivery.kind ?? undefined },
+      'could not store a webhook delivery; answered 503',
+    );
     return {
       outcome: 'unavailable',
-      answer: errorAnswer(503, 'STORAGE_UNAVAILABLE', 'The event could not be stored; it was not accepted. Retry later.', { cause: stored.code }, { 'Retry-After': RETRY_AFTER_SECONDS }),
+      answer: errorAnswer(
+        503,
+        'STORAGE_UNAVAILABLE',
+        'The event could not be stored; it was not accepted. Retry later.',
+        { cause: stored.code },
+        { 'Retry-After': RETRY_AFTER_SECONDS },
+      ),
     };
   }
   const verified = secretId === null ? {} : { secretFingerprint: secretId };
-  if (!reading.ok) return { outcome: 'kept_invalid', answer: notAnEvent(reading), ...verified, ...(stored.inboxId !== null && { inboxId: stored.inboxId }) };
+  if (!reading.ok)
+    return {
+      outcome: 'kept_invalid',
+      answer: notAnEvent(reading),
+      ...verified,
+      ...(stored.inboxId !== null && { inboxId: stored.inboxId }),
+    };
   return {
     outcome: stored.duplicate ? 'duplicate' : 'stored',
     ...verified,
@@ -223,7 +263,9 @@ function signatureRefused(header: string, reason: 'MISSING' | 'MALFORMED' | 'REP
 /** The 400 for a body kept as a dead letter: not JSON we can read faithfully, or not an envelope. */
 function notAnEvent(reading: Extract<ReturnType<typeof readEnvelope>, { ok: false }>): Answer {
   return reading.reason === 'INVALID_JSON'
-    ? errorAnswer(400, 'INVALID_JSON', 'The body is not JSON this receiver can read faithfully (UTF-8, RFC 8259 and 7493).', { issues: reading.issues })
+    ? errorAnswer(400, 'INVALID_JSON', 'The body is not JSON this receiver can read faithfully (UTF-8, RFC 8259 and 7493).', {
+        issues: reading.issues,
+      })
     : errorAnswer(400, 'INVALID_ENVELOPE', 'The body is not an event envelope {event, timestamp, data}.', { issues: reading.issues });
 }
 

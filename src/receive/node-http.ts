@@ -38,7 +38,9 @@ export async function receiveRequest(intake: Intake, req: IncomingMessage): Prom
   const claim = intake.budget.claim();
   try {
     const reading = await readRawBody(req, intake.maxBodyBytes, intake.budget, claim);
-    return reading.ok ? await intake.receive({ rawBody: reading.body, headers: req.headers }) : { outcome: reading.outcome, answer: reading.answer };
+    return reading.ok
+      ? await intake.receive({ rawBody: reading.body, headers: req.headers })
+      : { outcome: reading.outcome, answer: reading.answer };
   } finally {
     claim.release();
   }
@@ -47,7 +49,13 @@ export async function receiveRequest(intake: Intake, req: IncomingMessage): Prom
 export type ResultListener = (result: IntakeResult, req: IncomingMessage, startedAt: bigint) => void;
 
 /** Tells the listener; a listener that throws is logged, never allowed to reject the request handler. */
-export function tellListener(intake: Intake, onResult: ResultListener | undefined, result: IntakeResult, req: IncomingMessage, startedAt: bigint): void {
+export function tellListener(
+  intake: Intake,
+  onResult: ResultListener | undefined,
+  result: IntakeResult,
+  req: IncomingMessage,
+  startedAt: bigint,
+): void {
   try {
     onResult?.(result, req, startedAt);
   } catch (error) {

@@ -6,7 +6,11 @@ import { busy, tooLarge } from './intake.js';
 
 export type BodyReading = { ok: true; body: Buffer } | { ok: false; outcome: 'refused' | 'busy'; answer: Answer };
 
-const aborted = (): BodyReading => ({ ok: false, outcome: 'refused', answer: errorAnswer(400, 'REQUEST_ABORTED', 'The client went away.') });
+const aborted = (): BodyReading => ({
+  ok: false,
+  outcome: 'refused',
+  answer: errorAnswer(400, 'REQUEST_ABORTED', 'The client went away.'),
+});
 
 /** The body's announced length, when it announced one Node could read. */
 export function declaredLength(header: string | null | undefined): number | undefined {
@@ -53,7 +57,12 @@ export async function readRawBody(req: IncomingMessage, limit: number, budget: B
     };
     const onError = (error: NodeJS.ErrnoException) => {
       if (error.code === 'ECONNRESET') finish(aborted());
-      else finish({ ok: false, outcome: 'refused', answer: errorAnswer(400, 'INVALID_BODY', 'The request body could not be read.', { reason: error.message }) });
+      else
+        finish({
+          ok: false,
+          outcome: 'refused',
+          answer: errorAnswer(400, 'INVALID_BODY', 'The request body could not be read.', { reason: error.message }),
+        });
     };
     // Closed before its end: the client went away, or the server cut it off (a timeout).
     const onClose = () => finish(aborted());

@@ -63,10 +63,14 @@ function assemble(state: ReceiverState, store: Store): Running {
   const { metrics, logger } = state;
   let groupCommit: GroupCommit | undefined;
   const observer = {
-    processed: (row: { kind: string | null; received_at: string }, outcome: string, at: number) => metrics.event(row.kind, outcome, row.received_at, at),
+    processed: (row: { kind: string | null; received_at: string }, outcome: string, at: number) =>
+      metrics.event(row.kind, outcome, row.received_at, at),
     handlerCall: (handler: string, result: 'ok' | 'failed' | 'timeout') => metrics.handlerCall(handler, result),
   };
-  const dispatcher = createDispatcher({ store, handlers: state.handlers, logger, observer, tracing: state.tracing, intakeBusy: () => (groupCommit?.waiting() ?? 0) > 0 }, state.options.dispatch);
+  const dispatcher = createDispatcher(
+    { store, handlers: state.handlers, logger, observer, tracing: state.tracing, intakeBusy: () => (groupCommit?.waiting() ?? 0) > 0 },
+    state.options.dispatch,
+  );
   // The next turn: the answers of a commit go out before any projection starts.
   groupCommit = createGroupCommit(store, {
     onCommitted: () => setImmediate(() => dispatcher.notify()),
@@ -78,7 +82,14 @@ function assemble(state: ReceiverState, store: Store): Running {
   dispatcher.start();
   const presence = state.heartbeat && keepPresence(store, { ...state.heartbeat, logger });
   setImmediate(() => state.eraseHooks.kick()); // once `running` is set: erasures owed from before
-  return { store, groupCommit, dispatcher, deadLetters: prepareDeadLetters(store, () => dispatcher.start()), queries: createQueries(store), presence };
+  return {
+    store,
+    groupCommit,
+    dispatcher,
+    deadLetters: prepareDeadLetters(store, () => dispatcher.start()),
+    queries: createQueries(store),
+    presence,
+  };
 }
 
 /**
@@ -170,7 +181,10 @@ export async function closeReceiver(state: ReceiverState, timeoutMs: number): Pr
   const left = () => Math.max(0, deadline - performance.now());
   const within = async (work: Promise<unknown>, atMostMs = Infinity) => {
     const timeout = new AbortController();
-    await Promise.race([work.catch(() => undefined), delay(Math.min(atMostMs, left()), undefined, { signal: timeout.signal }).catch(() => undefined)]);
+    await Promise.race([
+      work.catch(() => undefined),
+      delay(Math.min(atMostMs, left()), undefined, { signal: timeout.signal }).catch(() => undefined),
+    ]);
     timeout.abort();
   };
   // Commands stop handing events to this receiver first (those handed before are drained
@@ -181,6 +195,10 @@ export async function closeReceiver(state: ReceiverState, timeoutMs: number): Pr
   await running.dispatcher.close(Math.max(0, left() - Math.min(100, timeoutMs / 4)));
   await within(state.eraseHooks.close(), Math.max(0, left() - Math.min(100, timeoutMs / 4)));
   if (state.ownsStore) {
-    await within(running.store.close().catch((error: unknown) => state.logger.warn({ code: describeStorageError(error).code }, 'error while closing the database')));
+    await within(
+      running.store
+        .close()
+        .catch((error: unknown) => state.logger.warn({ code: describeStorageError(error).code }, 'error while closing the database')),
+    );
   }
 }

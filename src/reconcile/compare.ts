@@ -21,7 +21,9 @@ function sameInstant(a: unknown, b: unknown): boolean {
   return x !== null && x === y;
 }
 
-function differing(pairs: ReadonlyArray<[field: string, projected: unknown, service: unknown, same?: (a: unknown, b: unknown) => boolean]>): Fields {
+function differing(
+  pairs: ReadonlyArray<[field: string, projected: unknown, service: unknown, same?: (a: unknown, b: unknown) => boolean]>,
+): Fields {
   const fields: Fields = {};
   for (const [field, projected, service, same] of pairs) {
     if (service === undefined) continue; // not read: nothing to say
@@ -32,7 +34,17 @@ function differing(pairs: ReadonlyArray<[field: string, projected: unknown, serv
 }
 
 // The list's text fields that set a column of the same name.
-const CANDIDATE_TEXT = ['first_name', 'last_name', 'email', 'phone', 'availability', 'salary_expectation', 'candidate_alignment', 'strengths', 'concerns'] as const;
+const CANDIDATE_TEXT = [
+  'first_name',
+  'last_name',
+  'email',
+  'phone',
+  'availability',
+  'salary_expectation',
+  'candidate_alignment',
+  'strengths',
+  'concerns',
+] as const;
 
 /**
  * A candidate of the service's list against its projected row (undefined when it never arrived).

@@ -137,7 +137,12 @@ interface Run {
 }
 
 /** The plan: resumed from an unfinished run asked the same way, or made now. */
-async function planOf(store: Store, dryRun: boolean, requested: string[], now: () => number): Promise<{ plan: Progress; resumed: boolean }> {
+async function planOf(
+  store: Store,
+  dryRun: boolean,
+  requested: string[],
+  now: () => number,
+): Promise<{ plan: Progress; resumed: boolean }> {
   const stored = dryRun ? undefined : await store.setting(PROGRESS_SETTING);
   if (stored !== undefined) {
     try {
@@ -147,8 +152,19 @@ async function planOf(store: Store, dryRun: boolean, requested: string[], now: (
       // an unreadable progress is a fresh start
     }
   }
-  const known = (await store.select<{ campaign_id: string }>('SELECT campaign_id FROM campaigns ORDER BY campaign_id')).map((r) => r.campaign_id);
-  return { plan: { requested, planned: [...new Set([...known, ...requested])].sort(), done: [], started_at: new Date(now()).toISOString(), finished: false }, resumed: false };
+  const known = (await store.select<{ campaign_id: string }>('SELECT campaign_id FROM campaigns ORDER BY campaign_id')).map(
+    (r) => r.campaign_id,
+  );
+  return {
+    plan: {
+      requested,
+      planned: [...new Set([...known, ...requested])].sort(),
+      done: [],
+      started_at: new Date(now()).toISOString(),
+      finished: false,
+    },
+    resumed: false,
+  };
 }
 
 async function savePlan(run: Run): Promise<void> {
@@ -162,7 +178,10 @@ async function writeRepairs(run: Run, repairs: Repair[]): Promise<void> {
   const events = repairs.map((r) => ({ event: r.event, timestamp: r.readAt, data: repairData(keysOf(r), r.fields) }));
   // Identity, inbox, projection, handlers due.
   const { parts } = run;
-  const summary = await replayInto({ store: run.store, ...(parts.wantsHandlers && { wantsHandlers: parts.wantsHandlers }), now: run.now }, events);
+  const summary = await replayInto(
+    { store: run.store, ...(parts.wantsHandlers && { wantsHandlers: parts.wantsHandlers }), now: run.now },
+    events,
+  );
   run.report.written += summary.received - summary.duplicates;
 }
 
@@ -177,7 +196,8 @@ async function reconcileCredits(run: Run): Promise<void> {
   const readAt = run.stamp();
   const credits = await run.client.getCredits();
   const fields = compareCredits(await run.rows.credits(), credits);
-  if (Object.keys(fields).length > 0) await writeRepairs(run, [{ table: 'credits', key: 'account', missing: false, fields, event: 'reconcile.credits', readAt }]);
+  if (Object.keys(fields).length > 0)
+    await writeRepairs(run, [{ table: 'credits', key: 'account', missing: false, fields, event: 'reconcile.credits', readAt }]);
 }
 
 async function readCampaign(run: Run, campaignId: string): Promise<{ campaign: CampaignReport; repairs: Repair[] }> {
@@ -194,13 +214,23 @@ async function readCampaign(run: Run, campaignId: string): Promise<{ campaign: C
   const projectedCampaign = await run.rows.campaign(campaignId);
   const campaignFields = compareCampaign(projectedCampaign, status);
   if (Object.keys(campaignFields).length > 0) {
-    repairs.push({ table: 'campaigns', key: campaignId, missing: projectedCampaign === undefined, fields: campaignFields, event: 'reconcile.campaign', readAt: statusAt });
+    repairs.push({
+      table: 'campaigns',
+      key: campaignId,
+      missing: projectedCampaign === undefined,
+      fields: campaignFields,
+      event: 'reconcile.campaign',
+      readAt: statusAt,
+    });
   }
 
   const listed = await readList(run, campaignId);
   campaign.candidatesRead = listed.size;
   const projected = await projectedCandidates(run.store, campaignId, [...listed.keys()]);
-  const erased = await erasedAmong(run.store, [...listed.keys()].filter((id) => !projected.has(id)));
+  const erased = await erasedAmong(
+    run.store,
+    [...listed.keys()].filter((id) => !projected.has(id)),
+  );
   for (const [candidateId, { record, readAt }] of listed) {
     if (erased.has(candidateId)) {
       campaign.erasedButListed.push(candidateId);
@@ -209,7 +239,15 @@ async function readCampaign(run: Run, campaignId: string): Promise<{ campaign: C
     const row = projected.get(candidateId);
     const fields = compareCandidate(row, record, campaignId);
     if (Object.keys(fields).length > 0) {
-      repairs.push({ table: 'candidates', key: candidateId, campaign_id: campaignId, missing: row === undefined, fields, event: 'reconcile.candidate', readAt });
+      repairs.push({
+        table: 'candidates',
+        key: candidateId,
+        campaign_id: campaignId,
+        missing: row === undefined,
+        fields,
+        event: 'reconcile.candidate',
+        readAt,
+      });
     }
   }
   for (const [candidateId, row] of projected) {
@@ -247,7 +285,11 @@ async function projectedCandidates(store: Store, campaignId: string, ids: string
     found.set(candidate.candidate_id, candidate);
   }
   const elsewhere = ids.filter((id) => !found.has(id));
-  for (const row of await selectByCandidates(store, (list) => `SELECT ${CANDIDATE_SELECT} FROM candidates WHERE candidate_id IN (${list})`, elsewhere)) {
+  for (const row of await selectByCandidates(
+    store,
+    (list) => `SELECT ${CANDIDATE_SELECT} FROM candidates WHERE candidate_id IN (${list})`,
+    elsewhere,
+  )) {
     const candidate = decodeCandidate(row);
     found.set(candidate.candidate_id, candidate);
   }
@@ -256,12 +298,20 @@ async function projectedCandidates(store: Store, campaignId: string, ids: string
 
 /** Which of these candidates were erased here (section 8): a repair must never bring them back. */
 async function erasedAmong(store: Store, ids: string[]): Promise<Set<string>> {
-  const rows = await selectByCandidates<{ candidate_id: string }>(store, (list) => `SELECT DISTINCT candidate_id FROM erasures WHERE candidate_id IN (${list})`, ids);
+  const rows = await selectByCandidates<{ candidate_id: string }>(
+    store,
+    (list) => `SELECT DISTINCT candidate_id FROM erasures WHERE candidate_id IN (${list})`,
+    ids,
+  );
   return new Set(rows.map((row) => row.candidate_id));
 }
 
 /** A query by a list of candidate ids, 200 placeholders at a time (`sql` gets the list of placeholders). */
-async function selectByCandidates<T = Record<string, unknown>>(store: Store, sql: (placeholders: string) => string, ids: readonly string[]): Promise<T[]> {
+async function selectByCandidates<T = Record<string, unknown>>(
+  store: Store,
+  sql: (placeholders: string) => string,
+  ids: readonly string[],
+): Promise<T[]> {
   const rows: T[] = [];
   for (let i = 0; i < ids.length; i += 200) {
     const chunk = ids.slice(i, i + 200);

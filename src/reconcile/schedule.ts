@@ -12,7 +12,11 @@ export interface ReconcileSchedule {
  * sooner with a shorter period), each next one `everyMs` after the previous ended, never two at once.
  * A failed run is logged (code and message, no candidate data) and tried again at the next turn.
  */
-export function scheduleReconcile(options: { everyMs: number; run: (signal: AbortSignal) => Promise<ReconcileReport>; logger: Logger }): ReconcileSchedule {
+export function scheduleReconcile(options: {
+  everyMs: number;
+  run: (signal: AbortSignal) => Promise<ReconcileReport>;
+  logger: Logger;
+}): ReconcileSchedule {
   const { everyMs, run, logger } = options;
   const stopping = new AbortController();
   let timer: NodeJS.Timeout | undefined;

@@ -37,11 +37,13 @@ export async function rebuild(store: Store, options: RebuildOptions = {}): Promi
   if (options.bulk !== false && store.bulkLoad !== undefined) {
     const batchSize = options.batchSize ?? 500;
     // Erased candidates stay erased: their events before the erasure change nothing (section 8).
-    const erased = erasureInstants(await store.select<{ candidate_id: string; erased_at: string | Date }>('SELECT candidate_id, erased_at FROM erasures'));
+    const erased = erasureInstants(
+      await store.select<{ candidate_id: string; erased_at: string | Date }>('SELECT candidate_id, erased_at FROM erasures'),
+    );
     const summary = await store.bulkLoad('rebuild', async (bulk) => {
       const at = new Date(now()).toISOString();
       const summary: RebuildSummary = { events: bulk.accepted(), projected: 0, unknown: 0, dead: 0 };
-      for (let after = 0; ; ) {
+      for (let after = 0; ;) {
         const rows = bulk.events(after, batchSize);
         if (rows.length === 0) break;
         after = rows[rows.length - 1]!.inbox_id;
@@ -82,7 +84,13 @@ export async function rebuild(store: Store, options: RebuildOptions = {}): Promi
           rows.map((row, i) => {
             const p = processed[i]!;
             summary[p.state]++;
-            return { inboxId: row.inbox_id, state: p.state, reasons: p.state === 'projected' ? null : p.issues, handlers: false, ...(p.redacted !== undefined && { raw: p.redacted }) };
+            return {
+              inboxId: row.inbox_id,
+              state: p.state,
+              reasons: p.state === 'projected' ? null : p.issues,
+              handlers: false,
+              ...(p.redacted !== undefined && { raw: p.redacted }),
+            };
           }),
           new Date(now()).toISOString(),
           { keepHandlers: true },

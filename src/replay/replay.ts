@@ -70,7 +70,11 @@ export interface ReplayOptions {
  * projection, inbox state) without the network: for tests, backfills and the CLI. Each batch is
  * one transaction: its events are folded in memory and each row they touch is written once.
  */
-export async function replayInto(parts: ReplayParts, inputs: Iterable<ReplayInput> | ReplayInput, options: ReplayOptions = {}): Promise<ReplaySummary> {
+export async function replayInto(
+  parts: ReplayParts,
+  inputs: Iterable<ReplayInput> | ReplayInput,
+  options: ReplayOptions = {},
+): Promise<ReplaySummary> {
   const { store } = parts;
   const now = parts.now ?? Date.now;
   const batchSize = options.batchSize ?? 500;
@@ -161,13 +165,23 @@ async function projectInBatch(tx: WriteTx, parts: ReplayParts, raws: readonly Bu
 }
 
 /** Stores the new rows in input order: events settled, runs of bodies that are not events as dead letters. */
-async function appendInOrder(tx: WriteTx, fresh: readonly Entry[], settled: ReadonlyMap<Buffer, SettledDelivery>, at: string, batch: BatchCounts): Promise<void> {
-  for (let i = 0; i < fresh.length; ) {
+async function appendInOrder(
+  tx: WriteTx,
+  fresh: readonly Entry[],
+  settled: ReadonlyMap<Buffer, SettledDelivery>,
+  at: string,
+  batch: BatchCounts,
+): Promise<void> {
+  for (let i = 0; i < fresh.length;) {
     const envelope = fresh[i]!.reading.ok;
     let j = i;
     while (j < fresh.length && fresh[j]!.reading.ok === envelope) j++;
     const run = fresh.slice(i, j);
-    if (envelope) await tx.appendSettled(run.map((e) => settled.get(e.raw)!), at);
+    if (envelope)
+      await tx.appendSettled(
+        run.map((e) => settled.get(e.raw)!),
+        at,
+      );
     else {
       // Kept as dead letters, like bad HTTP bodies; the same bad bytes again are a duplicate.
       for (const appended of await tx.append(run.map((e) => deliveryOf(e.raw, e.reading, at, null)))) {
@@ -201,7 +215,12 @@ async function enqueue(store: Store, raws: readonly Buffer[], at: string, summar
  * staged; then the staged effects folded into the projected tables. Undefined, having read
  * nothing, when the database is not empty.
  */
-async function replayBulk(parts: ReplayParts, inputs: Iterable<ReplayInput> | ReplayInput, options: ReplayOptions, summary: ReplaySummary): Promise<ReplaySummary | undefined> {
+async function replayBulk(
+  parts: ReplayParts,
+  inputs: Iterable<ReplayInput> | ReplayInput,
+  options: ReplayOptions,
+  summary: ReplaySummary,
+): Promise<ReplaySummary | undefined> {
   const now = parts.now ?? Date.now;
   const batchSize = options.batchSize ?? 500;
   return parts.store.bulkLoad!('empty', async (bulk) => {

@@ -6,9 +6,7 @@ import { readCanonicalJson } from '../events/index.js';
 /** What replay accepts: event objects, or paths of `.json` / `.ndjson` files and folders of them. */
 export type ReplayInput = string | object;
 
-export type SourceItem =
-  | { ok: true; raw: Buffer; origin: string }
-  | { ok: false; origin: string; message: string };
+export type SourceItem = { ok: true; raw: Buffer; origin: string } | { ok: false; origin: string; message: string };
 
 async function* fromFile(path: string): AsyncGenerator<SourceItem> {
   if (extname(path) === '.ndjson') {
@@ -157,7 +155,8 @@ function objectItem(item: unknown): SourceItem {
 
 /** Every event of the inputs, in the order given, as raw bytes. */
 export async function* readSources(inputs: Iterable<ReplayInput> | ReplayInput): AsyncGenerator<SourceItem> {
-  const list = typeof inputs === 'string' || !(Symbol.iterator in Object(inputs)) ? [inputs as ReplayInput] : [...(inputs as Iterable<ReplayInput>)];
+  const list =
+    typeof inputs === 'string' || !(Symbol.iterator in Object(inputs)) ? [inputs as ReplayInput] : [...(inputs as Iterable<ReplayInput>)];
   for (const input of list) {
     if (typeof input === 'string') yield* fromPath(input);
     else if (Array.isArray(input)) {

@@ -33,7 +33,12 @@ export function createRateLimiter(clock: Clock, perMinute: number = LIMITS.reque
       const times = (seen.get(key) ?? []).filter((t) => t > now - HOUR);
       seen.set(key, times);
       const lastMinute = times.filter((t) => t > now - MINUTE);
-      const full = lastMinute.length >= perMinute ? lastMinute[lastMinute.length - perMinute]! + MINUTE : times.length >= perHour ? times[times.length - perHour]! + HOUR : undefined;
+      const full =
+        lastMinute.length >= perMinute
+          ? lastMinute[lastMinute.length - perMinute]! + MINUTE
+          : times.length >= perHour
+            ? times[times.length - perHour]! + HOUR
+            : undefined;
       if (full !== undefined) {
         const retryAfter = Math.max(1, Math.ceil((full - now) / 1000));
         const window = lastMinute.length >= perMinute ? 'minute' : 'hour';

@@ -68,7 +68,8 @@ export function createCampaign(request: ApiRequest, context: SandboxContext): Re
   let voice = { override_agent_id: defaultVoiceFor(language), is_voice_clone: false };
   if (body.override_agent_id !== undefined) {
     const found = resolveVoice(agency, body.override_agent_id);
-    if (found === undefined) return errorReply('INVALID_OVERRIDE_AGENT_ID', { field: 'override_agent_id', override_agent_id: body.override_agent_id });
+    if (found === undefined)
+      return errorReply('INVALID_OVERRIDE_AGENT_ID', { field: 'override_agent_id', override_agent_id: body.override_agent_id });
     voice = found;
   }
   rollOver(agency.credits, context.clock.now());
@@ -139,7 +140,15 @@ function modify(campaign: Campaign, request: ApiRequest, context: SandboxContext
   const schema = modifyCampaignRequestSchema({ questionCount: campaign.questions.length, languageTestMode: campaign.language_test_mode });
   const checked = check(schema, request.body, MODIFY_CAMPAIGN_RULES);
   if (!checked.ok) return violationReply(checked.violation);
-  const { override_agent_id, questions, question_weights, question_binary_evaluations, status: _status, is_voice_clone: _clone, ...plain } = checked.value;
+  const {
+    override_agent_id,
+    questions,
+    question_weights,
+    question_binary_evaluations,
+    status: _status,
+    is_voice_clone: _clone,
+    ...plain
+  } = checked.value;
 
   let voice: { override_agent_id: string; is_voice_clone: boolean } | undefined;
   if (override_agent_id === null) {
@@ -159,7 +168,12 @@ function modify(campaign: Campaign, request: ApiRequest, context: SandboxContext
   if (plain.language_test_mode === 'none') changes.custom_language_question = null;
   if (questions !== undefined) {
     // The whole question set is replaced, with its weights and binary evaluations.
-    Object.assign(changes, { questions, question_weights, question_binary_evaluations: question_binary_evaluations ?? null, questions_source: 'default' });
+    Object.assign(changes, {
+      questions,
+      question_weights,
+      question_binary_evaluations: question_binary_evaluations ?? null,
+      questions_source: 'default',
+    });
   } else {
     if (question_weights !== undefined) changes.question_weights = question_weights;
     if (question_binary_evaluations !== undefined) changes.question_binary_evaluations = question_binary_evaluations;
@@ -193,7 +207,12 @@ function changeStatus(campaign: Campaign, request: ApiRequest, context: SandboxC
     campaign.updated_at = event.timestamp;
     context.life.statusChanged(campaign);
   }
-  const response: ChangeStatusResponse = { campaign_id: campaign.campaign_id, old_status: old, new_status: next, updated_at: campaign.updated_at };
+  const response: ChangeStatusResponse = {
+    campaign_id: campaign.campaign_id,
+    old_status: old,
+    new_status: next,
+    updated_at: campaign.updated_at,
+  };
   return ok(response);
 }
 

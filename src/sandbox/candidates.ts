@@ -166,7 +166,13 @@ function candidateRecord(c: Candidate): CandidateRecord {
 const dateOf = (c: Candidate) => c.interview_date ?? c.added_at;
 const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 const byScore = (a: Candidate, b: Candidate, direction: 1 | -1) =>
-  a.interview_score === null ? (b.interview_score === null ? 0 : 1) : b.interview_score === null ? -1 : direction * (a.interview_score - b.interview_score);
+  a.interview_score === null
+    ? b.interview_score === null
+      ? 0
+      : 1
+    : b.interview_score === null
+      ? -1
+      : direction * (a.interview_score - b.interview_score);
 const ORDER: Record<CandidateSort, (a: Candidate, b: Candidate) => number> = {
   date_desc: (a, b) => byText(dateOf(b), dateOf(a)) || byText(a.candidate_id, b.candidate_id),
   date_asc: (a, b) => byText(dateOf(a), dateOf(b)) || byText(a.candidate_id, b.candidate_id),

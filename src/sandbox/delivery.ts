@@ -69,7 +69,11 @@ function reserialize(value: unknown): string {
   const reorder = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(reorder);
     if (v !== null && typeof v === 'object') {
-      return Object.fromEntries(Object.keys(v).reverse().map((k) => [k, reorder((v as Record<string, unknown>)[k])]));
+      return Object.fromEntries(
+        Object.keys(v)
+          .reverse()
+          .map((k) => [k, reorder((v as Record<string, unknown>)[k])]),
+      );
     }
     return v;
   };
@@ -137,7 +141,14 @@ function send(sender: Sender, envelope: Envelope): void {
   const body = JSON.stringify(envelope);
   const copies: Pending[] = [{ id: sender.nextId++, kind: envelope.event, identity, body, copy: 'original', attempt: 1 }];
   if (options.random.chance(options.duplicates ?? 0)) {
-    copies.push({ id: sender.nextId++, kind: envelope.event, identity, body: options.reserialize ? reserialize(envelope) : body, copy: 'duplicate', attempt: 1 });
+    copies.push({
+      id: sender.nextId++,
+      kind: envelope.event,
+      identity,
+      body: options.reserialize ? reserialize(envelope) : body,
+      copy: 'duplicate',
+      attempt: 1,
+    });
   }
   for (const copy of copies) {
     if (options.random.chance(options.reorder ?? 0)) hold(sender, copy);
@@ -200,7 +211,10 @@ async function post(sender: Sender, pending: Pending): Promise<{ status: number 
     return { status: response.status, error: null };
   } catch (caught) {
     const e = caught as Error & { cause?: { code?: string; message?: string } };
-    return { status: null, error: e.name === 'TimeoutError' ? `timeout after ${sender.timeoutMs} ms` : (e.cause?.code ?? e.cause?.message ?? e.message) };
+    return {
+      status: null,
+      error: e.name === 'TimeoutError' ? `timeout after ${sender.timeoutMs} ms` : (e.cause?.code ?? e.cause?.message ?? e.message),
+    };
   }
 }
 

@@ -54,13 +54,35 @@ const TEXT = {
       'Oui, je l’ai fait régulièrement pendant deux ans dans mon poste précédent.',
       'Tout à fait, c’est le cœur de mon métier depuis plus de cinq ans.',
     ],
-    explanations: ['Réponse vague, sans exemple concret.', 'Expérience limitée mais réelle.', 'Expérience solide et en lien direct.', 'Maîtrise confirmée, exemples précis.'],
-    availability: ['Disponible immédiatement', 'Préavis de deux semaines', 'Préavis d’un mois', 'Disponible à la fin de sa mission en cours'],
+    explanations: [
+      'Réponse vague, sans exemple concret.',
+      'Expérience limitée mais réelle.',
+      'Expérience solide et en lien direct.',
+      'Maîtrise confirmée, exemples précis.',
+    ],
+    availability: [
+      'Disponible immédiatement',
+      'Préavis de deux semaines',
+      'Préavis d’un mois',
+      'Disponible à la fin de sa mission en cours',
+    ],
     salary: { Annuelles: '32 000 € brut annuel', Mensuelles: '2 100 € brut mensuel', Horaires: '13,50 €/h' },
     alignment: (job: string, good: boolean) =>
-      good ? `Bonne adéquation avec le poste de ${job} : expérience directement transposable.` : `Adéquation partielle avec le poste de ${job} : expérience à compléter.`,
-    strengths: ['Communication claire et posée.', 'Expérience pratique du terrain.', 'Motivation forte pour le poste.', 'Autonomie et sens de l’organisation.'],
-    concerns: ['Mobilité à confirmer.', 'Peu d’expérience des outils utilisés sur le site.', 'Disponibilité en horaires décalés à préciser.', 'Aucun point bloquant relevé.'],
+      good
+        ? `Bonne adéquation avec le poste de ${job} : expérience directement transposable.`
+        : `Adéquation partielle avec le poste de ${job} : expérience à compléter.`,
+    strengths: [
+      'Communication claire et posée.',
+      'Expérience pratique du terrain.',
+      'Motivation forte pour le poste.',
+      'Autonomie et sens de l’organisation.',
+    ],
+    concerns: [
+      'Mobilité à confirmer.',
+      'Peu d’expérience des outils utilisés sur le site.',
+      'Disponibilité en horaires décalés à préciser.',
+      'Aucun point bloquant relevé.',
+    ],
   },
   en: {
     answers: [
@@ -69,13 +91,25 @@ const TEXT = {
       'Yes, regularly for two years in my previous job.',
       'Absolutely, it has been the core of my work for over five years.',
     ],
-    explanations: ['Vague answer without a concrete example.', 'Limited but real experience.', 'Solid, directly relevant experience.', 'Proven mastery with precise examples.'],
+    explanations: [
+      'Vague answer without a concrete example.',
+      'Limited but real experience.',
+      'Solid, directly relevant experience.',
+      'Proven mastery with precise examples.',
+    ],
     availability: ['Available immediately', 'Two weeks’ notice', 'One month’s notice', 'Available at the end of the current assignment'],
     salary: { Annuelles: '€32,000 gross a year', Mensuelles: '€2,100 gross a month', Horaires: '€13.50 an hour' },
     alignment: (job: string, good: boolean) =>
-      good ? `Good fit for the ${job} position: directly transferable experience.` : `Partial fit for the ${job} position: experience to be completed.`,
+      good
+        ? `Good fit for the ${job} position: directly transferable experience.`
+        : `Partial fit for the ${job} position: experience to be completed.`,
     strengths: ['Clear, calm communication.', 'Hands-on experience.', 'Strong motivation for the role.', 'Autonomous and well organised.'],
-    concerns: ['Mobility to be confirmed.', 'Little experience of the tools used on site.', 'Availability for shifts to be clarified.', 'No blocking point noted.'],
+    concerns: [
+      'Mobility to be confirmed.',
+      'Little experience of the tools used on site.',
+      'Availability for shifts to be clarified.',
+      'No blocking point noted.',
+    ],
   },
 };
 
@@ -108,7 +142,11 @@ export function interviewResult(campaign: Campaign, random: Random, now: number)
   const weights = campaign.question_weights;
   const total = weights.reduce<number>((sum, w) => sum + w, 0);
   const mean =
-    responses.length === 0 ? level : total > 0 ? responses.reduce((sum, r, i) => sum + r.score * (weights[i] ?? 0), 0) / total : responses.reduce((sum, r) => sum + r.score, 0) / responses.length;
+    responses.length === 0
+      ? level
+      : total > 0
+        ? responses.reduce((sum, r, i) => sum + r.score * (weights[i] ?? 0), 0) / total
+        : responses.reduce((sum, r) => sum + r.score, 0) / responses.length;
   const interview_score = Math.round(mean * 2) / 2;
   const startIn = 1 + random.int(45);
   return {

@@ -112,7 +112,12 @@ type Who = { campaign_id: string; candidate_id: string; first_name: string | nul
 /** An interview: started now, ended after `durationMs` with its outcome. */
 function interview(life: Living, campaign: Campaign, candidate: Candidate, outcome: Outcome, durationMs: number): void {
   const { emitter } = life.options;
-  const who: Who = { campaign_id: campaign.campaign_id, candidate_id: candidate.candidate_id, first_name: candidate.first_name, last_name: candidate.last_name };
+  const who: Who = {
+    campaign_id: campaign.campaign_id,
+    candidate_id: candidate.candidate_id,
+    first_name: candidate.first_name,
+    last_name: candidate.last_name,
+  };
   emitter.emit('candidate.interview.started', who);
   later(life, durationMs, () => {
     if (outcome !== 'completed') {

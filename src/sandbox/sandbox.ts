@@ -98,7 +98,8 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
   const apiKeys = options.apiKeys?.length ? [...options.apiKeys] : [generatedApiKey!];
   const agencies = agenciesOf(options, apiKeys, clock);
   const events = options.events ?? EVENT_KINDS;
-  for (const kind of events) if (!isServiceEventKind(kind)) throw new RangeError(`unknown event kind "${kind}"; known: ${EVENT_KINDS.join(', ')}`);
+  for (const kind of events)
+    if (!isServiceEventKind(kind)) throw new RangeError(`unknown event kind "${kind}"; known: ${EVENT_KINDS.join(', ')}`);
   const interviewMs = options.interviewMs ?? 2000;
   const delivery = createDelivery({
     url: options.webhookUrl,
@@ -118,7 +119,13 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
   const life = createLife({ interviewMs, emitter, clock });
   const context: SandboxContext = { clock, emitter, life, ids: root.derive('ids'), outcomes: root.derive('outcomes') };
   const idle = () => life.pending() === 0 && delivery.pending() === 0;
-  const server = createSandboxServer({ agencies, context, limiter: createRateLimiter(clock), log, sandboxRoutes: sandboxRoutes(options, { emitter, eventClock, life, delivery, idle }) });
+  const server = createSandboxServer({
+    agencies,
+    context,
+    limiter: createRateLimiter(clock),
+    log,
+    sandboxRoutes: sandboxRoutes(options, { emitter, eventClock, life, delivery, idle }),
+  });
   const url = await listen(server, options);
   return {
     url,
@@ -150,7 +157,8 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
 function agenciesOf(options: SandboxOptions, apiKeys: readonly string[], clock: Clock): Map<string, Agency> {
   const inactive = options.inactiveApiKeys ?? [];
   for (const key of [...apiKeys, ...inactive]) {
-    if (!isApiKeyFormat(key)) throw new RangeError('an API key must be a prefix ending in "live_" followed by 32 or more letters, digits, "_" or "-"');
+    if (!isApiKeyFormat(key))
+      throw new RangeError('an API key must be a prefix ending in "live_" followed by 32 or more letters, digits, "_" or "-"');
   }
   const agencies = new Map<string, Agency>();
   [...apiKeys, ...inactive].forEach((apiKey, i) => {
@@ -159,7 +167,12 @@ function agenciesOf(options: SandboxOptions, apiKeys: readonly string[], clock: 
       name: `Sandbox Agency ${i + 1}`,
       apiKey,
       active: i < apiKeys.length,
-      credits: createCreditAccount(options.credits ?? 100, options.subscriptionType ?? 'Service Resonance', options.lowCreditThreshold ?? LIMITS.lowCreditThreshold, clock.now()),
+      credits: createCreditAccount(
+        options.credits ?? 100,
+        options.subscriptionType ?? 'Service Resonance',
+        options.lowCreditThreshold ?? LIMITS.lowCreditThreshold,
+        clock.now(),
+      ),
       campaigns: new Map(),
     });
   });
@@ -178,11 +191,13 @@ type SandboxParts = {
 function sandboxRoutes(options: SandboxOptions, parts: SandboxParts): Parameters<typeof createSandboxServer>[0]['sandboxRoutes'] {
   const { emitter, eventClock, life, delivery, idle } = parts;
   return {
-    'GET /sandbox/deliveries': () => ok({ idle: idle(), pending: { interviews: life.pending(), deliveries: delivery.pending() }, attempts: delivery.attempts() }),
+    'GET /sandbox/deliveries': () =>
+      ok({ idle: idle(), pending: { interviews: life.pending(), deliveries: delivery.pending() }, attempts: delivery.attempts() }),
     // The dashboard's test button: a sample of the kind asked (default campaign.created), sent now.
     'POST /sandbox/test-event': (body) => {
       const kind = (body as { event?: unknown } | undefined)?.event ?? 'campaign.created';
-      if (typeof kind !== 'string' || !isServiceEventKind(kind)) return errorReply('VALIDATION_ERROR', { event: `must be one of ${EVENT_KINDS.join(', ')}` });
+      if (typeof kind !== 'string' || !isServiceEventKind(kind))
+        return errorReply('VALIDATION_ERROR', { event: `must be one of ${EVENT_KINDS.join(', ')}` });
       const event = sampleEvent(kind, { timestamp: eventClock.next() });
       emitter.sendTest(event);
       return ok({ event: kind, timestamp: event.timestamp, identity: eventIdentity(event), webhook_url: options.webhookUrl ?? null }, 202);

@@ -22,7 +22,10 @@ export interface ServerOptions {
 type Body = { ok: true; text: string } | { ok: false; reply: Reply };
 
 function readBody(request: IncomingMessage, limit: number): Promise<Body> {
-  const tooLarge = (): Body => ({ ok: false, reply: errorReply('REQUEST_TOO_LARGE', { max_bytes: limit }, undefined, { connection: 'close' }) });
+  const tooLarge = (): Body => ({
+    ok: false,
+    reply: errorReply('REQUEST_TOO_LARGE', { max_bytes: limit }, undefined, { connection: 'close' }),
+  });
   const declared = Number(request.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) return Promise.resolve(tooLarge());
   return new Promise((resolve) => {
@@ -40,7 +43,9 @@ function readBody(request: IncomingMessage, limit: number): Promise<Body> {
     };
     request.on('data', onData);
     request.once('end', () => resolve({ ok: true, text: Buffer.concat(chunks).toString('utf8') }));
-    request.once('error', () => resolve({ ok: false, reply: errorReply('VALIDATION_ERROR', { body: 'the request body could not be read' }) }));
+    request.once('error', () =>
+      resolve({ ok: false, reply: errorReply('VALIDATION_ERROR', { body: 'the request body could not be read' }) }),
+    );
   });
 }
 
@@ -65,7 +70,11 @@ function queryOf(url: URL): Record<string, string | string[]> {
 function send(response: ServerResponse, reply: Reply): void {
   if (response.headersSent) return;
   const body = JSON.stringify(reply.body);
-  response.writeHead(reply.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), ...reply.headers });
+  response.writeHead(reply.status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    ...reply.headers,
+  });
   response.end(body);
 }
 
@@ -110,7 +119,9 @@ export function createSandboxServer(options: ServerOptions): Server {
     answer(request, url)
       .catch((error: unknown) => {
         // The type and first frame only: a message could hold request data.
-        options.log(`prequal-hooks sandbox: unexpected ${(error as Error)?.name ?? typeof error} answering ${request.method} ${url.pathname}: ${String((error as Error)?.stack?.split('\n')[1] ?? '').trim()}\n`);
+        options.log(
+          `prequal-hooks sandbox: unexpected ${(error as Error)?.name ?? typeof error} answering ${request.method} ${url.pathname}: ${String((error as Error)?.stack?.split('\n')[1] ?? '').trim()}\n`,
+        );
         return errorReply('INTERNAL_ERROR');
       })
       .then((reply) => {

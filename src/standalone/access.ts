@@ -22,7 +22,11 @@ const digestOf = (token: string | undefined) => (token === undefined || token ==
 
 /** Digests of the tokens given; one too short to keep anyone out throws (DashboardTokenError). */
 export function accessTokens(options: AccessTokenOptions): AccessTokens {
-  return { full: digestOf(options.dashboardToken), readOnly: digestOf(options.dashboardReadonlyToken), metrics: digestOf(options.metricsToken) };
+  return {
+    full: digestOf(options.dashboardToken),
+    readOnly: digestOf(options.dashboardReadonlyToken),
+    metrics: digestOf(options.metricsToken),
+  };
 }
 
 /** The scope of the token a request carries (Bearer, or Basic's password); none: no token of ours. */

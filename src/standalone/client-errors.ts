@@ -20,14 +20,21 @@ export function answerClientErrors(logger: Logger): (error: NodeJS.ErrnoExceptio
     const packet = (error as { rawPacket?: Buffer }).rawPacket;
     if (packet !== undefined && packet[0] === 0x16 && packet[1] === 0x03) {
       socket.destroy();
-      logger.debug({ outcome: 'not_http', tls: true }, 'a TLS handshake reached this plain-HTTP port (was https:// used for an http:// receiver?); connection closed');
+      logger.debug(
+        { outcome: 'not_http', tls: true },
+        'a TLS handshake reached this plain-HTTP port (was https:// used for an http:// receiver?); connection closed',
+      );
       return;
     }
     const [status, code, message] =
       error.code === 'HPE_HEADER_OVERFLOW'
         ? [431, 'HEADERS_TOO_LARGE', `The request headers are larger than ${maxHeaderSize} bytes in all.`]
         : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-          ? [408, 'REQUEST_TIMEOUT', `The request was not received in time (headers within ${HEADERS_TIMEOUT_MS / 1000} s, the whole request within ${REQUEST_TIMEOUT_MS / 1000} s).`]
+          ? [
+              408,
+              'REQUEST_TIMEOUT',
+              `The request was not received in time (headers within ${HEADERS_TIMEOUT_MS / 1000} s, the whole request within ${REQUEST_TIMEOUT_MS / 1000} s).`,
+            ]
           : [400, 'BAD_REQUEST', 'The request is not valid HTTP.'];
     const body = JSON.stringify({ error: { code, message } });
     // Destroyed once written, not just ended: a sender still writing a body (or holding its half

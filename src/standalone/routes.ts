@@ -30,7 +30,10 @@ function starting(req: IncomingMessage, res: ServerResponse): void {
 
 const webhook: Route = (state, req, res) => {
   if (state.closing) {
-    writeAnswer(res, errorAnswer(503, 'SHUTTING_DOWN', 'The receiver is shutting down; retry.', {}, { 'Retry-After': '5', Connection: 'close' }));
+    writeAnswer(
+      res,
+      errorAnswer(503, 'SHUTTING_DOWN', 'The receiver is shutting down; retry.', {}, { 'Retry-After': '5', Connection: 'close' }),
+    );
     return;
   }
   if (state.intake === undefined) return starting(req, res);
@@ -66,7 +69,16 @@ const readyz: Route = (state, _req, res) => {
 const UNAUTHORIZED_HELP = 'HTTP Basic (any user name, the token as password) or Authorization: Bearer <token>.';
 
 function unauthorized(res: ServerResponse, needs: string): void {
-  writeAnswer(res, errorAnswer(401, 'UNAUTHORIZED', `This needs ${needs}: ${UNAUTHORIZED_HELP}`, {}, { 'WWW-Authenticate': 'Basic realm="prequal-hooks"' }));
+  writeAnswer(
+    res,
+    errorAnswer(
+      401,
+      'UNAUTHORIZED',
+      `This needs ${needs}: ${UNAUTHORIZED_HELP}`,
+      {},
+      { 'WWW-Authenticate': 'Basic realm="prequal-hooks"' },
+    ),
+  );
 }
 
 /** A token of ours that does not open this part: 403, saying what it opens. */
@@ -102,7 +114,14 @@ const dashboard: Route = (state, req, res) => {
 
 const notFound: Route = (state, req, res) => {
   req.resume();
-  writeAnswer(res, errorAnswer(404, 'RESOURCE_NOT_FOUND', `Nothing is served at ${req.method} ${(req.url ?? '/').split('?')[0]}. Webhooks go to POST ${state.path}.`));
+  writeAnswer(
+    res,
+    errorAnswer(
+      404,
+      'RESOURCE_NOT_FOUND',
+      `Nothing is served at ${req.method} ${(req.url ?? '/').split('?')[0]}. Webhooks go to POST ${state.path}.`,
+    ),
+  );
 };
 
 /** Which route answers a request; what is not ours is 404 in the service's envelope. */

@@ -3,7 +3,18 @@
 // about one of them by its handler key (indexed); every row about no candidate (unknown kinds,
 // dead letters, bodies that are not envelopes, reconcile.* rows, and pending rows that will be one
 // of these) read and matched by value in JS. Those are few, and read a page at a time.
-import { candidatesNamed, emailKey, namingIndex, parseEvent, PHONE_SEPARATORS, phoneForms, phoneKey, readEnvelope, REDACTED_REASONS_JSON, type PersonValues } from '../events/index.js';
+import {
+  candidatesNamed,
+  emailKey,
+  namingIndex,
+  parseEvent,
+  PHONE_SEPARATORS,
+  phoneForms,
+  phoneKey,
+  readEnvelope,
+  REDACTED_REASONS_JSON,
+  type PersonValues,
+} from '../events/index.js';
 import type { CandidateMatch, InboxState } from './store.js';
 
 /** A read with `?` placeholders, in the caller's transaction or not; sync (SQLite) or not. */
@@ -46,7 +57,11 @@ export const PHONE_DIGITS_SQL = PHONE_SEPARATORS.reduce((sql, separator) => `rep
  * parameters of its narrowing SQL (the e-mail with ASCII letters folded; the phone's written forms,
  * separators stripped, or the text as given when it is not a phone number), then the exact test.
  */
-export function candidateLookup(match: Extract<CandidateMatch, { email: string } | { phone: string }>): { parameters: string[]; forms: string[]; matches: (row: PersonValues) => boolean } {
+export function candidateLookup(match: Extract<CandidateMatch, { email: string } | { phone: string }>): {
+  parameters: string[];
+  forms: string[];
+  matches: (row: PersonValues) => boolean;
+} {
   if ('email' in match) {
     const key = emailKey(match.email);
     return { parameters: [key], forms: [], matches: (row) => row.email !== null && emailKey(row.email) === key };
@@ -74,7 +89,10 @@ async function byKey(select: SelectRows, ids: readonly string[], rows: Map<numbe
   for (let i = 0; i < ids.length; i += KEYS_PER_READ) {
     const keys = ids.slice(i, i + KEYS_PER_READ).map((id) => `candidate:${id}`);
     const padded = [...keys, ...Array<string>(KEYS_PER_READ - keys.length).fill(keys[0]!)];
-    const found = (await select(`SELECT ${COLUMNS}, handler_key FROM inbox WHERE handler_key IN (${padded.map(() => '?').join(', ')})`, padded)) as Array<Stored & { handler_key: string }>;
+    const found = (await select(
+      `SELECT ${COLUMNS}, handler_key FROM inbox WHERE handler_key IN (${padded.map(() => '?').join(', ')})`,
+      padded,
+    )) as Array<Stored & { handler_key: string }>;
     for (const { handler_key: key, ...row } of found) {
       const id = Number(row.inbox_id);
       const named = rows.get(id) ?? { ...row, inbox_id: id, candidates: [] };
@@ -87,8 +105,11 @@ async function byKey(select: SelectRows, ids: readonly string[], rows: Map<numbe
 async function byValue(select: SelectRows, people: readonly PersonValues[], rows: Map<number, NamingRow>): Promise<void> {
   const index = namingIndex(people);
   for (const family of SCANNED) {
-    for (let after = 0; ; ) {
-      const page = (await select(`SELECT ${COLUMNS} FROM inbox WHERE ${family} AND ${NOT_ANOTHER_CANDIDATES} AND inbox_id > ? ORDER BY inbox_id LIMIT ${PAGE}`, [after])) as Stored[];
+    for (let after = 0; ;) {
+      const page = (await select(
+        `SELECT ${COLUMNS} FROM inbox WHERE ${family} AND ${NOT_ANOTHER_CANDIDATES} AND inbox_id > ? ORDER BY inbox_id LIMIT ${PAGE}`,
+        [after],
+      )) as Stored[];
       for (const row of page) {
         const id = Number(row.inbox_id);
         if (row.state === 'pending' && isValidWebhook(row.raw)) continue;
@@ -127,6 +148,8 @@ export function reasonsOnceRedacted(row: Pick<NamingRow, 'state' | 'reasons' | '
 export function erasureCounts(people: readonly PersonValues[], rows: readonly NamingRow[]) {
   const counts = new Map(people.map((p) => [p.candidate_id, 0]));
   for (const row of rows) for (const id of row.candidates) if (counts.has(id)) counts.set(id, counts.get(id)! + 1);
-  const candidates = [...counts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([candidateId, eventsRedacted]) => ({ candidateId, eventsRedacted }));
+  const candidates = [...counts]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([candidateId, eventsRedacted]) => ({ candidateId, eventsRedacted }));
   return { found: true as const, candidates, eventsRedacted: rows.length, inboxIds: rows.map((row) => row.inbox_id) };
 }

@@ -38,7 +38,16 @@ interface Batching {
  * has committed; if the transaction fails, every delivery in it is told so, and none is acknowledged.
  */
 export function createGroupCommit(store: Store, options: GroupCommitOptions = {}) {
-  const state: Batching = { store, options, deadlineMs: options.deadlineMs ?? 4000, waiting: [], scheduled: false, inFlight: 0, commits: new Set(), closed: false };
+  const state: Batching = {
+    store,
+    options,
+    deadlineMs: options.deadlineMs ?? 4000,
+    waiting: [],
+    scheduled: false,
+    inFlight: 0,
+    commits: new Set(),
+    closed: false,
+  };
   return {
     append: (delivery: Delivery): Promise<StoreOutcome> => append(state, delivery),
     /** Deliveries waiting for a commit: requests the intake has not answered yet. */

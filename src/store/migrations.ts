@@ -32,7 +32,6 @@ export function loadMigrations(engine: 'sqlite' | 'postgres', dir: string = `${M
     .sort((a, b) => a.version - b.version);
 }
 
-
 /** A database that a read-only command cannot read as it is: not ours, or not migrated yet. */
 export class SchemaError extends Error {
   override name = 'SchemaError';

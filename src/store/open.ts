@@ -24,7 +24,12 @@ export type DatabaseOption = string | SqliteDatabase | PostgresPool | Store;
 
 /** An already opened store (the CLI opens one to read its settings before the receiver starts). */
 export function isStore(value: unknown): value is Store {
-  return typeof value === 'object' && value !== null && typeof (value as Store).write === 'function' && typeof (value as Store).location === 'string';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Store).write === 'function' &&
+    typeof (value as Store).location === 'string'
+  );
 }
 
 export interface StoreOptions {
@@ -64,7 +69,13 @@ export function displayLocation(location: string): string {
 }
 
 function isPool(value: unknown): value is PostgresPool {
-  return !isStore(value) && typeof value === 'object' && value !== null && typeof (value as PostgresPool).connect === 'function' && typeof (value as { prepare?: unknown }).prepare !== 'function';
+  return (
+    !isStore(value) &&
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as PostgresPool).connect === 'function' &&
+    typeof (value as { prepare?: unknown }).prepare !== 'function'
+  );
 }
 
 function isPostgres(database: DatabaseOption): boolean {
@@ -87,7 +98,12 @@ function openSqliteStore(database: string | SqliteDatabase, options: StoreOption
   const warn = options.logger && ((message: string) => options.logger!.warn(message));
   const db =
     typeof database === 'string'
-      ? openDatabase(database, { busyTimeoutMs, readonly: options.readonly ?? false, ...(options.migrate === false && { migrate: false }), ...(warn && { warn }) })
+      ? openDatabase(database, {
+          busyTimeoutMs,
+          readonly: options.readonly ?? false,
+          ...(options.migrate === false && { migrate: false }),
+          ...(warn && { warn }),
+        })
       : configureDatabase(database, { busyTimeoutMs, ...(options.migrate === false && { migrate: false }) });
   return createSqliteStore(db, {
     location: `sqlite:${typeof database === 'string' ? database : db.name}`,
@@ -152,7 +168,11 @@ export async function migrateDatabase(location: string, options: { schema?: stri
   if (isPostgresUrl(location)) {
     const { createPool } = await import('./postgres/connection.js');
     const { migrate, pendingMigrations } = await import('./postgres/migrations.js');
-    const pool = await createPool(location, { poolSize: 1, timeoutMs: 3_600_000, ...(options.schema !== undefined && { schema: options.schema }) });
+    const pool = await createPool(location, {
+      poolSize: 1,
+      timeoutMs: 3_600_000,
+      ...(options.schema !== undefined && { schema: options.schema }),
+    });
     try {
       const client = await pool.connect();
       try {
@@ -184,7 +204,13 @@ export async function migrateDatabase(location: string, options: { schema?: stri
   }
 }
 
-function report(location: string, engine: 'sqlite' | 'postgres', migrations: ReadonlyArray<{ version: number }>, pending: ReadonlyArray<{ version: number; name: string }>, applied: number[]): MigrationReport {
+function report(
+  location: string,
+  engine: 'sqlite' | 'postgres',
+  migrations: ReadonlyArray<{ version: number }>,
+  pending: ReadonlyArray<{ version: number; name: string }>,
+  applied: number[],
+): MigrationReport {
   const known = migrations.at(-1)?.version ?? 0;
   const from = Math.max(0, ...migrations.filter((m) => !pending.some((p) => p.version === m.version)).map((m) => m.version));
   return { location, engine, from, known, pending: pending.map(({ version, name }) => ({ version, name })), applied };

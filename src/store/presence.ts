@@ -53,7 +53,9 @@ export function keepPresence(store: Store, options: { everyMs?: number; logger: 
     if (stopped || inFlight !== undefined) return inFlight ?? Promise.resolve();
     inFlight = store
       .beat(row)
-      .catch((error: unknown) => options.logger.debug({ code: describeStorageError(error).code }, 'receiver heartbeat not written; the next one retries'))
+      .catch((error: unknown) =>
+        options.logger.debug({ code: describeStorageError(error).code }, 'receiver heartbeat not written; the next one retries'),
+      )
       .finally(() => (inFlight = undefined));
     return inFlight;
   };
@@ -75,7 +77,9 @@ export function keepPresence(store: Store, options: { everyMs?: number; logger: 
       await inFlight;
       await store
         .forgetReceivers([row.receiver_id])
-        .catch((error: unknown) => options.logger.debug({ code: describeStorageError(error).code }, 'receiver heartbeat not removed; it goes stale by itself'));
+        .catch((error: unknown) =>
+          options.logger.debug({ code: describeStorageError(error).code }, 'receiver heartbeat not removed; it goes stale by itself'),
+        );
     },
   };
 }

@@ -51,9 +51,26 @@ export interface CreditsRow {
 
 export const CAMPAIGN_COLUMNS = ['job_title', 'contract_type', 'candidate_link', 'questions_count', 'status', 'created_at'] as const;
 export const CANDIDATE_COLUMNS = [
-  'campaign_id', 'first_name', 'last_name', 'email', 'phone', 'is_sourced', 'call_queued', 'sms_sent', 'status',
-  'interview_score', 'interview_date', 'interview_started_at', 'availability', 'availability_start',
-  'salary_expectation', 'candidate_alignment', 'strengths', 'concerns', 'failure_reason', 'added_at',
+  'campaign_id',
+  'first_name',
+  'last_name',
+  'email',
+  'phone',
+  'is_sourced',
+  'call_queued',
+  'sms_sent',
+  'status',
+  'interview_score',
+  'interview_date',
+  'interview_started_at',
+  'availability',
+  'availability_start',
+  'salary_expectation',
+  'candidate_alignment',
+  'strengths',
+  'concerns',
+  'failure_reason',
+  'added_at',
 ] as const;
 export const CREDITS_COLUMNS = ['credits_remaining', 'low_threshold', 'last_campaign_id'] as const;
 
@@ -63,11 +80,27 @@ export function emptyCampaign(campaign_id: string): CampaignRow {
 
 export function emptyCandidate(candidate_id: string): CandidateRow {
   return {
-    candidate_id, campaign_id: null, first_name: null, last_name: null, email: null, phone: null,
-    is_sourced: false, call_queued: null, sms_sent: null, status: null, interview_score: null,
-    interview_date: null, interview_started_at: null, availability: null, availability_start: null,
-    salary_expectation: null, candidate_alignment: null, strengths: null, concerns: null,
-    failure_reason: null, added_at: null,
+    candidate_id,
+    campaign_id: null,
+    first_name: null,
+    last_name: null,
+    email: null,
+    phone: null,
+    is_sourced: false,
+    call_queued: null,
+    sms_sent: null,
+    status: null,
+    interview_score: null,
+    interview_date: null,
+    interview_started_at: null,
+    availability: null,
+    availability_start: null,
+    salary_expectation: null,
+    candidate_alignment: null,
+    strengths: null,
+    concerns: null,
+    failure_reason: null,
+    added_at: null,
   };
 }
 

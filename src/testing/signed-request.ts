@@ -25,9 +25,14 @@ export interface SignedRequest {
  */
 export function signedRequest(event: unknown, options: SignedRequestOptions = {}): SignedRequest {
   const body =
-    typeof event === 'string' ? Buffer.from(event, 'utf8') : event instanceof Uint8Array ? Buffer.from(event) : Buffer.from(JSON.stringify(event), 'utf8');
+    typeof event === 'string'
+      ? Buffer.from(event, 'utf8')
+      : event instanceof Uint8Array
+        ? Buffer.from(event)
+        : Buffer.from(JSON.stringify(event), 'utf8');
   const headers: Record<string, string> = { 'content-type': 'application/json' };
-  const kind = (event !== null && typeof event === 'object' && !(event instanceof Uint8Array) && (event as { event?: unknown }).event) || undefined;
+  const kind =
+    (event !== null && typeof event === 'object' && !(event instanceof Uint8Array) && (event as { event?: unknown }).event) || undefined;
   if (typeof kind === 'string') headers[(options.eventHeader ?? DEFAULT_EVENT_HEADER).toLowerCase()] = kind;
   if (options.secret !== undefined) {
     headers[(options.signatureHeader ?? DEFAULT_SIGNATURE_HEADER).toLowerCase()] = sign(options.secret, body);

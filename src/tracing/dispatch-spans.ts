@@ -8,40 +8,54 @@ const MESSAGING = { 'messaging.system': 'prequal-hooks', 'messaging.operation.ty
 
 /** Records a projection batch that ran from `startTime` (epoch ms) to now, linked to its rows' requests. */
 export function recordProjection(tracing: Tracing, startTime: number, rows: ReadonlyArray<{ row: InboxRow; state: string }>): void {
-  const links = rows.flatMap(({ row, state }) => linkFrom(row.trace_context, { 'prequal_hooks.inbox_id': row.inbox_id, 'prequal_hooks.outcome': state }));
+  const links = rows.flatMap(({ row, state }) =>
+    linkFrom(row.trace_context, { 'prequal_hooks.inbox_id': row.inbox_id, 'prequal_hooks.outcome': state }),
+  );
   const kinds = [...new Set(rows.map(({ row }) => row.kind ?? 'unknown'))].sort().join(',');
   // A root span: the drain runs in whatever request's async context woke it, not within it.
   tracing.tracer
-    .startSpan('project inbox', {
-      kind: SpanKind.CONSUMER,
-      startTime,
-      links,
-      attributes: {
-        ...MESSAGING,
-        'messaging.operation.name': 'project',
-        'messaging.batch.message_count': rows.length,
-        'prequal_hooks.event.kinds': kinds,
-        'prequal_hooks.set_aside': rows.filter(({ state }) => state !== 'projected').length,
+    .startSpan(
+      'project inbox',
+      {
+        kind: SpanKind.CONSUMER,
+        startTime,
+        links,
+        attributes: {
+          ...MESSAGING,
+          'messaging.operation.name': 'project',
+          'messaging.batch.message_count': rows.length,
+          'prequal_hooks.event.kinds': kinds,
+          'prequal_hooks.set_aside': rows.filter(({ state }) => state !== 'projected').length,
+        },
       },
-    }, tracing.api.ROOT_CONTEXT)
+      tracing.api.ROOT_CONTEXT,
+    )
     .end();
 }
 
 /** Calls one handler within a "process" span linked to the request that brought its event. */
-export async function handlerCallTraced<T>(tracing: Tracing, call: { handler: string; kind: string; inboxId: number; attempt: number; traceContext: string | null | undefined }, run: () => Promise<T>): Promise<T> {
+export async function handlerCallTraced<T>(
+  tracing: Tracing,
+  call: { handler: string; kind: string; inboxId: number; attempt: number; traceContext: string | null | undefined },
+  run: () => Promise<T>,
+): Promise<T> {
   const { api, tracer } = tracing;
-  const span = tracer.startSpan(`handle ${call.kind}`, {
-    kind: SpanKind.CONSUMER,
-    links: linkFrom(call.traceContext),
-    attributes: {
-      ...MESSAGING,
-      'messaging.operation.name': 'handle',
-      'prequal_hooks.handler': call.handler,
-      'prequal_hooks.event.kind': call.kind,
-      'prequal_hooks.inbox_id': call.inboxId,
-      'prequal_hooks.attempt': call.attempt,
+  const span = tracer.startSpan(
+    `handle ${call.kind}`,
+    {
+      kind: SpanKind.CONSUMER,
+      links: linkFrom(call.traceContext),
+      attributes: {
+        ...MESSAGING,
+        'messaging.operation.name': 'handle',
+        'prequal_hooks.handler': call.handler,
+        'prequal_hooks.event.kind': call.kind,
+        'prequal_hooks.inbox_id': call.inboxId,
+        'prequal_hooks.attempt': call.attempt,
+      },
     },
-  }, api.ROOT_CONTEXT);
+    api.ROOT_CONTEXT,
+  );
   try {
     const value = await api.context.with(api.trace.setSpan(api.ROOT_CONTEXT, span), run);
     span.setAttribute('prequal_hooks.outcome', 'ok');

@@ -16,7 +16,8 @@ interface Received {
 }
 
 const headerGetter = {
-  keys: (headers: IncomingHeaders): string[] => (typeof (headers as { get?: unknown }).get === 'function' ? ['traceparent', 'tracestate'] : Object.keys(headers)),
+  keys: (headers: IncomingHeaders): string[] =>
+    typeof (headers as { get?: unknown }).get === 'function' ? ['traceparent', 'tracestate'] : Object.keys(headers),
   get: (headers: IncomingHeaders, key: string): string | string[] | undefined => {
     const value = headerValue(headers, key);
     return typeof value === 'string' || value === undefined ? value : [...value];
@@ -27,10 +28,21 @@ const headerGetter = {
  * Runs `receive` with a server span: the child of the application's active span (its own HTTP
  * instrumentation), else of the request's traceparent when it has one, else a new trace.
  */
-export async function receiveTraced<R extends Received>(tracing: Tracing, request: { rawBody: Uint8Array; headers: IncomingHeaders }, receive: (span: Span) => Promise<R>): Promise<R> {
+export async function receiveTraced<R extends Received>(
+  tracing: Tracing,
+  request: { rawBody: Uint8Array; headers: IncomingHeaders },
+  receive: (span: Span) => Promise<R>,
+): Promise<R> {
   const { api, tracer } = tracing;
-  const parent = api.trace.getActiveSpan() === undefined ? api.propagation.extract(api.ROOT_CONTEXT, request.headers, headerGetter) : api.context.active();
-  const span = tracer.startSpan('POST webhook', { kind: SpanKind.SERVER, attributes: { 'http.request.method': 'POST', 'http.request.body.size': request.rawBody.byteLength } }, parent);
+  const parent =
+    api.trace.getActiveSpan() === undefined
+      ? api.propagation.extract(api.ROOT_CONTEXT, request.headers, headerGetter)
+      : api.context.active();
+  const span = tracer.startSpan(
+    'POST webhook',
+    { kind: SpanKind.SERVER, attributes: { 'http.request.method': 'POST', 'http.request.body.size': request.rawBody.byteLength } },
+    parent,
+  );
   try {
     const result = await receive(span);
     span.setAttributes({
@@ -52,7 +64,12 @@ export async function receiveTraced<R extends Received>(tracing: Tracing, reques
  * Stores a delivery within an "inbox commit" span; the delivery keeps the request span's
  * traceparent, so that its projection and handler calls can link to the request.
  */
-export async function storeTraced(tracing: Tracing, request: Span, store: (delivery: Delivery) => Promise<StoreOutcome>, delivery: Delivery): Promise<StoreOutcome> {
+export async function storeTraced(
+  tracing: Tracing,
+  request: Span,
+  store: (delivery: Delivery) => Promise<StoreOutcome>,
+  delivery: Delivery,
+): Promise<StoreOutcome> {
   const { api, tracer } = tracing;
   // The intake's own object, made for this request: set rather than copied.
   delivery.traceContext = traceparentOf(request);

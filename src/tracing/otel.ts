@@ -100,7 +100,12 @@ const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 export function linkFrom(traceparent: string | null | undefined, attributes?: Attributes): Link[] {
   const match = traceparent == null ? null : TRACEPARENT.exec(traceparent);
   if (match === null) return [];
-  return [{ context: { traceId: match[1]!, spanId: match[2]!, traceFlags: Number.parseInt(match[3]!, 16), isRemote: true }, ...(attributes !== undefined && { attributes }) }];
+  return [
+    {
+      context: { traceId: match[1]!, spanId: match[2]!, traceFlags: Number.parseInt(match[3]!, 16), isRemote: true },
+      ...(attributes !== undefined && { attributes }),
+    },
+  ];
 }
 
 /** The active span's ids, for a log line (pino mixin); nothing when no span is active. */

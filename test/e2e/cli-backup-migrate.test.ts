@@ -17,7 +17,11 @@ import { findBinaries } from '../support/postgres-server.js';
 import { tempDir } from '../support/servers.js';
 
 const SECRET = 'backup-test-secret-0123456789';
-const event = (n: number) => sampleEvent('candidate.added', { timestamp: `2026-03-01T09:00:00.${String(n % 1000).padStart(3, '0')}Z`, data: { campaign_id: 'cmp_backup', candidate_id: `cand-backup-${n}` } });
+const event = (n: number) =>
+  sampleEvent('candidate.added', {
+    timestamp: `2026-03-01T09:00:00.${String(n % 1000).padStart(3, '0')}Z`,
+    data: { campaign_id: 'cmp_backup', candidate_id: `cand-backup-${n}` },
+  });
 
 describe('prequal-hooks backup', () => {
   const tmp = tempDir();
@@ -53,7 +57,9 @@ describe('prequal-hooks backup', () => {
       const copied = new Database(copy, { readonly: true });
       try {
         expect(copied.pragma('integrity_check', { simple: true })).toBe('ok');
-        const ids = new Set((copied.prepare('SELECT handler_key FROM inbox').pluck().all() as string[]).map((key) => Number(key.split('-').at(-1))));
+        const ids = new Set(
+          (copied.prepare('SELECT handler_key FROM inbox').pluck().all() as string[]).map((key) => Number(key.split('-').at(-1))),
+        );
         expect(before.filter((n) => !ids.has(n))).toEqual([]);
         expect(JSON.parse(result.stdout)).toMatchObject({ to: copy, events: ids.size });
       } finally {
@@ -77,7 +83,7 @@ describe('prequal-hooks backup', () => {
     }
   });
 
-  it('refuses what it cannot copy: no --to, no database, not ours; PostgreSQL is pg_dump\'s (exit 2)', async () => {
+  it("refuses what it cannot copy: no --to, no database, not ours; PostgreSQL is pg_dump's (exit 2)", async () => {
     expect((await runCli(['backup', '--db', join(tmp.dir, 'x.db')])).code).toBe(2);
     const missing = await runCli(['backup', '--db', join(tmp.dir, 'none.db'), '--to', join(tmp.dir, 'y.db')]);
     expect(missing.code).toBe(1);
@@ -99,13 +105,20 @@ async function olderDatabase(engine: (typeof ENGINES)[number], upTo: number): Pr
     const client = new pg.Client({ connectionString: database });
     await client.connect();
     try {
-      await migratePostgres(client as never, undefined, loadMigrations('postgres').filter((m) => m.version <= upTo));
+      await migratePostgres(
+        client as never,
+        undefined,
+        loadMigrations('postgres').filter((m) => m.version <= upTo),
+      );
     } finally {
       await client.end();
     }
   } else {
     const db = new Database(database);
-    migrateSqlite(db, loadMigrations('sqlite').filter((m) => m.version <= upTo));
+    migrateSqlite(
+      db,
+      loadMigrations('sqlite').filter((m) => m.version <= upTo),
+    );
     db.close();
   }
   return database;
@@ -128,8 +141,14 @@ describe.each(ENGINES)('prequal-hooks migrate and serve --no-migrate on $name', 
     const refused = await runCli(['serve', '--db', database, '--port', '0', '--host', '127.0.0.1', '--secret', SECRET, '--no-migrate']);
     expect(refused.code).toBe(1);
     expect(refused.stderr.trim().split('\n')).toHaveLength(1);
-    expect(refused.stderr).toMatch(new RegExp(`needs migrations ${pending.map((m) => `${m.version} \\(${m.name}\\)`).join(', ')} and was opened with --no-migrate: take a backup, then run "prequal-hooks migrate`));
-    const byVariable = await runCli(['serve', '--db', database, '--port', '0', '--host', '127.0.0.1', '--secret', SECRET], { env: { PREQUAL_HOOKS_NO_MIGRATE: '1' } });
+    expect(refused.stderr).toMatch(
+      new RegExp(
+        `needs migrations ${pending.map((m) => `${m.version} \\(${m.name}\\)`).join(', ')} and was opened with --no-migrate: take a backup, then run "prequal-hooks migrate`,
+      ),
+    );
+    const byVariable = await runCli(['serve', '--db', database, '--port', '0', '--host', '127.0.0.1', '--secret', SECRET], {
+      env: { PREQUAL_HOOKS_NO_MIGRATE: '1' },
+    });
     expect(byVariable.code).toBe(1);
 
     const applied = await runCli(['migrate', '--db', database]);
@@ -138,7 +157,19 @@ describe.each(ENGINES)('prequal-hooks migrate and serve --no-migrate on $name', 
     for (const m of pending) expect(applied.stdout).toContain(m.name);
     expect((await runCli(['migrate', '--db', database])).stdout).toMatch(/is up to date \(schema version \d+\)/);
 
-    const serve = await startServe(['--db', database, '--port', '0', '--host', '127.0.0.1', '--secret', SECRET, '--no-migrate', '--log-level', 'warn']);
+    const serve = await startServe([
+      '--db',
+      database,
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--secret',
+      SECRET,
+      '--no-migrate',
+      '--log-level',
+      'warn',
+    ]);
     expect((await sendSigned(serve.webhookUrl, event(1), { secret: SECRET })).status).toBe(200);
     expect(await serve.stop()).toBe(0);
   });
@@ -174,8 +205,18 @@ describe('prequal-hooks migrate on a SQLite path where no database is yet', () =
     const database = join(folder, 'hooks.db');
     const json = await runCli(['migrate', '--db', database, '--dry-run', '--json']);
     expect(json.code, json.stderr).toBe(0);
-    expect(JSON.parse(json.stdout)).toEqual({ location: database, engine: 'sqlite', from: 0, known: known.at(-1)!.version, pending: known, applied: [], dryRun: true });
-    expect(json.stderr).toBe(`prequal-hooks migrate: no database at ${database}; every migration would apply (a dry run creates nothing)\n`);
+    expect(JSON.parse(json.stdout)).toEqual({
+      location: database,
+      engine: 'sqlite',
+      from: 0,
+      known: known.at(-1)!.version,
+      pending: known,
+      applied: [],
+      dryRun: true,
+    });
+    expect(json.stderr).toBe(
+      `prequal-hooks migrate: no database at ${database}; every migration would apply (a dry run creates nothing)\n`,
+    );
     const text = await runCli(['migrate', '--db', database, '--dry-run']);
     expect(text.code).toBe(0);
     expect(text.stdout).toContain(`${database} is at schema version 0; ${known.length} pending (nothing applied, --dry-run):`);
@@ -188,14 +229,31 @@ describe('prequal-hooks migrate on a SQLite path where no database is yet', () =
     const created = await runCli(['migrate', '--db', database, '--json']);
     expect(created.code, created.stderr).toBe(0);
     expect(created.stderr).toBe(`prequal-hooks migrate: no database at ${database}; creating it\n`);
-    expect(JSON.parse(created.stdout)).toMatchObject({ from: 0, known: known.at(-1)!.version, pending: known, applied: known.map((m) => m.version) });
+    expect(JSON.parse(created.stdout)).toMatchObject({
+      from: 0,
+      known: known.at(-1)!.version,
+      pending: known,
+      applied: known.map((m) => m.version),
+    });
     expect(statSync(database).mode & 0o777).toBe(0o600);
     expect(statSync(join(tmp.dir, 'new', 'data')).mode & 0o777).toBe(0o700);
     expect(statSync(join(tmp.dir, 'new')).mode & 0o777).toBe(0o700);
     const again = await runCli(['migrate', '--db', database]);
     expect(again.stdout).toBe(`${database} is up to date (schema version ${known.at(-1)!.version}).\n`);
     expect(again.stderr).toBe('');
-    const serve = await startServe(['--db', database, '--port', '0', '--host', '127.0.0.1', '--secret', SECRET, '--no-migrate', '--log-level', 'warn']);
+    const serve = await startServe([
+      '--db',
+      database,
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--secret',
+      SECRET,
+      '--no-migrate',
+      '--log-level',
+      'warn',
+    ]);
     expect((await sendSigned(serve.webhookUrl, event(1), { secret: SECRET })).status).toBe(200);
     expect(await serve.stop()).toBe(0);
     expect(serve.stdout() + serve.stderr()).not.toContain('can be read by other users');
@@ -209,12 +267,29 @@ describe.skipIf(ENGINES.length < 2)('PostgreSQL: replicas migrating at once, and
     const { database } = await postgres.fresh();
     const results = await Promise.all([1, 2, 3].map(() => runCli(['migrate', '--db', database, '--json'], { timeoutMs: 30_000 })));
     for (const result of results) expect(result.code, result.stderr).toBe(0);
-    expect(results.map((r) => (JSON.parse(r.stdout) as { applied: number[] }).applied.length).sort((a, b) => a - b)).toEqual([0, 0, loadMigrations('postgres').length]);
+    expect(results.map((r) => (JSON.parse(r.stdout) as { applied: number[] }).applied.length).sort((a, b) => a - b)).toEqual([
+      0,
+      0,
+      loadMigrations('postgres').length,
+    ]);
   }, 40_000);
 
   it('the advised pg_dump and pg_restore, run as printed, restore a --schema database elsewhere that reads the same', async () => {
     const { database } = await postgres.fresh();
-    const serve = await startServe(['--db', database, '--schema', 'hooks', '--port', '0', '--host', '127.0.0.1', '--secret', SECRET, '--log-level', 'warn']);
+    const serve = await startServe([
+      '--db',
+      database,
+      '--schema',
+      'hooks',
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--secret',
+      SECRET,
+      '--log-level',
+      'warn',
+    ]);
     for (let n = 0; n < 5; n++) expect((await sendSigned(serve.webhookUrl, event(n), { secret: SECRET })).status).toBe(200);
     expect(await serve.stop()).toBe(0);
     const bin = dirname((await findBinaries())?.initdb ?? '');
@@ -225,10 +300,17 @@ describe.skipIf(ENGINES.length < 2)('PostgreSQL: replicas migrating at once, and
     const advice = (await runCli(['backup', '--db', database, '--schema', 'hooks'])).stderr;
     const tmp = tempDir();
     const dump = join(tmp.dir, 'hooks.dump');
-    const args = (line: string) => line.trim().split(' ').slice(1).map((a) => a.replace(/^--file=prequal-hooks\.dump$/, `--file=${dump}`).replace(/^"(.*)"$/, '$1'));
+    const args = (line: string) =>
+      line
+        .trim()
+        .split(' ')
+        .slice(1)
+        .map((a) => a.replace(/^--file=prequal-hooks\.dump$/, `--file=${dump}`).replace(/^"(.*)"$/, '$1'));
     execFileSync(join(bin, 'pg_dump'), args(/^\s*(pg_dump .*)$/m.exec(advice)![1]!));
     const { database: restored } = await postgres.fresh();
-    const restore = args(/^\s*(pg_restore .*)$/m.exec(advice)![1]!).map((a) => (a === '--dbname="<url>"' ? `--dbname=${restored}` : a === 'prequal-hooks.dump' ? dump : a));
+    const restore = args(/^\s*(pg_restore .*)$/m.exec(advice)![1]!).map((a) =>
+      a === '--dbname="<url>"' ? `--dbname=${restored}` : a === 'prequal-hooks.dump' ? dump : a,
+    );
     execFileSync(join(bin, 'pg_restore'), restore);
     const inbox = async (at: string) => JSON.parse((await runCli(['inspect', '--db', at, '--schema', 'hooks', '--json'])).stdout).inbox;
     expect(await inbox(restored)).toEqual(await inbox(database));

@@ -6,7 +6,14 @@ import { tempDir } from '../support/servers.js';
 import { FIXTURES, killChildren, readDb, runCli } from '../support/cli-process.js';
 
 interface Listed {
-  events: Array<{ inbox_id: number; state: string; kind: string | null; verdict: string; reasons: Array<{ path: string; message: string }>; body: string }>;
+  events: Array<{
+    inbox_id: number;
+    state: string;
+    kind: string | null;
+    verdict: string;
+    reasons: Array<{ path: string; message: string }>;
+    body: string;
+  }>;
   handler_failures: unknown[];
 }
 
@@ -57,7 +64,9 @@ describe('prequal-hooks dead-letters, after replaying the invalid fixtures', () 
     expect(lines[0]).toBe('Events set aside');
     expect(lines[1]).toMatch(/^INBOX ID\s+STATE\s+KIND\s+VERDICT\s+RECEIVED \(UTC\)\s+REASONS$/);
     const unknownLine = lines.find((line) => line.includes('candidate.interview.rescheduled'))!;
-    expect(unknownLine).toMatch(/^\s*\d+\s+unknown\s+candidate\.interview\.rescheduled\s+accepted\s+\d{4}-\d\d-\d\d \d\d:\d\d\s+event: unknown event kind/);
+    expect(unknownLine).toMatch(
+      /^\s*\d+\s+unknown\s+candidate\.interview\.rescheduled\s+accepted\s+\d{4}-\d\d-\d\d \d\d:\d\d\s+event: unknown event kind/,
+    );
     expect(result.stdout).toContain('timestamp: must be ISO 8601 with seconds and a zone');
     expect(result.stdout).toContain('No handler failures.');
   });
@@ -98,7 +107,9 @@ describe('prequal-hooks dead-letters, after replaying the invalid fixtures', () 
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(new RegExp(`^\\s*${id}\\s+candidate\\.interview\\.completed\\s+dead\\s+projected`, 'm'));
     expect(result.stdout).toContain('Requeued and processed 1: 1 projected, 0 still set aside.');
-    const candidate = readDb(tmp.dbPath, (reader) => reader.prepare('SELECT status, interview_score FROM candidates WHERE candidate_id = ?').get('cand-mended-1'));
+    const candidate = readDb(tmp.dbPath, (reader) =>
+      reader.prepare('SELECT status, interview_score FROM candidates WHERE candidate_id = ?').get('cand-mended-1'),
+    );
     expect(candidate).toEqual({ status: 'completed', interview_score: 8 });
     expect((await list()).events.map((e) => e.inbox_id)).not.toContain(id);
   });

@@ -10,7 +10,13 @@ import { ENGINES } from '../support/engines.js';
 import { tempDir } from '../support/servers.js';
 
 const SECRET = 'erase-test-secret-0123456789';
-const PERSON = { candidate_id: 'cand-cli-erase', email: 'Marie.Private@example.net', phone: '+33699887766', first_name: 'Marie', last_name: 'Privée' };
+const PERSON = {
+  candidate_id: 'cand-cli-erase',
+  email: 'Marie.Private@example.net',
+  phone: '+33699887766',
+  first_name: 'Marie',
+  last_name: 'Privée',
+};
 const SECRETS = [PERSON.email, PERSON.email.toLowerCase(), PERSON.phone, PERSON.first_name, PERSON.last_name, 'salaire-confidentiel'];
 const events = () => [
   sampleEvent('campaign.created', { timestamp: '2026-02-01T09:00:00Z', data: { campaign_id: 'cmp_cli_erase' } }),
@@ -52,10 +58,15 @@ describe('prequal-hooks erase and export', () => {
       expect(unknown.code).toBe(1);
       expect(unknown.stderr).toMatch(/no candidate has that e-mail here; nothing was changed/);
       expect(unknown.stderr).not.toContain('nobody@example.net');
-      const dry = JSON.parse((await runCli(['erase', '--db', db, '--phone', PERSON.phone, '--reason', 'request', '--dry-run', '--json'])).stdout);
+      const dry = JSON.parse(
+        (await runCli(['erase', '--db', db, '--phone', PERSON.phone, '--reason', 'request', '--dry-run', '--json'])).stdout,
+      );
       expect(dry).toMatchObject({ candidateIds: [PERSON.candidate_id], eventsRedacted: 2, dryRun: true });
       // Still there after the dry run, PII and all.
-      expect(JSON.parse((await runCli(['export', '--db', db, '--candidate', PERSON.candidate_id])).stdout).candidate).toMatchObject({ ...PERSON, interview_score: 7 });
+      expect(JSON.parse((await runCli(['export', '--db', db, '--candidate', PERSON.candidate_id])).stdout).candidate).toMatchObject({
+        ...PERSON,
+        interview_score: 7,
+      });
 
       const erased = await runCli(['erase', '--db', db, '--email', PERSON.email.toUpperCase(), '--reason', 'GDPR art. 17 request 2026-11']);
       expect(erased.code).toBe(0);
@@ -65,7 +76,8 @@ describe('prequal-hooks erase and export', () => {
       expect(SECRETS.filter((s) => onDisk.includes(s))).toEqual([]);
 
       // A redelivery is a duplicate and brings nothing back, while serve keeps running.
-      for (const event of events().slice(1)) expect((await sendSigned(serve.webhookUrl, event, { secret: SECRET })).body).toMatchObject({ duplicate: true });
+      for (const event of events().slice(1))
+        expect((await sendSigned(serve.webhookUrl, event, { secret: SECRET })).body).toMatchObject({ duplicate: true });
       const after = JSON.parse((await runCli(['export', '--db', db, '--candidate', PERSON.candidate_id])).stdout);
       expect(after.candidate).toBeNull();
       expect(after.erasures).toEqual([{ erased_at: expect.any(String), reason: 'GDPR art. 17 request 2026-11', events_redacted: 2 }]);
@@ -75,40 +87,59 @@ describe('prequal-hooks erase and export', () => {
     }
   });
 
-  it.each(ENGINES.map((e) => [e.name, e] as const))('on %s, a person who applied twice: --dry-run lists both ids and changes nothing, then both are erased and listed', async (_name, engine) => {
-    const { database } = await engine.fresh();
-    const file = join(tmp.dir, `twice-${engine.name}.ndjson`);
-    const applied = (candidate_id: string, campaign_id: string, email: string, phone: string) =>
-      sampleEvent('candidate.added', { timestamp: '2026-02-03T09:00:00Z', data: { campaign_id, candidate_id, first_name: 'Marie', last_name: 'Privée', email, phone } });
-    writeFileSync(
-      file,
-      `${[
-        applied('cand-twice-1', 'cmp_one', 'Marie.Twice@Example.net', '06 99 88 77 66'),
-        applied('cand-twice-2', 'cmp_two', 'marie.twice@example.net', '+33699887766'),
-        applied('cand-other', 'cmp_one', 'xmarie.twice@example.net', '+33611111111'),
-      ].map((e) => JSON.stringify(e)).join('\n')}\n`,
-    );
-    expect((await runCli(['replay', '--db', database, file])).code).toBe(0);
-    const exported = async (id: string) => JSON.parse((await runCli(['export', '--db', database, '--candidate', id])).stdout) as { candidate: unknown; events: unknown[] };
+  it.each(ENGINES.map((e) => [e.name, e] as const))(
+    'on %s, a person who applied twice: --dry-run lists both ids and changes nothing, then both are erased and listed',
+    async (_name, engine) => {
+      const { database } = await engine.fresh();
+      const file = join(tmp.dir, `twice-${engine.name}.ndjson`);
+      const applied = (candidate_id: string, campaign_id: string, email: string, phone: string) =>
+        sampleEvent('candidate.added', {
+          timestamp: '2026-02-03T09:00:00Z',
+          data: { campaign_id, candidate_id, first_name: 'Marie', last_name: 'Privée', email, phone },
+        });
+      writeFileSync(
+        file,
+        `${[
+          applied('cand-twice-1', 'cmp_one', 'Marie.Twice@Example.net', '06 99 88 77 66'),
+          applied('cand-twice-2', 'cmp_two', 'marie.twice@example.net', '+33699887766'),
+          applied('cand-other', 'cmp_one', 'xmarie.twice@example.net', '+33611111111'),
+        ]
+          .map((e) => JSON.stringify(e))
+          .join('\n')}\n`,
+      );
+      expect((await runCli(['replay', '--db', database, file])).code).toBe(0);
+      const exported = async (id: string) =>
+        JSON.parse((await runCli(['export', '--db', database, '--candidate', id])).stdout) as { candidate: unknown; events: unknown[] };
 
-    const dry = await runCli(['erase', '--db', database, '--phone', '0699887766', '--reason', 'request', '--dry-run']);
-    expect(dry.code, dry.stderr).toBe(0);
-    expect(dry.stdout).toBe('dry run: would erase 2 candidates (cand-twice-1, cand-twice-2) and redact 2 stored events; nothing changed\n');
-    expect((await exported('cand-twice-1')).candidate).not.toBeNull();
-    expect((await exported('cand-twice-2')).candidate).not.toBeNull();
+      const dry = await runCli(['erase', '--db', database, '--phone', '0699887766', '--reason', 'request', '--dry-run']);
+      expect(dry.code, dry.stderr).toBe(0);
+      expect(dry.stdout).toBe(
+        'dry run: would erase 2 candidates (cand-twice-1, cand-twice-2) and redact 2 stored events; nothing changed\n',
+      );
+      expect((await exported('cand-twice-1')).candidate).not.toBeNull();
+      expect((await exported('cand-twice-2')).candidate).not.toBeNull();
 
-    const erased = await runCli(['erase', '--db', database, '--email', 'MARIE.TWICE@example.net', '--reason', 'request', '--json']);
-    expect(erased.code, erased.stderr).toBe(0);
-    expect(JSON.parse(erased.stdout)).toMatchObject({ candidateIds: ['cand-twice-1', 'cand-twice-2'], eventsRedacted: 2, dryRun: false });
-    expect(erased.stdout).not.toMatch(/marie|9988/i);
-    for (const id of ['cand-twice-1', 'cand-twice-2']) expect((await exported(id)).candidate).toBeNull();
-    expect(await exported('cand-other')).toMatchObject({ candidate: { email: 'xmarie.twice@example.net' }, events: [{ body: { data: { email: 'xmarie.twice@example.net' } } }] });
-  });
+      const erased = await runCli(['erase', '--db', database, '--email', 'MARIE.TWICE@example.net', '--reason', 'request', '--json']);
+      expect(erased.code, erased.stderr).toBe(0);
+      expect(JSON.parse(erased.stdout)).toMatchObject({ candidateIds: ['cand-twice-1', 'cand-twice-2'], eventsRedacted: 2, dryRun: false });
+      expect(erased.stdout).not.toMatch(/marie|9988/i);
+      for (const id of ['cand-twice-1', 'cand-twice-2']) expect((await exported(id)).candidate).toBeNull();
+      expect(await exported('cand-other')).toMatchObject({
+        candidate: { email: 'xmarie.twice@example.net' },
+        events: [{ body: { data: { email: 'xmarie.twice@example.net' } } }],
+      });
+    },
+  );
 
   it('retention: erase --inactive-for and serve --erase-inactive-after, counts only; bad durations refused with the forms', async () => {
     const db = join(tmp.dir, 'retention.db');
     const file = join(tmp.dir, 'retention.ndjson');
-    writeFileSync(file, `${events().map((e) => JSON.stringify(e)).join('\n')}\n`);
+    writeFileSync(
+      file,
+      `${events()
+        .map((e) => JSON.stringify(e))
+        .join('\n')}\n`,
+    );
     expect((await runCli(['replay', '--db', db, file])).code).toBe(0);
     const bad = await runCli(['erase', '--db', db, '--inactive-for', '2 years', '--reason', 'retention']);
     expect(bad.code).toBe(2);
@@ -118,10 +149,27 @@ describe('prequal-hooks erase and export', () => {
     // The events are from February 2026: not 730 days old yet, but older than 1 day.
     const none = JSON.parse((await runCli(['erase', '--db', db, '--inactive-for', '730d', '--reason', 'retention', '--json'])).stdout);
     expect(none).toMatchObject({ candidatesErased: 0, dryRun: false });
-    const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', db, '--secret', SECRET, '--log-level', 'info', '--erase-inactive-after', '1d']);
+    const serve = await startServe([
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--db',
+      db,
+      '--secret',
+      SECRET,
+      '--log-level',
+      'info',
+      '--erase-inactive-after',
+      '1d',
+    ]);
     try {
       const { waitFor } = await import('../support/cli-process.js');
-      const line = await waitFor(() => serve.logLines().find((l) => typeof l.msg === 'string' && l.msg.startsWith('retention:')), 10_000, 'the retention log line');
+      const line = await waitFor(
+        () => serve.logLines().find((l) => typeof l.msg === 'string' && l.msg.startsWith('retention:')),
+        10_000,
+        'the retention log line',
+      );
       expect(line).toMatchObject({ msg: 'retention: 1 candidate erased', candidatesErased: 1 });
       for (const secret of SECRETS) expect(serve.stdout() + serve.stderr()).not.toContain(secret);
     } finally {
@@ -131,24 +179,42 @@ describe('prequal-hooks erase and export', () => {
     expect(exported.erasures).toMatchObject([{ reason: 'retention' }]);
   });
 
-  it.each(ENGINES.map((e) => [e.name, e] as const))('an erasure killed with SIGKILL on %s leaves everything or nothing', async (_name, engine) => {
-    const { database } = await engine.fresh();
-    const file = join(tmp.dir, `events-${engine.name}.ndjson`);
-    writeFileSync(file, `${events().map((e) => JSON.stringify(e)).join('\n')}\n`);
-    expect((await runCli(['replay', '--db', database, file])).code).toBe(0);
-    for (const delayMs of [0, 60, 200]) {
-      const child = spawn(process.execPath, [CLI, 'erase', '--db', database, '--candidate', PERSON.candidate_id, '--reason', 'kill test'], { env: cliEnv(), stdio: 'ignore' });
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      await new Promise((resolve) => setTimeout(resolve, delayMs));
-      child.kill('SIGKILL');
-      await exited;
-      const state = JSON.parse((await runCli(['export', '--db', database, '--candidate', PERSON.candidate_id])).stdout);
-      const done = state.erasures.length > 0;
-      // All: no row, the events redacted, one erasure. Nothing: the row and the events whole.
-      expect(state.candidate === null).toBe(done);
-      expect(state.events.every((e: { body: { data: Record<string, unknown> } }) => Object.keys(e.body.data).length === (done ? 2 : Object.keys(e.body.data).length))).toBe(true);
-      expect(JSON.stringify(state.events).includes(PERSON.phone)).toBe(!done);
-      if (done) return;
-    }
-  }, 60_000);
+  it.each(ENGINES.map((e) => [e.name, e] as const))(
+    'an erasure killed with SIGKILL on %s leaves everything or nothing',
+    async (_name, engine) => {
+      const { database } = await engine.fresh();
+      const file = join(tmp.dir, `events-${engine.name}.ndjson`);
+      writeFileSync(
+        file,
+        `${events()
+          .map((e) => JSON.stringify(e))
+          .join('\n')}\n`,
+      );
+      expect((await runCli(['replay', '--db', database, file])).code).toBe(0);
+      for (const delayMs of [0, 60, 200]) {
+        const child = spawn(
+          process.execPath,
+          [CLI, 'erase', '--db', database, '--candidate', PERSON.candidate_id, '--reason', 'kill test'],
+          { env: cliEnv(), stdio: 'ignore' },
+        );
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        child.kill('SIGKILL');
+        await exited;
+        const state = JSON.parse((await runCli(['export', '--db', database, '--candidate', PERSON.candidate_id])).stdout);
+        const done = state.erasures.length > 0;
+        // All: no row, the events redacted, one erasure. Nothing: the row and the events whole.
+        expect(state.candidate === null).toBe(done);
+        expect(
+          state.events.every(
+            (e: { body: { data: Record<string, unknown> } }) =>
+              Object.keys(e.body.data).length === (done ? 2 : Object.keys(e.body.data).length),
+          ),
+        ).toBe(true);
+        expect(JSON.stringify(state.events).includes(PERSON.phone)).toBe(!done);
+        if (done) return;
+      }
+    },
+    60_000,
+  );
 });

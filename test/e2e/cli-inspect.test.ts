@@ -51,7 +51,12 @@ describe.concurrent('prequal-hooks inspect, after replaying the lifecycle scenar
     const scores = page.candidates.map((c: { interview_score: number | null }) => c.interview_score);
     expect(scores).toEqual([8.5, 7.5, 7, 6.5, null, null, null, null]);
     // The user's own data, printed in full.
-    expect(page.candidates[0]).toMatchObject({ first_name: 'Éloïse', last_name: 'Marchand', email: 'eloise.marchand@gmail.com', status: 'completed' });
+    expect(page.candidates[0]).toMatchObject({
+      first_name: 'Éloïse',
+      last_name: 'Marchand',
+      email: 'eloise.marchand@gmail.com',
+      status: 'completed',
+    });
   });
 
   it('passes --status, --min-score, --page and --per-page to the candidate list', async () => {
@@ -76,7 +81,10 @@ describe.concurrent('prequal-hooks inspect, after replaying the lifecycle scenar
     expect(header).toMatch(/^CAMPAIGN\s+STATUS\s+JOB TITLE\s+CONTRACT\s+CANDIDATES\s+COMPLETED\s+AVG SCORE\s+CREATED \(UTC\)$/);
     const rows = lines.slice(1, 3);
     // Each value starts under its header.
-    for (const [column, values] of [['STATUS', ['paused', 'completed']], ['CREATED (UTC)', ['2026-11-17 13:45', '2026-11-16 08:30']]] as const) {
+    for (const [column, values] of [
+      ['STATUS', ['paused', 'completed']],
+      ['CREATED (UTC)', ['2026-11-17 13:45', '2026-11-16 08:30']],
+    ] as const) {
       const at = header.indexOf(column);
       expect(rows.map((row) => row.slice(at).split('  ')[0])).toEqual(values);
     }
@@ -87,7 +95,9 @@ describe.concurrent('prequal-hooks inspect, after replaying the lifecycle scenar
     expect(overview.stdout).toContain('Inbox    46 projected, 0 pending, 0 unknown, 0 dead; 0 handler failures');
 
     expect(candidates.code).toBe(0);
-    expect(candidates.stdout).toMatch(/^cmp_bT9mXe3Lh6 {2}Assistant\(e\) comptable fournisseurs H\/F {2}paused\n6 candidates, 3 interviews completed, average score 6.5\n/);
+    expect(candidates.stdout).toMatch(
+      /^cmp_bT9mXe3Lh6 {2}Assistant\(e\) comptable fournisseurs H\/F {2}paused\n6 candidates, 3 interviews completed, average score 6.5\n/,
+    );
     expect(candidates.stdout).toMatch(/\n# +SCORE +STATUS +NAME +EMAIL +PHONE/);
     expect(candidates.stdout).toContain('Page 1 of 1 (6 candidates, 50 per page)');
   });

@@ -41,20 +41,60 @@ describe('the command line, as a newcomer meets it', () => {
   });
 
   it('warns about a webhook secret under 16 characters, naming its fingerprint, never the secret', async () => {
-    const weak = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'weak.db'), '--secret', 'hunter2', '--log-level', 'warn']);
+    const weak = await startServe([
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--db',
+      join(tmp.dir, 'weak.db'),
+      '--secret',
+      'hunter2',
+      '--log-level',
+      'warn',
+    ]);
     expect(weak.stderr()).toMatch(/WARNING: a webhook secret of 7 characters \(fingerprint [0-9a-f]{12}\) is weak/);
     expect(weak.stderr() + weak.stdout()).not.toContain('hunter2');
     expect(await weak.stop()).toBe(0);
-    const strong = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'strong.db'), '--secret', 'a-strong-secret-of-32-characters', '--log-level', 'warn']);
+    const strong = await startServe([
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--db',
+      join(tmp.dir, 'strong.db'),
+      '--secret',
+      'a-strong-secret-of-32-characters',
+      '--log-level',
+      'warn',
+    ]);
     expect(strong.stderr()).not.toMatch(/WARNING/);
     expect(await strong.stop()).toBe(0);
   });
 
   it('says when it listens on every interface, and `npm start` keeps to this machine', async () => {
-    const everywhere = await startServe(['--port', '0', '--host', '0.0.0.0', '--db', join(tmp.dir, 'all.db'), '--secret', 'a-strong-secret-of-32-characters', '--log-level', 'warn']);
-    await waitFor(() => (/other machines can reach this port; --host 127\.0\.0\.1/.test(everywhere.stderr()) ? true : undefined), 5000, 'the every-interface notice');
+    const everywhere = await startServe([
+      '--port',
+      '0',
+      '--host',
+      '0.0.0.0',
+      '--db',
+      join(tmp.dir, 'all.db'),
+      '--secret',
+      'a-strong-secret-of-32-characters',
+      '--log-level',
+      'warn',
+    ]);
+    await waitFor(
+      () => (/other machines can reach this port; --host 127\.0\.0\.1/.test(everywhere.stderr()) ? true : undefined),
+      5000,
+      'the every-interface notice',
+    );
     expect(await everywhere.stop()).toBe(0);
-    const local = await startServe(['--port', '0', '--db', join(tmp.dir, 'all.db'), '--secret', 'a-strong-secret-of-32-characters', '--log-level', 'warn'], { PREQUAL_HOOKS_HOST: '127.0.0.1' });
+    const local = await startServe(
+      ['--port', '0', '--db', join(tmp.dir, 'all.db'), '--secret', 'a-strong-secret-of-32-characters', '--log-level', 'warn'],
+      { PREQUAL_HOOKS_HOST: '127.0.0.1' },
+    );
     expect(local.stderr()).toMatch(/listening on 127\.0\.0\.1:/);
     expect(local.stderr()).not.toMatch(/other machines/);
     expect(await local.stop()).toBe(0);
@@ -67,7 +107,9 @@ describe('the command line, as a newcomer meets it', () => {
     const replay = (await runCli(['replay', '--help'])).stdout;
     expect(replay).toMatch(/--db <path\|url>\s+SQLite file \(folder created\) or postgres:\/\/ URL/);
     for (const command of ['serve', 'replay', 'inspect', 'dead-letters', 'secret', 'rebuild', 'reconcile']) {
-      expect((await runCli([command, '--help'])).stdout, command).toMatch(/--schema <name>\s+PostgreSQL: the schema of the tables \[PREQUAL_HOOKS_SCHEMA\]/);
+      expect((await runCli([command, '--help'])).stdout, command).toMatch(
+        /--schema <name>\s+PostgreSQL: the schema of the tables \[PREQUAL_HOOKS_SCHEMA\]/,
+      );
     }
   });
 
@@ -78,6 +120,12 @@ describe('the command line, as a newcomer meets it', () => {
   });
 
   it('counts in the right number', () => {
-    expect([count(0, 'row'), count(1, 'row'), count(2, 'row'), count(1, 'candidate'), count(3, 'candidate')]).toEqual(['0 rows', '1 row', '2 rows', '1 candidate', '3 candidates']);
+    expect([count(0, 'row'), count(1, 'row'), count(2, 'row'), count(1, 'candidate'), count(3, 'candidate')]).toEqual([
+      '0 rows',
+      '1 row',
+      '2 rows',
+      '1 candidate',
+      '3 candidates',
+    ]);
   });
 });

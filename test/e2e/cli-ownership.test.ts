@@ -24,11 +24,13 @@ afterAll(() => tmp.cleanup());
 let files = 0;
 /** An NDJSON file of `count` interviews completed, by candidates named `prefix-<n>`. */
 function interviews(prefix: string, count: number): { file: string; identities: string[] } {
-  const events = Array.from({ length: count }, (_, i) =>
-    sampleEvent('candidate.interview.completed', {
-      timestamp: new Date(Date.UTC(2026, 10, 20, 10) + i * 1000).toISOString(),
-      data: { candidate_id: `${prefix}-${i}`, interview_score: 7 + (i % 3) },
-    }) as WebhookEvent,
+  const events = Array.from(
+    { length: count },
+    (_, i) =>
+      sampleEvent('candidate.interview.completed', {
+        timestamp: new Date(Date.UTC(2026, 10, 20, 10) + i * 1000).toISOString(),
+        data: { candidate_id: `${prefix}-${i}`, interview_score: 7 + (i % 3) },
+      }) as WebhookEvent,
   );
   const file = join(tmp.dir, `events-${++files}.ndjson`);
   writeFileSync(file, `${events.map((e) => JSON.stringify(e)).join('\n')}\n`);
@@ -42,7 +44,12 @@ interface Call {
   pid: number;
 }
 const callsIn = (file: string): Call[] =>
-  existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Call) : [];
+  existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as Call)
+    : [];
 
 /** Waits until the handler was called for every one of `identities` (sorted identities of the calls). */
 async function calledFor(callsFile: string, identities: string[], timeoutMs = 10_000): Promise<string[]> {
@@ -56,7 +63,8 @@ async function calledFor(callsFile: string, identities: string[], timeoutMs = 10
   );
 }
 
-const sqliteReceivers = (db: string) => readDb(db, (reader) => reader.prepare('SELECT receiver_id, pid, host FROM receivers').all() as Array<{ pid: number; host: string }>);
+const sqliteReceivers = (db: string) =>
+  readDb(db, (reader) => reader.prepare('SELECT receiver_id, pid, host FROM receivers').all() as Array<{ pid: number; host: string }>);
 const inboxStates = (db: string) => readDb(db, (reader) => reader.prepare('SELECT state, COUNT(*) AS n FROM inbox GROUP BY state').all());
 
 describe('prequal-hooks replay into the SQLite database of a running application', () => {
@@ -71,24 +79,42 @@ describe('prequal-hooks replay into the SQLite database of a running application
     expect(replayed.code).toBe(0);
     expect(replayed.stderr).toBe('');
     expect(JSON.parse(replayed.stdout)).toEqual({
-      received: 10, duplicates: 0, enqueued: 10, projected: 0, unknown: 0, dead: 0, unreadable: [],
+      received: 10,
+      duplicates: 0,
+      enqueued: 10,
+      projected: 0,
+      unknown: 0,
+      dead: 0,
+      unreadable: [],
       projectedBy: 'owner',
       owner: { receiver_id: expect.any(String), pid: app.child.pid, host: hostname(), started_at: expect.any(String) },
     });
     expect(await calledFor(callsFile, identities)).toEqual([...identities].sort());
     expect(callsIn(callsFile).every((c) => c.pid === app.child.pid && c.kind === 'candidate.interview.completed')).toBe(true);
-    await waitFor(() => (readDb(db, (r) => r.prepare("SELECT COUNT(*) FROM inbox WHERE state = 'projected'").pluck().get()) === 10 ? true : undefined));
-    expect(readDb(db, (r) => r.prepare("SELECT COUNT(*) FROM candidates WHERE candidate_id LIKE 'live-%' AND status = 'completed'").pluck().get())).toBe(10);
+    await waitFor(() =>
+      readDb(db, (r) => r.prepare("SELECT COUNT(*) FROM inbox WHERE state = 'projected'").pluck().get()) === 10 ? true : undefined,
+    );
+    expect(
+      readDb(db, (r) =>
+        r.prepare("SELECT COUNT(*) FROM candidates WHERE candidate_id LIKE 'live-%' AND status = 'completed'").pluck().get(),
+      ),
+    ).toBe(10);
 
     // The summary line names the receiver; a second replay stores nothing and calls nothing again.
     const again = await runCli(['replay', file, '--db', db]);
-    expect(again.stdout).toBe(`received 10, duplicates 10, enqueued 0 for the running receiver (pid ${app.child.pid} on host ${hostname()}), dead 0 (${db})\n`);
+    expect(again.stdout).toBe(
+      `received 10, duplicates 10, enqueued 0 for the running receiver (pid ${app.child.pid} on host ${hostname()}), dead 0 (${db})\n`,
+    );
     // Once the receiver ran its handler for an event replayed after those, it had its chance to
     // (wrongly) run it again for the 10: each was called once.
     const after = interviews('after', 1);
     expect((await runCli(['replay', after.file, '--db', db])).code).toBe(0);
     await calledFor(callsFile, after.identities);
-    expect(callsIn(callsFile).map((c) => c.identity).sort()).toEqual([...identities, ...after.identities].sort());
+    expect(
+      callsIn(callsFile)
+        .map((c) => c.identity)
+        .sort(),
+    ).toEqual([...identities, ...after.identities].sort());
     expect(await app.stop()).toBe(0);
     // A clean stop removes its heartbeat: the next replay projects in its own process.
     expect(sqliteReceivers(db)).toEqual([]);
@@ -97,7 +123,7 @@ describe('prequal-hooks replay into the SQLite database of a running application
     expect(alone.stderr).toBe('');
   });
 
-  it('--project-here projects in the command, as before: the running receiver\'s handler is not called', async () => {
+  it("--project-here projects in the command, as before: the running receiver's handler is not called", async () => {
     const db = join(tmp.dir, 'here.db');
     const callsFile = join(tmp.dir, 'here-calls.ndjson');
     const app = await startScript(APP, [db, callsFile]);
@@ -105,7 +131,15 @@ describe('prequal-hooks replay into the SQLite database of a running application
     const replayed = await runCli(['replay', file, '--db', db, '--json', '--project-here']);
     expect(replayed.code).toBe(0);
     expect(JSON.parse(replayed.stdout)).toEqual({
-      received: 5, duplicates: 0, enqueued: 0, projected: 5, unknown: 0, dead: 0, unreadable: [], projectedBy: 'here', owner: null,
+      received: 5,
+      duplicates: 0,
+      enqueued: 0,
+      projected: 5,
+      unknown: 0,
+      dead: 0,
+      unreadable: [],
+      projectedBy: 'here',
+      owner: null,
     });
     expect(replayed.stderr).toBe(
       `prequal-hooks replay: --project-here: projected in this process; the running receiver (pid ${app.child.pid} on host ${hostname()}) does not run its handlers for these events.\n`,
@@ -128,16 +162,22 @@ describe('prequal-hooks replay into the SQLite database of a running application
     app.child.kill('SIGKILL');
     await new Promise((resolve) => app.child.once('exit', resolve));
     // Until its last beat is more than 3 of its 200 ms old, as replay judges it (SQLite: this host's clock).
-    await waitFor(() => {
-      const row = readDb(db, (r) => r.prepare('SELECT seen_at, every_ms FROM receivers').get() as { seen_at: number; every_ms: number });
-      return Date.now() - row.seen_at > 3 * row.every_ms ? true : undefined;
-    }, 10_000, 'the killed receiver\'s heartbeat to be 3 beats old');
+    await waitFor(
+      () => {
+        const row = readDb(db, (r) => r.prepare('SELECT seen_at, every_ms FROM receivers').get() as { seen_at: number; every_ms: number });
+        return Date.now() - row.seen_at > 3 * row.every_ms ? true : undefined;
+      },
+      10_000,
+      "the killed receiver's heartbeat to be 3 beats old",
+    );
 
     const replayed = await runCli(['replay', interviews('killed', 3).file, '--db', db, '--json']);
     expect(replayed.code).toBe(0);
     expect(JSON.parse(replayed.stdout)).toMatchObject({ projected: 3, enqueued: 0, projectedBy: 'here', owner: null });
     expect(replayed.stderr).toMatch(
-      new RegExp(`^prequal-hooks replay: a receiver on this database \\(pid ${pid} on host ${hostname()}\\) was last seen [\\d.]+ s ago, more than 3 of its 0.2 s heartbeats: it is not counted as running, so the events were projected here and its handlers do not run for them\\.\\n$`),
+      new RegExp(
+        `^prequal-hooks replay: a receiver on this database \\(pid ${pid} on host ${hostname()}\\) was last seen [\\d.]+ s ago, more than 3 of its 0.2 s heartbeats: it is not counted as running, so the events were projected here and its handlers do not run for them\\.\\n$`,
+      ),
     );
     // Its row stays (nobody closed it) until the next receiver starts on the database, which removes it.
     expect(sqliteReceivers(db)).toEqual([expect.objectContaining({ pid })]);
@@ -152,8 +192,13 @@ describe('prequal-hooks replay into the SQLite database of a running application
     const serve = await startServe(['--db', db, '--allow-unsigned', '--host', '127.0.0.1', '--port', '0']);
     const replayed = await runCli(['replay', `${FIXTURES}scenarios/campaign-lifecycle.shuffled.ndjson`, '--db', db]);
     expect(replayed.code).toBe(0);
-    expect(replayed.stdout).toBe(`received 55, duplicates 9, enqueued 46 for the running receiver (pid ${serve.child.pid} on host ${hostname()}), dead 0 (${db})\n`);
-    await waitFor(() => (readDb(db, (r) => r.prepare("SELECT COUNT(*) FROM inbox WHERE state = 'pending'").pluck().get()) === 0 ? true : undefined), 10_000);
+    expect(replayed.stdout).toBe(
+      `received 55, duplicates 9, enqueued 46 for the running receiver (pid ${serve.child.pid} on host ${hostname()}), dead 0 (${db})\n`,
+    );
+    await waitFor(
+      () => (readDb(db, (r) => r.prepare("SELECT COUNT(*) FROM inbox WHERE state = 'pending'").pluck().get()) === 0 ? true : undefined),
+      10_000,
+    );
     expect(readDb(db, (r) => r.prepare('SELECT COUNT(*) FROM candidates').pluck().get())).toBe(14);
     expect(await serve.stop()).toBe(0);
   });
@@ -184,13 +229,18 @@ describe('prequal-hooks dead-letters reprocess on the database of a running appl
     expect(result.code).toBe(0);
     const outcome = JSON.parse(result.stdout);
     expect(outcome).toMatchObject({ requeued: [id], skipped: [], projectedBy: 'owner', owner: { pid: app.child.pid, host: hostname() } });
-    expect(outcome.results).toEqual([expect.objectContaining({ inbox_id: id, before: 'dead', after: expect.stringMatching(/^(pending|projected)$/) })]);
+    expect(outcome.results).toEqual([
+      expect.objectContaining({ inbox_id: id, before: 'dead', after: expect.stringMatching(/^(pending|projected)$/) }),
+    ]);
     const calls = await waitFor(() => {
       const found = callsIn(callsFile).filter((c) => c.inboxId === id);
       return found.length > 0 ? found : undefined;
     });
     expect(calls).toEqual([expect.objectContaining({ kind: 'candidate.interview.completed', pid: app.child.pid })]);
-    expect(readDb(db, (r) => r.prepare('SELECT status, interview_score FROM candidates WHERE candidate_id = ?').get('mended-1'))).toEqual({ status: 'completed', interview_score: 8 });
+    expect(readDb(db, (r) => r.prepare('SELECT status, interview_score FROM candidates WHERE candidate_id = ?').get('mended-1'))).toEqual({
+      status: 'completed',
+      interview_score: 8,
+    });
 
     const table = await runCli(['dead-letters', 'reprocess', String(id), '--db', db, '--table']);
     expect(table.code).toBe(1); // projected now: nothing to reprocess
@@ -207,7 +257,9 @@ describe('prequal-hooks dead-letters reprocess on the database of a running appl
     expect(here.code).toBe(0);
     expect(here.stdout).toMatch(new RegExp(`^\\s*${id}\\s+candidate\\.interview\\.completed\\s+dead\\s+projected`, 'm'));
     expect(here.stdout).toContain('Requeued and processed 1: 1 projected, 0 still set aside.');
-    expect(here.stderr).toContain(`--project-here: projected in this process; the running receiver (pid ${app.child.pid} on host ${hostname()})`);
+    expect(here.stderr).toContain(
+      `--project-here: projected in this process; the running receiver (pid ${app.child.pid} on host ${hostname()})`,
+    );
 
     // Set aside again by hand, then reprocessed by the owner: the table says who takes it.
     const writer = new Database(db);
@@ -215,10 +267,14 @@ describe('prequal-hooks dead-letters reprocess on the database of a running appl
     writer.close();
     const owned = await runCli(['dead-letters', 'reprocess', String(id), '--db', db, '--table']);
     expect(owned.code).toBe(0);
-    expect(owned.stdout).toContain(`Requeued 1 for the running receiver (pid ${app.child.pid} on host ${hostname()}), which projects them and runs its handlers;`);
+    expect(owned.stdout).toContain(
+      `Requeued 1 for the running receiver (pid ${app.child.pid} on host ${hostname()}), which projects them and runs its handlers;`,
+    );
     // Called once, for the requeue, once it came: never for the --project-here run before it.
     await waitFor(() => (callsIn(callsFile).some((c) => c.inboxId === id) ? true : undefined));
-    expect(callsIn(callsFile)).toEqual([expect.objectContaining({ inboxId: id, pid: app.child.pid, kind: 'candidate.interview.completed' })]);
+    expect(callsIn(callsFile)).toEqual([
+      expect.objectContaining({ inboxId: id, pid: app.child.pid, kind: 'candidate.interview.completed' }),
+    ]);
   });
 });
 
@@ -231,7 +287,13 @@ describe.skipIf(postgresUrl() === '')('prequal-hooks replay into the PostgreSQL 
 
     const replayed = await runCli(['replay', file, '--db', url, '--json']);
     expect(replayed.code).toBe(0);
-    expect(JSON.parse(replayed.stdout)).toMatchObject({ received: 12, enqueued: 12, projected: 0, projectedBy: 'owner', owner: { pid: app.child.pid, host: hostname() } });
+    expect(JSON.parse(replayed.stdout)).toMatchObject({
+      received: 12,
+      enqueued: 12,
+      projected: 0,
+      projectedBy: 'owner',
+      owner: { pid: app.child.pid, host: hostname() },
+    });
     expect(await calledFor(callsFile, identities)).toEqual([...identities].sort());
 
     const store = await openStore(url);

@@ -23,7 +23,9 @@ describe.skipIf(postgresUrl() === '')('the command line on PostgreSQL', () => {
     const inspected = await runCli(['inspect', '--json'], { env: { PREQUAL_HOOKS_DB: url } });
     expect(inspected.code).toBe(0);
     const overview = JSON.parse(inspected.stdout);
-    expect(overview.campaigns.map((c: { campaign_id: string }) => c.campaign_id)).toEqual(expect.arrayContaining(['cmp_bT9mXe3Lh6', 'cmp_Rk4vN8qWz2']));
+    expect(overview.campaigns.map((c: { campaign_id: string }) => c.campaign_id)).toEqual(
+      expect.arrayContaining(['cmp_bT9mXe3Lh6', 'cmp_Rk4vN8qWz2']),
+    );
     expect(overview.credits).toEqual({ credits_remaining: 0, low_threshold: 10, last_campaign_id: 'cmp_bT9mXe3Lh6' });
     expect(overview.inbox).toMatchObject({ projected: summary.projected, unknown: 1, dead: summary.dead, pending: 0 });
 
@@ -36,7 +38,9 @@ describe.skipIf(postgresUrl() === '')('the command line on PostgreSQL', () => {
     const reprocessed = await runCli(['dead-letters', 'reprocess', '--all', '--db', url, '--json']);
     expect(reprocessed.code).toBe(0);
     // Every envelope is requeued; a body that is not one stays set aside.
-    expect(JSON.parse(reprocessed.stdout).requeued).toHaveLength(letters.events.filter((e: { verdict: string }) => e.verdict === 'accepted').length);
+    expect(JSON.parse(reprocessed.stdout).requeued).toHaveLength(
+      letters.events.filter((e: { verdict: string }) => e.verdict === 'accepted').length,
+    );
   });
 
   it('serve generates one secret for every replica, stored in the database, and `secret` prints it', async () => {
@@ -69,7 +73,10 @@ describe.skipIf(postgresUrl() === '')('the command line on PostgreSQL', () => {
     const block = /```sh\n([\s\S]*?)```/.exec(section)![1]!;
     const written = 'postgres://hooks:secret@db.internal:5432/agency';
     expect(block).toContain(written);
-    const lines = block.replaceAll(written, url).split('\n').filter((line) => line.trim() !== '' && !line.startsWith('#'));
+    const lines = block
+      .replaceAll(written, url)
+      .split('\n')
+      .filter((line) => line.trim() !== '' && !line.startsWith('#'));
     const env: Record<string, string> = {};
     let serve: Awaited<ReturnType<typeof startServe>> | undefined;
     const outputs: string[] = [];
@@ -82,8 +89,25 @@ describe.skipIf(postgresUrl() === '')('the command line on PostgreSQL', () => {
         }
         expect(words[0]).toBe('prequal-hooks');
         if (words[1] === 'serve') {
-          serve = await startServe([...words.slice(2), '--port', '0', '--host', '127.0.0.1', '--secret', 'readme-secret-0123456789', '--log-level', 'warn'], env);
-          const request = signedRequest({ event: 'campaign.created', timestamp: '2026-11-20T10:00:00Z', data: { campaign_id: 'cmp_readme', job_title: 'Welder', contract_type: 'CDI', candidate_link: 'https://example.test/c', questions_count: 3, status: 'active' } }, { secret: 'readme-secret-0123456789' });
+          serve = await startServe(
+            [...words.slice(2), '--port', '0', '--host', '127.0.0.1', '--secret', 'readme-secret-0123456789', '--log-level', 'warn'],
+            env,
+          );
+          const request = signedRequest(
+            {
+              event: 'campaign.created',
+              timestamp: '2026-11-20T10:00:00Z',
+              data: {
+                campaign_id: 'cmp_readme',
+                job_title: 'Welder',
+                contract_type: 'CDI',
+                candidate_link: 'https://example.test/c',
+                questions_count: 3,
+                status: 'active',
+              },
+            },
+            { secret: 'readme-secret-0123456789' },
+          );
           const answer = await fetch(serve.webhookUrl, { method: 'POST', headers: request.headers, body: request.body });
           expect(answer.status).toBe(200);
           continue;

@@ -11,7 +11,9 @@ describe('prequal-hooks rebuild', () => {
     expect((await runCli(['replay', SHUFFLED, '--db', tmp.dbPath])).code).toBe(0);
     const before = readDb(tmp.dbPath, (db) => db.prepare('SELECT * FROM candidates ORDER BY candidate_id').all());
     const db = new Database(tmp.dbPath);
-    db.exec("UPDATE candidates SET interview_score = NULL; DELETE FROM campaigns; INSERT INTO credits (account, credits_remaining) VALUES (1, 999) ON CONFLICT DO UPDATE SET credits_remaining = 999");
+    db.exec(
+      'UPDATE candidates SET interview_score = NULL; DELETE FROM campaigns; INSERT INTO credits (account, credits_remaining) VALUES (1, 999) ON CONFLICT DO UPDATE SET credits_remaining = 999',
+    );
     db.close();
 
     const result = await runCli(['rebuild', '--db', tmp.dbPath, '--json']);

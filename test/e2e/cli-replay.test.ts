@@ -16,7 +16,17 @@ describe.concurrent('prequal-hooks replay', () => {
     const dbPath = join(tmp.dir, 'lifecycle.db');
     const first = await runCli(['replay', SHUFFLED, '--db', dbPath, '--json']);
     expect(first.code).toBe(0);
-    expect(JSON.parse(first.stdout)).toEqual({ received: 55, duplicates: 9, enqueued: 0, projected: 46, unknown: 0, dead: 0, unreadable: [], projectedBy: 'here', owner: null });
+    expect(JSON.parse(first.stdout)).toEqual({
+      received: 55,
+      duplicates: 9,
+      enqueued: 0,
+      projected: 46,
+      unknown: 0,
+      dead: 0,
+      unreadable: [],
+      projectedBy: 'here',
+      owner: null,
+    });
     // Small inputs print no progress and nothing else on stderr.
     expect(first.stderr).toBe('');
     const counts = readDb(dbPath, (db) => ({
@@ -46,7 +56,17 @@ describe.concurrent('prequal-hooks replay', () => {
     expect(result.code).toBe(0);
     // .txt files are not read; not-an-envelope.json is a JSON array, which replay reads as a list of
     // events (its one element is a valid candidate.interview.started, hence one projected).
-    expect(JSON.parse(result.stdout)).toEqual({ received: 4, duplicates: 0, enqueued: 0, projected: 1, unknown: 1, dead: 2, unreadable: [], projectedBy: 'here', owner: null });
+    expect(JSON.parse(result.stdout)).toEqual({
+      received: 4,
+      duplicates: 0,
+      enqueued: 0,
+      projected: 1,
+      unknown: 1,
+      dead: 2,
+      unreadable: [],
+      projectedBy: 'here',
+      owner: null,
+    });
     expect(result.stderr).toContain('3 events set aside');
     expect(result.stderr).toContain(`prequal-hooks dead-letters --db ${dbPath}`);
   });
@@ -66,7 +86,11 @@ describe.concurrent('prequal-hooks replay', () => {
   it('prints progress lines on stderr every --progress events', async () => {
     const ndjson = join(tmp.dir, 'many.ndjson');
     const lines = Array.from({ length: 5000 }, (_, i) =>
-      JSON.stringify({ event: 'credits.low', timestamp: new Date(Date.UTC(2026, 10, 20) + i * 1000).toISOString(), data: { credits_remaining: i, threshold: 10 } }),
+      JSON.stringify({
+        event: 'credits.low',
+        timestamp: new Date(Date.UTC(2026, 10, 20) + i * 1000).toISOString(),
+        data: { credits_remaining: i, threshold: 10 },
+      }),
     );
     writeFileSync(ndjson, `${lines.join('\n')}\n`);
     const result = await runCli(['replay', ndjson, '--db', join(tmp.dir, 'progress.db'), '--progress', '2000']);

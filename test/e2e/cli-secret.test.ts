@@ -27,7 +27,11 @@ describe('prequal-hooks secret --fingerprint', () => {
     const file = join(tmp.dir, 'secrets.txt');
     writeFileSync(file, lines, { mode: 0o600 });
     const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'fp.db'), '--secret-file', file]);
-    const listening = await waitFor(() => serve.logLines().find((line) => Array.isArray(line.secretFingerprints)), 5000, 'the listening log line');
+    const listening = await waitFor(
+      () => serve.logLines().find((line) => Array.isArray(line.secretFingerprints)),
+      5000,
+      'the listening log line',
+    );
     expect(await serve.stop()).toBe(0);
     expect(listening.secretFingerprints).toEqual(result.stdout.trimEnd().split('\n'));
   });

@@ -17,7 +17,23 @@ const EC = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes
 
 /** A private CA, as an agency's own PKI would have. */
 function makeCa(): string {
-  openssl(['req', '-x509', ...EC, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=Agency private CA', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
+  openssl([
+    'req',
+    '-x509',
+    ...EC,
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.crt',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=Agency private CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
   return path('ca.crt');
 }
 
@@ -25,7 +41,23 @@ function makeCa(): string {
 function makeServerCertificate(name: string, altName: string): { cert: string; key: string } {
   writeFileSync(path(`${name}.ext`), `subjectAltName=${altName}\nbasicConstraints=CA:FALSE\n`);
   openssl(['req', ...EC, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`]);
-  openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.crt`, '-days', '2', '-extfile', `${name}.ext`]);
+  openssl([
+    'x509',
+    '-req',
+    '-in',
+    `${name}.csr`,
+    '-CA',
+    'ca.crt',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    `${name}.crt`,
+    '-days',
+    '2',
+    '-extfile',
+    `${name}.ext`,
+  ]);
   return { cert: path(`${name}.crt`), key: path(`${name}.key`) };
 }
 
@@ -38,7 +70,20 @@ describe('prequal-hooks send to an HTTPS receiver with a private CA', () => {
   beforeAll(async () => {
     ca = makeCa();
     const server = makeServerCertificate('receiver', 'IP:127.0.0.1');
-    serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', db, '--secret', SECRET, '--tls-cert', server.cert, '--tls-key', server.key]);
+    serve = await startServe([
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--db',
+      db,
+      '--secret',
+      SECRET,
+      '--tls-cert',
+      server.cert,
+      '--tls-key',
+      server.key,
+    ]);
     expect(serve.webhookUrl).toMatch(/^https:/);
   });
   afterAll(async () => {
@@ -51,7 +96,9 @@ describe('prequal-hooks send to an HTTPS receiver with a private CA', () => {
     const result = await runCli(['send', 'candidate.added', '--url', serve.webhookUrl, '--secret', SECRET]);
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toMatch(/the certificate of 127\.0\.0\.1:\d+ is not trusted: .*\((UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN)\)/);
+    expect(result.stderr).toMatch(
+      /the certificate of 127\.0\.0\.1:\d+ is not trusted: .*\((UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN)\)/,
+    );
     expect(result.stderr).toContain('--ca <file>');
     expect(result.stderr).toContain('NODE_EXTRA_CA_CERTS');
     expect(result.stderr).not.toMatch(/Is the receiver running there/);
@@ -65,13 +112,27 @@ describe('prequal-hooks send to an HTTPS receiver with a private CA', () => {
       runCli(['send', 'credits.low', '--url', serve.webhookUrl, '--secret', SECRET], { env: { PREQUAL_HOOKS_CA: ca } }),
       runCli(['send', 'campaign.created', '--url', serve.webhookUrl, '--secret', SECRET], { env: { NODE_EXTRA_CA_CERTS: ca } }),
     ]);
-    for (const result of results) expect(result).toEqual({ code: 0, stdout: 'HTTP 200 OK\n{"received":true,"duplicate":false}\n', stderr: '' });
+    for (const result of results)
+      expect(result).toEqual({ code: 0, stdout: 'HTTP 200 OK\n{"received":true,"duplicate":false}\n', stderr: '' });
     expect(inboxCount(db)).toBe(3);
   });
 
   it('says so when the certificate names another host, or has expired, even with the right CA', async () => {
     const other = makeServerCertificate('elsewhere', 'DNS:hooks.agency.example');
-    const elsewhere = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', path('elsewhere.db'), '--secret', SECRET, '--tls-cert', other.cert, '--tls-key', other.key]);
+    const elsewhere = await startServe([
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--db',
+      path('elsewhere.db'),
+      '--secret',
+      SECRET,
+      '--tls-cert',
+      other.cert,
+      '--tls-key',
+      other.key,
+    ]);
     try {
       const result = await runCli(['send', 'candidate.added', '--url', elsewhere.webhookUrl, '--secret', SECRET, '--ca', ca]);
       expect(result.code).toBe(1);
@@ -85,7 +146,9 @@ describe('prequal-hooks send to an HTTPS receiver with a private CA', () => {
     expect((fetched as { cause?: { code?: string } }).cause?.code).toMatch(/UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN/);
     expect(certificateProblem(fetched, url)).toMatch(/is not trusted: .*--ca <file>/);
     const expired = Object.assign(new Error('certificate has expired'), { code: 'CERT_HAS_EXPIRED' });
-    expect(certificateProblem(new TypeError('fetch failed', { cause: expired }), url)).toMatch(/\(CERT_HAS_EXPIRED\)\. Check the receiver's certificate dates/);
+    expect(certificateProblem(new TypeError('fetch failed', { cause: expired }), url)).toMatch(
+      /\(CERT_HAS_EXPIRED\)\. Check the receiver's certificate dates/,
+    );
     expect(certificateProblem(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }), url)).toBeUndefined();
   });
 

@@ -11,7 +11,10 @@ const SECRET = 'whsec_send_e2e_4d2a71';
 
 /** The last inbox row of a kind: its body as received. */
 function lastBody(dbPath: string, kind: string): Buffer | undefined {
-  return readDb(dbPath, (db) => db.prepare('SELECT raw FROM inbox WHERE kind = ? ORDER BY inbox_id DESC LIMIT 1').pluck().get(kind) as Buffer | undefined);
+  return readDb(
+    dbPath,
+    (db) => db.prepare('SELECT raw FROM inbox WHERE kind = ? ORDER BY inbox_id DESC LIMIT 1').pluck().get(kind) as Buffer | undefined,
+  );
 }
 
 // The tests send different kinds to the one receiver: run concurrently, their processes share the cores.
@@ -30,13 +33,25 @@ describe.concurrent('prequal-hooks send, against a real prequal-hooks serve', ()
   it('sends a signed sample of a kind with --set changes, timestamped now: 200, exit 0, projected', async () => {
     const candidateId = sampleEvent('candidate.interview.completed').data.candidate_id;
     const before = Date.now();
-    const result = await runCli(['send', 'candidate.interview.completed', '--url', serve.webhookUrl, '--secret', SECRET, '--set', 'data.interview_score=9.5']);
+    const result = await runCli([
+      'send',
+      'candidate.interview.completed',
+      '--url',
+      serve.webhookUrl,
+      '--secret',
+      SECRET,
+      '--set',
+      'data.interview_score=9.5',
+    ]);
     expect(result.code).toBe(0);
     expect(result.stdout).toBe('HTTP 200 OK\n{"received":true,"duplicate":false}\n');
     expect(result.stderr).toBe('');
 
     const score = await waitFor(
-      () => readDb(tmp.dbPath, (db) => db.prepare("SELECT interview_score FROM candidates WHERE candidate_id = ? AND status = 'completed'").pluck().get(candidateId)),
+      () =>
+        readDb(tmp.dbPath, (db) =>
+          db.prepare("SELECT interview_score FROM candidates WHERE candidate_id = ? AND status = 'completed'").pluck().get(candidateId),
+        ),
       5000,
       'the candidate to be projected',
     );
@@ -48,15 +63,36 @@ describe.concurrent('prequal-hooks send, against a real prequal-hooks serve', ()
 
   it('reads --set values as JSON when they parse, as text otherwise, and sets the timestamp', async () => {
     const result = await runCli(
-      ['send', 'candidate.added', '--url', serve.webhookUrl,
-        '--set', 'data.candidate_id=cand-set-1', '--set', 'data.call_queued=false', '--set', 'data.phone=+33699887766',
-        '--set', 'data.first_name="42"', '--set', 'data.last_name=null', '--set', 'timestamp=2026-11-20T11:00:00+01:00'],
+      [
+        'send',
+        'candidate.added',
+        '--url',
+        serve.webhookUrl,
+        '--set',
+        'data.candidate_id=cand-set-1',
+        '--set',
+        'data.call_queued=false',
+        '--set',
+        'data.phone=+33699887766',
+        '--set',
+        'data.first_name="42"',
+        '--set',
+        'data.last_name=null',
+        '--set',
+        'timestamp=2026-11-20T11:00:00+01:00',
+      ],
       { env: { PREQUAL_HOOKS_SECRET: `${SECRET},whsec_next_one` } },
     );
     expect(result.code).toBe(0);
     const sent = JSON.parse(lastBody(tmp.dbPath, 'candidate.added')!.toString('utf8'));
     expect(sent.timestamp).toBe('2026-11-20T11:00:00+01:00');
-    expect(sent.data).toMatchObject({ candidate_id: 'cand-set-1', call_queued: false, phone: '+33699887766', first_name: '42', last_name: null });
+    expect(sent.data).toMatchObject({
+      candidate_id: 'cand-set-1',
+      call_queued: false,
+      phone: '+33699887766',
+      first_name: '42',
+      last_name: null,
+    });
   });
 
   it('sends --file byte for byte', async () => {
@@ -65,7 +101,11 @@ describe.concurrent('prequal-hooks send, against a real prequal-hooks serve', ()
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^HTTP 200 OK\n/);
     expect(lastBody(tmp.dbPath, 'credits.low')!.equals(readFileSync(path))).toBe(true);
-    const credits = await waitFor(() => readDb(tmp.dbPath, (db) => db.prepare('SELECT credits_remaining, low_threshold FROM credits').get()), 5000, 'credits');
+    const credits = await waitFor(
+      () => readDb(tmp.dbPath, (db) => db.prepare('SELECT credits_remaining, low_threshold FROM credits').get()),
+      5000,
+      'credits',
+    );
     expect(credits).toEqual({ credits_remaining: 8.5, low_threshold: 10 });
   });
 
@@ -108,7 +148,9 @@ describe.concurrent('prequal-hooks send, against a real prequal-hooks serve', ()
     const [silentPort, halfwayPort] = await Promise.all([portOf(silent), portOf(halfway)]);
     try {
       const results = await Promise.all(
-        [silentPort, halfwayPort].map((port) => runCli(['send', 'campaign.created', '--url', `http://127.0.0.1:${port}/webhooks`, '--secret', SECRET, '--timeout', '500'])),
+        [silentPort, halfwayPort].map((port) =>
+          runCli(['send', 'campaign.created', '--url', `http://127.0.0.1:${port}/webhooks`, '--secret', SECRET, '--timeout', '500']),
+        ),
       );
       for (const result of results) {
         expect(result.code).toBe(1);

@@ -92,7 +92,9 @@ describe.concurrent('prequal-hooks serve', () => {
     const startedStopping = Date.now();
     expect(await serve.stop('SIGTERM', 5000)).toBe(0);
     expect(Date.now() - startedStopping).toBeLessThan(5000);
-    const candidate = readDb(dbPath, (db) => db.prepare('SELECT status, interview_score, first_name FROM candidates WHERE candidate_id = ?').get(CANDIDATE));
+    const candidate = readDb(dbPath, (db) =>
+      db.prepare('SELECT status, interview_score, first_name FROM candidates WHERE candidate_id = ?').get(CANDIDATE),
+    );
     expect(candidate).toEqual({ status: 'completed', interview_score: 8.5, first_name: PII.first_name });
     expect(readDb(dbPath, (db) => db.prepare("SELECT COUNT(*) FROM inbox WHERE state <> 'projected'").pluck().get())).toBe(0);
 
@@ -127,7 +129,14 @@ describe.concurrent('prequal-hooks serve', () => {
     const dbPath = join(tmp.dir, 'old-config.db');
     const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', dbPath, '--secret', NEW_SECRET, '--sqlite-thread']);
     expect(serve.stderr()).toContain('WARNING: --sqlite-thread is ignored (the option was removed)');
-    expect((await post(serve.webhookUrl, signedRequest(sampleEvent('candidate.added', { data: { candidate_id: 'c-old-config' } }), { secret: NEW_SECRET }))).status).toBe(200);
+    expect(
+      (
+        await post(
+          serve.webhookUrl,
+          signedRequest(sampleEvent('candidate.added', { data: { candidate_id: 'c-old-config' } }), { secret: NEW_SECRET }),
+        )
+      ).status,
+    ).toBe(200);
     expect(await serve.stop()).toBe(0);
     expect(readDb(dbPath, (db) => db.prepare('SELECT candidate_id FROM candidates').all())).toEqual([{ candidate_id: 'c-old-config' }]);
   });
@@ -149,7 +158,11 @@ describe.concurrent('prequal-hooks serve', () => {
   it('--allow-unsigned warns loudly and accepts unsigned events', async () => {
     const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'unsigned.db'), '--allow-unsigned']);
     // The log is written asynchronously: the warning may land just after the listening line.
-    const warning = await waitFor(() => serve.logLines().find((line) => String(line.msg).includes('UNSIGNED EVENTS ARE ACCEPTED')), 5000, 'the unsigned warning');
+    const warning = await waitFor(
+      () => serve.logLines().find((line) => String(line.msg).includes('UNSIGNED EVENTS ARE ACCEPTED')),
+      5000,
+      'the unsigned warning',
+    );
     expect(warning.level).toBe(40);
     const unsigned = signedRequest(sampleEvent('campaign.created'));
     expect(unsigned.headers['x-service-signature']).toBeUndefined();

@@ -20,7 +20,11 @@ afterAll(() => {
 });
 
 // Port 1 on this machine refuses at once: each command fails on the connection.
-const UNREACHABLE = [`postgres://hooks:${PASSWORD}@127.0.0.1:1/agency`, `postgres://hooks@127.0.0.1:1/agency?sslmode=disable&password=${PASSWORD}`, `postgresql://127.0.0.1:1/agency?PASSWORD=${PASSWORD}`];
+const UNREACHABLE = [
+  `postgres://hooks:${PASSWORD}@127.0.0.1:1/agency`,
+  `postgres://hooks@127.0.0.1:1/agency?sslmode=disable&password=${PASSWORD}`,
+  `postgresql://127.0.0.1:1/agency?PASSWORD=${PASSWORD}`,
+];
 
 describe('a PostgreSQL URL with a password', () => {
   it('serve --print-config masks the password of the user info and of the query', async () => {
@@ -68,7 +72,11 @@ describe('a PostgreSQL URL with a password', () => {
     expect(migrated.code, migrated.stderr).toBe(0);
     expect(migrated.stdout).toContain('?password=***');
     const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', url, '--secret', SECRET, '--log-level', 'info']);
-    const started = await waitFor(() => serve.logLines().find((line) => typeof line.msg === 'string' && line.msg.includes('receiving webhooks')), 5000, 'the start line');
+    const started = await waitFor(
+      () => serve.logLines().find((line) => typeof line.msg === 'string' && line.msg.includes('receiving webhooks')),
+      5000,
+      'the start line',
+    );
     expect(started.db).toMatch(/\?password=\*\*\*$/);
     expect(await serve.stop()).toBe(0);
     expect(serve.stdout() + serve.stderr()).not.toContain(PASSWORD);
@@ -91,22 +99,41 @@ describe('a user name and password in --api-url or a webhook URL', () => {
   it('reconcile and serve --reconcile-every refuse them (fetch cannot send them) without echoing them', async () => {
     const env = { PREQUAL_HOOKS_API_KEY: KEY };
     const reconcile = await runCli(['reconcile', '--db', join(tmp.dir, 'r.db'), '--api-url', withCredentials], { env });
-    const serve = await runCli(['serve', '--db', join(tmp.dir, 's.db'), '--secret', SECRET, '--reconcile-every', '5', '--api-url', withCredentials], { env });
+    const serve = await runCli(
+      ['serve', '--db', join(tmp.dir, 's.db'), '--secret', SECRET, '--reconcile-every', '5', '--api-url', withCredentials],
+      { env },
+    );
     for (const result of [reconcile, serve]) {
       expect(result.code, result.stderr).toBe(2);
       expect(result.stderr).toContain('--api-url must not hold a user name or password (https://***@127.0.0.1:9/)');
       expect(result.stdout + result.stderr).not.toContain(API_PASSWORD);
     }
     // Unparsable, they are not echoed either.
-    const unparsable = await runCli(['reconcile', '--db', join(tmp.dir, 'r.db'), '--api-url', `https://agency:${API_PASSWORD}@[::1`], { env });
+    const unparsable = await runCli(['reconcile', '--db', join(tmp.dir, 'r.db'), '--api-url', `https://agency:${API_PASSWORD}@[::1`], {
+      env,
+    });
     expect(unparsable.code).toBe(2);
     expect(unparsable.stderr).not.toContain(API_PASSWORD);
   });
 
   it('send --url and sandbox --webhook-url refuse them without echoing them', async () => {
-    const send = await runCli(['send', 'candidate.added', '--url', `http://agency:${API_PASSWORD}@127.0.0.1:1/webhooks`, '--secret', SECRET]);
+    const send = await runCli([
+      'send',
+      'candidate.added',
+      '--url',
+      `http://agency:${API_PASSWORD}@127.0.0.1:1/webhooks`,
+      '--secret',
+      SECRET,
+    ]);
     const sandbox = await runCli(['sandbox', '--port', '0', '--webhook-url', `http://agency:${API_PASSWORD}@127.0.0.1:1/webhooks`]);
-    const unparsable = await runCli(['send', 'candidate.added', '--url', `http://agency:${API_PASSWORD}@[::1/webhooks`, '--secret', SECRET]);
+    const unparsable = await runCli([
+      'send',
+      'candidate.added',
+      '--url',
+      `http://agency:${API_PASSWORD}@[::1/webhooks`,
+      '--secret',
+      SECRET,
+    ]);
     for (const result of [send, sandbox, unparsable]) {
       expect(result.code, result.stderr).toBe(2);
       expect(result.stdout + result.stderr).not.toContain(API_PASSWORD);

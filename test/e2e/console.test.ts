@@ -11,7 +11,17 @@ import { createReceiver, type Receiver } from '../../src/receiver.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { FIXTURES, killChildren, readDb, runCli, startServe, type ServeProcess } from '../support/cli-process.js';
 import { crawlConsole, withReveal } from '../support/console-crawl.js';
-import { INVALID_EVENT, LARGE_NOT_JSON, largeEvent, leaked, NOT_JSON, THESSALY, UNKNOWN_KIND_EVENT, ZELPHINE, ZELPHINE_EVENTS } from '../support/personal-bodies.js';
+import {
+  INVALID_EVENT,
+  LARGE_NOT_JSON,
+  largeEvent,
+  leaked,
+  NOT_JSON,
+  THESSALY,
+  UNKNOWN_KIND_EVENT,
+  ZELPHINE,
+  ZELPHINE_EVENTS,
+} from '../support/personal-bodies.js';
 import { findExecutable, needs } from '../support/needs.js';
 import { listen, tempDir } from '../support/servers.js';
 
@@ -48,7 +58,14 @@ async function waitUntil(check: () => boolean | Promise<boolean>, what: string, 
 }
 
 function inboxCounts(dbPath: string): Record<string, number> {
-  return readDb(dbPath, (db) => Object.fromEntries((db.prepare('SELECT state, COUNT(*) AS n FROM inbox GROUP BY state').all() as Array<{ state: string; n: number }>).map((r) => [r.state, r.n])));
+  return readDb(dbPath, (db) =>
+    Object.fromEntries(
+      (db.prepare('SELECT state, COUNT(*) AS n FROM inbox GROUP BY state').all() as Array<{ state: string; n: number }>).map((r) => [
+        r.state,
+        r.n,
+      ]),
+    ),
+  );
 }
 
 describe('the console over HTTP', () => {
@@ -73,7 +90,11 @@ describe('the console over HTTP', () => {
   });
 
   it('answers 401 with the Basic challenge and the envelope without the token, and serves Bearer and Basic holders', async () => {
-    for (const headers of [{}, { Authorization: 'Bearer wrong-token-0000000000' }, { Authorization: `Basic ${Buffer.from('ops:wrong').toString('base64')}` }] as Array<Record<string, string>>) {
+    for (const headers of [
+      {},
+      { Authorization: 'Bearer wrong-token-0000000000' },
+      { Authorization: `Basic ${Buffer.from('ops:wrong').toString('base64')}` },
+    ] as Array<Record<string, string>>) {
       const refused = await fetch(`${serve.baseUrl}/dashboard/`, { headers });
       expect(refused.status).toBe(401);
       expect(refused.headers.get('www-authenticate')).toBe('Basic realm="prequal-hooks"');
@@ -82,7 +103,9 @@ describe('the console over HTTP', () => {
       expect(body.error).toMatchObject({ code: 'UNAUTHORIZED', details: {} });
     }
     expect((await fetch(`${serve.baseUrl}/dashboard`, { headers: BEARER })).status).toBe(200);
-    const basic = await fetch(`${serve.baseUrl}/dashboard/events`, { headers: { Authorization: `Basic ${Buffer.from(`anyone:${TOKEN}`).toString('base64')}` } });
+    const basic = await fetch(`${serve.baseUrl}/dashboard/events`, {
+      headers: { Authorization: `Basic ${Buffer.from(`anyone:${TOKEN}`).toString('base64')}` },
+    });
     expect(basic.status).toBe(200);
     expect(await basic.text()).toContain('candidate.interview.completed');
   });
@@ -112,8 +135,11 @@ describe('the console over HTTP', () => {
     expect((await fetch(`${serve.baseUrl}/dashboard/assets/console.css`, { headers: BEARER })).status).toBe(200);
   });
 
-  it('refuses actions without the form\'s CSRF token or from another site (403), and does nothing', async () => {
-    const [row] = readDb(tmp.dbPath, (db) => db.prepare("SELECT inbox_id FROM inbox WHERE state = 'dead'").all() as Array<{ inbox_id: number }>);
+  it("refuses actions without the form's CSRF token or from another site (403), and does nothing", async () => {
+    const [row] = readDb(
+      tmp.dbPath,
+      (db) => db.prepare("SELECT inbox_id FROM inbox WHERE state = 'dead'").all() as Array<{ inbox_id: number }>,
+    );
     const url = `${serve.baseUrl}/dashboard/dead-letters/${row!.inbox_id}/reprocess`;
     const form = { ...BEARER, 'Content-Type': 'application/x-www-form-urlencoded' };
     const noToken = await fetch(url, { method: 'POST', headers: form, body: '', redirect: 'manual' });
@@ -121,18 +147,35 @@ describe('the console over HTTP', () => {
     expect(((await noToken.json()) as { error: { code: string } }).error.code).toBe('CSRF_REFUSED');
     const page = await (await fetch(`${serve.baseUrl}/dashboard/dead-letters`, { headers: BEARER })).text();
     const token = /name="_csrf" value="([^"]+)"/.exec(page)![1]!;
-    const crossSite = await fetch(url, { method: 'POST', headers: { ...form, 'Sec-Fetch-Site': 'cross-site' }, body: `_csrf=${token}`, redirect: 'manual' });
+    const crossSite = await fetch(url, {
+      method: 'POST',
+      headers: { ...form, 'Sec-Fetch-Site': 'cross-site' },
+      body: `_csrf=${token}`,
+      redirect: 'manual',
+    });
     expect(crossSite.status).toBe(403);
-    const otherOrigin = await fetch(url, { method: 'POST', headers: { ...form, Origin: 'https://evil.example' }, body: `_csrf=${token}`, redirect: 'manual' });
+    const otherOrigin = await fetch(url, {
+      method: 'POST',
+      headers: { ...form, Origin: 'https://evil.example' },
+      body: `_csrf=${token}`,
+      redirect: 'manual',
+    });
     expect(otherOrigin.status).toBe(403);
     expect(inboxCounts(tmp.dbPath).dead).toBe(1);
-    const sameOrigin = await fetch(url, { method: 'POST', headers: { ...form, 'Sec-Fetch-Site': 'same-origin' }, body: `_csrf=${token}`, redirect: 'manual' });
+    const sameOrigin = await fetch(url, {
+      method: 'POST',
+      headers: { ...form, 'Sec-Fetch-Site': 'same-origin' },
+      body: `_csrf=${token}`,
+      redirect: 'manual',
+    });
     expect(sameOrigin.status).toBe(303);
     expect(sameOrigin.headers.get('location')).toMatch(/^\/dashboard\/dead-letters\?requeued=1/);
   });
 
   it('escapes what senders wrote, even revealed: a hostile name is shown as text, never run', async () => {
-    const hostile = sampleEvent('candidate.added', { data: { candidate_id: 'cand-xss', first_name: '<script>alert(1)</script>', last_name: '"><img src=x onerror=alert(2)>' } });
+    const hostile = sampleEvent('candidate.added', {
+      data: { candidate_id: 'cand-xss', first_name: '<script>alert(1)</script>', last_name: '"><img src=x onerror=alert(2)>' },
+    });
     await feed(serve, [JSON.stringify(hostile)]);
     await waitUntil(() => (inboxCounts(tmp.dbPath).pending ?? 0) === 0, 'the projection');
     for (const path of ['/candidates/cand-xss?reveal=1', `/campaigns/${hostile.data.campaign_id}?reveal=1`, '/events?candidate=cand-xss']) {
@@ -142,7 +185,10 @@ describe('the console over HTTP', () => {
     }
     const page = await (await fetch(`${serve.baseUrl}/dashboard/candidates/cand-xss?reveal=1`, { headers: BEARER })).text();
     expect(page).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
-    const [row] = readDb(tmp.dbPath, (db) => db.prepare("SELECT inbox_id FROM inbox WHERE CAST(raw AS TEXT) LIKE '%cand-xss%'").all() as Array<{ inbox_id: number }>);
+    const [row] = readDb(
+      tmp.dbPath,
+      (db) => db.prepare("SELECT inbox_id FROM inbox WHERE CAST(raw AS TEXT) LIKE '%cand-xss%'").all() as Array<{ inbox_id: number }>,
+    );
     const detail = await (await fetch(`${serve.baseUrl}/dashboard/events/${row!.inbox_id}?reveal=1`, { headers: BEARER })).text();
     expect(detail).toContain('&quot;&gt;&lt;img src=x onerror=alert(2)&gt;');
   });
@@ -153,7 +199,11 @@ describe('the console over HTTP', () => {
     const text = await page.text();
     expect(text).toContain('read-only');
     expect(text).not.toContain('method="post"');
-    const post = await fetch(`${readOnly.url}/ops/dead-letters/reprocess`, { method: 'POST', headers: { ...BEARER, 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'state=dead' });
+    const post = await fetch(`${readOnly.url}/ops/dead-letters/reprocess`, {
+      method: 'POST',
+      headers: { ...BEARER, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: 'state=dead',
+    });
     expect(post.status).toBe(403);
     expect(((await post.json()) as { error: { code: string } }).error.code).toBe('FORBIDDEN');
     // A method the console has no use for stays 405.
@@ -166,7 +216,17 @@ describe('the console over HTTP', () => {
     expect(() => readOnlyReceiver.dashboard({ token: '' })).toThrow(/needs a token/);
     expect(() => readOnlyReceiver.dashboard({} as never)).toThrow(/needs a token/);
     expect(() => readOnlyReceiver.dashboard({ token: 'short' })).toThrow(/at least 16/);
-    const refused = await runCli(['serve', '--port', '0', '--db', join(tmp.dir, 'short.db'), '--secret', SECRET, '--dashboard-token', 'short']);
+    const refused = await runCli([
+      'serve',
+      '--port',
+      '0',
+      '--db',
+      join(tmp.dir, 'short.db'),
+      '--secret',
+      SECRET,
+      '--dashboard-token',
+      'short',
+    ]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/at least 16 characters/);
     expect(refused.stderr).not.toContain('short.db'.repeat(2));
@@ -179,15 +239,32 @@ describe('the console over HTTP', () => {
   });
 });
 
-describe('personal data in free text, to a real serve\'s read-only and full tokens', () => {
+describe("personal data in free text, to a real serve's read-only and full tokens", () => {
   const READ_ONLY = 'console-read-only-token-5c2e';
   const tmp = tempDir();
   let serve: ServeProcess;
   let dashboard: string;
   beforeAll(async () => {
-    serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', tmp.dbPath, '--secret', SECRET, '--dashboard-token', TOKEN, '--dashboard-readonly-token', READ_ONLY]);
+    serve = await startServe([
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--db',
+      tmp.dbPath,
+      '--secret',
+      SECRET,
+      '--dashboard-token',
+      TOKEN,
+      '--dashboard-readonly-token',
+      READ_ONLY,
+    ]);
     dashboard = `${serve.baseUrl}/dashboard`;
-    await feed(serve, [...[...ZELPHINE_EVENTS, INVALID_EVENT, UNKNOWN_KIND_EVENT, largeEvent()].map((e) => JSON.stringify(e)), NOT_JSON, LARGE_NOT_JSON]);
+    await feed(serve, [
+      ...[...ZELPHINE_EVENTS, INVALID_EVENT, UNKNOWN_KIND_EVENT, largeEvent()].map((e) => JSON.stringify(e)),
+      NOT_JSON,
+      LARGE_NOT_JSON,
+    ]);
     await waitUntil(() => (inboxCounts(tmp.dbPath).pending ?? 0) === 0, 'the projection');
   });
   afterAll(async () => {
@@ -196,7 +273,10 @@ describe('personal data in free text, to a real serve\'s read-only and full toke
     tmp.cleanup();
   });
   const leaks = (answers: Array<{ path: string; status: number; text: string }>) =>
-    answers.flatMap((a) => [...leaked(a.text).map((secret) => `${a.path}: ${secret}`), ...(a.status >= 500 ? [`${a.path}: ${a.status}`] : [])]);
+    answers.flatMap((a) => [
+      ...leaked(a.text).map((secret) => `${a.path}: ${secret}`),
+      ...(a.status >= 500 ? [`${a.path}: ${a.status}`] : []),
+    ]);
   const extra = [`/candidates/${ZELPHINE}`, `/candidates/${THESSALY}`];
 
   it('shows the read-only token none of it, in any answer, even asked to reveal', async () => {
@@ -210,41 +290,59 @@ describe('personal data in free text, to a real serve\'s read-only and full toke
 
   it('shows the full token none of it until it reveals; revealed, all of it', async () => {
     const authorization = `Bearer ${TOKEN}`;
-    const crawled = await crawlConsole({ base: dashboard, authorization, extra, skip: (path) => path.includes('reveal=1') || path.endsWith('/export') });
+    const crawled = await crawlConsole({
+      base: dashboard,
+      authorization,
+      extra,
+      skip: (path) => path.includes('reveal=1') || path.endsWith('/export'),
+    });
     expect(crawled.filter((a) => /^\/events\/\d+$/.test(a.path))).toHaveLength(7);
     expect(leaks(crawled)).toEqual([]);
     const page = await (await fetch(`${dashboard}/candidates/${ZELPHINE}?reveal=1`, { headers: { Authorization: authorization } })).text();
-    expect(['Zelphine Quarkwood', 'joignable au 06 55 41 27 98', 'Zelphine habite loin du site.'].filter((s) => !page.includes(s))).toEqual([]);
+    expect(['Zelphine Quarkwood', 'joignable au 06 55 41 27 98', 'Zelphine habite loin du site.'].filter((s) => !page.includes(s))).toEqual(
+      [],
+    );
   });
 
-  it.skipIf(!HAS_CHROMIUM)('in Chromium: no Reveal for the read-only token, whatever the address asks; the full token\'s still works', async () => {
-    const { chromium } = await import('playwright-core');
-    const browser = await chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
-    try {
-      const readOnly = await (await browser.newContext({ httpCredentials: { username: 'ops', password: READ_ONLY } })).newPage();
-      await readOnly.goto(`${dashboard}/candidates/${ZELPHINE}?reveal=1`);
-      expect(await readOnly.locator('#reveal').count()).toBe(0);
-      expect(leaked(await readOnly.content())).toEqual([]);
-      expect(await readOnly.locator('#responses blockquote').innerText()).toBe('***');
-      const [large] = readDb(tmp.dbPath, (db) => db.prepare('SELECT inbox_id FROM inbox WHERE CAST(raw AS TEXT) LIKE ?').all(`%${THESSALY}%responses%`) as Array<{ inbox_id: number }>);
-      await readOnly.goto(`${dashboard}/events/${large!.inbox_id}?reveal=1`);
-      const payload = await readOnly.locator('#payload').innerText();
-      expect(leaked(payload)).toEqual([]);
-      expect(payload).toContain(`"candidate_id": "${THESSALY}"`);
+  it.skipIf(!HAS_CHROMIUM)(
+    "in Chromium: no Reveal for the read-only token, whatever the address asks; the full token's still works",
+    async () => {
+      const { chromium } = await import('playwright-core');
+      const browser = await chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+      try {
+        const readOnly = await (await browser.newContext({ httpCredentials: { username: 'ops', password: READ_ONLY } })).newPage();
+        await readOnly.goto(`${dashboard}/candidates/${ZELPHINE}?reveal=1`);
+        expect(await readOnly.locator('#reveal').count()).toBe(0);
+        expect(leaked(await readOnly.content())).toEqual([]);
+        expect(await readOnly.locator('#responses blockquote').innerText()).toBe('***');
+        const [large] = readDb(
+          tmp.dbPath,
+          (db) =>
+            db.prepare('SELECT inbox_id FROM inbox WHERE CAST(raw AS TEXT) LIKE ?').all(`%${THESSALY}%responses%`) as Array<{
+              inbox_id: number;
+            }>,
+        );
+        await readOnly.goto(`${dashboard}/events/${large!.inbox_id}?reveal=1`);
+        const payload = await readOnly.locator('#payload').innerText();
+        expect(leaked(payload)).toEqual([]);
+        expect(payload).toContain(`"candidate_id": "${THESSALY}"`);
 
-      const full = await (await browser.newContext({ httpCredentials: { username: 'ops', password: TOKEN } })).newPage();
-      await full.goto(`${dashboard}/candidates/${ZELPHINE}`);
-      expect(leaked(await full.content())).toEqual([]);
-      await full.click('#reveal');
-      expect(await full.locator('#responses blockquote').innerText()).toContain('je suis Zelphine Quarkwood, joignable au 06 55 41 27 98');
-      await full.goto(`${dashboard}/events/${large!.inbox_id}`);
-      expect(leaked(await full.locator('#payload').innerText())).toEqual([]);
-      await full.click('#reveal');
-      expect(await full.locator('#payload').innerText()).toContain('Thessaly Vornhagen');
-    } finally {
-      await browser.close();
-    }
-  });
+        const full = await (await browser.newContext({ httpCredentials: { username: 'ops', password: TOKEN } })).newPage();
+        await full.goto(`${dashboard}/candidates/${ZELPHINE}`);
+        expect(leaked(await full.content())).toEqual([]);
+        await full.click('#reveal');
+        expect(await full.locator('#responses blockquote').innerText()).toContain(
+          'je suis Zelphine Quarkwood, joignable au 06 55 41 27 98',
+        );
+        await full.goto(`${dashboard}/events/${large!.inbox_id}`);
+        expect(leaked(await full.locator('#payload').innerText())).toEqual([]);
+        await full.click('#reveal');
+        expect(await full.locator('#payload').innerText()).toContain('Thessaly Vornhagen');
+      } finally {
+        await browser.close();
+      }
+    },
+  );
 });
 
 describe.skipIf(!HAS_CHROMIUM)('the console in Chromium', () => {
@@ -261,7 +359,10 @@ describe.skipIf(!HAS_CHROMIUM)('the console in Chromium', () => {
     dashboard = `${serve.baseUrl}/dashboard`;
     await feed(serve, [...LIFECYCLE, UNKNOWN, INVALID, 'this is { not json']);
     await waitUntil(() => (inboxCounts(tmp.dbPath).pending ?? 0) === 0, 'the projection');
-    const context = await browser.newContext({ httpCredentials: { username: 'ops', password: TOKEN }, viewport: { width: 1280, height: 900 } });
+    const context = await browser.newContext({
+      httpCredentials: { username: 'ops', password: TOKEN },
+      viewport: { width: 1280, height: 900 },
+    });
     page = await context.newPage();
     page.on('console', (message) => {
       if (message.type() === 'error') consoleErrors.push(message.text());
@@ -294,7 +395,10 @@ describe.skipIf(!HAS_CHROMIUM)('the console in Chromium', () => {
     await page.click('form.filters button[type="submit"]');
     await page.waitForURL(/kind=candidate.added/);
     const kinds = await page.locator('table.events td.kind').allInnerTexts();
-    const added = readDb(tmp.dbPath, (db) => db.prepare("SELECT COUNT(*) AS n FROM inbox WHERE kind = 'candidate.added'").get() as { n: number }).n;
+    const added = readDb(
+      tmp.dbPath,
+      (db) => db.prepare("SELECT COUNT(*) AS n FROM inbox WHERE kind = 'candidate.added'").get() as { n: number },
+    ).n;
     expect(kinds.length).toBe(added);
     expect(new Set(kinds)).toEqual(new Set(['candidate.added']));
 
@@ -308,9 +412,12 @@ describe.skipIf(!HAS_CHROMIUM)('the console in Chromium', () => {
     for (const cell of await page.locator('table.events tbody tr td:nth-child(5)').allInnerTexts()) expect(cell).toBe(RK4);
   });
 
-  it('shows a dead letter\'s reasons, and projects it once mended and reprocessed', async () => {
+  it("shows a dead letter's reasons, and projects it once mended and reprocessed", async () => {
     await page.goto(`${dashboard}/dead-letters`);
-    const [dead] = readDb(tmp.dbPath, (db) => db.prepare("SELECT inbox_id FROM inbox WHERE state = 'dead' AND verdict = 'accepted'").all() as Array<{ inbox_id: number }>);
+    const [dead] = readDb(
+      tmp.dbPath,
+      (db) => db.prepare("SELECT inbox_id FROM inbox WHERE state = 'dead' AND verdict = 'accepted'").all() as Array<{ inbox_id: number }>,
+    );
     const row = page.locator(`table.dead-letters tr[data-inbox-id="${dead!.inbox_id}"]`);
     const reasons = await row.locator('ul.reasons').innerText();
     expect(reasons).toMatch(/candidate_id/);
@@ -325,7 +432,14 @@ describe.skipIf(!HAS_CHROMIUM)('the console in Chromium', () => {
     db.close();
     await row.locator('button', { hasText: 'Reprocess' }).click();
     await page.waitForURL(/requeued=1/);
-    await waitUntil(() => readDb(tmp.dbPath, (d) => (d.prepare('SELECT state FROM inbox WHERE inbox_id = ?').get(dead!.inbox_id) as { state: string }).state) === 'projected', 'the mended row projected');
+    await waitUntil(
+      () =>
+        readDb(
+          tmp.dbPath,
+          (d) => (d.prepare('SELECT state FROM inbox WHERE inbox_id = ?').get(dead!.inbox_id) as { state: string }).state,
+        ) === 'projected',
+      'the mended row projected',
+    );
     await page.goto(`${dashboard}/events/${dead!.inbox_id}`);
     expect(await page.locator('#event-state').innerText()).toBe('projected');
     await page.goto(`${dashboard}/candidates/cand-mended-console`);
@@ -345,7 +459,13 @@ describe.skipIf(!HAS_CHROMIUM)('the console in Chromium', () => {
   });
 
   it('masks names, e-mails and phones until revealed, on the event and on the candidate page', async () => {
-    const [added] = readDb(tmp.dbPath, (db) => db.prepare("SELECT inbox_id FROM inbox WHERE kind = 'candidate.added' AND CAST(raw AS TEXT) LIKE ?").all(`%${ELOISE}%`) as Array<{ inbox_id: number }>);
+    const [added] = readDb(
+      tmp.dbPath,
+      (db) =>
+        db.prepare("SELECT inbox_id FROM inbox WHERE kind = 'candidate.added' AND CAST(raw AS TEXT) LIKE ?").all(`%${ELOISE}%`) as Array<{
+          inbox_id: number;
+        }>,
+    );
     await page.goto(`${dashboard}/events/${added!.inbox_id}`);
     const masked = await page.locator('#payload').innerText();
     expect(masked).not.toContain('Marchand');
@@ -367,7 +487,7 @@ describe.skipIf(!HAS_CHROMIUM)('the console in Chromium', () => {
     expect(await page.locator('#candidate').innerText()).toContain('Éloïse Marchand');
   });
 
-  it('shows the campaigns with the service\'s stats and lists candidates with its sort', async () => {
+  it("shows the campaigns with the service's stats and lists candidates with its sort", async () => {
     await page.goto(`${dashboard}/campaigns`);
     expect(await page.locator(`tr[data-campaign-id="${RK4}"]`).innerText()).toMatch(/8\s+4\s+7\.38/);
     await page.goto(`${dashboard}/campaigns/${RK4}?sort=score_desc&per_page=3`);
@@ -419,15 +539,22 @@ describe.skipIf(!HAS_CHROMIUM)('the console mounted in an Express app, in Chromi
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
     receiver = createReceiver({ database: tmp.dbPath, secret: SECRET, dispatch: { handlerAttempts: 1, handlerRetryDelayMs: 1 } });
-    receiver.on('candidate.added', async (event) => {
-      if (crmDown) throw new Error('CRM unreachable (503)');
-      calls.push(event.data.candidate_id);
-    }, { name: 'crm-sync' });
+    receiver.on(
+      'candidate.added',
+      async (event) => {
+        if (crmDown) throw new Error('CRM unreachable (503)');
+        calls.push(event.data.candidate_id);
+      },
+      { name: 'crm-sync' },
+    );
     const app = express();
     app.post('/webhooks', receiver.middleware());
     app.use('/ops', receiver.dashboard({ token: TOKEN }));
     server = await listen(app as never);
-    await receiver.replay([sampleEvent('candidate.added', { data: { candidate_id: 'cand-crm-1' } }), sampleEvent('candidate.added', { data: { candidate_id: 'cand-crm-2' } })]);
+    await receiver.replay([
+      sampleEvent('candidate.added', { data: { candidate_id: 'cand-crm-1' } }),
+      sampleEvent('candidate.added', { data: { candidate_id: 'cand-crm-2' } }),
+    ]);
     await receiver.drain();
   });
   afterAll(async () => {

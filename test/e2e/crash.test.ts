@@ -52,7 +52,8 @@ describe('a receiver killed with SIGKILL under concurrent load', () => {
     // Restarted on the same file, the receiver projects whatever the killed one had not.
     const again = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', tmp.dbPath, '--secret', SECRET, '--log-level', 'warn']);
     await waitFor(
-      () => (readDb(tmp.dbPath, (db) => db.prepare("SELECT COUNT(*) FROM inbox WHERE state = 'pending'").pluck().get()) === 0 ? true : undefined),
+      () =>
+        readDb(tmp.dbPath, (db) => db.prepare("SELECT COUNT(*) FROM inbox WHERE state = 'pending'").pluck().get()) === 0 ? true : undefined,
       10_000,
       'the restarted receiver to project the pending events',
     );

@@ -9,7 +9,10 @@ import { killChildren, runCli, startServe } from '../support/cli-process.js';
 import { needs } from '../support/needs.js';
 
 const missing = ['bash', 'curl', 'openssl'].filter((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0);
-const tools = needs(missing.join(', '), missing.length === 0, { install: `\`apt-get install -y ${missing.join(' ')}\` (.ci/run does)`, untested: "the README's hand-signing example" });
+const tools = needs(missing.join(', '), missing.length === 0, {
+  install: `\`apt-get install -y ${missing.join(' ')}\` (.ci/run does)`,
+  untested: "the README's hand-signing example",
+});
 
 describe.skipIf(!tools)("the README's hand-signing example", () => {
   afterAll(() => killChildren());
@@ -28,7 +31,11 @@ describe.skipIf(!tools)("the README's hand-signing example", () => {
       expect(JSON.parse(answer)).toMatchObject({ received: true, duplicate: false });
 
       // The same request with one byte of the secret changed is refused: the signature is checked.
-      const wrong = execFileSync('bash', ['-euo', 'pipefail', '-c', script.replace(written, serve.webhookUrl).replace(secret, `${secret}x`)], { encoding: 'utf8' });
+      const wrong = execFileSync(
+        'bash',
+        ['-euo', 'pipefail', '-c', script.replace(written, serve.webhookUrl).replace(secret, `${secret}x`)],
+        { encoding: 'utf8' },
+      );
       expect(JSON.parse(wrong)).toMatchObject({ error: { code: 'INVALID_SIGNATURE' } });
     } finally {
       expect(await serve.stop()).toBe(0);

@@ -12,8 +12,16 @@ const DEPTH = 100_000;
 
 async function send(url: string, body: Buffer | string) {
   const raw = Buffer.isBuffer(body) ? body : Buffer.from(body);
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-signature': sign(SECRET, raw) }, body: raw });
-  return { status: response.status, contentType: response.headers.get('content-type'), body: (await response.json()) as Record<string, any> };
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-service-signature': sign(SECRET, raw) },
+    body: raw,
+  });
+  return {
+    status: response.status,
+    contentType: response.headers.get('content-type'),
+    body: (await response.json()) as Record<string, any>,
+  };
 }
 
 describe('prequal-hooks serve under hostile signed bodies', () => {
@@ -50,7 +58,9 @@ describe('prequal-hooks serve under hostile signed bodies', () => {
     expect(await serve.stop('SIGTERM')).toBe(0);
 
     // One row per distinct body; bad ones under the SHA-256 of their bytes; deep events projected.
-    const rows = readDb(dbPath, (db) => db.prepare('SELECT identity, raw_sha256, state FROM inbox ORDER BY inbox_id').all()) as Array<Record<string, string | null>>;
+    const rows = readDb(dbPath, (db) => db.prepare('SELECT identity, raw_sha256, state FROM inbox ORDER BY inbox_id').all()) as Array<
+      Record<string, string | null>
+    >;
     expect(rows.map((r) => r.state)).toEqual(['projected', 'projected', 'dead', 'dead', 'dead']);
     expect(rows.slice(2).map((r) => r.raw_sha256)).toEqual(cases.slice(2).map(([body]) => createHash('sha256').update(body).digest('hex')));
     expect(rows.slice(2).every((r) => r.identity === null)).toBe(true);
@@ -61,7 +71,9 @@ describe('prequal-hooks serve under hostile signed bodies', () => {
     // The commands that read what was stored take the deep rows too.
     const listed = await runCli(['dead-letters', '--json', '--db', dbPath]);
     expect(listed.code).toBe(0);
-    const { events } = JSON.parse(listed.stdout) as { events: Array<{ verdict: string; reasons: Array<{ path: string; message: string }> }> };
+    const { events } = JSON.parse(listed.stdout) as {
+      events: Array<{ verdict: string; reasons: Array<{ path: string; message: string }> }>;
+    };
     expect(events.map((e) => e.verdict)).toEqual(['invalid_envelope', 'invalid_json', 'invalid_json']);
     expect(events[1]!.reasons[0]!.path).toMatch(/^data\.deep\[0\].*more levels/);
     const table = await runCli(['dead-letters', '--table', '--db', dbPath]);

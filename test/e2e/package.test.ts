@@ -87,7 +87,12 @@ describe('the packed package in a consumer project', () => {
 
   it('typechecks the README examples under tsc --strict without skipLibCheck, and runs them', () => {
     const run = (command: string, args: string[], cwd: string) =>
-      execFileSync(command, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_update_notifier: 'false' } });
+      execFileSync(command, args, {
+        cwd,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, npm_config_update_notifier: 'false' },
+      });
     run('npm', ['pack', '--ignore-scripts', '--pack-destination', dir], ROOT);
     const tarball = readdirSync(dir).find((f) => f.endsWith('.tgz'))!;
     const consumer = join(dir, 'consumer');

@@ -9,7 +9,10 @@ import { needs } from '../support/needs.js';
 import { findBinaries, POSTGRES_INSTALL, startPostgres, type PostgresServer } from '../support/postgres-server.js';
 
 const SECRET = 'whsec_outage_8d2f';
-const hasBinaries = needs('PostgreSQL', (await findBinaries()) !== undefined, { install: POSTGRES_INSTALL, untested: 'the outage under load' });
+const hasBinaries = needs('PostgreSQL', (await findBinaries()) !== undefined, {
+  install: POSTGRES_INSTALL,
+  untested: 'the outage under load',
+});
 
 describe.skipIf(!hasBinaries)('when PostgreSQL goes away under load and comes back', () => {
   let server: PostgresServer;
@@ -36,7 +39,12 @@ describe.skipIf(!hasBinaries)('when PostgreSQL goes away under load and comes ba
         const response = await fetch(serve.webhookUrl, { method: 'POST', headers: request.headers, body: request.body });
         const body = (await response.json()) as { error?: { code: string } };
         if (response.status === 200) acknowledged.add(eventIdentity(event));
-        else refused.push({ ms: performance.now() - started, retryAfter: response.headers.get('retry-after'), code: body.error?.code ?? String(response.status) });
+        else
+          refused.push({
+            ms: performance.now() - started,
+            retryAfter: response.headers.get('retry-after'),
+            code: body.error?.code ?? String(response.status),
+          });
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
     };

@@ -33,7 +33,10 @@ function shuffled<T>(items: T[], seed: number): T[] {
 
 /** Events of 40 candidates over several campaigns, with late and same-instant ones, plus the lifecycle. */
 function events(): WebhookEvent[] {
-  const lifecycle = readFileSync(SHUFFLED, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as WebhookEvent);
+  const lifecycle = readFileSync(SHUFFLED, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as WebhookEvent);
   const made: WebhookEvent[] = [];
   const kinds = ['candidate.added', 'candidate.interview.started', 'candidate.interview.failed', 'candidate.interview.completed'] as const;
   for (let c = 0; c < 40; c++) {
@@ -53,7 +56,8 @@ function events(): WebhookEvent[] {
 function deliveries(all: WebhookEvent[], seed: number): string[] {
   const bodies = all.map((e) => JSON.stringify(e));
   all.forEach((e, i) => {
-    if (i % 5 === 0) bodies.push(JSON.stringify({ data: e.data, timestamp: e.timestamp, event: e.event }, null, i % 2 === 0 ? 2 : undefined));
+    if (i % 5 === 0)
+      bodies.push(JSON.stringify({ data: e.data, timestamp: e.timestamp, event: e.event }, null, i % 2 === 0 ? 2 : undefined));
     if (i % 7 === 0) bodies.push(JSON.stringify(e));
   });
   return shuffled(bodies, seed);
@@ -91,7 +95,10 @@ async function sqliteTablesOf(bodies: string[]) {
   const tmp = tempDir();
   const store = await openStore(tmp.dbPath);
   try {
-    await replayInto({ store }, bodies.map((b) => JSON.parse(b) as object));
+    await replayInto(
+      { store },
+      bodies.map((b) => JSON.parse(b) as object),
+    );
     return await readStoreTables(store);
   } finally {
     await store.close();
@@ -151,8 +158,11 @@ describe.skipIf(!hasPostgres)('three receivers sharing one PostgreSQL database',
 
     // Each candidate's events are sent one after the other (arrival order), candidates interleaved.
     const perCandidate = Array.from({ length: 12 }, (_, c) =>
-      (['candidate.added', 'candidate.interview.started', 'candidate.interview.completed', 'candidate.interview.failed'] as const).map((kind, k) =>
-        JSON.stringify(sampleEvent(kind, { timestamp: new Date(Date.UTC(2026, 10, 21) - k * 1000).toISOString(), data: { candidate_id: `h-${c}` } })),
+      (['candidate.added', 'candidate.interview.started', 'candidate.interview.completed', 'candidate.interview.failed'] as const).map(
+        (kind, k) =>
+          JSON.stringify(
+            sampleEvent(kind, { timestamp: new Date(Date.UTC(2026, 10, 21) - k * 1000).toISOString(), data: { candidate_id: `h-${c}` } }),
+          ),
       ),
     );
     let killed = false;

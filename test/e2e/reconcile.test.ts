@@ -29,7 +29,20 @@ async function freePort(): Promise<number> {
 const untilIdle = (baseUrl: string) => untilSandboxIdle(baseUrl, 30_000);
 
 // Every field of the service's list (reconcile repairs each of them).
-const FIELDS = ['candidate_id', 'first_name', 'last_name', 'email', 'phone', 'status', 'interview_score', 'availability', 'salary_expectation', 'candidate_alignment', 'strengths', 'concerns'] as const;
+const FIELDS = [
+  'candidate_id',
+  'first_name',
+  'last_name',
+  'email',
+  'phone',
+  'status',
+  'interview_score',
+  'availability',
+  'salary_expectation',
+  'candidate_alignment',
+  'strengths',
+  'concerns',
+] as const;
 const comparable = (c: Record<string, unknown>) => ({
   ...Object.fromEntries(FIELDS.map((f) => [f, c[f] ?? null])),
   interview_date: c.interview_date == null ? null : new Date(String(c.interview_date)).toISOString(),
@@ -50,30 +63,62 @@ describe('prequal-hooks reconcile', () => {
     const serveArgs = ['--host', '127.0.0.1', '--port', port, '--db', dbPath, '--secret', SECRET];
     let serve: ServeProcess = await startServe(serveArgs);
     const sandbox = await startSandbox([
-      '--port', '0', '--api-key', KEY, '--seed', 'reconcile-1', '--credits', '40', '--interview-ms', '300',
-      '--webhook-url', serve.webhookUrl, '--webhook-secret', SECRET, '--retry-base-ms', '50',
+      '--port',
+      '0',
+      '--api-key',
+      KEY,
+      '--seed',
+      'reconcile-1',
+      '--credits',
+      '40',
+      '--interview-ms',
+      '300',
+      '--webhook-url',
+      serve.webhookUrl,
+      '--webhook-secret',
+      SECRET,
+      '--retry-base-ms',
+      '50',
     ]);
     const call = apiClient(sandbox.apiUrl, KEY);
     const env = { PREQUAL_HOOKS_API_KEY: KEY };
-    const reconcile = (...args: string[]) => runCli(['reconcile', '--db', dbPath, '--api-url', sandbox.baseUrl, ...args], { env, timeoutMs: 30_000 });
+    const reconcile = (...args: string[]) =>
+      runCli(['reconcile', '--db', dbPath, '--api-url', sandbox.baseUrl, ...args], { env, timeoutMs: 30_000 });
 
     const id = (await call('POST', '/campaigns/create', JOB)).body.campaign_id as string;
-    expect((await call('POST', `/campaigns/${id}/candidates`, { candidates: Array.from({ length: 6 }, (_, i) => person(i)) })).status).toBe(201);
+    expect((await call('POST', `/campaigns/${id}/candidates`, { candidates: Array.from({ length: 6 }, (_, i) => person(i)) })).status).toBe(
+      201,
+    );
     await untilIdle(sandbox.baseUrl);
-    await waitFor(() => (readDb(dbPath, (db) => db.prepare("SELECT COUNT(*) FROM inbox WHERE state = 'pending'").pluck().get()) === 0 ? true : undefined), 10_000, 'projection');
+    await waitFor(
+      () =>
+        readDb(dbPath, (db) => db.prepare("SELECT COUNT(*) FROM inbox WHERE state = 'pending'").pluck().get()) === 0 ? true : undefined,
+      10_000,
+      'projection',
+    );
 
     // The receiver is down while candidates are added, interviewed and the campaign paused:
     // every delivery of that time exhausts its retries.
     expect(await serve.stop()).toBe(0);
-    expect((await call('POST', `/campaigns/${id}/candidates`, { candidates: Array.from({ length: 8 }, (_, i) => person(10 + i)) })).status).toBe(201);
-    expect((await call('POST', `/campaigns/${id}/candidates`, { contact_mode: 'sms', candidates: Array.from({ length: 3 }, (_, i) => person(30 + i)) })).status).toBe(201);
+    expect(
+      (await call('POST', `/campaigns/${id}/candidates`, { candidates: Array.from({ length: 8 }, (_, i) => person(10 + i)) })).status,
+    ).toBe(201);
+    expect(
+      (
+        await call('POST', `/campaigns/${id}/candidates`, {
+          contact_mode: 'sms',
+          candidates: Array.from({ length: 3 }, (_, i) => person(30 + i)),
+        })
+      ).status,
+    ).toBe(201);
     await untilIdle(sandbox.baseUrl);
     expect((await call('PATCH', `/campaigns/${id}/status`, { status: 'paused' })).status).toBe(200);
     const { attempts } = await untilIdle(sandbox.baseUrl);
     expect(attempts.filter((a) => a.outcome === 'failed').length).toBeGreaterThan(10);
     serve = await startServe(serveArgs);
 
-    const projectedRows = () => readDb(dbPath, (db) => db.prepare('SELECT * FROM candidates WHERE campaign_id = ?').all(id)) as Array<Record<string, unknown>>;
+    const projectedRows = () =>
+      readDb(dbPath, (db) => db.prepare('SELECT * FROM candidates WHERE campaign_id = ?').all(id)) as Array<Record<string, unknown>>;
     const before = projectedRows().length;
     expect(before).toBe(6);
 
@@ -103,7 +148,9 @@ describe('prequal-hooks reconcile', () => {
     expect(state.campaigns[0]).toMatchObject({ campaign_id: id, status: 'paused', stats: status.stats });
     const credits = (await call('GET', '/account/credits')).body;
     expect(state.credits.credits_remaining).toBe(credits.credits_available);
-    const kinds = readDb(dbPath, (db) => db.prepare("SELECT kind, COUNT(*) AS n FROM inbox WHERE kind LIKE 'reconcile.%' GROUP BY kind ORDER BY kind").all());
+    const kinds = readDb(dbPath, (db) =>
+      db.prepare("SELECT kind, COUNT(*) AS n FROM inbox WHERE kind LIKE 'reconcile.%' GROUP BY kind ORDER BY kind").all(),
+    );
     expect(kinds).toEqual([
       { kind: 'reconcile.campaign', n: 1 },
       { kind: 'reconcile.candidate', n: expect.any(Number) },
@@ -116,20 +163,41 @@ describe('prequal-hooks reconcile', () => {
     expect(JSON.parse(again.stdout)).toMatchObject({ repairs: [], written: 0, resumed: false });
 
     // A webhook older than the reading does not undo a repair; a newer one wins.
-    const report = JSON.parse(dry.stdout) as { repairs: Array<{ table: string; key: string; readAt: string; fields: Record<string, { service: unknown }> }> };
+    const report = JSON.parse(dry.stdout) as {
+      repairs: Array<{ table: string; key: string; readAt: string; fields: Record<string, { service: unknown }> }>;
+    };
     const repaired = report.repairs.find((r) => r.table === 'candidates' && r.fields.status?.service === 'completed')!;
     expect(repaired).toBeDefined();
     const wrote = JSON.parse((await reconcile('--json', '--dry-run')).stdout);
     expect(wrote.repairs).toEqual([]);
     const readAt = readDb(dbPath, (db) =>
-      db.prepare("SELECT json_extract(raw, '$.timestamp') FROM inbox WHERE kind = 'reconcile.candidate' AND json_extract(raw, '$.data.candidate_id') = ?").pluck().get(repaired.key),
+      db
+        .prepare(
+          "SELECT json_extract(raw, '$.timestamp') FROM inbox WHERE kind = 'reconcile.candidate' AND json_extract(raw, '$.data.candidate_id') = ?",
+        )
+        .pluck()
+        .get(repaired.key),
     ) as string;
-    const failed = (timestamp: string) => ({ event: 'candidate.interview.failed', timestamp, data: { campaign_id: id, candidate_id: repaired.key, failure_reason: 'no_answer' } });
-    const statusOf = () => readDb(dbPath, (db) => db.prepare('SELECT status FROM candidates WHERE candidate_id = ?').pluck().get(repaired.key));
-    expect((await sendSigned(serve.webhookUrl, failed(new Date(Date.parse(readAt) - 1000).toISOString()), { secret: SECRET })).status).toBe(200);
-    await waitFor(() => (readDb(dbPath, (db) => db.prepare("SELECT COUNT(*) FROM inbox WHERE state = 'pending'").pluck().get()) === 0 ? true : undefined), 10_000, 'projection');
+    const failed = (timestamp: string) => ({
+      event: 'candidate.interview.failed',
+      timestamp,
+      data: { campaign_id: id, candidate_id: repaired.key, failure_reason: 'no_answer' },
+    });
+    const statusOf = () =>
+      readDb(dbPath, (db) => db.prepare('SELECT status FROM candidates WHERE candidate_id = ?').pluck().get(repaired.key));
+    expect((await sendSigned(serve.webhookUrl, failed(new Date(Date.parse(readAt) - 1000).toISOString()), { secret: SECRET })).status).toBe(
+      200,
+    );
+    await waitFor(
+      () =>
+        readDb(dbPath, (db) => db.prepare("SELECT COUNT(*) FROM inbox WHERE state = 'pending'").pluck().get()) === 0 ? true : undefined,
+      10_000,
+      'projection',
+    );
     expect(statusOf()).toBe('completed');
-    expect((await sendSigned(serve.webhookUrl, failed(new Date(Date.parse(readAt) + 1000).toISOString()), { secret: SECRET })).status).toBe(200);
+    expect((await sendSigned(serve.webhookUrl, failed(new Date(Date.parse(readAt) + 1000).toISOString()), { secret: SECRET })).status).toBe(
+      200,
+    );
     await waitFor(() => (statusOf() === 'incomplete' ? true : undefined), 10_000, 'the newer webhook to win');
 
     // The sandbox's own webhooks after the reconcile apply as usual.
@@ -145,18 +213,43 @@ describe('prequal-hooks reconcile', () => {
     const dbPath = join(tmp.dir, 'scheduled.db');
     const port = String(await freePort());
     // Only campaign.created is delivered: the candidates reach the projection through the schedule.
-    const sandbox = await startSandbox(['--port', '0', '--api-key', KEY, '--seed', 'reconcile-2', '--interview-ms', '100', '--webhook-url', `http://127.0.0.1:${port}/webhooks`, '--webhook-secret', SECRET, '--events', 'campaign.created']);
+    const sandbox = await startSandbox([
+      '--port',
+      '0',
+      '--api-key',
+      KEY,
+      '--seed',
+      'reconcile-2',
+      '--interview-ms',
+      '100',
+      '--webhook-url',
+      `http://127.0.0.1:${port}/webhooks`,
+      '--webhook-secret',
+      SECRET,
+      '--events',
+      'campaign.created',
+    ]);
     const bad = await runCli(['serve', '--db', dbPath, '--reconcile-every', '5']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--reconcile-every needs the service address');
-    const serve = await startServe(['--host', '127.0.0.1', '--port', port, '--db', dbPath, '--secret', SECRET, '--reconcile-every', '0.05', '--api-url', sandbox.apiUrl], { PREQUAL_HOOKS_API_KEY: KEY });
+    const serve = await startServe(
+      ['--host', '127.0.0.1', '--port', port, '--db', dbPath, '--secret', SECRET, '--reconcile-every', '0.05', '--api-url', sandbox.apiUrl],
+      { PREQUAL_HOOKS_API_KEY: KEY },
+    );
     const call = apiClient(sandbox.apiUrl, KEY);
     const id = (await call('POST', '/campaigns/create', JOB)).body.campaign_id as string;
-    expect((await call('POST', `/campaigns/${id}/candidates`, { candidates: Array.from({ length: 4 }, (_, i) => person(70 + i)) })).status).toBe(201);
+    expect(
+      (await call('POST', `/campaigns/${id}/candidates`, { candidates: Array.from({ length: 4 }, (_, i) => person(70 + i)) })).status,
+    ).toBe(201);
     await untilIdle(sandbox.baseUrl);
-    const count = () => readDb(dbPath, (db) => db.prepare('SELECT COUNT(*) FROM candidates WHERE campaign_id = ?').pluck().get(id)) as number;
+    const count = () =>
+      readDb(dbPath, (db) => db.prepare('SELECT COUNT(*) FROM candidates WHERE campaign_id = ?').pluck().get(id)) as number;
     await waitFor(() => (count() === 4 ? true : undefined), 20_000, 'the scheduled reconcile');
-    await waitFor(() => (serve.logLines().some((l) => l.msg === 'reconcile: nothing to repair') ? true : undefined), 20_000, 'a second, idle run');
+    await waitFor(
+      () => (serve.logLines().some((l) => l.msg === 'reconcile: nothing to repair') ? true : undefined),
+      20_000,
+      'a second, idle run',
+    );
     const repaired = serve.logLines().find((l) => typeof l.msg === 'string' && /reconcile: \d+ rows repaired/.test(l.msg))!;
     expect(repaired).toMatchObject({ written: expect.any(Number), campaigns: 1 });
     expect(serve.stdout()).not.toMatch(/Prénom|exemple\.fr|06\d{8}|R3cnc/);
@@ -170,14 +263,37 @@ describe('prequal-hooks reconcile', () => {
     const keyFile = join(tmp.dir, 'api-key.txt');
     writeFileSync(keyFile, `${revoked}\n`, { mode: 0o600 });
     const dbPath = join(tmp.dir, 'key-file.db');
-    const serve = await startServe(['--host', '127.0.0.1', '--port', '0', '--db', dbPath, '--secret', SECRET, '--reconcile-every', '0.05', '--api-url', sandbox.url, '--api-key-file', keyFile]);
+    const serve = await startServe([
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--db',
+      dbPath,
+      '--secret',
+      SECRET,
+      '--reconcile-every',
+      '0.05',
+      '--api-url',
+      sandbox.url,
+      '--api-key-file',
+      keyFile,
+    ]);
     try {
-      const failed = await waitFor(() => serve.logLines().find((l) => l.msg === 'reconcile failed; it runs again at the next turn'), 20_000, 'a run with the revoked key');
+      const failed = await waitFor(
+        () => serve.logLines().find((l) => l.msg === 'reconcile failed; it runs again at the next turn'),
+        20_000,
+        'a run with the revoked key',
+      );
       expect(failed).toMatchObject({ status: 401, code: 'INVALID_API_KEY' });
 
       writeFileSync(keyFile, `${KEY}\n`);
       serve.child.kill('SIGHUP');
-      const reread = await waitFor(() => serve.logLines().find((l) => String(l.msg).startsWith('SIGHUP: API key re-read')), 5000, 'the key re-read');
+      const reread = await waitFor(
+        () => serve.logLines().find((l) => String(l.msg).startsWith('SIGHUP: API key re-read')),
+        5000,
+        'the key re-read',
+      );
       expect(reread.msg).toBe(`SIGHUP: API key re-read from ${keyFile}; reconciliation uses it from its next run`);
       const credits = () => readDb(dbPath, (db) => db.prepare('SELECT credits_remaining FROM credits').pluck().get()) as number | undefined;
       await waitFor(() => credits(), 20_000, 'a run with the new key');
@@ -196,7 +312,14 @@ describe('prequal-hooks reconcile', () => {
     const thief = createHttpServer((req, res) => {
       thiefHeard.push(req.headers['x-api-key'] as string | undefined);
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ credits_available: 999_999, credits_used_this_month: 0, subscription_type: 'enterprise', reset_date: '2026-12-01' }));
+      res.end(
+        JSON.stringify({
+          credits_available: 999_999,
+          credits_used_this_month: 0,
+          subscription_type: 'enterprise',
+          reset_date: '2026-12-01',
+        }),
+      );
     });
     const redirects: number[] = [];
     let status = 307;
@@ -212,9 +335,14 @@ describe('prequal-hooks reconcile', () => {
     try {
       const redirectedDb = join(tmp.dir, 'redirected.db');
       await (await openStore(redirectedDb)).close();
-      const run = await runCli(['reconcile', '--db', redirectedDb, '--api-url', frontUrl, '--campaign', 'cmp_redirected'], { env: { PREQUAL_HOOKS_API_KEY: KEY }, timeoutMs: 30_000 });
+      const run = await runCli(['reconcile', '--db', redirectedDb, '--api-url', frontUrl, '--campaign', 'cmp_redirected'], {
+        env: { PREQUAL_HOOKS_API_KEY: KEY },
+        timeoutMs: 30_000,
+      });
       expect(run.code, run.stderr).toBe(1);
-      expect(run.stderr).toContain(`${frontUrl}/api/v1/campaigns/cmp_redirected/status answered 307, a redirect to another origin than ${frontUrl} (${thiefUrl}/api/v1/campaigns/cmp_redirected/status)`);
+      expect(run.stderr).toContain(
+        `${frontUrl}/api/v1/campaigns/cmp_redirected/status answered 307, a redirect to another origin than ${frontUrl} (${thiefUrl}/api/v1/campaigns/cmp_redirected/status)`,
+      );
       expect(run.stderr).toContain('the API key was not sent there');
       expect(run.stderr).not.toContain('PREQUAL_HOOKS_DEBUG');
       expect(run.stderr + run.stdout).not.toContain(KEY);
@@ -222,8 +350,28 @@ describe('prequal-hooks reconcile', () => {
 
       status = 302;
       const port = String(await freePort());
-      const serve = await startServe(['--host', '127.0.0.1', '--port', port, '--db', join(tmp.dir, 'redirected-serve.db'), '--secret', SECRET, '--reconcile-every', '0.05', '--api-url', frontUrl], { PREQUAL_HOOKS_API_KEY: KEY });
-      const failed = await waitFor(() => serve.logLines().find((l) => l.msg === 'reconcile failed; it runs again at the next turn'), 20_000, 'the scheduled reconcile to fail');
+      const serve = await startServe(
+        [
+          '--host',
+          '127.0.0.1',
+          '--port',
+          port,
+          '--db',
+          join(tmp.dir, 'redirected-serve.db'),
+          '--secret',
+          SECRET,
+          '--reconcile-every',
+          '0.05',
+          '--api-url',
+          frontUrl,
+        ],
+        { PREQUAL_HOOKS_API_KEY: KEY },
+      );
+      const failed = await waitFor(
+        () => serve.logLines().find((l) => l.msg === 'reconcile failed; it runs again at the next turn'),
+        20_000,
+        'the scheduled reconcile to fail',
+      );
       expect(failed).toMatchObject({ status: 302, message: expect.stringContaining(`a redirect to another origin than ${frontUrl}`) });
       expect(serve.stdout() + serve.stderr()).not.toContain(KEY);
       expect(await serve.stop()).toBe(0);
@@ -240,14 +388,21 @@ describe('prequal-hooks reconcile', () => {
     try {
       const call = apiClient(sandbox.apiUrl, KEY);
       const id = (await call('POST', '/campaigns/create', JOB)).body.campaign_id as string;
-      expect((await call('POST', `/campaigns/${id}/candidates`, { candidates: Array.from({ length: 3 }, (_, i) => person(90 + i)) })).status).toBe(201);
+      expect(
+        (await call('POST', `/campaigns/${id}/candidates`, { candidates: Array.from({ length: 3 }, (_, i) => person(90 + i)) })).status,
+      ).toBe(201);
       const env = { PREQUAL_HOOKS_API_KEY: KEY };
 
       const dryPath = join(tmp.dir, 'dry', 'nothing.db');
-      const dry = await runCli(['reconcile', '--db', dryPath, '--api-url', sandbox.url, '--campaign', id, '--dry-run', '--json'], { env, timeoutMs: 30_000 });
+      const dry = await runCli(['reconcile', '--db', dryPath, '--api-url', sandbox.url, '--campaign', id, '--dry-run', '--json'], {
+        env,
+        timeoutMs: 30_000,
+      });
       expect(dry.code, dry.stderr).toBe(0);
       expect(dry.stderr).toContain(`no database at ${dryPath}; comparing with an empty one (a dry run creates nothing)`);
-      expect(JSON.parse(dry.stdout).repairs.filter((r: { table: string; missing: boolean }) => r.table === 'candidates' && r.missing)).toHaveLength(3);
+      expect(
+        JSON.parse(dry.stdout).repairs.filter((r: { table: string; missing: boolean }) => r.table === 'candidates' && r.missing),
+      ).toHaveLength(3);
       expect(existsSync(dryPath)).toBe(false);
 
       const dbPath = join(tmp.dir, 'fresh', 'from-the-service.db');
@@ -257,7 +412,9 @@ describe('prequal-hooks reconcile', () => {
       expect(run.stdout).toMatch(/3 candidates read, 3 missing/);
       expect(readDb(dbPath, (db) => db.prepare('SELECT COUNT(*) FROM candidates WHERE campaign_id = ?').pluck().get(id))).toBe(3);
       expect(readDb(dbPath, (db) => db.prepare('SELECT status FROM campaigns WHERE campaign_id = ?').pluck().get(id))).toBe('active');
-      expect(readDb(dbPath, (db) => db.prepare('SELECT credits_remaining FROM credits').pluck().get())).toBe((await call('GET', '/account/credits')).body.credits_available);
+      expect(readDb(dbPath, (db) => db.prepare('SELECT credits_remaining FROM credits').pluck().get())).toBe(
+        (await call('GET', '/account/credits')).body.credits_available,
+      );
 
       // The database exists now: the next run says nothing about creating it, and finds nothing to repair.
       const again = await runCli(['reconcile', '--db', dbPath, '--api-url', sandbox.url], { env, timeoutMs: 30_000 });
@@ -281,7 +438,10 @@ describe('prequal-hooks reconcile', () => {
       expect(refused.code).toBe(2);
       expect(refused.stderr).toContain(`--api-url ${elsewhere} is plain http: the API key would cross the network readable`);
       expect(refused.stderr).toContain('--allow-insecure-api-url (or PREQUAL_HOOKS_ALLOW_INSECURE_API_URL=1)');
-      const serveRefused = await runCli(['serve', '--db', join(tmp.dir, 'insecure-serve.db'), '--reconcile-every', '5', '--api-url', elsewhere], { env });
+      const serveRefused = await runCli(
+        ['serve', '--db', join(tmp.dir, 'insecure-serve.db'), '--reconcile-every', '5', '--api-url', elsewhere],
+        { env },
+      );
       expect(serveRefused.code).toBe(2);
       expect(serveRefused.stderr).toContain('is plain http');
 
@@ -324,7 +484,10 @@ describe('prequal-hooks reconcile', () => {
       await (await openStore(dbPath)).close();
       const args = ['reconcile', '--db', dbPath, '--api-url', slowUrl, ...ids.flatMap((id) => ['--campaign', id])];
 
-      const child = spawn(process.execPath, [CLI, ...args], { env: cliEnv({ PREQUAL_HOOKS_API_KEY: KEY }), stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [CLI, ...args], {
+        env: cliEnv({ PREQUAL_HOOKS_API_KEY: KEY }),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let stderr = '';
       child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
       child.stdout!.resume();

@@ -12,8 +12,23 @@ const KEY = `agency_live_${'k7Qm2'.repeat(8)}`;
 
 // The list fields both sides know for every candidate (e-mail and phone reach the receiver only
 // through some events: an SMS-sourced candidate's e-mail, for one, is in no event until completed).
-const FIELDS = ['candidate_id', 'first_name', 'last_name', 'status', 'interview_score', 'interview_date', 'availability', 'salary_expectation', 'candidate_alignment', 'strengths', 'concerns'] as const;
-const comparable = (c: Record<string, unknown>): Record<string, unknown> => ({ ...Object.fromEntries(FIELDS.map((f) => [f, c[f] ?? null])), is_sourced: Boolean(c.is_sourced) });
+const FIELDS = [
+  'candidate_id',
+  'first_name',
+  'last_name',
+  'status',
+  'interview_score',
+  'interview_date',
+  'availability',
+  'salary_expectation',
+  'candidate_alignment',
+  'strengths',
+  'concerns',
+] as const;
+const comparable = (c: Record<string, unknown>): Record<string, unknown> => ({
+  ...Object.fromEntries(FIELDS.map((f) => [f, c[f] ?? null])),
+  is_sourced: Boolean(c.is_sourced),
+});
 
 describe.concurrent('prequal-hooks sandbox', () => {
   const tmp = tempDir('prequal-hooks-sandbox-');
@@ -26,9 +41,27 @@ describe.concurrent('prequal-hooks sandbox', () => {
     const dbPath = join(tmp.dir, 'e2e', 'hooks.db');
     const serve = await startServe(['--host', '127.0.0.1', '--port', '0', '--db', dbPath, '--secret', SECRET]);
     const sandbox = await startSandbox([
-      '--port', '0', '--api-key', KEY, '--seed', 'e2e-30', '--credits', '15', '--interview-ms', '400',
-      '--webhook-url', serve.webhookUrl, '--webhook-secret', SECRET,
-      '--duplicates', '0.3', '--reorder', '0.3', '--reserialize', '--retry-base-ms', '100',
+      '--port',
+      '0',
+      '--api-key',
+      KEY,
+      '--seed',
+      'e2e-30',
+      '--credits',
+      '15',
+      '--interview-ms',
+      '400',
+      '--webhook-url',
+      serve.webhookUrl,
+      '--webhook-secret',
+      SECRET,
+      '--duplicates',
+      '0.3',
+      '--reorder',
+      '0.3',
+      '--reserialize',
+      '--retry-base-ms',
+      '100',
     ]);
     expect(sandbox.stdout()).toContain('faults: duplicates 0.3, reorder 0.3, reserialized duplicates');
     expect(sandbox.stdout() + sandbox.stderr()).not.toContain(KEY);
@@ -57,7 +90,9 @@ describe.concurrent('prequal-hooks sandbox', () => {
     });
     expect(emails.body).toMatchObject({ candidates_sourced: 6, sms_sent: 2, emails_sent: 4, errors: [] });
     // 2 sourced by SMS through the source operation (0.5 credit): the balance reaches 0.
-    const sourced = await call('POST', `/campaigns/${id}/source`, { candidates: [person(50), person(51)].map(({ phone_number, ...p }) => ({ ...p, phone: phone_number })) });
+    const sourced = await call('POST', `/campaigns/${id}/source`, {
+      candidates: [person(50), person(51)].map(({ phone_number, ...p }) => ({ ...p, phone: phone_number })),
+    });
     expect(sourced.body).toMatchObject({ candidates_sourced: 2, sms_sent: 2 });
 
     await untilIdle(sandbox.baseUrl);
@@ -70,7 +105,8 @@ describe.concurrent('prequal-hooks sandbox', () => {
     for (const identity of identities) expect(attempts.some((a) => a.identity === identity && a.outcome === 'delivered')).toBe(true);
     expect(attempts.some((a) => a.copy === 'duplicate')).toBe(true);
     await waitFor(
-      () => (readDb(dbPath, (db) => db.prepare("SELECT COUNT(*) FROM inbox WHERE state = 'pending'").pluck().get()) === 0 ? true : undefined),
+      () =>
+        readDb(dbPath, (db) => db.prepare("SELECT COUNT(*) FROM inbox WHERE state = 'pending'").pluck().get()) === 0 ? true : undefined,
       10_000,
       'the receiver to project every event',
     );
@@ -82,7 +118,9 @@ describe.concurrent('prequal-hooks sandbox', () => {
     expect(mine.pagination.total).toBe(30);
     const statuses = new Set(mine.candidates.map((c: { status: string }) => c.status));
     expect(statuses.has('completed') && statuses.has('pending')).toBe(true);
-    const rows = readDb(dbPath, (db) => db.prepare('SELECT * FROM candidates WHERE campaign_id = ? ORDER BY candidate_id').all(id)) as Array<Record<string, unknown>>;
+    const rows = readDb(dbPath, (db) =>
+      db.prepare('SELECT * FROM candidates WHERE campaign_id = ? ORDER BY candidate_id').all(id),
+    ) as Array<Record<string, unknown>>;
     const byId = (a: Record<string, unknown>, b: Record<string, unknown>) => String(a.candidate_id).localeCompare(String(b.candidate_id));
     expect(rows.map(comparable).sort(byId)).toEqual(mine.candidates.map(comparable).sort(byId));
     for (const sort of ['score_desc', 'date_desc'] as const) {

@@ -23,7 +23,9 @@ function raw(url: string, chunks: Array<string | { wait: number }>): Promise<{ t
     socket.setEncoding('utf8');
     socket.on('data', (chunk: string) => (text += chunk));
     socket.on('close', () => resolve({ text, ms: performance.now() - started }));
-    socket.on('error', (error: NodeJS.ErrnoException) => resolve({ text, ms: performance.now() - started, error: error.code ?? error.message }));
+    socket.on('error', (error: NodeJS.ErrnoException) =>
+      resolve({ text, ms: performance.now() - started, error: error.code ?? error.message }),
+    );
     socket.on('connect', async () => {
       for (const chunk of chunks) {
         if (typeof chunk === 'string') socket.write(chunk);
@@ -46,20 +48,38 @@ describe('prequal-hooks serve at its HTTP edges', () => {
 
   it('creates its folder, database, WAL and SHM owner-only', async () => {
     const dir = join(tmp.dir, 'fresh');
-    serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(dir, 'hooks.db'), '--secret', SECRET, '--log-level', 'info']);
+    serve = await startServe([
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--db',
+      join(dir, 'hooks.db'),
+      '--secret',
+      SECRET,
+      '--log-level',
+      'info',
+    ]);
     const request = signedRequest(sampleEvent('candidate.added'), { secret: SECRET });
     expect((await fetch(serve.webhookUrl, { method: 'POST', headers: request.headers, body: request.body })).status).toBe(200);
     expect(statSync(dir).mode & 0o777).toBe(0o700);
-    for (const file of ['hooks.db', 'hooks.db-wal', 'hooks.db-shm']) expect((statSync(join(dir, file)).mode & 0o777).toString(8), file).toBe('600');
+    for (const file of ['hooks.db', 'hooks.db-wal', 'hooks.db-shm'])
+      expect((statSync(join(dir, file)).mode & 0o777).toString(8), file).toBe('600');
   });
 
-  it('accepts a valid signature sent after 150 other headers, and refuses headers over Node\'s size limit with 431 in the envelope', async () => {
+  it("accepts a valid signature sent after 150 other headers, and refuses headers over Node's size limit with 431 in the envelope", async () => {
     const request = signedRequest(sampleEvent('candidate.sourced'), { secret: SECRET });
     const proxyHeaders = Object.fromEntries(Array.from({ length: 150 }, (_, i) => [`x-proxy-hop-${i}`, `10.0.0.${i % 250}`]));
-    const response = await fetch(serve.webhookUrl, { method: 'POST', headers: { ...proxyHeaders, ...request.headers }, body: request.body });
+    const response = await fetch(serve.webhookUrl, {
+      method: 'POST',
+      headers: { ...proxyHeaders, ...request.headers },
+      body: request.body,
+    });
     expect(response.status).toBe(200);
 
-    const huge = await raw(serve.baseUrl, [`POST /webhooks HTTP/1.1\r\nHost: x\r\nX-Filler: ${'a'.repeat(20_000)}\r\nContent-Length: 2\r\n\r\n{}`]);
+    const huge = await raw(serve.baseUrl, [
+      `POST /webhooks HTTP/1.1\r\nHost: x\r\nX-Filler: ${'a'.repeat(20_000)}\r\nContent-Length: 2\r\n\r\n{}`,
+    ]);
     expect(huge.text).toMatch(/^HTTP\/1\.1 431 /);
     expect(bodyOf(huge.text).error.code).toBe('HEADERS_TOO_LARGE');
   });
@@ -71,7 +91,18 @@ describe('prequal-hooks serve at its HTTP edges', () => {
   });
 
   it('logs garbage and a TLS handshake on the plain port at debug as what they are, never as a refused webhook', async () => {
-    const debug = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'tls.db'), '--secret', SECRET, '--log-level', 'debug']);
+    const debug = await startServe([
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--db',
+      join(tmp.dir, 'tls.db'),
+      '--secret',
+      SECRET,
+      '--log-level',
+      'debug',
+    ]);
     try {
       const { port } = new URL(debug.baseUrl);
       const handshake = await new Promise<string>((resolve) => {
@@ -81,7 +112,11 @@ describe('prequal-hooks serve at its HTTP edges', () => {
       });
       expect(handshake).not.toBe('connected');
       await raw(debug.baseUrl, ['NOT HTTP AT ALL\r\n\r\n']);
-      await waitFor(() => (debug.logLines().filter((l) => l.outcome === 'not_http').length === 2 ? true : undefined), 5000, 'two not_http lines');
+      await waitFor(
+        () => (debug.logLines().filter((l) => l.outcome === 'not_http').length === 2 ? true : undefined),
+        5000,
+        'two not_http lines',
+      );
       const lines = debug.logLines().filter((l) => l.outcome === 'not_http');
       expect(lines.map((l) => [l.level, l.tls ?? false])).toEqual([
         [20, true],
@@ -110,10 +145,14 @@ describe('prequal-hooks serve at its HTTP edges', () => {
     const logged = async (event: ReturnType<typeof sampleEvent>): Promise<number> => {
       const request = signedRequest(event, { secret: SECRET });
       expect((await fetch(serve.webhookUrl, { method: 'POST', headers: request.headers, body: request.body })).status).toBe(200);
-      return await waitFor(() => {
-        const index = webhookLines().findIndex((l) => l.kind === event.event);
-        return index === -1 ? undefined : index;
-      }, 5000, `the access-log line of ${event.event}`);
+      return await waitFor(
+        () => {
+          const index = webhookLines().findIndex((l) => l.kind === event.event);
+          return index === -1 ? undefined : index;
+        },
+        5000,
+        `the access-log line of ${event.event}`,
+      );
     };
     const before = await logged(sampleEvent('campaign.created'));
     // Node's own limit is 300 s: a server that did not cut it by 18 s would answer the whole body.
@@ -124,7 +163,11 @@ describe('prequal-hooks serve at its HTTP edges', () => {
     expect(slow.ms).toBeGreaterThan(14_000); // not before its 15 s (checked every second)
     // The access-log lines between two webhooks sent before and after it: one, with the status the client got.
     const after = await logged(sampleEvent('campaign.status_changed'));
-    expect(webhookLines().slice(before + 1, after).map((l) => l.status)).toEqual([408]);
+    expect(
+      webhookLines()
+        .slice(before + 1, after)
+        .map((l) => l.status),
+    ).toEqual([408]);
   }, 25_000);
 
   it('answers new connections 503 SHUTTING_DOWN after SIGTERM until the listener closes: never a reset', async () => {
@@ -201,12 +244,25 @@ describe.skipIf(small === undefined)('readiness on a disk that fills up and free
   });
 
   it('is false while webhooks cannot be stored, answered 503, and true again once they can, without a restart', async () => {
-    const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(small!, 'hooks.db'), '--secret', SECRET, '--log-level', 'warn']);
+    const serve = await startServe([
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--db',
+      join(small!, 'hooks.db'),
+      '--secret',
+      SECRET,
+      '--log-level',
+      'warn',
+    ]);
     const filler = join(small!, 'filler');
     writeFileSync(filler, Buffer.alloc(1_600_000));
     const statuses: number[] = [];
     for (let i = 0; i < 400 && !statuses.includes(503); i++) {
-      const request = signedRequest(sampleEvent('candidate.added', { data: { candidate_id: `full-${i}`, first_name: 'x'.repeat(2000) } }), { secret: SECRET });
+      const request = signedRequest(sampleEvent('candidate.added', { data: { candidate_id: `full-${i}`, first_name: 'x'.repeat(2000) } }), {
+        secret: SECRET,
+      });
       statuses.push((await fetch(serve.webhookUrl, { method: 'POST', headers: request.headers, body: request.body })).status);
     }
     expect(statuses).toContain(503);

@@ -56,12 +56,30 @@ describe('prequal-hooks serve under an anonymous flood of slow bodies', () => {
   });
 
   it('holds under 250 MB, answers its own deliveries within 5 s, and gives the memory back', { timeout: 60_000 }, async () => {
-    serve = await startServe(['--host', '127.0.0.1', '--port', '0', '--db', join(tmp.dir, 'hooks.db'), '--secret', SECRET, '--metrics-token', METRICS_TOKEN]);
+    serve = await startServe([
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--db',
+      join(tmp.dir, 'hooks.db'),
+      '--secret',
+      SECRET,
+      '--metrics-token',
+      METRICS_TOKEN,
+    ]);
     const pid = serve.child.pid!;
     expect((await deliver(serve.webhookUrl, 0)).status).toBe(200);
     const before = memoryOf(pid).rssMb;
 
-    const flood = startFlood({ url: serve.webhookUrl, connections: 600, bodyBytes: 1024 * 1024 - 1024, chunkBytes: 16 * 1024, tickMs: 100, reconnectMs: 250 });
+    const flood = startFlood({
+      url: serve.webhookUrl,
+      connections: 600,
+      bodyBytes: 1024 * 1024 - 1024,
+      chunkBytes: 16 * 1024,
+      tickMs: 100,
+      reconnectMs: 250,
+    });
     const deliveries: Array<Promise<Delivery>> = [];
     for (let n = 1, ends = Date.now() + FLOOD_MS; Date.now() < ends; n++) {
       deliveries.push(deliver(serve.webhookUrl, n));
@@ -74,7 +92,9 @@ describe('prequal-hooks serve under an anonymous flood of slow bodies', () => {
     // process may never run: wait for that, not for a fixed time.
     let after = memoryOf(pid).rssMb;
     for (const deadline = Date.now() + 10_000; after > peak - 50 && Date.now() < deadline; after = memoryOf(pid).rssMb) await delay(250);
-    console.log(`flood: RSS ${Math.round(before)} MB before, ${Math.round(peak)} MB at the peak, ${Math.round(after)} MB after; ${stats.opened} connections, answers ${JSON.stringify(stats.answers)}`);
+    console.log(
+      `flood: RSS ${Math.round(before)} MB before, ${Math.round(peak)} MB at the peak, ${Math.round(after)} MB after; ${stats.opened} connections, answers ${JSON.stringify(stats.answers)}`,
+    );
 
     expect(peak).toBeLessThan(250);
     expect(after).toBeLessThan(peak - 50);
@@ -82,7 +102,8 @@ describe('prequal-hooks serve under an anonymous flood of slow bodies', () => {
     expect(stats.answers['503']).toBeGreaterThan(600);
     for (const delivery of answered) {
       expect(delivery.ms).toBeLessThan(5000);
-      if (delivery.status === 503) expect(delivery).toMatchObject({ retryAfter: expect.any(String), body: { error: { code: 'BUSY', message: expect.any(String) } } });
+      if (delivery.status === 503)
+        expect(delivery).toMatchObject({ retryAfter: expect.any(String), body: { error: { code: 'BUSY', message: expect.any(String) } } });
       else expect(delivery).toMatchObject({ status: 200, body: { received: true } });
     }
     // Nothing is left held: the budget comes back to zero, and a delivery is stored at once.
@@ -91,7 +112,18 @@ describe('prequal-hooks serve under an anonymous flood of slow bodies', () => {
   });
 
   it('closes connections over --max-connections at once, unanswered, says so once, and takes new ones as others close', async () => {
-    const capped = await startServe(['--host', '127.0.0.1', '--port', '0', '--db', join(tmp.dir, 'capped.db'), '--secret', SECRET, '--max-connections', '3']);
+    const capped = await startServe([
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--db',
+      join(tmp.dir, 'capped.db'),
+      '--secret',
+      SECRET,
+      '--max-connections',
+      '3',
+    ]);
     const { port } = new URL(capped.baseUrl);
     const open = (): Promise<Socket> =>
       new Promise((resolve) => {
@@ -109,7 +141,8 @@ describe('prequal-hooks serve under an anonymous flood of slow bodies', () => {
       await new Promise((resolve) => over.on('close', resolve));
       expect(answered).toBe('');
     }
-    const warnings = () => capped.logLines().filter((line) => line.level === 40 && /over the cap of 3 open connections/.test(String(line.msg)));
+    const warnings = () =>
+      capped.logLines().filter((line) => line.level === 40 && /over the cap of 3 open connections/.test(String(line.msg)));
     await waitForAsync(async () => (warnings().length > 0 ? true : undefined), 2000, 'the warning');
     await delay(200);
     expect(warnings()).toHaveLength(1);

@@ -32,7 +32,10 @@ describe('GET /metrics of prequal-hooks serve', () => {
   });
 
   it('answers the Prometheus text to Bearer and Basic holders of the token, 401 in the envelope otherwise, and never logs the token', async () => {
-    const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'm.db'), '--secret', SECRET, '--log-level', 'info'], { PREQUAL_HOOKS_DASHBOARD_TOKEN: TOKEN });
+    const serve = await startServe(
+      ['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'm.db'), '--secret', SECRET, '--log-level', 'info'],
+      { PREQUAL_HOOKS_DASHBOARD_TOKEN: TOKEN },
+    );
     const request = signedRequest(sampleEvent('candidate.added'), { secret: SECRET });
     expect((await fetch(serve.webhookUrl, { method: 'POST', headers: request.headers, body: request.body })).status).toBe(200);
     expect((await fetch(serve.webhookUrl, { method: 'POST', headers: {}, body: request.body })).status).toBe(401);
@@ -45,10 +48,16 @@ describe('GET /metrics of prequal-hooks serve', () => {
     expect(text).toMatch(/prequal_hooks_requests_total\{status="401",outcome="refused"\} 1/);
     expect(text).toMatch(/prequal_hooks_storage_up 1/);
 
-    const basic = await fetch(`${serve.baseUrl}/metrics`, { headers: { Authorization: `Basic ${Buffer.from(`ops:${TOKEN}`).toString('base64')}` } });
+    const basic = await fetch(`${serve.baseUrl}/metrics`, {
+      headers: { Authorization: `Basic ${Buffer.from(`ops:${TOKEN}`).toString('base64')}` },
+    });
     expect(basic.status).toBe(200);
 
-    const attempts: Array<Record<string, string>> = [{}, { Authorization: 'Bearer wrong' }, { Authorization: `Basic ${Buffer.from('ops:wrong').toString('base64')}` }];
+    const attempts: Array<Record<string, string>> = [
+      {},
+      { Authorization: 'Bearer wrong' },
+      { Authorization: `Basic ${Buffer.from('ops:wrong').toString('base64')}` },
+    ];
     for (const headers of attempts) {
       const refused = await fetch(`${serve.baseUrl}/metrics`, { headers });
       expect(refused.status).toBe(401);
@@ -66,8 +75,21 @@ describe('GET /metrics of prequal-hooks serve', () => {
     expect(await serve.stop()).toBe(0);
   });
 
-  it('measures the time to acknowledge each webhook against the sender\'s 5 s, and the backlog\'s age, with sane values under load', async () => {
-    const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'load.db'), '--secret', SECRET, '--metrics-token', METRICS_TOKEN, '--log-level', 'warn']);
+  it("measures the time to acknowledge each webhook against the sender's 5 s, and the backlog's age, with sane values under load", async () => {
+    const serve = await startServe([
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--db',
+      join(tmp.dir, 'load.db'),
+      '--secret',
+      SECRET,
+      '--metrics-token',
+      METRICS_TOKEN,
+      '--log-level',
+      'warn',
+    ]);
     const scrape = async () => (await fetch(`${serve.baseUrl}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } })).text();
     const before = await scrape();
     expect(sample(before, 'prequal_hooks_backlog_age_seconds')).toBe(0);
@@ -115,8 +137,19 @@ describe('GET /metrics of prequal-hooks serve', () => {
     expect(await serve.stop()).toBe(0);
   });
 
-  it.skipIf(!PROMTOOL)('passes `promtool check metrics` as served: every series, prom-client\'s process defaults included', async () => {
-    const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'lint.db'), '--secret', SECRET, '--dashboard-token', TOKEN]);
+  it.skipIf(!PROMTOOL)("passes `promtool check metrics` as served: every series, prom-client's process defaults included", async () => {
+    const serve = await startServe([
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--db',
+      join(tmp.dir, 'lint.db'),
+      '--secret',
+      SECRET,
+      '--dashboard-token',
+      TOKEN,
+    ]);
     const request = signedRequest(sampleEvent('candidate.added'), { secret: SECRET });
     expect((await fetch(serve.webhookUrl, { method: 'POST', headers: request.headers, body: request.body })).status).toBe(200);
     expect((await fetch(serve.webhookUrl, { method: 'POST', headers: {}, body: request.body })).status).toBe(401);

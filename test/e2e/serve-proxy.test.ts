@@ -47,14 +47,17 @@ function caddyfile({ port, upstream, cert, key, dir }: Setup): string {
   const block = readmeBlock('caddyfile');
   expect(block).toContain('webhooks.example.com {');
   expect(block).toContain('reverse_proxy 127.0.0.1:8787');
-  const site = block.replace('webhooks.example.com {', `https://:${port} {\n\ttls ${cert} ${key}`).replace('127.0.0.1:8787', `127.0.0.1:${upstream}`);
+  const site = block
+    .replace('webhooks.example.com {', `https://:${port} {\n\ttls ${cert} ${key}`)
+    .replace('127.0.0.1:8787', `127.0.0.1:${upstream}`);
   return `{\n\tadmin off\n\tauto_https disable_redirects\n\tskip_install_trust\n\tstorage file_system ${join(dir, 'data')}\n}\n${site}`;
 }
 
 /** The README's nginx server block on this test's port and certificate, in a configuration of its own. */
 function nginxConf({ port, upstream, cert, key, dir }: Setup): string {
   const block = readmeBlock('nginx');
-  for (const line of ['listen 443 ssl;', 'http://127.0.0.1:8787;', '/etc/letsencrypt/live/webhooks.example.com/fullchain.pem;']) expect(block).toContain(line);
+  for (const line of ['listen 443 ssl;', 'http://127.0.0.1:8787;', '/etc/letsencrypt/live/webhooks.example.com/fullchain.pem;'])
+    expect(block).toContain(line);
   const server = block
     .replace('listen 443 ssl;', `listen 127.0.0.1:${port} ssl;`)
     .replace('http://127.0.0.1:8787;', `http://127.0.0.1:${upstream};`)
@@ -67,8 +70,20 @@ function nginxConf({ port, upstream, cert, key, dir }: Setup): string {
 }
 
 const PROXIES = [
-  { name: 'Caddy', binary: CADDY, file: 'Caddyfile', config: caddyfile, args: (conf: string) => ['run', '--config', conf, '--adapter', 'caddyfile'] },
-  { name: 'nginx', binary: NGINX, file: 'nginx.conf', config: nginxConf, args: (conf: string, dir: string) => ['-e', join(dir, 'error.log'), '-p', dir, '-c', conf] },
+  {
+    name: 'Caddy',
+    binary: CADDY,
+    file: 'Caddyfile',
+    config: caddyfile,
+    args: (conf: string) => ['run', '--config', conf, '--adapter', 'caddyfile'],
+  },
+  {
+    name: 'nginx',
+    binary: NGINX,
+    file: 'nginx.conf',
+    config: nginxConf,
+    args: (conf: string, dir: string) => ['-e', join(dir, 'error.log'), '-p', dir, '-c', conf],
+  },
 ];
 
 async function freePort(): Promise<number> {
@@ -94,51 +109,93 @@ describe.each(PROXIES)('serve behind $name (the README example)', ({ name, binar
     tmp.cleanup();
   });
 
-  it.skipIf(binary === undefined)('receives over HTTPS through the proxy, and logs the address it saw, never one the sender wrote', async () => {
-    const dir = join(tmp.dir, name);
-    mkdirSync(dir);
-    const cert = join(dir, 'proxy.crt');
-    const key = join(dir, 'proxy.key');
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert, '-days', '2', '-subj', '/CN=proxy', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
-    const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(dir, 'proxied.db'), '--secret', SECRET, '--trust-proxy']);
-    const port = await freePort();
-    const conf = join(dir, file);
-    writeFileSync(conf, config({ port, upstream: Number(new URL(serve.baseUrl).port), cert, key, dir }));
-    let output = '';
-    proxy = spawn(binary!, args(conf, dir), {
-      env: { ...process.env, HOME: dir, XDG_DATA_HOME: join(dir, 'xdg-data'), XDG_CONFIG_HOME: join(dir, 'xdg-config') },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    proxy.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    proxy.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  it.skipIf(binary === undefined)(
+    'receives over HTTPS through the proxy, and logs the address it saw, never one the sender wrote',
+    async () => {
+      const dir = join(tmp.dir, name);
+      mkdirSync(dir);
+      const cert = join(dir, 'proxy.crt');
+      const key = join(dir, 'proxy.key');
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'ec',
+          '-pkeyopt',
+          'ec_paramgen_curve:prime256v1',
+          '-nodes',
+          '-keyout',
+          key,
+          '-out',
+          cert,
+          '-days',
+          '2',
+          '-subj',
+          '/CN=proxy',
+          '-addext',
+          'subjectAltName=IP:127.0.0.1',
+        ],
+        { stdio: 'ignore' },
+      );
+      const serve = await startServe([
+        '--port',
+        '0',
+        '--host',
+        '127.0.0.1',
+        '--db',
+        join(dir, 'proxied.db'),
+        '--secret',
+        SECRET,
+        '--trust-proxy',
+      ]);
+      const port = await freePort();
+      const conf = join(dir, file);
+      writeFileSync(conf, config({ port, upstream: Number(new URL(serve.baseUrl).port), cert, key, dir }));
+      let output = '';
+      proxy = spawn(binary!, args(conf, dir), {
+        env: { ...process.env, HOME: dir, XDG_DATA_HOME: join(dir, 'xdg-data'), XDG_CONFIG_HOME: join(dir, 'xdg-config') },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      proxy.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      proxy.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
 
-    const agent = new Agent({ ca: [readFileSync(cert)] });
-    const post = () =>
-      new Promise<number>((resolve, reject) => {
-        const { body, headers } = signedRequest(sampleEvent('candidate.added', { data: { candidate_id: randomUUID() } }), { secret: SECRET });
-        // From 127.0.0.2, claiming another address: the proxy reaches serve from 127.0.0.1, so all three differ.
-        const req = request(`https://127.0.0.1:${port}/webhooks`, { method: 'POST', agent, localAddress: '127.0.0.2', headers: { ...headers, 'x-forwarded-for': '203.0.113.66' } }, (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode!));
+      const agent = new Agent({ ca: [readFileSync(cert)] });
+      const post = () =>
+        new Promise<number>((resolve, reject) => {
+          const { body, headers } = signedRequest(sampleEvent('candidate.added', { data: { candidate_id: randomUUID() } }), {
+            secret: SECRET,
+          });
+          // From 127.0.0.2, claiming another address: the proxy reaches serve from 127.0.0.1, so all three differ.
+          const req = request(
+            `https://127.0.0.1:${port}/webhooks`,
+            { method: 'POST', agent, localAddress: '127.0.0.2', headers: { ...headers, 'x-forwarded-for': '203.0.113.66' } },
+            (res) => {
+              res.resume();
+              res.on('end', () => resolve(res.statusCode!));
+            },
+          );
+          req.on('error', reject);
+          req.end(body);
         });
-        req.on('error', reject);
-        req.end(body);
-      });
-    // The proxy takes a moment to listen.
-    let status: number | undefined;
-    const deadline = Date.now() + 15_000;
-    while (status === undefined) {
-      status = await post().catch((error: Error) => {
-        if (Date.now() > deadline) throw new Error(`${name} did not answer: ${error.message}\n${output}`);
-        return new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 200));
-      });
-    }
-    expect(status, output).toBe(200);
-    const line = await waitFor(() => serve.logLines().find((entry) => entry.msg === 'webhook'), 5000, 'the access log line');
-    // The address the proxy saw, which --trust-proxy logs instead of the proxy's own (127.0.0.1);
-    // what the sender claimed is never taken.
-    expect(line.client).toBe('127.0.0.2');
-    agent.destroy();
-    expect(await serve.stop()).toBe(0);
-  }, 30_000);
+      // The proxy takes a moment to listen.
+      let status: number | undefined;
+      const deadline = Date.now() + 15_000;
+      while (status === undefined) {
+        status = await post().catch((error: Error) => {
+          if (Date.now() > deadline) throw new Error(`${name} did not answer: ${error.message}\n${output}`);
+          return new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 200));
+        });
+      }
+      expect(status, output).toBe(200);
+      const line = await waitFor(() => serve.logLines().find((entry) => entry.msg === 'webhook'), 5000, 'the access log line');
+      // The address the proxy saw, which --trust-proxy logs instead of the proxy's own (127.0.0.1);
+      // what the sender claimed is never taken.
+      expect(line.client).toBe('127.0.0.2');
+      agent.destroy();
+      expect(await serve.stop()).toBe(0);
+    },
+    30_000,
+  );
 });

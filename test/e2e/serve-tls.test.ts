@@ -30,7 +30,25 @@ function makeCertificate(name: string): { cert: string; key: string; pem: Buffer
   const key = join(tmp.dir, `${name}.key`);
   execFileSync(
     'openssl',
-    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert, '-days', '2', '-subj', `/CN=${name}`, '-addext', 'subjectAltName=IP:127.0.0.1'],
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${name}`,
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
     { stdio: 'ignore' },
   );
   return { cert, key, pem: readFileSync(cert) };
@@ -98,7 +116,20 @@ function inboxRows(db: string): number {
 describe('serve over HTTPS', () => {
   it('serves webhooks and probes over TLS 1.2 or later, with the certificate given', async () => {
     const one = makeCertificate('serve-one');
-    const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'https.db'), '--secret', OLD, '--tls-cert', one.cert, '--tls-key', one.key]);
+    const serve = await startServe([
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--db',
+      join(tmp.dir, 'https.db'),
+      '--secret',
+      OLD,
+      '--tls-cert',
+      one.cert,
+      '--tls-key',
+      one.key,
+    ]);
     expect(serve.webhookUrl).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/webhooks$/);
     const agent = new Agent({ ca: [one.pem] });
     expect((await getOver(agent, `${serve.baseUrl}/healthz`)).status).toBe(200);
@@ -109,12 +140,17 @@ describe('serve over HTTPS', () => {
 
     // TLS 1.1 is refused; TLS 1.2 is enough.
     const old = await new Promise<string>((resolve) => {
-      const socket = connect({ host: '127.0.0.1', port, ca: [one.pem], maxVersion: 'TLSv1.1', minVersion: 'TLSv1' }, () => resolve(`connected with ${socket.getProtocol()}`));
+      const socket = connect({ host: '127.0.0.1', port, ca: [one.pem], maxVersion: 'TLSv1.1', minVersion: 'TLSv1' }, () =>
+        resolve(`connected with ${socket.getProtocol()}`),
+      );
       socket.on('error', (error) => resolve(`refused: ${error.message}`));
     });
     expect(old).toMatch(/^refused/);
     const twelve = await new Promise<string | null>((resolve, reject) => {
-      const socket = connect({ host: '127.0.0.1', port, ca: [one.pem], maxVersion: 'TLSv1.2' }, () => (resolve(socket.getProtocol()), socket.end()));
+      const socket = connect(
+        { host: '127.0.0.1', port, ca: [one.pem], maxVersion: 'TLSv1.2' },
+        () => (resolve(socket.getProtocol()), socket.end()),
+      );
       socket.on('error', reject);
     });
     expect(twelve).toBe('TLSv1.2');
@@ -125,7 +161,20 @@ describe('serve over HTTPS', () => {
   it('never answers plain HTTP on the TLS port with a 2xx', async () => {
     const one = makeCertificate('plain');
     const db = join(tmp.dir, 'plain.db');
-    const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', db, '--secret', OLD, '--tls-cert', one.cert, '--tls-key', one.key]);
+    const serve = await startServe([
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--db',
+      db,
+      '--secret',
+      OLD,
+      '--tls-cert',
+      one.cert,
+      '--tls-key',
+      one.key,
+    ]);
     const httpUrl = serve.webhookUrl.replace('https://', 'http://');
     const { body, headers } = signedRequest(newEvent(), { secret: OLD });
     const outcome = await new Promise<string>((resolve) => {
@@ -144,11 +193,23 @@ describe('serve over HTTPS', () => {
     const garbage = write('garbage.pem', 'not a certificate\n');
     const db = join(tmp.dir, 'start.db');
     const cases: Array<[string[], RegExp]> = [
-      [['--tls-cert', join(tmp.dir, 'absent.crt'), '--tls-key', one.key], /cannot read the TLS certificate .*absent\.crt \(given by --tls-cert\): no such file/],
-      [['--tls-cert', one.cert, '--tls-key', join(tmp.dir, 'absent.key')], /cannot read the TLS key .*absent\.key \(given by --tls-key\): no such file/],
-      [['--tls-cert', garbage, '--tls-key', one.key], /the TLS certificate .*garbage\.pem \(given by --tls-cert\) is not a PEM certificate/],
+      [
+        ['--tls-cert', join(tmp.dir, 'absent.crt'), '--tls-key', one.key],
+        /cannot read the TLS certificate .*absent\.crt \(given by --tls-cert\): no such file/,
+      ],
+      [
+        ['--tls-cert', one.cert, '--tls-key', join(tmp.dir, 'absent.key')],
+        /cannot read the TLS key .*absent\.key \(given by --tls-key\): no such file/,
+      ],
+      [
+        ['--tls-cert', garbage, '--tls-key', one.key],
+        /the TLS certificate .*garbage\.pem \(given by --tls-cert\) is not a PEM certificate/,
+      ],
       [['--tls-cert', one.cert, '--tls-key', garbage], /the TLS key .*garbage\.pem \(given by --tls-key\) is not a PEM private key/],
-      [['--tls-cert', one.cert, '--tls-key', two.key], /the TLS key .*start-two\.key \(given by --tls-key\) does not match the certificate .*start-one\.crt \(given by --tls-cert\)/],
+      [
+        ['--tls-cert', one.cert, '--tls-key', two.key],
+        /the TLS key .*start-two\.key \(given by --tls-key\) does not match the certificate .*start-one\.crt \(given by --tls-cert\)/,
+      ],
     ];
     for (const [args, message] of cases) {
       const result = await runCli(['serve', '--port', '0', '--host', '127.0.0.1', '--db', db, '--secret', OLD, ...args]);
@@ -167,7 +228,11 @@ describe('secrets from files', () => {
     const secretFile = write('secrets.txt', `${OLD}\r\n\n${NEW}\n`);
     const tokenFile = write('token.txt', `${TOKEN}\n`);
     const keyFile = write('api-key.txt', 'key_live_0f9e8d7c6b5a\n');
-    const env = { PREQUAL_HOOKS_SECRET_FILE: secretFile, PREQUAL_HOOKS_DASHBOARD_TOKEN_FILE: tokenFile, PREQUAL_HOOKS_API_KEY_FILE: keyFile };
+    const env = {
+      PREQUAL_HOOKS_SECRET_FILE: secretFile,
+      PREQUAL_HOOKS_DASHBOARD_TOKEN_FILE: tokenFile,
+      PREQUAL_HOOKS_API_KEY_FILE: keyFile,
+    };
     const printed = await runCli(['serve', '--print-config'], { env });
     expect(printed.code, printed.stderr).toBe(0);
     const dump = JSON.parse(printed.stdout) as Record<string, { value: unknown; from: string }>;
@@ -197,11 +262,15 @@ describe('secrets from files', () => {
     const empty = write('empty.txt', '\n  \n');
     const missing = await runCli(['serve', '--db', db], { env: { PREQUAL_HOOKS_SECRET_FILE: join(tmp.dir, 'nowhere.txt') } });
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toMatch(/^prequal-hooks serve: cannot read .*nowhere\.txt \(given by PREQUAL_HOOKS_SECRET_FILE\): no such file\n$/);
+    expect(missing.stderr).toMatch(
+      /^prequal-hooks serve: cannot read .*nowhere\.txt \(given by PREQUAL_HOOKS_SECRET_FILE\): no such file\n$/,
+    );
     const blank = await runCli(['serve', '--db', db, '--secret-file', empty]);
     expect(blank.code).toBe(1);
     expect(blank.stderr).toMatch(/^prequal-hooks serve: .*empty\.txt \(given by --secret-file\) is empty: it must hold the secret\n$/);
-    const short = await runCli(['serve', '--db', db, '--secret', OLD], { env: { PREQUAL_HOOKS_DASHBOARD_TOKEN_FILE: write('short.txt', 'tooshort\n') } });
+    const short = await runCli(['serve', '--db', db, '--secret', OLD], {
+      env: { PREQUAL_HOOKS_DASHBOARD_TOKEN_FILE: write('short.txt', 'tooshort\n') },
+    });
     expect(short.code).toBe(2);
     expect(short.stderr).toMatch(/PREQUAL_HOOKS_DASHBOARD_TOKEN_FILE \(.*short\.txt\) must be at least 16 characters/);
     expect(short.stderr).not.toContain('tooshort');
@@ -209,7 +278,9 @@ describe('secrets from files', () => {
     expect(both.code).toBe(2);
     expect(both.stderr).toMatch(/give --secret or --secret-file, not both/);
     // A flag wins over a variable, whichever of the pair each is.
-    const flagWins = await runCli(['serve', '--print-config', '--secret', OLD], { env: { PREQUAL_HOOKS_SECRET_FILE: join(tmp.dir, 'nowhere.txt') } });
+    const flagWins = await runCli(['serve', '--print-config', '--secret', OLD], {
+      env: { PREQUAL_HOOKS_SECRET_FILE: join(tmp.dir, 'nowhere.txt') },
+    });
     expect(flagWins.code).toBe(0);
     expect((JSON.parse(flagWins.stdout) as Record<string, { from: string }>).secret!.from).toBe('--secret');
   });
@@ -223,7 +294,22 @@ describe('SIGHUP', () => {
     const key = write('live.key', readFileSync(one.key));
     const secretFile = write('live-secrets.txt', `${OLD}\n`);
     const db = join(tmp.dir, 'rotate.db');
-    const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', db, '--secret-file', secretFile, '--tls-cert', cert, '--tls-key', key, '--dashboard-token', TOKEN]);
+    const serve = await startServe([
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--db',
+      db,
+      '--secret-file',
+      secretFile,
+      '--tls-cert',
+      cert,
+      '--tls-key',
+      key,
+      '--dashboard-token',
+      TOKEN,
+    ]);
     const port = Number(new URL(serve.baseUrl).port);
     const agent = new Agent({ keepAlive: true, maxSockets: 4, ca: [one.pem, two.pem] });
     let signing = OLD;
@@ -273,7 +359,8 @@ describe('SIGHUP', () => {
     expect((await postOver(agent, serve.webhookUrl, OLD)).status).toBe(401);
 
     const metrics = (await getOver(agent, `${serve.baseUrl}/metrics`, { Authorization: `Bearer ${TOKEN}` })).text;
-    const verified = (secret: string) => Number(new RegExp(`prequal_hooks_verified_requests_total\\{secret="${secretFingerprint(secret)}"\\} (\\d+)`).exec(metrics)?.[1] ?? 0);
+    const verified = (secret: string) =>
+      Number(new RegExp(`prequal_hooks_verified_requests_total\\{secret="${secretFingerprint(secret)}"\\} (\\d+)`).exec(metrics)?.[1] ?? 0);
     expect(verified(OLD)).toBeGreaterThan(0);
     expect(verified(NEW)).toBeGreaterThan(0);
     expect(verified(OLD) + verified(NEW)).toBe(statuses.length);
@@ -295,15 +382,35 @@ describe('SIGHUP', () => {
     const cert = write('bad-live.crt', one.pem);
     const key = write('bad-live.key', readFileSync(one.key));
     const secretFile = write('bad-secrets.txt', `${OLD}\n`);
-    const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'bad.db'), '--secret-file', secretFile, '--tls-cert', cert, '--tls-key', key]);
+    const serve = await startServe([
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--db',
+      join(tmp.dir, 'bad.db'),
+      '--secret-file',
+      secretFile,
+      '--tls-cert',
+      cert,
+      '--tls-key',
+      key,
+    ]);
     const port = Number(new URL(serve.baseUrl).port);
     writeFileSync(secretFile, '\n');
     writeFileSync(cert, 'garbage\n');
     serve.child.kill('SIGHUP');
     await waitFor(() => (serve.logLines().filter((line) => line.level === 50).length >= 2 ? true : undefined), 5000, 'two errors');
-    const errors = serve.logLines().filter((line) => line.level === 50).map((line) => String(line.msg));
-    expect(errors).toContainEqual(expect.stringMatching(/bad-secrets\.txt \(given by --secret-file\) is empty.*the secrets in use are kept/));
-    expect(errors).toContainEqual(expect.stringMatching(/bad-live\.crt \(given by --tls-cert\) is not a PEM certificate.*the certificate in use is kept/));
+    const errors = serve
+      .logLines()
+      .filter((line) => line.level === 50)
+      .map((line) => String(line.msg));
+    expect(errors).toContainEqual(
+      expect.stringMatching(/bad-secrets\.txt \(given by --secret-file\) is empty.*the secrets in use are kept/),
+    );
+    expect(errors).toContainEqual(
+      expect.stringMatching(/bad-live\.crt \(given by --tls-cert\) is not a PEM certificate.*the certificate in use is kept/),
+    );
     const agent = new Agent({ ca: [one.pem] });
     expect((await postOver(agent, serve.webhookUrl, OLD)).status).toBe(200);
     expect(await presentedCertificate(port, [one.pem])).toBe(new X509Certificate(one.pem).fingerprint256);
@@ -312,7 +419,11 @@ describe('SIGHUP', () => {
     writeFileSync(cert, one.pem);
     execFileSync('rm', [secretFile]);
     serve.child.kill('SIGHUP');
-    await waitFor(() => (serve.logLines().some((line) => /cannot read .*bad-secrets\.txt/.test(String(line.msg))) ? true : undefined), 5000, 'missing file error');
+    await waitFor(
+      () => (serve.logLines().some((line) => /cannot read .*bad-secrets\.txt/.test(String(line.msg))) ? true : undefined),
+      5000,
+      'missing file error',
+    );
     expect((await postOver(agent, serve.webhookUrl, OLD)).status).toBe(200);
     agent.destroy();
     expect(await serve.stop()).toBe(0);
@@ -321,8 +432,22 @@ describe('SIGHUP', () => {
   it('rotates the console and metrics tokens from their files; a bad token file keeps the tokens in use', async () => {
     const dashboardFile = write('dash-token.txt', 'dashboard-token-before-0001\n');
     const metricsFile = write('metrics-token.txt', 'metrics-token-before-00001\n');
-    const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'tokens.db'), '--secret', OLD, '--dashboard-token-file', dashboardFile, '--metrics-token-file', metricsFile]);
-    const status = async (path: string, token: string) => (await fetch(`${serve.baseUrl}${path}`, { headers: { Authorization: `Bearer ${token}` } })).status;
+    const serve = await startServe([
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--db',
+      join(tmp.dir, 'tokens.db'),
+      '--secret',
+      OLD,
+      '--dashboard-token-file',
+      dashboardFile,
+      '--metrics-token-file',
+      metricsFile,
+    ]);
+    const status = async (path: string, token: string) =>
+      (await fetch(`${serve.baseUrl}${path}`, { headers: { Authorization: `Bearer ${token}` } })).status;
     expect(await status('/metrics', 'metrics-token-before-00001')).toBe(200);
     expect(await status('/dashboard/', 'dashboard-token-before-0001')).toBe(200);
 
@@ -339,10 +464,26 @@ describe('SIGHUP', () => {
     // Too short, then alike: refused, and the tokens in use kept.
     writeFileSync(metricsFile, 'short\n');
     serve.child.kill('SIGHUP');
-    await waitFor(() => (serve.logLines().some((line) => line.level === 50 && /must be at least 16 characters.*the tokens in use are kept/.test(String(line.msg))) ? true : undefined), 5000, 'the refusal');
+    await waitFor(
+      () =>
+        serve
+          .logLines()
+          .some((line) => line.level === 50 && /must be at least 16 characters.*the tokens in use are kept/.test(String(line.msg)))
+          ? true
+          : undefined,
+      5000,
+      'the refusal',
+    );
     writeFileSync(metricsFile, 'dashboard-token-after-00002\n');
     serve.child.kill('SIGHUP');
-    await waitFor(() => (serve.logLines().some((line) => line.level === 50 && /must differ.*the tokens in use are kept/.test(String(line.msg))) ? true : undefined), 5000, 'the refusal');
+    await waitFor(
+      () =>
+        serve.logLines().some((line) => line.level === 50 && /must differ.*the tokens in use are kept/.test(String(line.msg)))
+          ? true
+          : undefined,
+      5000,
+      'the refusal',
+    );
     expect(await status('/metrics', 'metrics-token-after-000002')).toBe(200);
     expect(await status('/dashboard/', 'dashboard-token-after-00002')).toBe(200);
     expect(serve.stdout()).not.toMatch(/token-(before|after)|short/);
@@ -364,7 +505,11 @@ describe('SIGHUP', () => {
       PREQUAL_HOOKS_TLS_KEY: one.key,
     };
     const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'named.db')], env);
-    const errors = () => serve.logLines().filter((line) => line.level === 50).map((line) => String(line.msg));
+    const errors = () =>
+      serve
+        .logLines()
+        .filter((line) => line.level === 50)
+        .map((line) => String(line.msg));
     writeFileSync(secretFile, '\n');
     writeFileSync(metricsFile, `${TOKEN}\n`); // the same as the dashboard token, from its variable
     writeFileSync(apiKeyFile, '');
@@ -387,7 +532,14 @@ describe('SIGHUP', () => {
     // A missing file, named the same way.
     execFileSync('rm', [secretFile]);
     serve.child.kill('SIGHUP');
-    await waitFor(() => (errors().some((line) => line.startsWith(`SIGHUP: cannot read ${secretFile} (given by PREQUAL_HOOKS_SECRET_FILE): no such file`)) ? true : undefined), 5000, 'the missing file');
+    await waitFor(
+      () =>
+        errors().some((line) => line.startsWith(`SIGHUP: cannot read ${secretFile} (given by PREQUAL_HOOKS_SECRET_FILE): no such file`))
+          ? true
+          : undefined,
+      5000,
+      'the missing file',
+    );
     expect(await serve.stop()).toBe(0);
     expect(serve.stdout() + serve.stderr()).not.toContain(TOKEN);
   });
@@ -409,12 +561,39 @@ describe('files holding secrets that other users can read', () => {
     const dashboardFile = write('loose-dashboard.txt', `${TOKEN}\n`);
     const metricsFile = write('tight-metrics.txt', 'metrics-token-owner-only-01\n');
     const apiKeyFile = write('loose-api-key.txt', 'agency_live_L00seK3yL00seK3yL00seK3yL00seK3y\n');
-    for (const [file, mode] of [[secretFile, 0o644], [dashboardFile, 0o640], [apiKeyFile, 0o604], [key, 0o644], [metricsFile, 0o600], [tls.cert, 0o644]] as const) chmodSync(file, mode);
+    for (const [file, mode] of [
+      [secretFile, 0o644],
+      [dashboardFile, 0o640],
+      [apiKeyFile, 0o604],
+      [key, 0o644],
+      [metricsFile, 0o600],
+      [tls.cert, 0o644],
+    ] as const)
+      chmodSync(file, mode);
     const serve = await startServe(
-      ['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'loose.db'), '--secret-file', secretFile, '--metrics-token-file', metricsFile, '--tls-cert', tls.cert, '--tls-key', key],
+      [
+        '--port',
+        '0',
+        '--host',
+        '127.0.0.1',
+        '--db',
+        join(tmp.dir, 'loose.db'),
+        '--secret-file',
+        secretFile,
+        '--metrics-token-file',
+        metricsFile,
+        '--tls-cert',
+        tls.cert,
+        '--tls-key',
+        key,
+      ],
       { PREQUAL_HOOKS_DASHBOARD_TOKEN_FILE: dashboardFile, PREQUAL_HOOKS_API_KEY_FILE: apiKeyFile },
     );
-    const warnings = () => serve.logLines().filter((line) => line.level === 40 && /can be read by other users/.test(String(line.msg))).map((line) => String(line.msg));
+    const warnings = () =>
+      serve
+        .logLines()
+        .filter((line) => line.level === 40 && /can be read by other users/.test(String(line.msg)))
+        .map((line) => String(line.msg));
     const expected = [
       `${secretFile} (given by --secret-file) can be read by other users (mode 644); it holds the webhook secrets: chmod 600 ${secretFile}`,
       `${dashboardFile} (given by PREQUAL_HOOKS_DASHBOARD_TOKEN_FILE) can be read by other users (mode 640); it holds the console token: chmod 600 ${dashboardFile}`,
@@ -431,10 +610,18 @@ describe('files holding secrets that other users can read', () => {
     // Owner-only again: the next reload re-reads every file and warns of none.
     for (const file of [secretFile, dashboardFile, apiKeyFile, key]) chmodSync(file, 0o600);
     serve.child.kill('SIGHUP');
-    await waitFor(() => (logsWith(serve, 'SIGHUP: TLS certificate and key re-read').length >= 2 && logsWith(serve, 'SIGHUP: tokens re-read').length >= 2 ? true : undefined), 5000, 'the second reload');
+    await waitFor(
+      () =>
+        logsWith(serve, 'SIGHUP: TLS certificate and key re-read').length >= 2 && logsWith(serve, 'SIGHUP: tokens re-read').length >= 2
+          ? true
+          : undefined,
+      5000,
+      'the second reload',
+    );
     expect(warnings()).toHaveLength(8);
     expect(await serve.stop()).toBe(0);
-    for (const secret of [OLD, TOKEN, 'metrics-token-owner-only-01', 'L00seK3y', 'PRIVATE KEY']) expect(serve.stdout() + serve.stderr()).not.toContain(secret);
+    for (const secret of [OLD, TOKEN, 'metrics-token-owner-only-01', 'L00seK3y', 'PRIVATE KEY'])
+      expect(serve.stdout() + serve.stderr()).not.toContain(secret);
   });
 });
 
@@ -445,7 +632,17 @@ describe('--trust-proxy', () => {
       [[], '127.0.0.1'],
       [['--trust-proxy'], '198.51.100.7'],
     ] as const) {
-      const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, `proxy${args.length}.db`), '--secret', OLD, ...args]);
+      const serve = await startServe([
+        '--port',
+        '0',
+        '--host',
+        '127.0.0.1',
+        '--db',
+        join(tmp.dir, `proxy${args.length}.db`),
+        '--secret',
+        OLD,
+        ...args,
+      ]);
       const { body, headers } = signedRequest(newEvent(), { secret: OLD });
       expect((await fetch(serve.webhookUrl, { method: 'POST', headers: { ...headers, ...forwarded }, body })).status).toBe(200);
       const line = await waitFor(() => serve.logLines().find((entry) => entry.msg === 'webhook'), 5000, 'the access log line');

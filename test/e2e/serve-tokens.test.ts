@@ -35,12 +35,23 @@ describe('serve --dashboard-token, --dashboard-readonly-token and --metrics-toke
       PREQUAL_HOOKS_DASHBOARD_READONLY_TOKEN: READ_ONLY,
       PREQUAL_HOOKS_METRICS_TOKEN: METRICS,
     });
-    for (const body of [JSON.stringify(sampleEvent('candidate.added', { data: { campaign_id: 'cmp_tokens', candidate_id: CANDIDATE, ...PERSONAL } })), INVALID]) {
+    for (const body of [
+      JSON.stringify(sampleEvent('candidate.added', { data: { campaign_id: 'cmp_tokens', candidate_id: CANDIDATE, ...PERSONAL } })),
+      INVALID,
+    ]) {
       const request = signedRequest(body, { secret: SECRET });
       expect((await fetch(serve.webhookUrl, { method: 'POST', headers: request.headers, body: request.body })).status).toBe(200);
     }
-    await waitFor(() => (readDb(db(), (d) => d.prepare("SELECT COUNT(*) AS n FROM inbox WHERE state != 'pending'").pluck().get()) === 2 ? true : undefined), 5000, 'both events processed');
-    [eventId, deadId] = readDb(db(), (d) => d.prepare("SELECT inbox_id FROM inbox ORDER BY state = 'dead', inbox_id").pluck().all() as number[]) as [number, number];
+    await waitFor(
+      () =>
+        readDb(db(), (d) => d.prepare("SELECT COUNT(*) AS n FROM inbox WHERE state != 'pending'").pluck().get()) === 2 ? true : undefined,
+      5000,
+      'both events processed',
+    );
+    [eventId, deadId] = readDb(
+      db(),
+      (d) => d.prepare("SELECT inbox_id FROM inbox ORDER BY state = 'dead', inbox_id").pluck().all() as number[],
+    ) as [number, number];
   });
   afterAll(() => {
     killChildren();
@@ -57,18 +68,37 @@ describe('serve --dashboard-token, --dashboard-readonly-token and --metrics-toke
     const metrics = await get('/metrics', METRICS);
     expect(metrics.status).toBe(200);
     expect(metrics.text).toContain('prequal_hooks_requests_total');
-    for (const path of ['/dashboard', '/dashboard/', '/dashboard/events', `/dashboard/candidates/${CANDIDATE}?reveal=1`, `/dashboard/candidates/${CANDIDATE}/export`, '/dashboard/api/overview']) {
+    for (const path of [
+      '/dashboard',
+      '/dashboard/',
+      '/dashboard/events',
+      `/dashboard/candidates/${CANDIDATE}?reveal=1`,
+      `/dashboard/candidates/${CANDIDATE}/export`,
+      '/dashboard/api/overview',
+    ]) {
       const refused = await get(path, METRICS);
       expect(refused.status, path).toBe(403);
       expect(code(refused.text)).toBe('FORBIDDEN');
       expect(revealsPersonalData(refused.text)).toBe(false);
     }
-    const post = await fetch(`${serve.baseUrl}/dashboard/dead-letters/${deadId}/reprocess`, { method: 'POST', headers: as(METRICS, FORM), body: '' });
+    const post = await fetch(`${serve.baseUrl}/dashboard/dead-letters/${deadId}/reprocess`, {
+      method: 'POST',
+      headers: as(METRICS, FORM),
+      body: '',
+    });
     expect(post.status).toBe(403);
   });
 
   it('the read-only token opens the console to read, with personal data masked even when asked, and refuses actions 403', async () => {
-    for (const path of ['/dashboard/', '/dashboard/events', `/dashboard/events/${eventId}?reveal=1`, '/dashboard/campaigns/cmp_tokens?reveal=1', `/dashboard/candidates/${CANDIDATE}?reveal=1`, '/dashboard/dead-letters', '/dashboard/api/events']) {
+    for (const path of [
+      '/dashboard/',
+      '/dashboard/events',
+      `/dashboard/events/${eventId}?reveal=1`,
+      '/dashboard/campaigns/cmp_tokens?reveal=1',
+      `/dashboard/candidates/${CANDIDATE}?reveal=1`,
+      '/dashboard/dead-letters',
+      '/dashboard/api/events',
+    ]) {
       const page = await get(path, READ_ONLY);
       expect(page.status, path).toBe(200);
       expect(revealsPersonalData(page.text), path).toBe(false);
@@ -80,10 +110,18 @@ describe('serve --dashboard-token, --dashboard-readonly-token and --metrics-toke
     expect(exported.status).toBe(403);
     expect(revealsPersonalData(exported.text)).toBe(false);
 
-    const post = await fetch(`${serve.baseUrl}/dashboard/dead-letters/${deadId}/reprocess`, { method: 'POST', headers: as(READ_ONLY, FORM), body: '' });
+    const post = await fetch(`${serve.baseUrl}/dashboard/dead-letters/${deadId}/reprocess`, {
+      method: 'POST',
+      headers: as(READ_ONLY, FORM),
+      body: '',
+    });
     expect(post.status).toBe(403);
     expect(code(await post.text())).toBe('FORBIDDEN');
-    const erase = await fetch(`${serve.baseUrl}/dashboard/candidates/${CANDIDATE}/erase`, { method: 'POST', headers: as(READ_ONLY, FORM), body: `reason=x&confirm=${CANDIDATE}` });
+    const erase = await fetch(`${serve.baseUrl}/dashboard/candidates/${CANDIDATE}/erase`, {
+      method: 'POST',
+      headers: as(READ_ONLY, FORM),
+      body: `reason=x&confirm=${CANDIDATE}`,
+    });
     expect(erase.status).toBe(403);
     expect(readDb(db(), (d) => d.prepare('SELECT state FROM inbox WHERE inbox_id = ?').pluck().get(deadId))).toBe('dead');
 
@@ -103,7 +141,12 @@ describe('serve --dashboard-token, --dashboard-readonly-token and --metrics-toke
 
     const page = await get('/dashboard/dead-letters', FULL);
     const csrf = /name="_csrf" value="([^"]+)"/.exec(page.text)![1]!;
-    const post = await fetch(`${serve.baseUrl}/dashboard/dead-letters/${deadId}/reprocess`, { method: 'POST', headers: as(FULL, FORM), body: `_csrf=${csrf}`, redirect: 'manual' });
+    const post = await fetch(`${serve.baseUrl}/dashboard/dead-letters/${deadId}/reprocess`, {
+      method: 'POST',
+      headers: as(FULL, FORM),
+      body: `_csrf=${csrf}`,
+      redirect: 'manual',
+    });
     expect(post.status).toBe(303);
   });
 
@@ -120,12 +163,34 @@ describe('serve --dashboard-token, --dashboard-readonly-token and --metrics-toke
   });
 
   it('serves only the parts that have a token: the metrics token alone serves no console, the read-only token alone no /metrics', async () => {
-    const metricsOnly = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'metrics-only.db'), '--secret', SECRET, '--metrics-token', METRICS]);
+    const metricsOnly = await startServe([
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--db',
+      join(tmp.dir, 'metrics-only.db'),
+      '--secret',
+      SECRET,
+      '--metrics-token',
+      METRICS,
+    ]);
     expect((await fetch(`${metricsOnly.baseUrl}/metrics`, { headers: as(METRICS) })).status).toBe(200);
     expect((await fetch(`${metricsOnly.baseUrl}/dashboard/`, { headers: as(METRICS) })).status).toBe(404);
     expect(await metricsOnly.stop()).toBe(0);
 
-    const readOnlyOnly = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'read-only-only.db'), '--secret', SECRET, '--dashboard-readonly-token', READ_ONLY]);
+    const readOnlyOnly = await startServe([
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--db',
+      join(tmp.dir, 'read-only-only.db'),
+      '--secret',
+      SECRET,
+      '--dashboard-readonly-token',
+      READ_ONLY,
+    ]);
     expect((await fetch(`${readOnlyOnly.baseUrl}/dashboard/`, { headers: as(READ_ONLY) })).status).toBe(200);
     expect((await fetch(`${readOnlyOnly.baseUrl}/dashboard/`)).status).toBe(401);
     expect((await fetch(`${readOnlyOnly.baseUrl}/metrics`, { headers: as(READ_ONLY) })).status).toBe(404);

@@ -47,7 +47,12 @@ interface OtlpSpan {
 
 /** The spans and resource attributes of OTLP/JSON trace exports. */
 function decodeJson(exports: readonly Export[]): { spans: OtlpSpan[]; service: string[] } {
-  const requests = exports.map((e) => JSON.parse(e.body.toString()) as { resourceSpans: Array<{ resource: { attributes: OtlpSpan['attributes'] }; scopeSpans: Array<{ spans: OtlpSpan[] }> }> });
+  const requests = exports.map(
+    (e) =>
+      JSON.parse(e.body.toString()) as {
+        resourceSpans: Array<{ resource: { attributes: OtlpSpan['attributes'] }; scopeSpans: Array<{ spans: OtlpSpan[] }> }>;
+      },
+  );
   const resources = requests.flatMap((r) => r.resourceSpans);
   return {
     spans: resources.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans)),
@@ -80,11 +85,17 @@ describe('serve exports traces over OTLP/HTTP when the OTEL_* variables ask', ()
       });
       const event = sampleEvent('candidate.interview.completed');
       const request = signedRequest(event, { secret: SECRET });
-      expect((await post(serve.webhookUrl, { ...request.headers, traceparent: `00-${TRACE}-${PARENT}-01` }, request.body)).status).toBe(200);
-      const { spans } = await waitFor(() => {
-        const decoded = decodeJson(otlp.exports.filter((e) => e.path === '/v1/traces'));
-        return decoded.spans.some((s) => s.name === 'project inbox') ? decoded : undefined;
-      }, 8000, 'the projection span at the collector');
+      expect((await post(serve.webhookUrl, { ...request.headers, traceparent: `00-${TRACE}-${PARENT}-01` }, request.body)).status).toBe(
+        200,
+      );
+      const { spans } = await waitFor(
+        () => {
+          const decoded = decodeJson(otlp.exports.filter((e) => e.path === '/v1/traces'));
+          return decoded.spans.some((s) => s.name === 'project inbox') ? decoded : undefined;
+        },
+        8000,
+        'the projection span at the collector',
+      );
       expect(await serve.stop()).toBe(0);
 
       const all = decodeJson(otlp.exports.filter((e) => e.path === '/v1/traces'));
@@ -105,7 +116,8 @@ describe('serve exports traces over OTLP/HTTP when the OTEL_* variables ask', ()
       // The access log line names the request's span.
       expect(serve.logLines().find((line) => line.msg === 'webhook')).toMatchObject({ trace_id: TRACE, span_id: server.spanId });
       const exported = otlp.exports.map((e) => e.body.toString()).join('\n');
-      for (const personal of [event.data.first_name, event.data.last_name, event.data.email, event.data.phone, SECRET]) expect(exported).not.toContain(personal);
+      for (const personal of [event.data.first_name, event.data.last_name, event.data.email, event.data.phone, SECRET])
+        expect(exported).not.toContain(personal);
     } finally {
       await otlp.close();
     }
@@ -153,11 +165,18 @@ describe('serve exports traces over OTLP/HTTP when the OTEL_* variables ask', ()
       if (name !== '@opentelemetry' && name !== '.bin') symlinkSync(join(ROOT, 'node_modules', name), join(install, 'node_modules', name));
     }
     const env = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9/' };
-    const serve = await startScript(join(install, 'dist/cli/main.js'), ['serve', '--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'no-otel.db'), '--secret', SECRET], env);
+    const serve = await startScript(
+      join(install, 'dist/cli/main.js'),
+      ['serve', '--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'no-otel.db'), '--secret', SECRET],
+      env,
+    );
     const request = signedRequest(sampleEvent('credits.low'), { secret: SECRET });
     expect((await post(serve.webhookUrl, request.headers, request.body)).status).toBe(200);
     expect(await serve.stop()).toBe(0);
-    const said = serve.stderr().split('\n').filter((line) => line.includes('@opentelemetry/sdk-node is not installed'));
+    const said = serve
+      .stderr()
+      .split('\n')
+      .filter((line) => line.includes('@opentelemetry/sdk-node is not installed'));
     expect(said).toHaveLength(1);
     expect((await runCli(['serve', '--help'])).code).toBe(0);
   });

@@ -24,7 +24,15 @@ const added = (i: number): WebhookEvent =>
   ({
     event: 'candidate.added',
     timestamp: new Date(Date.UTC(2026, 10, 20) + i * 1000).toISOString(),
-    data: { campaign_id: `cmp_${i % 7}`, candidate_id: `cand_${i}`, first_name: 'Éloïse', last_name: 'Martin', email: `c${i}@exemple.fr`, phone: '+33612345678', call_queued: true },
+    data: {
+      campaign_id: `cmp_${i % 7}`,
+      candidate_id: `cand_${i}`,
+      first_name: 'Éloïse',
+      last_name: 'Martin',
+      email: `c${i}@exemple.fr`,
+      phone: '+33612345678',
+      call_queued: true,
+    },
   }) as WebhookEvent;
 
 function ndjson(name: string, count: number): string {
@@ -36,7 +44,7 @@ function ndjson(name: string, count: number): string {
 }
 
 const indexNames = (db: Database.Database) =>
-  (db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name").pluck().all() as string[]);
+  db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name").pluck().all() as string[];
 
 describe('bulk load into an empty SQLite database', () => {
   it('takes the bulk path only into an empty database, and the batched one after', async () => {
@@ -92,7 +100,10 @@ describe('bulk load into an empty SQLite database', () => {
   it('kill -9 of the CLI in the middle of a bulk replay leaves an empty, sound database; the next run loads it all', async () => {
     const input = ndjson('big.ndjson', 60_000);
     const path = join(dir, 'killed.db');
-    const child = spawn(process.execPath, [CLI, 'replay', input, '--db', path, '--progress', '5000'], { env: cliEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'replay', input, '--db', path, '--progress', '5000'], {
+      env: cliEnv(),
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     await new Promise<void>((resolve, reject) => {
       child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
         if (/received 10000/.test(chunk)) resolve();
@@ -136,11 +147,20 @@ describe('migration 7: the identity index gets a name', () => {
     const old = new Database(path);
     old.pragma('journal_mode = WAL');
     old.pragma('foreign_keys = ON');
-    migrate(old, loadMigrations('sqlite').filter((m) => m.version <= 6));
-    const insert = old.prepare("INSERT INTO inbox (inbox_id, received_at, raw, identity, kind, verdict, state) VALUES (?, '2026-11-20T10:00:00.000Z', ?, ?, 'candidate.added', 'accepted', 'projected')");
+    migrate(
+      old,
+      loadMigrations('sqlite').filter((m) => m.version <= 6),
+    );
+    const insert = old.prepare(
+      "INSERT INTO inbox (inbox_id, received_at, raw, identity, kind, verdict, state) VALUES (?, '2026-11-20T10:00:00.000Z', ?, ?, 'candidate.added', 'accepted', 'projected')",
+    );
     insert.run(5, Buffer.from('{"a":1}'), 'a'.repeat(64));
     insert.run(9, Buffer.from('{"b":2}'), 'b'.repeat(64));
-    old.prepare("INSERT INTO handler_failures (inbox_id, handler, error, attempts, failed_at) VALUES (9, 'h', 'boom', 3, '2026-11-20T10:00:00.000Z')").run();
+    old
+      .prepare(
+        "INSERT INTO handler_failures (inbox_id, handler, error, attempts, failed_at) VALUES (9, 'h', 'boom', 3, '2026-11-20T10:00:00.000Z')",
+      )
+      .run();
     old.close();
 
     const upgraded = openDatabase(path);
@@ -150,11 +170,25 @@ describe('migration 7: the identity index gets a name', () => {
     ]);
     expect(upgraded.pragma('foreign_key_check')).toEqual([]);
     expect(upgraded.pragma('foreign_keys', { simple: true })).toBe(1);
-    expect(indexNames(upgraded)).toEqual(expect.arrayContaining(['inbox_identity', 'inbox_identity_undated', 'inbox_raw_sha256', 'inbox_pending', 'inbox_set_aside', 'inbox_handlers_pending', 'inbox_by_key']));
+    expect(indexNames(upgraded)).toEqual(
+      expect.arrayContaining([
+        'inbox_identity',
+        'inbox_identity_undated',
+        'inbox_raw_sha256',
+        'inbox_pending',
+        'inbox_set_aside',
+        'inbox_handlers_pending',
+        'inbox_by_key',
+      ]),
+    );
     expect(upgraded.prepare("SELECT COUNT(*) FROM sqlite_master WHERE name LIKE 'sqlite_autoindex_inbox%'").pluck().get()).toBe(0);
-    expect(() => upgraded.prepare("INSERT INTO inbox (received_at, raw, identity, verdict) VALUES ('x', x'00', ?, 'accepted')").run('a'.repeat(64))).toThrow(/UNIQUE/);
+    expect(() =>
+      upgraded.prepare("INSERT INTO inbox (received_at, raw, identity, verdict) VALUES ('x', x'00', ?, 'accepted')").run('a'.repeat(64)),
+    ).toThrow(/UNIQUE/);
     // A handler failure still cannot name a row that does not exist.
-    expect(() => upgraded.prepare("INSERT INTO handler_failures (inbox_id, handler, error, attempts, failed_at) VALUES (77, 'h', 'e', 1, 'x')").run()).toThrow(/FOREIGN KEY/);
+    expect(() =>
+      upgraded.prepare("INSERT INTO handler_failures (inbox_id, handler, error, attempts, failed_at) VALUES (77, 'h', 'e', 1, 'x')").run(),
+    ).toThrow(/FOREIGN KEY/);
     upgraded.close();
   });
 });
@@ -167,7 +201,7 @@ describe('IdentitySet', () => {
     let wronglyFound = 0;
     for (let i = 0; i < 50_000; i++) {
       // Every 8 identities share a prefix; all differ after it.
-      const identity = `${(Math.floor(i / 8) * 2654435761 >>> 0).toString(16).padStart(8, '0')}${i.toString(16).padStart(56, '0')}`;
+      const identity = `${((Math.floor(i / 8) * 2654435761) >>> 0).toString(16).padStart(8, '0')}${i.toString(16).padStart(56, '0')}`;
       ids.push(identity);
       if (set.find(identity) !== undefined) wronglyFound++;
       rows.set(i + 1, identity);

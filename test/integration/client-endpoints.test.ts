@@ -33,7 +33,13 @@ describe('every endpoint', () => {
     expect(voices.default_voices).toEqual(DEFAULT_VOICES);
     const clone = voices.voice_clones[0]!.voice_id;
 
-    const created = await client.createCampaign({ ...JOB, language: 'fr', questions: ['Q1 ?', 'Q2 ?'], question_weights: [1, 2], override_agent_id: clone });
+    const created = await client.createCampaign({
+      ...JOB,
+      language: 'fr',
+      questions: ['Q1 ?', 'Q2 ?'],
+      question_weights: [1, 2],
+      override_agent_id: clone,
+    });
     expect(created).toMatchObject({ status: 'active', questions_generated: 2, questions_source: 'default' });
     const id = created.campaign_id;
 
@@ -43,7 +49,12 @@ describe('every endpoint', () => {
     expect(await client.changeCampaignStatus(id, 'active')).toMatchObject({ old_status: 'paused', new_status: 'active' });
 
     const record = await client.getCampaign(id);
-    expect(record).toMatchObject({ job_title: 'Cariste CACES 5', automatic_selection_threshold: 9, override_agent_id: clone, is_voice_clone: true });
+    expect(record).toMatchObject({
+      job_title: 'Cariste CACES 5',
+      automatic_selection_threshold: 9,
+      override_agent_id: clone,
+      is_voice_clone: true,
+    });
 
     const added = await client.addCandidates(id, { candidates: [person(1), person(2)] });
     expect(added).toMatchObject({ candidates_added: 2, calls_queued: 2, errors: [] });
@@ -98,7 +109,7 @@ describe('every endpoint', () => {
 });
 
 describe('errors', () => {
-  it("an answer in the envelope becomes a PrequalApiError with status, code, message, details and the request", async () => {
+  it('an answer in the envelope becomes a PrequalApiError with status, code, message, details and the request', async () => {
     const error = await client.getCampaignStatus('cmp_missing').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PrequalApiError);
     expect(error).toMatchObject({
@@ -146,8 +157,14 @@ describe('pagination', () => {
   it('walks 250 candidates with per_page 100: 250 distinct, in the order asked', async () => {
     const { campaign_id } = await client.createCampaign(JOB);
     const batch = (from: number, n: number) => Array.from({ length: n }, (_, i) => person(1000 + from + i));
-    for (const [from, n] of [[0, 100], [100, 100], [200, 50]] as const) {
-      expect(await client.addCandidates(campaign_id, { candidates: batch(from, n), contact_mode: 'email' })).toMatchObject({ candidates_sourced: n });
+    for (const [from, n] of [
+      [0, 100],
+      [100, 100],
+      [200, 50],
+    ] as const) {
+      expect(await client.addCandidates(campaign_id, { candidates: batch(from, n), contact_mode: 'email' })).toMatchObject({
+        candidates_sourced: n,
+      });
     }
     const before = sent.length;
     const walked = [];

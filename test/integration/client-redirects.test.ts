@@ -10,7 +10,12 @@ import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { JOB as SAMPLE_JOB, KEY_A } from '../support/sandbox-api.js';
 
 const JOB = { ...SAMPLE_JOB, contract_type: 'CDD' as const };
-const THIEFS_CREDITS = { credits_available: 999_999, credits_used_this_month: 0, subscription_type: 'enterprise', reset_date: '2026-12-01' };
+const THIEFS_CREDITS = {
+  credits_available: 999_999,
+  credits_used_this_month: 0,
+  subscription_type: 'enterprise',
+  reset_date: '2026-12-01',
+};
 
 interface Heard {
   method: string;
@@ -39,7 +44,11 @@ let frontHeard: Heard[] = [];
 /** What the front does with the next request: redirect, or forward to the sandbox. */
 let script: Array<{ status: number; location: string } | 'forward'> = [];
 
-const heard = (request: IncomingMessage): Heard => ({ method: request.method!, url: request.url!, key: request.headers['x-api-key'] as string | undefined });
+const heard = (request: IncomingMessage): Heard => ({
+  method: request.method!,
+  url: request.url!,
+  key: request.headers['x-api-key'] as string | undefined,
+});
 
 beforeAll(async () => {
   sandbox = await createSandbox({ apiKeys: [KEY_A], credits: 100, seed: 'client-redirects', interviewMs: 600_000, log: () => {} });
@@ -84,7 +93,9 @@ describe('a redirect to another origin is not followed: the key stays home', () 
   for (const status of [301, 302, 303, 307, 308]) {
     it(`${status} from the service's address to another port: PrequalRedirectError naming it, nothing sent there`, async () => {
       script = [{ status, location: `${thief.url}/api/v1/account/credits` }];
-      const error = await client().getCredits().catch((e: unknown) => e);
+      const error = await client()
+        .getCredits()
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(PrequalRedirectError);
       expect(error).toMatchObject({ status, target: `${thief.url}/api/v1/account/credits`, attempts: 1 });
       expect((error as Error).message).toContain(`answered ${status}, a redirect to another origin than ${front.url}`);
@@ -112,7 +123,10 @@ describe('a redirect to another origin is not followed: the key stays home', () 
   });
 
   it('a redirect is not retried, even with retries on', async () => {
-    script = [{ status: 307, location: `${thief.url}/x` }, { status: 307, location: `${thief.url}/x` }];
+    script = [
+      { status: 307, location: `${thief.url}/x` },
+      { status: 307, location: `${thief.url}/x` },
+    ];
     const retrying = createClient({ apiKey: KEY_A, baseUrl: front.url, throttle: false, retry: { maxRetries: 3, baseDelayMs: 1 } });
     await expect(retrying.getCredits()).rejects.toBeInstanceOf(PrequalRedirectError);
     expect(frontHeard).toHaveLength(1);
@@ -176,10 +190,18 @@ describe('an answer body is read up to maxResponseBytes', () => {
       pour();
     });
     try {
-      const small = createClient({ apiKey: KEY_A, baseUrl: hose.url, throttle: false, retry: { maxRetries: 0 }, maxResponseBytes: 1024 * 1024 });
+      const small = createClient({
+        apiKey: KEY_A,
+        baseUrl: hose.url,
+        throttle: false,
+        retry: { maxRetries: 0 },
+        maxResponseBytes: 1024 * 1024,
+      });
       const error = await small.getCredits().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(PrequalResponseError);
-      expect((error as PrequalResponseError).issues).toEqual(["body: larger than 1048576 bytes, the client's maxResponseBytes; not read further"]);
+      expect((error as PrequalResponseError).issues).toEqual([
+        "body: larger than 1048576 bytes, the client's maxResponseBytes; not read further",
+      ]);
       await cut; // the client hung up: the server stops pouring
     } finally {
       await hose.close();
@@ -194,7 +216,9 @@ describe('an answer body is read up to maxResponseBytes', () => {
       response.write('{"credits_available": ');
     });
     try {
-      const error = await createClient({ apiKey: KEY_A, baseUrl: big.url, throttle: false, retry: { maxRetries: 0 }, timeoutMs: 5000 }).getCredits().catch((e: unknown) => e);
+      const error = await createClient({ apiKey: KEY_A, baseUrl: big.url, throttle: false, retry: { maxRetries: 0 }, timeoutMs: 5000 })
+        .getCredits()
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(PrequalResponseError);
       expect((error as PrequalResponseError).issues[0]).toContain('larger than 8388608 bytes');
     } finally {
@@ -202,7 +226,14 @@ describe('an answer body is read up to maxResponseBytes', () => {
     }
     // The sandbox's credits body is about 100 bytes: 200 bytes of room is enough.
     const tight = createClient({ apiKey: KEY_A, baseUrl: sandbox.url, throttle: false, maxResponseBytes: 200 });
-    expect(await tight.getCredits()).toEqual({ credits_available: 100, credits_used_this_month: 0, subscription_type: 'Service Resonance', reset_date: expect.stringMatching(/^\d{4}-\d{2}-01$/) });
-    expect(() => createClient({ apiKey: KEY_A, baseUrl: sandbox.url, maxResponseBytes: 0 })).toThrow(/maxResponseBytes must be a whole number of bytes above 0/);
+    expect(await tight.getCredits()).toEqual({
+      credits_available: 100,
+      credits_used_this_month: 0,
+      subscription_type: 'Service Resonance',
+      reset_date: expect.stringMatching(/^\d{4}-\d{2}-01$/),
+    });
+    expect(() => createClient({ apiKey: KEY_A, baseUrl: sandbox.url, maxResponseBytes: 0 })).toThrow(
+      /maxResponseBytes must be a whole number of bytes above 0/,
+    );
   });
 });

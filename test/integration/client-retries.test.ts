@@ -12,7 +12,8 @@ const JOB = { ...SAMPLE_JOB, contract_type: 'CDD' as const };
 
 /** What the stub does with the next request: answer itself, cut the connection, or forward. */
 type Step = { status: number; body: string; headers?: Record<string, string> } | 'reset' | 'hang' | 'forward';
-const envelope = (code: string, details?: Record<string, unknown>) => JSON.stringify({ error: { code, message: `stub ${code}`, ...(details && { details }) } });
+const envelope = (code: string, details?: Record<string, unknown>) =>
+  JSON.stringify({ error: { code, message: `stub ${code}`, ...(details && { details }) } });
 const TOO_MANY = (retryAfter: number): Step => ({ status: 429, body: envelope('RATE_LIMIT_EXCEEDED', { retry_after: retryAfter }) });
 const FAILED: Step = { status: 500, body: envelope('INTERNAL_ERROR') };
 
@@ -71,7 +72,14 @@ beforeEach(() => {
 const virtualClock = { now: () => now, sleep: async (ms: number) => void (sleeps.push(ms), (now += ms)) };
 
 const clientOf = (options: Partial<ClientOptions> = {}) =>
-  createClient({ apiKey: KEY_A, baseUrl: stubUrl, clock: virtualClock, random: () => 1, retry: { baseDelayMs: 100, maxRetries: 3 }, ...options });
+  createClient({
+    apiKey: KEY_A,
+    baseUrl: stubUrl,
+    clock: virtualClock,
+    random: () => 1,
+    retry: { baseDelayMs: 100, maxRetries: 3 },
+    ...options,
+  });
 
 describe('429: wait what the service says, then again', () => {
   it('honours details.retry_after (real time: 1 s)', async () => {
@@ -121,7 +129,9 @@ describe('429: wait what the service says, then again', () => {
 
   it('a retry_after beyond maxRetryAfterMs is thrown at once', async () => {
     script = [TOO_MANY(3600)];
-    const error = await clientOf().getCredits().catch((e: unknown) => e);
+    const error = await clientOf()
+      .getCredits()
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ status: 429, code: 'RATE_LIMIT_EXCEEDED', details: { retry_after: 3600 }, attempts: 1 });
     expect(sleeps).toEqual([]);
   });
@@ -160,7 +170,9 @@ describe('5xx and lost answers: exponential backoff with jitter, where a retry i
 
   it('creating a campaign is not retried after a 500 (it could create two)', async () => {
     script = [FAILED];
-    const error = await clientOf().createCampaign(JOB).catch((e: unknown) => e);
+    const error = await clientOf()
+      .createCampaign(JOB)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PrequalApiError);
     expect(error).toMatchObject({ status: 500, code: 'INTERNAL_ERROR', attempts: 1 });
     expect(hits).toHaveLength(1);
@@ -168,7 +180,9 @@ describe('5xx and lost answers: exponential backoff with jitter, where a retry i
 
   it('creating a campaign is not retried after a connection reset either', async () => {
     script = ['reset'];
-    const error = await clientOf().createCampaign(JOB).catch((e: unknown) => e);
+    const error = await clientOf()
+      .createCampaign(JOB)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PrequalNetworkError);
     expect(error).toMatchObject({ notSent: false, attempts: 1 });
     expect(hits).toHaveLength(1);
@@ -182,7 +196,9 @@ describe('5xx and lost answers: exponential backoff with jitter, where a retry i
 
   it('bounded by maxRetries: 1 + 2 attempts, then the last error', async () => {
     script = [FAILED, FAILED, FAILED, FAILED];
-    const error = await clientOf({ retry: { baseDelayMs: 100, maxRetries: 2 } }).getCredits().catch((e: unknown) => e);
+    const error = await clientOf({ retry: { baseDelayMs: 100, maxRetries: 2 } })
+      .getCredits()
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ status: 500, attempts: 3 });
     expect(hits).toHaveLength(3);
     expect(sleeps).toEqual([100, 200]);
@@ -197,7 +213,9 @@ describe('5xx and lost answers: exponential backoff with jitter, where a retry i
   it("a 502 from a proxy, not in the service's envelope: retried, then a PrequalResponseError", async () => {
     const page: Step = { status: 502, body: '<html>Bad Gateway</html>', headers: { 'content-type': 'text/html' } };
     script = [page, page];
-    const error = await clientOf({ retry: { baseDelayMs: 100, maxRetries: 1 } }).getCredits().catch((e: unknown) => e);
+    const error = await clientOf({ retry: { baseDelayMs: 100, maxRetries: 1 } })
+      .getCredits()
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PrequalResponseError);
     expect(error).toMatchObject({ status: 502 });
     expect(hits).toHaveLength(2);
@@ -223,14 +241,18 @@ describe('5xx and lost answers: exponential backoff with jitter, where a retry i
 describe('answers that are not the documented ones', () => {
   it('no answer within timeoutMs: a PrequalNetworkError, timed out', async () => {
     script = ['hang'];
-    const error = await clientOf({ timeoutMs: 100, retry: { maxRetries: 0 } }).getCredits().catch((e: unknown) => e);
+    const error = await clientOf({ timeoutMs: 100, retry: { maxRetries: 0 } })
+      .getCredits()
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PrequalNetworkError);
     expect(error).toMatchObject({ timedOut: true, notSent: false, attempts: 1 });
   });
 
   it('a 200 whose body is off its schema: a PrequalResponseError naming the fields, not retried', async () => {
     script = [{ status: 200, body: JSON.stringify({ credits_available: 'lots' }) }];
-    const error = (await clientOf().getCredits().catch((e: unknown) => e)) as PrequalResponseError;
+    const error = (await clientOf()
+      .getCredits()
+      .catch((e: unknown) => e)) as PrequalResponseError;
     expect(error).toBeInstanceOf(PrequalResponseError);
     expect(error.issues.join(' ')).toMatch(/credits_available/);
     expect(error.issues.join(' ')).not.toContain('lots');

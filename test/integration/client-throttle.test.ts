@@ -5,7 +5,12 @@ import { createClient, createThrottle } from '../../src/client/index.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { KEY_A } from '../support/sandbox-api.js';
 
-const clock = { t: Date.parse('2026-03-10T09:00:00.000Z'), sleeps: [] as number[], now: () => clock.t, sleep: async (ms: number) => void (clock.sleeps.push(ms), (clock.t += ms)) };
+const clock = {
+  t: Date.parse('2026-03-10T09:00:00.000Z'),
+  sleeps: [] as number[],
+  now: () => clock.t,
+  sleep: async (ms: number) => void (clock.sleeps.push(ms), (clock.t += ms)),
+};
 let sandbox: Sandbox;
 
 beforeAll(async () => {

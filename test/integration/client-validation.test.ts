@@ -61,12 +61,20 @@ describe('create a campaign: rules 1 to 7, 9 and 10', () => {
     ['questions without weights', { ...JOB, questions: questions(2) }, 'MISSING_QUESTION_WEIGHTS'],
     ['weights of another length', { ...JOB, questions: questions(2), question_weights: weights(3) }, 'WEIGHTS_MISMATCH'],
     ['a weight outside 0, 0.5, 1, 1.5, 2', { ...JOB, questions: questions(2), question_weights: [1, 0.7] }, 'INVALID_WEIGHT_VALUE'],
-    ['binary evaluations of another length', { ...JOB, questions: questions(2), question_weights: weights(2), question_binary_evaluations: [true] }, 'BINARY_EVALUATIONS_MISMATCH'],
+    [
+      'binary evaluations of another length',
+      { ...JOB, questions: questions(2), question_weights: weights(2), question_binary_evaluations: [true] },
+      'BINARY_EVALUATIONS_MISMATCH',
+    ],
     ['threshold 7.5', { ...JOB, automatic_selection_threshold: 7.5 }, 'INVALID_AUTOMATIC_SELECTION_THRESHOLD'],
     ['engage message of 351 characters', { ...JOB, enable_engage: true, engage_message: long }, 'MESSAGE_TOO_LONG'],
     ['job recap message of 351 characters', { ...JOB, recap_job_message: long }, 'MESSAGE_TOO_LONG'],
     ['close message of 351 characters', { ...JOB, close_message: long }, 'MESSAGE_TOO_LONG'],
-    ['custom language question without a test mode', { ...JOB, custom_language_question: 'Do you speak English?' }, 'CUSTOM_LANGUAGE_QUESTION_REQUIRES_TEST_MODE'],
+    [
+      'custom language question without a test mode',
+      { ...JOB, custom_language_question: 'Do you speak English?' },
+      'CUSTOM_LANGUAGE_QUESTION_REQUIRES_TEST_MODE',
+    ],
     ['no job description', { job_title: 'Cariste', contract_type: 'CDD' }, 'MISSING_REQUIRED_FIELDS'],
     ['contract type CDI-C', { ...JOB, contract_type: 'CDI-C' }, 'INVALID_CONTRACT_TYPE'],
     ['language de', { ...JOB, language: 'de' }, 'INVALID_LANGUAGE'],
@@ -79,7 +87,12 @@ describe('create a campaign: rules 1 to 7, 9 and 10', () => {
 
   it('the details say which rule and field', async () => {
     const error = await expectRefused((c) => c.createCampaign({ job_title: 'Cariste' } as never), 'MISSING_REQUIRED_FIELDS');
-    expect(error).toMatchObject({ status: 400, details: { missing_fields: ['contract_type', 'job_description'] }, attempts: 0, request: { endpoint: 'createCampaign', method: 'POST' } });
+    expect(error).toMatchObject({
+      status: 400,
+      details: { missing_fields: ['contract_type', 'job_description'] },
+      attempts: 0,
+      request: { endpoint: 'createCampaign', method: 'POST' },
+    });
   });
 });
 
@@ -97,7 +110,11 @@ describe('modify a campaign', () => {
   });
 
   it('a status outside active, paused, completed', async () => {
-    await expectRefused((c) => c.changeCampaignStatus(campaignId, 'archived' as never), 'VALIDATION_ERROR', ['PATCH', `/campaigns/${campaignId}/status`, { status: 'archived' }]);
+    await expectRefused((c) => c.changeCampaignStatus(campaignId, 'archived' as never), 'VALIDATION_ERROR', [
+      'PATCH',
+      `/campaigns/${campaignId}/status`,
+      { status: 'archived' },
+    ]);
   });
 });
 
@@ -112,7 +129,11 @@ describe('add and source candidates: 1 to 100, phone forms, contacts', () => {
   });
   it('101 candidates to source', async () => {
     const body = { candidates: Array.from({ length: 101 }, (_, i) => person(i)) };
-    await expectRefused((c) => c.sourceCandidates(campaignId, body), 'TOO_MANY_CANDIDATES', ['POST', `/campaigns/${campaignId}/source`, body]);
+    await expectRefused((c) => c.sourceCandidates(campaignId, body), 'TOO_MANY_CANDIDATES', [
+      'POST',
+      `/campaigns/${campaignId}/source`,
+      body,
+    ]);
   });
 
   const phones: Array<[string, string]> = [
@@ -144,7 +165,11 @@ describe('add and source candidates: 1 to 100, phone forms, contacts', () => {
   it('the three documented phone forms are sent', async () => {
     const before = requests;
     const body = {
-      candidates: [person(510, { phone_number: '0612345610' }), person(511, { phone_number: '06 12 34 56 11' }), person(512, { phone_number: '+33712345612' })],
+      candidates: [
+        person(510, { phone_number: '0612345610' }),
+        person(511, { phone_number: '06 12 34 56 11' }),
+        person(512, { phone_number: '+33712345612' }),
+      ],
     };
     expect(await client.addCandidates(campaignId, body)).toMatchObject({ candidates_added: 3, errors: [] });
     expect(requests - before).toBe(1);
@@ -162,7 +187,10 @@ describe('the candidate list query', () => {
   ];
   it.each(rows)('%s', async (_, query) => {
     const search = new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]));
-    await expectRefused((c) => c.listCandidates(campaignId, query as never), 'VALIDATION_ERROR', ['GET', `/campaigns/${campaignId}/candidates?${search}`]);
+    await expectRefused((c) => c.listCandidates(campaignId, query as never), 'VALIDATION_ERROR', [
+      'GET',
+      `/campaigns/${campaignId}/candidates?${search}`,
+    ]);
   });
 
   it('the page walker checks the query before its first request', async () => {
@@ -175,12 +203,21 @@ describe('the candidate list query', () => {
 describe('the API key and the path', () => {
   it('no key: MISSING_API_KEY', async () => {
     const before = requests;
-    await expect(clientWith('').getCredits()).rejects.toMatchObject({ code: 'MISSING_API_KEY', status: 401, local: true, details: { header: 'X-API-Key' } });
+    await expect(clientWith('').getCredits()).rejects.toMatchObject({
+      code: 'MISSING_API_KEY',
+      status: 401,
+      local: true,
+      details: { header: 'X-API-Key' },
+    });
     expect(requests).toBe(before);
   });
   it('a key without live_: INVALID_API_KEY_FORMAT, as the service answers', async () => {
     const before = requests;
-    await expect(clientWith('sk_test_abcdef').getCredits()).rejects.toMatchObject({ code: 'INVALID_API_KEY_FORMAT', status: 401, local: true });
+    await expect(clientWith('sk_test_abcdef').getCredits()).rejects.toMatchObject({
+      code: 'INVALID_API_KEY_FORMAT',
+      status: 401,
+      local: true,
+    });
     expect(requests).toBe(before);
     now += 61_000;
     expect((await apiClient(sandbox.apiUrl, 'sk_test_abcdef')('GET', '/account/credits')).body.error.code).toBe('INVALID_API_KEY_FORMAT');

@@ -7,7 +7,18 @@ import { createReceiver, type Receiver } from '../../src/receiver.js';
 import { sampleEvent } from '../../src/testing/index.js';
 import { crawlConsole, withReveal } from '../support/console-crawl.js';
 import { ENGINES, type EngineUnderTest } from '../support/engines.js';
-import { CAMPAIGN, INVALID_EVENT, LARGE_NOT_JSON, largeEvent, leaked, NOT_JSON, THESSALY, UNKNOWN_KIND_EVENT, ZELPHINE, ZELPHINE_EVENTS } from '../support/personal-bodies.js';
+import {
+  CAMPAIGN,
+  INVALID_EVENT,
+  LARGE_NOT_JSON,
+  largeEvent,
+  leaked,
+  NOT_JSON,
+  THESSALY,
+  UNKNOWN_KIND_EVENT,
+  ZELPHINE,
+  ZELPHINE_EVENTS,
+} from '../support/personal-bodies.js';
 import { listen } from '../support/servers.js';
 
 const FIXTURES = join(import.meta.dirname, '../../fixtures/');
@@ -44,7 +55,10 @@ function consoleOn(engine: EngineUnderTest): { receiver: Receiver; server: { url
 describe.each(ENGINES)('the console on $name', (engine) => {
   const running = consoleOn(engine);
   beforeAll(async () => {
-    await running.receiver.replay([`${FIXTURES}scenarios/campaign-lifecycle.ndjson`, JSON.parse(readFileSync(`${FIXTURES}invalid/unknown-kind.json`, 'utf8'))]);
+    await running.receiver.replay([
+      `${FIXTURES}scenarios/campaign-lifecycle.ndjson`,
+      JSON.parse(readFileSync(`${FIXTURES}invalid/unknown-kind.json`, 'utf8')),
+    ]);
     await running.receiver.drain();
   });
 
@@ -58,7 +72,11 @@ describe.each(ENGINES)('the console on $name', (engine) => {
     expect(overview.status).toBe(200);
     expect(overview.text).toMatch(/data-state="projected"><a [^>]*>46</);
     expect(overview.text).toMatch(/data-state="unknown"><a [^>]*>1</);
-    const data = JSON.parse((await get('/api/overview')).text) as { counts: Record<string, number>; storage: { ok: boolean }; credits: { credits_remaining: number } };
+    const data = JSON.parse((await get('/api/overview')).text) as {
+      counts: Record<string, number>;
+      storage: { ok: boolean };
+      credits: { credits_remaining: number };
+    };
     expect(data.counts).toEqual(await running.receiver.counts());
     expect(data.storage.ok).toBe(true);
     expect(data.credits.credits_remaining).toBe(0);
@@ -67,7 +85,9 @@ describe.each(ENGINES)('the console on $name', (engine) => {
 
     const events = await get(`/events?campaign=${RK4}&kind=candidate.added`);
     expect(events.status).toBe(200);
-    const added = readFileSync(`${FIXTURES}scenarios/campaign-lifecycle.ndjson`, 'utf8').split('\n').filter((l) => l.includes('"candidate.added"') && l.includes(RK4));
+    const added = readFileSync(`${FIXTURES}scenarios/campaign-lifecycle.ndjson`, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"candidate.added"') && l.includes(RK4));
     expect(events.text.match(/<tr data-inbox-id=/g)).toHaveLength(added.length);
     expect((await get('/events?from=not-a-date')).status).toBe(400);
 
@@ -81,7 +101,7 @@ describe.each(ENGINES)('the console on $name', (engine) => {
     expect((await get('/candidates/nobody')).status).toBe(404);
   });
 
-  it('reprocesses all that match after the preview, with the form\'s CSRF token', async () => {
+  it("reprocesses all that match after the preview, with the form's CSRF token", async () => {
     const preview = await get('/dead-letters/reprocess?state=unknown');
     expect(preview.text).toMatch(/id="preview-count">1</);
     const csrf = /name="_csrf" value="([^"]+)"/.exec(preview.text)![1]!;
@@ -105,7 +125,8 @@ describe.each(ENGINES)('the Credits card on $name', (engine) => {
 
   async function card(): Promise<{ figure: string; note: string }> {
     const text = await (await fetch(`${running.server.url}/ops/`, { headers: AUTH })).text();
-    const [, figure, note] = /<h2>Credits<\/h2>\s*<p class="figure[^"]*" id="credits">([^<]*)<\/p>\s*<p class="note">([\s\S]*?)<\/p>/.exec(text) ?? [];
+    const [, figure, note] =
+      /<h2>Credits<\/h2>\s*<p class="figure[^"]*" id="credits">([^<]*)<\/p>\s*<p class="note">([\s\S]*?)<\/p>/.exec(text) ?? [];
     return { figure: figure!, note: note!.replace(/<[^>]+>/g, '') };
   }
   const send = async (...events: object[]) => {
@@ -117,7 +138,12 @@ describe.each(ENGINES)('the Credits card on $name', (engine) => {
     expect(await card()).toEqual({ figure: '—', note: 'No credits event yet.' });
 
     // A depletion alone is a credits event: the card says so, and where it happened.
-    await send(sampleEvent('credits.depleted', { timestamp: '2026-11-20T10:00:00.000Z', data: { credits_remaining: 0, last_campaign_id: 'cmp_first' } }));
+    await send(
+      sampleEvent('credits.depleted', {
+        timestamp: '2026-11-20T10:00:00.000Z',
+        data: { credits_remaining: 0, last_campaign_id: 'cmp_first' },
+      }),
+    );
     let shown = await card();
     expect(shown.figure).toBe('0');
     expect(shown.note).toBe('Depleted on campaign cmp_first.');
@@ -130,7 +156,12 @@ describe.each(ENGINES)('the Credits card on $name', (engine) => {
     expect(shown.note).toBe('Low threshold 10. Last ran out on campaign cmp_first; credits have come back since.');
 
     // Out again, on another campaign.
-    await send(sampleEvent('credits.depleted', { timestamp: '2026-11-20T12:00:00.000Z', data: { credits_remaining: -1.5, last_campaign_id: 'cmp_second' } }));
+    await send(
+      sampleEvent('credits.depleted', {
+        timestamp: '2026-11-20T12:00:00.000Z',
+        data: { credits_remaining: -1.5, last_campaign_id: 'cmp_second' },
+      }),
+    );
     shown = await card();
     expect(shown.figure).toBe('-1.5');
     expect(shown.note).toBe('Low threshold 10. Depleted on campaign cmp_second.');
@@ -141,7 +172,8 @@ describe.each(ENGINES)('the Credits card on $name', (engine) => {
       sampleEvent('candidate.added', { data: { campaign_id: 'cmp_counted', candidate_id: 'cand-counted-1' } }),
       sampleEvent('candidate.added', { data: { campaign_id: 'cmp_counted', candidate_id: 'cand-counted-2' } }),
     );
-    const page = async (path: string) => (await (await fetch(`${running.server.url}/ops${path}`, { headers: AUTH })).text()).replace(/<[^>]+>/g, '').replace(/\s+/g, ' ');
+    const page = async (path: string) =>
+      (await (await fetch(`${running.server.url}/ops${path}`, { headers: AUTH })).text()).replace(/<[^>]+>/g, '').replace(/\s+/g, ' ');
     expect(await page('/campaigns/cmp_counted')).toContain('page 1 of 1 (2 candidates)');
     expect(await page('/campaigns/cmp_counted?per_page=1')).toContain('page 1 of 2 (2 candidates)');
     expect(await page('/campaigns/cmp_counted?status=pending&min_score=1')).toContain('page 1 of 1 (0 candidates)');
@@ -155,8 +187,21 @@ describe.each(ENGINES)('export and erasure in the console on $name', (engine) =>
   const running = consoleOn(engine);
   beforeAll(async () => {
     await running.receiver.replay([
-      sampleEvent('candidate.added', { timestamp: '2026-11-20T10:00:00.000Z', data: { campaign_id: 'cmp_erase', candidate_id: ANA, first_name: 'Anaïs', last_name: 'Quennehen', email: 'anais.quennehen@example.org', phone: '+33611223344' } }),
-      sampleEvent('candidate.interview.started', { timestamp: '2026-11-20T11:00:00.000Z', data: { campaign_id: 'cmp_erase', candidate_id: ANA } }),
+      sampleEvent('candidate.added', {
+        timestamp: '2026-11-20T10:00:00.000Z',
+        data: {
+          campaign_id: 'cmp_erase',
+          candidate_id: ANA,
+          first_name: 'Anaïs',
+          last_name: 'Quennehen',
+          email: 'anais.quennehen@example.org',
+          phone: '+33611223344',
+        },
+      }),
+      sampleEvent('candidate.interview.started', {
+        timestamp: '2026-11-20T11:00:00.000Z',
+        data: { campaign_id: 'cmp_erase', candidate_id: ANA },
+      }),
     ]);
     await running.receiver.drain();
   });
@@ -219,11 +264,18 @@ describe.each(ENGINES)('export and erasure in the console on $name', (engine) =>
 
     const erasures = await get(`/ops/erasures?erased=${ANA}&redacted=2`);
     expect(erasures.text).toContain('2 stored events redacted');
-    expect(erasures.text).toMatch(new RegExp(`<code>${ANA}</code></td><td>\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\dZ</td><td>asked by mail, ticket 77</td><td class="num">2</td>`));
+    expect(erasures.text).toMatch(
+      new RegExp(
+        `<code>${ANA}</code></td><td>\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\dZ</td><td>asked by mail, ticket 77</td><td class="num">2</td>`,
+      ),
+    );
     for (const page of [erasures.text, (await get('/ops/events?campaign=cmp_erase')).text]) {
       expect(page).not.toMatch(/Anaïs|Quennehen|anais\.quennehen|33611223344/);
     }
-    const exported = JSON.parse((await get(`/ops/candidates/${ANA}/export`)).text) as { candidate: unknown; erasures: Array<{ reason: string }> };
+    const exported = JSON.parse((await get(`/ops/candidates/${ANA}/export`)).text) as {
+      candidate: unknown;
+      erasures: Array<{ reason: string }>;
+    };
     expect(exported.candidate).toBeNull();
     expect(exported.erasures.map((e) => e.reason)).toEqual(['asked by mail, ticket 77']);
     expect(await running.receiver.metrics().metrics()).toMatch(/prequal_hooks_erasures_total\{reason="request"\} 1/);
@@ -239,9 +291,13 @@ describe.each(ENGINES)('personal data in the console on $name: masked by what is
     cleanup = fresh.cleanup;
     receiver = createReceiver({ database: fresh.database, allowUnsigned: true, dispatch: { handlerAttempts: 1, handlerRetryDelayMs: 1 } });
     // A handler's error message is the operator's code's words: here it names the candidate.
-    receiver.on('candidate.added', async () => {
-      throw new Error('CRM refused Zelphine Quarkwood (06 55 41 27 98)');
-    }, { name: 'crm-sync' });
+    receiver.on(
+      'candidate.added',
+      async () => {
+        throw new Error('CRM refused Zelphine Quarkwood (06 55 41 27 98)');
+      },
+      { name: 'crm-sync' },
+    );
     await receiver.ready();
     const app = express();
     app.post('/webhooks', receiver.middleware());
@@ -249,10 +305,14 @@ describe.each(ENGINES)('personal data in the console on $name: masked by what is
     app.use('/ro', receiver.dashboard({ token: TOKEN, readOnly: true }));
     server = await listen(app as never);
     for (const body of [...ZELPHINE_EVENTS, INVALID_EVENT, UNKNOWN_KIND_EVENT, largeEvent()].map((e) => JSON.stringify(e))) {
-      expect((await fetch(`${server.url}/webhooks`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body })).status).toBe(200);
+      expect(
+        (await fetch(`${server.url}/webhooks`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body })).status,
+      ).toBe(200);
     }
     for (const body of [NOT_JSON, LARGE_NOT_JSON]) {
-      expect((await fetch(`${server.url}/webhooks`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body })).status).toBe(400);
+      expect(
+        (await fetch(`${server.url}/webhooks`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body })).status,
+      ).toBe(400);
     }
     await receiver.drain();
   });
@@ -263,22 +323,41 @@ describe.each(ENGINES)('personal data in the console on $name: masked by what is
   });
 
   const leaksIn = (answers: Array<{ path: string; status: number; text: string }>) =>
-    answers.flatMap((a) => [...leaked(a.text).map((secret) => `${a.path}: ${secret}`), ...(a.status >= 500 ? [`${a.path}: ${a.status}`] : [])]);
-  const candidatePaths = [`/candidates/${ZELPHINE}`, `/candidates/${THESSALY}`, `/candidates/${ZELPHINE}/export`, '/dead-letters?state=dead', '/dead-letters?state=unknown'];
+    answers.flatMap((a) => [
+      ...leaked(a.text).map((secret) => `${a.path}: ${secret}`),
+      ...(a.status >= 500 ? [`${a.path}: ${a.status}`] : []),
+    ]);
+  const candidatePaths = [
+    `/candidates/${ZELPHINE}`,
+    `/candidates/${THESSALY}`,
+    `/candidates/${ZELPHINE}/export`,
+    '/dead-letters?state=dead',
+    '/dead-letters?state=unknown',
+  ];
 
   it('shows the read-only token none of it, on any page or data route, even when it asks to reveal', async () => {
     const authorization = `Bearer ${TOKEN}`;
     const crawled = await crawlConsole({ base: `${server.url}/ro`, authorization, extra: candidatePaths });
     const events = crawled.filter((a) => /^\/events\/\d+$/.test(a.path));
     expect(events.length).toBe(7); // every stored body's page was reached
-    const revealed = await crawlConsole({ base: `${server.url}/ro`, authorization, extra: withReveal(crawled.map((a) => a.path)), limit: 1000 });
+    const revealed = await crawlConsole({
+      base: `${server.url}/ro`,
+      authorization,
+      extra: withReveal(crawled.map((a) => a.path)),
+      limit: 1000,
+    });
     expect(leaksIn([...crawled, ...revealed])).toEqual([]);
     expect(revealed.some((a) => a.path.includes('reveal=1') && a.status === 200)).toBe(true);
   });
 
   it('shows the full token none of it until it reveals, and all of it once it does', async () => {
     const authorization = `Bearer ${TOKEN}`;
-    const crawled = await crawlConsole({ base: `${server.url}/ops`, authorization, extra: candidatePaths.filter((p) => !p.endsWith('/export')), skip: (path) => path.includes('reveal=1') || path.endsWith('/export') });
+    const crawled = await crawlConsole({
+      base: `${server.url}/ops`,
+      authorization,
+      extra: candidatePaths.filter((p) => !p.endsWith('/export')),
+      skip: (path) => path.includes('reveal=1') || path.endsWith('/export'),
+    });
     expect(crawled.filter((a) => /^\/events\/\d+$/.test(a.path)).length).toBe(7);
     expect(leaksIn(crawled)).toEqual([]);
 
@@ -286,28 +365,62 @@ describe.each(ENGINES)('personal data in the console on $name: masked by what is
     const candidate = await get(`/candidates/${ZELPHINE}?reveal=1`);
     expect(missing(candidate, ['Zelphine Quarkwood', 'joignable au 06 55 41 27 98', 'Mme Quarkwood est précise.', '13 €/h'])).toEqual([]);
     expect(missing(await get('/dead-letters?reveal=1'), ['CRM refused Zelphine Quarkwood'])).toEqual([]);
-    const ids = (JSON.parse(await get('/api/events?limit=500')) as { events: Array<{ inbox_id: number; kind: string | null; verdict: string }> }).events;
-    const large = ids.find((e) => e.kind === 'candidate.interview.completed.extended' && e.inbox_id === Math.max(...ids.filter((i) => i.kind === e.kind).map((i) => i.inbox_id)))!;
+    const ids = (
+      JSON.parse(await get('/api/events?limit=500')) as { events: Array<{ inbox_id: number; kind: string | null; verdict: string }> }
+    ).events;
+    const large = ids.find(
+      (e) =>
+        e.kind === 'candidate.interview.completed.extended' &&
+        e.inbox_id === Math.max(...ids.filter((i) => i.kind === e.kind).map((i) => i.inbox_id)),
+    )!;
     expect(missing(await get(`/events/${large.inbox_id}?reveal=1`), ['Thessaly Vornhagen'])).toEqual([]);
     const unknown = ids.find((e) => e.kind === UNKNOWN_KIND_EVENT.event)!;
     expect(missing(await get(`/events/${unknown.inbox_id}?reveal=1`), ['Oriabel Stanwick'])).toEqual([]);
-    expect(JSON.parse(await get(`/api/events?limit=500&reveal=1`)).events.some((e: { reasons: Array<{ message: string }> }) => e.reasons.some((r) => r.message.includes('Perrine')))).toBe(true);
+    expect(
+      JSON.parse(await get(`/api/events?limit=500&reveal=1`)).events.some((e: { reasons: Array<{ message: string }> }) =>
+        e.reasons.some((r) => r.message.includes('Perrine')),
+      ),
+    ).toBe(true);
   });
 
   /** Whether a page shows each of these (a short failure, not a page-long diff). */
   const missing = (text: string, shown: string[]) => shown.filter((s) => !text.includes(s));
 
-  it('still shows what holds no personal data: ids, kinds, statuses, scores, dates, the campaign\'s questions', async () => {
+  it("still shows what holds no personal data: ids, kinds, statuses, scores, dates, the campaign's questions", async () => {
     const get = async (path: string) => (await fetch(`${server.url}/ro${path}`, { headers: AUTH })).text();
     const candidate = await get(`/candidates/${ZELPHINE}`);
-    expect(missing(candidate, ['Z*** Q***', 'z***@exemple.fr', '+33 6** ** ** 98', '7.5', '2026-12-01', 'Pouvez-vous vous présenter ?', CAMPAIGN])).toEqual([]);
-    const ids = (JSON.parse(await get('/api/events?limit=500')) as { events: Array<{ inbox_id: number; kind: string | null; verdict: string }> }).events;
-    const extended = ids.filter((e) => e.kind === 'candidate.interview.completed.extended').map((e) => e.inbox_id).sort((a, b) => a - b);
+    expect(
+      missing(candidate, [
+        'Z*** Q***',
+        'z***@exemple.fr',
+        '+33 6** ** ** 98',
+        '7.5',
+        '2026-12-01',
+        'Pouvez-vous vous présenter ?',
+        CAMPAIGN,
+      ]),
+    ).toEqual([]);
+    const ids = (
+      JSON.parse(await get('/api/events?limit=500')) as { events: Array<{ inbox_id: number; kind: string | null; verdict: string }> }
+    ).events;
+    const extended = ids
+      .filter((e) => e.kind === 'candidate.interview.completed.extended')
+      .map((e) => e.inbox_id)
+      .sort((a, b) => a - b);
     const small = await get(`/events/${extended[0]}`);
-    expect(missing(small, [`&quot;candidate_id&quot;: &quot;${ZELPHINE}&quot;`, '&quot;interview_score&quot;: 7.5', '&quot;availability_start&quot;: &quot;2026-12-01&quot;', '&quot;timestamp&quot;: &quot;2026-11-20T10:02:00.000Z&quot;'])).toEqual([]);
+    expect(
+      missing(small, [
+        `&quot;candidate_id&quot;: &quot;${ZELPHINE}&quot;`,
+        '&quot;interview_score&quot;: 7.5',
+        '&quot;availability_start&quot;: &quot;2026-12-01&quot;',
+        '&quot;timestamp&quot;: &quot;2026-11-20T10:02:00.000Z&quot;',
+      ]),
+    ).toEqual([]);
     const large = await get(`/events/${extended[1]}`);
     // Masked, the whole body fits: its last question is shown.
-    expect(missing(large, [`&quot;candidate_id&quot;: &quot;${THESSALY}&quot;`, '&quot;question&quot;: &quot;Question 800 ?&quot;'])).toEqual([]);
+    expect(
+      missing(large, [`&quot;candidate_id&quot;: &quot;${THESSALY}&quot;`, '&quot;question&quot;: &quot;Question 800 ?&quot;']),
+    ).toEqual([]);
     const unknown = await get(`/events/${ids.find((e) => e.kind === UNKNOWN_KIND_EVENT.event)!.inbox_id}`);
     expect(missing(unknown, ['&quot;event&quot;: &quot;candidate.callback.requested&quot;'])).toEqual([]);
     expect(unknown.includes('cand-masking-oriabel')).toBe(false); // an unknown kind's data is all masked

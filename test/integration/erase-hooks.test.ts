@@ -11,7 +11,10 @@ const quiet = createLogger({ level: 'silent' });
 
 function people(...ids: string[]) {
   return ids.map((id, i) =>
-    sampleEvent('candidate.added', { timestamp: `2026-01-10T09:0${i}:00.000Z`, data: { campaign_id: 'cmp_hooks', candidate_id: id, email: `${id}@example.org`, first_name: 'Hook', last_name: 'Person' } }),
+    sampleEvent('candidate.added', {
+      timestamp: `2026-01-10T09:0${i}:00.000Z`,
+      data: { campaign_id: 'cmp_hooks', candidate_id: id, email: `${id}@example.org`, first_name: 'Hook', last_name: 'Person' },
+    }),
   );
 }
 
@@ -33,7 +36,12 @@ describe.each(ENGINES)('onErase hooks on $name', (engine: EngineUnderTest) => {
     open.push(r);
     return r;
   };
-  const owed = async (r: Receiver) => (await (await r.store()).select<{ erasure_id: number; rounds: number; last_error: string | null }>('SELECT erasure_id, rounds, last_error FROM erasure_hooks ORDER BY erasure_id'));
+  const owed = async (r: Receiver) =>
+    await (
+      await r.store()
+    ).select<{ erasure_id: number; rounds: number; last_error: string | null }>(
+      'SELECT erasure_id, rounds, last_error FROM erasure_hooks ORDER BY erasure_id',
+    );
 
   it('calls every hook once per erasure with ids and the reason only, and owes nothing after', async () => {
     const { database } = await engine.fresh();
@@ -56,13 +64,19 @@ describe.each(ENGINES)('onErase hooks on $name', (engine: EngineUnderTest) => {
 
   it('retries a failing hook within a round, then in later rounds, keeping the error class and code but never its message', async () => {
     const { database } = await engine.fresh();
-    const receiver = receiverOn(database, { dispatch: { handlerAttempts: 2, handlerRetryDelayMs: 1 }, eraseHooks: { roundDelayMs: 300, pollMs: 50 } });
+    const receiver = receiverOn(database, {
+      dispatch: { handlerAttempts: 2, handlerRetryDelayMs: 1 },
+      eraseHooks: { roundDelayMs: 300, pollMs: 50 },
+    });
     let calls = 0;
     let failUntil = 4; // two rounds of two attempts fail
-    receiver.onErase(() => {
-      calls++;
-      if (calls <= failUntil) throw Object.assign(new Error('cannot delete cand-h3@example.org from the CRM'), { code: 'ECONNREFUSED' });
-    }, { name: 'crm' });
+    receiver.onErase(
+      () => {
+        calls++;
+        if (calls <= failUntil) throw Object.assign(new Error('cannot delete cand-h3@example.org from the CRM'), { code: 'ECONNREFUSED' });
+      },
+      { name: 'crm' },
+    );
     await receiver.replay(people('cand-h3'));
     await receiver.drain();
     await receiver.erase({ candidateId: 'cand-h3' }, { reason: 'asked' });

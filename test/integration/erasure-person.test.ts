@@ -17,7 +17,10 @@ const EMAIL = 'jeanne.martin@example.org';
 const PHONE = '+33655501234';
 
 const added = (candidate_id: string, campaign_id: string, at: string, contact: { email: string; phone: string }) =>
-  sampleEvent('candidate.added', { timestamp: at, data: { campaign_id, candidate_id, first_name: 'Jeanne', last_name: 'Martin', ...contact } });
+  sampleEvent('candidate.added', {
+    timestamp: at,
+    data: { campaign_id, candidate_id, first_name: 'Jeanne', last_name: 'Martin', ...contact },
+  });
 
 /** One person who applied twice (e-mail in two cases, phone in two spellings), and a neighbour. */
 function history() {
@@ -54,14 +57,24 @@ describe.each(ENGINES)('erasing a person on $name', (engine: EngineUnderTest) =>
     const { database } = await engine.fresh();
     receiver = createReceiver({ database, allowUnsigned: true });
     await receiver.replay(history());
-    for (const body of Object.values(BODIES)) await receiver.receive({ rawBody: Buffer.from(body), headers: { 'content-type': 'application/json' } });
+    for (const body of Object.values(BODIES))
+      await receiver.receive({ rawBody: Buffer.from(body), headers: { 'content-type': 'application/json' } });
     await receiver.drain();
     return receiver;
   }
 
   async function inbox(r: Receiver) {
-    const rows = await (await r.store()).select<{ inbox_id: number | string; raw: Uint8Array; state: string; reasons: string | null }>('SELECT inbox_id, raw, state, reasons FROM inbox ORDER BY inbox_id');
-    return rows.map((row) => ({ inboxId: Number(row.inbox_id), text: Buffer.from(row.raw).toString('utf8'), state: row.state, reasons: row.reasons }));
+    const rows = await (
+      await r.store()
+    ).select<{ inbox_id: number | string; raw: Uint8Array; state: string; reasons: string | null }>(
+      'SELECT inbox_id, raw, state, reasons FROM inbox ORDER BY inbox_id',
+    );
+    return rows.map((row) => ({
+      inboxId: Number(row.inbox_id),
+      text: Buffer.from(row.raw).toString('utf8'),
+      state: row.state,
+      reasons: row.reasons,
+    }));
   }
   const rowOf = (rows: Awaited<ReturnType<typeof inbox>>, body: string) => rows.find((row) => row.text === body);
 
@@ -69,27 +82,37 @@ describe.each(ENGINES)('erasing a person on $name', (engine: EngineUnderTest) =>
     ['e-mail in another case', { email: 'JEANNE.MARTIN@example.ORG' }],
     ['phone in another spacing', { phone: '06 55 50 12 34' }],
     ['phone in the national form', { phone: '0655501234' }],
-  ])('by %s: every candidate id of the person is erased and listed; the dry run lists them first and changes nothing', async (_how, match) => {
-    const r = await started();
-    const store = await r.store();
-    const [tables, rows] = [await snapshot(store), await inbox(r)];
-    expect(rows.some((row) => hasPhone(row.text))).toBe(true);
+  ])(
+    'by %s: every candidate id of the person is erased and listed; the dry run lists them first and changes nothing',
+    async (_how, match) => {
+      const r = await started();
+      const store = await r.store();
+      const [tables, rows] = [await snapshot(store), await inbox(r)];
+      expect(rows.some((row) => hasPhone(row.text))).toBe(true);
 
-    const dry = await r.erase(match, { reason: 'request', dryRun: true });
-    expect(dry).toMatchObject({ candidateIds: [FIRST, SECOND], dryRun: true, scrubbed: false });
-    expect(await snapshot(store)).toEqual(tables);
-    expect(await inbox(r)).toEqual(rows);
-    expect(await store.select('SELECT * FROM erasures')).toEqual([]);
+      const dry = await r.erase(match, { reason: 'request', dryRun: true });
+      expect(dry).toMatchObject({ candidateIds: [FIRST, SECOND], dryRun: true, scrubbed: false });
+      expect(await snapshot(store)).toEqual(tables);
+      expect(await inbox(r)).toEqual(rows);
+      expect(await store.select('SELECT * FROM erasures')).toEqual([]);
 
-    const report = await r.erase(match, { reason: 'request' });
-    expect(report).toMatchObject({ candidateIds: [FIRST, SECOND], dryRun: false, eventsRedacted: dry.eventsRedacted });
-    expect(JSON.stringify(report)).not.toMatch(/jeanne|martin|5550/i);
-    expect((await snapshot(store)).candidates.map((c) => c.candidate_id)).toEqual([NEIGHBOUR]);
-    const erasures = await store.select<{ candidate_id: string }>('SELECT candidate_id FROM erasures ORDER BY candidate_id');
-    expect(erasures.map((e) => e.candidate_id)).toEqual([FIRST, SECOND]);
-    const after = await inbox(r);
-    expect(after.filter((row) => hasPhone(row.text) || hasPhone(row.reasons ?? '') || /jeanne\.martin(@|\\u0040)example/i.test(row.text.replace(`x${EMAIL}`, '')))).toEqual([]);
-  });
+      const report = await r.erase(match, { reason: 'request' });
+      expect(report).toMatchObject({ candidateIds: [FIRST, SECOND], dryRun: false, eventsRedacted: dry.eventsRedacted });
+      expect(JSON.stringify(report)).not.toMatch(/jeanne|martin|5550/i);
+      expect((await snapshot(store)).candidates.map((c) => c.candidate_id)).toEqual([NEIGHBOUR]);
+      const erasures = await store.select<{ candidate_id: string }>('SELECT candidate_id FROM erasures ORDER BY candidate_id');
+      expect(erasures.map((e) => e.candidate_id)).toEqual([FIRST, SECOND]);
+      const after = await inbox(r);
+      expect(
+        after.filter(
+          (row) =>
+            hasPhone(row.text) ||
+            hasPhone(row.reasons ?? '') ||
+            /jeanne\.martin(@|\\u0040)example/i.test(row.text.replace(`x${EMAIL}`, '')),
+        ),
+      ).toEqual([]);
+    },
+  );
 
   it('matches values, never substrings: the neighbour keeps their rows; the escaped, spaced and non-JSON rows of the person are redacted, reasons included', async () => {
     const r = await started();
@@ -104,7 +127,11 @@ describe.each(ENGINES)('erasing a person on $name', (engine: EngineUnderTest) =>
     for (const row of neighbour) expect(after.find((a) => a.inboxId === row.inboxId)).toEqual(row);
 
     const unknown = after.find((a) => a.inboxId === rowOf(before, BODIES.unknownKind)!.inboxId)!;
-    expect(JSON.parse(unknown.text)).toEqual({ event: 'candidate.contacted', timestamp: '2026-03-05T09:00:00Z', data: { campaign_id: 'cmp_a' } });
+    expect(JSON.parse(unknown.text)).toEqual({
+      event: 'candidate.contacted',
+      timestamp: '2026-03-05T09:00:00Z',
+      data: { campaign_id: 'cmp_a' },
+    });
     expect(unknown.state).toBe('unknown');
     const notJson = after.find((a) => a.inboxId === rowOf(before, BODIES.notJson)!.inboxId)!;
     expect(notJson).toMatchObject({ text: '{"redacted":true}', state: 'dead' });
@@ -161,7 +188,9 @@ describe.each(ENGINES)('retention on $name', (engine: EngineUnderTest) => {
       await store.select(`INSERT INTO candidates (candidate_id, email) VALUES ('cand-by-hand', 'hand@example.org')`);
       const report = await eraseInactive(store, { olderThan: 730 * day });
       expect(report).toMatchObject({ candidateIds: ['cand-by-hand', 'cand-old-unversioned'], eventsRedacted: 1 });
-      expect((await store.select<{ candidate_id: string }>('SELECT candidate_id FROM candidates')).map((c) => c.candidate_id)).toEqual(['cand-recent-unversioned']);
+      expect((await store.select<{ candidate_id: string }>('SELECT candidate_id FROM candidates')).map((c) => c.candidate_id)).toEqual([
+        'cand-recent-unversioned',
+      ]);
     } finally {
       await receiver.close();
     }

@@ -26,7 +26,14 @@ function history() {
     sampleEvent('campaign.created', { timestamp: '2026-01-10T09:00:00Z', data: { campaign_id: CAMPAIGN } }),
     sampleEvent('candidate.added', {
       timestamp: '2026-01-10T09:01:00Z',
-      data: { campaign_id: CAMPAIGN, candidate_id: K, first_name: PII.first_name, last_name: PII.last_name, email: PII.email, phone: PII.phone },
+      data: {
+        campaign_id: CAMPAIGN,
+        candidate_id: K,
+        first_name: PII.first_name,
+        last_name: PII.last_name,
+        email: PII.email,
+        phone: PII.phone,
+      },
     }),
     sampleEvent('candidate.interview.completed.extended', {
       timestamp: '2026-01-11T09:00:00Z',
@@ -42,16 +49,26 @@ function history() {
         responses: [{ question: 'Votre parcours ?', answer: PII.answer, score: 8, explanation: 'ok' }],
       },
     }),
-    sampleEvent('candidate.added', { timestamp: '2026-01-10T09:02:00Z', data: { campaign_id: CAMPAIGN, candidate_id: OTHER, email: 'kept@example.org' } }),
+    sampleEvent('candidate.added', {
+      timestamp: '2026-01-10T09:02:00Z',
+      data: { campaign_id: CAMPAIGN, candidate_id: OTHER, email: 'kept@example.org' },
+    }),
     // Set aside: a dead letter (invalid data) and an unknown kind that carry the person's contact.
-    { event: 'candidate.added', timestamp: '2026-01-10T09:03:00Z', data: { campaign_id: CAMPAIGN, candidate_id: K, email: PII.email, call_queued: 'maybe' } },
+    {
+      event: 'candidate.added',
+      timestamp: '2026-01-10T09:03:00Z',
+      data: { campaign_id: CAMPAIGN, candidate_id: K, email: PII.email, call_queued: 'maybe' },
+    },
     { event: 'candidate.contacted', timestamp: '2026-01-10T09:04:00Z', data: { campaign_id: CAMPAIGN, note: `called ${PII.phone}` } },
   ];
 }
 
 /** Every erased string the history carries, as it carries them (the lower-cased e-mail aside). */
 const CARRIED = [PII.email, PII.phone, PII.first_name, PII.last_name, PII.salary_expectation, 'Transports Dupuis'];
-const leaks = (text: string) => [PII.email, PII.email.toLowerCase(), PII.phone, PII.first_name, PII.last_name, PII.salary_expectation, 'Transports Dupuis'].filter((s) => text.includes(s));
+const leaks = (text: string) =>
+  [PII.email, PII.email.toLowerCase(), PII.phone, PII.first_name, PII.last_name, PII.salary_expectation, 'Transports Dupuis'].filter((s) =>
+    text.includes(s),
+  );
 
 describe.each(ENGINES)('erasing a candidate on $name', (engine: EngineUnderTest) => {
   let receiver: Receiver | undefined;
@@ -77,7 +94,9 @@ describe.each(ENGINES)('erasing a candidate on $name', (engine: EngineUnderTest)
   it('deletes the row and responses, redacts every event naming the person, keeps identity, and records the erasure without personal data', async () => {
     const { receiver: r } = await started();
     const store = await r.store();
-    const identities = await store.select<{ inbox_id: number; identity: string | null; kind: string | null; state: string }>('SELECT inbox_id, identity, kind, state FROM inbox ORDER BY inbox_id');
+    const identities = await store.select<{ inbox_id: number; identity: string | null; kind: string | null; state: string }>(
+      'SELECT inbox_id, identity, kind, state FROM inbox ORDER BY inbox_id',
+    );
     expect(leaks(await inboxBodies(r))).toEqual(CARRIED);
 
     const report = await r.erase({ email: PII.email.toUpperCase() }, { reason: 'GDPR request #42' });
@@ -90,7 +109,9 @@ describe.each(ENGINES)('erasing a candidate on $name', (engine: EngineUnderTest)
     expect(leaks(await inboxBodies(r))).toEqual([]);
     // Kind, state and identity kept: a redelivery is still a duplicate.
     expect(await store.select('SELECT inbox_id, identity, kind, state FROM inbox ORDER BY inbox_id')).toEqual(identities);
-    const erasures = await store.select<{ candidate_id: string; reason: string; events_redacted: number; erased_at: unknown }>('SELECT candidate_id, reason, events_redacted, erased_at FROM erasures');
+    const erasures = await store.select<{ candidate_id: string; reason: string; events_redacted: number; erased_at: unknown }>(
+      'SELECT candidate_id, reason, events_redacted, erased_at FROM erasures',
+    );
     expect(erasures).toHaveLength(1);
     expect(erasures[0]).toMatchObject({ candidate_id: K, reason: 'GDPR request #42' });
     expect(Number(erasures[0]!.events_redacted)).toBe(4);
@@ -101,8 +122,16 @@ describe.each(ENGINES)('erasing a candidate on $name', (engine: EngineUnderTest)
     expect(exported.erasures).toHaveLength(1);
     // Instants as ISO text on both engines (PostgreSQL's timestamps are read as text, never as Date).
     const iso = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-    expect([exported.erasures[0]!.erased_at, ...exported.events.flatMap((e) => [e.received_at, e.processed_at])].filter((at) => !iso.test(String(at)))).toEqual([]);
-    expect(exported.events.map((e) => e.body)).toContainEqual({ event: 'candidate.added', timestamp: '2026-01-10T09:01:00Z', data: { campaign_id: CAMPAIGN, candidate_id: K } });
+    expect(
+      [exported.erasures[0]!.erased_at, ...exported.events.flatMap((e) => [e.received_at, e.processed_at])].filter(
+        (at) => !iso.test(String(at)),
+      ),
+    ).toEqual([]);
+    expect(exported.events.map((e) => e.body)).toContainEqual({
+      event: 'candidate.added',
+      timestamp: '2026-01-10T09:01:00Z',
+      data: { campaign_id: CAMPAIGN, candidate_id: K },
+    });
     expect(leaks(JSON.stringify(exported))).toEqual([]);
   });
 
@@ -118,19 +147,36 @@ describe.each(ENGINES)('erasing a candidate on $name', (engine: EngineUnderTest)
     const again = await r.replay(history());
     expect(again.duplicates).toBe(history().length);
     const late = [
-      sampleEvent('candidate.interview.started', { timestamp: '2026-01-12T09:00:00Z', data: { campaign_id: CAMPAIGN, candidate_id: K, first_name: PII.first_name } }),
-      { event: 'reconcile.candidate', timestamp: '2099-01-01T00:00:00Z', data: { campaign_id: CAMPAIGN, candidate_id: K, email: PII.email, status: 'completed' } },
+      sampleEvent('candidate.interview.started', {
+        timestamp: '2026-01-12T09:00:00Z',
+        data: { campaign_id: CAMPAIGN, candidate_id: K, first_name: PII.first_name },
+      }),
+      {
+        event: 'reconcile.candidate',
+        timestamp: '2099-01-01T00:00:00Z',
+        data: { campaign_id: CAMPAIGN, candidate_id: K, email: PII.email, status: 'completed' },
+      },
     ];
     await r.replay(late);
     await r.drain();
     expect(await snapshot(store)).toEqual(erased);
     expect(leaks(await inboxBodies(r))).toEqual([]);
 
-    const newContact = sampleEvent('candidate.added', { timestamp: '2099-06-01T00:00:00Z', data: { campaign_id: CAMPAIGN, candidate_id: K, email: 'new.address@example.org', first_name: 'J.' } });
+    const newContact = sampleEvent('candidate.added', {
+      timestamp: '2099-06-01T00:00:00Z',
+      data: { campaign_id: CAMPAIGN, candidate_id: K, email: 'new.address@example.org', first_name: 'J.' },
+    });
     await r.replay([newContact]);
     await r.drain();
     const back = await r.query.getCandidate(K);
-    expect(back).toMatchObject({ candidate_id: K, email: 'new.address@example.org', first_name: 'J.', salary_expectation: null, interview_score: null, status: 'pending' });
+    expect(back).toMatchObject({
+      candidate_id: K,
+      email: 'new.address@example.org',
+      first_name: 'J.',
+      salary_expectation: null,
+      interview_score: null,
+      status: 'pending',
+    });
     expect(back?.responses ?? []).toEqual([]);
 
     const state = await snapshot(store);
@@ -154,27 +200,30 @@ describe.each(ENGINES)('erasing a candidate on $name', (engine: EngineUnderTest)
 
   // Replicas project concurrently: a projection that read no tombstone must commit before the
   // erasure deletes, or it would leave the person's row behind it. (SQLite has one writer.)
-  it.runIf(engine.name === 'postgres')('waits for a projection that read no tombstone, and the next projection sees the erasure', async () => {
-    const { receiver: r } = await started();
-    const store = await r.store();
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let read: Map<string, number> | undefined;
-    const projecting = store.write(async (tx) => {
-      read = await tx.erasures([K]);
-      await held;
-    });
-    while (read === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
-    let erased = false;
-    const erasing = r.erase({ candidateId: K }, { reason: 'race' }).then(() => (erased = true));
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    expect(erased).toBe(false);
-    release();
-    await projecting;
-    await erasing;
-    expect(read.size).toBe(0);
-    expect((await store.write((tx) => tx.erasures([K]))).has(K)).toBe(true);
-  });
+  it.runIf(engine.name === 'postgres')(
+    'waits for a projection that read no tombstone, and the next projection sees the erasure',
+    async () => {
+      const { receiver: r } = await started();
+      const store = await r.store();
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let read: Map<string, number> | undefined;
+      const projecting = store.write(async (tx) => {
+        read = await tx.erasures([K]);
+        await held;
+      });
+      while (read === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
+      let erased = false;
+      const erasing = r.erase({ candidateId: K }, { reason: 'race' }).then(() => (erased = true));
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      expect(erased).toBe(false);
+      release();
+      await projecting;
+      await erasing;
+      expect(read.size).toBe(0);
+      expect((await store.write((tx) => tx.erasures([K]))).has(K)).toBe(true);
+    },
+  );
 });
 
 describe('erasure on SQLite, on disk', () => {
@@ -185,7 +234,16 @@ describe('erasure on SQLite, on disk', () => {
     try {
       await receiver.replay(history());
       await receiver.drain();
-      const files = () => [database, `${database}-wal`].map((f) => { try { return readFileSync(f).toString('latin1') + readFileSync(f).toString('utf8'); } catch { return ''; } }).join('');
+      const files = () =>
+        [database, `${database}-wal`]
+          .map((f) => {
+            try {
+              return readFileSync(f).toString('latin1') + readFileSync(f).toString('utf8');
+            } catch {
+              return '';
+            }
+          })
+          .join('');
       expect(leaks(files())).toEqual(CARRIED);
       const report = await receiver.erase({ phone: PII.phone }, { reason: 'request' });
       expect(report.scrubbed).toBe(true);
@@ -208,11 +266,17 @@ describe.each(ENGINES)('retention on $name', (engine: EngineUnderTest) => {
       const recent = Date.now() - day;
       const at = (ms: number) => new Date(ms).toISOString();
       await replayInto({ store, now: () => old }, [
-        sampleEvent('candidate.added', { timestamp: at(old), data: { campaign_id: CAMPAIGN, candidate_id: 'cand-old', email: 'old.person@example.org' } }),
+        sampleEvent('candidate.added', {
+          timestamp: at(old),
+          data: { campaign_id: CAMPAIGN, candidate_id: 'cand-old', email: 'old.person@example.org' },
+        }),
         { event: 'candidate.contacted', timestamp: at(old), data: { note: 'Paul Ancien asked to be called back' } },
       ]);
       await replayInto({ store, now: () => recent }, [
-        sampleEvent('candidate.added', { timestamp: at(recent), data: { campaign_id: CAMPAIGN, candidate_id: 'cand-recent', email: 'recent.person@example.org' } }),
+        sampleEvent('candidate.added', {
+          timestamp: at(recent),
+          data: { campaign_id: CAMPAIGN, candidate_id: 'cand-recent', email: 'recent.person@example.org' },
+        }),
         { event: 'candidate.contacted', timestamp: at(recent), data: { note: 'recent.person@example.org called' } },
       ]);
       const dry = await eraseInactive(store, { olderThan: 730 * day, dryRun: true });
@@ -220,11 +284,21 @@ describe.each(ENGINES)('retention on $name', (engine: EngineUnderTest) => {
       expect((await store.select('SELECT * FROM erasures')).length).toBe(0);
 
       const report = await eraseInactive(store, { olderThan: 730 * day });
-      expect(report).toMatchObject({ dryRun: false, candidatesErased: 1, candidateIds: ['cand-old'], eventsRedacted: 1, setAsideRedacted: 1 });
-      const ids = (await store.select<{ candidate_id: string }>('SELECT candidate_id FROM candidates ORDER BY candidate_id')).map((r) => r.candidate_id);
+      expect(report).toMatchObject({
+        dryRun: false,
+        candidatesErased: 1,
+        candidateIds: ['cand-old'],
+        eventsRedacted: 1,
+        setAsideRedacted: 1,
+      });
+      const ids = (await store.select<{ candidate_id: string }>('SELECT candidate_id FROM candidates ORDER BY candidate_id')).map(
+        (r) => r.candidate_id,
+      );
       expect(ids).toEqual(['cand-recent']);
       expect((await store.select<{ reason: string }>('SELECT reason FROM erasures')).map((r) => r.reason)).toEqual(['retention']);
-      const bodies = (await store.select<{ raw: Uint8Array }>('SELECT raw FROM inbox')).map((r) => Buffer.from(r.raw).toString('utf8')).join('\n');
+      const bodies = (await store.select<{ raw: Uint8Array }>('SELECT raw FROM inbox'))
+        .map((r) => Buffer.from(r.raw).toString('utf8'))
+        .join('\n');
       expect(bodies).not.toContain('old.person@example.org');
       expect(bodies).not.toContain('Paul Ancien');
       expect(bodies).toContain('recent.person@example.org');

@@ -26,12 +26,16 @@ async function storeWithDue(events: unknown[]): Promise<Store> {
     const raws = events.map((event) => Buffer.from(JSON.stringify(event)));
     await tx.append(raws.map((raw) => deliveryOf(raw, readEnvelope(raw), '2026-11-22T00:00:00.000Z', null)));
     const claimed = await tx.claimPending(events.length);
-    await tx.settle(claimed.map((row) => ({ inboxId: row.inbox_id, state: 'projected', reasons: null, handlers: true })), '2026-11-22T00:00:01.000Z');
+    await tx.settle(
+      claimed.map((row) => ({ inboxId: row.inbox_id, state: 'projected', reasons: null, handlers: true })),
+      '2026-11-22T00:00:01.000Z',
+    );
   });
   return store;
 }
 
-const event = (kind: 'candidate.added' | 'candidate.interview.started', candidate: string) => sampleEvent(kind, { data: { candidate_id: candidate } });
+const event = (kind: 'candidate.added' | 'candidate.interview.started', candidate: string) =>
+  sampleEvent(kind, { data: { candidate_id: candidate } });
 const until = async (condition: () => boolean) => {
   while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
 };
@@ -53,7 +57,11 @@ describe('the handler pump', () => {
   }
 
   it("runs each key's handlers in inbox order, retries a failing one, and records it as a dead letter once out of attempts", async () => {
-    const store = await storeWithDue([event('candidate.added', 'a'), event('candidate.added', 'b'), event('candidate.interview.started', 'a')]);
+    const store = await storeWithDue([
+      event('candidate.added', 'a'),
+      event('candidate.added', 'b'),
+      event('candidate.interview.started', 'a'),
+    ]);
     cleanups.push(() => store.close());
     const calls: string[] = [];
     const handlers = createHandlerRegistry();
@@ -61,9 +69,13 @@ describe('the handler pump', () => {
       await new Promise((resolve) => setTimeout(resolve, (e.data as { candidate_id: string }).candidate_id === 'a' ? 20 : 0));
       calls.push(`${(e.data as { candidate_id: string }).candidate_id}:${e.event}:${context.attempt}`);
     });
-    handlers.on('candidate.interview.started', () => {
-      throw new Error('the CRM said no');
-    }, { name: 'crm' });
+    handlers.on(
+      'candidate.interview.started',
+      () => {
+        throw new Error('the CRM said no');
+      },
+      { name: 'crm' },
+    );
     const { pump: handlerPump } = pump(store, handlers, 'process-1');
     handlerPump.pump();
     await handlerPump.whenIdle();
@@ -76,7 +88,7 @@ describe('the handler pump', () => {
     for (const id of [1, 2, 3]) expect((await store.inboxRow(id))?.handlers_pending).toBe(false);
   });
 
-  it("leaves a claim another process renews alone, and takes it once its lease ends", async () => {
+  it('leaves a claim another process renews alone, and takes it once its lease ends', async () => {
     const store = await storeWithDue([event('candidate.added', 'a'), event('candidate.added', 'b')]);
     cleanups.push(() => store.close());
     const started: string[] = [];

@@ -80,10 +80,14 @@ describe('application handlers, dead letters and reprocessing', () => {
     const attempts: number[] = [];
     let flakyCalls = 0;
     const credits: unknown[] = [];
-    receiver.on('candidate.added', (_event, context) => {
-      attempts.push(context.attempt);
-      throw new Error('CRM is down');
-    }, { name: 'push-to-crm' });
+    receiver.on(
+      'candidate.added',
+      (_event, context) => {
+        attempts.push(context.attempt);
+        throw new Error('CRM is down');
+      },
+      { name: 'push-to-crm' },
+    );
     receiver.on('candidate.sourced', () => {
       flakyCalls++;
       if (flakyCalls < 3) return Promise.reject(new Error('flaky'));
@@ -100,7 +104,9 @@ describe('application handlers, dead letters and reprocessing', () => {
     // The projection went on regardless.
     expect(await receiver.counts()).toMatchObject({ projected: 3, pending: 0 });
     const failures = (await receiver.deadLetters.list()).filter((d) => d.type === 'handler');
-    expect(failures).toEqual([expect.objectContaining({ type: 'handler', handler: 'push-to-crm', attempts: 3, error: 'Error: CRM is down' })]);
+    expect(failures).toEqual([
+      expect.objectContaining({ type: 'handler', handler: 'push-to-crm', attempts: 3, error: 'Error: CRM is down' }),
+    ]);
 
     // Once the CRM is back, the failed handler call can be retried.
     const retried = await receiver.deadLetters.retryHandlers('all');
@@ -139,7 +145,9 @@ describe('application handlers, dead letters and reprocessing', () => {
     const letters = await receiver.deadLetters.list();
     expect(letters.map((d) => (d.type === 'event' ? d.state : d.type))).toEqual(['unknown', 'dead', 'dead']);
     const invalid = letters[1]!;
-    expect(invalid.type === 'event' && invalid.reasons.map((r) => r.path)).toEqual(expect.arrayContaining(['data.interview_score', 'data.candidate_id']));
+    expect(invalid.type === 'event' && invalid.reasons.map((r) => r.path)).toEqual(
+      expect.arrayContaining(['data.interview_score', 'data.candidate_id']),
+    );
     const badTime = letters[2]!;
     expect(badTime.type === 'event' && badTime.reasons.map((r) => r.path)).toContain('timestamp');
 
@@ -150,7 +158,12 @@ describe('application handlers, dead letters and reprocessing', () => {
     // An operator mends the stored body, then reprocesses that one event.
     const mended = JSON.parse(badTime.type === 'event' ? badTime.body : '{}');
     mended.timestamp = '2026-11-20T10:00:00+01:00';
-    await (await receiver.store()).select('UPDATE inbox SET raw = ? WHERE inbox_id = ?', [Buffer.from(JSON.stringify(mended)), badTime.type === 'event' ? badTime.inbox_id : 0]);
+    await (
+      await receiver.store()
+    ).select('UPDATE inbox SET raw = ? WHERE inbox_id = ?', [
+      Buffer.from(JSON.stringify(mended)),
+      badTime.type === 'event' ? badTime.inbox_id : 0,
+    ]);
     expect((await receiver.deadLetters.reprocess([badTime.type === 'event' ? badTime.inbox_id : 0])).requeued).toHaveLength(1);
     await receiver.drain();
     expect(await receiver.counts()).toMatchObject({ unknown: 1, dead: 1, projected: 1 });

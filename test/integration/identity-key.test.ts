@@ -14,7 +14,9 @@ import type { Store } from '../../src/store/store.js';
 import { ENGINES, type EngineUnderTest } from '../support/engines.js';
 
 const body = (event: string, timestamp: string, candidate: string, spacing = 0) =>
-  Buffer.from(JSON.stringify({ event, timestamp, data: { candidate_id: candidate, campaign_id: 'cmp-key', first_name: 'Aïcha' } }, null, spacing));
+  Buffer.from(
+    JSON.stringify({ event, timestamp, data: { candidate_id: candidate, campaign_id: 'cmp-key', first_name: 'Aïcha' } }, null, spacing),
+  );
 const delivery = (raw: Buffer) => deliveryOf(raw, readEnvelope(raw), new Date().toISOString(), null);
 const appendOne = (store: Store, raw: Buffer) => store.write(async (tx) => (await tx.append([delivery(raw)]))[0]!);
 const stored = async (store: Store) => {
@@ -34,13 +36,25 @@ async function previousRelease(engine: EngineUnderTest, raw: Buffer): Promise<{ 
   if (engine.name === 'postgres') {
     const client = new pg.Client({ connectionString: database });
     await client.connect();
-    await migratePostgres(client as unknown as pg.PoolClient, undefined, loadMigrations('postgres').filter((m) => m.version <= 10));
-    await client.query('INSERT INTO inbox (received_at, raw, identity, kind, verdict, state, handler_key) VALUES ($1, $2, $3, $4, $5, $6, $7)', row);
+    await migratePostgres(
+      client as unknown as pg.PoolClient,
+      undefined,
+      loadMigrations('postgres').filter((m) => m.version <= 10),
+    );
+    await client.query(
+      'INSERT INTO inbox (received_at, raw, identity, kind, verdict, state, handler_key) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+      row,
+    );
     await client.end();
   } else {
     const db = new Database(database);
-    migrateSqlite(db, loadMigrations('sqlite').filter((m) => m.version <= 11));
-    db.prepare('INSERT INTO inbox (received_at, raw, identity, kind, verdict, state, handler_key) VALUES (?, ?, ?, ?, ?, ?, ?)').run(...row);
+    migrateSqlite(
+      db,
+      loadMigrations('sqlite').filter((m) => m.version <= 11),
+    );
+    db.prepare('INSERT INTO inbox (received_at, raw, identity, kind, verdict, state, handler_key) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
+      ...row,
+    );
     db.close();
   }
   return { database, cleanup };
@@ -64,7 +78,10 @@ describe.each(ENGINES)('the identity key ($name)', (engine) => {
     open.push(cleanup);
     const store = await storeOn(database);
     expect(await appendOne(store, old)).toEqual({ inboxId: null, duplicate: true });
-    expect(await appendOne(store, body('candidate.added', '2026-11-20T10:00:00Z', 'cand-old', 2))).toEqual({ inboxId: null, duplicate: true });
+    expect(await appendOne(store, body('candidate.added', '2026-11-20T10:00:00Z', 'cand-old', 2))).toEqual({
+      inboxId: null,
+      duplicate: true,
+    });
     expect(await store.write((tx) => tx.known([identityKey(old)]))).toEqual(new Set([identityKey(old).identity]));
     expect(await stored(store)).toBe(1);
   });
@@ -84,7 +101,9 @@ describe.each(ENGINES)('the identity key ($name)', (engine) => {
     }
     expect(delivery(undated).eventAt).toBeNull();
     const keys = [...dated, undated].map(identityKey);
-    expect(await store.write((tx) => tx.known([...keys, { identity: 'f'.repeat(64), eventAt: keys[0]!.eventAt }]))).toEqual(new Set(keys.map((k) => k.identity)));
+    expect(await store.write((tx) => tx.known([...keys, { identity: 'f'.repeat(64), eventAt: keys[0]!.eventAt }]))).toEqual(
+      new Set(keys.map((k) => k.identity)),
+    );
     expect(await stored(store)).toBe(3);
   });
 });

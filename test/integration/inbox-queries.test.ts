@@ -20,9 +20,13 @@ describe.each(ENGINES)('inbox queries of the console ($name)', (engine) => {
     const fresh = await engine.fresh();
     cleanup = fresh.cleanup;
     receiver = createReceiver({ database: fresh.database, secret: SECRET, dispatch: { handlerAttempts: 1, handlerRetryDelayMs: 1 } });
-    receiver.on('candidate.added', async () => {
-      throw new Error('the CRM is down');
-    }, { name: 'crm' });
+    receiver.on(
+      'candidate.added',
+      async () => {
+        throw new Error('the CRM is down');
+      },
+      { name: 'crm' },
+    );
     await receiver.ready();
     const send = async (body: string) => {
       const request = signedRequest(body, { secret: SECRET });
@@ -33,7 +37,9 @@ describe.each(ENGINES)('inbox queries of the console ($name)', (engine) => {
     await send(readFileSync(`${FIXTURES}invalid/invalid-data.json`, 'utf8'));
     await send(readFileSync(`${FIXTURES}invalid/not-json.txt`, 'utf8'));
     // A body with a NUL escape: valid JSON that PostgreSQL's jsonb would refuse.
-    await send(JSON.stringify({ event: 'candidate.note', timestamp: '2026-11-20T10:00:00Z', data: { candidate_id: ELOISE, note: 'a\u0000b' } }));
+    await send(
+      JSON.stringify({ event: 'candidate.note', timestamp: '2026-11-20T10:00:00Z', data: { candidate_id: ELOISE, note: 'a\u0000b' } }),
+    );
     await receiver.drain();
     inbox = prepareInboxQueries(await receiver.store());
   });
@@ -48,7 +54,7 @@ describe.each(ENGINES)('inbox queries of the console ($name)', (engine) => {
     const ids = first.events.map((e) => e.inbox_id);
     expect(ids).toEqual([...ids].sort((a, b) => b - a));
     const all = [...first.events];
-    for (let before = first.next; before !== null; ) {
+    for (let before = first.next; before !== null;) {
       const page = await inbox.listEvents({ limit: 20, before });
       all.push(...page.events);
       before = page.next;
@@ -65,7 +71,9 @@ describe.each(ENGINES)('inbox queries of the console ($name)', (engine) => {
     expect(added.events.every((e) => e.kind === 'candidate.added' && e.candidate_id !== null)).toBe(true);
 
     const rk4 = await inbox.listEvents({ campaign: RK4, limit: 500 });
-    expect(rk4.events.length).toBe(SCENARIO.filter((l) => (JSON.parse(l) as { data: { campaign_id?: string } }).data.campaign_id === RK4).length);
+    expect(rk4.events.length).toBe(
+      SCENARIO.filter((l) => (JSON.parse(l) as { data: { campaign_id?: string } }).data.campaign_id === RK4).length,
+    );
     expect(rk4.events.every((e) => e.campaign_id === RK4)).toBe(true);
 
     const eloise = await inbox.listEvents({ candidate: ELOISE, limit: 500 });
@@ -79,10 +87,17 @@ describe.each(ENGINES)('inbox queries of the console ($name)', (engine) => {
 
     const setAside = await inbox.listEvents({ state: ['unknown', 'dead'] });
     expect(setAside.events.every((e) => e.reasons.length > 0)).toBe(true);
-    expect(setAside.events.map((e) => String(e.kind)).sort()).toEqual(['candidate.interview.completed', 'candidate.interview.rescheduled', 'candidate.note', 'null']);
+    expect(setAside.events.map((e) => String(e.kind)).sort()).toEqual([
+      'candidate.interview.completed',
+      'candidate.interview.rescheduled',
+      'candidate.note',
+      'null',
+    ]);
     expect(await inbox.countEvents({ state: 'dead' })).toMatchObject({ count: 2 });
 
-    expect((await inbox.listEvents({ from: '2000-01-01T00:00:00Z', to: '2100-01-01T00:00:00+01:00', limit: 500 })).events).toHaveLength(SCENARIO.length + 4);
+    expect((await inbox.listEvents({ from: '2000-01-01T00:00:00Z', to: '2100-01-01T00:00:00+01:00', limit: 500 })).events).toHaveLength(
+      SCENARIO.length + 4,
+    );
     expect((await inbox.listEvents({ from: '2100-01-01T00:00:00Z' })).events).toHaveLength(0);
     await expect(inbox.listEvents({ from: 'yesterday' })).rejects.toBeInstanceOf(QueryParameterError);
     await expect(inbox.listEvents({ limit: 0 })).rejects.toBeInstanceOf(QueryParameterError);
@@ -129,7 +144,11 @@ describe.each(ENGINES)('inbox queries on a body nested 100,000 levels ($name)', 
       await receiver.ready();
       // Valid JSON (the intake takes any depth JSON.parse does) that the engines' JSON readers give up on.
       const deep = `{"event":"candidate.deep","timestamp":"2026-11-20T10:00:00Z","data":{"campaign_id":"${RK4}","candidate_id":"c-deep","nest":${'['.repeat(100_000)}${']'.repeat(100_000)}}}`;
-      const shallow = JSON.stringify({ event: 'candidate.note', timestamp: '2026-11-20T10:00:00Z', data: { campaign_id: RK4, candidate_id: 'c-1' } });
+      const shallow = JSON.stringify({
+        event: 'candidate.note',
+        timestamp: '2026-11-20T10:00:00Z',
+        data: { campaign_id: RK4, candidate_id: 'c-1' },
+      });
       for (const body of [deep, shallow]) {
         const request = signedRequest(body, { secret: SECRET });
         expect((await receiver.receive({ rawBody: request.body, headers: request.headers })).answer.status).toBe(200);

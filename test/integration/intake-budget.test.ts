@@ -27,11 +27,18 @@ const LIMIT = 100_000;
 const quiet = createLogger({ level: 'silent' });
 
 /** A connection that announces a body (`declared` bytes, or chunked), sends `sent` bytes of it and holds. */
-function holdBody(url: string, declared: number | 'chunked', sent: number, options: { allowHalfOpen?: boolean } = {}): { socket: Socket; answer: Promise<string>; received: () => string } {
+function holdBody(
+  url: string,
+  declared: number | 'chunked',
+  sent: number,
+  options: { allowHalfOpen?: boolean } = {},
+): { socket: Socket; answer: Promise<string>; received: () => string } {
   const { hostname, port, pathname } = new URL(url);
   const socket = connect({ host: hostname, port: Number(port), allowHalfOpen: options.allowHalfOpen ?? false });
   const length = declared === 'chunked' ? 'Transfer-Encoding: chunked' : `Content-Length: ${declared}`;
-  socket.write(`POST ${pathname === '/' ? '/webhooks' : pathname} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${length}\r\nX-Service-Signature: sha256=${'0'.repeat(64)}\r\n\r\n`);
+  socket.write(
+    `POST ${pathname === '/' ? '/webhooks' : pathname} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${length}\r\nX-Service-Signature: sha256=${'0'.repeat(64)}\r\n\r\n`,
+  );
   if (sent > 0) socket.write(declared === 'chunked' ? `${sent.toString(16)}\r\n${' '.repeat(sent)}\r\n` : ' '.repeat(sent));
   let text = '';
   socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
@@ -45,7 +52,8 @@ async function until(check: () => boolean | Promise<boolean>, what: string, time
   }
 }
 
-const signedSmall = (n: number) => signedRequest(sampleEvent('candidate.added', { data: { candidate_id: `cand_budget_${n}` } }), { secret: SECRET });
+const signedSmall = (n: number) =>
+  signedRequest(sampleEvent('candidate.added', { data: { candidate_id: `cand_budget_${n}` } }), { secret: SECRET });
 
 describe('the budget of bodies held, through node:http and Express', () => {
   let receiver: Receiver;
@@ -65,7 +73,10 @@ describe('the budget of bodies held, through node:http and Express', () => {
     await receiver.close();
   });
 
-  for (const [via, index] of [['node:http', 0], ['express', 1]] as const) {
+  for (const [via, index] of [
+    ['node:http', 0],
+    ['express', 1],
+  ] as const) {
     it(`${via}: answers 503 BUSY at once, unread, while the bodies held fill the budget; takes bodies again once they are gone`, async () => {
       const url = `${servers[index]!.url}/webhooks`;
       const first = holdBody(url, LIMIT, 10);
@@ -102,7 +113,15 @@ describe('the budget of bodies held, through node:http and Express', () => {
 type Adapter = 'node:http' | 'express' | 'fetch';
 
 /** An intake on a store that does as told, served by one adapter. */
-async function served(adapter: Adapter, store: () => Promise<StoreOutcome>): Promise<{ intake: Intake; send: (body: Uint8Array | ReadableStream<Uint8Array>, headers?: Record<string, string>) => Promise<number>; url: string; close: () => Promise<void> }> {
+async function served(
+  adapter: Adapter,
+  store: () => Promise<StoreOutcome>,
+): Promise<{
+  intake: Intake;
+  send: (body: Uint8Array | ReadableStream<Uint8Array>, headers?: Record<string, string>) => Promise<number>;
+  url: string;
+  close: () => Promise<void>;
+}> {
   const intake = createIntake({ secrets: [SECRET], maxBodyBytes: LIMIT, budget: createBodyBudget(4 * LIMIT), store, logger: quiet });
   if (adapter === 'fetch') {
     const handle = fetchHandler(intake);
@@ -138,7 +157,11 @@ describe('every byte claimed comes back, however a request ends', () => {
         ['a bogus signature', () => send(large, { 'x-service-signature': `sha256=${'0'.repeat(64)}` }), 401],
         ['too large, announced', () => send(randomBytes(LIMIT + 1)), 413],
         ['too large, found while reading', () => send(streamOf([randomBytes(LIMIT / 2), randomBytes(LIMIT / 2), randomBytes(10)])), 413],
-        ['storage down', () => ((outcome = async () => ({ ok: false, code: 'SQLITE_BUSY', message: 'locked' })), send(good.body, good.headers)), 503],
+        [
+          'storage down',
+          () => ((outcome = async () => ({ ok: false, code: 'SQLITE_BUSY', message: 'locked' })), send(good.body, good.headers)),
+          503,
+        ],
         ['the store throwing', () => ((outcome = async () => Promise.reject(new RangeError('boom'))), send(good.body, good.headers)), 500],
       ];
       for (const [name, run, status] of cases) {
@@ -229,7 +252,11 @@ describe.each(ENGINES)('large bodies, read into resizable buffers, stored byte f
         const headers = { 'x-service-signature': sign(SECRET, body), ...(!chunked && { 'content-length': String(size) }) };
         const payload = chunked ? streamOf(split(body)) : body;
         const status = via.startsWith('fetch')
-          ? (await receiver.fetchHandler()(new Request('http://receiver.test/webhooks', { method: 'POST', headers, body: payload, duplex: 'half' } as RequestInit))).status
+          ? (
+              await receiver.fetchHandler()(
+                new Request('http://receiver.test/webhooks', { method: 'POST', headers, body: payload, duplex: 'half' } as RequestInit),
+              )
+            ).status
           : (await fetch(server.url, { method: 'POST', headers, body: payload, duplex: 'half' } as RequestInit)).status;
         // Random bytes are not JSON: each is kept whole as a dead letter.
         expect(status, `${via}, ${size} bytes`).toBe(400);
@@ -244,8 +271,12 @@ describe.each(ENGINES)('large bodies, read into resizable buffers, stored byte f
 
 describe('the budget option', () => {
   it('is refused smaller than the body limit: a body at the limit could never be read', () => {
-    expect(() => createReceiver({ database: ':memory:', secret: SECRET, maxBodyBytes: 2048, maxBufferedBytes: 1024 })).toThrow(ConfigurationError);
-    expect(() => createReceiver({ database: ':memory:', secret: SECRET, maxBufferedBytes: 1024 })).toThrow(/no smaller than the body limit \(1048576\)/);
+    expect(() => createReceiver({ database: ':memory:', secret: SECRET, maxBodyBytes: 2048, maxBufferedBytes: 1024 })).toThrow(
+      ConfigurationError,
+    );
+    expect(() => createReceiver({ database: ':memory:', secret: SECRET, maxBufferedBytes: 1024 })).toThrow(
+      /no smaller than the body limit \(1048576\)/,
+    );
   });
 });
 

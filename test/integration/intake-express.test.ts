@@ -116,7 +116,12 @@ describe('Express middleware on a real app and a real SQLite file', () => {
     for (const [file, code, verdict, message] of [
       // JSON.parse's words: Node 22 adds the line and column.
       ['invalid/not-json.txt', 'INVALID_JSON', 'invalid_json', /^Unterminated string in JSON at position 261( \(line 1 column 262\))?$/],
-      ['invalid/not-an-envelope.json', 'INVALID_ENVELOPE', 'invalid_envelope', /^expected an object \{event, timestamp, data\}, received an array$/],
+      [
+        'invalid/not-an-envelope.json',
+        'INVALID_ENVELOPE',
+        'invalid_envelope',
+        /^expected an object \{event, timestamp, data\}, received an array$/,
+      ],
     ] as const) {
       const raw = readFileSync(join(FIXTURES, file));
       const answer = await post(url, raw, { 'x-service-signature': sign(SECRET, raw) });
@@ -164,7 +169,7 @@ describe('Express middleware on a real app and a real SQLite file', () => {
     expect(Buffer.compare(inboxRows().at(-1).raw, request.body)).toBe(0);
   });
 
-  it('takes the body\'s event as authoritative when the event header disagrees', async () => {
+  it("takes the body's event as authoritative when the event header disagrees", async () => {
     const event = sampleEvent('campaign.status_changed', { data: { new_status: 'paused' } });
     const request = signedRequest(event, { secret: SECRET });
     request.headers['x-service-event'] = 'credits.low';

@@ -85,7 +85,8 @@ describe('hostile bodies through every adapter', () => {
   }
 
   const row = (raw: Buffer | string) =>
-    reader.prepare('SELECT * FROM inbox WHERE raw = ?').get(Buffer.isBuffer(raw) ? raw : Buffer.from(raw)) as Record<string, any> | undefined;
+    reader.prepare('SELECT * FROM inbox WHERE raw = ?').get(Buffer.isBuffer(raw) ? raw : Buffer.from(raw)) as
+      Record<string, any> | undefined;
 
   const arrays = `${'['.repeat(DEPTH)}${']'.repeat(DEPTH)}`;
   const objects = `${'{"a":'.repeat(DEPTH)}null${'}'.repeat(DEPTH)}`;
@@ -96,11 +97,26 @@ describe('hostile bodies through every adapter', () => {
         ['deep arrays in data', added(`${via}-arrays`, `,"deep":${arrays}`), 200, null],
         ['deep objects in data', added(`${via}-objects`, `,"deep":${objects}`), 200, null],
         ['deep envelope member', added(`${via}-member`, '', `,"meta":${arrays}`), 200, null],
-        ['deep responses (invalid data)', `{"event":"candidate.interview.completed.extended","timestamp":"2026-11-20T10:00:00Z","data":{"campaign_id":"cmp_deep","candidate_id":"${via}-x","interview_score":5,"responses":${arrays}}}`, 200, null],
+        [
+          'deep responses (invalid data)',
+          `{"event":"candidate.interview.completed.extended","timestamp":"2026-11-20T10:00:00Z","data":{"campaign_id":"cmp_deep","candidate_id":"${via}-x","interview_score":5,"responses":${arrays}}}`,
+          200,
+          null,
+        ],
         ['a deep body', `${arrays.slice(0, -1)},"${via}"]`, 400, 'INVALID_ENVELOPE'],
-        ['deep data', `{"event":"candidate.added","timestamp":"2026-11-20T10:00:00Z","data":${'['.repeat(DEPTH)}"${via}"${']'.repeat(DEPTH)}}`, 400, 'INVALID_ENVELOPE'],
+        [
+          'deep data',
+          `{"event":"candidate.added","timestamp":"2026-11-20T10:00:00Z","data":${'['.repeat(DEPTH)}"${via}"${']'.repeat(DEPTH)}}`,
+          400,
+          'INVALID_ENVELOPE',
+        ],
         ['1e400 at the bottom', added(`${via}-inf`, `,"deep":${'['.repeat(DEPTH)}1e400${']'.repeat(DEPTH)}`), 400, 'INVALID_JSON'],
-        ['a lone surrogate at the bottom', added(`${via}-lone`, `,"deep":${'{"a":'.repeat(DEPTH)}"\\udead"${'}'.repeat(DEPTH)}`), 400, 'INVALID_JSON'],
+        [
+          'a lone surrogate at the bottom',
+          added(`${via}-lone`, `,"deep":${'{"a":'.repeat(DEPTH)}"\\udead"${'}'.repeat(DEPTH)}`),
+          400,
+          'INVALID_JSON',
+        ],
       ];
       for (const [name, body, status, code] of cases) {
         const answer = await send(via, body);
@@ -179,7 +195,10 @@ describe('last-resort guards', () => {
   function throwingIntake(logger = logSink().logger) {
     const intake = createIntake({ secrets: [SECRET], store: async () => ({ ok: true, inboxId: 1, duplicate: false }), logger });
     // An exception no stage expects, as the recursive identity threw on deep bodies.
-    return { ...intake, receive: async () => Promise.reject(new RangeError('Maximum call stack size exceeded near "candidate@example.test"')) };
+    return {
+      ...intake,
+      receive: async () => Promise.reject(new RangeError('Maximum call stack size exceeded near "candidate@example.test"')),
+    };
   }
 
   it('the intake core answers 500 in the envelope, and logs the type of error, not its message or the body', async () => {
@@ -193,9 +212,17 @@ describe('last-resort guards', () => {
     });
     const { raw, headers } = signed(added('guard', ',"first_name":"Éloïse"'));
     const result = await intake.receive({ rawBody: raw, headers });
-    expect(result).toMatchObject({ outcome: 'failed', answer: { status: 500, body: { error: { code: 'INTERNAL_ERROR', details: { cause: 'TypeError' } } } } });
+    expect(result).toMatchObject({
+      outcome: 'failed',
+      answer: { status: 500, body: { error: { code: 'INTERNAL_ERROR', details: { cause: 'TypeError' } } } },
+    });
     expect(lines).toHaveLength(1);
-    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 50, stage: 'intake', error: 'TypeError', msg: expect.stringContaining('unexpected error') });
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      level: 50,
+      stage: 'intake',
+      error: 'TypeError',
+      msg: expect.stringContaining('unexpected error'),
+    });
     expect(lines[0]).not.toContain('Éloïse');
   });
 
@@ -220,7 +247,11 @@ describe('last-resort guards', () => {
     expect(answer.status).toBe(500);
     expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
     expect(answer.body).toMatchObject({ error: { code: 'INTERNAL_ERROR' } });
-    expect(JSON.parse(lines[0]!)).toMatchObject({ stage: 'express', error: 'RangeError', at: expect.arrayContaining([expect.stringMatching(/^at /)]) });
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      stage: 'express',
+      error: 'RangeError',
+      at: expect.arrayContaining([expect.stringMatching(/^at /)]),
+    });
     expect(lines.join('')).not.toContain('example.test'); // the message may quote the body: never logged
   });
 
@@ -237,7 +268,9 @@ describe('last-resort guards', () => {
     expect(response.status).toBe(500);
     expect(await response.json()).toMatchObject({ error: { code: 'INTERNAL_ERROR' } });
     expect(JSON.parse(lines[0]!)).toMatchObject({ stage: 'fetch' });
-    expect(await fetchHandler(throwingIntake() as never)(new Request('http://receiver.test/webhooks', { method: 'POST', body: '{}' }))).toMatchObject({ status: 500 });
+    expect(
+      await fetchHandler(throwingIntake() as never)(new Request('http://receiver.test/webhooks', { method: 'POST', body: '{}' })),
+    ).toMatchObject({ status: 500 });
   });
 
   it('a listener that throws after the answer is logged; the request was answered', async () => {

@@ -19,12 +19,20 @@ describe('when the database cannot take the write', () => {
     const db = new Database(tmp.dbPath);
     const receiver = createReceiver({ database: db, secret: SECRET, busyTimeoutMs, logger: createLogger({ level: 'silent' }) });
     const server = await listen(receiver.nodeHandler());
-    cleanups.push(tmp.cleanup, () => void db.close(), () => receiver.close(), server.close);
+    cleanups.push(
+      tmp.cleanup,
+      () => void db.close(),
+      () => receiver.close(),
+      server.close,
+    );
     return { tmp, db, receiver, url: `${server.url}/webhooks` };
   }
 
   const send = (url: string, n: number) => {
-    const request = signedRequest(sampleEvent('candidate.added', { data: { candidate_id: `c-${n}`, phone: `+3361234${String(n).padStart(4, '0')}` } }), { secret: SECRET });
+    const request = signedRequest(
+      sampleEvent('candidate.added', { data: { candidate_id: `c-${n}`, phone: `+3361234${String(n).padStart(4, '0')}` } }),
+      { secret: SECRET },
+    );
     return post(url, request.body, request.headers);
   };
 
@@ -65,7 +73,11 @@ describe('when the database cannot take the write', () => {
     const tmp = tempDir();
     const db = new Database(tmp.dbPath);
     const receiver = createReceiver({ database: db, secret: SECRET, logger: createLogger({ level: 'silent' }) });
-    cleanups.push(tmp.cleanup, () => void db.close(), () => receiver.close());
+    cleanups.push(
+      tmp.cleanup,
+      () => void db.close(),
+      () => receiver.close(),
+    );
     db.pragma('query_only = ON');
     const request = signedRequest(sampleEvent('credits.low'), { secret: SECRET });
     const result = await receiver.receive({ rawBody: request.body, headers: request.headers });

@@ -11,11 +11,20 @@ const SECRET = 'whsec_metrics_4e1b';
 
 describe('receiver.metrics()', () => {
   it('counts requests, events, lag, handler calls, inbox rows and storage, in a registry of its own', async () => {
-    const receiver = createReceiver({ database: ':memory:', secret: SECRET, logger: createLogger({ level: 'silent' }), dispatch: { handlerAttempts: 2, handlerRetryDelayMs: 1 } });
+    const receiver = createReceiver({
+      database: ':memory:',
+      secret: SECRET,
+      logger: createLogger({ level: 'silent' }),
+      dispatch: { handlerAttempts: 2, handlerRetryDelayMs: 1 },
+    });
     receiver.on('candidate.added', () => undefined, { name: 'crm' });
-    receiver.on('credits.low', () => {
-      throw new Error('down');
-    }, { name: 'pager' });
+    receiver.on(
+      'credits.low',
+      () => {
+        throw new Error('down');
+      },
+      { name: 'pager' },
+    );
     const send = (event: unknown, secret = SECRET) => {
       const request = signedRequest(event, { secret });
       return receiver.receive({ rawBody: request.body, headers: request.headers });
@@ -49,8 +58,14 @@ describe('receiver.metrics()', () => {
   it('counts erasures by request or retention, and the events they redacted, with no personal data in a label', async () => {
     const receiver = createReceiver({ database: ':memory:', allowUnsigned: true, logger: createLogger({ level: 'silent' }) });
     await receiver.replay([
-      sampleEvent('candidate.added', { timestamp: '2020-01-01T10:00:00.000Z', data: { candidate_id: 'cand-old', email: 'old.person@example.com' } }),
-      sampleEvent('candidate.added', { timestamp: '2026-11-20T10:00:00.000Z', data: { candidate_id: 'cand-asked', email: 'asked.person@example.com' } }),
+      sampleEvent('candidate.added', {
+        timestamp: '2020-01-01T10:00:00.000Z',
+        data: { candidate_id: 'cand-old', email: 'old.person@example.com' },
+      }),
+      sampleEvent('candidate.added', {
+        timestamp: '2026-11-20T10:00:00.000Z',
+        data: { candidate_id: 'cand-asked', email: 'asked.person@example.com' },
+      }),
       sampleEvent('candidate.interview.started', { timestamp: '2026-11-20T11:00:00.000Z', data: { candidate_id: 'cand-asked' } }),
     ]);
     await receiver.drain();

@@ -46,7 +46,11 @@ async function append(engine: Engine, deliveries: Delivery[]): Promise<number[]>
 describe.skipIf(postgresUrl() === '')('PostgreSQL operations, alone', () => {
   it('claims: a pending row claimed in one transaction is skipped by another, and pending again when the first rolls back', async () => {
     const { engine } = await freshEngine();
-    const ids = await append(engine, [delivery('candidate.added', 'c1'), delivery('candidate.added', 'c2'), delivery('candidate.added', 'c3')]);
+    const ids = await append(engine, [
+      delivery('candidate.added', 'c1'),
+      delivery('candidate.added', 'c2'),
+      delivery('candidate.added', 'c3'),
+    ]);
     let first: number[] = [];
     let second: number[] = [];
     const rolledBack = inTransaction(engine, async (a) => {
@@ -61,7 +65,7 @@ describe.skipIf(postgresUrl() === '')('PostgreSQL operations, alone', () => {
     expect(again.map((r) => [r.inbox_id, r.state])).toEqual(ids.map((id) => [id, 'pending']));
   });
 
-  it('leases: a handler lease keeps a row from other owners until given back, and a key\'s later row waits for its earlier one', async () => {
+  it("leases: a handler lease keeps a row from other owners until given back, and a key's later row waits for its earlier one", async () => {
     const { engine } = await freshEngine();
     const db = engine.pooled;
     const [c1, c2, c1Later] = await append(engine, [
@@ -70,7 +74,11 @@ describe.skipIf(postgresUrl() === '')('PostgreSQL operations, alone', () => {
       delivery('candidate.interview.started', 'c1'),
     ]);
     await inTransaction(engine, (tx) =>
-      settle(tx, [c1!, c2!, c1Later!].map((inboxId) => ({ inboxId, state: 'projected' as const, reasons: null, handlers: true })), '2026-11-20T10:00:01.000Z'),
+      settle(
+        tx,
+        [c1!, c2!, c1Later!].map((inboxId) => ({ inboxId, state: 'projected' as const, reasons: null, handlers: true })),
+        '2026-11-20T10:00:01.000Z',
+      ),
     );
     const claim = async (owner: string) =>
       (await claimHandlers(db, { owner, limit: 10, leaseMs: 60_000, running: new Set() })).map((r) => r.inbox_id);

@@ -21,14 +21,22 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-const beatOf = (id: string, everyMs = 5000) => ({ receiver_id: id, pid: 4242, host: 'web-1', started_at: '2026-11-20T10:00:00.000Z', every_ms: everyMs });
+const beatOf = (id: string, everyMs = 5000) => ({
+  receiver_id: id,
+  pid: 4242,
+  host: 'web-1',
+  started_at: '2026-11-20T10:00:00.000Z',
+  every_ms: everyMs,
+});
 /**
  * Settles as `work` does, or rejects once `ms` passed: for "it does not wait", with a deadline far
  * beyond what it should take and far below what waiting would take, so that load cannot fail it.
  */
 async function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: still waiting after ${ms} ms`)), ms)));
+  const late = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: still waiting after ${ms} ms`)), ms)),
+  );
   try {
     return await Promise.race([work, late]);
   } finally {
@@ -47,7 +55,10 @@ function countingBeats(store: Store): { store: Store; beats: Array<{ started: nu
   return { store: { ...store, beat }, beats };
 }
 
-const unsigned = (n: number) => ({ rawBody: Buffer.from(JSON.stringify(sampleEvent('credits.low', { data: { credits_remaining: n } }))), headers: {} });
+const unsigned = (n: number) => ({
+  rawBody: Buffer.from(JSON.stringify(sampleEvent('credits.low', { data: { credits_remaining: n } }))),
+  headers: {},
+});
 
 describe.each(ENGINES)('heartbeats on the $name engine', (engine) => {
   async function open(): Promise<{ store: Store; database: string }> {
@@ -64,10 +75,14 @@ describe.each(ENGINES)('heartbeats on the $name engine', (engine) => {
     expect(first).toMatchObject({ pid: 4242, host: 'web-1', started_at: '2026-11-20T10:00:00.000Z' });
     expect((await store.receivers()).map((r) => r.receiver_id).sort()).toEqual(['a', 'b']);
     // Its age grows until it is more than 3 of its 200 ms beats: gone; a's 5 s beats are not missed.
-    const aged = await waitFor(async () => {
-      const rows = new Map((await store.receivers()).map((r) => [r.receiver_id, r]));
-      return rows.get('b')!.age_ms > 600 ? rows : undefined;
-    }, 10_000, "b's age to pass 3 beats");
+    const aged = await waitFor(
+      async () => {
+        const rows = new Map((await store.receivers()).map((r) => [r.receiver_id, r]));
+        return rows.get('b')!.age_ms > 600 ? rows : undefined;
+      },
+      10_000,
+      "b's age to pass 3 beats",
+    );
     expect(isRunning(aged.get('b')!)).toBe(false);
     expect(isRunning(aged.get('a')!)).toBe(true);
     const beating = performance.now();
@@ -85,7 +100,12 @@ describe.each(ENGINES)('heartbeats on the $name engine', (engine) => {
   it('a receiver keeps its row while it runs, refreshed every everyMs, and removes it when it closes', async () => {
     const { store } = await open();
     const counted = countingBeats(store);
-    const receiver = createReceiver({ database: counted.store, allowUnsigned: true, heartbeat: { everyMs: 100 }, logger: createLogger({ level: 'silent' }) });
+    const receiver = createReceiver({
+      database: counted.store,
+      allowUnsigned: true,
+      heartbeat: { everyMs: 100 },
+      logger: createLogger({ level: 'silent' }),
+    });
     await receiver.ready();
     const [row] = await store.receivers();
     expect(row).toMatchObject({ pid: process.pid, host: hostname(), every_ms: 100 });
@@ -156,7 +176,12 @@ describe('a heartbeat is never in the way', () => {
   it('a beat that never settles holds up neither ready() (one interval at most), nor the intake, nor close()', async () => {
     const { store } = await sqliteStore();
     const hanging: Store = { ...store, beat: () => new Promise<void>(() => undefined) };
-    const receiver = createReceiver({ database: hanging, allowUnsigned: true, heartbeat: { everyMs: 300 }, logger: createLogger({ level: 'silent' }) });
+    const receiver = createReceiver({
+      database: hanging,
+      allowUnsigned: true,
+      heartbeat: { everyMs: 300 },
+      logger: createLogger({ level: 'silent' }),
+    });
     // ready() waits one interval (300 ms) for the first beat; held up, it would never settle.
     await within(receiver.ready(), 10_000, 'ready() behind a beat that never settles');
     expect((await receiver.receive(unsigned(1))).answer.status).toBe(200);
@@ -173,19 +198,31 @@ describe('a heartbeat is never in the way', () => {
     cleanups.push(() => void locker.close());
     locker.exec('BEGIN IMMEDIATE');
     const started = performance.now();
-    await expect(store.beat(beatOf('locked'))).rejects.toMatchObject({ name: 'StoreUnavailableError', code: expect.stringMatching(/^SQLITE_BUSY/) });
+    await expect(store.beat(beatOf('locked'))).rejects.toMatchObject({
+      name: 'StoreUnavailableError',
+      code: expect.stringMatching(/^SQLITE_BUSY/),
+    });
     // A wait in SQLite would block the event loop (no timer could fire): measured, not raced.
     expect(performance.now() - started).toBeLessThan(10_000);
 
-    const receiver = createReceiver({ database: store, allowUnsigned: true, heartbeat: { everyMs: 100 }, logger: createLogger({ level: 'silent' }) });
+    const receiver = createReceiver({
+      database: store,
+      allowUnsigned: true,
+      heartbeat: { everyMs: 100 },
+      logger: createLogger({ level: 'silent' }),
+    });
     cleanups.push(() => receiver.close());
     await receiver.ready();
     expect(await store.receivers()).toEqual([]);
     locker.exec('ROLLBACK');
-    const rows = await waitFor(async () => {
-      const found = await store.receivers();
-      return found.length > 0 ? found : undefined;
-    }, 10_000, 'a beat after the lock');
+    const rows = await waitFor(
+      async () => {
+        const found = await store.receivers();
+        return found.length > 0 ? found : undefined;
+      },
+      10_000,
+      'a beat after the lock',
+    );
     expect(rows).toEqual([expect.objectContaining({ pid: process.pid, every_ms: 100 })]);
   });
 
@@ -215,6 +252,8 @@ describe('a heartbeat is never in the way', () => {
 
   it('a heartbeat interval under 100 ms is a configuration error', () => {
     expect(() => createReceiver({ database: ':memory:', allowUnsigned: true, heartbeat: { everyMs: 10 } })).toThrow(ConfigurationError);
-    expect(() => createReceiver({ database: ':memory:', allowUnsigned: true, heartbeat: { everyMs: 1.5e3 + 0.5 } })).toThrow(/whole number of milliseconds from 100/);
+    expect(() => createReceiver({ database: ':memory:', allowUnsigned: true, heartbeat: { everyMs: 1.5e3 + 0.5 } })).toThrow(
+      /whole number of milliseconds from 100/,
+    );
   });
 });

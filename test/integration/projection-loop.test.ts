@@ -103,7 +103,10 @@ describe('the projection loop', () => {
     await projection.onIdle();
     expect(seen.processed).toEqual(['1:projected', '2:dead', '3:projected']);
     expect(JSON.parse((await real.inboxRow(2))!.reasons!)).toEqual([{ path: '', message: 'projection failed: no room for c-poison' }]);
-    expect(await real.select('SELECT candidate_id FROM candidates ORDER BY candidate_id')).toEqual([{ candidate_id: 'c-1' }, { candidate_id: 'c-3' }]);
+    expect(await real.select('SELECT candidate_id FROM candidates ORDER BY candidate_id')).toEqual([
+      { candidate_id: 'c-1' },
+      { candidate_id: 'c-3' },
+    ]);
   });
 
   it('defers to an intake that is never idle for 50 ms at most, then takes what arrived meanwhile: 8 batches in one', async () => {
@@ -113,7 +116,10 @@ describe('the projection loop', () => {
     const counting: Store = Object.create(real, {
       write: {
         value: (work: Parameters<Store['write']>[0], options?: Parameters<Store['write']>[1]) =>
-          real.write((tx) => work(Object.create(tx, { claimPending: { value: (limit: number) => (claims.push(limit), tx.claimPending(limit)) } })), options),
+          real.write(
+            (tx) => work(Object.create(tx, { claimPending: { value: (limit: number) => (claims.push(limit), tx.claimPending(limit)) } })),
+            options,
+          ),
       },
     });
     // Requests always waiting to be stored, as under sustained load.
@@ -210,7 +216,10 @@ describe.each(ENGINES)('setting aside the event that fails alone, on $name', (en
       await append(real, [added('c-0')]);
       await real.write(async (tx) => {
         const [row] = await tx.claimPending(1);
-        await tx.settle([{ inboxId: row!.inbox_id, state: 'dead', reasons: [{ path: '', message: 'a fault since fixed' }], handlers: false }], '2026-11-22T00:30:00.000Z');
+        await tx.settle(
+          [{ inboxId: row!.inbox_id, state: 'dead', reasons: [{ path: '', message: 'a fault since fixed' }], handlers: false }],
+          '2026-11-22T00:30:00.000Z',
+        );
       });
       await append(real, [added('c-1'), added('c-poison'), added('c-3')]);
       const store = poisoned(real, async () => void (await real.requeue([1])));
@@ -229,61 +238,64 @@ describe.each(ENGINES)('setting aside the event that fails alone, on $name', (en
     }
   });
 
-  it.runIf(engine.name === 'postgres')('leaves to a replica the failing row it holds, and sets aside no other row in its place', async () => {
-    const { store: real, database, close } = await freshStore(engine);
-    const replica = await openStore(database);
-    const stopping = new AbortController();
-    let release: (() => void) | undefined;
-    let held: Promise<unknown> | undefined;
-    try {
-      await append(real, [added('c-1'), added('c-poison'), added('c-3')]);
-      // Just after c-poison failed alone, a replica claims it (the oldest pending row) and holds it
-      // while the loop sets it aside; then it gives it back (its own transaction rolls back).
-      const store = poisoned(real, async () => {
-        const claimed = new Promise<void>((resolve, reject) => {
-          held = replica
-            .write(async (tx) => {
-              expect((await tx.claimPending(1)).map((r) => r.inbox_id)).toEqual([2]);
-              resolve();
-              await new Promise<void>((r) => (release = r));
-              throw new Error('the replica gives the row back');
-            })
-            .catch((error: Error) => (error.message === 'the replica gives the row back' ? undefined : reject(error)));
+  it.runIf(engine.name === 'postgres')(
+    'leaves to a replica the failing row it holds, and sets aside no other row in its place',
+    async () => {
+      const { store: real, database, close } = await freshStore(engine);
+      const replica = await openStore(database);
+      const stopping = new AbortController();
+      let release: (() => void) | undefined;
+      let held: Promise<unknown> | undefined;
+      try {
+        await append(real, [added('c-1'), added('c-poison'), added('c-3')]);
+        // Just after c-poison failed alone, a replica claims it (the oldest pending row) and holds it
+        // while the loop sets it aside; then it gives it back (its own transaction rolls back).
+        const store = poisoned(real, async () => {
+          const claimed = new Promise<void>((resolve, reject) => {
+            held = replica
+              .write(async (tx) => {
+                expect((await tx.claimPending(1)).map((r) => r.inbox_id)).toEqual([2]);
+                resolve();
+                await new Promise<void>((r) => (release = r));
+                throw new Error('the replica gives the row back');
+              })
+              .catch((error: Error) => (error.message === 'the replica gives the row back' ? undefined : reject(error)));
+          });
+          await claimed;
         });
-        await claimed;
-      });
-      let released = false;
-      const releasing: Store = Object.create(store, {
-        write: {
-          value: async <T>(work: Parameters<Write>[0], options?: Parameters<Write>[1]): Promise<T> => {
-            const afterFailure = release !== undefined;
-            try {
-              return (await store.write(work, options)) as T;
-            } finally {
-              // The replica lets go once the loop's next transaction (setting the event aside) ended.
-              if (afterFailure && !released) {
-                released = true;
-                release!();
-                await held;
+        let released = false;
+        const releasing: Store = Object.create(store, {
+          write: {
+            value: async <T>(work: Parameters<Write>[0], options?: Parameters<Write>[1]): Promise<T> => {
+              const afterFailure = release !== undefined;
+              try {
+                return (await store.write(work, options)) as T;
+              } finally {
+                // The replica lets go once the loop's next transaction (setting the event aside) ended.
+                if (afterFailure && !released) {
+                  released = true;
+                  release!();
+                  await held;
+                }
               }
-            }
+            },
           },
-        },
-      });
-      const projection = createProjectionLoop(quietParts(releasing, stopping.signal), { batchSize: 3 });
-      projection.notify();
-      await projection.onIdle();
-      expect(await states(real)).toEqual([
-        ['projected', null],
-        ['dead', 'projection failed: no room for c-poison'],
-        ['projected', null],
-      ]);
-    } finally {
-      stopping.abort();
-      release?.();
-      await held;
-      await replica.close();
-      await close();
-    }
-  });
+        });
+        const projection = createProjectionLoop(quietParts(releasing, stopping.signal), { batchSize: 3 });
+        projection.notify();
+        await projection.onIdle();
+        expect(await states(real)).toEqual([
+          ['projected', null],
+          ['dead', 'projection failed: no room for c-poison'],
+          ['projected', null],
+        ]);
+      } finally {
+        stopping.abort();
+        release?.();
+        await held;
+        await replica.close();
+        await close();
+      }
+    },
+  );
 });

@@ -28,23 +28,23 @@ describe.each(ENGINES)('queries on the projected lifecycle scenario ($name)', (e
     cleanup();
   });
 
-  it('give a campaign with the service\'s stats', async () => {
-    expect((await query.getCampaign(RK4))).toMatchObject({
+  it("give a campaign with the service's stats", async () => {
+    expect(await query.getCampaign(RK4)).toMatchObject({
       campaign_id: RK4,
       job_title: 'Préparateur de commandes H/F',
       status: 'completed',
       stats: { total_candidates: 8, interviews_completed: 4, average_score: 7.375 },
     });
     expect((await query.getCampaign(BT9))?.stats).toEqual({ total_candidates: 6, interviews_completed: 3, average_score: 6.5 });
-    expect((await query.getCampaign('cmp_unknown'))).toBeUndefined();
+    expect(await query.getCampaign('cmp_unknown')).toBeUndefined();
     expect((await query.listCampaigns()).map((c) => c.campaign_id)).toEqual([BT9, RK4]); // newest first
   });
 
   it('list candidates by score, best first, with nulls last and pagination', async () => {
-    const page = (await query.listCandidates(RK4, { sort: 'score_desc', per_page: 3 }));
+    const page = await query.listCandidates(RK4, { sort: 'score_desc', per_page: 3 });
     expect(page.candidates.map((c) => c.interview_score)).toEqual([8.5, 7.5, 7]);
     expect(page.pagination).toEqual({ total: 8, page: 1, per_page: 3, total_pages: 3 });
-    const last = (await query.listCandidates(RK4, { sort: 'score_desc', per_page: 3, page: 3 }));
+    const last = await query.listCandidates(RK4, { sort: 'score_desc', per_page: 3, page: 3 });
     expect(last.candidates.map((c) => c.interview_score)).toEqual([null, null]);
     const ascending = (await query.listCandidates(RK4, { sort: 'score_asc' })).candidates.map((c) => c.interview_score);
     expect(ascending.slice(0, 4)).toEqual([6.5, 7, 7.5, 8.5]);
@@ -52,7 +52,11 @@ describe.each(ENGINES)('queries on the projected lifecycle scenario ($name)', (e
   });
 
   it('filter by status and minimum score, and sort by date (interview, else added)', async () => {
-    expect((await query.listCandidates(RK4, { status: 'incomplete' })).candidates.map((c) => c.first_name).sort()).toEqual(['Aurélien', 'Benoît', 'Gaëlle']);
+    expect((await query.listCandidates(RK4, { status: 'incomplete' })).candidates.map((c) => c.first_name).sort()).toEqual([
+      'Aurélien',
+      'Benoît',
+      'Gaëlle',
+    ]);
     expect((await query.listCandidates(RK4, { min_score: 7.5 })).candidates.map((c) => c.first_name).sort()).toEqual(['Maëlys', 'Éloïse']);
     expect((await query.listCandidates(BT9, { min_score: '6' })).pagination.total).toBe(2);
     const byDate = (await query.listCandidates(BT9, { status: 'completed', sort: 'date_desc' })).candidates.map((c) => c.interview_date);
@@ -70,19 +74,36 @@ describe.each(ENGINES)('queries on the projected lifecycle scenario ($name)', (e
     expect(candidate.responses).toHaveLength(5);
     expect(candidate.responses[0]).toEqual(expect.objectContaining({ question: expect.any(String), score: expect.any(Number) }));
     expect(typeof candidate.is_sourced).toBe('boolean');
-    expect((await query.getCandidate('nobody'))).toBeUndefined();
+    expect(await query.getCandidate('nobody')).toBeUndefined();
   });
 
   it('return what the shipped expected.json says, value for value (booleans as true/false), so the fixture cannot drift', async () => {
     type Row = Record<string, unknown>;
-    const expected = JSON.parse(readFileSync(EXPECTED, 'utf8')) as { campaigns: Row[]; candidates: Row[]; interview_responses: Row[]; credits: Row };
+    const expected = JSON.parse(readFileSync(EXPECTED, 'utf8')) as {
+      campaigns: Row[];
+      candidates: Row[];
+      interview_responses: Row[];
+      credits: Row;
+    };
     // The fixture's columns of a row the queries return (they return more).
     const like = (row: object, model: Row) => Object.fromEntries(Object.keys(model).map((key) => [key, (row as Row)[key]]));
     const byId = (key: string) => (a: object, b: object) => (String((a as Row)[key]) < String((b as Row)[key]) ? -1 : 1);
     const campaigns = (await query.listCampaigns()).sort(byId('campaign_id'));
-    const candidates = (await Promise.all(campaigns.map(async (c) => (await query.listCandidates(c.campaign_id, { per_page: 100 })).candidates))).flat().sort(byId('candidate_id'));
+    const candidates = (
+      await Promise.all(campaigns.map(async (c) => (await query.listCandidates(c.campaign_id, { per_page: 100 })).candidates))
+    )
+      .flat()
+      .sort(byId('candidate_id'));
     const responses = (
-      await Promise.all(candidates.map(async (c) => ((await query.getCandidate(c.candidate_id))?.responses ?? []).map((r, position) => ({ candidate_id: c.candidate_id, position, ...r }))))
+      await Promise.all(
+        candidates.map(async (c) =>
+          ((await query.getCandidate(c.candidate_id))?.responses ?? []).map((r, position) => ({
+            candidate_id: c.candidate_id,
+            position,
+            ...r,
+          })),
+        ),
+      )
     ).flat();
     expect({
       campaigns: campaigns.map((c) => like(c, expected.campaigns[0]!)),
@@ -93,7 +114,7 @@ describe.each(ENGINES)('queries on the projected lifecycle scenario ($name)', (e
   });
 
   it('give the credits row', async () => {
-    expect((await query.getCredits())).toEqual({ credits_remaining: 0, low_threshold: 10, last_campaign_id: BT9 });
+    expect(await query.getCredits()).toEqual({ credits_remaining: 0, low_threshold: 10, last_campaign_id: BT9 });
   });
 
   it('refuse invalid parameters with a typed error that names the parameter', async () => {

@@ -56,7 +56,12 @@ describe.each(ENGINES)('reconcile on $name', (engine) => {
 
   it('stops when asked and resumes at the campaign it stopped at', async () => {
     const stop = new AbortController();
-    const first = await receiver.reconcile({ client: client(), campaigns: [big, small], signal: stop.signal, onProgress: () => stop.abort() });
+    const first = await receiver.reconcile({
+      client: client(),
+      campaigns: [big, small],
+      signal: stop.signal,
+      onProgress: () => stop.abort(),
+    });
     expect(first).toMatchObject({ interrupted: true, resumed: false });
     expect(first.campaigns).toHaveLength(1);
     const done = first.campaigns[0]!.campaign_id;
@@ -80,9 +85,17 @@ describe.each(ENGINES)('reconcile on $name', (engine) => {
         mine.push(...listed.candidates);
         if (page >= listed.pagination.total_pages) break;
       }
-      const fields = (c: { [K in 'candidate_id' | 'status' | 'interview_score' | 'email' | 'phone' | 'interview_date' | 'is_sourced' | 'concerns']?: unknown }) => ({
-        id: c.candidate_id, status: c.status, score: c.interview_score, email: c.email, phone: c.phone,
-        date: c.interview_date == null ? null : new Date(String(c.interview_date)).getTime(), sourced: c.is_sourced, concerns: c.concerns,
+      const fields = (c: {
+        [K in 'candidate_id' | 'status' | 'interview_score' | 'email' | 'phone' | 'interview_date' | 'is_sourced' | 'concerns']?: unknown;
+      }) => ({
+        id: c.candidate_id,
+        status: c.status,
+        score: c.interview_score,
+        email: c.email,
+        phone: c.phone,
+        date: c.interview_date == null ? null : new Date(String(c.interview_date)).getTime(),
+        sourced: c.is_sourced,
+        concerns: c.concerns,
       });
       // As sets: the list does not say when a candidate was added, so among candidates without a
       // score, those known only from reconciliation do not share the service's tie order.
@@ -110,7 +123,6 @@ describe.each(ENGINES)('reconcile on $name', (engine) => {
     expect(report.campaigns.find((c) => c.campaign_id === 'cmp_unknown_to_service')).toMatchObject({ found: false });
     expect(report.written).toBe(0);
   });
-
 });
 
 // Its own sandbox: the service's rate limit is per key and per sandbox, and the suite above uses its share.

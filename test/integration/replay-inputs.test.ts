@@ -9,7 +9,9 @@ import { FIXTURES_DIR, sampleEvent } from '../../src/testing/index.js';
 
 describe('replay of an input that cannot be read', () => {
   it('rejects, naming it, after replaying the readable inputs (replay())', async () => {
-    const error = await replay([`${FIXTURES_DIR}scenarios/nope.ndjson`, sampleEvent('credits.low')], { database: ':memory:' }).catch((e: unknown) => e);
+    const error = await replay([`${FIXTURES_DIR}scenarios/nope.ndjson`, sampleEvent('credits.low')], { database: ':memory:' }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(ReplayInputError);
     expect((error as ReplayInputError).message).toMatch(/nope\.ndjson \(ENOENT/);
     expect((error as ReplayInputError).summary).toMatchObject({ received: 1, projected: 1 });
@@ -34,7 +36,11 @@ describe('replay of NDJSON lines, as bytes', () => {
     it(`keeps each line's exact bytes, splits at LF (CRLF too), skips blank lines, and joins a line read in many chunks (${bulk ? 'bulk' : 'batched'})`, async () => {
       const crlf = Buffer.from(`${JSON.stringify(sampleEvent('credits.low'))}\r\n`);
       // Not UTF-8: a decoder would store U+FFFD in its place, and the dead letter would not be what was sent.
-      const notUtf8 = Buffer.concat([Buffer.from('{"event":"candidate.added","note":"'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('"}')]);
+      const notUtf8 = Buffer.concat([
+        Buffer.from('{"event":"candidate.added","note":"'),
+        Buffer.from([0xff, 0xfe, 0xc3]),
+        Buffer.from('"}'),
+      ]);
       // Valid JSON far longer than a read chunk (64 KiB), so that it spans several.
       const created = JSON.stringify(sampleEvent('campaign.created'));
       const long = Buffer.from(`{${' '.repeat(200_000)}${created.slice(1)}`);

@@ -209,7 +209,12 @@ describe('webhook delivery', () => {
       expect(JSON.parse(first!.body)).toEqual(JSON.parse(second!.body));
       for (const copy of [first!, second!]) expect(verify([SECRET], copy.body, copy.signature).ok).toBe(true);
     }
-    expect(sandbox.deliveries().map((a) => a.copy).sort()).toEqual(['duplicate', 'duplicate', 'original', 'original']);
+    expect(
+      sandbox
+        .deliveries()
+        .map((a) => a.copy)
+        .sort(),
+    ).toEqual(['duplicate', 'duplicate', 'original', 'original']);
 
     // Without --reserialize a duplicate is the same bytes.
     const plain = await receiver();
@@ -224,10 +229,19 @@ describe('webhook delivery', () => {
   it('--reorder holds some deliveries back behind later ones; every event still arrives once', async () => {
     const hooks = await receiver();
     open.push(hooks);
-    const sandbox = await start({ webhookUrl: hooks.webhookUrl, reorder: 0.5, seed: 'reorder', interviewMs: 10, events: ['campaign.created', 'candidate.added'] });
+    const sandbox = await start({
+      webhookUrl: hooks.webhookUrl,
+      reorder: 0.5,
+      seed: 'reorder',
+      interviewMs: 10,
+      events: ['campaign.created', 'candidate.added'],
+    });
     const call = apiClient(sandbox.apiUrl, KEY_A);
     const id = (await call('POST', '/campaigns/create', JOB)).body.campaign_id;
-    await call('POST', `/campaigns/${id}/candidates`, { contact_mode: 'email', candidates: Array.from({ length: 12 }, (_, i) => person(i)) });
+    await call('POST', `/campaigns/${id}/candidates`, {
+      contact_mode: 'email',
+      candidates: Array.from({ length: 12 }, (_, i) => person(i)),
+    });
     await sandbox.settle(10_000);
     expect(hooks.arrivals).toHaveLength(13);
     expect(new Set(hooks.arrivals.map((a) => a.identity)).size).toBe(13);
@@ -239,7 +253,10 @@ describe('webhook delivery', () => {
     const hooks = await receiver();
     open.push(hooks);
     const sandbox = await start({ webhookUrl: hooks.webhookUrl, webhookSecret: SECRET, events: ['credits.low'] });
-    const test = await fetch(`${sandbox.url}/sandbox/test-event`, { method: 'POST', body: JSON.stringify({ event: 'candidate.interview.completed' }) });
+    const test = await fetch(`${sandbox.url}/sandbox/test-event`, {
+      method: 'POST',
+      body: JSON.stringify({ event: 'candidate.interview.completed' }),
+    });
     expect(test.status).toBe(202);
     const answer = (await test.json()) as { event: string; identity: string };
     expect(answer.event).toBe('candidate.interview.completed');
@@ -256,7 +273,15 @@ describe('webhook delivery', () => {
     const listed = (await (await fetch(`${sandbox.url}/sandbox/deliveries`)).json()) as { idle: boolean; attempts: unknown[] };
     expect(listed.idle).toBe(true);
     expect(listed.attempts).toEqual([
-      expect.objectContaining({ event: 'candidate.interview.completed', identity: answer.identity, attempt: 1, status: 200, error: null, outcome: 'delivered', at: expect.any(String) }),
+      expect.objectContaining({
+        event: 'candidate.interview.completed',
+        identity: answer.identity,
+        attempt: 1,
+        status: 200,
+        error: null,
+        outcome: 'delivered',
+        at: expect.any(String),
+      }),
       expect.objectContaining({ event: 'campaign.created', attempt: 1, status: 200 }),
     ]);
   });

@@ -56,7 +56,9 @@ describe('the simulated life', () => {
   it('a seed fixes identifiers and outcomes; another seed gives others', async () => {
     // Interview dates (and so the date order) depend on the clock; everything else on the seed.
     const strip = (list: { candidates: Array<Record<string, unknown>> }) =>
-      list.candidates.map(({ interview_date: _d, ...rest }) => rest).sort((a, b) => String(a.candidate_id).localeCompare(String(b.candidate_id)));
+      list.candidates
+        .map(({ interview_date: _d, ...rest }) => rest)
+        .sort((a, b) => String(a.candidate_id).localeCompare(String(b.candidate_id)));
     const first = await run(await start({ seed: 'same seed' }));
     const second = await run(await start({ seed: 'same seed' }));
     const other = await run(await start({ seed: 'other seed' }));
@@ -64,7 +66,8 @@ describe('the simulated life', () => {
     expect(strip(second.list)).toEqual(strip(first.list));
     expect(second.status.stats).toEqual(first.status.stats);
     expect(other.id).not.toBe(first.id);
-    const outcomes = (r: typeof first) => r.list.candidates.map((c: { status: string; interview_score: number | null }) => `${c.status}:${c.interview_score}`);
+    const outcomes = (r: typeof first) =>
+      r.list.candidates.map((c: { status: string; interview_score: number | null }) => `${c.status}:${c.interview_score}`);
     expect(outcomes(other)).not.toEqual(outcomes(first));
   });
 
@@ -74,11 +77,25 @@ describe('the simulated life', () => {
     const { id, list, status } = await run(sandbox);
     expect(hooks.invalid).toEqual([]);
     const events = hooks.inOrder();
-    const ofCandidate = (candidateId: string) => events.filter((e) => 'candidate_id' in e.data && e.data.candidate_id === candidateId).map((e) => e.event);
-    for (const c of list.candidates as Array<{ candidate_id: string; status: string; interview_score: number | null; is_sourced: boolean }>) {
+    const ofCandidate = (candidateId: string) =>
+      events.filter((e) => 'candidate_id' in e.data && e.data.candidate_id === candidateId).map((e) => e.event);
+    for (const c of list.candidates as Array<{
+      candidate_id: string;
+      status: string;
+      interview_score: number | null;
+      is_sourced: boolean;
+    }>) {
       const kinds = ofCandidate(c.candidate_id);
       expect(kinds[0]).toBe(c.is_sourced ? 'candidate.sourced' : 'candidate.added');
-      const last = events.filter((e) => 'candidate_id' in e.data && e.data.candidate_id === c.candidate_id && e.event.startsWith('candidate.interview.') && e.event !== 'candidate.interview.started').pop();
+      const last = events
+        .filter(
+          (e) =>
+            'candidate_id' in e.data &&
+            e.data.candidate_id === c.candidate_id &&
+            e.event.startsWith('candidate.interview.') &&
+            e.event !== 'candidate.interview.started',
+        )
+        .pop();
       if (!c.is_sourced) expect(kinds).toContain('candidate.interview.started'); // every call rings
       if (last === undefined) {
         expect(c.status).toBe('pending');
@@ -106,7 +123,9 @@ describe('the simulated life', () => {
     // The extended event is subscribed (all are by default): it follows each completed one, same instant, one response per question.
     const completedEvents = hooks.events.filter((e) => e.event === 'candidate.interview.completed');
     const extended = hooks.events.filter((e) => e.event === 'candidate.interview.completed.extended');
-    expect(extended.map((e) => [e.data.candidate_id, e.timestamp]).sort()).toEqual(completedEvents.map((e) => [e.data.candidate_id, e.timestamp]).sort());
+    expect(extended.map((e) => [e.data.candidate_id, e.timestamp]).sort()).toEqual(
+      completedEvents.map((e) => [e.data.candidate_id, e.timestamp]).sort(),
+    );
     for (const e of extended) expect((e.data as { responses: unknown[] }).responses).toHaveLength(6);
   });
 
@@ -114,10 +133,14 @@ describe('the simulated life', () => {
     const hooks = await collector();
     const sandbox = await start({ seed: 'agree', webhookUrl: hooks.webhookUrl, events: ['candidate.interview.completed'] });
     const { list } = await run(sandbox);
-    const completed = (list.candidates as Array<{ candidate_id: string; status: string }>).filter((c) => c.status === 'completed').map((c) => c.candidate_id);
+    const completed = (list.candidates as Array<{ candidate_id: string; status: string }>)
+      .filter((c) => c.status === 'completed')
+      .map((c) => c.candidate_id);
     expect(completed.length).toBeGreaterThan(0); // the seed gives some: the next line is not vacuous
     // One completed event per completed candidate, and no extended one.
-    expect(hooks.events.map((e) => [e.event, e.data.candidate_id]).sort()).toEqual(completed.map((id) => ['candidate.interview.completed', id]).sort());
+    expect(hooks.events.map((e) => [e.event, e.data.candidate_id]).sort()).toEqual(
+      completed.map((id) => ['candidate.interview.completed', id]).sort(),
+    );
   });
 
   it('a paused campaign holds its interviews until it is active again; a completed one drops them', async () => {
@@ -132,7 +155,8 @@ describe('the simulated life', () => {
     }
     await call('PATCH', `/campaigns/${ended}/status`, { status: 'completed' });
     await sandbox.settle(5000);
-    const statuses = async (id: string) => (await call('GET', `/campaigns/${id}/candidates`)).body.candidates.map((c: { status: string }) => c.status);
+    const statuses = async (id: string) =>
+      (await call('GET', `/campaigns/${id}/candidates`)).body.candidates.map((c: { status: string }) => c.status);
     expect(await statuses(paused)).toEqual(['pending', 'pending', 'pending']);
     expect(await statuses(ended)).toEqual(['pending', 'pending', 'pending']);
     await call('PATCH', `/campaigns/${paused}/status`, { status: 'active' });
@@ -143,7 +167,13 @@ describe('the simulated life', () => {
 
   it('credits: 1 a call, 0.25 an SMS; credits.low once below the threshold, credits.depleted at 0', async () => {
     const hooks = await collector();
-    const sandbox = await start({ seed: 'credits', credits: 12, webhookUrl: hooks.webhookUrl, events: ['credits.low', 'credits.depleted'], interviewMs: 10 });
+    const sandbox = await start({
+      seed: 'credits',
+      credits: 12,
+      webhookUrl: hooks.webhookUrl,
+      events: ['credits.low', 'credits.depleted'],
+      interviewMs: 10,
+    });
     const call = apiClient(sandbox.apiUrl, KEY_A);
     const id = (await call('POST', '/campaigns/create', JOB)).body.campaign_id;
     await call('POST', `/campaigns/${id}/candidates`, { candidates: [person(1), person(2)] });

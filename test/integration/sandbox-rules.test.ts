@@ -17,7 +17,14 @@ let campaignId: string;
 let campaignOfB: string;
 
 beforeAll(async () => {
-  sandbox = await createSandbox({ apiKeys: [KEY_A, KEY_B], inactiveApiKeys: [KEY_OFF], seed: 'rules', interviewMs: 600_000, clock, log: () => {} });
+  sandbox = await createSandbox({
+    apiKeys: [KEY_A, KEY_B],
+    inactiveApiKeys: [KEY_OFF],
+    seed: 'rules',
+    interviewMs: 600_000,
+    clock,
+    log: () => {},
+  });
   asA = apiClient(sandbox.apiUrl, KEY_A);
   asB = apiClient(sandbox.apiUrl, KEY_B);
   campaignId = (await asA('POST', '/campaigns/create', JOB)).body.campaign_id;
@@ -42,31 +49,73 @@ describe('POST /campaigns/create: rules 1 to 11, each alone', () => {
   const rows: Array<[string, Record<string, unknown>, number, string, Record<string, unknown>?]> = [
     ['1. more than 10 questions', { questions: questions(11), question_weights: weights(11) }, 400, 'TOO_MANY_QUESTIONS'],
     ['2. questions without weights', { questions: questions(2) }, 400, 'MISSING_QUESTION_WEIGHTS'],
-    ['3. weights of another length', { questions: questions(2), question_weights: weights(3) }, 400, 'WEIGHTS_MISMATCH', { questions: 2, question_weights: 3 }],
+    [
+      '3. weights of another length',
+      { questions: questions(2), question_weights: weights(3) },
+      400,
+      'WEIGHTS_MISMATCH',
+      { questions: 2, question_weights: 3 },
+    ],
     ['3. weights for the 6 generated questions, of another length', { question_weights: weights(5) }, 400, 'WEIGHTS_MISMATCH'],
     ['4. a weight outside 0, 0.5, 1, 1.5, 2', { questions: questions(2), question_weights: [1, 0.7] }, 400, 'INVALID_WEIGHT_VALUE'],
     ['4. a weight given as text', { questions: questions(1), question_weights: ['1'] }, 400, 'INVALID_WEIGHT_VALUE'],
-    ['5. binary evaluations of another length', { questions: questions(2), question_weights: weights(2), question_binary_evaluations: [true] }, 400, 'BINARY_EVALUATIONS_MISMATCH'],
+    [
+      '5. binary evaluations of another length',
+      { questions: questions(2), question_weights: weights(2), question_binary_evaluations: [true] },
+      400,
+      'BINARY_EVALUATIONS_MISMATCH',
+    ],
     ['6. threshold 7.5', { automatic_selection_threshold: 7.5 }, 400, 'INVALID_AUTOMATIC_SELECTION_THRESHOLD'],
     ['6. threshold 8.2', { automatic_selection_threshold: 8.2 }, 400, 'INVALID_AUTOMATIC_SELECTION_THRESHOLD'],
     ['6. threshold as text', { automatic_selection_threshold: '9.0' }, 400, 'INVALID_AUTOMATIC_SELECTION_THRESHOLD'],
-    ['7. engage message of 351 characters', { enable_engage: true, engage_message: 'é'.repeat(351) }, 400, 'MESSAGE_TOO_LONG', { field: 'engage_message' }],
-    ['7. job recap message of 351 characters', { recap_job_message: 'x'.repeat(351) }, 400, 'MESSAGE_TOO_LONG', { field: 'recap_job_message' }],
+    [
+      '7. engage message of 351 characters',
+      { enable_engage: true, engage_message: 'é'.repeat(351) },
+      400,
+      'MESSAGE_TOO_LONG',
+      { field: 'engage_message' },
+    ],
+    [
+      '7. job recap message of 351 characters',
+      { recap_job_message: 'x'.repeat(351) },
+      400,
+      'MESSAGE_TOO_LONG',
+      { field: 'recap_job_message' },
+    ],
     ['7. close message of 351 characters', { close_message: 'x'.repeat(351) }, 400, 'MESSAGE_TOO_LONG', { field: 'close_message' }],
     ['8. an unknown voice', { override_agent_id: 'agent_fr_nobody' }, 400, 'INVALID_OVERRIDE_AGENT_ID'],
     ["8. another agency's voice clone", { override_agent_id: 'vc_agency_2_1' }, 400, 'INVALID_OVERRIDE_AGENT_ID'],
     ['8. a voice clone still training', { override_agent_id: 'vc_agency_1_2' }, 400, 'INVALID_OVERRIDE_AGENT_ID'],
-    ['9. custom language question without a test mode', { custom_language_question: 'Can you describe your last job?' }, 400, 'CUSTOM_LANGUAGE_QUESTION_REQUIRES_TEST_MODE'],
-    ['9. custom language question with test mode none', { language_test_mode: 'none', custom_language_question: 'Q?' }, 400, 'CUSTOM_LANGUAGE_QUESTION_REQUIRES_TEST_MODE'],
+    [
+      '9. custom language question without a test mode',
+      { custom_language_question: 'Can you describe your last job?' },
+      400,
+      'CUSTOM_LANGUAGE_QUESTION_REQUIRES_TEST_MODE',
+    ],
+    [
+      '9. custom language question with test mode none',
+      { language_test_mode: 'none', custom_language_question: 'Q?' },
+      400,
+      'CUSTOM_LANGUAGE_QUESTION_REQUIRES_TEST_MODE',
+    ],
     ['10. an invalid contract type', { contract_type: 'CDI temps partiel' }, 400, 'INVALID_CONTRACT_TYPE'],
     ['10. an unsupported language', { language: 'de' }, 400, 'INVALID_LANGUAGE'],
     ['is_voice_clone sent by the client', { is_voice_clone: true }, 400, 'VALIDATION_ERROR', { is_voice_clone: expect.any(String) }],
-    ['enable_salary_question sent as a boolean', { enable_salary_question: true }, 400, 'VALIDATION_ERROR', { enable_salary_question: expect.any(String) }],
+    [
+      'enable_salary_question sent as a boolean',
+      { enable_salary_question: true },
+      400,
+      'VALIDATION_ERROR',
+      { enable_salary_question: expect.any(String) },
+    ],
   ];
-  it.each(rows.map(([name, change, status, code, details]) => ({ name, change, status, code, details })))('$name: $status $code', async ({ change, status, code, details }) => {
-    const error = await expectError(asA, 'POST', '/campaigns/create', { ...JOB, ...change }, status, code);
-    if (details) expect(error.details).toMatchObject(details);
-  });
+  it.each(rows.map(([name, change, status, code, details]) => ({ name, change, status, code, details })))(
+    '$name: $status $code',
+    async ({ change, status, code, details }) => {
+      const error = await expectError(asA, 'POST', '/campaigns/create', { ...JOB, ...change }, status, code);
+      if (details) expect(error.details).toMatchObject(details);
+    },
+  );
 
   it.each(['job_title', 'contract_type', 'job_description'])('10. missing %s: 400 MISSING_REQUIRED_FIELDS listing it', async (field) => {
     const body: Record<string, unknown> = { ...JOB };
@@ -78,8 +127,23 @@ describe('POST /campaigns/create: rules 1 to 11, each alone', () => {
   });
 
   it('10. details: valid_types for the contract type, missing_fields for all three; an empty or non-JSON body is refused', async () => {
-    const contract = await expectError(asA, 'POST', '/campaigns/create', { ...JOB, contract_type: 'Interim' }, 400, 'INVALID_CONTRACT_TYPE');
-    expect(contract.details!.valid_types).toEqual(['CDI', 'CDD', 'Stage', 'Intérim', "Contrat d'apprentissage", 'Contrat de professionnalisation', 'Freelance']);
+    const contract = await expectError(
+      asA,
+      'POST',
+      '/campaigns/create',
+      { ...JOB, contract_type: 'Interim' },
+      400,
+      'INVALID_CONTRACT_TYPE',
+    );
+    expect(contract.details!.valid_types).toEqual([
+      'CDI',
+      'CDD',
+      'Stage',
+      'Intérim',
+      "Contrat d'apprentissage",
+      'Contrat de professionnalisation',
+      'Freelance',
+    ]);
     const empty = await expectError(asA, 'POST', '/campaigns/create', {}, 400, 'MISSING_REQUIRED_FIELDS');
     expect(empty.details).toEqual({ missing_fields: ['job_title', 'contract_type', 'job_description'] });
     const notJson = await expectError(asA, 'POST', '/campaigns/create', '{"job_title": ', 400, 'VALIDATION_ERROR');
@@ -89,7 +153,11 @@ describe('POST /campaigns/create: rules 1 to 11, each alone', () => {
 
   it('accepts the boundaries: 10 questions, 350-character messages, each threshold and null, a test mode with its question, its own clone', async () => {
     for (const change of [
-      { questions: questions(10), question_weights: [0, 0.5, 1, 1.5, 2, 2, 1.5, 1, 0.5, 0], question_binary_evaluations: Array(10).fill(false) },
+      {
+        questions: questions(10),
+        question_weights: [0, 0.5, 1, 1.5, 2, 2, 1.5, 1, 0.5, 0],
+        question_binary_evaluations: Array(10).fill(false),
+      },
       { engage_message: 'x'.repeat(350), recap_job_message: 'é'.repeat(350), close_message: '' },
       ...[8, 8.5, 9, 9.5, 10, null].map((t) => ({ automatic_selection_threshold: t })),
       { language_test_mode: 'english', custom_language_question: 'Describe your last job.' },
@@ -128,20 +196,33 @@ describe('PATCH /campaigns/{id}: the modify rules', () => {
     ['an unknown voice', { override_agent_id: 'agent_xx' }, 400, 'INVALID_OVERRIDE_AGENT_ID'],
     ['questions and weights of other lengths', { questions: questions(2), question_weights: weights(1) }, 400, 'WEIGHTS_MISMATCH'],
     ['weights alone, not as many as the 6 questions', { question_weights: weights(4) }, 400, 'WEIGHTS_MISMATCH'],
-    ['binary evaluations alone, not as many as the 6 questions', { question_binary_evaluations: [true] }, 400, 'BINARY_EVALUATIONS_MISMATCH'],
+    [
+      'binary evaluations alone, not as many as the 6 questions',
+      { question_binary_evaluations: [true] },
+      400,
+      'BINARY_EVALUATIONS_MISMATCH',
+    ],
     ['a close message of 351 characters', { close_message: 'x'.repeat(351) }, 400, 'MESSAGE_TOO_LONG'],
     ['questions without weights', { questions: questions(3) }, 400, 'MISSING_QUESTION_WEIGHTS'],
     ['11 questions', { questions: questions(11), question_weights: weights(11) }, 400, 'TOO_MANY_QUESTIONS'],
     ['a weight of 3', { questions: questions(1), question_weights: [3] }, 400, 'INVALID_WEIGHT_VALUE'],
     ['threshold 11', { automatic_selection_threshold: 11 }, 400, 'INVALID_AUTOMATIC_SELECTION_THRESHOLD'],
-    ['a custom language question while the mode is none', { custom_language_question: 'Q?' }, 400, 'CUSTOM_LANGUAGE_QUESTION_REQUIRES_TEST_MODE'],
+    [
+      'a custom language question while the mode is none',
+      { custom_language_question: 'Q?' },
+      400,
+      'CUSTOM_LANGUAGE_QUESTION_REQUIRES_TEST_MODE',
+    ],
     ['is_voice_clone', { is_voice_clone: false }, 400, 'VALIDATION_ERROR'],
     ['the status (it has its own operation)', { status: 'paused' }, 400, 'VALIDATION_ERROR'],
     ['an empty job title', { job_title: '' }, 400, 'VALIDATION_ERROR'],
   ];
-  it.each(rows.map(([name, change, status, code]) => ({ name, change, status, code })))('$name: $status $code', async ({ change, status, code }) => {
-    await expectError(asA, 'PATCH', `/campaigns/${campaignId}`, change, status, code);
-  });
+  it.each(rows.map(([name, change, status, code]) => ({ name, change, status, code })))(
+    '$name: $status $code',
+    async ({ change, status, code }) => {
+      await expectError(asA, 'PATCH', `/campaigns/${campaignId}`, change, status, code);
+    },
+  );
 
   it("404 CAMPAIGN_NOT_FOUND for a missing campaign and for another agency's", async () => {
     await expectError(asA, 'PATCH', '/campaigns/cmp_missing', { job_title: 'x' }, 404, 'CAMPAIGN_NOT_FOUND');
@@ -160,7 +241,12 @@ describe('PATCH /campaigns/{id}: the modify rules', () => {
     });
     const id = created.body.campaign_id;
     now += 61_000;
-    const changed = await asA('PATCH', `/campaigns/${id}`, { job_title: 'Cariste de nuit', override_agent_id: null, engage_message: '', language_test_mode: 'none' });
+    const changed = await asA('PATCH', `/campaigns/${id}`, {
+      job_title: 'Cariste de nuit',
+      override_agent_id: null,
+      engage_message: '',
+      language_test_mode: 'none',
+    });
     expect(changed.status).toBe(200);
     expect(changed.body).toEqual({ campaign_id: id, updated_at: new Date(now).toISOString() });
     const record = (await asA('GET', `/campaigns/${id}`)).body;
@@ -175,7 +261,11 @@ describe('PATCH /campaigns/{id}: the modify rules', () => {
     });
     now += 61_000;
     await asA('PATCH', `/campaigns/${id}`, { questions: questions(2), question_weights: [2, 0.5] });
-    expect((await asA('GET', `/campaigns/${id}`)).body).toMatchObject({ questions: questions(2), question_weights: [2, 0.5], questions_source: 'default' });
+    expect((await asA('GET', `/campaigns/${id}`)).body).toMatchObject({
+      questions: questions(2),
+      question_weights: [2, 0.5],
+      questions_source: 'default',
+    });
     // Now the campaign has 2 questions: lone weights are compared with 2.
     await expectError(asA, 'PATCH', `/campaigns/${id}`, { question_weights: weights(6) }, 400, 'WEIGHTS_MISMATCH');
   });
@@ -191,7 +281,11 @@ describe('PATCH /campaigns/{id}/status and GET …/status', () => {
     const paused = await asA('PATCH', `/campaigns/${id}/status`, { status: 'paused' });
     expect(paused.body).toEqual({ campaign_id: id, old_status: 'active', new_status: 'paused', updated_at: new Date(now).toISOString() });
     now += 61_000;
-    expect((await asA('GET', `/campaigns/${id}/status`)).body).toMatchObject({ campaign_id: id, status: 'paused', stats: { total_candidates: 0, interviews_completed: 0, average_score: null } });
+    expect((await asA('GET', `/campaigns/${id}/status`)).body).toMatchObject({
+      campaign_id: id,
+      status: 'paused',
+      stats: { total_candidates: 0, interviews_completed: 0, average_score: null },
+    });
     now += 61_000;
     expect((await asA('PATCH', `/campaigns/${id}/status`, { status: 'completed' })).body.new_status).toBe('completed');
     const error = await expectError(asA, 'PATCH', `/campaigns/${id}/status`, { status: 'active' }, 400, 'VALIDATION_ERROR');
@@ -247,11 +341,19 @@ describe('authentication: the four 401 codes', () => {
     await expectError(apiClient(sandbox.apiUrl, ''), 'GET', '/voices', undefined, 401, 'MISSING_API_KEY');
     const repeated = await new Promise<string>((resolve, reject) => {
       const url = new URL(`${sandbox.apiUrl}/voices`);
-      const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, headers: ['Host', url.host, 'X-API-Key', KEY_A, 'X-API-Key', KEY_A] as unknown as Record<string, string> }, (res) => {
-        let text = '';
-        res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve(`${res.statusCode} ${JSON.parse(text).error.code}`));
-      });
+      const req = httpRequest(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          headers: ['Host', url.host, 'X-API-Key', KEY_A, 'X-API-Key', KEY_A] as unknown as Record<string, string>,
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => resolve(`${res.statusCode} ${JSON.parse(text).error.code}`));
+        },
+      );
       req.on('error', reject);
       req.end();
     });
@@ -275,11 +377,21 @@ describe('402 INSUFFICIENT_CREDITS', () => {
     try {
       const call = apiClient(poor.apiUrl, KEY_A);
       const id = (await call('POST', '/campaigns/create', JOB)).body.campaign_id;
-      const error = await expectError(call, 'POST', `/campaigns/${id}/candidates`, { candidates: [person(1), person(2)] }, 402, 'INSUFFICIENT_CREDITS');
+      const error = await expectError(
+        call,
+        'POST',
+        `/campaigns/${id}/candidates`,
+        { candidates: [person(1), person(2)] },
+        402,
+        'INSUFFICIENT_CREDITS',
+      );
       expect(error.details).toEqual({ required: 2, available: 1.5 });
       expect((await call('GET', `/campaigns/${id}/status`)).body.stats.total_candidates).toBe(0);
       // Two SMS (0.5) and an e-mail (free) fit; then one call (1) does, the next does not.
-      const sourced = await call('POST', `/campaigns/${id}/candidates`, { contact_mode: 'sms', candidates: [person(3), person(4), { first_name: 'E', last_name: 'M', email: 'e@m.fr' }] });
+      const sourced = await call('POST', `/campaigns/${id}/candidates`, {
+        contact_mode: 'sms',
+        candidates: [person(3), person(4), { first_name: 'E', last_name: 'M', email: 'e@m.fr' }],
+      });
       expect(sourced.body).toMatchObject({ candidates_sourced: 3, sms_sent: 2, emails_sent: 1 });
       expect((await call('POST', `/campaigns/${id}/candidates`, { candidates: [person(5)] })).status).toBe(201);
       await expectError(call, 'POST', `/campaigns/${id}/candidates`, { candidates: [person(6)] }, 402, 'INSUFFICIENT_CREDITS');
@@ -290,7 +402,14 @@ describe('402 INSUFFICIENT_CREDITS', () => {
         reset_date: expect.stringMatching(/^\d{4}-\d{2}-01$/),
       });
       // An e-mail invitation is free: it is still accepted at 0 credits.
-      expect((await call('POST', `/campaigns/${id}/candidates`, { contact_mode: 'email', candidates: [{ first_name: 'F', last_name: 'M', email: 'f@m.fr' }] })).status).toBe(201);
+      expect(
+        (
+          await call('POST', `/campaigns/${id}/candidates`, {
+            contact_mode: 'email',
+            candidates: [{ first_name: 'F', last_name: 'M', email: 'f@m.fr' }],
+          })
+        ).status,
+      ).toBe(201);
     } finally {
       await poor.close();
     }
@@ -300,12 +419,26 @@ describe('402 INSUFFICIENT_CREDITS', () => {
 describe('candidates: limits, phone forms, contact modes, duplicates', () => {
   it('1 to 100 candidates per request; a contact mode of the list', async () => {
     const path = `/campaigns/${campaignId}/candidates`;
-    const error = await expectError(asA, 'POST', path, { candidates: Array.from({ length: 101 }, (_, i) => person(i)) }, 400, 'TOO_MANY_CANDIDATES');
+    const error = await expectError(
+      asA,
+      'POST',
+      path,
+      { candidates: Array.from({ length: 101 }, (_, i) => person(i)) },
+      400,
+      'TOO_MANY_CANDIDATES',
+    );
     expect(error.details).toMatchObject({ max: 100 });
     await expectError(asA, 'POST', path, { candidates: [] }, 400, 'VALIDATION_ERROR');
     await expectError(asA, 'POST', path, {}, 400, 'VALIDATION_ERROR');
     await expectError(asA, 'POST', path, { candidates: [person(1)], contact_mode: 'fax' }, 400, 'VALIDATION_ERROR');
-    await expectError(asA, 'POST', `/campaigns/${campaignId}/source`, { candidates: [person(1)], contact_mode: 'email' }, 400, 'VALIDATION_ERROR');
+    await expectError(
+      asA,
+      'POST',
+      `/campaigns/${campaignId}/source`,
+      { candidates: [person(1)], contact_mode: 'email' },
+      400,
+      'VALIDATION_ERROR',
+    );
   });
 
   it('phones: the three French mobile forms are accepted; other forms and landlines are reported by index', async () => {
@@ -336,7 +469,8 @@ describe('candidates: limits, phone forms, contact modes, duplicates', () => {
     expect(answer.status).toBe(201);
     const refused = phones.flatMap(([, ok], i) => (ok ? [] : [i]));
     expect(answer.body.errors.map((e: { index: number }) => e.index)).toEqual(refused);
-    for (const e of answer.body.errors) expect(e).toMatchObject({ code: 'INVALID_PHONE_NUMBER', error: expect.stringContaining('phone_number') });
+    for (const e of answer.body.errors)
+      expect(e).toMatchObject({ code: 'INVALID_PHONE_NUMBER', error: expect.stringContaining('phone_number') });
     expect(answer.body).toMatchObject({ candidates_added: 5, candidates_skipped: 0, calls_queued: 5 });
     now += 61_000;
     const listed = (await asA('GET', `/campaigns/${id}/candidates?sort=date_asc`)).body.candidates.map((c: { phone: string }) => c.phone);
@@ -391,13 +525,18 @@ describe('candidates: limits, phone forms, contact modes, duplicates', () => {
     });
     expect(email.body).toMatchObject({ candidates_sourced: 2, candidates_skipped: 1, sms_sent: 1, emails_sent: 1, errors: [] });
     now += 61_000;
-    const source = await asA('POST', `/campaigns/${id}/source`, { candidates: [{ first_name: 'S', last_name: 'Ms', phone: '0766666666' }] });
+    const source = await asA('POST', `/campaigns/${id}/source`, {
+      candidates: [{ first_name: 'S', last_name: 'Ms', phone: '0766666666' }],
+    });
     expect(source.status).toBe(201);
     expect(source.body).toMatchObject({ candidates_sourced: 1, sms_sent: 1, candidates_skipped: 0 });
     now += 61_000;
     const list = (await asA('GET', `/campaigns/${id}/candidates?per_page=100`)).body;
     expect(list.pagination.total).toBe(1 + 3 + 2 + 1);
-    const sourced = list.candidates.filter((c: { is_sourced: boolean }) => c.is_sourced).map((c: { last_name: string }) => c.last_name).sort();
+    const sourced = list.candidates
+      .filter((c: { is_sourced: boolean }) => c.is_sourced)
+      .map((c: { last_name: string }) => c.last_name)
+      .sort();
     // Sourced means reached by SMS: person 3, "Phone Only" (e-mail mode fell back to SMS) and the source call.
     expect(sourced).toEqual(['Ms', 'Nom3', 'Only']);
   });
@@ -474,7 +613,13 @@ describe('limits', () => {
     const status = await new Promise<number>((resolve, reject) => {
       const url = new URL(`${sandbox.apiUrl}/campaigns/create`);
       const req = httpRequest(
-        { method: 'POST', host: url.hostname, port: url.port, path: url.pathname, headers: { 'x-api-key': KEY_A, 'content-type': 'application/json', 'content-length': String(10 * 1024 * 1024 + 1) } },
+        {
+          method: 'POST',
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          headers: { 'x-api-key': KEY_A, 'content-type': 'application/json', 'content-length': String(10 * 1024 * 1024 + 1) },
+        },
         (res) => {
           res.resume();
           resolve(res.statusCode!);

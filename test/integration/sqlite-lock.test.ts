@@ -78,7 +78,10 @@ describe('a SQLite write lock held by another connection', () => {
 
     // Each webhook is answered inside the sender's 5 s: 2xx once stored (a write that got the lock
     // when it was released), otherwise 503 with Retry-After.
-    expect(during.some((a) => a.status === 503), JSON.stringify(during)).toBe(true);
+    expect(
+      during.some((a) => a.status === 503),
+      JSON.stringify(during),
+    ).toBe(true);
     for (const answer of during) {
       expect([200, 503]).toContain(answer.status);
       if (answer.status === 503) expect(answer.retryAfter).toMatch(/^\d+$/);

@@ -35,7 +35,9 @@ async function projectPending(store: Store, batchSize = 16): Promise<void> {
   }
 }
 
-const lifecycle = readFileSync('fixtures/scenarios/campaign-lifecycle.shuffled.ndjson', 'utf8').split('\n').filter((l) => l.trim() !== '');
+const lifecycle = readFileSync('fixtures/scenarios/campaign-lifecycle.shuffled.ndjson', 'utf8')
+  .split('\n')
+  .filter((l) => l.trim() !== '');
 const expected = JSON.parse(readFileSync('fixtures/scenarios/campaign-lifecycle.expected.json', 'utf8'));
 
 describe.each(ENGINES)('the $name engine', (engine) => {
@@ -94,7 +96,10 @@ describe.each(ENGINES)('the $name engine', (engine) => {
     await store.write(async (tx) => {
       const rows = await tx.claimPending(10);
       // Keys come from the envelopes at append: candidate:A, candidate:A, candidate:B.
-      await tx.settle(rows.map((r) => ({ inboxId: r.inbox_id, state: 'projected', reasons: null, handlers: true })), '2026-11-20T10:00:01.000Z');
+      await tx.settle(
+        rows.map((r) => ({ inboxId: r.inbox_id, state: 'projected', reasons: null, handlers: true })),
+        '2026-11-20T10:00:01.000Z',
+      );
     });
     const first = await store.claimHandlers({ owner: 'p1', limit: 10, leaseMs: 60_000, running: new Set() });
     expect(first.map((r) => r.inbox_id)).toEqual([ids[0], ids[2]]);
@@ -114,7 +119,9 @@ describe.each(ENGINES)('the $name engine', (engine) => {
     const first = await store.settingOnce('generated_webhook_secret', 'one');
     const second = await store.settingOnce('generated_webhook_secret', 'two');
     expect([first.created, second.created, second.value]).toEqual([true, false, 'one']);
-    const [unknown, bad] = await store.write((tx) => tx.append([delivery({ event: 'x.y', timestamp: '2026-11-20T10:00:00Z', data: {} }), delivery('[')]));
+    const [unknown, bad] = await store.write((tx) =>
+      tx.append([delivery({ event: 'x.y', timestamp: '2026-11-20T10:00:00Z', data: {} }), delivery('[')]),
+    );
     await projectPending(store);
     expect((await store.setAside(0, 10)).map((r) => r.state)).toEqual(['unknown', 'dead']);
     expect(await store.requeue([unknown!.inboxId!, bad!.inboxId!])).toEqual({ requeued: [unknown!.inboxId], skipped: [bad!.inboxId] });
@@ -157,7 +164,9 @@ describe.skipIf(!ENGINES.some((e) => e.name === 'postgres'))('PostgreSQL setting
     await hooks.write((tx) => tx.append([delivery(sampleEvent('credits.low'))]));
     expect((await hooks.counts()).pending).toBe(1);
     expect((await plain.counts()).pending).toBe(0);
-    const tables = await plain.select<{ schemaname: string }>("SELECT DISTINCT schemaname FROM pg_tables WHERE tablename = 'inbox' ORDER BY 1");
+    const tables = await plain.select<{ schemaname: string }>(
+      "SELECT DISTINCT schemaname FROM pg_tables WHERE tablename = 'inbox' ORDER BY 1",
+    );
     expect(tables.map((t) => t.schemaname)).toEqual(['agency hooks', 'public']);
     await hooks.close();
     await plain.close();

@@ -27,7 +27,11 @@ function projectedWithHandlers(db: SqliteDatabase, keys: readonly string[]): num
   const rows = inbox.prepareInbox(db);
   const writes = projection.prepareProjection(db);
   const ids = keys.map((key, n) => inbox.append(rows, delivery(n, key)).inboxId!);
-  projection.settle(writes, ids.map((inboxId) => ({ inboxId, state: 'projected', reasons: null, handlers: true })), '2026-01-01T00:00:01.000Z');
+  projection.settle(
+    writes,
+    ids.map((inboxId) => ({ inboxId, state: 'projected', reasons: null, handlers: true })),
+    '2026-01-01T00:00:01.000Z',
+  );
   return ids;
 }
 
@@ -87,8 +91,17 @@ describe('projection family: versioned rows', () => {
     expect(locked.candidates.get('c1')).toEqual({ row: emptyCandidate('c1'), field_versions: '|', absent: true });
     expect(locked.credits?.absent).toBe(true);
     const row = { ...emptyCandidate('c1'), first_name: 'Ada', is_sourced: true, call_queued: false };
-    projection.saveRows(s, { campaigns: [], candidates: [{ row, field_versions: '|v1|', absent: true }], credits: undefined, responses: new Map() });
-    expect(db.prepare('SELECT is_sourced, call_queued, sms_sent FROM candidates').get()).toEqual({ is_sourced: 1, call_queued: 0, sms_sent: null });
+    projection.saveRows(s, {
+      campaigns: [],
+      candidates: [{ row, field_versions: '|v1|', absent: true }],
+      credits: undefined,
+      responses: new Map(),
+    });
+    expect(db.prepare('SELECT is_sourced, call_queued, sms_sent FROM candidates').get()).toEqual({
+      is_sourced: 1,
+      call_queued: 0,
+      sms_sent: null,
+    });
     const again = projection.lockRows(s, { campaigns: [], candidates: ['c1'], credits: false });
     expect(again.candidates.get('c1')).toEqual({ row, field_versions: '|v1|' });
     expect(again.credits).toBeUndefined();

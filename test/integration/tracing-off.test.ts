@@ -29,14 +29,23 @@ describe('without a registered tracer provider', () => {
     let handled = 0;
     receiver.on('credits.low', () => void handled++);
     const request = signedRequest(sampleEvent('credits.low'), { secret: SECRET });
-    const headers = { ...request.headers, 'x-service-event': 'credits.depleted', traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' };
+    const headers = {
+      ...request.headers,
+      'x-service-event': 'credits.depleted',
+      traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+    };
     expect((await receiver.receive({ rawBody: request.body, headers })).outcome).toBe('stored');
     await receiver.drain();
     expect(handled).toBe(1);
     expect(await (await receiver.store()).select('SELECT trace_context FROM inbox')).toEqual([{ trace_context: null }]);
     // The one line at warn (the header that differs from the body) carries no trace id.
     expect(lines.map((line) => JSON.parse(line) as Record<string, unknown>)).toEqual([
-      expect.objectContaining({ level: 40, msg: 'event header differs from the body; the body wins', announced: 'credits.depleted', kind: 'credits.low' }),
+      expect.objectContaining({
+        level: 40,
+        msg: 'event header differs from the body; the body wins',
+        announced: 'credits.depleted',
+        kind: 'credits.low',
+      }),
     ]);
     for (const line of lines) expect(JSON.parse(line)).not.toHaveProperty('trace_id');
   });

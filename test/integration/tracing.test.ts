@@ -12,7 +12,13 @@ import { ENGINES } from '../support/engines.js';
 const SECRET = 'whsec_tracing_5b1e9d3a';
 const exporter = new InMemorySpanExporter();
 // No resource detection: its pending attributes would hold exports back past the assertions.
-const sdk = new NodeSDK({ autoDetectResources: false, spanProcessors: [new SimpleSpanProcessor({ exporter })], instrumentations: [], metricReaders: [], logRecordProcessors: [] });
+const sdk = new NodeSDK({
+  autoDetectResources: false,
+  spanProcessors: [new SimpleSpanProcessor({ exporter })],
+  instrumentations: [],
+  metricReaders: [],
+  logRecordProcessors: [],
+});
 const INCOMING_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const INCOMING_SPAN = '00f067aa0ba902b7';
 
@@ -21,7 +27,15 @@ afterAll(() => sdk.shutdown());
 
 /** Every string a span exports about itself: name, attributes, links' attributes, events. */
 function exportedText(spans: readonly ReadableSpan[]): string {
-  return JSON.stringify(spans.map((s) => ({ name: s.name, attributes: s.attributes, links: s.links.map((l) => l.attributes), events: s.events, status: s.status })));
+  return JSON.stringify(
+    spans.map((s) => ({
+      name: s.name,
+      attributes: s.attributes,
+      links: s.links.map((l) => l.attributes),
+      events: s.events,
+      status: s.status,
+    })),
+  );
 }
 
 describe.each(ENGINES)('traces on $name', (engine) => {
@@ -37,7 +51,12 @@ describe.each(ENGINES)('traces on $name', (engine) => {
   async function start(lines: string[] = []) {
     const { database, cleanup } = await engine.fresh();
     const sink = new Writable({ write: (chunk: Buffer, _encoding, done) => (lines.push(chunk.toString()), done()) });
-    const receiver = createReceiver({ database, secret: SECRET, logger: createLogger({ level: 'warn' }, sink), dispatch: { handlerRetryDelayMs: 5, handlerAttempts: 2 } });
+    const receiver = createReceiver({
+      database,
+      secret: SECRET,
+      logger: createLogger({ level: 'warn' }, sink),
+      dispatch: { handlerRetryDelayMs: 5, handlerAttempts: 2 },
+    });
     open.push({ receiver, cleanup });
     await receiver.ready();
     return receiver;
@@ -89,12 +108,23 @@ describe.each(ENGINES)('traces on $name', (engine) => {
     expect(projection?.links.map((l) => ({ traceId: l.context.traceId, spanId: l.context.spanId }))).toEqual([requestLink]);
     const handler = spans.find((s) => s.name === 'handle candidate.interview.completed');
     expect(handler?.parentSpanContext).toBeUndefined();
-    expect(handler?.attributes).toMatchObject({ 'messaging.operation.type': 'process', 'prequal_hooks.outcome': 'ok', 'prequal_hooks.inbox_id': first.inboxId });
+    expect(handler?.attributes).toMatchObject({
+      'messaging.operation.type': 'process',
+      'prequal_hooks.outcome': 'ok',
+      'prequal_hooks.inbox_id': first.inboxId,
+    });
     expect(handler?.links.map((l) => ({ traceId: l.context.traceId, spanId: l.context.spanId }))).toEqual([requestLink]);
 
     // Never a name, an e-mail, a phone number or the secret in what is exported.
     const text = exportedText(spans);
-    for (const personal of [event.data.first_name, event.data.last_name, event.data.email, event.data.phone, SECRET, request.headers['X-Service-Signature']]) {
+    for (const personal of [
+      event.data.first_name,
+      event.data.last_name,
+      event.data.email,
+      event.data.phone,
+      SECRET,
+      request.headers['X-Service-Signature'],
+    ]) {
       expect(text).not.toContain(String(personal));
     }
   });
@@ -110,7 +140,11 @@ describe.each(ENGINES)('traces on $name', (engine) => {
     const calls = exporter.getFinishedSpans().filter((s) => s.name === 'handle candidate.interview.completed');
     expect(calls).toHaveLength(2);
     expect(calls[0]!.status.code).toBe(2); // ERROR
-    expect(calls[0]!.attributes).toMatchObject({ 'prequal_hooks.outcome': 'failed', 'error.type': 'TypeError', 'prequal_hooks.attempt': 1 });
+    expect(calls[0]!.attributes).toMatchObject({
+      'prequal_hooks.outcome': 'failed',
+      'error.type': 'TypeError',
+      'prequal_hooks.attempt': 1,
+    });
     expect(exportedText(calls)).not.toContain('kevin');
   });
 
@@ -121,7 +155,9 @@ describe.each(ENGINES)('traces on $name', (engine) => {
     // A header that differs from the body is logged (a warning) while the request is handled.
     await receiver.receive({ rawBody: request.body, headers: { ...request.headers, 'x-service-event': 'credits.depleted' } });
     const server = exporter.getFinishedSpans().find((s) => s.name === 'POST webhook')!;
-    const warning = lines.map((line) => JSON.parse(line) as Record<string, unknown>).find((line) => line.msg === 'event header differs from the body; the body wins');
+    const warning = lines
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .find((line) => line.msg === 'event header differs from the body; the body wins');
     expect(warning).toMatchObject({ trace_id: server.spanContext().traceId, span_id: server.spanContext().spanId });
   });
 });

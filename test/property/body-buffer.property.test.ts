@@ -8,7 +8,9 @@ import { createBodyBudget } from '../../src/receive/budget.js';
 
 const LIMIT = 200_000;
 
-const chunked = fc.array(fc.integer({ min: 0, max: 70_000 }), { minLength: 0, maxLength: 12 }).map((sizes) => sizes.map((size, i) => Buffer.alloc(size, i + 1)));
+const chunked = fc
+  .array(fc.integer({ min: 0, max: 70_000 }), { minLength: 0, maxLength: 12 })
+  .map((sizes) => sizes.map((size, i) => Buffer.alloc(size, i + 1)));
 
 describe('a body buffer', () => {
   it('keeps exactly the bytes sent, in any chunks, and claims them (or what was announced)', () => {
@@ -79,7 +81,7 @@ describe('a body buffer', () => {
     expect(createBodyBuffer(LIMIT, budget.claim(), 0)).not.toBe('busy');
   });
 
-  it('hands a large body\'s storage back: what was kept is a copy that stays whole', () => {
+  it("hands a large body's storage back: what was kept is a copy that stays whole", () => {
     const budget = createBodyBudget(4 * LIMIT);
     const body = createBodyBuffer(LIMIT, budget.claim(), 150_000) as Exclude<ReturnType<typeof createBodyBuffer>, 'busy'>;
     const sent = Buffer.alloc(150_000, 7);

@@ -30,7 +30,9 @@ const reserialised = (event: WebhookEvent, spaced: boolean) =>
 /** Everything a user or a later step reads: inbox rows in order, projected rows with their versions. */
 async function snapshot(store: Store) {
   return {
-    inbox: await store.select('SELECT identity, raw, raw_sha256, kind, verdict, state, reasons, handler_key, handlers_pending FROM inbox ORDER BY inbox_id'),
+    inbox: await store.select(
+      'SELECT identity, raw, raw_sha256, kind, verdict, state, reasons, handler_key, handlers_pending FROM inbox ORDER BY inbox_id',
+    ),
     campaigns: await store.select('SELECT * FROM campaigns ORDER BY campaign_id'),
     candidates: await store.select('SELECT * FROM candidates ORDER BY candidate_id'),
     responses: await store.select('SELECT * FROM interview_responses ORDER BY candidate_id, position'),
@@ -50,12 +52,14 @@ describe('a bulk load stores what the batched path stores', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const lines = fc.tuple(streamArbitrary(40), fc.array(fc.integer({ min: 0, max: 2 * JUNK.length - 1 }), { maxLength: 8 })).map(([{ delivered }, junk]) => {
-    const out = delivered.map((e, i) => (i % 3 === 0 ? reserialised(e, i % 2 === 0) : JSON.stringify(e)));
-    // Junk lands at places drawn with it, some of it twice (a retried bad body is one dead letter).
-    junk.forEach((j, k) => out.splice((j * 7 + k) % (out.length + 1), 0, JUNK[j % JUNK.length]!));
-    return out;
-  });
+  const lines = fc
+    .tuple(streamArbitrary(40), fc.array(fc.integer({ min: 0, max: 2 * JUNK.length - 1 }), { maxLength: 8 }))
+    .map(([{ delivered }, junk]) => {
+      const out = delivered.map((e, i) => (i % 3 === 0 ? reserialised(e, i % 2 === 0) : JSON.stringify(e)));
+      // Junk lands at places drawn with it, some of it twice (a retried bad body is one dead letter).
+      junk.forEach((j, k) => out.splice((j * 7 + k) % (out.length + 1), 0, JUNK[j % JUNK.length]!));
+      return out;
+    });
 
   it('replay into an empty database, row for row', async () => {
     await fc.assert(

@@ -50,7 +50,12 @@ describe.each(ENGINES)('on $name: erasure is "the set without the person\'s even
           await replayInto({ store }, [...delivered, ...late], { batchSize });
           // K's events say no more than that their campaign exists (a campaign row holds no personal data).
           const all = [...events, ...late];
-          const expected = stateTables(foldInOrder([...all.filter((e) => !names(e, K)).map(projectable), ...all.filter((e) => names(e, K)).flatMap((e) => campaignTrace(projectable(e)))]));
+          const expected = stateTables(
+            foldInOrder([
+              ...all.filter((e) => !names(e, K)).map(projectable),
+              ...all.filter((e) => names(e, K)).flatMap((e) => campaignTrace(projectable(e))),
+            ]),
+          );
           expect(await readStoreTables(store)).toEqual(expected);
           await rebuild(store, { bulk: batchSize % 2 === 0 });
           expect(await readStoreTables(store)).toEqual(expected);

@@ -57,15 +57,20 @@ describe('identity of JSON values (PROJECTION.md section 1)', () => {
 
   it('differs for values that differ, however little (own __proto__ and constructor keys included)', () => {
     fc.assert(
-      fc.property(fc.array(fc.tuple(envelopeArbitrary(jsonArbitrary({ small: true, depth: 3 })), fc.integer()), { minLength: 2, maxLength: 12 }), (deliveries) => {
-        const identities = deliveries.map(([envelope, seed]) => identityOf(spellJson(envelope, seed)));
-        for (let i = 0; i < deliveries.length; i++) {
-          for (let j = i + 1; j < deliveries.length; j++) {
-            const same = sameJson(deliveries[i]![0], deliveries[j]![0]);
-            expect(identities[i] === identities[j], `${spellJson(deliveries[i]![0], 0)} vs ${spellJson(deliveries[j]![0], 0)}`).toBe(same);
+      fc.property(
+        fc.array(fc.tuple(envelopeArbitrary(jsonArbitrary({ small: true, depth: 3 })), fc.integer()), { minLength: 2, maxLength: 12 }),
+        (deliveries) => {
+          const identities = deliveries.map(([envelope, seed]) => identityOf(spellJson(envelope, seed)));
+          for (let i = 0; i < deliveries.length; i++) {
+            for (let j = i + 1; j < deliveries.length; j++) {
+              const same = sameJson(deliveries[i]![0], deliveries[j]![0]);
+              expect(identities[i] === identities[j], `${spellJson(deliveries[i]![0], 0)} vs ${spellJson(deliveries[j]![0], 0)}`).toBe(
+                same,
+              );
+            }
           }
-        }
-      }),
+        },
+      ),
       { numRuns: 500 },
     );
   });
@@ -108,7 +113,8 @@ describe('identity of JSON values (PROJECTION.md section 1)', () => {
 
   it('never merges two bodies that differ only in their unrepresentable part', () => {
     // The bugs this guards: 0xFF and 0xFE both decoded to U+FFFD; 1e400 and null both wrote "null".
-    const body = (middle: Buffer) => Buffer.concat([Buffer.from('{"event":"credits.low","timestamp":"2026-11-20T10:00:00Z","data":{"v":'), middle, Buffer.from('}}')]);
+    const body = (middle: Buffer) =>
+      Buffer.concat([Buffer.from('{"event":"credits.low","timestamp":"2026-11-20T10:00:00Z","data":{"v":'), middle, Buffer.from('}}')]);
     const keys = POISONS.map(([, poison]) => {
       const raw = body(poison);
       const delivery = deliveryOf(raw, readEnvelope(raw), TIMESTAMP, null);

@@ -58,7 +58,30 @@ describe('parseStrict reads JSON as JSON.parse does', () => {
   });
 
   it('refuses what JSON.parse refuses', () => {
-    for (const text of ['', ' ', '{', '[1,]', '[,1]', '{"a"}', '{"a":1,}', '{a:1}', "{'a':1}", '01', '1.', '.5', '+1', '"\\x"', '"\\u12"', '"a\nb"', 'tru', 'nul', '[1] 2', '{"a":1}}', 'NaN', 'Infinity']) {
+    for (const text of [
+      '',
+      ' ',
+      '{',
+      '[1,]',
+      '[,1]',
+      '{"a"}',
+      '{"a":1,}',
+      '{a:1}',
+      "{'a':1}",
+      '01',
+      '1.',
+      '.5',
+      '+1',
+      '"\\x"',
+      '"\\u12"',
+      '"a\nb"',
+      'tru',
+      'nul',
+      '[1] 2',
+      '{"a":1}}',
+      'NaN',
+      'Infinity',
+    ]) {
       expect(() => JSON.parse(text), text).toThrow(SyntaxError);
       expect(() => parseStrict(text), text).toThrow(SyntaxError);
     }

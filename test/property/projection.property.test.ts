@@ -127,7 +127,8 @@ describe.each(ENGINES)('on $name: the stored projection is the same pure functio
         fc.array(fc.boolean(), { minLength: 8, maxLength: 8 }),
         async ({ events, delivered }, cuts, processBeforeCrash) => {
           await empty();
-          const newDispatcher = () => createDispatcher({ store, handlers: createHandlerRegistry(), logger: quiet }, { batchSize: 3, pollMs: 60_000 });
+          const newDispatcher = () =>
+            createDispatcher({ store, handlers: createHandlerRegistry(), logger: quiet }, { batchSize: 3, pollMs: 60_000 });
           let offset = 0;
           for (const [i, cut] of cuts.entries()) {
             // One "process lifetime": store a batch (group commit), maybe process it, then vanish.

@@ -48,44 +48,95 @@ function dataOf(kind: string): fc.Arbitrary<Record<string, unknown>> {
   const response = fc.record({ question: fc.constantFrom('Q1', 'Q2'), answer: text, score: fc.constantFrom(0, 5, 10), explanation: text });
   switch (kind) {
     case 'campaign.created':
-      return fc.record({ campaign_id, status: fc.constantFrom('active'), job_title: maybe(text), contract_type: maybe(fc.constantFrom('CDI', 'Intérim')), candidate_link: maybe(fc.constantFrom('https://x.test/a', 'https://x.test/b')), questions_count: maybe(fc.integer({ min: 0, max: 10 })) })
+      return fc
+        .record({
+          campaign_id,
+          status: fc.constantFrom('active'),
+          job_title: maybe(text),
+          contract_type: maybe(fc.constantFrom('CDI', 'Intérim')),
+          candidate_link: maybe(fc.constantFrom('https://x.test/a', 'https://x.test/b')),
+          questions_count: maybe(fc.integer({ min: 0, max: 10 })),
+        })
         .map(({ campaign_id, status, ...o }) => withOptional({ campaign_id, status }, o));
     case 'campaign.status_changed':
-      return fc.record({ campaign_id, new_status: fc.constantFrom('active', 'paused', 'completed'), old_status: maybe(fc.constantFrom('active', 'paused')), job_title: maybe(text) })
+      return fc
+        .record({
+          campaign_id,
+          new_status: fc.constantFrom('active', 'paused', 'completed'),
+          old_status: maybe(fc.constantFrom('active', 'paused')),
+          job_title: maybe(text),
+        })
         .map(({ campaign_id, new_status, ...o }) => withOptional({ campaign_id, new_status }, o));
     case 'candidate.added':
-      return fc.record({ campaign_id, candidate_id, ...names, email: completed.email, phone: completed.phone, call_queued: maybe(fc.boolean()) })
+      return fc
+        .record({ campaign_id, candidate_id, ...names, email: completed.email, phone: completed.phone, call_queued: maybe(fc.boolean()) })
         .map(({ campaign_id, candidate_id, ...o }) => withOptional({ campaign_id, candidate_id }, o));
     case 'candidate.sourced':
-      return fc.record({ campaign_id, candidate_id, ...names, phone: completed.phone, sms_sent: maybe(fc.boolean()) })
+      return fc
+        .record({ campaign_id, candidate_id, ...names, phone: completed.phone, sms_sent: maybe(fc.boolean()) })
         .map(({ campaign_id, candidate_id, ...o }) => withOptional({ campaign_id, candidate_id }, o));
     case 'candidate.interview.started':
-      return fc.record({ campaign_id, candidate_id, ...names }).map(({ campaign_id, candidate_id, ...o }) => withOptional({ campaign_id, candidate_id }, o));
+      return fc
+        .record({ campaign_id, candidate_id, ...names })
+        .map(({ campaign_id, candidate_id, ...o }) => withOptional({ campaign_id, candidate_id }, o));
     case 'candidate.interview.failed':
-      return fc.record({ campaign_id, candidate_id, failure_reason: fc.constantFrom('voicemail', 'no_answer', 'user_hangup', 'technical_error'), ...names })
+      return fc
+        .record({
+          campaign_id,
+          candidate_id,
+          failure_reason: fc.constantFrom('voicemail', 'no_answer', 'user_hangup', 'technical_error'),
+          ...names,
+        })
         .map(({ campaign_id, candidate_id, failure_reason, ...o }) => withOptional({ campaign_id, candidate_id, failure_reason }, o));
     case 'candidate.interview.completed':
-      return fc.record({ campaign_id, candidate_id, interview_score: fc.constantFrom(4, 6.5, 8, 9.5), ...completed })
+      return fc
+        .record({ campaign_id, candidate_id, interview_score: fc.constantFrom(4, 6.5, 8, 9.5), ...completed })
         .map(({ campaign_id, candidate_id, interview_score, ...o }) => withOptional({ campaign_id, candidate_id, interview_score }, o));
     case 'candidate.interview.completed.extended':
-      return fc.record({ campaign_id, candidate_id, interview_score: fc.constantFrom(4, 6.5, 8, 9.5), responses: fc.array(response, { maxLength: 3 }), ...completed })
-        .map(({ campaign_id, candidate_id, interview_score, responses, ...o }) => withOptional({ campaign_id, candidate_id, interview_score, responses }, o));
+      return fc
+        .record({
+          campaign_id,
+          candidate_id,
+          interview_score: fc.constantFrom(4, 6.5, 8, 9.5),
+          responses: fc.array(response, { maxLength: 3 }),
+          ...completed,
+        })
+        .map(({ campaign_id, candidate_id, interview_score, responses, ...o }) =>
+          withOptional({ campaign_id, candidate_id, interview_score, responses }, o),
+        );
     case 'credits.low':
       return fc.record({ credits_remaining: fc.constantFrom(9.75, 5, 1), threshold: fc.constantFrom(10, 5) });
     case 'credits.depleted':
-      return fc.record({ credits_remaining: fc.constant(0), last_campaign_id: maybe(campaign_id) })
+      return fc
+        .record({ credits_remaining: fc.constant(0), last_campaign_id: maybe(campaign_id) })
         .map(({ credits_remaining, ...o }) => withOptional({ credits_remaining }, o));
     // Reconciliation's repairs: any subset of the fields it reads, instants in any spelling.
     case 'reconcile.campaign':
-      return fc.record({ campaign_id, job_title: maybe(text), status: maybe(fc.constantFrom('active', 'paused', 'completed')), created_at: maybe(timestamp([BASE, BASE + 60_000])) })
+      return fc
+        .record({
+          campaign_id,
+          job_title: maybe(text),
+          status: maybe(fc.constantFrom('active', 'paused', 'completed')),
+          created_at: maybe(timestamp([BASE, BASE + 60_000])),
+        })
         .map(({ campaign_id, ...o }) => withOptional({ campaign_id }, o));
     case 'reconcile.candidate':
-      return fc.record({
-        campaign_id, candidate_id, ...names, email: completed.email, phone: completed.phone,
-        status: maybe(fc.constantFrom('pending', 'completed', 'voicemail', 'incomplete')), interview_score: maybe(fc.constantFrom(4, 6.5, 8)),
-        interview_date: maybe(timestamp([BASE, BASE + 60_000])), availability: completed.availability, strengths: completed.strengths,
-        is_sourced: fc.option(fc.boolean(), { nil: undefined }), failure_reason: maybe(fc.constantFrom('voicemail', 'no_answer')),
-      }).map(({ campaign_id, candidate_id, ...o }) => withOptional({ campaign_id, candidate_id }, o));
+      return fc
+        .record({
+          campaign_id,
+          candidate_id,
+          ...names,
+          email: completed.email,
+          phone: completed.phone,
+          status: maybe(fc.constantFrom('pending', 'completed', 'voicemail', 'incomplete')),
+          interview_score: maybe(fc.constantFrom(4, 6.5, 8)),
+          interview_date: maybe(timestamp([BASE, BASE + 60_000])),
+          availability: completed.availability,
+          strengths: completed.strengths,
+          is_sourced: fc.option(fc.boolean(), { nil: undefined }),
+          failure_reason: maybe(fc.constantFrom('voicemail', 'no_answer')),
+        })
+        .map(({ campaign_id, candidate_id, ...o }) => withOptional({ campaign_id, candidate_id }, o));
     case 'reconcile.credits':
       return fc.record({ credits_remaining: fc.constantFrom(12.5, 3, 0) });
     default:
@@ -94,9 +145,19 @@ function dataOf(kind: string): fc.Arbitrary<Record<string, unknown>> {
 }
 
 const KINDS = [
-  'campaign.created', 'campaign.status_changed', 'candidate.added', 'candidate.sourced', 'candidate.interview.started',
-  'candidate.interview.failed', 'candidate.interview.completed', 'candidate.interview.completed.extended', 'credits.low', 'credits.depleted',
-  'reconcile.campaign', 'reconcile.candidate', 'reconcile.credits',
+  'campaign.created',
+  'campaign.status_changed',
+  'candidate.added',
+  'candidate.sourced',
+  'candidate.interview.started',
+  'candidate.interview.failed',
+  'candidate.interview.completed',
+  'candidate.interview.completed.extended',
+  'credits.low',
+  'credits.depleted',
+  'reconcile.campaign',
+  'reconcile.candidate',
+  'reconcile.credits',
 ];
 
 /** One valid event of any kind, at one of `instants` (default: four instants a minute apart, with millisecond neighbours). */
@@ -126,9 +187,60 @@ export { BASE };
 // escaped characters, keys that sort differently by UTF-16 unit and by code point, extreme
 // numbers. Objects are built with Object.fromEntries, which defines own keys as JSON.parse does.
 
-const CHARS = ['a', 'b', 'é', 'e\u0301', '\u0000', '"', '\\', '/', '\n', '\u2028', '\u007f', '\uE000', '\uFF21', '\uFFFF', '\u{1F600}', '\u{10FFFF}'];
-const KEYS = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', '0', '1', '9', '10', '01', '-1', '', 'a', 'A', 'é', '\uFF21', '\u{1F600}'];
-const NUMBERS = [0, -0, 1, -1, 0.1, 1 / 3, 100, 1e21, 1e-7, 2 ** 53, 2 ** 53 + 2, Number.MAX_VALUE, -Number.MAX_VALUE, Number.MIN_VALUE, -Number.MIN_VALUE, Number.MAX_SAFE_INTEGER];
+const CHARS = [
+  'a',
+  'b',
+  'é',
+  'e\u0301',
+  '\u0000',
+  '"',
+  '\\',
+  '/',
+  '\n',
+  '\u2028',
+  '\u007f',
+  '\uE000',
+  '\uFF21',
+  '\uFFFF',
+  '\u{1F600}',
+  '\u{10FFFF}',
+];
+const KEYS = [
+  '__proto__',
+  'constructor',
+  'toString',
+  'hasOwnProperty',
+  '0',
+  '1',
+  '9',
+  '10',
+  '01',
+  '-1',
+  '',
+  'a',
+  'A',
+  'é',
+  '\uFF21',
+  '\u{1F600}',
+];
+const NUMBERS = [
+  0,
+  -0,
+  1,
+  -1,
+  0.1,
+  1 / 3,
+  100,
+  1e21,
+  1e-7,
+  2 ** 53,
+  2 ** 53 + 2,
+  Number.MAX_VALUE,
+  -Number.MAX_VALUE,
+  Number.MIN_VALUE,
+  -Number.MIN_VALUE,
+  Number.MAX_SAFE_INTEGER,
+];
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -137,9 +249,15 @@ export type Json = null | boolean | number | string | Json[] | { [key: string]: 
  * that differ in one leaf) are common; otherwise strings and numbers range widely.
  */
 export function jsonArbitrary(options: { small?: boolean; depth?: number } = {}): fc.Arbitrary<Json> {
-  const key = options.small ? fc.constantFrom(...KEYS) : fc.oneof(fc.constantFrom(...KEYS), fc.string({ unit: fc.constantFrom(...CHARS), maxLength: 4 }));
-  const text = options.small ? fc.constantFrom('', 'a', 'é', 'e\u0301', '\u{1F600}') : fc.oneof(fc.string({ unit: fc.constantFrom(...CHARS), maxLength: 6 }), fc.string({ unit: 'grapheme', maxLength: 6 }));
-  const number = options.small ? fc.constantFrom(0, -0, 1, 1e21, Number.MAX_VALUE, Number.MIN_VALUE) : fc.oneof(fc.constantFrom(...NUMBERS), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer());
+  const key = options.small
+    ? fc.constantFrom(...KEYS)
+    : fc.oneof(fc.constantFrom(...KEYS), fc.string({ unit: fc.constantFrom(...CHARS), maxLength: 4 }));
+  const text = options.small
+    ? fc.constantFrom('', 'a', 'é', 'e\u0301', '\u{1F600}')
+    : fc.oneof(fc.string({ unit: fc.constantFrom(...CHARS), maxLength: 6 }), fc.string({ unit: 'grapheme', maxLength: 6 }));
+  const number = options.small
+    ? fc.constantFrom(0, -0, 1, 1e21, Number.MAX_VALUE, Number.MIN_VALUE)
+    : fc.oneof(fc.constantFrom(...NUMBERS), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer());
   const { value } = fc.letrec<{ value: Json }>((tie) => ({
     value: fc.oneof(
       { depthSize: 'small', maxDepth: options.depth ?? 4 },
@@ -148,7 +266,9 @@ export function jsonArbitrary(options: { small?: boolean; depth?: number } = {})
       number,
       text,
       fc.array(tie('value'), { maxLength: 3 }),
-      fc.uniqueArray(fc.tuple(key, tie('value')), { selector: ([k]) => k, maxLength: 4 }).map((entries) => Object.fromEntries(entries) as Json),
+      fc
+        .uniqueArray(fc.tuple(key, tie('value')), { selector: ([k]) => k, maxLength: 4 })
+        .map((entries) => Object.fromEntries(entries) as Json),
     ),
   }));
   return value;

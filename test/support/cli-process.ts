@@ -40,7 +40,10 @@ export interface CliResult {
 }
 
 /** Runs one command to its end (killed after `timeoutMs`), with `input` on its standard input if given. */
-export function runCli(args: string[], options: { env?: Record<string, string>; cwd?: string; timeoutMs?: number; input?: string } = {}): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  options: { env?: Record<string, string>; cwd?: string; timeoutMs?: number; input?: string } = {},
+): Promise<CliResult> {
   const child = spawnCli(args, options);
   let stdout = '';
   let stderr = '';
@@ -79,7 +82,12 @@ export async function startServe(args: string[], env: Record<string, string> = {
 }
 
 /** Starts a Node script that says "receiving webhooks on POST <url>" as serve does (a test app). */
-export async function startScript(script: string, args: string[], env: Record<string, string> = {}, timeoutMs = 10_000): Promise<ServeProcess> {
+export async function startScript(
+  script: string,
+  args: string[],
+  env: Record<string, string> = {},
+  timeoutMs = 10_000,
+): Promise<ServeProcess> {
   return startListening(spawnCli(args, { env, script }), timeoutMs);
 }
 

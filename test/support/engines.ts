@@ -33,7 +33,10 @@ const postgres: EngineUnderTest = {
 export const ENGINES: EngineUnderTest[] = postgresUrl() === '' ? [sqlite] : [sqlite, postgres];
 
 /** Opens a store on a fresh database of the engine; `close` closes it and removes the file. */
-export async function freshStore(engine: EngineUnderTest, options: StoreOptions = {}): Promise<{ store: Store; database: DatabaseOption; close: () => Promise<void> }> {
+export async function freshStore(
+  engine: EngineUnderTest,
+  options: StoreOptions = {},
+): Promise<{ store: Store; database: DatabaseOption; close: () => Promise<void> }> {
   const { database, cleanup } = await engine.fresh();
   const store = await openStore(database, options);
   return {

@@ -32,7 +32,7 @@ export default function setup() {
     // Said and counted as a failure, not thrown: vitest reports a throw here yet exits 0.
     console.error(
       `\nFAIL: the tests changed docs/ (${changed.join(', ')}): tests must write screenshots and other output to a temporary folder. ` +
-        'The README\'s screenshots are retaken by `npm run screenshots`.\n',
+        "The README's screenshots are retaken by `npm run screenshots`.\n",
     );
     process.exitCode = 1;
   };

@@ -14,7 +14,11 @@ export function inCi(env: NodeJS.ProcessEnv = process.env): boolean {
  * CHROMIUM_PATH) when set, else the first of `names` on PATH or in `alsoIn` (/usr/sbin, which a
  * user's PATH may lack).
  */
-export function findExecutable(names: string[], { override, alsoIn = [] }: { override?: string | undefined; alsoIn?: string[] } = {}, env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function findExecutable(
+  names: string[],
+  { override, alsoIn = [] }: { override?: string | undefined; alsoIn?: string[] } = {},
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
   const runnable = (path: string) => {
     try {
       accessSync(path, constants.X_OK);
@@ -33,7 +37,12 @@ export function findExecutable(names: string[], { override, alsoIn = [] }: { ove
  * global setup) with `tool` and `install` in the message; otherwise warns on stderr and returns
  * false, for `describe.skipIf(!needs(…))`. `untested` says what goes untested.
  */
-export function needs(tool: string, found: boolean, { install, untested }: { install: string; untested: string }, env: NodeJS.ProcessEnv = process.env): boolean {
+export function needs(
+  tool: string,
+  found: boolean,
+  { install, untested }: { install: string; untested: string },
+  env: NodeJS.ProcessEnv = process.env,
+): boolean {
   if (found) return true;
   if (inCi(env)) {
     throw new Error(`${tool} is missing, and CI=true: ${untested} cannot be tested. Install it: ${install}.`);

@@ -41,7 +41,15 @@ export const ZELPHINE_EVENTS = [
   {
     event: 'candidate.added',
     timestamp: at(1),
-    data: { campaign_id: CAMPAIGN, candidate_id: ZELPHINE, first_name: 'Zelphine', last_name: 'Quarkwood', email: 'zelphine.quarkwood@exemple.fr', phone: '+33655412798', call_queued: true },
+    data: {
+      campaign_id: CAMPAIGN,
+      candidate_id: ZELPHINE,
+      first_name: 'Zelphine',
+      last_name: 'Quarkwood',
+      email: 'zelphine.quarkwood@exemple.fr',
+      phone: '+33655412798',
+      call_queued: true,
+    },
   },
   {
     event: 'candidate.interview.completed.extended',
@@ -61,7 +69,12 @@ export const ZELPHINE_EVENTS = [
       strengths: 'Mme Quarkwood est précise.',
       concerns: 'Zelphine habite loin du site.',
       responses: [
-        { question: 'Pouvez-vous vous présenter ?', answer: 'Oui, je suis Zelphine Quarkwood, joignable au 06 55 41 27 98.', score: 8, explanation: 'Zelphine se présente clairement.' },
+        {
+          question: 'Pouvez-vous vous présenter ?',
+          answer: 'Oui, je suis Zelphine Quarkwood, joignable au 06 55 41 27 98.',
+          score: 8,
+          explanation: 'Zelphine se présente clairement.',
+        },
       ],
     },
   },
@@ -71,7 +84,13 @@ export const ZELPHINE_EVENTS = [
 export const INVALID_EVENT = {
   event: 'candidate.interview.failed',
   timestamp: at(5),
-  data: { campaign_id: CAMPAIGN, candidate_id: ZELPHINE, first_name: 'Zelphine', last_name: 'Quarkwood', failure_reason: 'Zelphine Quarkwood a raccroché' },
+  data: {
+    campaign_id: CAMPAIGN,
+    candidate_id: ZELPHINE,
+    first_name: 'Zelphine',
+    last_name: 'Quarkwood',
+    failure_reason: 'Zelphine Quarkwood a raccroché',
+  },
 };
 
 /** A kind this version does not know, with personal fields of its own. */
@@ -98,7 +117,22 @@ export function largeEvent(): { event: string; timestamp: string; data: Record<s
   const event = {
     event: 'candidate.interview.completed.extended',
     timestamp: at(4),
-    data: { campaign_id: CAMPAIGN, candidate_id: THESSALY, first_name: 'Thessaly', last_name: 'Vornhagen', email: null, phone: null, interview_score: 5, availability: null, availability_start: null, salary_expectation: null, candidate_alignment: 'Thessaly convient.', strengths: null, concerns: null, responses },
+    data: {
+      campaign_id: CAMPAIGN,
+      candidate_id: THESSALY,
+      first_name: 'Thessaly',
+      last_name: 'Vornhagen',
+      email: null,
+      phone: null,
+      interview_score: 5,
+      availability: null,
+      availability_start: null,
+      salary_expectation: null,
+      candidate_alignment: 'Thessaly convient.',
+      strengths: null,
+      concerns: null,
+      responses,
+    },
   };
   if (JSON.stringify(event).length <= 128 * 1024) throw new Error('the large body must be over 128 KiB');
   return event;

@@ -39,7 +39,7 @@ export function apiClient(apiUrl: string, key: string | null): ApiCall {
 export const JOB = {
   job_title: 'Cariste CACES 3',
   contract_type: 'CDD',
-  job_description: "Conduite de chariot frontal en plateforme logistique. Chargement et déchargement de semi-remorques.",
+  job_description: 'Conduite de chariot frontal en plateforme logistique. Chargement et déchargement de semi-remorques.',
 };
 
 /** A candidate with a valid phone and e-mail, numbered so each is distinct. */

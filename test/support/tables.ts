@@ -5,9 +5,26 @@ import type { Store } from '../../src/store/store.js';
 // The public contract of PROJECTION.md section 4, read back as users read it.
 const CAMPAIGN = ['campaign_id', 'job_title', 'contract_type', 'candidate_link', 'questions_count', 'status', 'created_at'];
 const CANDIDATE = [
-  'candidate_id', 'campaign_id', 'first_name', 'last_name', 'email', 'phone', 'is_sourced', 'call_queued', 'sms_sent',
-  'status', 'interview_score', 'interview_date', 'interview_started_at', 'availability', 'availability_start',
-  'salary_expectation', 'candidate_alignment', 'strengths', 'concerns', 'failure_reason',
+  'candidate_id',
+  'campaign_id',
+  'first_name',
+  'last_name',
+  'email',
+  'phone',
+  'is_sourced',
+  'call_queued',
+  'sms_sent',
+  'status',
+  'interview_score',
+  'interview_date',
+  'interview_started_at',
+  'availability',
+  'availability_start',
+  'salary_expectation',
+  'candidate_alignment',
+  'strengths',
+  'concerns',
+  'failure_reason',
 ];
 const RESPONSE = ['candidate_id', 'position', 'question', 'answer', 'score', 'explanation'];
 const CREDITS = ['credits_remaining', 'low_threshold', 'last_campaign_id'];
@@ -27,7 +44,9 @@ const booleans = (row: Record<string, unknown>) => Object.fromEntries(Object.ent
 export function readTables(db: Database.Database): Tables {
   return {
     campaigns: db.prepare(`SELECT ${CAMPAIGN.join(', ')} FROM campaigns ORDER BY campaign_id`).all() as Record<string, unknown>[],
-    candidates: (db.prepare(`SELECT ${CANDIDATE.join(', ')} FROM candidates ORDER BY candidate_id`).all() as Record<string, unknown>[]).map(booleans),
+    candidates: (db.prepare(`SELECT ${CANDIDATE.join(', ')} FROM candidates ORDER BY candidate_id`).all() as Record<string, unknown>[]).map(
+      booleans,
+    ),
     interview_responses: db
       .prepare(`SELECT ${RESPONSE.join(', ')} FROM interview_responses ORDER BY candidate_id, position`)
       .all() as Record<string, unknown>[],
@@ -65,7 +84,16 @@ export async function readStoreTables(store: Store): Promise<Tables> {
 
 /** Empties every table a test writes, on either engine (between property-test runs). */
 export async function emptyTables(store: Store): Promise<void> {
-  for (const table of ['handler_failures', 'interview_responses', 'candidates', 'campaigns', 'credits', 'inbox', 'erasure_hooks', 'erasures']) {
+  for (const table of [
+    'handler_failures',
+    'interview_responses',
+    'candidates',
+    'campaigns',
+    'credits',
+    'inbox',
+    'erasure_hooks',
+    'erasures',
+  ]) {
     await store.select(`DELETE FROM ${table}`);
   }
 }

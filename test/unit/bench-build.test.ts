@@ -27,12 +27,16 @@ describe('bench/ build', () => {
   });
 
   it('compiles to a folder that is neither published nor committed', () => {
-    const config = JSON.parse(readFileSync(join(ROOT, 'tsconfig.bench.json'), 'utf8')) as { compilerOptions: { outDir: string; rootDir: string } };
+    const config = JSON.parse(readFileSync(join(ROOT, 'tsconfig.bench.json'), 'utf8')) as {
+      compilerOptions: { outDir: string; rootDir: string };
+    };
     const outDir = config.compilerOptions.outDir.replace(/^\.\//, '').replace(/\/$/, '');
     expect(config.compilerOptions.rootDir).toBe('bench');
     const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { files: string[]; scripts: Record<string, string> };
     expect(manifest.files.some((published) => outDir === published || outDir.startsWith(`${published}/`))).toBe(false);
-    const ignored = readFileSync(join(ROOT, '.gitignore'), 'utf8').split('\n').map((line) => line.trim().replace(/\/$/, ''));
+    const ignored = readFileSync(join(ROOT, '.gitignore'), 'utf8')
+      .split('\n')
+      .map((line) => line.trim().replace(/\/$/, ''));
     expect(ignored.some((pattern) => outDir === pattern || outDir.startsWith(`${pattern}/`))).toBe(true);
     expect(manifest.scripts.bench).toContain(`node ${outDir}/run.js`);
   });

@@ -4,7 +4,12 @@ import { backoffDelay, createThrottle, RETRY_DEFAULTS, RETRY_SAFE } from '../../
 
 const T0 = Date.parse('2026-03-10T09:00:00.000Z');
 function virtualClock() {
-  const clock = { t: T0, sleeps: [] as number[], now: () => clock.t, sleep: async (ms: number) => void (clock.sleeps.push(ms), (clock.t += ms)) };
+  const clock = {
+    t: T0,
+    sleeps: [] as number[],
+    now: () => clock.t,
+    sleep: async (ms: number) => void (clock.sleeps.push(ms), (clock.t += ms)),
+  };
   return clock;
 }
 
@@ -83,6 +88,10 @@ describe('backoff', () => {
   });
 
   it('only creating a campaign is unsafe to send again', () => {
-    expect(Object.entries(RETRY_SAFE).filter(([, safe]) => !safe).map(([name]) => name)).toEqual(['createCampaign']);
+    expect(
+      Object.entries(RETRY_SAFE)
+        .filter(([, safe]) => !safe)
+        .map(([name]) => name),
+    ).toEqual(['createCampaign']);
   });
 });

@@ -17,20 +17,28 @@ describe('documents', () => {
     expect(read('docs/events.md')).toBe(renderEventsDoc());
   });
 
-  it('docs/configuration.md is what serve\'s option table says (run `npm run docs` after changing it)', () => {
+  it("docs/configuration.md is what serve's option table says (run `npm run docs` after changing it)", () => {
     expect(read('docs/configuration.md')).toBe(renderConfigurationDoc());
   });
 
   it('every relative link of README.md, CHANGELOG.md, fixtures/README.md and docs/*.md names a file the package ships', () => {
     const shipped = (JSON.parse(read('package.json')) as { files: string[] }).files;
-    const documents = ['README.md', 'CHANGELOG.md', 'fixtures/README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+    const documents = [
+      'README.md',
+      'CHANGELOG.md',
+      'fixtures/README.md',
+      ...readdirSync(join(ROOT, 'docs'))
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => `docs/${f}`),
+    ];
     const broken: string[] = [];
     for (const document of documents) {
       for (const [, target] of read(document).matchAll(/\]\(([^)\s]+)\)/g)) {
         if (/^[a-z]+:/i.test(target!) || target!.startsWith('#')) continue;
         const path = normalize(relative(ROOT, join(ROOT, dirname(document), target!.replace(/#.*$/, ''))));
         if (!existsSync(join(ROOT, path))) broken.push(`${document}: ${target} (no such file)`);
-        else if (!shipped.some((entry) => path === entry || path.startsWith(`${entry}/`))) broken.push(`${document}: ${target} (not in package.json "files")`);
+        else if (!shipped.some((entry) => path === entry || path.startsWith(`${entry}/`)))
+          broken.push(`${document}: ${target} (not in package.json "files")`);
       }
     }
     expect(broken).toEqual([]);
@@ -38,7 +46,9 @@ describe('documents', () => {
 
   it('the README says how to install the package, with the tarball name npm pack writes for this version', () => {
     const { name, version } = JSON.parse(read('package.json')) as { name: string; version: string };
-    const install = read('README.md').split('\n## ').find((section) => section.startsWith('Install\n'));
+    const install = read('README.md')
+      .split('\n## ')
+      .find((section) => section.startsWith('Install\n'));
     expect(install).toBeDefined();
     expect(install).toContain(`npm install ${name}\n`);
     const tarballs = [...install!.matchAll(/prequal-hooks-[\d.]+\.tgz/g)].map(([tarball]) => tarball);

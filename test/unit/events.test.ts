@@ -20,7 +20,9 @@ const fixture = (kind: string): Envelope => JSON.parse(readFileSync(join(FIXTURE
 
 describe('fixtures', () => {
   it('hold one event of each of the ten kinds', () => {
-    const files = readdirSync(FIXTURES).filter((f) => f.endsWith('.json')).sort();
+    const files = readdirSync(FIXTURES)
+      .filter((f) => f.endsWith('.json'))
+      .sort();
     expect(files).toEqual([...EVENT_KINDS].map((k) => `${k}.json`).sort());
   });
 
@@ -34,15 +36,43 @@ describe('fixtures', () => {
 
 // Fields without which an event of the kind means nothing; each must be rejected with its path.
 const REQUIRED: Record<string, Array<[string, unknown]>> = {
-  'campaign.created': [['campaign_id', 42], ['status', 'running']],
-  'campaign.status_changed': [['campaign_id', null], ['new_status', 'archived']],
-  'candidate.added': [['candidate_id', 7], ['campaign_id', '']],
-  'candidate.sourced': [['candidate_id', null], ['campaign_id', 12]],
-  'candidate.interview.started': [['candidate_id', []], ['campaign_id', {}]],
-  'candidate.interview.failed': [['failure_reason', 'busy'], ['candidate_id', 3]],
-  'candidate.interview.completed': [['interview_score', 'huit'], ['interview_score', 11], ['candidate_id', false]],
-  'candidate.interview.completed.extended': [['responses', 'none'], ['interview_score', -1]],
-  'credits.low': [['credits_remaining', '9'], ['threshold', null]],
+  'campaign.created': [
+    ['campaign_id', 42],
+    ['status', 'running'],
+  ],
+  'campaign.status_changed': [
+    ['campaign_id', null],
+    ['new_status', 'archived'],
+  ],
+  'candidate.added': [
+    ['candidate_id', 7],
+    ['campaign_id', ''],
+  ],
+  'candidate.sourced': [
+    ['candidate_id', null],
+    ['campaign_id', 12],
+  ],
+  'candidate.interview.started': [
+    ['candidate_id', []],
+    ['campaign_id', {}],
+  ],
+  'candidate.interview.failed': [
+    ['failure_reason', 'busy'],
+    ['candidate_id', 3],
+  ],
+  'candidate.interview.completed': [
+    ['interview_score', 'huit'],
+    ['interview_score', 11],
+    ['candidate_id', false],
+  ],
+  'candidate.interview.completed.extended': [
+    ['responses', 'none'],
+    ['interview_score', -1],
+  ],
+  'credits.low': [
+    ['credits_remaining', '9'],
+    ['threshold', null],
+  ],
   'credits.depleted': [['credits_remaining', 'zero']],
 };
 
@@ -118,7 +148,14 @@ describe('envelope', () => {
   it('is a JSON object with a string event, a string timestamp and an object data', () => {
     expect(readEnvelope('{"event":"x","timestamp":"t","data":{}}').ok).toBe(true);
     expect(readEnvelope('{"event":')).toMatchObject({ ok: false, reason: 'INVALID_JSON' });
-    for (const body of ['[]', '"event"', 'null', '{"event":1,"timestamp":"t","data":{}}', '{"event":"x","data":{}}', '{"event":"x","timestamp":"t","data":[]}']) {
+    for (const body of [
+      '[]',
+      '"event"',
+      'null',
+      '{"event":1,"timestamp":"t","data":{}}',
+      '{"event":"x","data":{}}',
+      '{"event":"x","timestamp":"t","data":[]}',
+    ]) {
       expect(readEnvelope(body), body).toMatchObject({ ok: false, reason: 'INVALID_ENVELOPE' });
     }
   });
@@ -126,7 +163,8 @@ describe('envelope', () => {
 
 describe('identity', () => {
   const compact = '{"event":"credits.low","timestamp":"2026-11-20T10:00:00Z","data":{"credits_remaining":9,"threshold":10}}';
-  const reordered = '{ "data" : { "threshold": 10, "credits_remaining": 9 },\n  "timestamp": "2026-11-20T10:00:00Z", "event": "credits.low" }';
+  const reordered =
+    '{ "data" : { "threshold": 10, "credits_remaining": 9 },\n  "timestamp": "2026-11-20T10:00:00Z", "event": "credits.low" }';
 
   it('is the same for the same envelope with other key order and spacing', () => {
     const a = readEnvelope(compact);
@@ -172,7 +210,8 @@ describe('identity', () => {
 });
 
 describe('identity keeps every own key and takes any depth', () => {
-  const envelope = (data: string, extra = '') => `{"event":"credits.low","timestamp":"2026-11-20T10:00:00Z"${extra},"data":{"credits_remaining":9,"threshold":10${data}}}`;
+  const envelope = (data: string, extra = '') =>
+    `{"event":"credits.low","timestamp":"2026-11-20T10:00:00Z"${extra},"data":{"credits_remaining":9,"threshold":10${data}}}`;
   const identity = (body: string) => {
     const reading = readEnvelope(Buffer.from(body));
     if (!reading.ok) throw new Error(JSON.stringify(reading.issues));
@@ -189,14 +228,22 @@ describe('identity keeps every own key and takes any depth', () => {
       envelope(',"constructor":{"x":1},"__proto__":{"x":1}'),
     ].map(identity);
     expect(new Set(ids).size).toBe(ids.length);
-    expect(canonicalJson(JSON.parse('{"b":1,"__proto__":{"z":1,"y":2},"a":[{"__proto__":0}]}'))).toBe('{"__proto__":{"y":2,"z":1},"a":[{"__proto__":0}],"b":1}');
+    expect(canonicalJson(JSON.parse('{"b":1,"__proto__":{"z":1,"y":2},"a":[{"__proto__":0}]}'))).toBe(
+      '{"__proto__":{"y":2,"z":1},"a":[{"__proto__":0}],"b":1}',
+    );
     // The same key, other order and spacing: one event.
     expect(identity(envelope(',"__proto__":{"x":1,"y":2}'))).toBe(identity(envelope(', "__proto__" : { "y":2, "x":1 }')));
   });
 
   it('hands __proto__ and constructor keys of data to handlers, at any level', () => {
-    const body = JSON.parse(envelope(',"__proto__":{"x":1},"constructor":"c"').replace('credits.low', 'candidate.interview.completed.extended')
-      .replace('"credits_remaining":9,"threshold":10', '"campaign_id":"c","candidate_id":"k","interview_score":8,"responses":[{"question":"Q","__proto__":{"y":2}}]'));
+    const body = JSON.parse(
+      envelope(',"__proto__":{"x":1},"constructor":"c"')
+        .replace('credits.low', 'candidate.interview.completed.extended')
+        .replace(
+          '"credits_remaining":9,"threshold":10',
+          '"campaign_id":"c","candidate_id":"k","interview_score":8,"responses":[{"question":"Q","__proto__":{"y":2}}]',
+        ),
+    );
     const reading = parseEvent(body);
     expect(reading.ok).toBe(true);
     if (!reading.ok) return;
@@ -219,7 +266,9 @@ describe('identity keeps every own key and takes any depth', () => {
     const objects = `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`;
     for (const deep of [arrays, objects]) {
       const compact = envelope(`,"deep":${deep}`);
-      expect(canonicalJson(JSON.parse(compact))).toBe(`{"data":{"credits_remaining":9,"deep":${deep},"threshold":10},"event":"credits.low","timestamp":"2026-11-20T10:00:00Z"}`);
+      expect(canonicalJson(JSON.parse(compact))).toBe(
+        `{"data":{"credits_remaining":9,"deep":${deep},"threshold":10},"event":"credits.low","timestamp":"2026-11-20T10:00:00Z"}`,
+      );
       expect(identity(compact)).toBe(identity(envelope(`,"deep" : ${deep.replaceAll(':', ' : ')}`)));
       const reading = parseEvent(JSON.parse(compact));
       expect(reading.ok).toBe(true);
@@ -228,9 +277,18 @@ describe('identity keeps every own key and takes any depth', () => {
   });
 
   it('refuses what canonical JSON cannot write faithfully, saying where', () => {
-    expect(readEnvelope(envelope(',"x":[1e400]'))).toMatchObject({ ok: false, reason: 'INVALID_JSON', issues: [{ path: 'data.x[0]', message: expect.stringContaining('double range') }] });
-    expect(readEnvelope(envelope(',"x":"\\\\ud800 is text, \\ud800 is a lone surrogate"'))).toMatchObject({ ok: false, issues: [{ path: 'data.x', message: expect.stringContaining('lone surrogate (U+D800)') }] });
-    expect(readEnvelope(Buffer.from([...Buffer.from('{"event":"x","timestamp":"t","data":{"x":"'), 0xff, ...Buffer.from('"}}')]))).toMatchObject({
+    expect(readEnvelope(envelope(',"x":[1e400]'))).toMatchObject({
+      ok: false,
+      reason: 'INVALID_JSON',
+      issues: [{ path: 'data.x[0]', message: expect.stringContaining('double range') }],
+    });
+    expect(readEnvelope(envelope(',"x":"\\\\ud800 is text, \\ud800 is a lone surrogate"'))).toMatchObject({
+      ok: false,
+      issues: [{ path: 'data.x', message: expect.stringContaining('lone surrogate (U+D800)') }],
+    });
+    expect(
+      readEnvelope(Buffer.from([...Buffer.from('{"event":"x","timestamp":"t","data":{"x":"'), 0xff, ...Buffer.from('"}}')])),
+    ).toMatchObject({
       ok: false,
       reason: 'INVALID_JSON',
       issues: [{ path: '', message: 'the body is not UTF-8: byte 0xFF at offset 42 starts no valid UTF-8 sequence' }],
@@ -238,7 +296,9 @@ describe('identity keeps every own key and takes any depth', () => {
     const deep = readEnvelope(envelope(`,"x":${'['.repeat(50_000)}-1e400${']'.repeat(50_000)}`));
     expect(deep.ok || deep.issues[0]!.path).toBe('data.x[0][0][0][0][0][0]…(49986 more levels)…[0][0][0][0][0][0][0][0]');
     expect(() => canonicalJson({ x: Infinity })).toThrow(UnrepresentableJsonError);
-    expect(() => eventIdentity({ event: 'x', timestamp: 't', data: { x: '\udc00' } })).toThrow(/data\.x: the string holds a lone surrogate/);
+    expect(() => eventIdentity({ event: 'x', timestamp: 't', data: { x: '\udc00' } })).toThrow(
+      /data\.x: the string holds a lone surrogate/,
+    );
     const cycle: Record<string, unknown> = {};
     cycle.self = [cycle];
     expect(() => canonicalJson(cycle)).toThrow(/self\[0\]: the value contains itself/);
@@ -258,7 +318,7 @@ describe('timestamps', () => {
     expect(normaliseTimestamp('2026-11-20T10:00:00.123456789012+01:00')).toBe('2026-11-20T09:00:00.123Z');
   });
 
-  it('accept only the contract\'s spelling: extended format, seconds, `Z` or `±hh:mm`', () => {
+  it("accept only the contract's spelling: extended format, seconds, `Z` or `±hh:mm`", () => {
     // PROJECTION.md section 2: other spellings make the event a dead letter.
     for (const text of [
       '2026-11-20T05:30:00-0430', // basic-format zone
@@ -280,12 +340,23 @@ describe('timestamps', () => {
       expect(parseInstant(text), text).toBeNull();
       const reading = parseEvent({ ...fixture('credits.low'), timestamp: text });
       expect(reading.ok, text).toBe(false);
-      if (!reading.ok) expect(reading.issues.map((i) => i.path), text).toContain('timestamp');
+      if (!reading.ok)
+        expect(
+          reading.issues.map((i) => i.path),
+          text,
+        ).toContain('timestamp');
     }
   });
 
   it('refuse days and times that do not exist', () => {
-    for (const text of ['2026-02-29T10:00:00Z', '2026-11-31T10:00:00Z', '2026-11-20T24:00:00Z', '2026-11-20T10:60:00Z', '2026-13-01T10:00:00Z', '2026-11-20T10:00:00+25:00']) {
+    for (const text of [
+      '2026-02-29T10:00:00Z',
+      '2026-11-31T10:00:00Z',
+      '2026-11-20T24:00:00Z',
+      '2026-11-20T10:60:00Z',
+      '2026-13-01T10:00:00Z',
+      '2026-11-20T10:00:00+25:00',
+    ]) {
       expect(parseInstant(text), text).toBeNull();
     }
   });

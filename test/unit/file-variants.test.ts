@@ -36,8 +36,12 @@ describe('withFileVariants', () => {
     expect(read.files).toEqual({ keys, token });
 
     writeFileSync(token, 'a\nb\n');
-    expect(() => resolveFileVariants(TABLE, parseCommand(TABLE, ['--token-file', token], {}))).toThrow(new CommandError(`${token} (given by --token-file) holds 2 lines: it must hold one --token`));
-    expect(() => resolveFileVariants(TABLE, parseCommand(TABLE, [], { PREQUAL_HOOKS_KEYS_FILE: join(tmp.dir, 'none') }))).toThrow(/cannot read .*none \(given by PREQUAL_HOOKS_KEYS_FILE\): no such file/);
+    expect(() => resolveFileVariants(TABLE, parseCommand(TABLE, ['--token-file', token], {}))).toThrow(
+      new CommandError(`${token} (given by --token-file) holds 2 lines: it must hold one --token`),
+    );
+    expect(() => resolveFileVariants(TABLE, parseCommand(TABLE, [], { PREQUAL_HOOKS_KEYS_FILE: join(tmp.dir, 'none') }))).toThrow(
+      /cannot read .*none \(given by PREQUAL_HOOKS_KEYS_FILE\): no such file/,
+    );
     expect(() => resolveFileVariants(TABLE, parseCommand(TABLE, ['--keys', 'x', '--keys-file', keys], {}))).toThrow(UsageError);
     // Unmarked options and absent files change nothing.
     const untouched = resolveFileVariants(TABLE, parseCommand(TABLE, ['--plain', 'p', '--keys', 'x,y'], {}));
@@ -52,7 +56,9 @@ describe('looseFileWarning', () => {
     writeFileSync(path, 'the-secret-itself\n');
     const file = { path, from: 'PREQUAL_HOOKS_X_FILE' };
     const at = (mode: number) => (chmodSync(path, mode), looseFileWarning(file, 'the x'));
-    expect(at(0o644)).toBe(`${path} (given by PREQUAL_HOOKS_X_FILE) can be read by other users (mode 644); it holds the x: chmod 600 ${path}`);
+    expect(at(0o644)).toBe(
+      `${path} (given by PREQUAL_HOOKS_X_FILE) can be read by other users (mode 644); it holds the x: chmod 600 ${path}`,
+    );
     expect(at(0o604)).toMatch(/can be read by other users \(mode 604\)/);
     expect(at(0o620)).toMatch(/can be changed by other users \(mode 620\)/);
     for (const mode of [0o600, 0o400, 0o700, 0o711]) expect(at(mode), mode.toString(8)).toBeUndefined();

@@ -22,7 +22,15 @@ describe('whether dist/ is built from the current src/ (the global setup builds 
     return root;
   }
 
-  const built = { 'tsconfig.json': 100, 'tsconfig.build.json': 100, 'src/index.ts': 200, 'src/cli/main.ts': 200, 'src/types.d.ts': 900, 'dist/index.js': 300, 'dist/cli/main.js': 300 };
+  const built = {
+    'tsconfig.json': 100,
+    'tsconfig.build.json': 100,
+    'src/index.ts': 200,
+    'src/cli/main.ts': 200,
+    'src/types.d.ts': 900,
+    'dist/index.js': 300,
+    'dist/cli/main.js': 300,
+  };
 
   it('is current when every source has an output newer than it and than the tsconfigs (a .d.ts source has no output)', () => {
     expect(staleReason(tree(built))).toBe('');
@@ -30,7 +38,9 @@ describe('whether dist/ is built from the current src/ (the global setup builds 
   });
 
   it('is stale when a source or a tsconfig changed after its output, or an output is missing', () => {
-    expect(staleReason(tree({ ...built, 'src/cli/main.ts': 301 }))).toBe(`${join('src', 'cli', 'main.ts')} is newer than ${join('dist', 'cli', 'main.js')}`);
+    expect(staleReason(tree({ ...built, 'src/cli/main.ts': 301 }))).toBe(
+      `${join('src', 'cli', 'main.ts')} is newer than ${join('dist', 'cli', 'main.js')}`,
+    );
     expect(staleReason(tree({ ...built, 'tsconfig.build.json': 400 }))).toMatch(/^tsconfig\.build\.json is newer than dist\//);
     expect(staleReason(tree({ ...built, 'src/new.ts': 250 }))).toBe(`${join('dist', 'new.js')} is missing`);
     const { 'dist/index.js': _gone, ...withoutIndex } = built;

@@ -27,7 +27,11 @@ function importedSpecifiers(file: string): string[] {
   const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, false);
   const found: string[] = [];
   const visit = (node: ts.Node): void => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+    if (
+      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+      node.moduleSpecifier &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    ) {
       found.push(node.moduleSpecifier.text);
     } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
       const [argument] = node.arguments;
@@ -51,9 +55,7 @@ function resolveImport(from: string, specifier: string): string | undefined {
 }
 
 function importGraph(files: readonly string[]): Map<string, string[]> {
-  return new Map(
-    files.map((file) => [file, importedSpecifiers(file).flatMap((specifier) => resolveImport(file, specifier) ?? [])]),
-  );
+  return new Map(files.map((file) => [file, importedSpecifiers(file).flatMap((specifier) => resolveImport(file, specifier) ?? [])]));
 }
 
 /** One circle per strongly connected group of modules (Tarjan), each written a -> b -> … -> a. */
@@ -133,8 +135,18 @@ describe('imports in src/', () => {
       ['d', []],
       ['e', ['e']],
     ]);
-    expect(importCycles(graph)).toEqual([['a', 'b', 'c', 'a'], ['e', 'e']]);
-    expect(importCycles(new Map([['a', ['b']], ['b', []]]))).toEqual([]);
+    expect(importCycles(graph)).toEqual([
+      ['a', 'b', 'c', 'a'],
+      ['e', 'e'],
+    ]);
+    expect(
+      importCycles(
+        new Map([
+          ['a', ['b']],
+          ['b', []],
+        ]),
+      ),
+    ).toEqual([]);
   });
 
   it('reads type-only, re-exported and dynamic imports as ties, and ignores packages and assets', () => {

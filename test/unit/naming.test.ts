@@ -46,7 +46,8 @@ describe('candidatesNamed', () => {
 
 describe('the keys compared', () => {
   it('reads the three forms the service accepts as one E.164 number, and nothing else', () => {
-    for (const form of ['06 12 34 56 78', '0612345678', '+33612345678', '+33 6 12 34 56 78', '0033612345678', '06.12.34.56.78']) expect(phoneKey(form)).toBe('+33612345678');
+    for (const form of ['06 12 34 56 78', '0612345678', '+33612345678', '+33 6 12 34 56 78', '0033612345678', '06.12.34.56.78'])
+      expect(phoneKey(form)).toBe('+33612345678');
     for (const other of ['612345678', 'unknown', '', '+33']) expect(phoneKey(other)).toBeUndefined();
   });
 

@@ -49,7 +49,9 @@ describe('needs: a missing tool skips loudly, or fails under CI=true', () => {
     expect(inCi({ CI: 'true' })).toBe(true);
     expect(inCi({})).toBe(false);
     expect(inCi()).toBe(false);
-    expect(() => needs('nginx', false, { install: 'apt-get install -y nginx', untested: 'x' }, { CI: 'true' })).toThrow(/^nginx is missing/);
+    expect(() => needs('nginx', false, { install: 'apt-get install -y nginx', untested: 'x' }, { CI: 'true' })).toThrow(
+      /^nginx is missing/,
+    );
   });
 
   it('findExecutable looks on PATH (then in the extra folders given), or only at the override when one is set', () => {

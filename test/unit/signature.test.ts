@@ -25,9 +25,7 @@ describe('sign', () => {
   it('keeps the multi-KB vector body as it was when its signature was computed', () => {
     const bytes = Buffer.from(LARGE, 'utf8');
     expect(bytes.length).toBe(6000);
-    expect(createHash('sha256').update(bytes).digest('hex')).toBe(
-      '98eb420f219363aa39c30ff46eaa0732f5422da82543e9ada7bd2aab5ccae1fa',
-    );
+    expect(createHash('sha256').update(bytes).digest('hex')).toBe('98eb420f219363aa39c30ff46eaa0732f5422da82543e9ada7bd2aab5ccae1fa');
   });
 
   for (const vector of VECTORS) {

@@ -24,7 +24,14 @@ describe('links from a stored traceparent', () => {
     expect(linkFrom('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')).toEqual([
       { context: { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: 1, isRemote: true } },
     ]);
-    for (const bad of [null, undefined, '', '00-xyz', '01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', '00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01']) {
+    for (const bad of [
+      null,
+      undefined,
+      '',
+      '00-xyz',
+      '01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+      '00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01',
+    ]) {
       expect(linkFrom(bad)).toEqual([]);
     }
   });

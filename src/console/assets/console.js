@@ -17,16 +17,42 @@
       return response.json();
     })
     .then(function (body) {
-      var xs = body.minutes.map(function (m) { return Date.parse(m.minute) / 1000; });
-      var ys = body.minutes.map(function (m) { return m.count; });
-      chart.setAttribute('data-total', String(ys.reduce(function (a, b) { return a + b; }, 0)));
+      var xs = body.minutes.map(function (m) {
+        return Date.parse(m.minute) / 1000;
+      });
+      var ys = body.minutes.map(function (m) {
+        return m.count;
+      });
+      chart.setAttribute(
+        'data-total',
+        String(
+          ys.reduce(function (a, b) {
+            return a + b;
+          }, 0),
+        ),
+      );
       new window.uPlot(
         {
           width: Math.max(320, chart.clientWidth - 16),
           height: 240,
-          series: [{}, { label: 'events', stroke: '#2f5bd3', fill: 'rgba(47, 91, 211, 0.12)', width: 2, paths: window.uPlot.paths.stepped({ align: 1 }) }],
+          series: [
+            {},
+            {
+              label: 'events',
+              stroke: '#2f5bd3',
+              fill: 'rgba(47, 91, 211, 0.12)',
+              width: 2,
+              paths: window.uPlot.paths.stepped({ align: 1 }),
+            },
+          ],
           axes: [{}, { label: 'per minute' }],
-          scales: { y: { range: function (_u, _min, max) { return [0, Math.max(1, max)]; } } },
+          scales: {
+            y: {
+              range: function (_u, _min, max) {
+                return [0, Math.max(1, max)];
+              },
+            },
+          },
         },
         [xs, ys],
         chart,

@@ -19,12 +19,19 @@ export async function claimPending(tx: Session, limit: number): Promise<InboxRow
 
 /** This row if it is still pending and no other transaction holds it, locked until `tx` ends. */
 export async function claimPendingRow(tx: Session, inboxId: number): Promise<InboxRow | undefined> {
-  const rows = await query(tx, `SELECT ${INBOX_COLUMNS} FROM inbox WHERE inbox_id = $1 AND state = 'pending' FOR UPDATE SKIP LOCKED`, [inboxId]);
+  const rows = await query(tx, `SELECT ${INBOX_COLUMNS} FROM inbox WHERE inbox_id = $1 AND state = 'pending' FOR UPDATE SKIP LOCKED`, [
+    inboxId,
+  ]);
   return rows.map(asInboxRow)[0];
 }
 
 /** Records how claimed rows were processed; `keepHandlers` leaves their handler marks as they are (a rebuild). */
-export async function settle(tx: Session, settlements: readonly Settlement[], at: string, options: { keepHandlers?: boolean } = {}): Promise<void> {
+export async function settle(
+  tx: Session,
+  settlements: readonly Settlement[],
+  at: string,
+  options: { keepHandlers?: boolean } = {},
+): Promise<void> {
   if (settlements.length === 0) return;
   const handlers = options.keepHandlers ? '' : 'handlers_pending = v.handlers,';
   await query(
@@ -42,7 +49,10 @@ export async function settle(tx: Session, settlements: readonly Settlement[], at
     ],
   );
   // An erased candidate's event, redacted when processed.
-  await replaceBodies(tx, settlements.flatMap((s) => (s.raw === undefined ? [] : [{ inboxId: s.inboxId, raw: s.raw }])));
+  await replaceBodies(
+    tx,
+    settlements.flatMap((s) => (s.raw === undefined ? [] : [{ inboxId: s.inboxId, raw: s.raw }])),
+  );
 }
 
 /**
@@ -86,5 +96,9 @@ export async function renewHandlerClaims(db: Session, owner: string, ids: readon
 /** Gives `owner`'s leases back unrun (shutting down): the rows' handlers are due again at once. */
 export async function releaseHandlers(db: Session, owner: string, ids: readonly number[]): Promise<void> {
   if (ids.length === 0) return;
-  await query(db, 'UPDATE inbox SET handlers_owner = NULL, handlers_lease_until = NULL WHERE inbox_id = ANY($1::bigint[]) AND handlers_owner = $2', [ids, owner]);
+  await query(
+    db,
+    'UPDATE inbox SET handlers_owner = NULL, handlers_lease_until = NULL WHERE inbox_id = ANY($1::bigint[]) AND handlers_owner = $2',
+    [ids, owner],
+  );
 }

@@ -45,7 +45,9 @@ export async function createPool(url: string, options: PostgresConnectOptions = 
   const timeoutMs = options.timeoutMs ?? 4000;
   const settings = [
     // The startup options are split at spaces; a backslash keeps one in a value.
-    `-c search_path=${quoteIdentifier(options.schema ?? 'public').replace(/\\/g, '\\\\').replace(/ /g, '\\ ')}`,
+    `-c search_path=${quoteIdentifier(options.schema ?? 'public')
+      .replace(/\\/g, '\\\\')
+      .replace(/ /g, '\\ ')}`,
     '-c TimeZone=UTC',
     `-c statement_timeout=${timeoutMs}`,
     `-c lock_timeout=${Math.max(500, timeoutMs - 1000)}`,
@@ -70,7 +72,16 @@ export function quoteIdentifier(name: string): string {
 
 // SQLSTATE classes and codes that mean "not now": the caller answers 503 or retries later.
 const UNAVAILABLE_STATES = /^(08|53|57|58|40001|40P01|55P03|25006|XX000)/;
-const UNAVAILABLE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+const UNAVAILABLE_ERRNOS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
 
 /** A PostgreSQL or connection error that a retry may get past, as a StoreUnavailableError. */
 export function unavailable(error: unknown): StoreUnavailableError | undefined {

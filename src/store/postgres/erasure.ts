@@ -38,31 +38,41 @@ const ASCII_FOLDED_EMAIL = `translate(email, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcd
 async function find(tx: Session, match: ErasureRequest['match']): Promise<PersonValues[]> {
   if ('candidateIds' in match || 'candidateId' in match) {
     const ids = 'candidateIds' in match ? [...match.candidateIds] : [match.candidateId];
-    return await query<PersonValues>(tx, 'SELECT candidate_id, email, phone FROM candidates WHERE candidate_id = ANY($1::text[]) ORDER BY candidate_id FOR UPDATE', [ids]);
+    return await query<PersonValues>(
+      tx,
+      'SELECT candidate_id, email, phone FROM candidates WHERE candidate_id = ANY($1::text[]) ORDER BY candidate_id FOR UPDATE',
+      [ids],
+    );
   }
   const lookup = candidateLookup(match);
-  const where = 'email' in match ? `${ASCII_FOLDED_EMAIL} = $1` : lookup.forms.length > 0 ? `${PHONE_DIGITS_SQL} = ANY($1::text[])` : 'phone = $1';
-  const rows = await query<PersonValues>(tx, `SELECT candidate_id, email, phone FROM candidates WHERE ${where} ORDER BY candidate_id FOR UPDATE`, [lookup.forms.length > 0 ? lookup.forms : lookup.parameters[0]]);
+  const where =
+    'email' in match ? `${ASCII_FOLDED_EMAIL} = $1` : lookup.forms.length > 0 ? `${PHONE_DIGITS_SQL} = ANY($1::text[])` : 'phone = $1';
+  const rows = await query<PersonValues>(
+    tx,
+    `SELECT candidate_id, email, phone FROM candidates WHERE ${where} ORDER BY candidate_id FOR UPDATE`,
+    [lookup.forms.length > 0 ? lookup.forms : lookup.parameters[0]],
+  );
   return rows.filter(lookup.matches);
 }
 
 /** Puts these bodies in place of the stored ones (an erased candidate's events, redacted). */
 export async function replaceBodies(tx: Session, rows: ReadonlyArray<{ inboxId: number; raw: Uint8Array }>): Promise<void> {
   if (rows.length === 0) return;
-  await query(tx, 'UPDATE inbox SET raw = v.raw FROM unnest($1::bigint[], $2::bytea[]) AS v(inbox_id, raw) WHERE inbox.inbox_id = v.inbox_id', [
-    rows.map((r) => r.inboxId),
-    rows.map((r) => Buffer.from(r.raw)),
-  ]);
+  await query(
+    tx,
+    'UPDATE inbox SET raw = v.raw FROM unnest($1::bigint[], $2::bytea[]) AS v(inbox_id, raw) WHERE inbox.inbox_id = v.inbox_id',
+    [rows.map((r) => r.inboxId), rows.map((r) => Buffer.from(r.raw))],
+  );
 }
 
 /** Redacts these rows: their bodies and reasons replaced, and their handlers' failures stripped of their messages (which may name the person). */
 async function redactRows(tx: Session, rows: ReadonlyArray<{ inboxId: number; raw: Uint8Array; reasons: string | null }>): Promise<void> {
   if (rows.length === 0) return;
-  await query(tx, 'UPDATE inbox SET raw = v.raw, reasons = v.reasons FROM unnest($1::bigint[], $2::bytea[], $3::text[]) AS v(inbox_id, raw, reasons) WHERE inbox.inbox_id = v.inbox_id', [
-    rows.map((r) => r.inboxId),
-    rows.map((r) => Buffer.from(r.raw)),
-    rows.map((r) => r.reasons),
-  ]);
+  await query(
+    tx,
+    'UPDATE inbox SET raw = v.raw, reasons = v.reasons FROM unnest($1::bigint[], $2::bytea[], $3::text[]) AS v(inbox_id, raw, reasons) WHERE inbox.inbox_id = v.inbox_id',
+    [rows.map((r) => r.inboxId), rows.map((r) => Buffer.from(r.raw)), rows.map((r) => r.reasons)],
+  );
   await query(tx, `UPDATE handler_failures SET error = '(erased)' WHERE inbox_id = ANY($1::bigint[])`, [rows.map((r) => r.inboxId)]);
 }
 
@@ -74,7 +84,10 @@ export async function eraseCandidate(tx: Session, request: ErasureRequest): Prom
   if (people.length === 0) return { found: false };
   const rows = await rowsNaming((sql, parameters) => select(tx, sql, parameters), people);
   if (projected.length === 0 && rows.length === 0) return { found: false };
-  await redactRows(tx, rows.map((row) => ({ inboxId: row.inbox_id, raw: redactedBody(row.raw), reasons: reasonsOnceRedacted(row) })));
+  await redactRows(
+    tx,
+    rows.map((row) => ({ inboxId: row.inbox_id, raw: redactedBody(row.raw), reasons: reasonsOnceRedacted(row) })),
+  );
   const outcome = erasureCounts(people, rows);
   const ids = outcome.candidates.map((c) => c.candidateId);
   await query(tx, 'DELETE FROM interview_responses WHERE candidate_id = ANY($1::text[])', [ids]);
@@ -101,7 +114,11 @@ export async function scrub(engine: Engine): Promise<{ complete: boolean }> {
 
 /** Redacts every row set aside (unknown kinds, dead letters) received before `before` (retention). */
 export async function redactSetAside(tx: Session, before: string): Promise<number> {
-  const rows = await query<{ inbox_id: string; raw: Buffer; reasons: string | null }>(tx, `SELECT inbox_id, raw, reasons FROM inbox WHERE state IN ('unknown', 'dead') AND received_at < $1::timestamptz`, [before]);
+  const rows = await query<{ inbox_id: string; raw: Buffer; reasons: string | null }>(
+    tx,
+    `SELECT inbox_id, raw, reasons FROM inbox WHERE state IN ('unknown', 'dead') AND received_at < $1::timestamptz`,
+    [before],
+  );
   const reasons = REDACTED_REASONS_JSON;
   const changed = rows
     .map((r) => ({ inboxId: Number(r.inbox_id), raw: Buffer.from(redactedBody(r.raw)), reasons, old: r }))
@@ -122,13 +139,24 @@ export async function claimErasureHooks(tx: Session, now: string, claimUntil: st
      SELECT claimed.erasure_id, claimed.rounds, e.candidate_id, e.erased_at, e.reason FROM claimed JOIN erasures e USING (erasure_id) ORDER BY claimed.erasure_id`,
     [now, claimUntil, limit],
   );
-  return rows.map((r) => ({ erasureId: Number(r.erasure_id), candidateId: r.candidate_id, erasedAt: r.erased_at, reason: r.reason, rounds: r.rounds }));
+  return rows.map((r) => ({
+    erasureId: Number(r.erasure_id),
+    candidateId: r.candidate_id,
+    erasedAt: r.erased_at,
+    reason: r.reason,
+    rounds: r.rounds,
+  }));
 }
 
 export async function settleErasureHook(tx: Session, erasureId: number, settlement: ErasureHookSettlement): Promise<void> {
   if (settlement.state === 'done') await query(tx, 'DELETE FROM erasure_hooks WHERE erasure_id = $1', [erasureId]);
-  else if (settlement.state === 'released') await query(tx, 'UPDATE erasure_hooks SET claimed_until = NULL WHERE erasure_id = $1', [erasureId]);
+  else if (settlement.state === 'released')
+    await query(tx, 'UPDATE erasure_hooks SET claimed_until = NULL WHERE erasure_id = $1', [erasureId]);
   else {
-    await query(tx, 'UPDATE erasure_hooks SET rounds = rounds + 1, due_at = $2::timestamptz, claimed_until = NULL, last_error = $3 WHERE erasure_id = $1', [erasureId, settlement.dueAt, settlement.error]);
+    await query(
+      tx,
+      'UPDATE erasure_hooks SET rounds = rounds + 1, due_at = $2::timestamptz, claimed_until = NULL, last_error = $3 WHERE erasure_id = $1',
+      [erasureId, settlement.dueAt, settlement.error],
+    );
   }
 }

@@ -9,7 +9,11 @@ const MIGRATION_LOCK = 'prequal-hooks:migrations';
  * lock (PostgreSQL's DDL is transactional): a crash leaves every one applied and recorded, or none.
  * A schema written by a newer version is refused.
  */
-export async function migrate(client: PoolClient, schema?: string, migrations: Migration[] = loadMigrations('postgres')): Promise<number[]> {
+export async function migrate(
+  client: PoolClient,
+  schema?: string,
+  migrations: Migration[] = loadMigrations('postgres'),
+): Promise<number[]> {
   await client.query('BEGIN');
   try {
     await client.query({ text: 'SELECT pg_advisory_xact_lock(hashtext($1))', values: [`${MIGRATION_LOCK}:${schema ?? 'public'}`] });
@@ -70,6 +74,10 @@ export async function checkSchema(client: PoolClient, where: string): Promise<vo
 /** The migrations this database (in the connection's schema) has not recorded. */
 export async function pendingMigrations(client: PoolClient, migrations: Migration[] = loadMigrations('postgres')): Promise<Migration[]> {
   const { rows } = await client.query<{ exists: boolean }>("SELECT to_regclass('schema_migrations') IS NOT NULL AS exists");
-  const applied = new Set(rows[0]?.exists ? (await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => Number(r.version)) : []);
+  const applied = new Set(
+    rows[0]?.exists
+      ? (await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => Number(r.version))
+      : [],
+  );
   return pendingOf(applied, migrations);
 }

@@ -7,13 +7,37 @@ import { query, type Session } from './session.js';
 
 // PostgreSQL types of the projected columns (PROJECTION.md section 7), for the array casts below.
 const COLUMN_TYPES: Record<string, string> = {
-  campaign_id: 'text', job_title: 'text', contract_type: 'text', candidate_link: 'text', questions_count: 'integer',
-  status: 'text', created_at: 'timestamptz', candidate_id: 'text', first_name: 'text', last_name: 'text', email: 'text',
-  phone: 'text', is_sourced: 'boolean', call_queued: 'boolean', sms_sent: 'boolean', interview_score: 'double precision',
-  interview_date: 'timestamptz', interview_started_at: 'timestamptz', availability: 'text', availability_start: 'text',
-  salary_expectation: 'text', candidate_alignment: 'text', strengths: 'text', concerns: 'text', failure_reason: 'text',
-  added_at: 'timestamptz', credits_remaining: 'double precision', low_threshold: 'double precision',
-  last_campaign_id: 'text', account: 'integer', field_versions: 'text',
+  campaign_id: 'text',
+  job_title: 'text',
+  contract_type: 'text',
+  candidate_link: 'text',
+  questions_count: 'integer',
+  status: 'text',
+  created_at: 'timestamptz',
+  candidate_id: 'text',
+  first_name: 'text',
+  last_name: 'text',
+  email: 'text',
+  phone: 'text',
+  is_sourced: 'boolean',
+  call_queued: 'boolean',
+  sms_sent: 'boolean',
+  interview_score: 'double precision',
+  interview_date: 'timestamptz',
+  interview_started_at: 'timestamptz',
+  availability: 'text',
+  availability_start: 'text',
+  salary_expectation: 'text',
+  candidate_alignment: 'text',
+  strengths: 'text',
+  concerns: 'text',
+  failure_reason: 'text',
+  added_at: 'timestamptz',
+  credits_remaining: 'double precision',
+  low_threshold: 'double precision',
+  last_campaign_id: 'text',
+  account: 'integer',
+  field_versions: 'text',
 };
 
 /** Locks and reads the rows of these keys, until `tx` ends; a key with no row yet gets an empty one. */
@@ -49,7 +73,9 @@ async function lockTable<T>(tx: Session, table: string, key: string, columns: re
   if (keys.length === 0) return found;
   const type = COLUMN_TYPES[key]!;
   // Create what is missing, in key order, then lock in key order: processes never wait in a cycle.
-  await query(tx, `INSERT INTO ${table} (${key}) SELECT k FROM unnest($1::${type}[]) AS k ORDER BY k ON CONFLICT (${key}) DO NOTHING`, [keys]);
+  await query(tx, `INSERT INTO ${table} (${key}) SELECT k FROM unnest($1::${type}[]) AS k ORDER BY k ON CONFLICT (${key}) DO NOTHING`, [
+    keys,
+  ]);
   const rows = await query<Record<string, unknown>>(
     tx,
     `SELECT ${key}, ${columns.join(', ')}, field_versions FROM ${table} WHERE ${key} = ANY($1::${type}[]) ORDER BY ${key} FOR UPDATE`,
@@ -63,7 +89,14 @@ async function lockTable<T>(tx: Session, table: string, key: string, columns: re
   return found;
 }
 
-async function saveTable<T>(tx: Session, table: string, key: string, columns: readonly string[], rows: readonly StoredRow<T>[], keyOf: (row: T) => string | number) {
+async function saveTable<T>(
+  tx: Session,
+  table: string,
+  key: string,
+  columns: readonly string[],
+  rows: readonly StoredRow<T>[],
+  keyOf: (row: T) => string | number,
+) {
   if (rows.length === 0) return;
   const all = [key, ...columns, 'field_versions'];
   const values = all.map((column) =>
@@ -89,7 +122,14 @@ async function replaceResponses(tx: Session, responses: ReadonlyMap<string, read
       tx,
       `INSERT INTO interview_responses (candidate_id, position, question, answer, score, explanation)
        SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::text[], $5::double precision[], $6::text[])`,
-      [flat.map((r) => r.id), flat.map((r) => r.position), flat.map((r) => r.question), flat.map((r) => r.answer), flat.map((r) => r.score), flat.map((r) => r.explanation)],
+      [
+        flat.map((r) => r.id),
+        flat.map((r) => r.position),
+        flat.map((r) => r.question),
+        flat.map((r) => r.answer),
+        flat.map((r) => r.score),
+        flat.map((r) => r.explanation),
+      ],
     );
   }
 }

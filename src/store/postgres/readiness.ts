@@ -42,8 +42,11 @@ export async function probe(engine: Engine): Promise<ReadinessProbe> {
   if (engine.closed) return { ok: false, reason: 'closed' };
   try {
     await inTransaction(engine, async (tx) => {
-      await query(tx, `INSERT INTO settings (key, value, updated_at) VALUES ('readiness_probe', 'ok', now())
-                  ON CONFLICT (key) DO UPDATE SET updated_at = excluded.updated_at`);
+      await query(
+        tx,
+        `INSERT INTO settings (key, value, updated_at) VALUES ('readiness_probe', 'ok', now())
+                  ON CONFLICT (key) DO UPDATE SET updated_at = excluded.updated_at`,
+      );
     });
     return { ok: true };
   } catch (error) {

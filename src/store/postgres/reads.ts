@@ -12,8 +12,13 @@ export async function inboxRow(db: Session, id: number): Promise<InboxRow | unde
 
 /** Inbox rows by state (every state present, 0 when none), and the handler failures. */
 export async function counts(db: Session): Promise<Record<InboxState, number> & { handler_failures: number }> {
-  const result = { pending: 0, projected: 0, unknown: 0, dead: 0, handler_failures: 0 } as Record<InboxState, number> & { handler_failures: number };
-  for (const { state, count } of await query<{ state: InboxState; count: number }>(db, 'SELECT state, COUNT(*) AS count FROM inbox GROUP BY state')) {
+  const result = { pending: 0, projected: 0, unknown: 0, dead: 0, handler_failures: 0 } as Record<InboxState, number> & {
+    handler_failures: number;
+  };
+  for (const { state, count } of await query<{ state: InboxState; count: number }>(
+    db,
+    'SELECT state, COUNT(*) AS count FROM inbox GROUP BY state',
+  )) {
     result[state] = count;
   }
   const [failures] = await query<{ n: number }>(db, 'SELECT COUNT(*) AS n FROM handler_failures');

@@ -22,5 +22,9 @@ export async function settingOnce(db: Session, key: string, value: string): Prom
 
 /** Sets a setting (inserted or replaced), committed with the rest of `tx`. */
 export async function putSetting(tx: Session, key: string, value: string): Promise<void> {
-  await query(tx, 'INSERT INTO settings (key, value, updated_at) VALUES ($1, $2, now()) ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at', [key, value]);
+  await query(
+    tx,
+    'INSERT INTO settings (key, value, updated_at) VALUES ($1, $2, now()) ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
+    [key, value],
+  );
 }

@@ -60,7 +60,12 @@ export function loadInBulk<T>(
 }
 
 /** The body of the bulk load's transaction. */
-async function bulkTransaction<T>(db: SqliteDatabase, mode: BulkMode, parts: BulkParts, work: (bulk: BulkLoad) => Promise<T>): Promise<T | undefined> {
+async function bulkTransaction<T>(
+  db: SqliteDatabase,
+  mode: BulkMode,
+  parts: BulkParts,
+  work: (bulk: BulkLoad) => Promise<T>,
+): Promise<T | undefined> {
   if (mode === 'empty' && !isEmpty(db)) return undefined;
   const { bulk, finish, close } = beginBulk(db, mode, parts);
   try {
@@ -83,7 +88,9 @@ function journalMode(db: SqliteDatabase, mode: 'delete' | 'wal'): boolean {
 
 /** The named indexes of a table, with the SQL that makes them again. */
 function indexesOf(db: SqliteDatabase, table: string, names?: readonly string[]): Array<{ name: string; sql: string }> {
-  const all = db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL").all(table) as Array<{ name: string; sql: string }>;
+  const all = db
+    .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL")
+    .all(table) as Array<{ name: string; sql: string }>;
   return names === undefined ? all : all.filter((index) => names.includes(index.name));
 }
 
@@ -98,7 +105,10 @@ function beginBulk(db: SqliteDatabase, mode: BulkMode, parts: BulkParts): { bulk
   // by handler key: they are built again by sorting. The other inbox indexes stay: they are
   // partial, and a settled row enters them only when its handlers are due. The candidates' index
   // by campaign is built again too.
-  const dropped = [...(mode === 'empty' ? indexesOf(db, 'inbox', ['inbox_identity', 'inbox_identity_undated', 'inbox_by_key']) : []), ...indexesOf(db, 'candidates')];
+  const dropped = [
+    ...(mode === 'empty' ? indexesOf(db, 'inbox', ['inbox_identity', 'inbox_identity_undated', 'inbox_by_key']) : []),
+    ...indexesOf(db, 'candidates'),
+  ];
   for (const { name } of dropped) db.prepare(`DROP INDEX ${name}`).run();
   const identityAt = db.prepare('SELECT identity FROM inbox WHERE inbox_id = ?').pluck();
   const seen = new IdentitySet((id) => identityAt.get(id) as string | undefined);
@@ -177,7 +187,9 @@ function bulkOperations(db: SqliteDatabase, mode: BulkMode, parts: BulkParts, sc
     accepted: () => db.prepare("SELECT COUNT(*) FROM inbox WHERE verdict = 'accepted'").pluck().get() as number,
     events(afterId, limit) {
       return db
-        .prepare(`SELECT inbox_id, raw, identity, state, reasons FROM inbox WHERE verdict = 'accepted' AND inbox_id > ? ORDER BY inbox_id LIMIT ${Math.trunc(limit)}`)
+        .prepare(
+          `SELECT inbox_id, raw, identity, state, reasons FROM inbox WHERE verdict = 'accepted' AND inbox_id > ? ORDER BY inbox_id LIMIT ${Math.trunc(limit)}`,
+        )
         .all(afterId) as StoredEvent[];
     },
     resettle(settlements: readonly Settlement[], at) {

@@ -45,7 +45,8 @@ const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|READONLY|CANTOPEN|PROTOCOL|
 export function unavailable(error: unknown): StoreUnavailableError | undefined {
   if (error instanceof StoreUnavailableError) return error;
   const code = (error as { code?: unknown })?.code;
-  if (typeof code === 'string' && UNAVAILABLE.test(code)) return new StoreUnavailableError(code, (error as Error).message, { cause: error });
+  if (typeof code === 'string' && UNAVAILABLE.test(code))
+    return new StoreUnavailableError(code, (error as Error).message, { cause: error });
   if (error instanceof TypeError && /database connection is not open/.test(error.message)) {
     return new StoreUnavailableError('CLOSED', 'the database is closed', { cause: error });
   }
@@ -106,7 +107,12 @@ export function serialised<T>(connection: SqliteConnection, job: () => Promise<T
 }
 
 /** `Store.write`: `work` in one write transaction, queued behind the others on this connection. */
-export function writeTransaction<T>(connection: SqliteConnection, writer: Writer | undefined, work: (tx: WriteTx) => Promise<T>, options: WriteOptions = {}): Promise<T> {
+export function writeTransaction<T>(
+  connection: SqliteConnection,
+  writer: Writer | undefined,
+  work: (tx: WriteTx) => Promise<T>,
+  options: WriteOptions = {},
+): Promise<T> {
   return serialised(connection, () => runWrite(connection, writer, work, options));
 }
 

@@ -35,12 +35,15 @@ function createFolders(folder: string): void {
     if (parent === at) break;
     at = parent;
   }
-  if (existsSync(at) && !statSync(at).isDirectory()) throw new DatabasePathError(`cannot create the database in ${folder}: ${at} is not a folder`);
+  if (existsSync(at) && !statSync(at).isDirectory())
+    throw new DatabasePathError(`cannot create the database in ${folder}: ${at} is not a folder`);
   for (const dir of missing) {
     try {
       mkdirSync(dir, { mode: 0o700 });
     } catch (error) {
-      throw new DatabasePathError(`cannot create the folder ${dir} for the database: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      throw new DatabasePathError(
+        `cannot create the folder ${dir} for the database: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      );
     }
   }
 }
@@ -67,7 +70,9 @@ export function openDatabase(path: string, options: OpenDatabaseOptions = {}): S
     if (existsSync(path)) {
       const mode = statSync(path).mode;
       if ((mode & 0o077) !== 0) {
-        options.warn?.(`${path} can be read by other users (mode ${(mode & 0o777).toString(8)}); it holds the webhook secret and candidates' personal data: chmod 600 ${path}`);
+        options.warn?.(
+          `${path} can be read by other users (mode ${(mode & 0o777).toString(8)}); it holds the webhook secret and candidates' personal data: chmod 600 ${path}`,
+        );
       }
     } else {
       createDatabaseFile(path);

@@ -11,7 +11,10 @@ import { select } from './reads.js';
 export function erasures(connection: SqliteConnection, candidateIds: readonly string[]): Map<string, number> {
   if (candidateIds.length === 0) return new Map();
   const rows: Array<{ candidate_id: string; erased_at: string }> = [];
-  const statement = prepared(connection, 'SELECT candidate_id, MAX(erased_at) AS erased_at FROM erasures WHERE candidate_id = ? GROUP BY candidate_id');
+  const statement = prepared(
+    connection,
+    'SELECT candidate_id, MAX(erased_at) AS erased_at FROM erasures WHERE candidate_id = ? GROUP BY candidate_id',
+  );
   for (const id of new Set(candidateIds)) {
     const row = statement.get(id) as { candidate_id: string; erased_at: string } | undefined;
     if (row !== undefined) rows.push(row);
@@ -33,8 +36,15 @@ function find(connection: SqliteConnection, match: ErasureRequest['match']): Per
   if ('candidateIds' in match) return byIds(connection, match.candidateIds);
   if ('candidateId' in match) return byIds(connection, [match.candidateId]);
   const lookup = candidateLookup(match);
-  const sql = 'email' in match ? 'lower(email) = ?' : lookup.forms.length > 0 ? `${PHONE_DIGITS_SQL} IN (${lookup.forms.map(() => '?').join(', ')})` : 'phone = ?';
-  const rows = prepared(connection, `SELECT candidate_id, email, phone FROM candidates WHERE ${sql} ORDER BY candidate_id`).all(...lookup.parameters) as PersonValues[];
+  const sql =
+    'email' in match
+      ? 'lower(email) = ?'
+      : lookup.forms.length > 0
+        ? `${PHONE_DIGITS_SQL} IN (${lookup.forms.map(() => '?').join(', ')})`
+        : 'phone = ?';
+  const rows = prepared(connection, `SELECT candidate_id, email, phone FROM candidates WHERE ${sql} ORDER BY candidate_id`).all(
+    ...lookup.parameters,
+  ) as PersonValues[];
   return rows.filter(lookup.matches);
 }
 
@@ -56,7 +66,10 @@ export async function eraseCandidate(connection: SqliteConnection, request: Eras
   for (const { candidateId, eventsRedacted } of outcome.candidates) {
     prepared(connection, 'DELETE FROM interview_responses WHERE candidate_id = ?').run(candidateId);
     prepared(connection, 'DELETE FROM candidates WHERE candidate_id = ?').run(candidateId);
-    const { lastInsertRowid } = prepared(connection, 'INSERT INTO erasures (candidate_id, erased_at, reason, events_redacted) VALUES (?, ?, ?, ?)').run(candidateId, request.erasedAt, request.reason, eventsRedacted);
+    const { lastInsertRowid } = prepared(
+      connection,
+      'INSERT INTO erasures (candidate_id, erased_at, reason, events_redacted) VALUES (?, ?, ?, ?)',
+    ).run(candidateId, request.erasedAt, request.reason, eventsRedacted);
     prepared(connection, 'INSERT INTO erasure_hooks (erasure_id, due_at) VALUES (?, ?)').run(lastInsertRowid, request.erasedAt);
   }
   return outcome;
@@ -70,7 +83,10 @@ export async function eraseCandidate(connection: SqliteConnection, request: Eras
 export async function scrub(connection: SqliteConnection): Promise<{ complete: boolean }> {
   for (let tries = 0; tries < 20; tries++) {
     // Between this connection's transactions: a checkpoint cannot run inside one.
-    const [result] = await read(connection, () => connection.db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number; log: number; checkpointed: number }>);
+    const [result] = await read(
+      connection,
+      () => connection.db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number; log: number; checkpointed: number }>,
+    );
     if (result === undefined || result.busy === 0) return { complete: true };
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -79,7 +95,9 @@ export async function scrub(connection: SqliteConnection): Promise<{ complete: b
 
 /** Redacts every row set aside (unknown kinds, dead letters) received before `before` (retention). */
 export function redactSetAside(connection: SqliteConnection, before: string): number {
-  const rows = prepared(connection, `SELECT inbox_id, raw, reasons FROM inbox WHERE state IN ('unknown', 'dead') AND received_at < ?`).all(before) as Array<{ inbox_id: number; raw: Uint8Array; reasons: string | null }>;
+  const rows = prepared(connection, `SELECT inbox_id, raw, reasons FROM inbox WHERE state IN ('unknown', 'dead') AND received_at < ?`).all(
+    before,
+  ) as Array<{ inbox_id: number; raw: Uint8Array; reasons: string | null }>;
   const reasons = REDACTED_REASONS_JSON;
   let changed = 0;
   for (const row of rows) {
@@ -110,8 +128,12 @@ export function claimErasureHooks(connection: SqliteConnection, now: string, cla
 
 export function settleErasureHook(connection: SqliteConnection, erasureId: number, settlement: ErasureHookSettlement): void {
   if (settlement.state === 'done') prepared(connection, 'DELETE FROM erasure_hooks WHERE erasure_id = ?').run(erasureId);
-  else if (settlement.state === 'released') prepared(connection, 'UPDATE erasure_hooks SET claimed_until = NULL WHERE erasure_id = ?').run(erasureId);
+  else if (settlement.state === 'released')
+    prepared(connection, 'UPDATE erasure_hooks SET claimed_until = NULL WHERE erasure_id = ?').run(erasureId);
   else {
-    prepared(connection, 'UPDATE erasure_hooks SET rounds = rounds + 1, due_at = ?, claimed_until = NULL, last_error = ? WHERE erasure_id = ?').run(settlement.dueAt, settlement.error, erasureId);
+    prepared(
+      connection,
+      'UPDATE erasure_hooks SET rounds = rounds + 1, due_at = ?, claimed_until = NULL, last_error = ? WHERE erasure_id = ?',
+    ).run(settlement.dueAt, settlement.error, erasureId);
   }
 }

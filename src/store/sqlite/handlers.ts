@@ -41,7 +41,9 @@ export function prepareHandlers(db: SqliteDatabase): HandlerStatements {
     recordFailure: db.prepare('INSERT INTO handler_failures (inbox_id, handler, error, attempts, failed_at) VALUES (?, ?, ?, ?, ?)'),
     failureById: db.prepare('SELECT * FROM handler_failures WHERE failure_id = ?'),
     forgetFailure: db.prepare('DELETE FROM handler_failures WHERE failure_id = ?'),
-    rerun: db.prepare(`UPDATE inbox SET handlers_pending = 1, handlers_owner = NULL, handlers_lease_until = NULL WHERE inbox_id = ? AND state = 'projected'`),
+    rerun: db.prepare(
+      `UPDATE inbox SET handlers_pending = 1, handlers_owner = NULL, handlers_lease_until = NULL WHERE inbox_id = ? AND state = 'projected'`,
+    ),
   };
 }
 
@@ -76,7 +78,10 @@ export function recordHandlerFailure(s: HandlerStatements, f: Omit<HandlerFailur
 
 /** Handler failures by id (a read: prepared at first use, as a read-only store has no write statements). */
 export function handlerFailures(connection: SqliteConnection, afterId: number, limit: number): HandlerFailureRow[] {
-  return prepared(connection, 'SELECT * FROM handler_failures WHERE failure_id > ? ORDER BY failure_id LIMIT ?').all(afterId, limit) as HandlerFailureRow[];
+  return prepared(connection, 'SELECT * FROM handler_failures WHERE failure_id > ? ORDER BY failure_id LIMIT ?').all(
+    afterId,
+    limit,
+  ) as HandlerFailureRow[];
 }
 
 /** Forgets these failures and marks their events for the handlers again. */

@@ -16,9 +16,7 @@ export function migrate(db: Database.Database, migrations: Migration[] = loadMig
     name       TEXT NOT NULL,
     applied_at TEXT NOT NULL
   )`);
-  const applied = new Set(
-    db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[],
-  );
+  const applied = new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]);
   const known = migrations.at(-1)?.version ?? 0;
   const newest = Math.max(0, ...applied);
   if (newest > known) throw new DatabaseTooNewError(newest, known);
@@ -32,7 +30,8 @@ export function migrate(db: Database.Database, migrations: Migration[] = loadMig
     try {
       db.transaction(() => {
         db.exec(migration.sql);
-        if (keysOff && (db.pragma('foreign_key_check') as unknown[]).length > 0) throw new Error(`migration ${migration.version} (${migration.name}) broke a foreign key`);
+        if (keysOff && (db.pragma('foreign_key_check') as unknown[]).length > 0)
+          throw new Error(`migration ${migration.version} (${migration.name}) broke a foreign key`);
         record.run(migration.version, migration.name, new Date().toISOString());
       }).immediate();
     } finally {

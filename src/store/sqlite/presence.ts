@@ -30,9 +30,9 @@ export function sqlitePresence(db: SqliteDatabase, between: Between): Pick<Store
     receivers: () =>
       between(() => {
         const now = Date.now();
-        const rows = statement('SELECT receiver_id, pid, host, started_at, every_ms, seen_at FROM receivers ORDER BY seen_at DESC').all() as Array<
-          Omit<ReceiverRow, 'age_ms'> & { seen_at: number }
-        >;
+        const rows = statement(
+          'SELECT receiver_id, pid, host, started_at, every_ms, seen_at FROM receivers ORDER BY seen_at DESC',
+        ).all() as Array<Omit<ReceiverRow, 'age_ms'> & { seen_at: number }>;
         return rows.map(({ seen_at, ...row }) => ({ ...row, age_ms: Math.max(0, now - seen_at) }));
       }),
     forgetReceivers: (ids) =>

@@ -3,8 +3,16 @@
 import type { Statement } from 'better-sqlite3';
 import type { RowKeys, RowWrites, Settlement, StoredRows } from '../store.js';
 import {
-  CAMPAIGN_COLUMNS, CANDIDATE_COLUMNS, CREDITS_COLUMNS, decodeCandidate, emptyCampaign, emptyCandidate, emptyCredits,
-  type CampaignRow, type CandidateRow, type CreditsRow,
+  CAMPAIGN_COLUMNS,
+  CANDIDATE_COLUMNS,
+  CREDITS_COLUMNS,
+  decodeCandidate,
+  emptyCampaign,
+  emptyCandidate,
+  emptyCredits,
+  type CampaignRow,
+  type CandidateRow,
+  type CreditsRow,
 } from '../tables.js';
 import type { SqliteDatabase } from './database.js';
 import { lockTable, saveTable, versionedTable, type VersionedTable } from './versioned-table.js';
@@ -46,12 +54,16 @@ export function prepareProjection(db: SqliteDatabase): ProjectionStatements {
       keyOf: () => 1,
     }),
     clearResponses: db.prepare('DELETE FROM interview_responses WHERE candidate_id = ?'),
-    insertResponse: db.prepare('INSERT INTO interview_responses (candidate_id, position, question, answer, score, explanation) VALUES (?, ?, ?, ?, ?, ?)'),
+    insertResponse: db.prepare(
+      'INSERT INTO interview_responses (candidate_id, position, question, answer, score, explanation) VALUES (?, ?, ?, ?, ?, ?)',
+    ),
     settle: db.prepare(
       `UPDATE inbox SET state = ?, reasons = ?, processed_at = ?, handlers_pending = ?, attempts = attempts + 1
        WHERE inbox_id = ?`,
     ),
-    settleKeepingHandlers: db.prepare('UPDATE inbox SET state = ?, reasons = ?, processed_at = ?, attempts = attempts + 1 WHERE inbox_id = ?'),
+    settleKeepingHandlers: db.prepare(
+      'UPDATE inbox SET state = ?, reasons = ?, processed_at = ?, attempts = attempts + 1 WHERE inbox_id = ?',
+    ),
     replaceRaw: db.prepare('UPDATE inbox SET raw = ? WHERE inbox_id = ?'),
     resetInbox: db.prepare(`UPDATE inbox SET state = 'pending' WHERE verdict = 'accepted'`),
   };
@@ -78,7 +90,12 @@ export function saveRows(s: ProjectionStatements, writes: RowWrites): void {
 }
 
 /** Records how claimed rows were processed; `keepHandlers` leaves their handler marks as they are (a rebuild). */
-export function settle(s: ProjectionStatements, settlements: readonly Settlement[], at: string, options?: { keepHandlers?: boolean }): void {
+export function settle(
+  s: ProjectionStatements,
+  settlements: readonly Settlement[],
+  at: string,
+  options?: { keepHandlers?: boolean },
+): void {
   for (const settlement of settlements) {
     const reasons = settlement.reasons === null ? null : JSON.stringify(settlement.reasons);
     if (options?.keepHandlers) s.settleKeepingHandlers.run(settlement.state, reasons, at, settlement.inboxId);

@@ -11,12 +11,18 @@ export interface ReadinessStatements {
 
 export function prepareReadiness(db: SqliteDatabase): ReadinessStatements {
   return {
-    probe: db.prepare(`INSERT INTO settings (key, value, updated_at) VALUES ('readiness_probe', 'ok', ?) ON CONFLICT (key) DO UPDATE SET updated_at = excluded.updated_at`),
+    probe: db.prepare(
+      `INSERT INTO settings (key, value, updated_at) VALUES ('readiness_probe', 'ok', ?) ON CONFLICT (key) DO UPDATE SET updated_at = excluded.updated_at`,
+    ),
   };
 }
 
 /** Whether a write can be taken now, without waiting on another connection's lock. */
-export async function probe(connection: SqliteConnection, writer: Writer | undefined, s: ReadinessStatements | undefined): Promise<ReadinessProbe> {
+export async function probe(
+  connection: SqliteConnection,
+  writer: Writer | undefined,
+  s: ReadinessStatements | undefined,
+): Promise<ReadinessProbe> {
   if (connection.closed) return { ok: false, reason: 'closed' };
   if (writer === undefined || s === undefined) return { ok: false, reason: 'read-only' };
   try {
@@ -24,9 +30,15 @@ export async function probe(connection: SqliteConnection, writer: Writer | undef
     // disk, does not tell a full disk or a read-only file. It does not wait for another
     // connection's lock: a probe must answer at once.
     await serialised(connection, () =>
-      runWrite(connection, writer, async () => {
-        s.probe.run(new Date().toISOString());
-      }, {}, 0),
+      runWrite(
+        connection,
+        writer,
+        async () => {
+          s.probe.run(new Date().toISOString());
+        },
+        {},
+        0,
+      ),
     );
     return { ok: true };
   } catch (error) {
@@ -38,7 +50,9 @@ export async function probe(connection: SqliteConnection, writer: Writer | undef
 /** Makes every write committed so far durable, those committed with `durable: false` included. */
 export function flush(connection: SqliteConnection, writer: Writer | undefined): Promise<void> {
   // In WAL mode SQLite syncs the WAL before a checkpoint, whatever the synchronous level.
-  return writeTransaction(connection, writer, async () => undefined).then(() => guard(() => void connection.db.pragma('wal_checkpoint(PASSIVE)')));
+  return writeTransaction(connection, writer, async () => undefined).then(() =>
+    guard(() => void connection.db.pragma('wal_checkpoint(PASSIVE)')),
+  );
 }
 
 /** Closes once the writes queued have run; the connection too if the store opened it. */

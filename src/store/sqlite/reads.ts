@@ -14,7 +14,10 @@ export type InboxCounts = Record<InboxState, number> & { handler_failures: numbe
 /** How many inbox rows are in each state, and how many handler failures are kept. */
 export function counts(connection: SqliteConnection): InboxCounts {
   const result = { pending: 0, projected: 0, unknown: 0, dead: 0, handler_failures: 0 } as InboxCounts;
-  for (const { state, count } of prepared(connection, 'SELECT state, COUNT(*) AS count FROM inbox GROUP BY state').all() as Array<{ state: InboxState; count: number }>) {
+  for (const { state, count } of prepared(connection, 'SELECT state, COUNT(*) AS count FROM inbox GROUP BY state').all() as Array<{
+    state: InboxState;
+    count: number;
+  }>) {
     result[state] = count;
   }
   result.handler_failures = prepared(connection, 'SELECT COUNT(*) AS n FROM handler_failures').pluck().get() as number;
@@ -27,7 +30,12 @@ export function hasPending(connection: SqliteConnection): boolean {
 
 /** Unknown and dead rows after `afterId`, by inbox id. */
 export function setAside(connection: SqliteConnection, afterId: number, limit: number): InboxRow[] {
-  return (prepared(connection, `${INBOX_SELECT} WHERE state IN ('unknown', 'dead') AND inbox_id > ? ORDER BY inbox_id LIMIT ?`).all(afterId, limit) as RawInboxRow[]).map(inboxRow);
+  return (
+    prepared(connection, `${INBOX_SELECT} WHERE state IN ('unknown', 'dead') AND inbox_id > ? ORDER BY inbox_id LIMIT ?`).all(
+      afterId,
+      limit,
+    ) as RawInboxRow[]
+  ).map(inboxRow);
 }
 
 /** A caller's query of the projected tables (`?` placeholders); a statement that returns no rows is run. */

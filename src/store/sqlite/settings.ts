@@ -26,7 +26,12 @@ export function setting(connection: SqliteConnection, key: string): StoredSettin
 }
 
 /** Stores the value unless the key has one; the stored value (ours, or one set first). */
-export function settingOnce(connection: SqliteConnection, s: SettingStatements, key: string, value: string): StoredSetting & { created: boolean } {
+export function settingOnce(
+  connection: SqliteConnection,
+  s: SettingStatements,
+  key: string,
+  value: string,
+): StoredSetting & { created: boolean } {
   const at = new Date().toISOString();
   const created = s.once.run(key, value, at).changes === 1;
   const stored = prepared(connection, READ).get(key) as StoredSetting;
@@ -35,5 +40,8 @@ export function settingOnce(connection: SqliteConnection, s: SettingStatements, 
 
 /** Sets a setting, inserted or replaced. */
 export function putSetting(connection: SqliteConnection, key: string, value: string): void {
-  prepared(connection, 'INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at').run(key, value, new Date().toISOString());
+  prepared(
+    connection,
+    'INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
+  ).run(key, value, new Date().toISOString());
 }

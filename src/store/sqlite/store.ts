@@ -3,7 +3,17 @@
 // readiness.ts, bulk.ts), and connection.ts turns them into queued transactions and guarded reads.
 import type { BulkLoad, BulkMode, Store, WriteTx } from '../store.js';
 import { loadInBulk, type BulkParts } from './bulk.js';
-import { guard, guardAsync, openConnection, prepareTransactions, read, writeTransaction, type SqliteConnection, type TransactionStatements, type Writer } from './connection.js';
+import {
+  guard,
+  guardAsync,
+  openConnection,
+  prepareTransactions,
+  read,
+  writeTransaction,
+  type SqliteConnection,
+  type TransactionStatements,
+  type Writer,
+} from './connection.js';
 import type { SqliteDatabase } from './database.js';
 import * as handlers from './handlers.js';
 import * as inbox from './inbox.js';
@@ -85,7 +95,8 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
 
     probe: () => readiness.probe(connection, writer, statements?.readiness),
     scrub: () => erasure.scrub(connection),
-    bulkLoad: <T>(mode: BulkMode, work: (bulk: BulkLoad) => Promise<T>) => loadInBulk(connection, writer, bulkParts(statements), mode, work),
+    bulkLoad: <T>(mode: BulkMode, work: (bulk: BulkLoad) => Promise<T>) =>
+      loadInBulk(connection, writer, bulkParts(statements), mode, work),
     flush: () => readiness.flush(connection, writer),
     onWork: () => () => undefined,
     announceWork: () => undefined,

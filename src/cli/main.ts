@@ -6,6 +6,9 @@ import { CommandError, UsageError, type CommandIo } from './args.js';
 type Command = (argv: string[], io: CommandIo) => Promise<number>;
 
 // Each command is imported when it runs, so that `inspect` or `secret` do not load the HTTP stack.
+/** The commands that open a listening socket (their address errors are about --host and --port). */
+const LISTENING_COMMANDS = new Set(['serve', 'sandbox']);
+
 const COMMANDS: Record<string, { load: () => Promise<Command>; summary: string }> = {
   serve: { load: async () => (await import('./serve.js')).serve, summary: 'run the standalone webhook receiver' },
   replay: { load: async () => (await import('./replay.js')).replay, summary: 'feed .json/.ndjson event files into the database' },
@@ -101,7 +104,12 @@ async function main(argv: string[], io: CommandIo): Promise<number> {
       return 1;
     }
     if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EADDRNOTAVAIL' || code === 'EACCES' || code === 'EAI_FAIL') {
-      io.stderr.write(`prequal-hooks ${name}: cannot listen there (${code}: ${(error as Error).message}). Check --host and --port.\n`);
+      // Only the commands that listen were given a host and port; for the others (a database or
+      // API address that does not resolve), --host is not the fix.
+      const hint = LISTENING_COMMANDS.has(name)
+        ? `cannot listen there (${code}: ${(error as Error).message}). Check --host and --port.`
+        : `cannot reach that address (${code}: ${(error as Error).message}). Check the host name in --db or the URL given.`;
+      io.stderr.write(`prequal-hooks ${name}: ${hint}\n`);
       return 1;
     }
     // Anything else is still one line, never a stack trace; the stack is there for those who ask.

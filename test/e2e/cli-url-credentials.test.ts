@@ -27,6 +27,16 @@ const UNREACHABLE = [
 ];
 
 describe('a PostgreSQL URL with a password', () => {
+  it('a database host that does not resolve is said to be unreachable, not a listening address to fix with --host', async () => {
+    const result = await runCli(['migrate', '--db', `postgres://hooks:${PASSWORD}@no-such-host.invalid/agency`]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      /^prequal-hooks migrate: cannot reach that address \((ENOTFOUND|EAI_AGAIN)\b.*Check the host name in --db/,
+    );
+    expect(result.stderr).not.toContain('--host');
+    expect(result.stderr).not.toContain(PASSWORD);
+  });
+
   it('serve --print-config masks the password of the user info and of the query', async () => {
     for (const [url, shown] of [
       [UNREACHABLE[0]!, 'postgres://hooks:***@127.0.0.1:1/agency'],

@@ -8,8 +8,11 @@ import { SERVICE_OPTIONS, serviceClient } from './service.js';
 import { displayLocation } from './database.js';
 import { count } from '../words.js';
 import { printJson } from './output.js';
+import { resolveFileVariants, withFileVariants } from './file-variants.js';
 
-export const RECONCILE_OPTIONS = {
+// --api-key-file (PREQUAL_HOOKS_API_KEY_FILE) as serve takes it: a key file keeps the key out of
+// the process list and the environment of a cron job.
+export const RECONCILE_OPTIONS = withFileVariants({
   ...databaseOptions('creates'),
   ...SERVICE_OPTIONS,
   ...flagsOnly({
@@ -20,7 +23,7 @@ export const RECONCILE_OPTIONS = {
     'dry-run': flag({ help: 'print the differences, write nothing (a missing database is not created)' }),
     json: flag({ help: 'print the report as JSON' }),
   }),
-};
+});
 
 export const RECONCILE_HELP = `Usage: prequal-hooks reconcile --api-url <url> [options]
 
@@ -93,7 +96,8 @@ function describe(report: ReconcileReport): string {
 }
 
 export async function reconcile(argv: string[], io: CommandIo): Promise<number> {
-  const command = parseCommand(RECONCILE_OPTIONS, argv, io.env);
+  const parsed = parseCommand(RECONCILE_OPTIONS, argv, io.env);
+  const command = parsed.help ? parsed : resolveFileVariants(RECONCILE_OPTIONS, parsed);
   const { values } = command;
   if (command.help) {
     io.stdout.write(`${RECONCILE_HELP}\n`);

@@ -416,8 +416,11 @@ describe('prequal-hooks reconcile', () => {
         (await call('GET', '/account/credits')).body.credits_available,
       );
 
-      // The database exists now: the next run says nothing about creating it, and finds nothing to repair.
-      const again = await runCli(['reconcile', '--db', dbPath, '--api-url', sandbox.url], { env, timeoutMs: 30_000 });
+      // The database exists now: the next run says nothing about creating it, and finds nothing to
+      // repair; its key comes from a file, as serve's can (--api-key-file).
+      const keyFile = join(tmp.dir, 'api-key');
+      writeFileSync(keyFile, `${KEY}\n`, { mode: 0o600 });
+      const again = await runCli(['reconcile', '--db', dbPath, '--api-url', sandbox.url, '--api-key-file', keyFile], { timeoutMs: 30_000 });
       expect(again.code, again.stderr).toBe(0);
       expect(again.stderr).not.toContain('no database');
       expect(again.stdout).toContain('nothing to repair');

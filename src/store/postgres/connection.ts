@@ -71,7 +71,12 @@ export function quoteIdentifier(name: string): string {
 }
 
 // SQLSTATE classes and codes that mean "not now": the caller answers 503 or retries later.
-const UNAVAILABLE_STATES = /^(08|53|57|58|40001|40P01|55P03|25006|XX000)/;
+// Classes: 08 connection exception, 53 insufficient resources (disk full, too many connections),
+// 57 operator intervention (shutdown, cancelled by a timeout), 58 system error (I/O). Codes:
+// serialization failure, deadlock, lock not available, read-only transaction (a standby).
+// XX000 (internal error) is not among them: a server bug is not cured by waiting.
+const UNAVAILABLE_CLASSES = new Set(['08', '53', '57', '58']);
+const UNAVAILABLE_CODES = new Set(['40001', '40P01', '55P03', '25006']);
 const UNAVAILABLE_ERRNOS = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -83,19 +88,34 @@ const UNAVAILABLE_ERRNOS = new Set([
   'ENETUNREACH',
 ]);
 
+// node-postgres gives its own connection failures no code: these are its messages (pg/lib/client.js,
+// pg-pool), matched whole at the start, not by a loose pattern that could match a query's error.
+const CONNECTION_MESSAGES = [
+  'Connection terminated',
+  'timeout expired',
+  'timeout exceeded when trying to connect',
+  'Query read timeout',
+  'Client has encountered a connection error and is not queryable',
+  'Client was closed and is not queryable',
+];
+const CLOSED_MESSAGES = ['Client has already been connected', 'Cannot use a pool after calling end on the pool'];
+
+function isSqlState(code: string): boolean {
+  return /^[0-9A-Z]{5}$/.test(code);
+}
+
 /** A PostgreSQL or connection error that a retry may get past, as a StoreUnavailableError. */
 export function unavailable(error: unknown): StoreUnavailableError | undefined {
   if (error instanceof StoreUnavailableError) return error;
   const code = (error as { code?: unknown })?.code;
   const message = error instanceof Error ? error.message : String(error);
-  if (typeof code === 'string' && (UNAVAILABLE_STATES.test(code) || UNAVAILABLE_ERRNOS.has(code))) {
-    return new StoreUnavailableError(code, message, { cause: error });
+  if (typeof code === 'string') {
+    const retryable = isSqlState(code)
+      ? UNAVAILABLE_CLASSES.has(code.slice(0, 2)) || UNAVAILABLE_CODES.has(code)
+      : UNAVAILABLE_ERRNOS.has(code);
+    return retryable ? new StoreUnavailableError(code, message, { cause: error }) : undefined;
   }
-  if (/timeout|terminated|Connection|connect/i.test(message) && typeof code !== 'string') {
-    return new StoreUnavailableError('CONNECTION', message, { cause: error });
-  }
-  if (/Client has already been connected|Cannot use a pool after calling end/i.test(message)) {
-    return new StoreUnavailableError('CLOSED', message, { cause: error });
-  }
+  if (CONNECTION_MESSAGES.some((m) => message.startsWith(m))) return new StoreUnavailableError('CONNECTION', message, { cause: error });
+  if (CLOSED_MESSAGES.some((m) => message.startsWith(m))) return new StoreUnavailableError('CLOSED', message, { cause: error });
   return undefined;
 }

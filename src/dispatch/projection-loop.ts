@@ -5,8 +5,9 @@ import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import { readEnvelope, type Issue } from '../events/index.js';
 import { projectBatch, type Processed } from '../project/batch.js';
+import { settlementsOf } from '../project/settlement.js';
 import { describeStorageError } from '../store/group-commit.js';
-import { StoreUnavailableError, type InboxRow, type Settlement, type Store, type WriteTx } from '../store/store.js';
+import { StoreUnavailableError, type InboxRow, type Store, type WriteTx } from '../store/store.js';
 import type { HandlerRegistry } from './handlers.js';
 import type { DispatchObserver } from './options.js';
 import type { Tracing } from '../tracing/otel.js';
@@ -44,21 +45,16 @@ interface Batches {
   batchSize: number;
 }
 
-function settlementOf(parts: ProjectionLoopParts, row: InboxRow, processed: Processed): Outcome & { settlement: Settlement } {
-  const wantsHandlers =
-    processed.state === 'projected' && processed.redacted === undefined && parts.handlers.for(processed.event.event).length > 0;
-  return {
-    row,
-    processed,
-    handlers: wantsHandlers,
-    settlement: {
-      inboxId: row.inbox_id,
-      state: processed.state,
-      reasons: processed.state === 'projected' ? null : processed.issues,
-      handlers: wantsHandlers,
-      ...(processed.redacted !== undefined && { raw: processed.redacted }),
-    },
-  };
+/** Settles claimed rows as they were processed, in the caller's transaction. */
+async function settleClaimed(
+  parts: ProjectionLoopParts,
+  tx: WriteTx,
+  rows: readonly InboxRow[],
+  processed: readonly Processed[],
+): Promise<Outcome[]> {
+  const settlements = settlementsOf(rows, processed, (kind) => parts.handlers.for(kind).length > 0);
+  await tx.settle(settlements, new Date(parts.now()).toISOString());
+  return rows.map((row, i) => ({ row, processed: processed[i]!, handlers: settlements[i]!.handlers }));
 }
 
 async function projectClaimed(parts: ProjectionLoopParts, tx: WriteTx, claimed: readonly InboxRow[]): Promise<Outcome[]> {
@@ -67,12 +63,7 @@ async function projectClaimed(parts: ProjectionLoopParts, tx: WriteTx, claimed: 
     tx,
     claimed.map((row) => ({ raw: row.raw, reading: readEnvelope(row.raw, row.identity ?? undefined), reasons: row.reasons })),
   );
-  const outcomes = claimed.map((row, i) => settlementOf(parts, row, processed[i]!));
-  await tx.settle(
-    outcomes.map((o) => o.settlement),
-    new Date(parts.now()).toISOString(),
-  );
-  return outcomes;
+  return await settleClaimed(parts, tx, claimed, processed);
 }
 
 /**
@@ -85,9 +76,7 @@ async function setAsideFailed(parts: ProjectionLoopParts, inboxId: number, error
     const row = await tx.claimPendingRow(inboxId);
     if (row === undefined) return [];
     const issues: Issue[] = [{ path: '', message: `projection failed: ${(error as Error).message}` }];
-    const outcome = settlementOf(parts, row, { state: 'dead', kind: row.kind, issues });
-    await tx.settle([outcome.settlement], new Date(parts.now()).toISOString());
-    return [outcome];
+    return await settleClaimed(parts, tx, [row], [{ state: 'dead', kind: row.kind, issues }]);
   });
 }
 

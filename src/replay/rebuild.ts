@@ -1,5 +1,6 @@
 import { erasureInstants, readEnvelope } from '../events/index.js';
-import { keptRedacted, projectable, projectBatch, readStored, tombstoned } from '../project/batch.js';
+import { projectable, projectBatch } from '../project/batch.js';
+import { changesRow, outcomeOf, processedWith, settlementsOf } from '../project/settlement.js';
 import { projectStaged, stagedEffectsOf } from '../project/bulk.js';
 import type { Settlement, StagedEffect, Store } from '../store/store.js';
 
@@ -50,13 +51,10 @@ export async function rebuild(store: Store, options: RebuildOptions = {}): Promi
         const changed: Settlement[] = [];
         const effects: StagedEffect[] = [];
         for (const row of rows) {
-          const reading = readEnvelope(row.raw, row.identity ?? undefined);
-          const p = keptRedacted(tombstoned(reading, readStored(row.raw, reading), erased, row.raw, row.reasons !== null), row.reasons);
+          const p = processedWith(row.raw, readEnvelope(row.raw, row.identity ?? undefined), erased, row.reasons);
           summary[p.state]++;
-          const reasons = p.state === 'projected' ? null : p.issues;
-          if (p.state !== row.state || (reasons === null ? null : JSON.stringify(reasons)) !== row.reasons) {
-            changed.push({ inboxId: row.inbox_id, state: p.state, reasons, handlers: false });
-          }
+          const outcome = outcomeOf(p);
+          if (changesRow(row, outcome)) changed.push({ inboxId: row.inbox_id, ...outcome });
           if (p.state === 'projected') for (const e of projectable(p)) for (const effect of stagedEffectsOf(e)) effects.push(effect);
         }
         bulk.resettle(changed, at);
@@ -80,21 +78,8 @@ export async function rebuild(store: Store, options: RebuildOptions = {}): Promi
           tx,
           rows.map((row) => ({ raw: row.raw, reading: readEnvelope(row.raw, row.identity ?? undefined), reasons: row.reasons })),
         );
-        await tx.settle(
-          rows.map((row, i) => {
-            const p = processed[i]!;
-            summary[p.state]++;
-            return {
-              inboxId: row.inbox_id,
-              state: p.state,
-              reasons: p.state === 'projected' ? null : p.issues,
-              handlers: false,
-              ...(p.redacted !== undefined && { raw: p.redacted }),
-            };
-          }),
-          new Date(now()).toISOString(),
-          { keepHandlers: true },
-        );
+        for (const p of processed) summary[p.state]++;
+        await tx.settle(settlementsOf(rows, processed), new Date(now()).toISOString(), { keepHandlers: true });
         return rows.length;
       },
       // Batches need no fsync each: one lost to a power cut is pending again, and the flush

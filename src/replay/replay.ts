@@ -1,5 +1,6 @@
-import { readEnvelope, type EventKind } from '../events/index.js';
-import { projectBatch, readStored } from '../project/batch.js';
+import { erasureInstants, readEnvelope, type EventKind } from '../events/index.js';
+import { projectable, projectBatch, type Processed } from '../project/batch.js';
+import { outcomeOf, processedWith, type Outcome } from '../project/settlement.js';
 import { projectStaged, stagedEffectsOf } from '../project/bulk.js';
 import { deliveryOf, identityKeyOf, type Delivery } from '../receive/delivery.js';
 import type { IdentityKey, SettledDelivery, StagedEffect, Store, WriteTx } from '../store/store.js';
@@ -151,14 +152,7 @@ async function projectInBatch(tx: WriteTx, parts: ReplayParts, raws: readonly Bu
   events.forEach(({ raw, reading }, i) => {
     const p = processed[i]!;
     batch[p.state]++;
-    const handlers = p.state === 'projected' && p.redacted === undefined && (parts.wantsHandlers?.(p.event.event) ?? false);
-    // An event about an erased candidate is stored redacted (PROJECTION.md section 8).
-    settled.set(raw, {
-      delivery: { ...deliveryOf(p.redacted ?? raw, reading, at, null), identity: reading.identity, kind: reading.envelope.event },
-      state: p.state,
-      reasons: p.state === 'projected' ? null : p.issues,
-      handlers,
-    });
+    settled.set(raw, settledDelivery(raw, reading, at, outcomeOf(p, parts.wantsHandlers)));
   });
   await appendInOrder(tx, fresh, settled, at, batch);
   return batch;
@@ -193,6 +187,21 @@ async function appendInOrder(
   }
 }
 
+/** An event's new row, stored as it was processed (an erased candidate's event redacted, PROJECTION.md section 8). */
+function settledDelivery(raw: Buffer, reading: EventEntry['reading'], at: string, outcome: Outcome): SettledDelivery {
+  return {
+    delivery: { ...deliveryOf(outcome.raw ?? raw, reading, at, null), identity: reading.identity, kind: reading.envelope.event },
+    state: outcome.state,
+    reasons: outcome.reasons,
+    handlers: outcome.handlers,
+  };
+}
+
+/** What a bulk load stages of a processed event: its effects, or its campaign's trace when it names an erased candidate. */
+function effectsOf(p: Processed): StagedEffect[] {
+  return p.state === 'projected' ? projectable(p).flatMap(stagedEffectsOf) : [];
+}
+
 /**
  * One batch stored pending, in input order, as the intake stores webhooks (`ReplayOptions.enqueue`),
  * then announced to the receivers on the database: they project it and run their handlers.
@@ -223,6 +232,10 @@ async function replayBulk(
 ): Promise<ReplaySummary | undefined> {
   const now = parts.now ?? Date.now;
   const batchSize = options.batchSize ?? 500;
+  // Erasures outlive the rows they redacted: an inbox emptied by hand may still have some.
+  const erased = erasureInstants(
+    await parts.store.select<{ candidate_id: string; erased_at: string | Date }>('SELECT candidate_id, erased_at FROM erasures'),
+  );
   return parts.store.bulkLoad!('empty', async (bulk) => {
     const at = new Date(now()).toISOString();
     let batch: Buffer[] = [];
@@ -234,16 +247,8 @@ async function replayBulk(
           rows.push({ refused: deliveryOf(raw, reading, at, null) });
           continue;
         }
-        const p = readStored(raw, reading);
-        rows.push({
-          settled: {
-            delivery: { ...deliveryOf(raw, reading, at, null), identity: reading.identity, kind: reading.envelope.event },
-            state: p.state,
-            reasons: p.state === 'projected' ? null : p.issues,
-            handlers: p.state === 'projected' && (parts.wantsHandlers?.(p.event.event) ?? false),
-          },
-          effects: p.state === 'projected' ? stagedEffectsOf(p) : [],
-        });
+        const p = processedWith(raw, reading, erased);
+        rows.push({ settled: settledDelivery(raw, reading, at, outcomeOf(p, parts.wantsHandlers)), effects: effectsOf(p) });
       }
       const appended = bulk.append(rows, at);
       const fresh: StagedEffect[] = [];

@@ -161,6 +161,7 @@ function bulkOperations(db: SqliteDatabase, mode: BulkMode, parts: BulkParts, sc
   const stageName = scratch.prepare('INSERT OR IGNORE INTO named (tbl, key) VALUES (?, ?)');
   const named = new Set<string>();
   const resettle = db.prepare('UPDATE inbox SET state = ?, reasons = ?, processed_at = ?, attempts = attempts + 1 WHERE inbox_id = ?');
+  const replaceRaw = db.prepare('UPDATE inbox SET raw = ? WHERE inbox_id = ?');
 
   return {
     append(rows, at) {
@@ -193,7 +194,11 @@ function bulkOperations(db: SqliteDatabase, mode: BulkMode, parts: BulkParts, sc
         .all(afterId) as StoredEvent[];
     },
     resettle(settlements: readonly Settlement[], at) {
-      for (const s of settlements) resettle.run(s.state, s.reasons === null ? null : JSON.stringify(s.reasons), at, s.inboxId);
+      for (const s of settlements) {
+        resettle.run(s.state, s.reasons === null ? null : JSON.stringify(s.reasons), at, s.inboxId);
+        // An erased candidate's event, redacted when processed (as `WriteTx.settle` does).
+        if (s.raw !== undefined) replaceRaw.run(s.raw, s.inboxId);
+      }
     },
     *sortedEffects(chunk) {
       // Every row is appended by now: the identities' memory goes back before the projection's.

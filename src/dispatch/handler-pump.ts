@@ -1,7 +1,8 @@
 // The dispatcher's second part: claims the rows whose handlers are due, each the first due row of
 // its key (candidate, campaign or account), so that one key's handlers run one at a time, in inbox
-// order, across processes; runs them (handler-retries.ts, handler-calls.ts); then records them done
-// or hands the claim back. Claims are renewed while their handlers run.
+// order, across processes; runs them (event-handlers.ts: each call retried by handler-retries.ts,
+// within the slots and timeout of handler-calls.ts); then records them done or hands the claim back.
+// Claims are renewed while their handlers run.
 import type { Logger } from 'pino';
 import { readEnvelope } from '../events/index.js';
 import { readStored } from '../project/batch.js';
@@ -9,7 +10,7 @@ import { createRowReaders } from '../project/read.js';
 import { describeStorageError } from '../store/group-commit.js';
 import type { InboxRow, Store } from '../store/store.js';
 import { createHandlerCalls, type HandlerCalls } from './handler-calls.js';
-import { callHandlers, type HandlerRetries } from './handler-retries.js';
+import { callHandlers, type HandlerRetries } from './event-handlers.js';
 import type { Tracing } from '../tracing/otel.js';
 import type { HandlerRegistry } from './handlers.js';
 import type { DispatchObserver, DispatchSettings } from './options.js';

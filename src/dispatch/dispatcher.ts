@@ -12,7 +12,7 @@ import type { Tracing } from '../tracing/otel.js';
 export { HandlerTimeoutError } from './handler-calls.js';
 export type { DispatcherOptions } from './options.js';
 
-export interface DispatcherParts {
+export interface DispatcherContext {
   store: Store;
   observer?: DispatchObserver;
   handlers: HandlerRegistry;
@@ -32,17 +32,17 @@ export interface DispatcherParts {
  * processing falls. Several processes may share one store: claims keep them out of each other's way.
  * Its two parts are projection-loop.ts and handler-pump.ts; this wires them to the wake-ups.
  */
-export function createDispatcher(parts: DispatcherParts, options: DispatcherOptions = {}) {
-  const { store } = parts;
+export function createDispatcher(context: DispatcherContext, options: DispatcherOptions = {}) {
+  const { store } = context;
   const settings = dispatchSettings(options);
-  const now = parts.now ?? Date.now;
+  const now = context.now ?? Date.now;
   const owner = `${process.pid}-${randomBytes(6).toString('hex')}`;
   const stopping = new AbortController();
   // Every handler call and retry delay listens for the stop, and each removes its listener when
   // done: hundreds at once are expected, not a leak worth Node's warning.
   setMaxListeners(0, stopping.signal);
-  const handlers = createHandlerPump({ ...parts, now, owner, stopping: stopping.signal }, settings);
-  const projection = createProjectionLoop({ ...parts, now, stopping: stopping.signal, handlersDue: handlers.pump }, settings);
+  const handlers = createHandlerPump({ ...context, now, owner, stopping: stopping.signal }, settings);
+  const projection = createProjectionLoop({ ...context, now, stopping: stopping.signal, handlersDue: handlers.pump }, settings);
 
   // Work nobody announced (another process's, or a missed notification) is found by a slow poll.
   const poll = setInterval(() => {

@@ -11,7 +11,7 @@ import type { DispatchObserver } from './options.js';
 import type { Tracing } from '../tracing/otel.js';
 import { handlerCallTraced } from '../tracing/dispatch-spans.js';
 
-export interface HandlerRetries {
+export interface EventHandlersContext {
   store: Pick<Store, 'recordHandlerFailure'>;
   handlers: Pick<HandlerRegistry, 'for'>;
   rows: RowReaders;
@@ -39,41 +39,41 @@ async function rowFor(rows: RowReaders, event: WebhookEvent): Promise<unknown> {
 
 /** Calls every handler of the event; false when stopped before the end (the handlers stay due). */
 export async function callHandlers(
-  retries: HandlerRetries,
+  context: EventHandlersContext,
   inboxId: number,
   identity: string,
   event: WebhookEvent,
   traceContext?: string | null,
 ): Promise<boolean> {
-  const { stopping, observer } = retries;
-  for (const handler of retries.handlers.for(event.event)) {
+  const { stopping, observer } = context;
+  for (const handler of context.handlers.for(event.event)) {
     const result = await callWithRetries(
       async (attempt) => {
-        const row = (await rowFor(retries.rows, event)) as never;
+        const row = (await rowFor(context.rows, event)) as never;
         const call = () =>
-          retries.calls.callOnce((signal: AbortSignal) =>
+          context.calls.callOnce((signal: AbortSignal) =>
             handler.run(event, { identity, inboxId, attempt, row, signal } satisfies HandlerContext),
           );
-        if (retries.tracing === undefined) await call();
-        else await handlerCallTraced(retries.tracing, { handler: handler.name, kind: event.event, inboxId, attempt, traceContext }, call);
+        if (context.tracing === undefined) await call();
+        else await handlerCallTraced(context.tracing, { handler: handler.name, kind: event.event, inboxId, attempt, traceContext }, call);
       },
       {
-        attempts: retries.attempts,
-        retryDelayMs: retries.retryDelayMs,
+        attempts: context.attempts,
+        retryDelayMs: context.retryDelayMs,
         stopping,
         onAttempt: (outcome) => observer?.handlerCall?.(handler.name, outcome),
       },
     );
     if (result.outcome === 'failed') {
       const message = result.error instanceof Error ? `${result.error.name}: ${result.error.message}` : String(result.error);
-      await retries.store.recordHandlerFailure({
+      await context.store.recordHandlerFailure({
         inbox_id: inboxId,
         handler: handler.name,
         error: message,
         attempts: result.attempts,
-        failed_at: new Date(retries.now()).toISOString(),
+        failed_at: new Date(context.now()).toISOString(),
       });
-      retries.logger.error({ inboxId, handler: handler.name, attempts: result.attempts }, 'handler failed; recorded as a dead letter');
+      context.logger.error({ inboxId, handler: handler.name, attempts: result.attempts }, 'handler failed; recorded as a dead letter');
     }
     if (stopping.aborted) return false;
   }

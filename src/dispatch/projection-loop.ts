@@ -5,7 +5,7 @@ import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import { readEnvelope, type Issue } from '../events/index.js';
 import { projectBatch, type Processed } from '../project/batch.js';
-import { describeStorageError } from '../store/group-commit.js';
+import { describeStorageError } from '../store/store.js';
 import { StoreUnavailableError, type InboxRow, type Settlement, type Store, type WriteTx } from '../store/store.js';
 import type { HandlerRegistry } from './handlers.js';
 import type { DispatchObserver } from './options.js';

@@ -8,14 +8,14 @@ import type { HandlerRegistry } from '../dispatch/handlers.js';
 import type { Tracing } from '../tracing/otel.js';
 import type { ErasureHooks } from '../privacy/hooks.js';
 import type { Logger } from '../logging.js';
-import type { createMetrics } from '../console/metrics.js';
+import type { createMetrics } from '../metrics/prometheus.js';
 import type { BodyBudget } from '../receive/budget.js';
 import { createQueries, type Queries } from '../query/index.js';
 import type { StoreOutcome } from '../receive/delivery.js';
-import { createGroupCommit, describeStorageError, type GroupCommit } from '../store/group-commit.js';
+import { createGroupCommit, type GroupCommit } from '../store/group-commit.js';
 import { openAtOnce, openStore, type StoreOptions } from '../store/open.js';
 import { keepPresence, type Presence } from '../store/presence.js';
-import { StoreUnavailableError, type ReadinessProbe, type Store } from '../store/store.js';
+import { describeStorageError, StoreUnavailableError, type ReadinessProbe, type Store } from '../store/store.js';
 import type { ReceiverOptions } from './options.js';
 
 /** How long readiness stays false after a webhook could not be stored (ms). */

@@ -4,8 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import { describeStorageError } from './group-commit.js';
-import type { ReceiverRow, Store } from './store.js';
+import { describeStorageError, type ReceiverRow, type Store } from './store.js';
 
 /** How often a receiver refreshes its heartbeat (ms), unless told otherwise. */
 export const HEARTBEAT_MS = 5000;

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Store } from '../store/store.js';
 import { createHandlerPump, type HandlerPump } from './handler-pump.js';
@@ -8,6 +7,7 @@ import type { HandlerRegistry } from './handlers.js';
 import { dispatchSettings, type DispatcherOptions, type DispatchObserver } from './options.js';
 import { createProjectionLoop, type ProjectionLoop } from './projection-loop.js';
 import type { Tracing } from '../tracing/otel.js';
+import { withDeadline } from '../deadline.js';
 
 export { HandlerTimeoutError } from './handler-calls.js';
 export type { DispatcherOptions } from './options.js';
@@ -135,11 +135,11 @@ async function closeWithin(timeoutMs: number, closing: Closing): Promise<void> {
   // the handlers at once, rather than after their leases end.
   const reserve = Math.min(250, timeoutMs / 2);
   const left = (keep = 0) => Math.max(0, deadline - keep - performance.now());
-  const within = async (work: Promise<unknown>, keep = 0) => {
-    const timeout = new AbortController();
-    await Promise.race([work.catch(() => undefined), delay(left(keep), undefined, { signal: timeout.signal }).catch(() => undefined)]);
-    timeout.abort();
-  };
+  const within = async (work: Promise<unknown>, keep = 0) =>
+    void (await withDeadline(
+      work.catch(() => undefined),
+      left(keep),
+    ));
   await within(closing.drain(), reserve);
   closing.stop();
   await within(closing.stopped(), reserve / 2);

@@ -17,6 +17,7 @@ import { openAtOnce, openStore, type StoreOptions } from '../store/open.js';
 import { keepPresence, type Presence } from '../store/presence.js';
 import { describeStorageError, StoreUnavailableError, type ReadinessProbe, type Store } from '../store/store.js';
 import type { ReceiverOptions } from './options.js';
+import { withDeadline } from '../deadline.js';
 
 /** How long readiness stays false after a webhook could not be stored (ms). */
 const WRITE_FAILURE_HOLD_MS = 5000;
@@ -223,14 +224,11 @@ export async function closeReceiver(state: ReceiverState, timeoutMs: number): Pr
   // alive until this resolves.
   const deadline = performance.now() + timeoutMs;
   const left = () => Math.max(0, deadline - performance.now());
-  const within = async (work: Promise<unknown>, atMostMs = Infinity) => {
-    const timeout = new AbortController();
-    await Promise.race([
+  const within = async (work: Promise<unknown>, atMostMs = Infinity) =>
+    void (await withDeadline(
       work.catch(() => undefined),
-      delay(Math.min(atMostMs, left()), undefined, { signal: timeout.signal }).catch(() => undefined),
-    ]);
-    timeout.abort();
-  };
+      Math.min(atMostMs, left()),
+    ));
   // Commands stop handing events to this receiver first (those handed before are drained
   // below); a database that does not answer costs the drain a quarter of the time at most.
   await within(running.presence?.stop() ?? Promise.resolve(), Math.min(500, timeoutMs / 4));

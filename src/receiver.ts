@@ -11,10 +11,11 @@ import { dispatchSettings } from './dispatch/options.js';
 import type { Store } from './store/store.js';
 import { expressMiddleware } from './receive/express.js';
 import { fetchHandler } from './receive/fetch.js';
-import { ConfigurationError, createIntake, type Intake } from './receive/intake.js';
+import { ConfigurationError } from './errors.js';
+import { createIntake, type Intake } from './receive/intake.js';
 import { createBodyBudget, DEFAULT_MAX_BUFFERED_BYTES } from './receive/budget.js';
 import { nodeHandler, type ResultListener } from './receive/node-http.js';
-import { createMetrics } from './console/metrics.js';
+import { createMetrics } from './metrics/prometheus.js';
 import { activeTracing } from './tracing/otel.js';
 import { createDashboard } from './console/dashboard.js';
 import { isStore } from './store/open.js';
@@ -25,6 +26,7 @@ import {
   closeReceiver,
   openReceiverStore,
   probeReceiver,
+  runningOf,
   storeDelivery,
   whenOpen,
   type ReceiverState,
@@ -63,11 +65,11 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     fetchHandler: () => fetchHandler(intake),
     on(kind, handler, handlerOptions) {
       state.handlers.on(kind, handler, handlerOptions);
-      state.running?.dispatcher.start();
+      runningOf(state)?.dispatcher.start();
     },
     onAny(handler, handlerOptions) {
       state.handlers.onAny(handler, handlerOptions);
-      state.running?.dispatcher.start();
+      runningOf(state)?.dispatcher.start();
     },
     onErase: (hook, hookOptions) => state.eraseHooks.on(hook, hookOptions),
     query: waitingQueries(use),
@@ -108,8 +110,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       await (await use()).dispatcher.drain();
       await state.eraseHooks.idle();
     },
-    saturated: () => state.running?.dispatcher.saturated() ?? false,
-    stuckHandlerCalls: () => state.running?.dispatcher.stuckHandlerCalls() ?? 0,
+    saturated: () => runningOf(state)?.dispatcher.saturated() ?? false,
+    stuckHandlerCalls: () => runningOf(state)?.dispatcher.stuckHandlerCalls() ?? 0,
     probe: () => probeReceiver(state),
     counts: async () => (await use()).store.counts(),
     close: (timeoutMs = 5000) => closeReceiver(state, timeoutMs),
@@ -133,12 +135,12 @@ function receiverState(options: ReceiverOptions): ReceiverState {
     tracing: activeTracing(),
     eraseHooks: eraseHooksOf(
       options,
-      () => state.running?.store,
+      () => runningOf(state)?.store,
       logger,
       (hook, result) => state.metrics.handlerCall(hook, result),
     ),
     metrics: createMetrics(
-      () => state.running?.store,
+      () => runningOf(state)?.store,
       () => budget.held(),
     ),
     budget,
@@ -151,11 +153,7 @@ function receiverState(options: ReceiverOptions): ReceiverState {
     },
     heartbeat,
     ownsStore: !isStore(options.database),
-    running: undefined,
-    opened: undefined as never, // set by openReceiverStore, before anything reads it
-    closed: false,
-    openingFailure: undefined,
-    writeFailure: undefined,
+    life: { state: 'closed', running: undefined }, // until openReceiverStore, called next
   };
   return state;
 }

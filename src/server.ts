@@ -4,7 +4,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import { accessTokens } from './standalone/access.js';
 import { createReceiver, type Receiver, type ReceiverOptions } from './receiver.js';
-import { ConfigurationError } from './receive/intake.js';
+import { ConfigurationError } from './errors.js';
 import type { Logger } from './logging.js';
 import { answerClientErrors, HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from './standalone/client-errors.js';
 import { route, type StandaloneState } from './standalone/routes.js';

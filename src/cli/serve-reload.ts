@@ -48,10 +48,10 @@ export function warnLooseFiles(config: ServeConfig, logger: Logger, prefix = '')
  */
 export function reloadOnHangup(
   config: ServeConfig,
-  parts: { standalone: Standalone; reconciling: Reconciling | undefined },
+  running: { standalone: Standalone; reconciling: Reconciling | undefined },
   logger: Logger,
 ): () => void {
-  const { standalone, reconciling } = parts;
+  const { standalone, reconciling } = running;
   const reload = () => {
     if (secretFilesOf(config).length === 0) {
       logger.warn('SIGHUP: nothing to re-read (no --secret-file, no token file, no --api-key-file, no --tls-cert); nothing changed');

@@ -198,7 +198,7 @@ function startRetention(olderThanMs: number, standalone: Standalone, logger: Log
 }
 
 /** SIGTERM or SIGINT: stop accepting, finish requests in flight, drain, close; exit 1 past 15 s. */
-function stopOnSignal(parts: {
+function stopOnSignal(running: {
   standalone: Standalone;
   database: Store;
   schedule: ReconcileSchedule | undefined;
@@ -206,7 +206,7 @@ function stopOnSignal(parts: {
   tracing: TracingSdk | undefined;
   logger: Logger;
 }): Promise<number> {
-  const { standalone, database, schedule, retention, tracing, logger } = parts;
+  const { standalone, database, schedule, retention, tracing, logger } = running;
   return new Promise<number>((done) => {
     let stopping = false;
     const stop = (signal: string) => {

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Store } from '../store/store.js';
 import { createHandlerPump, type HandlerPump } from './handler-pump.js';
@@ -8,11 +7,12 @@ import type { HandlerRegistry } from './handlers.js';
 import { dispatchSettings, type DispatcherOptions, type DispatchObserver } from './options.js';
 import { createProjectionLoop, type ProjectionLoop } from './projection-loop.js';
 import type { Tracing } from '../tracing/otel.js';
+import { withDeadline } from '../deadline.js';
 
 export { HandlerTimeoutError } from './handler-calls.js';
 export type { DispatcherOptions } from './options.js';
 
-export interface DispatcherParts {
+export interface DispatcherContext {
   store: Store;
   observer?: DispatchObserver;
   handlers: HandlerRegistry;
@@ -32,17 +32,17 @@ export interface DispatcherParts {
  * processing falls. Several processes may share one store: claims keep them out of each other's way.
  * Its two parts are projection-loop.ts and handler-pump.ts; this wires them to the wake-ups.
  */
-export function createDispatcher(parts: DispatcherParts, options: DispatcherOptions = {}) {
-  const { store } = parts;
+export function createDispatcher(context: DispatcherContext, options: DispatcherOptions = {}) {
+  const { store } = context;
   const settings = dispatchSettings(options);
-  const now = parts.now ?? Date.now;
+  const now = context.now ?? Date.now;
   const owner = `${process.pid}-${randomBytes(6).toString('hex')}`;
   const stopping = new AbortController();
   // Every handler call and retry delay listens for the stop, and each removes its listener when
   // done: hundreds at once are expected, not a leak worth Node's warning.
   setMaxListeners(0, stopping.signal);
-  const handlers = createHandlerPump({ ...parts, now, owner, stopping: stopping.signal }, settings);
-  const projection = createProjectionLoop({ ...parts, now, stopping: stopping.signal, handlersDue: handlers.pump }, settings);
+  const handlers = createHandlerPump({ ...context, now, owner, stopping: stopping.signal }, settings);
+  const projection = createProjectionLoop({ ...context, now, stopping: stopping.signal, handlersDue: handlers.pump }, settings);
 
   // Work nobody announced (another process's, or a missed notification) is found by a slow poll.
   const poll = setInterval(() => {
@@ -135,11 +135,11 @@ async function closeWithin(timeoutMs: number, closing: Closing): Promise<void> {
   // the handlers at once, rather than after their leases end.
   const reserve = Math.min(250, timeoutMs / 2);
   const left = (keep = 0) => Math.max(0, deadline - keep - performance.now());
-  const within = async (work: Promise<unknown>, keep = 0) => {
-    const timeout = new AbortController();
-    await Promise.race([work.catch(() => undefined), delay(left(keep), undefined, { signal: timeout.signal }).catch(() => undefined)]);
-    timeout.abort();
-  };
+  const within = async (work: Promise<unknown>, keep = 0) =>
+    void (await withDeadline(
+      work.catch(() => undefined),
+      left(keep),
+    ));
   await within(closing.drain(), reserve);
   closing.stop();
   await within(closing.stopped(), reserve / 2);

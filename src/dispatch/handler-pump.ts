@@ -1,20 +1,20 @@
 // The dispatcher's second part: claims the rows whose handlers are due, each the first due row of
 // its key (candidate, campaign or account), so that one key's handlers run one at a time, in inbox
-// order, across processes; runs them (handler-retries.ts, handler-calls.ts); then records them done
-// or hands the claim back. Claims are renewed while their handlers run.
+// order, across processes; runs them (event-handlers.ts: each call retried by handler-retries.ts,
+// within the slots and timeout of handler-calls.ts); then records them done or hands the claim back.
+// Claims are renewed while their handlers run.
 import type { Logger } from 'pino';
 import { readEnvelope } from '../events/index.js';
 import { readStored } from '../project/batch.js';
 import { createRowReaders } from '../project/read.js';
-import { describeStorageError } from '../store/group-commit.js';
-import type { InboxRow, Store } from '../store/store.js';
+import { describeStorageError, type InboxRow, type Store } from '../store/store.js';
 import { createHandlerCalls, type HandlerCalls } from './handler-calls.js';
-import { callHandlers, type HandlerRetries } from './handler-retries.js';
+import { callHandlers, type EventHandlersContext } from './event-handlers.js';
 import type { Tracing } from '../tracing/otel.js';
 import type { HandlerRegistry } from './handlers.js';
 import type { DispatchObserver, DispatchSettings } from './options.js';
 
-export interface HandlerPumpParts {
+export interface HandlerPumpContext {
   store: Store;
   handlers: HandlerRegistry;
   logger: Pick<Logger, 'warn' | 'error'>;
@@ -34,11 +34,11 @@ export type HandlerPumpSettings = Pick<
 
 /** What the pump's functions share. */
 interface Pump {
-  parts: HandlerPumpParts;
+  context: HandlerPumpContext;
   window: number;
   leaseMs: number;
   calls: HandlerCalls;
-  retries: HandlerRetries;
+  eventHandlers: EventHandlersContext;
   /** The rows this process claimed and runs the handlers of. */
   running: Set<number>;
   /** What follows each row's handlers: recording them done, or handing the claim back. */
@@ -51,7 +51,7 @@ interface Pump {
 
 /** Claims due rows while the window has room (coalesced: one claim loop at a time). */
 function pumpHandlers(pump: Pump): void {
-  if (pump.parts.handlers.size === 0 || pump.parts.stopping.aborted) return;
+  if (pump.context.handlers.size === 0 || pump.context.stopping.aborted) return;
   if (pump.pumping) {
     pump.again = true;
     return;
@@ -61,7 +61,7 @@ function pumpHandlers(pump: Pump): void {
 }
 
 async function claimWhileRoom(pump: Pump): Promise<void> {
-  const { store, owner, stopping } = pump.parts;
+  const { store, owner, stopping } = pump.context;
   try {
     do {
       pump.again = false;
@@ -76,7 +76,7 @@ async function claimWhileRoom(pump: Pump): Promise<void> {
       if (due.length > 0) pump.again = true; // the window may take more, and keys may have moved on
     } while (pump.again && !stopping.aborted);
   } catch (error) {
-    pump.parts.logger.warn({ code: describeStorageError(error).code }, 'could not claim handler work; will retry');
+    pump.context.logger.warn({ code: describeStorageError(error).code }, 'could not claim handler work; will retry');
   } finally {
     pump.pumping = false;
     settleIdle(pump);
@@ -84,12 +84,12 @@ async function claimWhileRoom(pump: Pump): Promise<void> {
 }
 
 function startHandlers(pump: Pump, row: InboxRow): void {
-  const { store, owner } = pump.parts;
+  const { store, owner } = pump.context;
   const processed = readStored(row.raw, readEnvelope(row.raw, row.identity ?? undefined));
   pump.running.add(row.inbox_id);
   const run =
     processed.state === 'projected'
-      ? callHandlers(pump.retries, row.inbox_id, processed.identity, processed.event, row.trace_context)
+      ? callHandlers(pump.eventHandlers, row.inbox_id, processed.identity, processed.event, row.trace_context)
       : Promise.resolve(true);
   const finishing = run
     .then(async (finished) => {
@@ -100,7 +100,7 @@ function startHandlers(pump: Pump, row: InboxRow): void {
     })
     .catch((error: unknown) => {
       // The mark stays set: the handlers run again once the lease ends (at least once).
-      pump.parts.logger.warn(
+      pump.context.logger.warn(
         { inboxId: row.inbox_id, code: describeStorageError(error).code },
         'could not record handlers as done; they will run again',
       );
@@ -119,15 +119,15 @@ function settleIdle(pump: Pump): void {
   for (const resolve of pump.idleWaiters.splice(0)) resolve();
 }
 
-function pumpOf(parts: HandlerPumpParts, settings: HandlerPumpSettings): Pump {
+function pumpOf(context: HandlerPumpContext, settings: HandlerPumpSettings): Pump {
   const calls = createHandlerCalls({
     concurrency: settings.handlerConcurrency,
     timeoutMs: settings.handlerTimeoutMs,
-    stopping: parts.stopping,
+    stopping: context.stopping,
   });
-  const { store, handlers, logger, observer, now, stopping } = parts;
+  const { store, handlers, logger, observer, now, stopping } = context;
   const rows = createRowReaders(store);
-  const retries = {
+  const eventHandlers = {
     store,
     handlers,
     rows,
@@ -136,18 +136,18 @@ function pumpOf(parts: HandlerPumpParts, settings: HandlerPumpSettings): Pump {
     observer,
     now,
     stopping,
-    tracing: parts.tracing,
+    tracing: context.tracing,
     attempts: settings.handlerAttempts,
     retryDelayMs: settings.handlerRetryDelayMs,
   };
   const running = new Set<number>();
   const finishingRows = new Set<Promise<void>>();
   return {
-    parts,
+    context,
     window: settings.handlerWindow,
     leaseMs: settings.handlerLeaseMs,
     calls,
-    retries,
+    eventHandlers,
     running,
     finishingRows,
     pumping: false,
@@ -156,9 +156,9 @@ function pumpOf(parts: HandlerPumpParts, settings: HandlerPumpSettings): Pump {
   };
 }
 
-export function createHandlerPump(parts: HandlerPumpParts, settings: HandlerPumpSettings) {
-  const pump = pumpOf(parts, settings);
-  const { store, owner, handlers } = parts;
+export function createHandlerPump(context: HandlerPumpContext, settings: HandlerPumpSettings) {
+  const pump = pumpOf(context, settings);
+  const { store, owner, handlers } = context;
   const { running, window, leaseMs } = pump;
   const renewal = setInterval(
     () => {

@@ -1,80 +1,36 @@
-// Every handler of one projected event, each retried with a doubling delay until it succeeds or
-// runs out of attempts, when it is recorded as a dead letter.
-import type { Logger } from 'pino';
-import { KIND_SUBJECTS, type WebhookEvent } from '../events/index.js';
-import type { RowReaders } from '../project/read.js';
-import type { Store } from '../store/store.js';
-import { callWithRetries, type HandlerCalls } from './handler-calls.js';
-import type { HandlerContext, HandlerRegistry } from './handlers.js';
-import type { DispatchObserver } from './options.js';
-import type { Tracing } from '../tracing/otel.js';
-import { handlerCallTraced } from '../tracing/dispatch-spans.js';
+// Retrying a call with a doubling delay until it succeeds, runs out of attempts, or the receiver
+// stops: the handler pump and the erasure hooks both retry this way.
+import { setTimeout as delay } from 'node:timers/promises';
+import { HandlerTimeoutError } from './handler-calls.js';
 
-export interface HandlerRetries {
-  store: Pick<Store, 'recordHandlerFailure'>;
-  handlers: Pick<HandlerRegistry, 'for'>;
-  rows: RowReaders;
-  calls: Pick<HandlerCalls, 'callOnce'>;
-  logger: Pick<Logger, 'error'>;
-  observer?: DispatchObserver | undefined;
-  now: () => number;
-  /** Calls of a failing handler before it becomes a dead letter. */
+/** How a call retried ended: it succeeded, it failed `attempts` times, or the receiver stopped first. */
+export type RetriedCall = { outcome: 'ok' } | { outcome: 'failed'; error: unknown; attempts: number } | { outcome: 'stopped' };
+
+export interface RetryOptions {
+  /** Calls before giving up. */
   attempts: number;
   /** First retry delay (ms), doubled at each attempt. */
   retryDelayMs: number;
-  /** Aborted when the dispatcher stops: no retry waits past it, and nothing more is recorded. */
+  /** Aborted when the receiver stops: no retry waits past it, and none starts after it. */
   stopping: AbortSignal;
-  tracing?: Tracing | undefined;
+  /** Told each attempt's result (metrics). */
+  onAttempt?: (result: 'ok' | 'failed' | 'timeout') => void;
 }
 
-/** The projected row a handler of this event is given. */
-async function rowFor(rows: RowReaders, event: WebhookEvent): Promise<unknown> {
-  const data = event.data as { candidate_id?: string; campaign_id?: string };
-  const subject = KIND_SUBJECTS[event.event];
-  if (subject === 'candidate') return await rows.candidate(data.candidate_id!);
-  if (subject === 'campaign') return await rows.campaign(data.campaign_id!);
-  return await rows.credits();
-}
-
-/** Calls every handler of the event; false when stopped before the end (the handlers stay due). */
-export async function callHandlers(
-  retries: HandlerRetries,
-  inboxId: number,
-  identity: string,
-  event: WebhookEvent,
-  traceContext?: string | null,
-): Promise<boolean> {
-  const { stopping, observer } = retries;
-  for (const handler of retries.handlers.for(event.event)) {
-    const result = await callWithRetries(
-      async (attempt) => {
-        const row = (await rowFor(retries.rows, event)) as never;
-        const call = () =>
-          retries.calls.callOnce((signal: AbortSignal) =>
-            handler.run(event, { identity, inboxId, attempt, row, signal } satisfies HandlerContext),
-          );
-        if (retries.tracing === undefined) await call();
-        else await handlerCallTraced(retries.tracing, { handler: handler.name, kind: event.event, inboxId, attempt, traceContext }, call);
-      },
-      {
-        attempts: retries.attempts,
-        retryDelayMs: retries.retryDelayMs,
-        stopping,
-        onAttempt: (outcome) => observer?.handlerCall?.(handler.name, outcome),
-      },
-    );
-    if (result.outcome === 'failed') {
-      const message = result.error instanceof Error ? `${result.error.name}: ${result.error.message}` : String(result.error);
-      await retries.store.recordHandlerFailure({
-        inbox_id: inboxId,
-        handler: handler.name,
-        error: message,
-        attempts: result.attempts,
-        failed_at: new Date(retries.now()).toISOString(),
-      });
-      retries.logger.error({ inboxId, handler: handler.name, attempts: result.attempts }, 'handler failed; recorded as a dead letter');
+/** Calls `run` with its attempt number (1, 2 …) until it succeeds, gives up, or the receiver stops. */
+export async function callWithRetries(run: (attempt: number) => Promise<unknown>, options: RetryOptions): Promise<RetriedCall> {
+  const { attempts, retryDelayMs, stopping, onAttempt } = options;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await run(attempt);
+      onAttempt?.('ok');
+      return { outcome: 'ok' };
+    } catch (error) {
+      onAttempt?.(error instanceof HandlerTimeoutError ? 'timeout' : 'failed');
+      if (stopping.aborted) return { outcome: 'stopped' };
+      if (attempt >= attempts) return { outcome: 'failed', error, attempts: attempt };
+      await delay(retryDelayMs * 2 ** (attempt - 1), undefined, { signal: stopping }).catch(() => undefined);
+      if (stopping.aborted) return { outcome: 'stopped' };
     }
-    if (stopping.aborted) return false;
   }
-  return true;
 }

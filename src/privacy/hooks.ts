@@ -6,7 +6,8 @@
 // next round off (a minute, doubling, at most an hour). A failed round keeps the error's class and
 // code, never its message (it may name the person).
 import type { Logger } from 'pino';
-import { callWithRetries, createHandlerCalls, type HandlerCalls } from '../dispatch/handler-calls.js';
+import { createHandlerCalls, type HandlerCalls } from '../dispatch/handler-calls.js';
+import { callWithRetries } from '../dispatch/handler-retries.js';
 import type { ErasureHookRow, Store } from '../store/store.js';
 
 /** What an onErase hook is told: identifiers and the operator's reason, never an erased value. */

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { ConfigurationError } from '../errors.js';
 import { readEnvelope } from '../events/index.js';
 import { secretFingerprint, verify, type Secret } from '../signature.js';
 import { errorAnswer, type Answer } from './answer.js';
@@ -54,10 +55,6 @@ export interface IntakeResult {
   secretFingerprint?: string;
   /** The request's OpenTelemetry span, when tracing is on: for the access log line. */
   trace?: { trace_id: string; span_id: string };
-}
-
-export class ConfigurationError extends Error {
-  override name = 'ConfigurationError';
 }
 
 export interface IncomingRequest {

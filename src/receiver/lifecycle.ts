@@ -8,15 +8,16 @@ import type { HandlerRegistry } from '../dispatch/handlers.js';
 import type { Tracing } from '../tracing/otel.js';
 import type { ErasureHooks } from '../privacy/hooks.js';
 import type { Logger } from '../logging.js';
-import type { createMetrics } from '../console/metrics.js';
+import type { createMetrics } from '../metrics/prometheus.js';
 import type { BodyBudget } from '../receive/budget.js';
 import { createQueries, type Queries } from '../query/index.js';
 import type { StoreOutcome } from '../receive/delivery.js';
-import { createGroupCommit, describeStorageError, type GroupCommit } from '../store/group-commit.js';
+import { createGroupCommit, type GroupCommit } from '../store/group-commit.js';
 import { openAtOnce, openStore, type StoreOptions } from '../store/open.js';
 import { keepPresence, type Presence } from '../store/presence.js';
-import { StoreUnavailableError, type ReadinessProbe, type Store } from '../store/store.js';
+import { describeStorageError, StoreUnavailableError, type ReadinessProbe, type Store } from '../store/store.js';
 import type { ReceiverOptions } from './options.js';
+import { withDeadline } from '../deadline.js';
 
 /** How long readiness stays false after a webhook could not be stored (ms). */
 const WRITE_FAILURE_HOLD_MS = 5000;
@@ -46,17 +47,47 @@ export interface ReceiverState {
   readonly heartbeat: { everyMs: number } | undefined;
   /** A store given open (the CLI's) stays the caller's to close. */
   readonly ownsStore: boolean;
-  running: Running | undefined;
-  /** Settles once the store is open and wired (at once on SQLite). */
-  opened: Promise<Running>;
-  closed: boolean;
-  openingFailure: Error | undefined;
-  /**
-   * The last webhook write that failed, until one succeeds: readiness stays false for a while
-   * after it, even when a small probe write gets through (a full disk can take a probe, not an event).
-   */
-  writeFailure: { code: string; at: number } | undefined;
+  /** Where the receiver is in its life; changed only by `enter`. */
+  life: Life;
 }
+
+/**
+ * A receiver's life: opening its store (in the background on PostgreSQL), open, failed to open
+ * (an error retrying cannot mend), closing, closed. What ran keeps being reachable after close.
+ */
+type Life =
+  | {
+      state: 'opening';
+      /** Settles once the store is open and wired. */
+      opened: Promise<Running>;
+      /** Aborted by close(): the background open stops waiting and gives up. */
+      cancel: AbortController;
+    }
+  | {
+      state: 'open';
+      running: Running;
+      /**
+       * The last webhook write that failed, until one succeeds: readiness stays false for a while
+       * after it, even when a small probe write gets through (a full disk can take a probe, not an event).
+       */
+      writeFailure: { code: string; at: number } | undefined;
+    }
+  | { state: 'failed'; error: Error }
+  | { state: 'closing'; running: Running | undefined }
+  | { state: 'closed'; running: Running | undefined };
+
+/** The one place the receiver's life changes. */
+function enter(state: ReceiverState, next: Life): void {
+  state.life = next;
+}
+
+/** What runs on the store, if it was ever opened (still reachable once closed, for metrics and late calls). */
+export function runningOf(state: ReceiverState): Running | undefined {
+  const { life } = state;
+  return life.state === 'open' || life.state === 'closing' || life.state === 'closed' ? life.running : undefined;
+}
+
+const closedBeforeOpen = () => new StoreUnavailableError('CLOSED', 'the receiver was closed before its database opened');
 
 /** Wires a store to group commit, the dispatcher and the heartbeat, and takes up what a previous run left. */
 function assemble(state: ReceiverState, store: Store): Running {
@@ -75,13 +106,14 @@ function assemble(state: ReceiverState, store: Store): Running {
   groupCommit = createGroupCommit(store, {
     onCommitted: () => setImmediate(() => dispatcher.notify()),
     onOutcome: (failure) => {
-      state.writeFailure = failure === undefined ? undefined : { code: failure, at: performance.now() };
+      if (state.life.state === 'open')
+        state.life.writeFailure = failure === undefined ? undefined : { code: failure, at: performance.now() };
     },
   });
   // Crash recovery: whatever a previous run stored but did not process is taken up now.
   dispatcher.start();
   const presence = state.heartbeat && keepPresence(store, { ...state.heartbeat, logger });
-  setImmediate(() => state.eraseHooks.kick()); // once `running` is set: erasures owed from before
+  setImmediate(() => state.eraseHooks.kick()); // once open: erasures owed from before
   return {
     store,
     groupCommit,
@@ -99,70 +131,80 @@ function assemble(state: ReceiverState, store: Store): Running {
 export function openReceiverStore(state: ReceiverState): void {
   const openNow = openAtOnce(state.options.database, state.storeOptions);
   if (openNow !== undefined) {
-    state.running = assemble(state, openNow);
-    state.opened = Promise.resolve(state.running);
+    enter(state, { state: 'open', running: assemble(state, openNow), writeFailure: undefined });
     return;
   }
-  state.opened = openInBackground(state);
-  state.opened.catch(() => undefined); // surfaced by ready(), 503s and the log, never as an unhandled rejection
+  const cancel = new AbortController();
+  const opened = openInBackground(state, cancel.signal);
+  opened.catch(() => undefined); // surfaced by ready(), 503s and the log, never as an unhandled rejection
+  enter(state, { state: 'opening', opened, cancel });
 }
 
-async function openInBackground(state: ReceiverState): Promise<Running> {
+async function openInBackground(state: ReceiverState, cancelled: AbortSignal): Promise<Running> {
   const { logger } = state;
   for (let wait = 250; ; wait = Math.min(wait * 2, 5000)) {
-    if (state.closed) throw new StoreUnavailableError('CLOSED', 'the receiver was closed before its database opened');
+    if (cancelled.aborted) throw closedBeforeOpen();
     let store: Store;
     try {
       store = await openStore(state.options.database, state.storeOptions);
     } catch (error) {
       if (!(error instanceof StoreUnavailableError)) {
-        state.openingFailure = error as Error;
+        if (!cancelled.aborted) enter(state, { state: 'failed', error: error as Error });
         logger.error({ err: { message: (error as Error).message } }, 'cannot open the database');
         throw error;
       }
       logger.warn({ code: error.code, retryInMs: wait }, 'database unavailable; retrying');
-      await delay(wait);
+      await delay(wait, undefined, { signal: cancelled }).catch(() => undefined);
       continue;
     }
     // Closed while it was opening: nothing may start on it (a dispatcher, a heartbeat).
-    if (state.closed) {
+    if (cancelled.aborted) {
       if (state.ownsStore) await store.close();
-      throw new StoreUnavailableError('CLOSED', 'the receiver was closed before its database opened');
+      throw closedBeforeOpen();
     }
-    state.running = assemble(state, store);
-    return state.running;
+    const running = assemble(state, store);
+    enter(state, { state: 'open', running, writeFailure: undefined });
+    return running;
   }
 }
 
 /** What runs on the store, waiting for it when it is still opening. */
 export async function whenOpen(state: ReceiverState): Promise<Running> {
-  return state.running ?? (await state.opened);
+  const { life } = state;
+  if (life.state === 'opening') return await life.opened;
+  if (life.state === 'failed') throw life.error;
+  const running = runningOf(state);
+  if (running === undefined) throw closedBeforeOpen();
+  return running;
 }
 
 /** The intake's store: group commit once open; 503 answers until then, or after a failure to open. */
 export async function storeDelivery(state: ReceiverState, delivery: Parameters<GroupCommit['append']>[0]): Promise<StoreOutcome> {
-  if (state.running === undefined) {
-    if (state.openingFailure !== undefined) return { ok: false, code: 'DATABASE_ERROR', message: state.openingFailure.message };
-    return { ok: false, code: 'STARTING', message: 'the database is not open yet' };
-  }
-  return state.running.groupCommit.append(delivery);
+  const { life } = state;
+  if (life.state === 'failed') return { ok: false, code: 'DATABASE_ERROR', message: life.error.message };
+  const running = runningOf(state);
+  if (running === undefined) return { ok: false, code: 'STARTING', message: 'the database is not open yet' };
+  return running.groupCommit.append(delivery);
 }
 
 /** Whether the store can take a write now (readiness), without waiting on a lock. */
 export async function probeReceiver(state: ReceiverState): Promise<ReadinessProbe> {
-  const { running, writeFailure } = state;
-  if (state.closed) return { ok: false, reason: 'shutting down' };
-  if (running === undefined) return { ok: false, reason: state.openingFailure?.message ?? 'the database is not open yet' };
+  const { life } = state;
+  if (life.state === 'closing' || life.state === 'closed') return { ok: false, reason: 'shutting down' };
+  if (life.state === 'failed') return { ok: false, reason: life.error.message };
+  if (life.state === 'opening') return { ok: false, reason: 'the database is not open yet' };
+  const { writeFailure } = life;
   if (writeFailure !== undefined && performance.now() - writeFailure.at < WRITE_FAILURE_HOLD_MS) {
     return { ok: false, reason: `webhook writes are failing (${writeFailure.code})` };
   }
-  return await running.store.probe();
+  return await life.running.store.probe();
 }
 
 /** Stops what a receiver that failed to start had begun (its intake options were refused). */
 export function abandon(state: ReceiverState): void {
-  state.closed = true;
-  const { running } = state;
+  if (state.life.state === 'opening') state.life.cancel.abort();
+  const running = runningOf(state);
+  enter(state, { state: 'closed', running });
   void running?.presence?.stop().finally(() => (state.ownsStore ? running.store.close() : undefined));
 }
 
@@ -171,22 +213,22 @@ export function abandon(state: ReceiverState): void {
  * `timeoutMs`), and closes the database if the receiver opened it.
  */
 export async function closeReceiver(state: ReceiverState, timeoutMs: number): Promise<void> {
-  if (state.closed) return;
-  state.closed = true;
-  const { running } = state;
-  if (running === undefined) return;
+  const { life } = state;
+  if (life.state === 'closing' || life.state === 'closed') return;
+  // A background open stops waiting now: no timer of it outlives close().
+  if (life.state === 'opening') life.cancel.abort();
+  const running = runningOf(state);
+  if (running === undefined) return enter(state, { state: 'closed', running });
+  enter(state, { state: 'closing', running });
   // Every step within what is left of `timeoutMs`; the (referenced) timers keep the process
   // alive until this resolves.
   const deadline = performance.now() + timeoutMs;
   const left = () => Math.max(0, deadline - performance.now());
-  const within = async (work: Promise<unknown>, atMostMs = Infinity) => {
-    const timeout = new AbortController();
-    await Promise.race([
+  const within = async (work: Promise<unknown>, atMostMs = Infinity) =>
+    void (await withDeadline(
       work.catch(() => undefined),
-      delay(Math.min(atMostMs, left()), undefined, { signal: timeout.signal }).catch(() => undefined),
-    ]);
-    timeout.abort();
-  };
+      Math.min(atMostMs, left()),
+    ));
   // Commands stop handing events to this receiver first (those handed before are drained
   // below); a database that does not answer costs the drain a quarter of the time at most.
   await within(running.presence?.stop() ?? Promise.resolve(), Math.min(500, timeoutMs / 4));
@@ -201,4 +243,5 @@ export async function closeReceiver(state: ReceiverState, timeoutMs: number): Pr
         .catch((error: unknown) => state.logger.warn({ code: describeStorageError(error).code }, 'error while closing the database')),
     );
   }
+  enter(state, { state: 'closed', running });
 }

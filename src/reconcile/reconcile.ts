@@ -76,7 +76,7 @@ interface Progress {
   finished: boolean;
 }
 
-export interface ReconcileParts {
+export interface ReconcileTarget {
   store: Store;
   wantsHandlers?: (kind: EventKind) => boolean;
   now?: () => number;
@@ -88,18 +88,18 @@ export interface ReconcileParts {
  * into the inbox as `reconcile.*` events stamped with the time of the reading: the projection's
  * last-writer-wins rule then orders them against webhooks. A second run finds nothing to repair.
  */
-export async function reconcileInto(parts: ReconcileParts, options: ReconcileOptions): Promise<ReconcileReport> {
-  const now = parts.now ?? Date.now;
+export async function reconcileInto(target: ReconcileTarget, options: ReconcileOptions): Promise<ReconcileReport> {
+  const now = target.now ?? Date.now;
   const dryRun = options.dryRun ?? false;
-  const { plan, resumed } = await planOf(parts.store, dryRun, [...new Set(options.campaigns ?? [])].sort(), now);
+  const { plan, resumed } = await planOf(target.store, dryRun, [...new Set(options.campaigns ?? [])].sort(), now);
   const run: Run = {
-    parts,
-    store: parts.store,
+    target,
+    store: target.store,
     client: options.client,
     dryRun,
     now,
     stamp: () => new Date(now()).toISOString(),
-    rows: createRowReaders(parts.store),
+    rows: createRowReaders(target.store),
     plan,
     report: { dryRun, resumed, campaigns: [], repairs: [], written: 0, interrupted: false },
   };
@@ -125,7 +125,7 @@ export async function reconcileInto(parts: ReconcileParts, options: ReconcileOpt
 
 /** One run: what it reads with, where it writes, its plan and its report so far. */
 interface Run {
-  parts: ReconcileParts;
+  target: ReconcileTarget;
   store: Store;
   client: ReconcileOptions['client'];
   dryRun: boolean;
@@ -177,9 +177,9 @@ async function writeRepairs(run: Run, repairs: Repair[]): Promise<void> {
   if (run.dryRun || repairs.length === 0) return;
   const events = repairs.map((r) => ({ event: r.event, timestamp: r.readAt, data: repairData(keysOf(r), r.fields) }));
   // Identity, inbox, projection, handlers due.
-  const { parts } = run;
+  const { target } = run;
   const summary = await replayInto(
-    { store: run.store, ...(parts.wantsHandlers && { wantsHandlers: parts.wantsHandlers }), now: run.now },
+    { store: run.store, ...(target.wantsHandlers && { wantsHandlers: target.wantsHandlers }), now: run.now },
     events,
   );
   run.report.written += summary.received - summary.duplicates;

@@ -1,6 +1,7 @@
 import type { Logger } from '../logging.js';
 import type { ReconcileReport } from './reconcile.js';
 import { count } from '../words.js';
+import { withDeadline } from '../deadline.js';
 
 export interface ReconcileSchedule {
   /** Stops the schedule; a run in progress stops after its campaign (it resumes at the next start). */
@@ -59,11 +60,7 @@ export function scheduleReconcile(options: {
     async stop(timeoutMs = 5000): Promise<void> {
       stopping.abort();
       clearTimeout(timer);
-      if (current !== undefined) {
-        let timeout: NodeJS.Timeout | undefined;
-        await Promise.race([current, new Promise((resolve) => (timeout = setTimeout(resolve, timeoutMs)))]);
-        clearTimeout(timeout);
-      }
+      if (current !== undefined) await withDeadline(current, timeoutMs);
     },
   };
 }

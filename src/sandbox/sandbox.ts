@@ -179,7 +179,7 @@ function agenciesOf(options: SandboxOptions, apiKeys: readonly string[], clock: 
   return agencies;
 }
 
-type SandboxParts = {
+type SandboxServices = {
   emitter: ReturnType<typeof createEmitter>;
   eventClock: ReturnType<typeof createEventClock>;
   life: ReturnType<typeof createLife>;
@@ -188,8 +188,8 @@ type SandboxParts = {
 };
 
 /** The routes outside /api/v1 (no key): the deliveries so far, and the dashboard's test button. */
-function sandboxRoutes(options: SandboxOptions, parts: SandboxParts): Parameters<typeof createSandboxServer>[0]['sandboxRoutes'] {
-  const { emitter, eventClock, life, delivery, idle } = parts;
+function sandboxRoutes(options: SandboxOptions, services: SandboxServices): Parameters<typeof createSandboxServer>[0]['sandboxRoutes'] {
+  const { emitter, eventClock, life, delivery, idle } = services;
   return {
     'GET /sandbox/deliveries': () =>
       ok({ idle: idle(), pending: { interviews: life.pending(), deliveries: delivery.pending() }, attempts: delivery.attempts() }),

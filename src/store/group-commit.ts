@@ -1,5 +1,5 @@
 import type { Delivery, StoreOutcome } from '../receive/delivery.js';
-import { StoreUnavailableError, type Appended, type Store } from './store.js';
+import { describeStorageError, type Appended, type Store } from './store.js';
 
 export interface GroupCommitOptions {
   /** Told the inbox ids of new (non-duplicate) rows once their transaction has committed. */
@@ -128,13 +128,3 @@ async function commitBatch(state: Batching, batch: Waiting[]): Promise<void> {
 }
 
 export type GroupCommit = ReturnType<typeof createGroupCommit>;
-
-/** The engine's code (SQLITE_BUSY, ECONNREFUSED, 53100 …) for logs and the 503's details; never the data. */
-export function describeStorageError(error: unknown): { code: string; message: string } {
-  if (error instanceof StoreUnavailableError) return { code: error.code, message: error.message };
-  const code = (error as { code?: unknown })?.code;
-  return {
-    code: typeof code === 'string' ? code : 'STORAGE_ERROR',
-    message: error instanceof Error ? error.message : String(error),
-  };
-}

@@ -7,6 +7,7 @@ import { configureDatabase, createDatabaseFile, openDatabase, writerSettings, ty
 import { migrate as migrateSqlite, pendingMigrations as pendingSqlite } from './sqlite/migrations.js';
 import { createSqliteStore } from './sqlite/store.js';
 import type { Store } from './store.js';
+import { withDeadline } from '../deadline.js';
 
 /** A `pg.Pool` (node-postgres), described by what we use of it, so that SQLite users need no pg types. */
 export interface PostgresPool {
@@ -132,7 +133,11 @@ export async function openStore(database: DatabaseOption, options: StoreOptions 
       });
     } catch (error) {
       // Never wait long on the way out: a client still checked out would hold end() forever.
-      await Promise.race([pool.end().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
+      await withDeadline(
+        pool.end().catch(() => undefined),
+        2000,
+        { unref: true },
+      );
       throw error;
     }
   }

@@ -4,8 +4,8 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import { describeStorageError } from './group-commit.js';
-import type { ReceiverRow, Store } from './store.js';
+import { describeStorageError, type ReceiverRow, type Store } from './store.js';
+import { withDeadline } from '../deadline.js';
 
 /** How often a receiver refreshes its heartbeat (ms), unless told otherwise. */
 export const HEARTBEAT_MS = 5000;
@@ -60,10 +60,11 @@ export function keepPresence(store: Store, options: { everyMs?: number; logger: 
     return inFlight;
   };
   // Whoever waits for the first beat (ready()) waits one interval at most, whatever the database does.
-  const firstBeat = Promise.race([
+  const firstBeat = withDeadline(
     beat().then(() => forgetGone(store, row.receiver_id, options.logger)),
-    new Promise<void>((resolve) => setTimeout(resolve, everyMs).unref()),
-  ]);
+    everyMs,
+    { unref: true },
+  ).then(() => undefined);
   const timer = setInterval(() => void beat(), everyMs);
   timer.unref();
   return {

@@ -371,3 +371,13 @@ export class StoreUnavailableError extends Error {
     super(message, options);
   }
 }
+
+/** The engine's code (SQLITE_BUSY, ECONNREFUSED, 53100 …) for logs and the 503's details; never the data. */
+export function describeStorageError(error: unknown): { code: string; message: string } {
+  if (error instanceof StoreUnavailableError) return { code: error.code, message: error.message };
+  const code = (error as { code?: unknown })?.code;
+  return {
+    code: typeof code === 'string' ? code : 'STORAGE_ERROR',
+    message: error instanceof Error ? error.message : String(error),
+  };
+}

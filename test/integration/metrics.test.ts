@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createMetrics } from '../../src/console/metrics.js';
+import { createMetrics } from '../../src/metrics/prometheus.js';
 import { readEnvelope } from '../../src/events/index.js';
 import { createLogger } from '../../src/logging.js';
 import { deliveryOf } from '../../src/receive/delivery.js';

@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logging.js';
-import { ConfigurationError } from '../../src/receive/intake.js';
+import { ConfigurationError } from '../../src/errors.js';
 import { createReceiver } from '../../src/receiver.js';
 import { openStore, type StoreOptions } from '../../src/store/open.js';
 import { isRunning } from '../../src/store/presence.js';

@@ -19,7 +19,7 @@ const BULK_CACHE = -2000;
 // Row names a bulk load remembers in memory (about 100 bytes each).
 const NAMED_IN_MEMORY = 50_000;
 
-export interface BulkParts {
+export interface BulkStatements {
   /** Inserts an accepted delivery already processed (replay's statement); returns its inbox id. */
   appendSettled(row: SettledDelivery, at: string): number;
   /** Inserts a body that is not an event as a dead letter, unless its bytes are stored (the unique index stays). */
@@ -40,7 +40,7 @@ function isEmpty(db: SqliteDatabase): boolean {
 export function loadInBulk<T>(
   connection: SqliteConnection,
   writer: Writer | undefined,
-  parts: BulkParts,
+  statements: BulkStatements,
   mode: BulkMode,
   work: (bulk: BulkLoad) => Promise<T>,
 ): Promise<T | undefined> {
@@ -52,7 +52,7 @@ export function loadInBulk<T>(
   return serialised(connection, async () => {
     const walOff = mode === 'empty' && journalMode(connection.db, 'delete');
     try {
-      return await runWrite(connection, writer, () => bulkTransaction(connection.db, mode, parts, work), {});
+      return await runWrite(connection, writer, () => bulkTransaction(connection.db, mode, statements, work), {});
     } finally {
       if (walOff) journalMode(connection.db, 'wal');
     }
@@ -63,11 +63,11 @@ export function loadInBulk<T>(
 async function bulkTransaction<T>(
   db: SqliteDatabase,
   mode: BulkMode,
-  parts: BulkParts,
+  statements: BulkStatements,
   work: (bulk: BulkLoad) => Promise<T>,
 ): Promise<T | undefined> {
   if (mode === 'empty' && !isEmpty(db)) return undefined;
-  const { bulk, finish, close } = beginBulk(db, mode, parts);
+  const { bulk, finish, close } = beginBulk(db, mode, statements);
   try {
     const result = await work(bulk);
     finish();
@@ -99,7 +99,7 @@ function indexesOf(db: SqliteDatabase, table: string, names?: readonly string[])
  * dropped indexes included, if anything throws), and returns it with `finish`, to be called
  * before the commit, and `close`, to be called in any case.
  */
-function beginBulk(db: SqliteDatabase, mode: BulkMode, parts: BulkParts): { bulk: BulkLoad; finish(): void; close(): void } {
+function beginBulk(db: SqliteDatabase, mode: BulkMode, statements: BulkStatements): { bulk: BulkLoad; finish(): void; close(): void } {
   if (mode === 'rebuild') for (const table of PROJECTED_TABLES) db.prepare(`DELETE FROM ${table}`).run();
   // Into an empty inbox the identity indexes go (repeats are told by `seen`) and so does the index
   // by handler key: they are built again by sorting. The other inbox indexes stay: they are
@@ -116,7 +116,7 @@ function beginBulk(db: SqliteDatabase, mode: BulkMode, parts: BulkParts): { bulk
   const cacheSize = db.pragma('cache_size', { simple: true }) as number;
   db.pragma(`cache_size = ${BULK_CACHE}`);
   return {
-    bulk: bulkOperations(db, mode, parts, scratch, seen),
+    bulk: bulkOperations(db, mode, statements, scratch, seen),
     finish() {
       for (const { sql } of dropped) db.prepare(sql).run();
     },
@@ -152,7 +152,13 @@ function openScratch(): SqliteDatabase {
 }
 
 /** The operations of a bulk load, on the database and its scratch; `seen` is dropped once the appends are over. */
-function bulkOperations(db: SqliteDatabase, mode: BulkMode, parts: BulkParts, scratch: SqliteDatabase, identities: IdentitySet): BulkLoad {
+function bulkOperations(
+  db: SqliteDatabase,
+  mode: BulkMode,
+  statements: BulkStatements,
+  scratch: SqliteDatabase,
+  identities: IdentitySet,
+): BulkLoad {
   let seen: IdentitySet | undefined = identities;
   const stageEffect = scratch.prepare('INSERT INTO effects (tbl, key, version, body) VALUES (?, ?, ?, ?)');
   // An effect that sets nothing only names its row (every candidate event names its campaign):
@@ -167,11 +173,11 @@ function bulkOperations(db: SqliteDatabase, mode: BulkMode, parts: BulkParts, sc
     append(rows, at) {
       if (mode !== 'empty') throw new Error('append is for a bulk load into an empty inbox');
       return rows.map((row) => {
-        if ('refused' in row) return parts.appendRefused(row.refused);
+        if ('refused' in row) return statements.appendRefused(row.refused);
         const { identity } = row.settled.delivery;
         if (seen === undefined) throw new Error('append after sortedEffects');
         if (seen.find(identity) !== undefined) return false;
-        seen.add(identity, parts.appendSettled(row.settled, at));
+        seen.add(identity, statements.appendSettled(row.settled, at));
         return true;
       });
     },
@@ -205,7 +211,7 @@ function bulkOperations(db: SqliteDatabase, mode: BulkMode, parts: BulkParts, sc
       seen = undefined;
       yield* sortedEffects(scratch, chunk);
     },
-    saveRows: (writes) => parts.saveRows(writes),
+    saveRows: (writes) => statements.saveRows(writes),
   };
 }
 

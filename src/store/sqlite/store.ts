@@ -2,7 +2,7 @@
 // statements it prepared (inbox.ts, projection.ts, handlers.ts, reads.ts, settings.ts,
 // readiness.ts, bulk.ts), and connection.ts turns them into queued transactions and guarded reads.
 import type { BulkLoad, BulkMode, Store, WriteTx } from '../store.js';
-import { loadInBulk, type BulkParts } from './bulk.js';
+import { loadInBulk, type BulkStatements } from './bulk.js';
 import {
   guard,
   guardAsync,
@@ -96,7 +96,7 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
     probe: () => readiness.probe(connection, writer, statements?.readiness),
     scrub: () => erasure.scrub(connection),
     bulkLoad: <T>(mode: BulkMode, work: (bulk: BulkLoad) => Promise<T>) =>
-      loadInBulk(connection, writer, bulkParts(statements), mode, work),
+      loadInBulk(connection, writer, bulkStatements(statements), mode, work),
     flush: () => readiness.flush(connection, writer),
     onWork: () => () => undefined,
     announceWork: () => undefined,
@@ -126,7 +126,7 @@ function writeTx(connection: SqliteConnection, s: SqliteStatements): WriteTx {
 }
 
 /** What a bulk load writes with: the inbox's and the projection's statements. */
-function bulkParts(s: SqliteStatements | undefined): BulkParts {
+function bulkStatements(s: SqliteStatements | undefined): BulkStatements {
   // Called only inside the load's transaction, which a read-only store (no statements) refuses first.
   return {
     appendSettled: (row, at) => inbox.appendSettled(s!.inbox, row, at),

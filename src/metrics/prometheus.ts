@@ -6,16 +6,18 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { isEventKind } from '../events/index.js';
 import { prepareInboxQueries } from '../query/inbox.js';
 import type { Store } from '../store/store.js';
+import { withDeadline } from '../deadline.js';
 
 const PREFIX = 'prequal_hooks_';
 const SCRAPE_TIMEOUT_MS = 2000;
 const ACK_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 4, 5, 7.5, 10];
 
 function within<T>(work: Promise<T>): Promise<T | undefined> {
-  return Promise.race([
+  return withDeadline(
     work.catch(() => undefined),
-    new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), SCRAPE_TIMEOUT_MS).unref()),
-  ]);
+    SCRAPE_TIMEOUT_MS,
+    { unref: true },
+  );
 }
 
 // prom-client's process defaults start timers and a GC observer that are never stopped: one set

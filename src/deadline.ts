@@ -1,0 +1,20 @@
+// The one way to wait for work at most so long: every "this, or time up" race in the package.
+
+/**
+ * Settles as `work` does, or with undefined once `ms` have passed, whichever comes first; the
+ * timer is cleared either way. `unref`: the wait does not keep the process alive (a scrape, a
+ * first heartbeat); otherwise it does, as a close that must finish before the process exits wants.
+ */
+export async function withDeadline<T>(work: Promise<T>, ms: number, options: { unref?: boolean } = {}): Promise<T | undefined> {
+  if (!Number.isFinite(ms)) return await work;
+  let timer: NodeJS.Timeout | undefined;
+  const timeUp = new Promise<undefined>((resolve) => {
+    timer = setTimeout(resolve, Math.max(0, ms), undefined);
+    if (options.unref === true) timer.unref();
+  });
+  try {
+    return await Promise.race([work, timeUp]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

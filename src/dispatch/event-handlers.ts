@@ -1,0 +1,81 @@
+// Every handler of one projected event, each retried with a doubling delay until it succeeds or
+// runs out of attempts, when it is recorded as a dead letter.
+import type { Logger } from 'pino';
+import { KIND_SUBJECTS, type WebhookEvent } from '../events/index.js';
+import type { RowReaders } from '../project/read.js';
+import type { Store } from '../store/store.js';
+import type { HandlerCalls } from './handler-calls.js';
+import { callWithRetries } from './handler-retries.js';
+import type { HandlerContext, HandlerRegistry } from './handlers.js';
+import type { DispatchObserver } from './options.js';
+import type { Tracing } from '../tracing/otel.js';
+import { handlerCallTraced } from '../tracing/dispatch-spans.js';
+
+export interface EventHandlersContext {
+  store: Pick<Store, 'recordHandlerFailure'>;
+  handlers: Pick<HandlerRegistry, 'for'>;
+  rows: RowReaders;
+  calls: Pick<HandlerCalls, 'callOnce'>;
+  logger: Pick<Logger, 'error'>;
+  observer?: DispatchObserver | undefined;
+  now: () => number;
+  /** Calls of a failing handler before it becomes a dead letter. */
+  attempts: number;
+  /** First retry delay (ms), doubled at each attempt. */
+  retryDelayMs: number;
+  /** Aborted when the dispatcher stops: no retry waits past it, and nothing more is recorded. */
+  stopping: AbortSignal;
+  tracing?: Tracing | undefined;
+}
+
+/** The projected row a handler of this event is given. */
+async function rowFor(rows: RowReaders, event: WebhookEvent): Promise<unknown> {
+  const data = event.data as { candidate_id?: string; campaign_id?: string };
+  const subject = KIND_SUBJECTS[event.event];
+  if (subject === 'candidate') return await rows.candidate(data.candidate_id!);
+  if (subject === 'campaign') return await rows.campaign(data.campaign_id!);
+  return await rows.credits();
+}
+
+/** Calls every handler of the event; false when stopped before the end (the handlers stay due). */
+export async function callHandlers(
+  context: EventHandlersContext,
+  inboxId: number,
+  identity: string,
+  event: WebhookEvent,
+  traceContext?: string | null,
+): Promise<boolean> {
+  const { stopping, observer } = context;
+  for (const handler of context.handlers.for(event.event)) {
+    const result = await callWithRetries(
+      async (attempt) => {
+        const row = (await rowFor(context.rows, event)) as never;
+        const call = () =>
+          context.calls.callOnce((signal: AbortSignal) =>
+            handler.run(event, { identity, inboxId, attempt, row, signal } satisfies HandlerContext),
+          );
+        if (context.tracing === undefined) await call();
+        else await handlerCallTraced(context.tracing, { handler: handler.name, kind: event.event, inboxId, attempt, traceContext }, call);
+      },
+      {
+        attempts: context.attempts,
+        retryDelayMs: context.retryDelayMs,
+        stopping,
+        onAttempt: (outcome) => observer?.handlerCall?.(handler.name, outcome),
+      },
+    );
+    if (result.outcome === 'failed') {
+      const message = result.error instanceof Error ? `${result.error.name}: ${result.error.message}` : String(result.error);
+      await context.store.recordHandlerFailure({
+        inbox_id: inboxId,
+        handler: handler.name,
+        error: message,
+        attempts: result.attempts,
+        failed_at: new Date(context.now()).toISOString(),
+      });
+      context.logger.error({ inboxId, handler: handler.name, attempts: result.attempts }, 'handler failed; recorded as a dead letter');
+    }
+    if (stopping.aborted) return false;
+  }
+  return true;
+}

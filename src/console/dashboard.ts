@@ -62,11 +62,9 @@ export function createDashboard(source: DashboardSource, options: DashboardOptio
   privacyRoutes(router, data);
 
   router.use((req, res) => {
-    res
-      .status(404)
-      .json({
-        error: { code: 'RESOURCE_NOT_FOUND', message: `Nothing is served at ${req.method} ${req.baseUrl}${req.path}.`, details: {} },
-      });
+    res.status(404).json({
+      error: { code: 'RESOURCE_NOT_FOUND', message: `Nothing is served at ${req.method} ${req.baseUrl}${req.path}.`, details: {} },
+    });
   });
   // No candidate data in answers or logs: parameter errors name the parameter, others only their kind.
   const failed: ErrorRequestHandler = (error: unknown, req, res, _next) => {

@@ -16,11 +16,9 @@ export function privacyRoutes(router: Router, data: ConsoleData): void {
 
 function refuseReadOnly(data: ConsoleData, req: Request, res: Response): boolean {
   if (data.context(req).csrf !== undefined) return false;
-  res
-    .status(403)
-    .json({
-      error: { code: 'FORBIDDEN', message: 'This console is read-only: personal data is neither exported nor erased here.', details: {} },
-    });
+  res.status(403).json({
+    error: { code: 'FORBIDDEN', message: 'This console is read-only: personal data is neither exported nor erased here.', details: {} },
+  });
   return true;
 }
 

@@ -12,7 +12,7 @@ import type { DispatchObserver } from './options.js';
 import type { Tracing } from '../tracing/otel.js';
 import { recordProjection } from '../tracing/dispatch-spans.js';
 
-export interface ProjectionLoopParts {
+export interface ProjectionLoopContext {
   store: Store;
   /** Which kinds have handlers: their projected events are settled with handlers due. */
   handlers: Pick<HandlerRegistry, 'for'>;
@@ -40,29 +40,29 @@ const CATCH_UP_BATCHES = 8;
 type Outcome = { row: InboxRow; processed: Processed; handlers: boolean };
 
 interface Batches {
-  parts: ProjectionLoopParts;
+  loop: ProjectionLoopContext;
   batchSize: number;
 }
 
 /** Settles claimed rows as they were processed, in the caller's transaction. */
 async function settleClaimed(
-  parts: ProjectionLoopParts,
+  loop: ProjectionLoopContext,
   tx: WriteTx,
   rows: readonly InboxRow[],
   processed: readonly Processed[],
 ): Promise<Outcome[]> {
-  const settlements = settlementsOf(rows, processed, (kind) => parts.handlers.for(kind).length > 0);
-  await tx.settle(settlements, new Date(parts.now()).toISOString());
+  const settlements = settlementsOf(rows, processed, (kind) => loop.handlers.for(kind).length > 0);
+  await tx.settle(settlements, new Date(loop.now()).toISOString());
   return rows.map((row, i) => ({ row, processed: processed[i]!, handlers: settlements[i]!.handlers }));
 }
 
-async function projectClaimed(parts: ProjectionLoopParts, tx: WriteTx, claimed: readonly InboxRow[]): Promise<Outcome[]> {
+async function projectClaimed(loop: ProjectionLoopContext, tx: WriteTx, claimed: readonly InboxRow[]): Promise<Outcome[]> {
   if (claimed.length === 0) return [];
   const processed = await projectBatch(
     tx,
     claimed.map((row) => ({ raw: row.raw, reading: readEnvelope(row.raw, row.identity ?? undefined), reasons: row.reasons })),
   );
-  return await settleClaimed(parts, tx, claimed, processed);
+  return await settleClaimed(loop, tx, claimed, processed);
 }
 
 /**
@@ -70,19 +70,19 @@ async function projectClaimed(parts: ProjectionLoopParts, tx: WriteTx, claimed: 
  * now (requeued, or the failing one held by a replica). A row no longer pending, or held by another
  * process, is left to that process.
  */
-async function setAsideFailed(parts: ProjectionLoopParts, inboxId: number, error: unknown): Promise<Outcome[]> {
-  return await parts.store.write(async (tx) => {
+async function setAsideFailed(loop: ProjectionLoopContext, inboxId: number, error: unknown): Promise<Outcome[]> {
+  return await loop.store.write(async (tx) => {
     const row = await tx.claimPendingRow(inboxId);
     if (row === undefined) return [];
     const issues: Issue[] = [{ path: '', message: `projection failed: ${(error as Error).message}` }];
-    return await settleClaimed(parts, tx, [row], [{ state: 'dead', kind: row.kind, issues }]);
+    return await settleClaimed(loop, tx, [row], [{ state: 'dead', kind: row.kind, issues }]);
   });
 }
 
 // A fault of one event (not of the store) must not hold back the others: the batch is taken
 // again one event per transaction, and the event that fails alone is set aside with the reason.
-async function isolateFaults({ parts, batchSize }: Batches): Promise<Outcome[]> {
-  const { store } = parts;
+async function isolateFaults({ loop, batchSize }: Batches): Promise<Outcome[]> {
+  const { store } = loop;
   const outcomes: Outcome[] = [];
   for (let i = 0; i < batchSize; i++) {
     let claimed: number | undefined;
@@ -91,7 +91,7 @@ async function isolateFaults({ parts, batchSize }: Batches): Promise<Outcome[]> 
         async (tx) => {
           const rows = await tx.claimPending(1);
           claimed = rows[0]?.inbox_id;
-          return await projectClaimed(parts, tx, rows);
+          return await projectClaimed(loop, tx, rows);
         },
         { durable: false },
       );
@@ -100,7 +100,7 @@ async function isolateFaults({ parts, batchSize }: Batches): Promise<Outcome[]> 
     } catch (error) {
       // Nothing claimed: the claim itself failed, and the batch is retried as a store fault is.
       if (error instanceof StoreUnavailableError || claimed === undefined) throw error;
-      outcomes.push(...(await setAsideFailed(parts, claimed, error)));
+      outcomes.push(...(await setAsideFailed(loop, claimed, error)));
     }
   }
   return outcomes;
@@ -109,7 +109,7 @@ async function isolateFaults({ parts, batchSize }: Batches): Promise<Outcome[]> 
 /** One batch of up to `limit` rows, or the same rows one by one when the batch fails for a reason other than the store. */
 async function projectOneBatch(batches: Batches, limit: number): Promise<Outcome[]> {
   try {
-    return await batches.parts.store.write(async (tx) => await projectClaimed(batches.parts, tx, await tx.claimPending(limit)), {
+    return await batches.loop.store.write(async (tx) => await projectClaimed(batches.loop, tx, await tx.claimPending(limit)), {
       durable: false,
     });
   } catch (error) {
@@ -118,26 +118,26 @@ async function projectOneBatch(batches: Batches, limit: number): Promise<Outcome
   }
 }
 
-function reportOutcomes(parts: ProjectionLoopParts, outcomes: readonly Outcome[]): void {
-  const at = parts.now();
-  for (const { row, processed } of outcomes) parts.observer?.processed?.(row, processed.state, at);
+function reportOutcomes(loop: ProjectionLoopContext, outcomes: readonly Outcome[]): void {
+  const at = loop.now();
+  for (const { row, processed } of outcomes) loop.observer?.processed?.(row, processed.state, at);
   for (const { row, processed } of outcomes) {
     if (processed.state !== 'projected') {
-      parts.logger.warn({ inboxId: row.inbox_id, kind: row.kind, state: processed.state, issues: processed.issues }, 'event set aside');
+      loop.logger.warn({ inboxId: row.inbox_id, kind: row.kind, state: processed.state, issues: processed.issues }, 'event set aside');
     }
   }
 }
 
 /** Projects batches until none is pending (or the dispatcher stops); a failing store is retried with backoff. */
 async function drainPending(batches: Batches): Promise<void> {
-  const { parts } = batches;
+  const { loop } = batches;
   let backoff = 25;
   let deferredSince: number | undefined;
-  while (!parts.stopping.aborted) {
+  while (!loop.stopping.aborted) {
     // Answers first: a burst of webhooks is stored and acknowledged before it is projected,
     // and projection takes the gaps; under sustained load it still gets a larger batch every 50 ms.
     let limit = batches.batchSize;
-    if (parts.intakeBusy?.() === true) {
+    if (loop.intakeBusy?.() === true) {
       deferredSince ??= performance.now();
       if (performance.now() - deferredSince < MAX_DEFER_MS) {
         await delay(1);
@@ -147,26 +147,26 @@ async function drainPending(batches: Batches): Promise<void> {
     }
     deferredSince = undefined;
     let outcomes: Outcome[];
-    const startedAt = parts.tracing === undefined ? 0 : Date.now();
+    const startedAt = loop.tracing === undefined ? 0 : Date.now();
     try {
       outcomes = await projectOneBatch(batches, limit);
     } catch (error) {
       const { code } = describeStorageError(error);
-      parts.logger.warn({ code, retryInMs: backoff }, 'projection batch failed; will retry');
-      await delay(backoff, undefined, { signal: parts.stopping }).catch(() => undefined);
+      loop.logger.warn({ code, retryInMs: backoff }, 'projection batch failed; will retry');
+      await delay(backoff, undefined, { signal: loop.stopping }).catch(() => undefined);
       backoff = Math.min(backoff * 2, 5000);
       continue;
     }
     backoff = 25;
     if (outcomes.length === 0) return;
-    if (parts.tracing !== undefined)
+    if (loop.tracing !== undefined)
       recordProjection(
-        parts.tracing,
+        loop.tracing,
         startedAt,
         outcomes.map((o) => ({ row: o.row, state: o.processed.state })),
       );
-    reportOutcomes(parts, outcomes);
-    if (outcomes.some((o) => o.handlers)) parts.handlersDue();
+    reportOutcomes(loop, outcomes);
+    if (outcomes.some((o) => o.handlers)) loop.handlersDue();
     // Let the intake answer requests between batches.
     await new Promise((resolve) => setImmediate(resolve));
   }
@@ -176,14 +176,14 @@ async function drainPending(batches: Batches): Promise<void> {
  * One drain at a time in this process (other processes skip the rows it claimed), and at most one
  * asked for while it runs: a wake-up during a drain is served by the drain that follows.
  */
-export function createProjectionLoop(parts: ProjectionLoopParts, options: { batchSize: number }) {
-  const batches: Batches = { parts, batchSize: options.batchSize };
+export function createProjectionLoop(loop: ProjectionLoopContext, options: { batchSize: number }) {
+  const batches: Batches = { loop, batchSize: options.batchSize };
   const queue = new PQueue({ concurrency: 1 });
   let requested = false;
   return {
     /** Asks for pending rows to be projected (coalesced: one drain at a time, one waiting). */
     notify(): void {
-      if (requested || parts.stopping.aborted) return;
+      if (requested || loop.stopping.aborted) return;
       requested = true;
       void queue.add(() => {
         requested = false;

@@ -39,7 +39,7 @@ export function requireReadable(summary: ReplaySummary): ReplaySummary {
   return summary;
 }
 
-export interface ReplayParts {
+export interface ReplayTarget {
   store: Store;
   /** Whether application handlers want events of this kind (they run after the replay commits). */
   wantsHandlers?: (kind: EventKind) => boolean;
@@ -72,17 +72,17 @@ export interface ReplayOptions {
  * one transaction: its events are folded in memory and each row they touch is written once.
  */
 export async function replayInto(
-  parts: ReplayParts,
+  target: ReplayTarget,
   inputs: Iterable<ReplayInput> | ReplayInput,
   options: ReplayOptions = {},
 ): Promise<ReplaySummary> {
-  const { store } = parts;
-  const now = parts.now ?? Date.now;
+  const { store } = target;
+  const now = target.now ?? Date.now;
   const batchSize = options.batchSize ?? 500;
   const summary: ReplaySummary = { received: 0, duplicates: 0, enqueued: 0, projected: 0, unknown: 0, dead: 0, unreadable: [] };
 
   if (options.bulk !== false && !options.enqueue && store.bulkLoad !== undefined) {
-    const loaded = await replayBulk(parts, inputs, options, summary);
+    const loaded = await replayBulk(target, inputs, options, summary);
     if (loaded !== undefined) {
       await store.flush();
       return loaded;
@@ -95,7 +95,7 @@ export async function replayInto(
   const flush = async () => {
     const at = new Date(now()).toISOString();
     if (options.enqueue) await enqueue(store, batch, at, summary);
-    else addCounts(summary, await store.write((tx) => projectInBatch(tx, parts, batch, at), { durable: false }));
+    else addCounts(summary, await store.write((tx) => projectInBatch(tx, target, batch, at), { durable: false }));
     batch = [];
     options.onProgress?.({ ...summary }, { bulk: false });
   };
@@ -131,7 +131,7 @@ function addCounts(summary: ReplaySummary, counts: BatchCounts): void {
  * One batch in one transaction: repeats within it and in the inbox counted, the events folded in
  * memory and projected (each row they touch written once), and every new row stored settled.
  */
-async function projectInBatch(tx: WriteTx, parts: ReplayParts, raws: readonly Buffer[], at: string): Promise<BatchCounts> {
+async function projectInBatch(tx: WriteTx, target: ReplayTarget, raws: readonly Buffer[], at: string): Promise<BatchCounts> {
   const batch: BatchCounts = { duplicates: 0, projected: 0, unknown: 0, dead: 0 };
   // Rows are written in input order (their inbox ids follow it), bodies that are not
   // envelopes included: they are kept as dead letters, like a bad HTTP body.
@@ -152,7 +152,7 @@ async function projectInBatch(tx: WriteTx, parts: ReplayParts, raws: readonly Bu
   events.forEach(({ raw, reading }, i) => {
     const p = processed[i]!;
     batch[p.state]++;
-    settled.set(raw, settledDelivery(raw, reading, at, outcomeOf(p, parts.wantsHandlers)));
+    settled.set(raw, settledDelivery(raw, reading, at, outcomeOf(p, target.wantsHandlers)));
   });
   await appendInOrder(tx, fresh, settled, at, batch);
   return batch;
@@ -225,18 +225,18 @@ async function enqueue(store: Store, raws: readonly Buffer[], at: string, summar
  * nothing, when the database is not empty.
  */
 async function replayBulk(
-  parts: ReplayParts,
+  target: ReplayTarget,
   inputs: Iterable<ReplayInput> | ReplayInput,
   options: ReplayOptions,
   summary: ReplaySummary,
 ): Promise<ReplaySummary | undefined> {
-  const now = parts.now ?? Date.now;
+  const now = target.now ?? Date.now;
   const batchSize = options.batchSize ?? 500;
   // Erasures outlive the rows they redacted: an inbox emptied by hand may still have some.
   const erased = erasureInstants(
-    await parts.store.select<{ candidate_id: string; erased_at: string | Date }>('SELECT candidate_id, erased_at FROM erasures'),
+    await target.store.select<{ candidate_id: string; erased_at: string | Date }>('SELECT candidate_id, erased_at FROM erasures'),
   );
-  return parts.store.bulkLoad!('empty', async (bulk) => {
+  return target.store.bulkLoad!('empty', async (bulk) => {
     const at = new Date(now()).toISOString();
     let batch: Buffer[] = [];
     const load = () => {
@@ -248,7 +248,7 @@ async function replayBulk(
           continue;
         }
         const p = processedWith(raw, reading, erased);
-        rows.push({ settled: settledDelivery(raw, reading, at, outcomeOf(p, parts.wantsHandlers)), effects: effectsOf(p) });
+        rows.push({ settled: settledDelivery(raw, reading, at, outcomeOf(p, target.wantsHandlers)), effects: effectsOf(p) });
       }
       const appended = bulk.append(rows, at);
       const fresh: StagedEffect[] = [];

@@ -1,7 +1,7 @@
 // The dispatcher's projection loop alone (no handler pump, no timers), on a real in-memory SQLite store.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createHandlerRegistry } from '../../src/dispatch/handlers.js';
-import { createProjectionLoop, type ProjectionLoopParts } from '../../src/dispatch/projection-loop.js';
+import { createProjectionLoop, type ProjectionLoopContext } from '../../src/dispatch/projection-loop.js';
 import { readEnvelope } from '../../src/events/index.js';
 import { deliveryOf } from '../../src/receive/delivery.js';
 import { openStore } from '../../src/store/open.js';
@@ -34,9 +34,9 @@ describe('the projection loop', () => {
     opened = undefined;
   });
 
-  function loop(s: Store, more: Partial<ProjectionLoopParts> = {}, batchSize = 2) {
+  function loop(s: Store, more: Partial<ProjectionLoopContext> = {}, batchSize = 2) {
     const seen = { handlersDue: 0, processed: [] as string[] };
-    const parts: ProjectionLoopParts = {
+    const context: ProjectionLoopContext = {
       store: s,
       handlers: createHandlerRegistry(),
       logger: quiet,
@@ -46,7 +46,7 @@ describe('the projection loop', () => {
       observer: { processed: (row, state) => seen.processed.push(`${row.inbox_id}:${state}`) },
       ...more,
     };
-    return { loop: createProjectionLoop(parts, { batchSize }), seen };
+    return { loop: createProjectionLoop(context, { batchSize }), seen };
   }
 
   it('projects every pending row in batches, settles each with its state, and asks for handlers only when one is due', async () => {
@@ -187,7 +187,7 @@ function poisoned(real: Store, between: () => Promise<void>): Store {
 }
 
 describe.each(ENGINES)('setting aside the event that fails alone, on $name', (engine: EngineUnderTest) => {
-  const quietParts = (s: Store, stopping: AbortSignal): ProjectionLoopParts => ({
+  const quietContext = (s: Store, stopping: AbortSignal): ProjectionLoopContext => ({
     store: s,
     handlers: createHandlerRegistry(),
     logger: quiet,
@@ -223,7 +223,7 @@ describe.each(ENGINES)('setting aside the event that fails alone, on $name', (en
       });
       await append(real, [added('c-1'), added('c-poison'), added('c-3')]);
       const store = poisoned(real, async () => void (await real.requeue([1])));
-      const projection = createProjectionLoop(quietParts(store, stopping.signal), { batchSize: 3 });
+      const projection = createProjectionLoop(quietContext(store, stopping.signal), { batchSize: 3 });
       projection.notify();
       await projection.onIdle();
       expect(await states(real)).toEqual([
@@ -281,7 +281,7 @@ describe.each(ENGINES)('setting aside the event that fails alone, on $name', (en
             },
           },
         });
-        const projection = createProjectionLoop(quietParts(releasing, stopping.signal), { batchSize: 3 });
+        const projection = createProjectionLoop(quietContext(releasing, stopping.signal), { batchSize: 3 });
         projection.notify();
         await projection.onIdle();
         expect(await states(real)).toEqual([

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Where the writes of ingest go (issue 25). The receiver in this process takes N distinct signed
+// Where the writes of ingest go. The receiver in this process takes N distinct signed
 // events, 50 at a time (group commits as under load), and projects them, on a fresh database:
 //   disk bytes/event  what this process wrote to storage (/proc/self/io write_bytes: WAL frames,
 //                     and checkpoints copying them into the file), over N;

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// prequal-hooks benchmarks (issue 6). `npm run bench` (full) or `npm run bench -- --quick`.
+// prequal-hooks benchmarks. `npm run bench` (full) or `npm run bench -- --quick`.
 //
 // Every figure is printed beside a baseline measured in the same run, on the same machine:
 //   throughput  five servers, each a child process, loaded by autocannon from this process over
@@ -593,7 +593,7 @@ async function replayParts(results: BenchResults, timed: Timed): Promise<void> {
     };
 }
 
-/** Lag at half the maximum of (3) (issue 6's target), then at 90 % of it (issue 11's). */
+/** Lag at half the maximum of (3) (the first target), then at 90 % of it (the second). */
 async function lagParts(results: BenchResults, previous: BenchResults | null, pool: RequestPool, timed: Timed): Promise<void> {
   let maximum = results.throughput?.serve.requestsPerSec ?? previous?.throughput?.serve.requestsPerSec;
   if (!maximum) {

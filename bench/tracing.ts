@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The cost of OpenTelemetry tracing on ingest (issue 24): `npm run bench:tracing` (a few
+// The cost of OpenTelemetry tracing on ingest: `npm run bench:tracing` (a few
 // seconds; builds, then node build/bench/tracing.js; --requests, --rounds, --connections). Three `prequal-hooks serve` processes, loopback only, each
 // loaded by autocannon with the same bounded number of distinct signed events, rounds alternated
 // (ABC CBA) and the median kept:

@@ -1,4 +1,4 @@
-// The erasure benchmark (issue 23), on the database a replay (and its rebuild) just wrote:
+// The erasure benchmark, on the database a replay (and its rebuild) just wrote:
 //   erase one   `prequal-hooks erase --candidate <id>` for one candidate among every stored event,
 //               beside two baselines of the same run: the CLI starting and exiting
 //               (`--version`), and a scan of every stored body for the id (what an erasure

@@ -411,7 +411,7 @@ export function createEventSpace(seed = 20261120): EventSpace {
 
 /**
  * The same event written another way: keys in reverse order, with spaces after ':' and ','.
- * Same identity (PROJECTION.md section 1), other bytes.
+ * Same identity (docs/projection.md section 1), other bytes.
  */
 export function reserialised(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value);

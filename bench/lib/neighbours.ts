@@ -1,6 +1,6 @@
 // A neighbour route of the same Express app (GET /ping) while webhooks arrive at a fixed rate:
 // its p99 beside the prequal-hooks middleware, against the same app whose webhook route only
-// reads the body. Issue 11's target: within 1.5×.
+// reads the body. The target: within 1.5×.
 import autocannon from 'autocannon';
 import { pacedSend, type RequestPool } from './load.js';
 import { startServer } from './processes.js';

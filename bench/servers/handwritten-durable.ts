@@ -1,4 +1,4 @@
-// (6) The durable receiver a careful user writes by hand, the baseline of issue 25: Express 5,
+// (6) The durable receiver a careful user writes by hand, the ingest baseline: Express 5,
 // the raw body, HMAC-SHA256 compared in constant time, one better-sqlite3 INSERT per request
 // (WAL, synchronous = FULL), duplicates found by a unique digest of the body. Its table is named
 // `inbox` with a `state`, so that the harness checks its durability as it checks ours.

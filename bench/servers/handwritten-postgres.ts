@@ -1,4 +1,4 @@
-// The hand-written durable receiver on PostgreSQL (issue 25's baseline beside serve on
+// The hand-written durable receiver on PostgreSQL (the ingest baseline beside serve on
 // PostgreSQL): Express 5, HMAC-SHA256 in constant time, one `pg` INSERT per request from a pool
 // of 10, duplicates found by a unique digest. `--db` is a postgres:// URL; its table is `inbox`.
 import { createHash } from 'node:crypto';

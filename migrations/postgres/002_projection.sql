@@ -1,4 +1,4 @@
--- The projected state of PROJECTION.md sections 4 and 7. Table and column names are a public
+-- The projected state of docs/projection.md sections 4 and 7. Table and column names are a public
 -- contract; types are PostgreSQL's own. `field_versions` (for each column, the order key of the
 -- event that last set it) is ours: every column is a last-writer-wins register.
 CREATE TABLE campaigns (

@@ -1,8 +1,8 @@
--- Intake's indexes grow at their right edge (issue 25). A B-tree keyed by a random value (a
+-- Intake's indexes grow at their right edge. A B-tree keyed by a random value (a
 -- SHA-256, a candidate id) puts each new row on a different leaf page: each one written to the
 -- WAL, whole after a checkpoint.
 --
--- 1. The identity's uniqueness (PROJECTION.md section 1) is kept on (event_at, identity):
+-- 1. The identity's uniqueness (docs/projection.md section 1) is kept on (event_at, identity):
 --    `event_at` is the instant of the event's timestamp (Unix ms), which the identity determines
 --    (the timestamp is part of what it hashes), so the pair is unique exactly when the identity is.
 --    Events arrive close to their timestamp: new keys land at the index's right edge.

@@ -1,4 +1,4 @@
--- The projected state of PROJECTION.md section 4. Table and column names are a public contract.
+-- The projected state of docs/projection.md section 4. Table and column names are a public contract.
 -- `field_versions` (for each column, the order key of the event that last set it; encoded by
 -- src/project/write.ts) is ours: it makes every column a last-writer-wins register, so a late
 -- event lands exactly where in-order application would have put it, without refolding.

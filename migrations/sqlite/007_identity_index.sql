@@ -9,7 +9,7 @@ CREATE TABLE inbox_new (
   inbox_id     INTEGER PRIMARY KEY,
   received_at  TEXT    NOT NULL,                 -- UTC ISO 8601 with milliseconds
   raw          BLOB    NOT NULL,
-  identity     TEXT,                             -- PROJECTION.md section 1; NULL when not an envelope (unique: inbox_identity)
+  identity     TEXT,                             -- docs/projection.md section 1; NULL when not an envelope (unique: inbox_identity)
   kind         TEXT,                             -- the body's `event`, as sent
   verdict      TEXT    NOT NULL CHECK (verdict IN ('accepted', 'invalid_json', 'invalid_envelope')),
   secret_id    TEXT,                             -- fingerprint of the secret that matched; NULL when unsigned

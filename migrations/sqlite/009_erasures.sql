@@ -1,4 +1,4 @@
--- Erasure of a candidate (PROJECTION.md section 8): the audit trail, which also acts as the
+-- Erasure of a candidate (docs/projection.md section 8): the audit trail, which also acts as the
 -- tombstone later events are checked against. It holds no name, e-mail or phone.
 CREATE TABLE erasures (
   erasure_id      INTEGER PRIMARY KEY,

@@ -1,8 +1,8 @@
--- Intake's indexes grow at their right edge (issue 25). An index keyed by a random value (a
+-- Intake's indexes grow at their right edge. An index keyed by a random value (a
 -- SHA-256, a candidate id) puts each new row on a different leaf page, so a group commit of N
 -- events wrote about N pages of each such index to the WAL, about 4 KB an event apiece.
 --
--- 1. The identity's uniqueness (PROJECTION.md section 1) is kept on (event_at, identity):
+-- 1. The identity's uniqueness (docs/projection.md section 1) is kept on (event_at, identity):
 --    `event_at` is the instant of the event's timestamp (Unix ms), which the identity determines
 --    (the timestamp is part of what it hashes), so the pair is unique exactly when the identity is.
 --    Events arrive close to their timestamp: new keys land at the index's right edge.

@@ -4,7 +4,7 @@
 // page whenever another process writes between two of its steps, so under a steady stream of
 // webhooks it may never finish; VACUUM INTO copies from one read snapshot (WAL readers do not
 // stop writers) in one statement, and writes a compact file holding no free pages, so no bytes
-// of erased candidates either (PROJECTION.md section 8).
+// of erased candidates either (docs/projection.md section 8).
 import { chmodSync, existsSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import Database from 'better-sqlite3';

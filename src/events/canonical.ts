@@ -1,4 +1,4 @@
-// Canonical JSON (PROJECTION.md section 1), the text an event's identity hashes. Internal: the
+// Canonical JSON (docs/projection.md section 1), the text an event's identity hashes. Internal: the
 // public functions are in identity.ts; parse.ts calls `hashCanonicalJson` on parsed bodies.
 import { hash } from 'node:crypto';
 import type { Issue } from './issue.js';
@@ -12,7 +12,7 @@ declare global {
   }
 }
 
-// Code-point order, as PROJECTION.md asks. JavaScript's `<` compares UTF-16 code units, which
+// Code-point order, as docs/projection.md asks. JavaScript's `<` compares UTF-16 code units, which
 // disagrees only when a surrogate (astral character) meets a character in U+E000..U+FFFF.
 function compareCodePoints(a: string, b: string): number {
   const n = Math.min(a.length, b.length);

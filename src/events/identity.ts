@@ -6,7 +6,7 @@ import type { Issue } from './issue.js';
 export type CanonicalReading = { ok: true; canonical: string } | { ok: false; issue: Issue };
 
 /**
- * Canonical JSON (PROJECTION.md section 1): object keys sorted recursively by code point, no
+ * Canonical JSON (docs/projection.md section 1): object keys sorted recursively by code point, no
  * insignificant white space, strings and numbers as `JSON.stringify` writes them, every own key
  * kept (`__proto__` and `constructor` included). `undefined` members are left out, as
  * `JSON.stringify` leaves them out. Not ok when the value holds what canonical JSON cannot write
@@ -44,7 +44,7 @@ export interface EnvelopeFields {
 export type IdentityReading = { ok: true; identity: string } | { ok: false; issue: Issue };
 
 /**
- * An event's identity (PROJECTION.md section 1): SHA-256, lowercase hex, of the canonical JSON
+ * An event's identity (docs/projection.md section 1): SHA-256, lowercase hex, of the canonical JSON
  * of its whole envelope, members beyond `{event, timestamp, data}` included. Deliveries that
  * differ only in key order or spacing share it; envelopes that differ as JSON values never do.
  */

@@ -1,4 +1,4 @@
-// Which erased people a stored body names (PROJECTION.md section 8), by value, never by substring:
+// Which erased people a stored body names (docs/projection.md section 8), by value, never by substring:
 // a JSON body is parsed (escapes decoded) and each of its strings, at any depth, is read as words;
 // a body that is not JSON is read as text the same way. A candidate id or an e-mail must be a whole
 // word (`xjeanne@example.org` is not `jeanne@example.org`), a phone a whole number in any of the

@@ -12,7 +12,7 @@ const RANK_DIGITS = Object.fromEntries(Object.entries(KIND_RANKS).map(([kind, ra
 >;
 
 /**
- * The total order of PROJECTION.md section 2 as one comparable string:
+ * The total order of docs/projection.md section 2 as one comparable string:
  * instant, then kind rank, then identity. `a < b` as text exactly when a is applied first.
  */
 export function orderKey(instant: number, kind: EventKind, identity: string): string {

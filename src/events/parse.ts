@@ -48,7 +48,7 @@ export function readEnvelope(raw: Uint8Array | string, knownIdentity?: string): 
   const envelope = body as Envelope;
   // A stored delivery already carries its identity: no need to hash it again.
   if (knownIdentity !== undefined) return { ok: true, envelope, identity: knownIdentity };
-  // The identity (PROJECTION.md section 1) is the SHA-256 of the whole envelope's canonical JSON.
+  // The identity (docs/projection.md section 1) is the SHA-256 of the whole envelope's canonical JSON.
   const identity = hashCanonicalJson(envelope, true);
   if (!identity.ok) return { ok: false, reason: 'INVALID_JSON', issues: [identity.issue] };
   return { ok: true, envelope, identity: identity.sha256 };
@@ -117,7 +117,7 @@ export function parseEvent(envelope: Envelope): EventReading {
     return { ok: false, reason: 'INVALID_DATA', kind: envelope.event, issues };
   }
   // The schemas only check (no transform, no default), so handlers get the data as parsed: zod's
-  // output copy drops own `__proto__` keys, which are part of the event (PROJECTION.md section 1).
+  // output copy drops own `__proto__` keys, which are part of the event (docs/projection.md section 1).
   const event = { ...envelope, event: envelope.event, timestamp: envelope.timestamp, data: envelope.data } as WebhookEvent;
   return { ok: true, event, instant };
 }

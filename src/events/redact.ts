@@ -1,4 +1,4 @@
-// What an erased candidate's stored events become (PROJECTION.md section 8): the envelope with
+// What an erased candidate's stored events become (docs/projection.md section 8): the envelope with
 // `data` reduced to its keys, or a marker for a body that was not an envelope. Kind, timestamp and
 // identity stay (the identity is kept beside the body), so a redelivery is still a duplicate.
 import type { Issue } from './issue.js';

@@ -145,7 +145,7 @@ export const EVENT_KINDS = Object.keys(serviceDataSchemas) as ServiceEventKind[]
 /** The kinds reconciliation writes into the inbox. */
 export const RECONCILE_KINDS = Object.keys(reconcileDataSchemas) as ReconcileKind[];
 
-/** PROJECTION.md section 2: the tie-break between events of the same instant. */
+/** docs/projection.md section 2: the tie-break between events of the same instant. */
 export const KIND_RANKS: Readonly<Record<EventKind, number>> = {
   'campaign.created': 0,
   'campaign.status_changed': 1,
@@ -162,7 +162,7 @@ export const KIND_RANKS: Readonly<Record<EventKind, number>> = {
   'reconcile.credits': 12,
 };
 
-/** Which row an event is about: PROJECTION.md's tables, by kind. */
+/** Which row an event is about: docs/projection.md's tables, by kind. */
 export const KIND_SUBJECTS = {
   'campaign.created': 'campaign',
   'campaign.status_changed': 'campaign',

@@ -1,5 +1,5 @@
 // One parser for every timestamp the service sends: identity, order and storage all call it.
-// Exactly PROJECTION.md section 2: ISO 8601 extended format, seconds required, any number of
+// Exactly docs/projection.md section 2: ISO 8601 extended format, seconds required, any number of
 // fraction digits after a point, and a zone `Z` or `±hh:mm`. No other spelling (no zone, basic
 // format, `±hh` or `±hhmm` zones, missing seconds, comma decimals, lower-case `t` or `z`): one
 // spelling per instant keeps "is this a valid event?" the same question for every reader.
@@ -14,7 +14,7 @@ function daysIn(year: number, month: number): number {
 
 /**
  * The instant of an ISO 8601 timestamp as UTC milliseconds, truncated to the millisecond
- * (PROJECTION.md: instants compare at millisecond precision). `null` when the text is not
+ * (docs/projection.md: instants compare at millisecond precision). `null` when the text is not
  * in the contract's form (`2026-11-20T10:00:00Z`, `2026-11-20T11:00:00.5+01:00`), or names a day
  * or time that does not exist.
  */

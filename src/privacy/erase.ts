@@ -1,4 +1,4 @@
-// Erasing a person (GDPR article 17, PROJECTION.md section 8): one transaction on either engine,
+// Erasing a person (GDPR article 17, docs/projection.md section 8): one transaction on either engine,
 // then nothing of what was erased left where the engine can reach it.
 import type { CandidateMatch, ErasureOutcome, Store } from '../store/store.js';
 

@@ -1,4 +1,4 @@
-// Retention (PROJECTION.md section 8): erasing every candidate not heard of for a given age, with
+// Retention (docs/projection.md section 8): erasing every candidate not heard of for a given age, with
 // the same rules as one erasure, and the rows set aside received before it.
 import { instantOfOrderKey, parseInstant, readEnvelope } from '../events/index.js';
 import type { Store } from '../store/store.js';

@@ -24,7 +24,7 @@ export type Processed = (
   | { state: 'unknown' | 'dead'; kind: string | null; issues: Issue[] }
 ) & {
   /**
-   * Set when the body names an erased candidate and must change nothing (PROJECTION.md section 8):
+   * Set when the body names an erased candidate and must change nothing (docs/projection.md section 8):
    * what to keep instead of the stored body. Such an event has no effect and runs no handler.
    */
   redacted?: Uint8Array;

@@ -2,7 +2,7 @@ import { formatInstant, parseInstant, type WebhookEvent } from '../events/index.
 import type { CampaignRow, CandidateRow, CreditsRow, InterviewResponse } from '../store/tables.js';
 
 /**
- * What one event does (PROJECTION.md section 3), as plain assignments: every effect sets
+ * What one event does (docs/projection.md section 3), as plain assignments: every effect sets
  * columns to values and reads nothing, which is what makes last-writer-wins per column
  * equal to in-order application.
  */

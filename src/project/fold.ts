@@ -34,7 +34,7 @@ export function orderKeyOf(e: ProjectableEvent): string {
 
 /**
  * Last-writer-wins per column: a column takes the effect's value only when the effect comes
- * later in PROJECTION.md's order than whatever set it before. Applying a set of events in any
+ * later in docs/projection.md's order than whatever set it before. Applying a set of events in any
  * order, any number of times, gives the state that in-order application gives.
  * Returns the columns that changed (empty when the effect is stale or a repeat).
  */
@@ -103,7 +103,7 @@ export function applyEffect(state: ProjectedState, effect: Effect, version: stri
   }
 }
 
-/** The literal reading of PROJECTION.md: every carried field overwrites, in the order given. */
+/** The literal reading of docs/projection.md: every carried field overwrites, in the order given. */
 function overwrite<T extends object>(current: Versioned<T>, set: Record<string, unknown>, version: string) {
   const versions = { ...current.versions };
   for (const column of Object.keys(set)) versions[column] = version;
@@ -120,7 +120,7 @@ export function foldAnyOrder(events: Iterable<ProjectableEvent>, state: Projecte
 }
 
 /**
- * The reference: drop repeated identities, sort by PROJECTION.md's order, and apply each
+ * The reference: drop repeated identities, sort by docs/projection.md's order, and apply each
  * event's effects by plain overwrite. The property tests hold everything else to this.
  */
 export function foldInOrder(events: Iterable<ProjectableEvent>): ProjectedState {

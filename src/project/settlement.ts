@@ -15,7 +15,7 @@ export type Outcome = Omit<Settlement, 'inboxId'>;
 export type WantsHandlers = (kind: EventKind) => boolean;
 
 export function outcomeOf(p: Processed, wantsHandlers?: WantsHandlers): Outcome {
-  // An event that names an erased candidate changes nothing and runs no handler (PROJECTION.md section 8).
+  // An event that names an erased candidate changes nothing and runs no handler (docs/projection.md section 8).
   const handlers = p.state === 'projected' && p.redacted === undefined && (wantsHandlers?.(p.event.event) ?? false);
   return {
     state: p.state,

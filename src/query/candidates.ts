@@ -24,7 +24,7 @@ export interface CandidatePage {
   pagination: { total: number; page: number; per_page: number; total_pages: number };
 }
 
-// Date order uses interview_date, falling back to when the candidate was added (PROJECTION.md 5).
+// Date order uses interview_date, falling back to when the candidate was added (docs/projection.md 5).
 const DATE = 'COALESCE(interview_date, added_at)';
 const ORDER: Record<(typeof CANDIDATE_SORTS)[number], string> = {
   date_desc: `${DATE} DESC NULLS LAST, candidate_id`,

@@ -7,7 +7,7 @@ export interface Delivery {
   /** The exact bytes received. */
   raw: Uint8Array;
   receivedAt: string;
-  /** PROJECTION.md identity; null when the body is not an event. */
+  /** docs/projection.md identity; null when the body is not an event. */
   identity: string | null;
   /**
    * The instant of the event's timestamp (Unix ms), which its identity determines: the inbox files

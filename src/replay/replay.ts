@@ -187,7 +187,7 @@ async function appendInOrder(
   }
 }
 
-/** An event's new row, stored as it was processed (an erased candidate's event redacted, PROJECTION.md section 8). */
+/** An event's new row, stored as it was processed (an erased candidate's event redacted, docs/projection.md section 8). */
 function settledDelivery(raw: Buffer, reading: EventEntry['reading'], at: string, outcome: Outcome): SettledDelivery {
   return {
     delivery: { ...deliveryOf(outcome.raw ?? raw, reading, at, null), identity: reading.identity, kind: reading.envelope.event },

@@ -38,7 +38,7 @@ export interface DeliveryAttempt {
   /** Which delivery (a duplicate is a delivery of its own). */
   delivery_id: number;
   event: string;
-  /** The event's identity (PROJECTION.md section 1): the same for a duplicate, whatever its bytes. */
+  /** The event's identity (docs/projection.md section 1): the same for a duplicate, whatever its bytes. */
   identity: string;
   /** `original`, or `duplicate` for the second copy of an event. */
   copy: 'original' | 'duplicate';

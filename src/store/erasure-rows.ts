@@ -1,4 +1,4 @@
-// The stored rows that name people being erased (PROJECTION.md section 8), found the same way by
+// The stored rows that name people being erased (docs/projection.md section 8), found the same way by
 // an erasure (inside its transaction, on either engine) and by an export (a plain read): an event
 // about one of them by its handler key (indexed); every row about no candidate (unknown kinds,
 // dead letters, bodies that are not envelopes, reconcile.* rows, and pending rows that will be one

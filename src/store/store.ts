@@ -79,7 +79,7 @@ export interface Settlement {
   raw?: Uint8Array;
 }
 
-/** Who to erase (PROJECTION.md section 8): by id, or by e-mail (any case) or phone as projected. */
+/** Who to erase (docs/projection.md section 8): by id, or by e-mail (any case) or phone as projected. */
 export type CandidateMatch = { candidateId: string } | { email: string } | { phone: string };
 
 export interface ErasureRequest {
@@ -187,7 +187,7 @@ export interface WriteTx {
 export interface StagedEffect {
   table: 'campaigns' | 'candidates' | 'credits';
   key: string;
-  /** The event's order key (PROJECTION.md section 2). */
+  /** The event's order key (docs/projection.md section 2). */
   version: string;
   set: string;
 }

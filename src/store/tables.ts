@@ -1,4 +1,4 @@
-// The tables of PROJECTION.md section 4 as rows (booleans as booleans; SQLite stores them as
+// The tables of docs/projection.md section 4 as rows (booleans as booleans; SQLite stores them as
 // 0/1, PostgreSQL as boolean): the schema the engines store and the fold computes.
 
 export interface CampaignRow {

@@ -1,5 +1,5 @@
 // A database made by the previous release (0.2.0, schema 11: identity unique on its own, two
-// indexes by handler key) upgraded in place by `serve` (issue 25). Made by
+// indexes by handler key) upgraded in place by `serve` (0.3.0). Made by
 // test/fixtures/databases/make-release-database.mjs with that release's package: 36 events
 // received and projected, the first candidate erased, a dead letter, and 10 events stored pending.
 import { copyFileSync, readFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// Erasure of a person rather than of one row (PROJECTION.md section 8), on every engine: all their
+// Erasure of a person rather than of one row (docs/projection.md section 8), on every engine: all their
 // candidate ids found by e-mail or phone, whatever the case or spacing; the rows set aside matched
 // by value (never a neighbour's longer value); reasons that quote a body redacted with it; export
 // listing exactly what an erasure redacts; rebuild keeping redacted dead letters dead; retention

@@ -1,4 +1,4 @@
-// Erasure of a candidate (docs/projection.md section 8 / PROJECTION.md section 8) on every engine:
+// Erasure of a candidate (docs/projection.md section 8 / docs/projection.md section 8) on every engine:
 // what is deleted, what is redacted, what later events may and may not do, and rebuild.
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';

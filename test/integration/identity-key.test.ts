@@ -1,5 +1,5 @@
-// The inbox files an identity under its event's instant (issue 25: the unique index grows at its
-// right edge). Duplicates must be found exactly as PROJECTION.md section 1 says whatever the
+// The inbox files an identity under its event's instant (0.3.0: the unique index grows at its
+// right edge). Duplicates must be found exactly as docs/projection.md section 1 says whatever the
 // filing: dated, undated (a timestamp outside the contract), or stored before the upgrade.
 import Database from 'better-sqlite3';
 import pg from 'pg';
@@ -28,7 +28,7 @@ const identityKey = (raw: Buffer) => {
   return { identity: d.identity!, eventAt: d.eventAt };
 };
 
-/** A database at the schema before issue 25 (SQLite 11, PostgreSQL 10), holding one event as that version filed it. */
+/** A database at the schema before 0.3.0 (SQLite 11, PostgreSQL 10), holding one event as that version filed it. */
 async function previousRelease(engine: EngineUnderTest, raw: Buffer): Promise<{ database: string; cleanup: () => void }> {
   const { database, cleanup } = await engine.fresh();
   const { identity, handlerKey } = delivery(raw);

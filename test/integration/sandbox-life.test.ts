@@ -29,7 +29,7 @@ async function collector() {
   });
   const listening = await listen(server);
   open.push(listening);
-  // Deliveries run several at a time: read them in the order the receiver applies them (PROJECTION.md 2).
+  // Deliveries run several at a time: read them in the order the receiver applies them (docs/projection.md 2).
   const inOrder = () => [...events].sort((a, b) => a.timestamp.localeCompare(b.timestamp) || KIND_RANKS[a.event] - KIND_RANKS[b.event]);
   return { events, inOrder, invalid, webhookUrl: `${listening.url}/hooks` };
 }

@@ -5,7 +5,7 @@ import { canonicalJson, parseJson, readEnvelope } from '../../src/events/index.j
 import { deliveryOf } from '../../src/receive/delivery.js';
 import { jsonArbitrary, sameJson, spellJson, type Json } from '../support/arbitraries.js';
 
-// PROJECTION.md section 1, written independently of src/: recursive, keys compared as arrays of
+// docs/projection.md section 1, written independently of src/: recursive, keys compared as arrays of
 // code points, strings and numbers as JSON.stringify writes them.
 function referenceCanonical(value: Json): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value);
@@ -39,7 +39,7 @@ const identityOf = (text: string) => {
   return reading.identity;
 };
 
-describe('identity of JSON values (PROJECTION.md section 1)', () => {
+describe('identity of JSON values (docs/projection.md section 1)', () => {
   it('is shared by one value spelled with other key order, spacing, escapes and number notation', () => {
     fc.assert(
       fc.property(envelopeArbitrary(jsonArbitrary()), fc.integer(), fc.integer(), (envelope, seedA, seedB) => {

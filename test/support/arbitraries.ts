@@ -19,7 +19,7 @@ export function atOffset(instant: number, offsetMinutes: number): string {
 const timestamp = (instants: number[]) =>
   fc.tuple(fc.constantFrom(...instants), fc.constantFrom(0, 60, -300, 330)).map(([i, o]) => atOffset(i, o));
 
-// A field that may be absent, null or a value: PROJECTION.md treats the three differently.
+// A field that may be absent, null or a value: docs/projection.md treats the three differently.
 const maybe = <T>(value: fc.Arbitrary<T>) => fc.option(fc.option(value, { nil: null }), { nil: undefined });
 const name = fc.constantFrom('Éloïse', 'Loïc', 'Gaëlle', 'Benoît');
 const text = fc.constantFrom('Disponible immédiatement', 'Préavis d’un mois', '32 000 € brut annuel', 'Très motivé');

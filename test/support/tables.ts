@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import type { ProjectedState } from '../../src/project/fold.js';
 import type { Store } from '../../src/store/store.js';
 
-// The public contract of PROJECTION.md section 4, read back as users read it.
+// The public contract of docs/projection.md section 4, read back as users read it.
 const CAMPAIGN = ['campaign_id', 'job_title', 'contract_type', 'candidate_link', 'questions_count', 'status', 'created_at'];
 const CANDIDATE = [
   'candidate_id',

@@ -1,4 +1,4 @@
-// bench/ is TypeScript, compiled by tsconfig.bench.json (issue 25): no untyped file comes back, the
+// bench/ is TypeScript, compiled by tsconfig.bench.json: no untyped file comes back, the
 // compiled bench stays out of the published dist/, and every script the harness spawns by its
 // compiled name has a source that compiles to it (tsc checks imports, not these path strings).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';

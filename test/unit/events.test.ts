@@ -319,7 +319,7 @@ describe('timestamps', () => {
   });
 
   it("accept only the contract's spelling: extended format, seconds, `Z` or `±hh:mm`", () => {
-    // PROJECTION.md section 2: other spellings make the event a dead letter.
+    // docs/projection.md section 2: other spellings make the event a dead letter.
     for (const text of [
       '2026-11-20T05:30:00-0430', // basic-format zone
       '2026-11-20T12:00:00+02', // hour-only zone

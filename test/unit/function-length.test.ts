@@ -18,7 +18,7 @@ interface Allowed {
   reason: string;
 }
 
-// Shrinks as the rooms are split (issue 22). To split a closure, see STYLE.md, "Shapes for the rooms
+// Shrinks as the rooms are split. To split a closure, see docs/architecture.md, "Rooms that grew
 // that grew". Remove an entry once its function is gone or under the limit: the test says so.
 const ALLOWED: Allowed[] = [
   {
@@ -121,7 +121,7 @@ function lengthProblems(measured: readonly Measured[], allowed: readonly Allowed
     if (entry === undefined) {
       problems.push(
         `${m.file}:${m.line} ${m.name} is ${m.lines} lines (limit ${LIMIT}). Split it into small plain functions ` +
-          `(STYLE.md, "Shapes for the rooms that grew"), or, if it must be one piece, add ` +
+          `(docs/architecture.md, "Rooms that grew"), or, if it must be one piece, add ` +
           `{ file: '${m.file}', name: '${m.name}', lines: ${m.lines}, reason: '…why…' } to ALLOWED in test/unit/function-length.test.ts.`,
       );
     } else if (m.lines > entry.lines) {

@@ -5,7 +5,7 @@ import type { RowKeys, RowWrites, StoredRow, StoredRows } from '../store.js';
 import { CAMPAIGN_COLUMNS, CANDIDATE_COLUMNS, CREDITS_COLUMNS, type CampaignRow, type CandidateRow, type CreditsRow } from '../tables.js';
 import { query, type Session } from './session.js';
 
-// PostgreSQL types of the projected columns (PROJECTION.md section 7), for the array casts below.
+// PostgreSQL types of the projected columns (docs/projection.md section 7), for the array casts below.
 const COLUMN_TYPES: Record<string, string> = {
   campaign_id: 'text',
   job_title: 'text',

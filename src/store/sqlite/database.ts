@@ -90,7 +90,7 @@ export function openDatabase(path: string, options: OpenDatabaseOptions = {}): S
 /**
  * How every connection that writes is set: WAL with `synchronous = FULL` (a commit survives a
  * crash or power loss), foreign keys, and deleted content overwritten rather than left in free
- * space (an erased candidate's bytes must not outlive the erasure: PROJECTION.md section 8).
+ * space (an erased candidate's bytes must not outlive the erasure: docs/projection.md section 8).
  */
 export function writerSettings(db: SqliteDatabase): void {
   db.pragma('journal_mode = WAL');

@@ -1,4 +1,4 @@
-// Erasure of a candidate (PROJECTION.md section 8) on SQLite: one transaction that deletes the
+// Erasure of a candidate (docs/projection.md section 8) on SQLite: one transaction that deletes the
 // projected rows, redacts every stored event naming the person, and records the erasure; then a
 // scrub that leaves none of the erased bytes in the file or its WAL.
 import { erasureInstants, REDACTED_REASONS_JSON, redactedBody, type PersonValues } from '../../events/index.js';

@@ -62,11 +62,9 @@ export function createDashboard(source: DashboardSource, options: DashboardOptio
   privacyRoutes(router, data);
 
   router.use((req, res) => {
-    res
-      .status(404)
-      .json({
-        error: { code: 'RESOURCE_NOT_FOUND', message: `Nothing is served at ${req.method} ${req.baseUrl}${req.path}.`, details: {} },
-      });
+    res.status(404).json({
+      error: { code: 'RESOURCE_NOT_FOUND', message: `Nothing is served at ${req.method} ${req.baseUrl}${req.path}.`, details: {} },
+    });
   });
   // No candidate data in answers or logs: parameter errors name the parameter, others only their kind.
   const failed: ErrorRequestHandler = (error: unknown, req, res, _next) => {
@@ -86,7 +84,7 @@ export function createDashboard(source: DashboardSource, options: DashboardOptio
       {
         err: { name: (error as Error)?.name, code: (error as { code?: unknown })?.code },
         method: req.method,
-        route: `${req.baseUrl}${req.route?.path ?? ''}`,
+        route: `${req.baseUrl}${routePath(req.route)}`,
       },
       'console request failed',
     );
@@ -96,4 +94,10 @@ export function createDashboard(source: DashboardSource, options: DashboardOptio
   };
   router.use(failed);
   return router;
+}
+
+/** The pattern of the route that failed (`/candidates/:id`), never the path with its ids. */
+function routePath(route: unknown): string {
+  const path = (route as { path?: unknown } | undefined)?.path;
+  return typeof path === 'string' ? path : '';
 }

@@ -16,11 +16,9 @@ export function privacyRoutes(router: Router, data: ConsoleData): void {
 
 function refuseReadOnly(data: ConsoleData, req: Request, res: Response): boolean {
   if (data.context(req).csrf !== undefined) return false;
-  res
-    .status(403)
-    .json({
-      error: { code: 'FORBIDDEN', message: 'This console is read-only: personal data is neither exported nor erased here.', details: {} },
-    });
+  res.status(403).json({
+    error: { code: 'FORBIDDEN', message: 'This console is read-only: personal data is neither exported nor erased here.', details: {} },
+  });
   return true;
 }
 
@@ -37,7 +35,7 @@ async function exportCandidate(data: ConsoleData, req: Request<{ id: string }>, 
 }
 
 /** The confirmation: the reason, and the candidate id typed again. */
-async function eraseForm(data: ConsoleData, req: Request<{ id: string }>, res: Response, problem?: string): Promise<void> {
+function eraseForm(data: ConsoleData, req: Request<{ id: string }>, res: Response, problem?: string): void {
   if (refuseReadOnly(data, req, res)) return;
   const context = data.context(req);
   const id = req.params.id;

@@ -194,7 +194,7 @@ export function createProjectionLoop(parts: ProjectionLoopParts, options: { batc
   let requested = false;
   return {
     /** Asks for pending rows to be projected (coalesced: one drain at a time, one waiting). */
-    notify(): void {
+    notify: (): void => {
       if (requested || parts.stopping.aborted) return;
       requested = true;
       void queue.add(() => {

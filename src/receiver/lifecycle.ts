@@ -61,23 +61,23 @@ export interface ReceiverState {
 /** Wires a store to group commit, the dispatcher and the heartbeat, and takes up what a previous run left. */
 function assemble(state: ReceiverState, store: Store): Running {
   const { metrics, logger } = state;
-  let groupCommit: GroupCommit | undefined;
+  // The next turn: the answers of a commit go out before any projection starts (`dispatcher` is
+  // set before the first commit can end).
+  const groupCommit = createGroupCommit(store, {
+    onCommitted: () => setImmediate(() => dispatcher.notify()),
+    onOutcome: (failure) => {
+      state.writeFailure = failure === undefined ? undefined : { code: failure, at: performance.now() };
+    },
+  });
   const observer = {
     processed: (row: { kind: string | null; received_at: string }, outcome: string, at: number) =>
       metrics.event(row.kind, outcome, row.received_at, at),
     handlerCall: (handler: string, result: 'ok' | 'failed' | 'timeout') => metrics.handlerCall(handler, result),
   };
   const dispatcher = createDispatcher(
-    { store, handlers: state.handlers, logger, observer, tracing: state.tracing, intakeBusy: () => (groupCommit?.waiting() ?? 0) > 0 },
+    { store, handlers: state.handlers, logger, observer, tracing: state.tracing, intakeBusy: () => groupCommit.waiting() > 0 },
     state.options.dispatch,
   );
-  // The next turn: the answers of a commit go out before any projection starts.
-  groupCommit = createGroupCommit(store, {
-    onCommitted: () => setImmediate(() => dispatcher.notify()),
-    onOutcome: (failure) => {
-      state.writeFailure = failure === undefined ? undefined : { code: failure, at: performance.now() };
-    },
-  });
   // Crash recovery: whatever a previous run stored but did not process is taken up now.
   dispatcher.start();
   const presence = state.heartbeat && keepPresence(store, { ...state.heartbeat, logger });
@@ -163,7 +163,17 @@ export async function probeReceiver(state: ReceiverState): Promise<ReadinessProb
 export function abandon(state: ReceiverState): void {
   state.closed = true;
   const { running } = state;
-  void running?.presence?.stop().finally(() => (state.ownsStore ? running.store.close() : undefined));
+  if (running === undefined) return;
+  // Fire and forget: the caller is throwing the refusal of its options. The store is closed with
+  // or without a heartbeat, and a failure while stopping is logged, never left unhandled.
+  const stop = async () => {
+    try {
+      await running.presence?.stop();
+    } finally {
+      if (state.ownsStore) await running.store.close();
+    }
+  };
+  void stop().catch((error: unknown) => state.logger.warn({ code: describeStorageError(error).code }, 'error while closing the database'));
 }
 
 /**

@@ -489,8 +489,8 @@ describe('prequal-hooks reconcile', () => {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let stderr = '';
-      child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-      child.stdout!.resume();
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      child.stdout.resume();
       const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
       await waitFor(() => (/\(1 of 3\)/.test(stderr) ? true : undefined), 15_000, 'the first campaign');
       child.kill('SIGINT');

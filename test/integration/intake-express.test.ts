@@ -108,7 +108,7 @@ describe('Express middleware on a real app and a real SQLite file', () => {
       body: stream,
       headers: { 'x-service-signature': sign(SECRET, 'x') },
       duplex: 'half',
-    } as RequestInit);
+    });
     expect(response.status).toBe(413);
   });
 

@@ -45,7 +45,7 @@ const FIELDS = [
 ] as const;
 const comparable = (c: Record<string, unknown>) => ({
   ...Object.fromEntries(FIELDS.map((f) => [f, c[f] ?? null])),
-  interview_date: c.interview_date == null ? null : new Date(String(c.interview_date)).toISOString(),
+  interview_date: c.interview_date == null ? null : new Date(c.interview_date as string).toISOString(),
   is_sourced: Boolean(c.is_sourced),
 });
 const byId = (a: Record<string, unknown>, b: Record<string, unknown>) => String(a.candidate_id).localeCompare(String(b.candidate_id));

@@ -189,7 +189,7 @@ describe('the candidate list query', () => {
     const search = new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]));
     await expectRefused((c) => c.listCandidates(campaignId, query), 'VALIDATION_ERROR', [
       'GET',
-      `/campaigns/${campaignId}/candidates?${search}`,
+      `/campaigns/${campaignId}/candidates?${search.toString()}`,
     ]);
   });
 

@@ -48,7 +48,7 @@ export async function benchErasure({
     .pluck()
     .get(Math.floor(candidates / 2)) as string;
   // The naive erasure's read: every stored body searched for the id.
-  let started = performance.now();
+  const started = performance.now();
   const naiveMatches = read.prepare('SELECT COUNT(*) FROM inbox WHERE instr(raw, ?) > 0').pluck().get(Buffer.from(id)) as number;
   const naiveScanMs = performance.now() - started;
   const latest = await latestInstants(read, env);

@@ -97,8 +97,8 @@ export async function measureCommand(
   const child = useTime ? spawn('/usr/bin/time', ['-v', command, ...args], options) : spawn(command, [...args], options);
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c));
-  child.stderr.on('data', (c: Buffer) => (stderr += c));
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
   let polledKb = 0;
   const poll = setInterval(() => {
     if (useTime) return;

@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { benchErasure } from './erasure.js';
 import { BENCH, ROOT, benchScript } from './paths.js';
 import { measureCommand } from './processes.js';
-import type { InboxCounts, RebuildResult, ReplayResult, Scenario, ScenarioMeta } from './types.js';
+import type { RebuildResult, ReplayResult, Scenario, ScenarioMeta } from './types.js';
 
 export interface ScenarioRequest {
   events: number;
@@ -133,7 +133,7 @@ export async function benchReplay({
   }
   const run = await measureCommand(process.execPath, command.args, { cwd: ROOT, env });
   if (run.code !== 0) throw new Error(`replay exited with ${run.code}:\n${run.stderr.slice(-3000)}`);
-  let summary: unknown = null;
+  let summary: unknown;
   try {
     summary = JSON.parse(run.stdout);
   } catch {
@@ -165,7 +165,7 @@ export async function benchReplay({
     maxRssMb: Math.round((run.maxRssKb / 1024) * 10) / 10,
     rssMethod: run.rssMethod,
     summary,
-    stored: Object.fromEntries(stored.map((r) => [r.state, r.n])) as InboxCounts,
+    stored: Object.fromEntries(stored.map((r) => [r.state, r.n])),
     candidates,
     campaigns,
     dbMb: Math.round(dbBytes / 1048576),

@@ -38,8 +38,15 @@ export function stopOn(server: Server, close: () => Promise<unknown> = async () 
     await close();
     process.exit(0);
   };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  // A server that cannot close says why and exits 1 rather than leaving a rejection unhandled.
+  const stopOrFail = () => {
+    stop().catch((error: unknown) => {
+      process.stderr.write(`${String(error)}\n`);
+      process.exit(1);
+    });
+  };
+  process.once('SIGTERM', stopOrFail);
+  process.once('SIGINT', stopOrFail);
 }
 
 /**

@@ -23,4 +23,6 @@ if (noop) {
 }
 app.get('/ping', (_req, res) => res.json({ pong: true }));
 const server = app.listen(port, host, () => announce(server));
-stopOn(server, async () => receiver?.close());
+stopOn(server, async () => {
+  await receiver?.close();
+});

@@ -33,4 +33,4 @@ app.post('/webhooks', express.raw({ type: '*/*', limit: '1mb' }), (req, res) => 
   res.status(200).json({ received: true, duplicate: changes === 0 });
 });
 const server = app.listen(port, host, () => announce(server));
-stopOn(server, async () => db.close());
+stopOn(server, () => Promise.resolve(db.close()));

@@ -14,9 +14,14 @@ const loop = monitorEventLoopDelay({ resolution: 5 });
 loop.enable();
 const standalone = await startStandalone({ database: db, secrets: [secret], logger: createLogger({ level: 'silent' }), port, host });
 announce(standalone.server);
-process.once('SIGTERM', async () => {
+process.once('SIGTERM', () => {
   loop.disable();
   process.stdout.write(`${JSON.stringify({ stalls: { maxMs: loop.max / 1e6, p99Ms: loop.percentile(99) / 1e6 } })}\n`);
-  await standalone.close(5000);
-  process.exit(0);
+  standalone.close(5000).then(
+    () => process.exit(0),
+    (error: unknown) => {
+      process.stderr.write(`${String(error)}\n`);
+      process.exit(1);
+    },
+  );
 });

@@ -39,9 +39,7 @@ const oneOf =
 
 /** Characters as people count them (code points), for the 350-character messages. */
 function messageLength(text: string): number {
-  let n = 0;
-  for (const _ of text) n++;
-  return n;
+  return [...text].length;
 }
 
 const contractType = coded<ContractType>('INVALID_CONTRACT_TYPE', oneOf(CONTRACT_TYPES), { valid_types: CONTRACT_TYPES });

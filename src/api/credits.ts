@@ -1,9 +1,8 @@
 import { z } from 'zod';
 
 const SUBSCRIPTION_TYPES = ['Service Echo', 'Service Resonance', 'Service Symphony', 'Pay as you go'] as const;
-const TRANSACTION_TYPES = ['campaign', 'sourcing'] as const;
 export type SubscriptionType = (typeof SUBSCRIPTION_TYPES)[number];
-export type TransactionType = (typeof TRANSACTION_TYPES)[number];
+export type TransactionType = 'campaign' | 'sourcing';
 
 /** What one candidate costs by the channel actually used (service-api.md, add candidates). */
 export const CHANNEL_COSTS = {

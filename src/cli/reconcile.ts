@@ -81,7 +81,7 @@ function describe(report: ReconcileReport): string {
   if (credits !== undefined) {
     const { projected, service } = credits.fields.credits_remaining!;
     lines.push(
-      `credits: ${projected == null ? 'none projected yet' : `${String(projected)} projected`}, ${String(service)} at the service`,
+      `credits: ${projected == null ? 'none projected yet' : `${JSON.stringify(projected)} projected`}, ${JSON.stringify(service)} at the service`,
     );
   }
   const rows = report.repairs.length;

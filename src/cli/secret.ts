@@ -61,7 +61,7 @@ async function printFingerprints(io: CommandIo): Promise<number> {
   const stdin = io.stdin ?? process.stdin;
   if (stdin.isTTY === true) io.stderr.write('prequal-hooks secret: reading secrets from standard input, one a line; end with Ctrl-D.\n');
   const chunks: Buffer[] = [];
-  for await (const chunk of stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  for await (const chunk of stdin as AsyncIterable<string | Buffer>) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
   // The rules of a secret file: a line end or surrounding blanks are no part of a secret.
   const secrets = Buffer.concat(chunks)
     .toString('utf8')

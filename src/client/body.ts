@@ -14,7 +14,7 @@ export async function readBodyWithin(response: Response, limit: number): Promise
     return { ok: false, limit };
   }
   if (response.body === null) return { ok: true, text: '' };
-  const reader = response.body.getReader();
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {

@@ -115,11 +115,10 @@ export function createClient(options: ClientOptions) {
     /** `PATCH /campaigns/{campaign_id}/status`. */
     changeCampaignStatus: (campaignId: string, status: CampaignStatus) => changeCampaignStatus(c, campaignId, status),
     /** `GET /campaigns/{campaign_id}/status`: the status and `stats`. */
-    getCampaignStatus: (campaignId: string) =>
-      read(c, 'getCampaignStatus', { campaign_id: campaignId }, campaignStatusResponseSchema) as Promise<CampaignStatusResponse>,
+    getCampaignStatus: (campaignId: string): Promise<CampaignStatusResponse> =>
+      read(c, 'getCampaignStatus', { campaign_id: campaignId }, campaignStatusResponseSchema),
     /** `GET /campaigns/{campaign_id}`: every field (not shown in the document: the sandbox's shape). */
-    getCampaign: (campaignId: string) =>
-      read(c, 'getCampaign', { campaign_id: campaignId }, campaignRecordSchema) as Promise<CampaignRecord>,
+    getCampaign: (campaignId: string): Promise<CampaignRecord> => read(c, 'getCampaign', { campaign_id: campaignId }, campaignRecordSchema),
     /** `GET /campaigns`: one page (not shown in the document: the sandbox's shape). */
     listCampaigns: (query: ListCampaignsQuery = {}) => listCampaigns(c, query),
     /** `POST /campaigns/{campaign_id}/candidates` (1 to 100; `contact_mode` default `call`). */
@@ -129,12 +128,12 @@ export function createClient(options: ClientOptions) {
     /** `GET /campaigns/{campaign_id}/candidates`: one page, with its sort and filters. */
     listCandidates: (campaignId: string, query: ListCandidatesQuery = {}) => listCandidates(c, campaignId, query),
     /** `GET /campaigns/{campaign_id}/candidates/{candidate_id}`: one candidate and its interview (the sandbox's shape). */
-    getCandidate: (campaignId: string, candidateId: string) =>
-      read(c, 'getCandidate', { campaign_id: campaignId, candidate_id: candidateId }, candidateDetailsSchema) as Promise<CandidateDetails>,
+    getCandidate: (campaignId: string, candidateId: string): Promise<CandidateDetails> =>
+      read(c, 'getCandidate', { campaign_id: campaignId, candidate_id: candidateId }, candidateDetailsSchema),
     /** `GET /voices`: default voices and ready clones, usable as `override_agent_id`. */
-    listVoices: () => read(c, 'listVoices', undefined, voicesResponseSchema) as Promise<VoicesResponse>,
+    listVoices: (): Promise<VoicesResponse> => read(c, 'listVoices', undefined, voicesResponseSchema),
     /** `GET /account/credits`. */
-    getCredits: () => read(c, 'getCredits', undefined, creditsResponseSchema) as Promise<CreditsResponse>,
+    getCredits: (): Promise<CreditsResponse> => read(c, 'getCredits', undefined, creditsResponseSchema),
     /**
      * Every candidate of a campaign in the order and with the filters asked, fetching page after
      * page (`per_page`, default 100) as the loop goes. The query is checked on the first step.

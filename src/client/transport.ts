@@ -60,9 +60,11 @@ function urlOf(
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 function errorCodeOf(error: unknown): string | undefined {
-  for (let e: any = error, depth = 0; e != null && depth < 4; e = e.cause, depth++) {
+  type Coded = { code?: unknown; errors?: unknown; cause?: unknown } | null | undefined;
+  for (let e = error as Coded, depth = 0; e != null && depth < 4; e = e.cause as Coded, depth++) {
     if (typeof e.code === 'string') return e.code;
-    if (Array.isArray(e.errors) && typeof e.errors[0]?.code === 'string') return e.errors[0].code;
+    const first = (Array.isArray(e.errors) ? e.errors[0] : undefined) as Coded;
+    if (typeof first?.code === 'string') return first.code;
   }
   return undefined;
 }

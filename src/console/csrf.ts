@@ -30,7 +30,9 @@ export function createCsrf(): Csrf {
   }
 
   const check: RequestHandler = (req, res, next) => {
-    const offered = Buffer.from(String((req.body as Record<string, unknown> | undefined)?._csrf ?? req.headers['x-csrf-token'] ?? ''));
+    const token = (req.body as Record<string, unknown> | undefined)?._csrf ?? req.headers['x-csrf-token'];
+    // Only a string can be the token: anything else (a repeated header, a structured field) is no token.
+    const offered = Buffer.from(typeof token === 'string' ? token : '');
     const tokenOk = offered.length === expected.length && timingSafeEqual(offered, expected);
     if (sameOrigin(req) && tokenOk) return next();
     res.status(403).json({

@@ -84,7 +84,7 @@ export function createDashboard(source: DashboardSource, options: DashboardOptio
       {
         err: { name: (error as Error)?.name, code: (error as { code?: unknown })?.code },
         method: req.method,
-        route: `${req.baseUrl}${req.route?.path ?? ''}`,
+        route: `${req.baseUrl}${routePath(req.route)}`,
       },
       'console request failed',
     );
@@ -94,4 +94,10 @@ export function createDashboard(source: DashboardSource, options: DashboardOptio
   };
   router.use(failed);
   return router;
+}
+
+/** The pattern of the route that failed (`/candidates/:id`), never the path with its ids. */
+function routePath(route: unknown): string {
+  const path = (route as { path?: unknown } | undefined)?.path;
+  return typeof path === 'string' ? path : '';
 }

@@ -14,7 +14,7 @@ const SET_ASIDE: InboxState[] = ['unknown', 'dead'];
 const BULK_LIMIT = 10_000;
 
 function setAsideFilter(source: Record<string, unknown>) {
-  const pick = (name: string) => (typeof source[name] === 'string' && source[name] !== '' ? (source[name] as string) : undefined);
+  const pick = (name: string) => (typeof source[name] === 'string' && source[name] !== '' ? source[name] : undefined);
   const state = pick('state');
   return {
     kind: pick('kind'),

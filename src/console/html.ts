@@ -68,7 +68,8 @@ const NAV: Array<[path: string, label: string]> = [
 
 /** The page frame: stylesheets, navigation, and scripts from the console's own routes only (CSP). */
 export function layout(context: PageContext, title: string, current: string, body: SafeHtml, options: { chart?: boolean } = {}): string {
-  return `<!doctype html>${html`<html lang="en">
+  return `<!doctype html>${
+    html`<html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -90,7 +91,8 @@ ${body}
 ${options.chart ? html`<script src="${context.base}/assets/uPlot.iife.min.js"></script>` : ''}
 <script src="${context.base}/assets/console.js"></script>
 </body>
-</html>`}`;
+</html>`.text
+  }`;
 }
 
 /** A POST form with the CSRF token, or nothing in read-only mode. */

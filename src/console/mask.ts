@@ -108,7 +108,7 @@ function unwrapped(schema: z.ZodType | undefined): z.ZodType | undefined {
 
 function shapeOf(schema: z.ZodType | undefined): Record<string, z.ZodType> | undefined {
   const inner = unwrapped(schema);
-  return inner instanceof z.ZodObject ? (inner.shape as Record<string, z.ZodType>) : undefined;
+  return inner instanceof z.ZodObject ? inner.shape : undefined;
 }
 
 function elementOf(schema: z.ZodType | undefined): z.ZodType | undefined {

@@ -35,7 +35,7 @@ async function exportCandidate(data: ConsoleData, req: Request<{ id: string }>, 
 }
 
 /** The confirmation: the reason, and the candidate id typed again. */
-async function eraseForm(data: ConsoleData, req: Request<{ id: string }>, res: Response, problem?: string): Promise<void> {
+function eraseForm(data: ConsoleData, req: Request<{ id: string }>, res: Response, problem?: string): void {
   if (refuseReadOnly(data, req, res)) return;
   const context = data.context(req);
   const id = req.params.id;

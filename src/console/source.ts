@@ -46,6 +46,6 @@ export function param(req: Request, name: string): string | undefined {
 
 /** A positive integer parameter (route or query), or undefined. */
 export function idParam(value: unknown): number | undefined {
-  const text = Array.isArray(value) ? value[0] : value;
+  const text: unknown = Array.isArray(value) ? value[0] : value;
   return typeof text === 'string' && /^\d{1,15}$/.test(text) ? Number(text) : undefined;
 }

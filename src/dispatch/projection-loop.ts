@@ -182,7 +182,7 @@ export function createProjectionLoop(loop: ProjectionLoopContext, options: { bat
   let requested = false;
   return {
     /** Asks for pending rows to be projected (coalesced: one drain at a time, one waiting). */
-    notify(): void {
+    notify: (): void => {
       if (requested || loop.stopping.aborted) return;
       requested = true;
       void queue.add(() => {

@@ -208,7 +208,7 @@ function writeCanonically(root: unknown, parsed: boolean): Written {
         }
         byte(CLOSE_OBJECT);
       }
-      if (!parsed && top >= CYCLE_CHECK_DEPTH) open.delete(container as object);
+      if (!parsed && top >= CYCLE_CHECK_DEPTH) open.delete(container);
       stack.containers.pop();
       stack.keys.pop();
       stack.next.pop();

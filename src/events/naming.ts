@@ -126,7 +126,7 @@ function scanValue(value: unknown, index: NamingIndex, found: Set<string>): void
     const next = stack.pop();
     if (typeof next === 'string') scanText(next, index, found);
     else if (typeof next === 'number') scanNumbers(String(next), index, found);
-    else if (Array.isArray(next)) stack.push(...next);
+    else if (Array.isArray(next)) stack.push(...(next as unknown[]));
     else if (next !== null && typeof next === 'object') {
       for (const [key, member] of Object.entries(next)) stack.push(key, member);
     }

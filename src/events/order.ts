@@ -25,14 +25,22 @@ export function instantOfOrderKey(key: string): number {
 }
 
 /**
+ * An id as a handler key spells it. Ids are strings (numbers in some senders' JSON, the same digits);
+ * anything else, from an envelope not yet validated, is spelled as its JSON rather than "[object Object]".
+ */
+export function idText(id: unknown): string {
+  return typeof id === 'string' ? id : JSON.stringify(id);
+}
+
+/**
  * The row an event is about, which orders application handlers: one candidate, one campaign, or
  * the account. Read from the envelope as received, so that it is known from the moment the event
  * is stored, before it is parsed.
  */
 export function subjectKey(envelope: { event: string; data: Record<string, unknown> }): string {
   const { candidate_id: candidate, campaign_id: campaign } = envelope.data;
-  if (candidate !== undefined && candidate !== null) return `candidate:${String(candidate)}`;
+  if (candidate !== undefined && candidate !== null) return `candidate:${idText(candidate)}`;
   const campaignKind = isEventKind(envelope.event) ? KIND_SUBJECTS[envelope.event] === 'campaign' : envelope.event.startsWith('campaign.');
-  if (campaign !== undefined && campaign !== null && campaignKind) return `campaign:${String(campaign)}`;
+  if (campaign !== undefined && campaign !== null && campaignKind) return `campaign:${idText(campaign)}`;
   return 'credits';
 }

@@ -2,6 +2,7 @@
 // `data` reduced to its keys, or a marker for a body that was not an envelope. Kind, timestamp and
 // identity stay (the identity is kept beside the body), so a redelivery is still a duplicate.
 import type { Issue } from './issue.js';
+import { idText } from './order.js';
 import { readEnvelope } from './parse.js';
 import { parseInstant } from './timestamp.js';
 
@@ -32,7 +33,7 @@ export function redactedBody(raw: Uint8Array): Uint8Array {
 /** The candidate an event's data names, as its handler key spells it; undefined when none. */
 export function namedCandidate(data: Record<string, unknown>): string | undefined {
   const id = data.candidate_id;
-  return id === undefined || id === null ? undefined : String(id);
+  return id === undefined || id === null ? undefined : idText(id);
 }
 
 /**

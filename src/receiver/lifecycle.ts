@@ -92,24 +92,24 @@ const closedBeforeOpen = () => new StoreUnavailableError('CLOSED', 'the receiver
 /** Wires a store to group commit, the dispatcher and the heartbeat, and takes up what a previous run left. */
 function assemble(state: ReceiverState, store: Store): Running {
   const { metrics, logger } = state;
-  let groupCommit: GroupCommit | undefined;
-  const observer = {
-    processed: (row: { kind: string | null; received_at: string }, outcome: string, at: number) =>
-      metrics.event(row.kind, outcome, row.received_at, at),
-    handlerCall: (handler: string, result: 'ok' | 'failed' | 'timeout') => metrics.handlerCall(handler, result),
-  };
-  const dispatcher = createDispatcher(
-    { store, handlers: state.handlers, logger, observer, tracing: state.tracing, intakeBusy: () => (groupCommit?.waiting() ?? 0) > 0 },
-    state.options.dispatch,
-  );
-  // The next turn: the answers of a commit go out before any projection starts.
-  groupCommit = createGroupCommit(store, {
+  // The next turn: the answers of a commit go out before any projection starts (`dispatcher` is
+  // set before the first commit can end).
+  const groupCommit = createGroupCommit(store, {
     onCommitted: () => setImmediate(() => dispatcher.notify()),
     onOutcome: (failure) => {
       if (state.life.state === 'open')
         state.life.writeFailure = failure === undefined ? undefined : { code: failure, at: performance.now() };
     },
   });
+  const observer = {
+    processed: (row: { kind: string | null; received_at: string }, outcome: string, at: number) =>
+      metrics.event(row.kind, outcome, row.received_at, at),
+    handlerCall: (handler: string, result: 'ok' | 'failed' | 'timeout') => metrics.handlerCall(handler, result),
+  };
+  const dispatcher = createDispatcher(
+    { store, handlers: state.handlers, logger, observer, tracing: state.tracing, intakeBusy: () => groupCommit.waiting() > 0 },
+    state.options.dispatch,
+  );
   // Crash recovery: whatever a previous run stored but did not process is taken up now.
   dispatcher.start();
   const presence = state.heartbeat && keepPresence(store, { ...state.heartbeat, logger });
@@ -205,7 +205,17 @@ export function abandon(state: ReceiverState): void {
   if (state.life.state === 'opening') state.life.cancel.abort();
   const running = runningOf(state);
   enter(state, { state: 'closed', running });
-  void running?.presence?.stop().finally(() => (state.ownsStore ? running.store.close() : undefined));
+  if (running === undefined) return;
+  // Fire and forget: the caller is throwing the refusal of its options. The store is closed with
+  // or without a heartbeat, and a failure while stopping is logged, never left unhandled.
+  const stop = async () => {
+    try {
+      await running.presence?.stop();
+    } finally {
+      if (state.ownsStore) await running.store.close();
+    }
+  };
+  void stop().catch((error: unknown) => state.logger.warn({ code: describeStorageError(error).code }, 'error while closing the database'));
 }
 
 /**

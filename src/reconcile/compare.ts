@@ -16,8 +16,9 @@ export type Fields = Record<string, FieldDifference>;
 /** Two instants in any ISO 8601 spelling, compared at the projection's precision (ms). */
 function sameInstant(a: unknown, b: unknown): boolean {
   if (a === null || a === undefined || b === null || b === undefined) return (a ?? null) === (b ?? null);
-  const x = parseInstant(String(a));
-  const y = parseInstant(String(b));
+  // Both sides were read from JSON: an instant is a string, anything else is not one.
+  const x = typeof a === 'string' ? parseInstant(a) : null;
+  const y = typeof b === 'string' ? parseInstant(b) : null;
   return x !== null && x === y;
 }
 

@@ -264,7 +264,7 @@ async function readCampaign(run: Run, campaignId: string): Promise<{ campaign: C
 async function readList(run: Run, campaignId: string): Promise<Map<string, { record: CandidateRecord; readAt: string }>> {
   const listed = new Map<string, { record: CandidateRecord; readAt: string }>();
   for (let walk = 0; walk < 2; walk++) {
-    let total = 0;
+    let total: number;
     for (let page = 1; ; page++) {
       const readAt = run.stamp();
       const answer = await run.client.listCandidates(campaignId, { page, per_page: 100, sort: 'date_asc' });

@@ -20,7 +20,7 @@ export function createEmitter(options: EmitterOptions) {
      */
     emit<K extends EventKind>(kind: K, data: DataOf<K>, timestamp: string = options.eventClock.next()): EventOf<K> {
       const event = { event: kind, timestamp, data } as EventOf<K>;
-      if (options.subscribed.has(kind)) options.delivery.send(event as unknown as Envelope);
+      if (options.subscribed.has(kind)) options.delivery.send(event);
       return event;
     },
     /** Whether a kind is subscribed (the extended completed event is built only then). */

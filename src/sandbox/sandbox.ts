@@ -99,7 +99,7 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
   const agencies = agenciesOf(options, apiKeys, clock);
   const events = options.events ?? EVENT_KINDS;
   for (const kind of events)
-    if (!isServiceEventKind(kind)) throw new RangeError(`unknown event kind "${kind}"; known: ${EVENT_KINDS.join(', ')}`);
+    if (!isServiceEventKind(kind)) throw new RangeError(`unknown event kind ${JSON.stringify(kind)}; known: ${EVENT_KINDS.join(', ')}`);
   const interviewMs = options.interviewMs ?? 2000;
   const delivery = createDelivery({
     url: options.webhookUrl,

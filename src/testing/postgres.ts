@@ -131,7 +131,7 @@ export async function startTestPostgres(options: StartOptions = {}): Promise<Pos
   let output = '';
   async function launch(): Promise<void> {
     output = '';
-    child = spawn(binaries!.postgres, args, { ...owned, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(binaries.postgres, args, { ...owned, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout!.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-8000)));
     child.stderr!.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-8000)));
     await waitUntilReady(url, child, () => output);

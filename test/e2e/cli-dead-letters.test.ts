@@ -134,7 +134,7 @@ describe('prequal-hooks dead-letters, after replaying the invalid fixtures', () 
       expect(result.stdout).toBe('');
       expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
     }
-    expect(results[2]!.stderr).toContain('"abc"');
+    expect(results[2].stderr).toContain('"abc"');
   });
 
   it('exits 1 when the database does not exist', async () => {

@@ -127,7 +127,7 @@ describe('prequal-hooks replay into the SQLite database of a running application
     const db = join(tmp.dir, 'here.db');
     const callsFile = join(tmp.dir, 'here-calls.ndjson');
     const app = await startScript(APP, [db, callsFile]);
-    const { file, identities } = interviews('here', 5);
+    const { file } = interviews('here', 5);
     const replayed = await runCli(['replay', file, '--db', db, '--json', '--project-here']);
     expect(replayed.code).toBe(0);
     expect(JSON.parse(replayed.stdout)).toEqual({

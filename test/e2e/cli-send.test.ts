@@ -179,7 +179,7 @@ describe.concurrent('prequal-hooks send, against a real prequal-hooks serve', ()
       expect(result.stdout).toBe('');
       expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
     }
-    for (const kind of EVENT_KINDS) expect(results[0]!.stderr).toContain(kind);
-    expect(results[1]!.stderr).toContain('--url');
+    for (const kind of EVENT_KINDS) expect(results[0].stderr).toContain(kind);
+    expect(results[1].stderr).toContain('--url');
   });
 });

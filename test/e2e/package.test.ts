@@ -54,7 +54,7 @@ const auth = { authorization: \`Bearer \${token}\` };
 const page = await fetch(\`\${base}/ops/\`, { headers: auth });
 assert.equal(page.status, 200);
 const html = await page.text();
-const assets = [...html.matchAll(/(?:src|href)="([^"]+\.(?:js|css))"/g)].map((m) => m[1]!);
+const assets = [...html.matchAll(/(?:src|href)="([^"]+\\.(?:js|css))"/g)].map((m) => m[1]!);
 assert.ok(assets.length >= 2, 'the overview links its scripts and styles');
 for (const asset of assets) assert.equal((await fetch(new URL(asset, \`\${base}/ops/\`), { headers: auth })).status, 200, asset);
 assert.equal((await fetch(\`\${base}/ops/\`)).status, 401);
@@ -105,7 +105,7 @@ describe('the packed package in a consumer project', () => {
     try {
       run(process.execPath, [join(consumer, 'node_modules/typescript/bin/tsc'), '-p', '.'], consumer);
     } catch (error) {
-      throw new Error(`tsc failed in the consumer:\n${(error as { stdout?: string }).stdout}`);
+      throw new Error(`tsc failed in the consumer:\n${(error as { stdout?: string }).stdout}`, { cause: error });
     }
     expect(run(process.execPath, ['app.js'], consumer)).toContain('consumer ok');
   }, 180_000);

@@ -44,8 +44,8 @@ function events(): WebhookEvent[] {
       made.push(
         sampleEvent(kind, {
           timestamp: new Date(Date.UTC(2026, 10, 20, 9) + c * 60_000 + k * 1000 * (c % 3 === 0 ? 0 : 1)).toISOString(),
-          data: { candidate_id: `r-${c}`, campaign_id: `cmp_r${c % 4}`, interview_score: (c % 11) * 0.9 } as never,
-        }) as WebhookEvent,
+          data: { candidate_id: `r-${c}`, campaign_id: `cmp_r${c % 4}`, interview_score: (c % 11) * 0.9 },
+        }),
       );
     });
   }
@@ -122,7 +122,7 @@ describe.skipIf(!hasPostgres)('three receivers sharing one PostgreSQL database',
         if (i === Math.floor(bodies.length * 0.4) && killedAt < 0) {
           killedAt = i;
           // SIGKILL one receiver in the middle of the stream, and start another in its place.
-          expect(await receivers[1]!.stop('SIGKILL')).toBe(null);
+          expect(await receivers[1].stop('SIGKILL')).toBe(null);
           receivers[1] = await startServe(args);
         }
         await deliver(bodies[i]!, () => receivers, w + i);

@@ -45,7 +45,7 @@ const FIELDS = [
 ] as const;
 const comparable = (c: Record<string, unknown>) => ({
   ...Object.fromEntries(FIELDS.map((f) => [f, c[f] ?? null])),
-  interview_date: c.interview_date == null ? null : new Date(String(c.interview_date)).toISOString(),
+  interview_date: c.interview_date == null ? null : new Date(c.interview_date as string).toISOString(),
   is_sourced: Boolean(c.is_sourced),
 });
 const byId = (a: Record<string, unknown>, b: Record<string, unknown>) => String(a.candidate_id).localeCompare(String(b.candidate_id));
@@ -492,8 +492,8 @@ describe('prequal-hooks reconcile', () => {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let stderr = '';
-      child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-      child.stdout!.resume();
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      child.stdout.resume();
       const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
       await waitFor(() => (/\(1 of 3\)/.test(stderr) ? true : undefined), 15_000, 'the first campaign');
       child.kill('SIGINT');

@@ -26,12 +26,14 @@ function raw(url: string, chunks: Array<string | { wait: number }>): Promise<{ t
     socket.on('error', (error: NodeJS.ErrnoException) =>
       resolve({ text, ms: performance.now() - started, error: error.code ?? error.message }),
     );
-    socket.on('connect', async () => {
+    const send = async () => {
       for (const chunk of chunks) {
         if (typeof chunk === 'string') socket.write(chunk);
         else await new Promise((r) => setTimeout(r, chunk.wait));
       }
-    });
+    };
+    // Only timers are awaited: nothing rejects.
+    socket.on('connect', () => void send());
   });
 }
 
@@ -133,7 +135,7 @@ describe('prequal-hooks serve at its HTTP edges', () => {
     const signature = request.headers['x-service-signature']!;
     const twice = await raw(serve.baseUrl, [
       `POST /webhooks HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Service-Signature: ${signature}\r\n` +
-        `X-Service-Signature: ${signature}\r\nContent-Length: ${Buffer.byteLength(request.body)}\r\nConnection: close\r\n\r\n${request.body}`,
+        `X-Service-Signature: ${signature}\r\nContent-Length: ${Buffer.byteLength(request.body)}\r\nConnection: close\r\n\r\n${request.body.toString()}`,
     ]);
     expect(twice.text).toMatch(/^HTTP\/1\.1 401 /);
     expect(bodyOf(twice.text).error.message).toMatch(/sent more than once/);
@@ -176,7 +178,7 @@ describe('prequal-hooks serve at its HTTP edges', () => {
     let stop = false;
     let refusedAt = Infinity;
     const request = signedRequest(sampleEvent('credits.low'), { secret: SECRET });
-    const wire = `POST /webhooks HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Service-Signature: ${request.headers['x-service-signature']}\r\nContent-Length: ${Buffer.byteLength(request.body)}\r\nConnection: close\r\n\r\n${request.body}`;
+    const wire = `POST /webhooks HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Service-Signature: ${request.headers['x-service-signature']}\r\nContent-Length: ${Buffer.byteLength(request.body)}\r\nConnection: close\r\n\r\n${request.body.toString()}`;
     const hammer = async (mine: string[]) => {
       while (!stop) {
         const r = await raw(serve.baseUrl, [wire]);

@@ -147,7 +147,7 @@ describe('prequal-hooks serve under an anonymous flood of slow bodies', () => {
     await delay(200);
     expect(warnings()).toHaveLength(1);
 
-    holders[0]!.destroy();
+    holders[0].destroy();
     const delivered = await waitForAsync(async () => deliver(capped.webhookUrl, 20_000).catch(() => undefined), 3000, 'a place to free up');
     expect(delivered).toMatchObject({ status: 200, body: { received: true } });
     for (const socket of holders) socket.destroy();

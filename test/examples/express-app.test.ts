@@ -13,7 +13,7 @@ describe('README: an existing Express app', () => {
     const app = express();
     const receiver = createReceiver({
       database: `${tmp.dir}/hooks.db`,
-      secret: process.env.WEBHOOK_SECRET!,
+      secret: process.env.WEBHOOK_SECRET,
     });
 
     // The webhook route reads the raw body itself: mount it before any body parser.

@@ -20,20 +20,19 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 afterEach(() => killChildren());
 
-const added = (i: number): WebhookEvent =>
-  ({
-    event: 'candidate.added',
-    timestamp: new Date(Date.UTC(2026, 10, 20) + i * 1000).toISOString(),
-    data: {
-      campaign_id: `cmp_${i % 7}`,
-      candidate_id: `cand_${i}`,
-      first_name: 'Éloïse',
-      last_name: 'Martin',
-      email: `c${i}@exemple.fr`,
-      phone: '+33612345678',
-      call_queued: true,
-    },
-  }) as WebhookEvent;
+const added = (i: number): WebhookEvent => ({
+  event: 'candidate.added',
+  timestamp: new Date(Date.UTC(2026, 10, 20) + i * 1000).toISOString(),
+  data: {
+    campaign_id: `cmp_${i % 7}`,
+    candidate_id: `cand_${i}`,
+    first_name: 'Éloïse',
+    last_name: 'Martin',
+    email: `c${i}@exemple.fr`,
+    phone: '+33612345678',
+    call_queued: true,
+  },
+});
 
 function ndjson(name: string, count: number): string {
   const file = join(dir, name);
@@ -105,7 +104,7 @@ describe('bulk load into an empty SQLite database', () => {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     await new Promise<void>((resolve, reject) => {
-      child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
         if (/received 10000/.test(chunk)) resolve();
       });
       child.once('exit', () => reject(new Error('the replay ended before it was killed')));

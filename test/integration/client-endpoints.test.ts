@@ -20,7 +20,7 @@ beforeAll(async () => {
     apiKey: KEY_A,
     baseUrl: sandbox.url,
     fetch: (input, init) => {
-      sent.push(`${init?.method} ${new URL(String(input)).pathname}`);
+      sent.push(`${init?.method} ${new URL(input instanceof Request ? input.url : input).pathname}`);
       return fetch(input, init);
     },
   });

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import express from 'express';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createReceiver, type Receiver } from '../../src/receiver.js';
 import { sign } from '../../src/signature.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
@@ -108,7 +108,7 @@ describe('Express middleware on a real app and a real SQLite file', () => {
       body: stream,
       headers: { 'x-service-signature': sign(SECRET, 'x') },
       duplex: 'half',
-    } as RequestInit);
+    });
     expect(response.status).toBe(413);
   });
 
@@ -187,6 +187,15 @@ describe('configuration', () => {
     const result = await open.receive({ rawBody: Buffer.from(JSON.stringify(sampleEvent('credits.low'))), headers: {} });
     expect(result.answer.status).toBe(200);
     await open.close();
+    tmp.cleanup();
+  });
+
+  it('closes the database it opened when it refuses its options, with or without a heartbeat', async () => {
+    const tmp = tempDir();
+    expect(() => createReceiver({ database: tmp.dbPath, heartbeat: false })).toThrow(/No webhook secret is configured/);
+    // SQLite removes the WAL file when its last connection closes.
+    expect(existsSync(`${tmp.dbPath}-wal`)).toBe(true);
+    await vi.waitFor(() => expect(existsSync(`${tmp.dbPath}-wal`)).toBe(false), { timeout: 2000 });
     tmp.cleanup();
   });
 

@@ -227,7 +227,7 @@ describe('last-resort guards', () => {
   });
 
   it('node:http: an exception is answered 500 in the envelope (the handler never rejects)', async () => {
-    const handler = nodeHandler(throwingIntake() as never);
+    const handler = nodeHandler(throwingIntake());
     const server = await listen((req, res) => {
       void handler(req, res).catch(() => res.destroy());
     });
@@ -263,7 +263,7 @@ describe('last-resort guards', () => {
         controller.error(new Error('connection reset'));
       },
     });
-    const request = new Request('http://receiver.test/webhooks', { method: 'POST', body: failing, duplex: 'half' } as RequestInit);
+    const request = new Request('http://receiver.test/webhooks', { method: 'POST', body: failing, duplex: 'half' });
     const response = await fetchHandler(intake)(request);
     expect(response.status).toBe(500);
     expect(await response.json()).toMatchObject({ error: { code: 'INTERNAL_ERROR' } });

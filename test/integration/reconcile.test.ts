@@ -33,7 +33,7 @@ describe.each(ENGINES)('reconcile on $name', (engine) => {
       apiKey: KEY_A,
       baseUrl: sandbox.url,
       fetch: (input, init) => {
-        sent.push(new URL(String(input)).pathname);
+        sent.push(new URL(input instanceof Request ? input.url : input).pathname);
         return fetch(input, init);
       },
     });
@@ -93,7 +93,7 @@ describe.each(ENGINES)('reconcile on $name', (engine) => {
         score: c.interview_score,
         email: c.email,
         phone: c.phone,
-        date: c.interview_date == null ? null : new Date(String(c.interview_date)).getTime(),
+        date: c.interview_date == null ? null : new Date(c.interview_date as string).getTime(),
         sourced: c.is_sourced,
         concerns: c.concerns,
       });

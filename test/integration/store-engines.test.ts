@@ -149,7 +149,7 @@ describe.each(ENGINES)('the $name engine', (engine) => {
 
   it('migrates once and reopens an existing database', async () => {
     const { database } = await open();
-    const again = await openStore(database as string);
+    const again = await openStore(database);
     expect((await again.counts()).pending).toBe(0);
     await again.close();
   });

@@ -24,7 +24,7 @@ const maybe = <T>(value: fc.Arbitrary<T>) => fc.option(fc.option(value, { nil: n
 const name = fc.constantFrom('Éloïse', 'Loïc', 'Gaëlle', 'Benoît');
 const text = fc.constantFrom('Disponible immédiatement', 'Préavis d’un mois', '32 000 € brut annuel', 'Très motivé');
 
-function withOptional(required: Record<string, unknown>, optional: Record<string, unknown | undefined>) {
+function withOptional(required: Record<string, unknown>, optional: Record<string, unknown>) {
   const data: Record<string, unknown> = { ...required };
   for (const [key, value] of Object.entries(optional)) if (value !== undefined) data[key] = value;
   return data;

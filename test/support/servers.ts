@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,8 +11,11 @@ export function tempDir(prefix = 'prequal-hooks-'): { dir: string; dbPath: strin
 }
 
 /** Listens on an ephemeral loopback port; returns the base URL and a close function. */
-export async function listen(listener: RequestListener | Server): Promise<{ url: string; close: () => Promise<void> }> {
-  const server = typeof listener === 'function' ? createServer(listener) : listener;
+export async function listen(
+  listener: ((req: IncomingMessage, res: ServerResponse) => void | Promise<void>) | Server,
+): Promise<{ url: string; close: () => Promise<void> }> {
+  // A receiver's node handler answers every request itself and its promise never rejects.
+  const server = typeof listener === 'function' ? createServer((req, res) => void listener(req, res)) : listener;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {

@@ -81,9 +81,9 @@ describe('schemas', () => {
     for (const [field, wrong] of fields) {
       it(`${kind}: data.${field} missing or ${JSON.stringify(wrong)} is rejected with its path`, () => {
         const missing = fixture(kind);
-        delete (missing.data as Record<string, unknown>)[field];
+        delete missing.data[field];
         const mistyped = fixture(kind);
-        (mistyped.data as Record<string, unknown>)[field] = wrong;
+        mistyped.data[field] = wrong;
         for (const envelope of [missing, mistyped]) {
           const reading = parseEvent(envelope);
           expect(reading.ok).toBe(false);
@@ -106,7 +106,7 @@ describe('schemas', () => {
     ];
     for (const [kind, field, wrong] of cases) {
       const event = fixture(kind);
-      (event.data as Record<string, unknown>)[field] = wrong;
+      event.data[field] = wrong;
       const reading = parseEvent(event);
       expect(reading.ok, `${kind} ${field}`).toBe(false);
       if (!reading.ok) expect(reading.issues.map((i) => i.path).join(' ')).toContain(`data.${field}`);
@@ -115,7 +115,7 @@ describe('schemas', () => {
 
   it('accepts null or absent descriptive text and keeps fields the service adds later', () => {
     const event = fixture('candidate.interview.completed');
-    const data = event.data as Record<string, unknown>;
+    const data = event.data;
     data.strengths = null;
     delete data.concerns;
     data.recording_url = 'https://example.test/r/1';

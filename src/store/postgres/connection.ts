@@ -34,7 +34,7 @@ export async function typeParsers(): Promise<QueryConfig['types']> {
     getTypeParser: ((oid: number, format?: string) => {
       if (oid === TIMESTAMPTZ || oid === TIMESTAMP) return (value: string) => isoMillis(value);
       if (oid === INT8 || oid === NUMERIC) return (value: string) => Number(value);
-      return pg.types.getTypeParser(oid, format as 'text');
+      return pg.types.getTypeParser(oid, format as 'text') as (value: string) => unknown;
     }) as never,
   };
 }

@@ -26,7 +26,7 @@ export interface Engine {
 }
 
 export function createEngine(pool: Pool, types: TypeParsers): Engine {
-  return { pool, types, pooled: { client: pool as unknown as PoolClient, types }, guarded: new WeakSet(), closed: false };
+  return { pool, types, pooled: { client: pool, types }, guarded: new WeakSet(), closed: false };
 }
 
 /** Runs one statement; its rows read as SQLite's do, and a fault of the server as a StoreUnavailableError. */

@@ -99,7 +99,11 @@ function indexesOf(db: SqliteDatabase, table: string, names?: readonly string[])
  * dropped indexes included, if anything throws), and returns it with `finish`, to be called
  * before the commit, and `close`, to be called in any case.
  */
-function beginBulk(db: SqliteDatabase, mode: BulkMode, statements: BulkStatements): { bulk: BulkLoad; finish(): void; close(): void } {
+function beginBulk(
+  db: SqliteDatabase,
+  mode: BulkMode,
+  statements: BulkStatements,
+): { bulk: BulkLoad; finish: () => void; close: () => void } {
   if (mode === 'rebuild') for (const table of PROJECTED_TABLES) db.prepare(`DELETE FROM ${table}`).run();
   // Into an empty inbox the identity indexes go (repeats are told by `seen`) and so does the index
   // by handler key: they are built again by sorting. The other inbox indexes stay: they are

@@ -33,8 +33,9 @@ export async function probe(
       runWrite(
         connection,
         writer,
-        async () => {
+        () => {
           s.probe.run(new Date().toISOString());
+          return Promise.resolve();
         },
         {},
         0,
@@ -50,7 +51,7 @@ export async function probe(
 /** Makes every write committed so far durable, those committed with `durable: false` included. */
 export function flush(connection: SqliteConnection, writer: Writer | undefined): Promise<void> {
   // In WAL mode SQLite syncs the WAL before a checkpoint, whatever the synchronous level.
-  return writeTransaction(connection, writer, async () => undefined).then(() =>
+  return writeTransaction(connection, writer, () => Promise.resolve()).then(() =>
     guard(() => void connection.db.pragma('wal_checkpoint(PASSIVE)')),
   );
 }

@@ -63,7 +63,8 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
   const statements = options.readonly ? undefined : prepareStatements(db);
   const writer: Writer | undefined = statements && { transactions: statements.transactions, tx: writeTx(connection, statements) };
   // A read-only store has no statements, and refuses every write before its work runs.
-  const inWrite = <T>(work: (s: SqliteStatements) => T): Promise<T> => writeTransaction(connection, writer, async () => work(statements!));
+  const inWrite = <T>(work: (s: SqliteStatements) => T): Promise<T> =>
+    writeTransaction(connection, writer, () => Promise.resolve(work(statements!)));
 
   return {
     location: options.location,

@@ -71,8 +71,27 @@ describe('documents', () => {
   });
 
   it('names no document users cannot open (the steering documents are not in the repository)', () => {
-    for (const document of ['README.md', 'fixtures/README.md', 'docs/projection.md', 'docs/events.md']) {
+    for (const document of [
+      'README.md',
+      'CHANGELOG.md',
+      'fixtures/README.md',
+      'docs/projection.md',
+      'docs/events.md',
+      'docs/architecture.md',
+    ]) {
       expect(read(document), document).not.toMatch(/PROJECTION\.md|service-api\.md|\/work\//);
     }
+  });
+
+  it('no source, test, benchmark or migration cites a steering document or an issue number, which users do not have', () => {
+    const files = ['src', 'test', 'bench', 'migrations', 'scripts', 'fixtures'].flatMap((dir) =>
+      readdirSync(join(ROOT, dir), { recursive: true, withFileTypes: true })
+        .filter((e) => e.isFile() && /\.(ts|mjs|js|sql|md)$/.test(e.name))
+        .map((e) => relative(ROOT, join(e.parentPath, e.name))),
+    );
+    const citing = files.filter(
+      (file) => /PROJECTION\.md|STYLE\.md|\b[Ii]ssues? #?\d/.test(read(file)) && file !== 'test/unit/docs.test.ts',
+    );
+    expect(citing).toEqual([]);
   });
 });

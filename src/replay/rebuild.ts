@@ -1,4 +1,4 @@
-import { erasureInstants, readEnvelope } from '../events/index.js';
+import { readEnvelope } from '../events/index.js';
 import { projectable, projectBatch } from '../project/batch.js';
 import { changesRow, outcomeOf, processedWith, settlementsOf } from '../project/settlement.js';
 import { projectStaged, stagedEffectsOf } from '../project/bulk.js';
@@ -37,11 +37,9 @@ export async function rebuild(store: Store, options: RebuildOptions = {}): Promi
   const now = options.now ?? Date.now;
   if (options.bulk !== false && store.bulkLoad !== undefined) {
     const batchSize = options.batchSize ?? 500;
-    // Erased candidates stay erased: their events before the erasure change nothing (section 8).
-    const erased = erasureInstants(
-      await store.select<{ candidate_id: string; erased_at: string | Date }>('SELECT candidate_id, erased_at FROM erasures'),
-    );
     const summary = await store.bulkLoad('rebuild', async (bulk) => {
+      // Erased candidates stay erased: their events before the erasure change nothing (section 8).
+      const erased = bulk.erasures();
       const at = new Date(now()).toISOString();
       const summary: RebuildSummary = { events: bulk.accepted(), projected: 0, unknown: 0, dead: 0 };
       for (let after = 0; ;) {

@@ -1,4 +1,4 @@
-import { erasureInstants, readEnvelope, type EventKind } from '../events/index.js';
+import { readEnvelope, type EventKind } from '../events/index.js';
 import { projectable, projectBatch, type Processed } from '../project/batch.js';
 import { outcomeOf, processedWith, type Outcome } from '../project/settlement.js';
 import { projectStaged, stagedEffectsOf } from '../project/bulk.js';
@@ -232,11 +232,9 @@ async function replayBulk(
 ): Promise<ReplaySummary | undefined> {
   const now = target.now ?? Date.now;
   const batchSize = options.batchSize ?? 500;
-  // Erasures outlive the rows they redacted: an inbox emptied by hand may still have some.
-  const erased = erasureInstants(
-    await target.store.select<{ candidate_id: string; erased_at: string | Date }>('SELECT candidate_id, erased_at FROM erasures'),
-  );
   return target.store.bulkLoad!('empty', async (bulk) => {
+    // Erasures outlive the rows they redacted: an inbox emptied by hand may still have some.
+    const erased = bulk.erasures();
     const at = new Date(now()).toISOString();
     let batch: Buffer[] = [];
     const load = () => {

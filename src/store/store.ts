@@ -216,6 +216,8 @@ export interface BulkLoad {
   append(rows: ReadonlyArray<{ settled: SettledDelivery } | { refused: Delivery }>, at: string): boolean[];
   /** Keeps effects aside until `sortedEffects`. */
   stage(effects: readonly StagedEffect[]): void;
+  /** Every candidate erased so far: its id to the instant (ms) of its latest erasure (erased candidates stay erased). */
+  erasures(): Map<string, number>;
   /** How many accepted rows the inbox holds (what a rebuild reads). */
   accepted(): number;
   /** A rebuild's reading of the inbox: accepted rows after `afterId`, by inbox id. */

@@ -1,6 +1,7 @@
 import type { Delivery } from '../../receive/delivery.js';
 import type { BulkLoad, BulkMode, RowWrites, SettledDelivery, Settlement, StagedEffect, StoredEvent } from '../store.js';
 import Database from 'better-sqlite3';
+import { erasureInstants } from '../../events/index.js';
 import { runWrite, serialised, type SqliteConnection, type Writer } from './connection.js';
 import type { SqliteDatabase } from './database.js';
 import { IdentitySet } from './identity-set.js';
@@ -195,6 +196,10 @@ function bulkOperations(
         } else stageEffect.run(e.table, e.key, e.version, e.set);
       }
     },
+    erasures: () =>
+      erasureInstants(
+        db.prepare('SELECT candidate_id, erased_at FROM erasures').all() as Array<{ candidate_id: string; erased_at: string }>,
+      ),
     accepted: () => db.prepare("SELECT COUNT(*) FROM inbox WHERE verdict = 'accepted'").pluck().get() as number,
     events(afterId, limit) {
       return db

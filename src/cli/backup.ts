@@ -1,14 +1,9 @@
-// prequal-hooks backup: an online, consistent copy of a SQLite database while serve writes to it.
-//
-// `VACUUM INTO` rather than the page-by-page backup API: the backup API restarts from the first
-// page whenever another process writes between two of its steps, so under a steady stream of
-// webhooks it may never finish; VACUUM INTO copies from one read snapshot (WAL readers do not
-// stop writers) in one statement, and writes a compact file holding no free pages, so no bytes
-// of erased candidates either (docs/projection.md section 8).
+// prequal-hooks backup: an online, consistent copy of a SQLite database while serve writes to it
+// (how: src/store/sqlite/backup.ts), written beside its destination and renamed into place.
 import { chmodSync, existsSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import Database from 'better-sqlite3';
 import { isPostgresUrl } from '../store/open.js';
+import { copyDatabaseFile } from '../store/sqlite/backup.js';
 import { CommandError, UsageError, type CommandIo } from './args.js';
 import { displayLocation, openForReading, requireDatabaseFile } from './database.js';
 import { databaseOf, databaseOptions, flag, flagsOnly, optional, optionsHelp, parseCommand } from './options.js';
@@ -70,22 +65,9 @@ export async function backup(argv: string[], io: CommandIo): Promise<number> {
   rmSync(partial, { force: true });
   const previous = process.umask(0o077); // the copy holds the secret and personal data: owner-only from its creation
   try {
-    const source = new Database(location, { readonly: true, fileMustExist: true });
-    try {
-      source.pragma('busy_timeout = 10000');
-      source.prepare('VACUUM INTO ?').run(partial);
-    } finally {
-      source.close();
-    }
-    const copy = new Database(partial, { readonly: true, fileMustExist: true });
-    let events: number;
-    try {
-      const check = copy.pragma('integrity_check', { simple: true });
-      if (check !== 'ok') throw new CommandError(`the copy failed its integrity check (${String(check)}); ${to} was not written`);
-      events = copy.prepare('SELECT COUNT(*) FROM inbox').pluck().get() as number;
-    } finally {
-      copy.close();
-    }
+    const copied = copyDatabaseFile(location, partial);
+    if (!copied.ok) throw new CommandError(`the copy failed its integrity check (${copied.problem}); ${to} was not written`);
+    const { events } = copied;
     chmodSync(partial, 0o600);
     renameSync(partial, to);
     const result = { from: location, to, events, bytes: statSync(to).size, ms: Math.round(performance.now() - started) };

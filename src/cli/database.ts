@@ -5,6 +5,7 @@ import { displayLocation, isPostgresUrl, openStore } from '../store/open.js';
 
 export { displayLocation };
 import { openDatabase, type SqliteDatabase } from '../store/sqlite/database.js';
+import { schemaVersion } from '../store/sqlite/migrations.js';
 import { createSqliteStore } from '../store/sqlite/store.js';
 import type { Store } from '../store/store.js';
 import { CommandError } from './args.js';
@@ -50,8 +51,7 @@ export async function openForReading(location: string, postgres: { schema?: stri
 function checkSchema(db: SqliteDatabase, path: string): void {
   let found: number | null;
   try {
-    const table = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
-    found = table === undefined ? null : (db.prepare('SELECT MAX(version) FROM schema_migrations').pluck().get() as number | null);
+    found = schemaVersion(db);
   } catch (error) {
     throw new CommandError(`cannot read ${path}: ${(error as Error).message}`);
   }

@@ -42,9 +42,18 @@ export function migrate(db: Database.Database, migrations: Migration[] = loadMig
   return ran;
 }
 
+/** Whether the database has a schema_migrations table (a prequal-hooks database, of any version). */
+function recordsMigrations(db: Database.Database): boolean {
+  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get() !== undefined;
+}
+
 /** The migrations this database has not recorded (all of them for a database that has none). */
 export function pendingMigrations(db: Database.Database, migrations: Migration[] = loadMigrations('sqlite')): Migration[] {
-  const recorded = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get() !== undefined;
-  const applied = new Set(recorded ? (db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]) : []);
+  const applied = new Set(recordsMigrations(db) ? (db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]) : []);
   return pendingOf(applied, migrations);
+}
+
+/** The newest migration the database records, for read-only openers (`checkSchemaVersion`); null: no schema_migrations table. */
+export function schemaVersion(db: Database.Database): number | null {
+  return recordsMigrations(db) ? (db.prepare('SELECT MAX(version) FROM schema_migrations').pluck().get() as number | null) : null;
 }

@@ -77,9 +77,7 @@ async function erase(data: ConsoleData, req: Request<{ id: string }>, res: Respo
 async function erasuresPage(data: ConsoleData, req: Request, res: Response): Promise<void> {
   const context = data.context(req);
   const store = await data.source.store();
-  const rows = await store.select<{ candidate_id: string; erased_at: string; reason: string; events_redacted: number }>(
-    'SELECT candidate_id, erased_at, reason, events_redacted FROM erasures ORDER BY erasure_id DESC LIMIT 500',
-  );
+  const rows = await store.people.latestErasures(500);
   const erased = typeof req.query.erased === 'string' ? req.query.erased : undefined;
   const body = html`
 ${erased === undefined ? '' : html`<p class="notice" id="notice">Candidate <code>${erased}</code> erased: ${count(Number(req.query.redacted ?? 0), 'stored event')} redacted.</p>`}
@@ -88,7 +86,7 @@ ${
   rows.length === 0
     ? html`<p class="empty">No erasure yet.</p>`
     : html`<table class="erasures" id="erasures"><thead><tr><th>candidate</th><th>erased</th><th>reason</th><th>events redacted</th></tr></thead><tbody>
-${rows.map((r) => html`<tr><td><code>${r.candidate_id}</code></td><td>${when(r.erased_at)}</td><td>${r.reason}</td><td class="num">${Number(r.events_redacted)}</td></tr>`)}</tbody></table>`
+${rows.map((r) => html`<tr><td><code>${r.candidate_id}</code></td><td>${when(r.erased_at)}</td><td>${r.reason}</td><td class="num">${r.events_redacted}</td></tr>`)}</tbody></table>`
 }`;
   res.type('html').send(layout(context, 'Erasures', '/erasures', body));
 }

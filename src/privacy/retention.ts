@@ -51,17 +51,16 @@ export function latestEventInstant(fieldVersions: string): number {
  * nothing (written by hand, or by a version that kept none); -Infinity when no row dates it.
  */
 async function latestStoredEvent(store: Store, candidateId: string): Promise<number> {
-  const rows = await store.select<{ raw: Uint8Array; event_at: number | string | null }>(
-    'SELECT raw, event_at FROM inbox WHERE handler_key = ?',
-    [`candidate:${candidateId}`],
-  );
+  const rows = await store.people.storedEventsOf(candidateId);
   let latest = -Infinity;
   for (const row of rows) {
     // event_at is the instant of the timestamp; rows stored before it existed are read for theirs.
-    const reading = row.event_at === null ? readEnvelope(row.raw, 'unhashed') : undefined;
-    const at =
-      reading === undefined ? Number(row.event_at) : reading.ok ? (parseInstant(reading.envelope.timestamp) ?? -Infinity) : -Infinity;
-    latest = Math.max(latest, at);
+    if (row.event_at !== null) {
+      latest = Math.max(latest, row.event_at);
+      continue;
+    }
+    const reading = readEnvelope(row.raw, 'unhashed');
+    latest = Math.max(latest, reading.ok ? (parseInstant(reading.envelope.timestamp) ?? -Infinity) : -Infinity);
   }
   return latest;
 }
@@ -74,10 +73,7 @@ async function latestStoredEvent(store: Store, candidateId: string): Promise<num
 async function staleCandidates(store: Store, cutoffMs: number): Promise<string[]> {
   const stale: string[] = [];
   for (let after = ''; ;) {
-    const page = await store.select<{ candidate_id: string; field_versions: string }>(
-      'SELECT candidate_id, field_versions FROM candidates WHERE candidate_id > ? ORDER BY candidate_id LIMIT 5000',
-      [after],
-    );
+    const page = await store.people.candidateVersions(after, 5000);
     for (const r of page) {
       let latest = latestEventInstant(r.field_versions);
       if (latest === -Infinity) latest = await latestStoredEvent(store, r.candidate_id);

@@ -3,10 +3,10 @@ import type { CandidateRecord } from '../api/candidates.js';
 import type { Client } from '../client/client.js';
 import { PrequalApiError } from '../client/errors.js';
 import type { EventKind, ReconcileKind } from '../events/index.js';
-import { CANDIDATE_SELECT, createRowReaders } from '../project/read.js';
+import { createRowReaders } from '../project/read.js';
 import { replayInto } from '../replay/replay.js';
 import type { Store } from '../store/store.js';
-import { decodeCandidate, type CandidateRow } from '../store/tables.js';
+import type { CandidateRow } from '../store/tables.js';
 import { compareCampaign, compareCandidate, compareCredits, repairData, type Fields } from './compare.js';
 
 /** Where an interrupted run is kept, so that the next one goes on from the campaign it stopped at. */
@@ -152,9 +152,7 @@ async function planOf(
       // an unreadable progress is a fresh start
     }
   }
-  const known = (await store.select<{ campaign_id: string }>('SELECT campaign_id FROM campaigns ORDER BY campaign_id')).map(
-    (r) => r.campaign_id,
-  );
+  const known = await store.projected.campaignIds();
   return {
     plan: {
       requested,
@@ -227,10 +225,8 @@ async function readCampaign(run: Run, campaignId: string): Promise<{ campaign: C
   const listed = await readList(run, campaignId);
   campaign.candidatesRead = listed.size;
   const projected = await projectedCandidates(run.store, campaignId, [...listed.keys()]);
-  const erased = await erasedAmong(
-    run.store,
-    [...listed.keys()].filter((id) => !projected.has(id)),
-  );
+  // Erased here (docs/projection.md section 8): a repair must never bring them back.
+  const erased = await run.store.people.erasedAmong([...listed.keys()].filter((id) => !projected.has(id)));
   for (const [candidateId, { record, readAt }] of listed) {
     if (erased.has(candidateId)) {
       campaign.erasedButListed.push(candidateId);
@@ -280,42 +276,8 @@ async function readList(run: Run, campaignId: string): Promise<Map<string, { rec
 /** The projected candidates of the campaign, and those of the list wherever they are projected. */
 async function projectedCandidates(store: Store, campaignId: string, ids: string[]): Promise<Map<string, CandidateRow>> {
   const found = new Map<string, CandidateRow>();
-  for (const row of await store.select(`SELECT ${CANDIDATE_SELECT} FROM candidates WHERE campaign_id = ?`, [campaignId])) {
-    const candidate = decodeCandidate(row);
-    found.set(candidate.candidate_id, candidate);
-  }
+  for (const candidate of await store.projected.candidatesOf(campaignId)) found.set(candidate.candidate_id, candidate);
   const elsewhere = ids.filter((id) => !found.has(id));
-  for (const row of await selectByCandidates(
-    store,
-    (list) => `SELECT ${CANDIDATE_SELECT} FROM candidates WHERE candidate_id IN (${list})`,
-    elsewhere,
-  )) {
-    const candidate = decodeCandidate(row);
-    found.set(candidate.candidate_id, candidate);
-  }
+  for (const candidate of await store.projected.candidates(elsewhere)) found.set(candidate.candidate_id, candidate);
   return found;
-}
-
-/** Which of these candidates were erased here (section 8): a repair must never bring them back. */
-async function erasedAmong(store: Store, ids: string[]): Promise<Set<string>> {
-  const rows = await selectByCandidates<{ candidate_id: string }>(
-    store,
-    (list) => `SELECT DISTINCT candidate_id FROM erasures WHERE candidate_id IN (${list})`,
-    ids,
-  );
-  return new Set(rows.map((row) => row.candidate_id));
-}
-
-/** A query by a list of candidate ids, 200 placeholders at a time (`sql` gets the list of placeholders). */
-async function selectByCandidates<T = Record<string, unknown>>(
-  store: Store,
-  sql: (placeholders: string) => string,
-  ids: readonly string[],
-): Promise<T[]> {
-  const rows: T[] = [];
-  for (let i = 0; i < ids.length; i += 200) {
-    const chunk = ids.slice(i, i + 200);
-    rows.push(...(await store.select<T>(sql(chunk.map(() => '?').join(', ')), chunk)));
-  }
-  return rows;
 }

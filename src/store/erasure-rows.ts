@@ -15,23 +15,9 @@ import {
   REDACTED_REASONS_JSON,
   type PersonValues,
 } from '../events/index.js';
-import type { CandidateMatch, InboxState } from './store.js';
-
-/** A read with `?` placeholders, in the caller's transaction or not; sync (SQLite) or not. */
-export type SelectRows = (sql: string, parameters: readonly unknown[]) => unknown[] | Promise<unknown[]>;
-
-/** A stored row that names some of the people, and which. */
-export interface NamingRow {
-  inbox_id: number;
-  raw: Uint8Array;
-  kind: string | null;
-  state: InboxState;
-  verdict: string;
-  reasons: string | null;
-  received_at: string;
-  processed_at: string | null;
-  candidates: string[];
-}
+import { placeholders, type EngineSql } from './engine-sql.js';
+import type { NamingRow } from './ports/people.js';
+import type { CandidateMatch } from './store.js';
 
 type Stored = Omit<NamingRow, 'candidates' | 'inbox_id'> & { inbox_id: number | string };
 
@@ -85,14 +71,14 @@ function isValidWebhook(raw: Uint8Array): boolean {
   return event.ok && !event.event.event.startsWith('reconcile.');
 }
 
-async function byKey(select: SelectRows, ids: readonly string[], rows: Map<number, NamingRow>): Promise<void> {
+async function byKey(sql: EngineSql, ids: readonly string[], rows: Map<number, NamingRow>): Promise<void> {
   for (let i = 0; i < ids.length; i += KEYS_PER_READ) {
     const keys = ids.slice(i, i + KEYS_PER_READ).map((id) => `candidate:${id}`);
     const padded = [...keys, ...Array<string>(KEYS_PER_READ - keys.length).fill(keys[0]!)];
-    const found = (await select(
-      `SELECT ${COLUMNS}, handler_key FROM inbox WHERE handler_key IN (${padded.map(() => '?').join(', ')})`,
+    const found = await sql.rows<Stored & { handler_key: string }>(
+      `SELECT ${COLUMNS}, handler_key FROM inbox WHERE handler_key IN (${placeholders(sql, KEYS_PER_READ)})`,
       padded,
-    )) as Array<Stored & { handler_key: string }>;
+    );
     for (const { handler_key: key, ...row } of found) {
       const id = Number(row.inbox_id);
       const named = rows.get(id) ?? { ...row, inbox_id: id, candidates: [] };
@@ -102,14 +88,14 @@ async function byKey(select: SelectRows, ids: readonly string[], rows: Map<numbe
   }
 }
 
-async function byValue(select: SelectRows, people: readonly PersonValues[], rows: Map<number, NamingRow>): Promise<void> {
+async function byValue(sql: EngineSql, people: readonly PersonValues[], rows: Map<number, NamingRow>): Promise<void> {
   const index = namingIndex(people);
   for (const family of SCANNED) {
     for (let after = 0; ;) {
-      const page = (await select(
-        `SELECT ${COLUMNS} FROM inbox WHERE ${family} AND ${NOT_ANOTHER_CANDIDATES} AND inbox_id > ? ORDER BY inbox_id LIMIT ${PAGE}`,
+      const page = await sql.rows<Stored>(
+        `SELECT ${COLUMNS} FROM inbox WHERE ${family} AND ${NOT_ANOTHER_CANDIDATES} AND inbox_id > ${sql.placeholder(1)} ORDER BY inbox_id LIMIT ${PAGE}`,
         [after],
-      )) as Stored[];
+      );
       for (const row of page) {
         const id = Number(row.inbox_id);
         if (row.state === 'pending' && isValidWebhook(row.raw)) continue;
@@ -126,11 +112,11 @@ async function byValue(select: SelectRows, people: readonly PersonValues[], rows
 }
 
 /** Every stored row that names one of these people, by inbox id, with the candidates it names. */
-export async function rowsNaming(select: SelectRows, people: readonly PersonValues[]): Promise<NamingRow[]> {
+export async function rowsNaming(sql: EngineSql, people: readonly PersonValues[]): Promise<NamingRow[]> {
   const rows = new Map<number, NamingRow>();
   if (people.length === 0) return [];
-  await byKey(select, [...new Set(people.map((p) => p.candidate_id))], rows);
-  await byValue(select, people, rows);
+  await byKey(sql, [...new Set(people.map((p) => p.candidate_id))], rows);
+  await byValue(sql, people, rows);
   return [...rows.values()].sort((a, b) => a.inbox_id - b.inbox_id);
 }
 

@@ -3,6 +3,8 @@
 // Every call is asynchronous, since an engine may be remote.
 import type { Issue } from '../events/index.js';
 import type { Delivery, DeliveryVerdict } from '../receive/delivery.js';
+import type { PeopleReads } from './ports/people.js';
+import type { ProjectedReads } from './ports/projected.js';
 import type { CampaignRow, CandidateRow, CreditsRow, InterviewResponse } from './tables.js';
 
 export type InboxState = 'pending' | 'projected' | 'unknown' | 'dead';
@@ -313,6 +315,11 @@ export interface Store {
   handlerFailures(afterId: number, limit: number): Promise<HandlerFailureRow[]>;
   /** Forgets handler failures and marks their events for the handlers again. */
   retryHandlerFailures(failureIds: readonly number[]): Promise<{ retried: number[]; skipped: number[] }>;
+
+  /** What is read about a person (export, retention) and the audit trail of erasures. */
+  readonly people: PeopleReads;
+  /** The projected rows by key. */
+  readonly projected: ProjectedReads;
 
   /** A read of the projected tables: `?` placeholders; rows with booleans, numbers and ISO text. */
   select<T = Record<string, unknown>>(sql: string, parameters?: readonly unknown[]): Promise<T[]>;

@@ -72,6 +72,8 @@ export const CANDIDATE_COLUMNS = [
   'failure_reason',
   'added_at',
 ] as const;
+/** A candidate's key and columns, as a select list. */
+export const CANDIDATE_SELECT = `candidate_id, ${CANDIDATE_COLUMNS.join(', ')}`;
 export const CREDITS_COLUMNS = ['credits_remaining', 'low_threshold', 'last_campaign_id'] as const;
 
 export function emptyCampaign(campaign_id: string): CampaignRow {

@@ -4,7 +4,7 @@
 import { erasureInstants, REDACTED_REASONS_JSON, redactedBody, type PersonValues } from '../../events/index.js';
 import { candidateLookup, erasureCounts, PHONE_DIGITS_SQL, reasonsOnceRedacted, rowsNaming, unprojected } from '../erasure-rows.js';
 import type { ErasureHookRow, ErasureHookSettlement, ErasureOutcome, ErasureRequest } from '../store.js';
-import { select } from './reads.js';
+import { postgresSql } from './reads.js';
 import { query, type Engine, type Session } from './session.js';
 
 // Erasures and the projection of candidates are serialised by one transaction-level advisory lock,
@@ -82,7 +82,7 @@ export async function eraseCandidate(tx: Session, request: ErasureRequest): Prom
   const projected = await find(tx, request.match);
   const people = projected.length === 0 ? unprojected(request.match) : projected;
   if (people.length === 0) return { found: false };
-  const rows = await rowsNaming((sql, parameters) => select(tx, sql, parameters), people);
+  const rows = await rowsNaming(postgresSql(tx), people);
   if (projected.length === 0 && rows.length === 0) return { found: false };
   await redactRows(
     tx,

@@ -1,6 +1,7 @@
 // Reads: one inbox row, the counts by state, whether anything is pending, and the queries of
 // query/ on the projected tables.
 import type { QueryResultRow } from 'pg';
+import type { EngineSql } from '../engine-sql.js';
 import type { InboxRow, InboxState } from '../store.js';
 import { asInboxRow, INBOX_COLUMNS } from './inbox-columns.js';
 import { query, type Session } from './session.js';
@@ -39,4 +40,12 @@ function numbered(sql: string): string {
 /** A read of query/, written with `?` placeholders for both engines. */
 export async function select<T>(db: Session, sql: string, parameters: readonly unknown[] = []): Promise<T[]> {
   return (await query<QueryResultRow>(db, numbered(sql), [...parameters])) as T[];
+}
+
+/** Reads in this engine's SQL, on the pool or in the caller's transaction. */
+export function postgresSql(db: Session): EngineSql {
+  return {
+    placeholder: (n) => `$${n}`,
+    rows: async <T>(sql: string, parameters: readonly unknown[]) => (await query(db, sql, [...parameters])) as T[],
+  };
 }

@@ -8,7 +8,9 @@ import { requeue, setAside } from './dead-letters.js';
 import { handlerFailures, handlersDone, recordHandlerFailure, retryHandlerFailures } from './handlers.js';
 import { appendDeliveries, appendSettled, knownIdentities } from './intake.js';
 import { lockRows, resetProjection, saveRows } from './projection.js';
-import { counts, hasPending, inboxRow, select } from './reads.js';
+import { counts, hasPending, inboxRow, postgresSql, select } from './reads.js';
+import { peopleReads } from '../people.js';
+import { projectedReads } from '../projected.js';
 import { flush, prepareSchema, probe } from './readiness.js';
 import { createEngine, inTransaction, query, type Engine, type Session } from './session.js';
 import { postgresPresence } from './presence.js';
@@ -59,6 +61,8 @@ export async function createPostgresStore(pool: Pool, options: PostgresStoreOpti
     recordHandlerFailure: (failure) => recordHandlerFailure(db, failure),
     handlerFailures: (afterId, limit) => handlerFailures(db, afterId, limit),
     retryHandlerFailures: (ids) => retryHandlerFailures(engine, ids),
+    people: peopleReads(postgresSql(db)),
+    projected: projectedReads(postgresSql(db)),
     select: (sql, parameters) => select(db, sql, parameters),
     ...postgresPresence((text, values) => query(db, text, values)),
     setting: (key) => setting(db, key),

@@ -5,7 +5,7 @@ import { erasureInstants, REDACTED_REASONS_JSON, redactedBody, type PersonValues
 import { candidateLookup, erasureCounts, PHONE_DIGITS_SQL, reasonsOnceRedacted, rowsNaming, unprojected } from '../erasure-rows.js';
 import type { ErasureHookRow, ErasureHookSettlement, ErasureOutcome, ErasureRequest } from '../store.js';
 import { prepared, read, type SqliteConnection } from './connection.js';
-import { select } from './reads.js';
+import { sqliteSql } from './reads.js';
 
 /** The latest erasure of each of these candidates that has one (ms). */
 export function erasures(connection: SqliteConnection, candidateIds: readonly string[]): Map<string, number> {
@@ -59,7 +59,7 @@ export async function eraseCandidate(connection: SqliteConnection, request: Eras
   const projected = find(connection, request.match);
   const people = projected.length === 0 ? unprojected(request.match) : projected;
   if (people.length === 0) return { found: false };
-  const rows = await rowsNaming((sql, parameters) => select(connection, sql, parameters), people);
+  const rows = await rowsNaming(sqliteSql(connection), people);
   if (projected.length === 0 && rows.length === 0) return { found: false };
   for (const row of rows) redactRow(connection, row.inbox_id, redactedBody(row.raw), reasonsOnceRedacted(row));
   const outcome = erasureCounts(people, rows);

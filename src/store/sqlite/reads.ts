@@ -1,7 +1,8 @@
 // Reads of the inbox and of the projected tables. Each statement is prepared at its first use: a
 // read-only store (the CLI's inspect) prepares no write, and a query the caller never runs costs nothing.
+import type { EngineSql } from '../engine-sql.js';
 import type { InboxRow, InboxState } from '../store.js';
-import { prepared, type SqliteConnection } from './connection.js';
+import { prepared, read, type SqliteConnection } from './connection.js';
 import { INBOX_SELECT, inboxRow, type RawInboxRow } from './inbox.js';
 
 export function inboxRowById(connection: SqliteConnection, id: number): InboxRow | undefined {
@@ -44,4 +45,13 @@ export function select<T>(connection: SqliteConnection, sql: string, parameters:
   if (statement.reader) return statement.all(...parameters) as T[];
   statement.run(...parameters);
   return [];
+}
+
+/** Reads in this engine's SQL inside the caller's write transaction (synchronous), or, `queued`, as the store's reads are. */
+export function sqliteSql(connection: SqliteConnection, queued = false): EngineSql {
+  const rows = <T>(sql: string, parameters: readonly unknown[]) => prepared(connection, sql).all(...parameters) as T[];
+  return {
+    placeholder: () => '?',
+    rows: queued ? (sql, parameters) => read(connection, () => rows(sql, parameters)) : rows,
+  };
 }

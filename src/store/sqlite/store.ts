@@ -23,6 +23,8 @@ import * as reads from './reads.js';
 import { sqlitePresence } from './presence.js';
 import * as settings from './settings.js';
 import * as erasure from './erasure.js';
+import { peopleReads } from '../people.js';
+import { projectedReads } from '../projected.js';
 
 export interface SqliteStoreOptions {
   /** For logs: where the file is. */
@@ -90,6 +92,8 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
     handlerFailures: (afterId, limit) => read(connection, () => handlers.handlerFailures(connection, afterId, limit)),
     retryHandlerFailures: (ids) => inWrite((s) => handlers.retryHandlerFailures(s.handlers, ids)),
 
+    people: peopleReads(reads.sqliteSql(connection, true)),
+    projected: projectedReads(reads.sqliteSql(connection, true)),
     select: <T>(sql: string, parameters: readonly unknown[] = []) => read(connection, () => reads.select<T>(connection, sql, parameters)),
     setting: (key) => read(connection, () => settings.setting(connection, key)),
     settingOnce: (key, value) => inWrite((s) => settings.settingOnce(connection, s.settings, key, value)),

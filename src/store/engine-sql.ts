@@ -1,0 +1,14 @@
+// A read in an engine's own SQL, for the queries written once for both engines (src/store/people.ts,
+// src/store/projected.ts, src/store/erasure-rows.ts): each driver gets its own placeholders.
+
+export interface EngineSql {
+  /** The n-th placeholder (from 1) as the driver takes it: `?` for better-sqlite3, `$n` for pg. */
+  placeholder(n: number): string;
+  /** The rows of a read, in the caller's transaction or not; synchronous on SQLite inside one. */
+  rows<T>(sql: string, parameters: readonly unknown[]): T[] | Promise<T[]>;
+}
+
+/** `count` placeholders from the n-th on, comma-separated (a list for IN). */
+export function placeholders(sql: EngineSql, count: number, from = 1): string {
+  return Array.from({ length: count }, (_, i) => sql.placeholder(from + i)).join(', ');
+}

@@ -1,0 +1,60 @@
+// The reads of ports/people.ts, written once for both engines in their own placeholders.
+import type { PersonValues } from '../events/index.js';
+import { placeholders, type EngineSql } from './engine-sql.js';
+import { rowsNaming } from './erasure-rows.js';
+import type { ErasureRecord, ExportedResponse, PeopleReads } from './ports/people.js';
+
+const IDS_PER_READ = 200;
+
+export function peopleReads(sql: EngineSql): PeopleReads {
+  const $ = (n: number) => sql.placeholder(n);
+  const rows = async <T>(text: string, parameters: readonly unknown[] = []) => await sql.rows<T>(text, parameters);
+  const record = (r: ErasureRecord): ErasureRecord => ({ ...r, events_redacted: Number(r.events_redacted) });
+  return {
+    responses: async (candidateId) =>
+      (
+        await rows<ExportedResponse>(
+          `SELECT position, question, answer, score, explanation FROM interview_responses WHERE candidate_id = ${$(1)} ORDER BY position`,
+          [candidateId],
+        )
+      ).map((r) => ({ ...r, position: Number(r.position) })),
+    rowsNaming: (people: readonly PersonValues[]) => rowsNaming(sql, people),
+    erasuresOf: async (candidateId) =>
+      (
+        await rows<ErasureRecord>(
+          `SELECT candidate_id, erased_at, reason, events_redacted FROM erasures WHERE candidate_id = ${$(1)} ORDER BY erased_at`,
+          [candidateId],
+        )
+      ).map(record),
+    latestErasures: async (limit) =>
+      (
+        await rows<ErasureRecord>(
+          `SELECT candidate_id, erased_at, reason, events_redacted FROM erasures ORDER BY erasure_id DESC LIMIT ${$(1)}`,
+          [limit],
+        )
+      ).map(record),
+    async erasedAmong(candidateIds) {
+      const erased = new Set<string>();
+      for (let i = 0; i < candidateIds.length; i += IDS_PER_READ) {
+        const chunk = candidateIds.slice(i, i + IDS_PER_READ);
+        const found = await rows<{ candidate_id: string }>(
+          `SELECT DISTINCT candidate_id FROM erasures WHERE candidate_id IN (${placeholders(sql, chunk.length)})`,
+          chunk,
+        );
+        for (const row of found) erased.add(row.candidate_id);
+      }
+      return erased;
+    },
+    storedEventsOf: async (candidateId) =>
+      (
+        await rows<{ raw: Uint8Array; event_at: number | string | null }>(`SELECT raw, event_at FROM inbox WHERE handler_key = ${$(1)}`, [
+          `candidate:${candidateId}`,
+        ])
+      ).map((r) => ({ raw: r.raw, event_at: r.event_at === null ? null : Number(r.event_at) })),
+    candidateVersions: (afterId, limit) =>
+      rows<{ candidate_id: string; field_versions: string }>(
+        `SELECT candidate_id, field_versions FROM candidates WHERE candidate_id > ${$(1)} ORDER BY candidate_id LIMIT ${$(2)}`,
+        [afterId, limit],
+      ),
+  };
+}

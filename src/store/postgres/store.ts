@@ -9,6 +9,7 @@ import { handlerFailures, handlersDone, recordHandlerFailure, retryHandlerFailur
 import { appendDeliveries, appendSettled, knownIdentities } from './intake.js';
 import { lockRows, resetProjection, saveRows } from './projection.js';
 import { counts, hasPending, inboxRow, select } from './reads.js';
+import { postgresReadModel } from './read-model.js';
 import { flush, prepareSchema, probe } from './readiness.js';
 import { createEngine, inTransaction, query, type Engine, type Session } from './session.js';
 import { postgresPresence } from './presence.js';
@@ -60,6 +61,7 @@ export async function createPostgresStore(pool: Pool, options: PostgresStoreOpti
     handlerFailures: (afterId, limit) => handlerFailures(db, afterId, limit),
     retryHandlerFailures: (ids) => retryHandlerFailures(engine, ids),
     select: (sql, parameters) => select(db, sql, parameters),
+    readModel: postgresReadModel(db),
     ...postgresPresence((text, values) => query(db, text, values)),
     setting: (key) => setting(db, key),
     settingOnce: (key, value) => settingOnce(db, key, value),

@@ -20,6 +20,7 @@ import * as inbox from './inbox.js';
 import * as projection from './projection.js';
 import * as readiness from './readiness.js';
 import * as reads from './reads.js';
+import { sqliteReadModel } from './read-model.js';
 import { sqlitePresence } from './presence.js';
 import * as settings from './settings.js';
 import * as erasure from './erasure.js';
@@ -91,6 +92,7 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
     retryHandlerFailures: (ids) => inWrite((s) => handlers.retryHandlerFailures(s.handlers, ids)),
 
     select: <T>(sql: string, parameters: readonly unknown[] = []) => read(connection, () => reads.select<T>(connection, sql, parameters)),
+    readModel: sqliteReadModel(connection),
     setting: (key) => read(connection, () => settings.setting(connection, key)),
     settingOnce: (key, value) => inWrite((s) => settings.settingOnce(connection, s.settings, key, value)),
 

@@ -3,14 +3,7 @@
 // engine's dialect. The campaign and candidate filters read an accepted body's `data`, so a body
 // that is not JSON never breaks a listing.
 import type { Issue } from '../events/index.js';
-import type {
-  EventDetailRow,
-  EventSummaryRow,
-  HandlerFailureFilter,
-  HandlerFailureListRow,
-  InboxFilter,
-  ReadModel,
-} from '../store/ports/read-model.js';
+import type { EventDetailRow, EventSummaryRow, HandlerFailureFilter, InboxFilter, ReadModel } from '../store/ports/read-model.js';
 import type { InboxState, Store } from '../store/store.js';
 import { QueryParameterError } from './errors.js';
 
@@ -57,7 +50,6 @@ export interface EventDetail extends Omit<EventDetailRow, 'raw' | 'reasons'> {
 }
 
 export type { HandlerFailureFilter };
-export type HandlerFailure = HandlerFailureListRow;
 
 /** An ISO instant as the inbox stores it (UTC, milliseconds), or a QueryParameterError. */
 function instant(name: string, value: string): string {

@@ -25,7 +25,7 @@ export interface ReadDialect {
   minuteOf: string;
 }
 
-export interface Statement {
+interface Statement {
   text: string;
   values: unknown[];
 }

@@ -13,7 +13,7 @@ export interface CampaignStatsRow extends CampaignRow {
 }
 
 export type CandidateSort = 'date_desc' | 'date_asc' | 'score_desc' | 'score_asc';
-export type CandidateStatus = NonNullable<CandidateRow['status']>;
+type CandidateStatus = NonNullable<CandidateRow['status']>;
 
 /** One page of a campaign's candidates, filtered and sorted as the service lists them. */
 export interface CandidateListQuery {

@@ -1,8 +1,6 @@
 // Single rows of the projected state by key, on either engine: the store's projected reads.
 import type { Store } from '../store/store.js';
 
-export { CANDIDATE_SELECT } from '../store/tables.js';
-
 /** Reads single rows of the projected state by key, on either engine. */
 export function createRowReaders(store: Store) {
   const projected = store.projected;

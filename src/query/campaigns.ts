@@ -1,5 +1,6 @@
+import type { CampaignStatsRow } from '../store/ports/read-model.js';
 import type { Store } from '../store/store.js';
-import { CAMPAIGN_COLUMNS, type CampaignRow } from '../store/tables.js';
+import type { CampaignRow } from '../store/tables.js';
 
 /** Mirrors the service's `GET /campaigns/{id}/status` `stats`. */
 export interface CampaignStats {
@@ -11,36 +12,21 @@ export interface CampaignStats {
 
 export type CampaignWithStats = CampaignRow & { stats: CampaignStats };
 
-const SELECT = `
-  SELECT c.campaign_id, ${CAMPAIGN_COLUMNS.map((c) => `c.${c}`).join(', ')},
-         (SELECT COUNT(*) FROM candidates k WHERE k.campaign_id = c.campaign_id) AS total_candidates,
-         (SELECT COUNT(*) FROM candidates k WHERE k.campaign_id = c.campaign_id AND k.status = 'completed') AS interviews_completed,
-         (SELECT AVG(k.interview_score) FROM candidates k
-           WHERE k.campaign_id = c.campaign_id AND k.status = 'completed' AND k.interview_score IS NOT NULL) AS average_score
-  FROM campaigns c`;
-
-function withStats(row: Record<string, unknown>): CampaignWithStats {
+function withStats(row: CampaignStatsRow): CampaignWithStats {
   const { total_candidates, interviews_completed, average_score, ...campaign } = row;
-  return {
-    ...(campaign as unknown as CampaignRow),
-    stats: {
-      total_candidates: total_candidates as number,
-      interviews_completed: interviews_completed as number,
-      average_score: (average_score as number | null) ?? null,
-    },
-  };
+  return { ...campaign, stats: { total_candidates, interviews_completed, average_score: average_score ?? null } };
 }
 
 export function prepareCampaignQueries(store: Store) {
   return {
     /** A campaign with its stats; undefined when no event named it. */
     async getCampaign(campaignId: string): Promise<CampaignWithStats | undefined> {
-      const [row] = await store.select(`${SELECT} WHERE c.campaign_id = ?`, [campaignId]);
+      const row = await store.readModel.campaign(campaignId);
       return row === undefined ? undefined : withStats(row);
     },
     /** Every campaign with its stats, newest first (campaigns known only through candidates last). */
     async listCampaigns(): Promise<CampaignWithStats[]> {
-      return (await store.select(`${SELECT} ORDER BY c.created_at IS NULL, c.created_at DESC, c.campaign_id`)).map(withStats);
+      return (await store.readModel.campaigns()).map(withStats);
     },
   };
 }

@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { CANDIDATE_STATUSES } from '../events/index.js';
-import { CANDIDATE_SELECT, createRowReaders } from '../project/read.js';
-import { decodeCandidate, type CandidateRow, type InterviewResponse } from '../store/tables.js';
+import { createRowReaders } from '../project/read.js';
+import type { CandidateSort } from '../store/ports/read-model.js';
+import type { CandidateRow, InterviewResponse } from '../store/tables.js';
 import type { Store } from '../store/store.js';
 import { QueryParameterError } from './errors.js';
 
-export const CANDIDATE_SORTS = ['date_desc', 'date_asc', 'score_desc', 'score_asc'] as const;
+export const CANDIDATE_SORTS = ['date_desc', 'date_asc', 'score_desc', 'score_asc'] as const satisfies readonly CandidateSort[];
 export { CANDIDATE_STATUSES };
 
 // The service's list parameters; numbers may come as query-string text.
@@ -24,15 +25,6 @@ export interface CandidatePage {
   pagination: { total: number; page: number; per_page: number; total_pages: number };
 }
 
-// Date order uses interview_date, falling back to when the candidate was added (docs/projection.md 5).
-const DATE = 'COALESCE(interview_date, added_at)';
-const ORDER: Record<(typeof CANDIDATE_SORTS)[number], string> = {
-  date_desc: `${DATE} DESC NULLS LAST, candidate_id`,
-  date_asc: `${DATE} ASC NULLS LAST, candidate_id`,
-  score_desc: `interview_score DESC NULLS LAST, ${DATE} DESC NULLS LAST, candidate_id`,
-  score_asc: `interview_score ASC NULLS LAST, ${DATE} DESC NULLS LAST, candidate_id`,
-};
-
 export function prepareCandidateQueries(store: Store) {
   const rows = createRowReaders(store);
   return {
@@ -48,25 +40,16 @@ export function prepareCandidateQueries(store: Store) {
         throw new QueryParameterError(String(issue.path[0] ?? 'parameters'), issue.message);
       }
       const { page, per_page, sort, status, min_score } = parsed.data;
-      const where = ['campaign_id = ?'];
-      const values: unknown[] = [campaignId];
-      if (status !== undefined) {
-        where.push('status = ?');
-        values.push(status);
-      }
-      if (min_score !== undefined) {
-        where.push('interview_score >= ?');
-        values.push(min_score);
-      }
-      const filter = where.join(' AND ');
-      const [counted] = await store.select<{ total: number }>(`SELECT COUNT(*) AS total FROM candidates WHERE ${filter}`, values);
-      const total = counted!.total;
-      const found = await store.select(
-        `SELECT ${CANDIDATE_SELECT} FROM candidates WHERE ${filter} ORDER BY ${ORDER[sort]} LIMIT ? OFFSET ?`,
-        [...values, per_page, (page - 1) * per_page],
-      );
+      const { total, candidates } = await store.readModel.listCandidates({
+        campaignId,
+        status,
+        minScore: min_score,
+        sort,
+        limit: per_page,
+        offset: (page - 1) * per_page,
+      });
       return {
-        candidates: found.map(decodeCandidate),
+        candidates,
         pagination: { total, page, per_page, total_pages: Math.ceil(total / per_page) },
       };
     },

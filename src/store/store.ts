@@ -5,9 +5,11 @@ import type { Issue } from '../events/index.js';
 import type { Delivery, DeliveryVerdict } from '../receive/delivery.js';
 import type { PeopleReads } from './ports/people.js';
 import type { ProjectedReads } from './ports/projected.js';
+import type { InboxState } from './inbox-state.js';
+import type { ReadModel } from './ports/read-model.js';
 import type { CampaignRow, CandidateRow, CreditsRow, InterviewResponse } from './tables.js';
 
-export type InboxState = 'pending' | 'projected' | 'unknown' | 'dead';
+export type { InboxState } from './inbox-state.js';
 
 export type Appended = { inboxId: number; duplicate: false } | { inboxId: null; duplicate: true };
 
@@ -323,6 +325,8 @@ export interface Store {
 
   /** A read of the projected tables: `?` placeholders; rows with booleans, numbers and ISO text. */
   select<T = Record<string, unknown>>(sql: string, parameters?: readonly unknown[]): Promise<T[]>;
+  /** The reads of the console, the CLI and the queries: campaigns, candidate lists, the inbox. */
+  readonly readModel: ReadModel;
 
   /** A setting's value, or undefined. */
   setting(key: string): Promise<{ value: string; updated_at: string } | undefined>;

@@ -134,6 +134,21 @@ describe.each(ENGINES)('inbox queries of the console ($name)', (engine) => {
     expect(await inbox.countHandlerFailures({ handler: 'crm', kind: 'candidate.added' })).toMatchObject({ count: added });
     expect(await inbox.countHandlerFailures({ handler: 'other' })).toEqual({ count: 0, upTo: null });
   });
+
+  it('read the same whatever the store calls its location: the engine, not a log string, picks the SQL', async () => {
+    const store = await receiver.store();
+    // A wrapper store (the database option takes any Store) whose label names the other engine.
+    const renamed = prepareInboxQueries({
+      ...store,
+      location: engine.name === 'sqlite' ? 'postgres://elsewhere/db' : 'sqlite:./looks-like.db',
+    });
+    expect(await renamed.listEvents({ limit: 50, campaign: RK4 })).toEqual(await inbox.listEvents({ limit: 50, campaign: RK4 }));
+    expect(await renamed.listEvents({ limit: 50, candidate: ELOISE })).toEqual(await inbox.listEvents({ limit: 50, candidate: ELOISE }));
+    const now = Date.now();
+    const minutes = await renamed.eventsPerMinute(5, now);
+    expect(minutes).toEqual(await inbox.eventsPerMinute(5, now));
+    expect(minutes.reduce((sum, m) => sum + m.count, 0)).toBe((await inbox.countEvents()).count);
+  });
 });
 
 describe.each(ENGINES)('inbox queries on a body nested 100,000 levels ($name)', (engine) => {

@@ -11,6 +11,7 @@ import { lockRows, resetProjection, saveRows } from './projection.js';
 import { counts, hasPending, inboxRow, postgresSql, select } from './reads.js';
 import { peopleReads } from '../people.js';
 import { projectedReads } from '../projected.js';
+import { postgresReadModel } from './read-model.js';
 import { flush, prepareSchema, probe } from './readiness.js';
 import { createEngine, inTransaction, query, type Engine, type Session } from './session.js';
 import { postgresPresence } from './presence.js';
@@ -64,6 +65,7 @@ export async function createPostgresStore(pool: Pool, options: PostgresStoreOpti
     people: peopleReads(postgresSql(db)),
     projected: projectedReads(postgresSql(db)),
     select: (sql, parameters) => select(db, sql, parameters),
+    readModel: postgresReadModel(db),
     ...postgresPresence((text, values) => query(db, text, values)),
     setting: (key) => setting(db, key),
     settingOnce: (key, value) => settingOnce(db, key, value),

@@ -20,6 +20,7 @@ import * as inbox from './inbox.js';
 import * as projection from './projection.js';
 import * as readiness from './readiness.js';
 import * as reads from './reads.js';
+import { sqliteReadModel } from './read-model.js';
 import { sqlitePresence } from './presence.js';
 import * as settings from './settings.js';
 import * as erasure from './erasure.js';
@@ -95,6 +96,7 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
     people: peopleReads(reads.sqliteSql(connection, true)),
     projected: projectedReads(reads.sqliteSql(connection, true)),
     select: <T>(sql: string, parameters: readonly unknown[] = []) => read(connection, () => reads.select<T>(connection, sql, parameters)),
+    readModel: sqliteReadModel(connection),
     setting: (key) => read(connection, () => settings.setting(connection, key)),
     settingOnce: (key, value) => inWrite((s) => settings.settingOnce(connection, s.settings, key, value)),
 

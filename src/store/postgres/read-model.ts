@@ -1,0 +1,31 @@
+// The read model on PostgreSQL: the shared SQL (../read-model-sql.ts) in PostgreSQL's dialect, on
+// the pool.
+import type { QueryResultRow } from 'pg';
+import type { ReadModel } from '../ports/read-model.js';
+import { createReadModel, type ReadDialect } from '../read-model-sql.js';
+import { query, type Session } from './session.js';
+
+/**
+ * A member of `data` in an accepted body, as text (null for other rows). PostgreSQL cannot hold a
+ * NUL in text, and its JSON parser runs out of stack on deep nesting (valid JSON the intake
+ * accepts): either would fail the whole listing, so such a body (a NUL escape, or 1,000 brackets
+ * and more) gives null, not filterable, instead.
+ */
+const dataField = (field: 'campaign_id' | 'candidate_id') =>
+  `CASE WHEN verdict = 'accepted' AND strpos(convert_from(raw, 'UTF8'), '\\u0000') = 0
+     AND length(convert_from(raw, 'UTF8')) - length(translate(convert_from(raw, 'UTF8'), '[{', '')) < 1000
+   THEN (convert_from(raw, 'UTF8')::json -> 'data' ->> '${field}') END`;
+
+const POSTGRES: ReadDialect = {
+  placeholder: (n) => `$${n}`,
+  campaignOf: dataField('campaign_id'),
+  candidateOf: dataField('candidate_id'),
+  minuteOf: `to_char(received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI')`,
+};
+
+export function postgresReadModel(db: Session): ReadModel {
+  return createReadModel(
+    POSTGRES,
+    async <R>({ text, values }: { text: string; values: unknown[] }) => (await query<QueryResultRow>(db, text, values)) as R[],
+  );
+}

@@ -1,0 +1,228 @@
+// The read model's SQL where both engines read it alike, written once. What differs (placeholders,
+// reading an id out of a JSON body, the minute of a timestamp) each engine's read-model.ts gives
+// as a `ReadDialect`; this file never asks which engine it runs on.
+import type {
+  CampaignStatsRow,
+  CandidateListQuery,
+  CandidateSort,
+  EventDetailRow,
+  EventSummaryRow,
+  HandlerFailureFilter,
+  HandlerFailureListRow,
+  InboxFilter,
+  MatchCount,
+  ReadModel,
+} from './ports/read-model.js';
+import { CAMPAIGN_COLUMNS, CANDIDATE_COLUMNS, decodeCandidate } from './tables.js';
+
+export interface ReadDialect {
+  /** The driver's placeholder for the `n`th parameter (from 1): `?` for better-sqlite3, `$n` for pg. */
+  placeholder(n: number): string;
+  /** SQL giving `data.campaign_id` / `data.candidate_id` of an accepted inbox body as text, else null. */
+  campaignOf: string;
+  candidateOf: string;
+  /** SQL giving `received_at` as its UTC minute, `YYYY-MM-DDTHH:MM`. */
+  minuteOf: string;
+}
+
+interface Statement {
+  text: string;
+  values: unknown[];
+}
+
+/** Runs a read on the engine; rows with booleans, numbers and ISO text. */
+export type RunRead = <R>(statement: Statement) => Promise<R[]>;
+
+/** A statement's parameters as they are bound, each named by the dialect's placeholder. */
+class Parameters {
+  readonly values: unknown[] = [];
+  constructor(private readonly dialect: ReadDialect) {}
+  bind(value: unknown): string {
+    this.values.push(value);
+    return this.dialect.placeholder(this.values.length);
+  }
+  statement(text: string): Statement {
+    return { text, values: this.values };
+  }
+}
+
+const CAMPAIGN_SELECT = `
+  SELECT c.campaign_id, ${CAMPAIGN_COLUMNS.map((c) => `c.${c}`).join(', ')},
+         (SELECT COUNT(*) FROM candidates k WHERE k.campaign_id = c.campaign_id) AS total_candidates,
+         (SELECT COUNT(*) FROM candidates k WHERE k.campaign_id = c.campaign_id AND k.status = 'completed') AS interviews_completed,
+         (SELECT AVG(k.interview_score) FROM candidates k
+           WHERE k.campaign_id = c.campaign_id AND k.status = 'completed' AND k.interview_score IS NOT NULL) AS average_score
+  FROM campaigns c`;
+
+// Date order uses interview_date, falling back to when the candidate was added (docs/projection.md 5).
+const DATE = 'COALESCE(interview_date, added_at)';
+const CANDIDATE_ORDER: Record<CandidateSort, string> = {
+  date_desc: `${DATE} DESC NULLS LAST, candidate_id`,
+  date_asc: `${DATE} ASC NULLS LAST, candidate_id`,
+  score_desc: `interview_score DESC NULLS LAST, ${DATE} DESC NULLS LAST, candidate_id`,
+  score_asc: `interview_score ASC NULLS LAST, ${DATE} DESC NULLS LAST, candidate_id`,
+};
+
+function candidateWhere(p: Parameters, query: CandidateListQuery): string {
+  const where = [`campaign_id = ${p.bind(query.campaignId)}`];
+  if (query.status !== undefined) where.push(`status = ${p.bind(query.status)}`);
+  if (query.minScore !== undefined) where.push(`interview_score >= ${p.bind(query.minScore)}`);
+  return where.join(' AND ');
+}
+
+/** The WHERE clause of an inbox filter. */
+function eventWhere(p: Parameters, d: ReadDialect, filter: InboxFilter): string[] {
+  const clauses: string[] = [];
+  if (filter.kind !== undefined) clauses.push(`kind = ${p.bind(filter.kind)}`);
+  if (filter.states !== undefined && filter.states.length > 0) clauses.push(`state IN (${filter.states.map((s) => p.bind(s)).join(', ')})`);
+  if (filter.campaign !== undefined) clauses.push(`${d.campaignOf} = ${p.bind(filter.campaign)}`);
+  if (filter.candidate !== undefined) {
+    // The handler key (migration 006) names the candidate without reading the body; rows
+    // stored before it have none, and are read as JSON.
+    const key = p.bind(`candidate:${filter.candidate}`);
+    clauses.push(`(handler_key = ${key} OR (handler_key IS NULL AND ${d.candidateOf} = ${p.bind(filter.candidate)}))`);
+  }
+  if (filter.from !== undefined) clauses.push(`received_at >= ${p.bind(filter.from)}`);
+  if (filter.to !== undefined) clauses.push(`received_at < ${p.bind(filter.to)}`);
+  if (filter.verdict !== undefined) clauses.push(`verdict = ${p.bind(filter.verdict)}`);
+  if (filter.upTo !== undefined) clauses.push(`inbox_id <= ${p.bind(filter.upTo)}`);
+  return clauses;
+}
+
+function failureWhere(p: Parameters, filter: HandlerFailureFilter): string {
+  const clauses: string[] = [];
+  if (filter.handler !== undefined) clauses.push(`f.handler = ${p.bind(filter.handler)}`);
+  if (filter.kind !== undefined) clauses.push(`i.kind = ${p.bind(filter.kind)}`);
+  if (filter.upTo !== undefined) clauses.push(`f.failure_id <= ${p.bind(filter.upTo)}`);
+  return all(clauses);
+}
+
+const all = (clauses: readonly string[]): string => (clauses.length === 0 ? 'TRUE' : clauses.join(' AND '));
+
+function matchCount(row: { count: number; up_to: number | null } | undefined): MatchCount {
+  return { count: Number(row!.count), upTo: row!.up_to === null ? null : Number(row!.up_to) };
+}
+
+/** The read model on an engine: its dialect, and how it runs a read. */
+export function createReadModel(dialect: ReadDialect, run: RunRead): ReadModel {
+  return { ...projectedReads(dialect, run), ...inboxReads(dialect, run), ...failureReads(dialect, run) };
+}
+
+function projectedReads(dialect: ReadDialect, run: RunRead): Pick<ReadModel, 'campaign' | 'campaigns' | 'listCandidates'> {
+  return {
+    async campaign(campaignId) {
+      const p = new Parameters(dialect);
+      const [row] = await run<CampaignStatsRow>(p.statement(`${CAMPAIGN_SELECT} WHERE c.campaign_id = ${p.bind(campaignId)}`));
+      return row;
+    },
+    campaigns: () =>
+      run<CampaignStatsRow>({ text: `${CAMPAIGN_SELECT} ORDER BY c.created_at IS NULL, c.created_at DESC, c.campaign_id`, values: [] }),
+    async listCandidates(query) {
+      const counting = new Parameters(dialect);
+      const [counted] = await run<{ total: number }>(
+        counting.statement(`SELECT COUNT(*) AS total FROM candidates WHERE ${candidateWhere(counting, query)}`),
+      );
+      const p = new Parameters(dialect);
+      const where = candidateWhere(p, query);
+      const found = await run<Record<string, unknown>>(
+        p.statement(
+          `SELECT candidate_id, ${CANDIDATE_COLUMNS.join(', ')} FROM candidates WHERE ${where}
+           ORDER BY ${CANDIDATE_ORDER[query.sort]} LIMIT ${p.bind(query.limit)} OFFSET ${p.bind(query.offset)}`,
+        ),
+      );
+      return { total: Number(counted!.total), candidates: found.map(decodeCandidate) };
+    },
+  };
+}
+
+type InboxReads = 'listEvents' | 'countEvents' | 'eventIds' | 'event' | 'eventsPerMinute' | 'oldestPending' | 'kinds';
+
+function inboxReads(d: ReadDialect, run: RunRead): Pick<ReadModel, InboxReads> {
+  return {
+    listEvents(filter, page) {
+      const p = new Parameters(d);
+      const where = eventWhere(p, d, filter);
+      if (page.before !== undefined) where.push(`inbox_id < ${p.bind(page.before)}`);
+      return run<EventSummaryRow>(
+        p.statement(
+          `SELECT inbox_id, received_at, kind, state, verdict, attempts, processed_at, reasons, ${d.campaignOf} AS campaign_id, ${d.candidateOf} AS candidate_id
+           FROM inbox WHERE ${all(where)} ORDER BY inbox_id DESC LIMIT ${p.bind(page.limit)}`,
+        ),
+      );
+    },
+    async countEvents(filter) {
+      const p = new Parameters(d);
+      const where = all(eventWhere(p, d, filter));
+      const [row] = await run<{ count: number; up_to: number | null }>(
+        p.statement(`SELECT COUNT(*) AS count, MAX(inbox_id) AS up_to FROM inbox WHERE ${where}`),
+      );
+      return matchCount(row);
+    },
+    async eventIds(filter, limit) {
+      const p = new Parameters(d);
+      const where = all(eventWhere(p, d, filter));
+      const rows = await run<{ inbox_id: number }>(
+        p.statement(`SELECT inbox_id FROM inbox WHERE ${where} ORDER BY inbox_id LIMIT ${p.bind(limit)}`),
+      );
+      return rows.map((r) => Number(r.inbox_id));
+    },
+    async event(inboxId) {
+      const p = new Parameters(d);
+      const [row] = await run<EventDetailRow>(
+        p.statement(
+          `SELECT inbox_id, received_at, kind, state, verdict, attempts, processed_at, raw, identity, secret_id, reasons FROM inbox WHERE inbox_id = ${p.bind(inboxId)}`,
+        ),
+      );
+      return row;
+    },
+    async eventsPerMinute(since) {
+      const p = new Parameters(d);
+      const rows = await run<{ minute: string; count: number }>(
+        p.statement(
+          `SELECT ${d.minuteOf} AS minute, COUNT(*) AS count FROM inbox WHERE received_at >= ${p.bind(since)} GROUP BY ${d.minuteOf}`,
+        ),
+      );
+      return rows.map((r) => ({ minute: r.minute, count: Number(r.count) }));
+    },
+    async oldestPending() {
+      const [row] = await run<{ oldest: string | null }>({
+        text: `SELECT MIN(received_at) AS oldest FROM inbox WHERE state = 'pending'`,
+        values: [],
+      });
+      return row?.oldest ?? null;
+    },
+    async kinds() {
+      const rows = await run<{ kind: string }>({
+        text: 'SELECT DISTINCT kind FROM inbox WHERE kind IS NOT NULL ORDER BY kind',
+        values: [],
+      });
+      return rows.map((r) => r.kind);
+    },
+  };
+}
+
+function failureReads(d: ReadDialect, run: RunRead): Pick<ReadModel, 'handlerFailures' | 'countHandlerFailures'> {
+  return {
+    async handlerFailures(filter, limit) {
+      const p = new Parameters(d);
+      const where = failureWhere(p, filter);
+      const rows = await run<HandlerFailureListRow>(
+        p.statement(
+          `SELECT f.failure_id, f.inbox_id, i.kind, f.handler, f.error, f.attempts, f.failed_at
+           FROM handler_failures f JOIN inbox i ON i.inbox_id = f.inbox_id WHERE ${where} ORDER BY f.failure_id DESC LIMIT ${p.bind(limit)}`,
+        ),
+      );
+      return rows.map((r) => ({ ...r, failure_id: Number(r.failure_id), inbox_id: Number(r.inbox_id) }));
+    },
+    async countHandlerFailures(filter) {
+      const p = new Parameters(d);
+      const where = failureWhere(p, filter);
+      const [row] = await run<{ count: number; up_to: number | null }>(
+        p.statement(
+          `SELECT COUNT(*) AS count, MAX(f.failure_id) AS up_to FROM handler_failures f JOIN inbox i ON i.inbox_id = f.inbox_id WHERE ${where}`,
+        ),
+      );
+      return matchCount(row);
+    },
+  };
+}

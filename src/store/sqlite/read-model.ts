@@ -1,0 +1,23 @@
+// The read model on SQLite: the shared SQL (../read-model-sql.ts) in SQLite's dialect, each read
+// run after the write in progress, on the one connection.
+import type { ReadModel } from '../ports/read-model.js';
+import { createReadModel, type ReadDialect } from '../read-model-sql.js';
+import { prepared, read, type SqliteConnection } from './connection.js';
+
+/** A member of `data` in an accepted body, as text; null for other rows or a body that is not JSON. */
+const dataField = (field: 'campaign_id' | 'candidate_id') =>
+  `CASE WHEN verdict = 'accepted' AND json_valid(CAST(raw AS TEXT)) THEN CAST(json_extract(CAST(raw AS TEXT), '$.data.${field}') AS TEXT) END`;
+
+const SQLITE: ReadDialect = {
+  placeholder: () => '?',
+  campaignOf: dataField('campaign_id'),
+  candidateOf: dataField('candidate_id'),
+  // received_at is stored as ISO text: its first 16 characters are the minute.
+  minuteOf: 'substr(received_at, 1, 16)',
+};
+
+export function sqliteReadModel(connection: SqliteConnection): ReadModel {
+  return createReadModel(SQLITE, <R>({ text, values }: { text: string; values: unknown[] }) =>
+    read(connection, () => prepared(connection, text).all(...values) as R[]),
+  );
+}

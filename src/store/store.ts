@@ -144,7 +144,7 @@ interface IntakeTx {
 }
 
 /** Claims of pending inbox rows and their settlement, in the transaction that projects them. */
-interface ClaimsTx {
+export interface ClaimsTx {
   /**
    * Takes up to `limit` pending rows, oldest first, locked for this transaction: another process
    * skips them, and they are pending again if this one dies before committing.
@@ -168,7 +168,7 @@ interface ClaimsTx {
 }
 
 /** The projected rows a batch reads, locked, and writes back (src/project/batch.ts). */
-interface ProjectionWritesTx {
+export interface ProjectionWritesTx {
   /** Locks and reads the rows of these keys; keys with no row yet come back as empty `absent` rows. */
   lockRows(keys: RowKeys): Promise<StoredRows>;
   saveRows(writes: RowWrites): Promise<void>;
@@ -294,7 +294,7 @@ export interface ReceiverRow {
 export type ReadinessProbe = { ok: true } | { ok: false; reason: string };
 
 /** Runs write transactions that can do `Tx`'s work (a `Store` runs them with all of `WriteTx`). */
-interface Transactions<Tx extends object> {
+export interface Transactions<Tx extends object> {
   /** Runs `work` in one write transaction, committed when it resolves, rolled back when it throws. */
   write<T>(work: (tx: Tx) => Promise<T>, options?: WriteOptions): Promise<T>;
 }
@@ -310,7 +310,7 @@ interface IntakePort {
   append(deliveries: readonly Delivery[]): Promise<Appended[]>;
 }
 
-interface InboxPort {
+export interface InboxPort {
   inboxRow(inboxId: number): Promise<InboxRow | undefined>;
   counts(): Promise<Record<InboxState, number> & { handler_failures: number }>;
   /** Whether any row is pending (after a crash, or written by another process). */
@@ -318,7 +318,7 @@ interface InboxPort {
 }
 
 /** Rows set aside and handler failures, listed and put back to work (src/dispatch/dead-letters.ts). */
-interface DeadLettersPort {
+export interface DeadLettersPort {
   /** Unknown and dead rows, by inbox id. */
   setAside(afterId: number, limit: number): Promise<InboxRow[]>;
   /** Puts unknown or dead envelopes back to pending; bodies that are not envelopes stay dead. */
@@ -329,7 +329,7 @@ interface DeadLettersPort {
 }
 
 /** The handler pump's leases on rows whose handlers are due (src/dispatch/handler-pump.ts). */
-interface HandlerClaimsPort {
+export interface HandlerClaimsPort {
   /**
    * Handler work: rows whose handlers are due and that come first for their handler key (no
    * earlier row of the key is still pending projection or has handlers due: so one key's handlers
@@ -378,7 +378,7 @@ interface ErasurePort {
 }
 
 /** Wake-ups between processes that share the store. */
-interface WorkSignals {
+export interface WorkSignals {
   /**
    * Calls `listener` when another process stored or requeued work (PostgreSQL: LISTEN/NOTIFY).
    * Engines that have no other writers never call it. Returns the unsubscribe function.

@@ -182,7 +182,7 @@ interface SettingsTx {
 }
 
 /** Erasure and retention, and the claims of the onErase hooks erasures owe. */
-interface ErasureTx {
+export interface ErasureTx {
   /**
    * Erases a person: each candidate the request finds has its projected row and interview
    * responses deleted and an `erasures` row added; every stored row naming them (src/store/erasure-rows.ts)
@@ -300,7 +300,7 @@ export interface Transactions<Tx extends object> {
 }
 
 /** What the intake's group commit (src/store/group-commit.ts) writes with. */
-interface IntakePort {
+export interface IntakePort {
   /** How many write transactions can usefully run at once (1 where the engine has one writer). */
   readonly writeConcurrency: number;
   /**
@@ -346,7 +346,7 @@ export interface HandlerClaimsPort {
   recordHandlerFailure(failure: Omit<HandlerFailureRow, 'failure_id'>): Promise<void>;
 }
 
-interface SettingsPort {
+export interface SettingsPort {
   /** A setting's value, or undefined. */
   setting(key: string): Promise<{ value: string; updated_at: string } | undefined>;
   /** Stores the value unless the key has one; returns the stored value (ours, or one set first elsewhere). */
@@ -354,7 +354,7 @@ interface SettingsPort {
 }
 
 /** The receivers' heartbeat rows (src/store/presence.ts). */
-interface PresencePort {
+export interface PresencePort {
   /**
    * Records that this receiver is alive now (its row inserted, or its beat refreshed). Never waits
    * for another connection's lock: a beat that cannot be written now fails, and the next one retries.

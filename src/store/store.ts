@@ -398,6 +398,11 @@ interface Lifecycle {
   close(): Promise<void>;
 }
 
+/**
+ * The store `openStore` opens, which the receiver, `createQueries`, `rebuild`, `eraseCandidate` and
+ * the other functions of the API take. Only the engines of this package implement it: its members
+ * change with the pipeline, and a store of your own is not supported.
+ */
 export interface Store
   extends
     Transactions<WriteTx>,

@@ -2,7 +2,7 @@
 // the database, so that its handlers run for them as for webhooks; or, when none runs (or with
 // --project-here), this process, as for an offline database.
 import { MISSED_BEATS, receiversOn } from '../store/presence.js';
-import type { ReceiverRow, Store } from '../store/store.js';
+import type { PresencePort, ReceiverRow } from '../store/store.js';
 import { flag } from './options.js';
 
 /** The option of the commands that hand their events to a running receiver. */
@@ -31,7 +31,7 @@ export function ownerJson(owner: ReceiverRow | undefined): { receiver_id: string
 }
 
 /** Which process projects: the most recently seen running receiver, unless `projectHere`. */
-export async function ownershipOf(store: Store, projectHere: boolean): Promise<Ownership> {
+export async function ownershipOf(store: Pick<PresencePort, 'receivers'>, projectHere: boolean): Promise<Ownership> {
   const { running, gone } = await receiversOn(store);
   const live = running[0];
   if (projectHere) {

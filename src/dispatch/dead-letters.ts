@@ -1,5 +1,5 @@
 import type { Issue } from '../events/index.js';
-import type { HandlerFailureRow, Store } from '../store/store.js';
+import type { DeadLettersPort, HandlerFailureRow } from '../store/store.js';
 
 /** An event set aside: of a kind this version does not know, or whose data did not validate. */
 export interface EventDeadLetter {
@@ -20,7 +20,7 @@ export type HandlerDeadLetter = { type: 'handler' } & HandlerFailureRow;
 export type DeadLetter = EventDeadLetter | HandlerDeadLetter;
 
 /** Lists and reprocesses what was set aside, after an upgrade or a fix. */
-export function prepareDeadLetters(store: Store, wake: () => void) {
+export function prepareDeadLetters(store: DeadLettersPort, wake: () => void) {
   async function events(limit: number): Promise<EventDeadLetter[]> {
     return (await store.setAside(0, limit)).map((row) => ({
       type: 'event',

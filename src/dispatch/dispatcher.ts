@@ -1,19 +1,25 @@
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
-import type { Store } from '../store/store.js';
-import { createHandlerPump, type HandlerPump } from './handler-pump.js';
+import type { InboxPort, WorkSignals } from '../store/store.js';
+import { createHandlerPump, type HandlerPump, type HandlerPumpContext } from './handler-pump.js';
 import type { HandlerRegistry } from './handlers.js';
 import { dispatchSettings, type DispatcherOptions, type DispatchObserver } from './options.js';
-import { createProjectionLoop, type ProjectionLoop } from './projection-loop.js';
+import { createProjectionLoop, type ProjectionLoop, type ProjectionLoopContext } from './projection-loop.js';
 import type { Tracing } from '../tracing/otel.js';
 import { withDeadline } from '../deadline.js';
 
 export { HandlerTimeoutError } from './handler-calls.js';
 export type { DispatcherOptions } from './options.js';
 
+/** What the dispatcher's two parts use, and the wake-ups and pending check that drive them. */
+type DispatchStore = ProjectionLoopContext['store'] &
+  HandlerPumpContext['store'] &
+  Pick<InboxPort, 'hasPending'> &
+  Pick<WorkSignals, 'onWork'>;
+
 export interface DispatcherContext {
-  store: Store;
+  store: DispatchStore;
   observer?: DispatchObserver;
   handlers: HandlerRegistry;
   logger: Pick<Logger, 'warn' | 'error'>;
@@ -100,7 +106,12 @@ export function createDispatcher(context: DispatcherContext, options: Dispatcher
 }
 
 /** Until every stored event is processed and every due handler call has finished (or the stop). */
-async function drainAll(projection: ProjectionLoop, handlers: HandlerPump, store: Store, stopping: AbortSignal): Promise<void> {
+async function drainAll(
+  projection: ProjectionLoop,
+  handlers: HandlerPump,
+  store: Pick<InboxPort, 'hasPending'>,
+  stopping: AbortSignal,
+): Promise<void> {
   for (;;) {
     await projection.onIdle();
     if (stopping.aborted) return;

@@ -3,7 +3,7 @@
 import type { Logger } from 'pino';
 import { KIND_SUBJECTS, type WebhookEvent } from '../events/index.js';
 import type { RowReaders } from '../project/read.js';
-import type { Store } from '../store/store.js';
+import type { HandlerClaimsPort } from '../store/store.js';
 import type { HandlerCalls } from './handler-calls.js';
 import { callWithRetries } from './handler-retries.js';
 import type { HandlerContext, HandlerRegistry } from './handlers.js';
@@ -12,7 +12,7 @@ import type { Tracing } from '../tracing/otel.js';
 import { handlerCallTraced } from '../tracing/dispatch-spans.js';
 
 export interface EventHandlersContext {
-  store: Pick<Store, 'recordHandlerFailure'>;
+  store: Pick<HandlerClaimsPort, 'recordHandlerFailure'>;
   handlers: Pick<HandlerRegistry, 'for'>;
   rows: RowReaders;
   calls: Pick<HandlerCalls, 'callOnce'>;

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { readEnvelope } from '../events/index.js';
 import { readStored } from '../project/batch.js';
 import { createRowReaders } from '../project/read.js';
-import { describeStorageError, type InboxRow, type Store } from '../store/store.js';
+import { describeStorageError, type HandlerClaimsPort, type InboxRow } from '../store/store.js';
 import { createHandlerCalls, type HandlerCalls } from './handler-calls.js';
 import { callHandlers, type EventHandlersContext } from './event-handlers.js';
 import type { Tracing } from '../tracing/otel.js';
@@ -15,7 +15,8 @@ import type { HandlerRegistry } from './handlers.js';
 import type { DispatchObserver, DispatchSettings } from './options.js';
 
 export interface HandlerPumpContext {
-  store: Store;
+  /** Its leases, and what the handlers' context reads rows with. */
+  store: HandlerClaimsPort & Parameters<typeof createRowReaders>[0];
   handlers: HandlerRegistry;
   logger: Pick<Logger, 'warn' | 'error'>;
   observer?: DispatchObserver | undefined;

@@ -6,14 +6,24 @@ import type { Logger } from 'pino';
 import { readEnvelope, type Issue } from '../events/index.js';
 import { projectBatch, type Processed } from '../project/batch.js';
 import { settlementsOf } from '../project/settlement.js';
-import { describeStorageError, StoreUnavailableError, type InboxRow, type Store, type WriteTx } from '../store/store.js';
+import {
+  describeStorageError,
+  StoreUnavailableError,
+  type ClaimsTx,
+  type InboxRow,
+  type ProjectionWritesTx,
+  type Transactions,
+} from '../store/store.js';
 import type { HandlerRegistry } from './handlers.js';
 import type { DispatchObserver } from './options.js';
 import type { Tracing } from '../tracing/otel.js';
 import { recordProjection } from '../tracing/dispatch-spans.js';
 
+/** The part of a write transaction a projection batch uses: claims, then the projected rows. */
+type ProjectionTx = ClaimsTx & ProjectionWritesTx;
+
 export interface ProjectionLoopContext {
-  store: Store;
+  store: Transactions<ProjectionTx>;
   /** Which kinds have handlers: their projected events are settled with handlers due. */
   handlers: Pick<HandlerRegistry, 'for'>;
   logger: Pick<Logger, 'warn'>;
@@ -47,7 +57,7 @@ interface Batches {
 /** Settles claimed rows as they were processed, in the caller's transaction. */
 async function settleClaimed(
   loop: ProjectionLoopContext,
-  tx: WriteTx,
+  tx: ClaimsTx,
   rows: readonly InboxRow[],
   processed: readonly Processed[],
 ): Promise<Outcome[]> {
@@ -56,7 +66,7 @@ async function settleClaimed(
   return rows.map((row, i) => ({ row, processed: processed[i]!, handlers: settlements[i]!.handlers }));
 }
 
-async function projectClaimed(loop: ProjectionLoopContext, tx: WriteTx, claimed: readonly InboxRow[]): Promise<Outcome[]> {
+async function projectClaimed(loop: ProjectionLoopContext, tx: ProjectionTx, claimed: readonly InboxRow[]): Promise<Outcome[]> {
   if (claimed.length === 0) return [];
   const processed = await projectBatch(
     tx,

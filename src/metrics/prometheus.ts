@@ -5,7 +5,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { isEventKind } from '../events/index.js';
 import { prepareInboxQueries } from '../query/inbox.js';
-import type { Store } from '../store/store.js';
+import type { InboxPort } from '../store/store.js';
 import { withDeadline } from '../deadline.js';
 
 const PREFIX = 'prequal_hooks_';
@@ -87,8 +87,11 @@ function countedSeries(own: Registry) {
   return { requests, ack, events, lag, handlerCalls, erasures, redacted };
 }
 
+/** What the gauges read: the inbox's counts, and the oldest pending row through the inbox queries. */
+type GaugedStore = Pick<InboxPort, 'counts'> & Parameters<typeof prepareInboxQueries>[0];
+
 /** The series read from the store at scrape time. */
-function storeGauges(own: Registry, store: () => Store | undefined): void {
+function storeGauges(own: Registry, store: () => GaugedStore | undefined): void {
   new Gauge({
     name: `${PREFIX}inbox_rows`,
     help: 'Inbox rows by state (pending is the backlog), and handler failures.',
@@ -101,7 +104,7 @@ function storeGauges(own: Registry, store: () => Store | undefined): void {
       if (counts) for (const [state, n] of Object.entries(counts)) this.set({ state }, n);
     },
   });
-  let inbox: { store: Store; queries: ReturnType<typeof prepareInboxQueries> } | undefined;
+  let inbox: { store: GaugedStore; queries: ReturnType<typeof prepareInboxQueries> } | undefined;
   new Gauge({
     name: `${PREFIX}backlog_age_seconds`,
     help: 'Age of the oldest pending inbox row (stored, not yet projected); 0 when none is pending, NaN when the store did not answer.',
@@ -138,7 +141,7 @@ function bufferedGauge(own: Registry, bufferedBytes: () => number): void {
   });
 }
 
-export function createMetrics(store: () => Store | undefined, bufferedBytes: () => number = () => 0) {
+export function createMetrics(store: () => GaugedStore | undefined, bufferedBytes: () => number = () => 0) {
   processDefaults ??= processDefaultMetrics();
   const own = new Registry();
   const { requests, ack, events, lag, handlerCalls, erasures, redacted } = countedSeries(own);

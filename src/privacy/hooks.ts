@@ -8,7 +8,7 @@
 import type { Logger } from 'pino';
 import { createHandlerCalls, type HandlerCalls } from '../dispatch/handler-calls.js';
 import { callWithRetries } from '../dispatch/handler-retries.js';
-import type { ErasureHookRow, Store } from '../store/store.js';
+import type { ErasureHookRow, ErasureTx, Transactions } from '../store/store.js';
 
 /** What an onErase hook is told: identifiers and the operator's reason, never an erased value. */
 export interface ErasedCandidate {
@@ -32,7 +32,7 @@ export type EraseHook = (erasure: ErasedCandidate, context: EraseHookContext) =>
 
 export interface ErasureHookOptions {
   /** The store once open (hooks can be registered before). */
-  store: () => Store | undefined;
+  store: () => Transactions<ErasureTx> | undefined;
   logger: Pick<Logger, 'error' | 'warn'>;
   /** Calls of a failing hook in one round. */
   attempts: number;
@@ -106,7 +106,7 @@ async function callAll(rounds: Rounds, erasure: ErasureHookRow): Promise<{ hook:
 }
 
 /** One round for one erasure, and what it leaves owed. */
-async function settle(rounds: Rounds, store: Store, erasure: ErasureHookRow): Promise<void> {
+async function settle(rounds: Rounds, store: Transactions<ErasureTx>, erasure: ErasureHookRow): Promise<void> {
   const { options } = rounds;
   const failure = await callAll(rounds, erasure);
   if (failure === undefined) {

@@ -12,7 +12,7 @@ import {
   type Issue,
   type WebhookEvent,
 } from '../events/index.js';
-import type { RowKeys, RowWrites, StoredRow, StoredRows, WriteTx } from '../store/store.js';
+import type { ProjectionWritesTx, RowKeys, RowWrites, StoredRow, StoredRows } from '../store/store.js';
 import type { CampaignRow, CandidateRow, CreditsRow } from '../store/tables.js';
 import { effectsOf } from './effects.js';
 import { emptyState, foldAnyOrder, type ProjectableEvent, type ProjectedState, type Versioned } from './fold.js';
@@ -135,10 +135,7 @@ export function keptRedacted(p: Processed, storedReasons: string | null | undefi
  * (created empty when new), folds the events into them in memory, writes each changed row once.
  * The caller settles the inbox rows in the same transaction, so both commit together.
  */
-export async function projectBatch(
-  tx: Pick<WriteTx, 'lockRows' | 'saveRows' | 'erasures'>,
-  bodies: ReadonlyArray<StoredBody>,
-): Promise<Processed[]> {
+export async function projectBatch(tx: ProjectionWritesTx, bodies: ReadonlyArray<StoredBody>): Promise<Processed[]> {
   const readings = bodies.map((body) => body.reading ?? readEnvelope(body.raw));
   const processed = bodies.map((body, i) => readStored(body.raw, readings[i]));
   // The tombstones first: an event that must change nothing names no row to lock (PostgreSQL
@@ -176,7 +173,7 @@ export function campaignTrace(p: ProjectableEvent): ProjectableEvent[] {
  * for the batch, only when some body names a candidate.
  */
 async function markErased(
-  tx: Pick<WriteTx, 'erasures'>,
+  tx: Pick<ProjectionWritesTx, 'erasures'>,
   bodies: ReadonlyArray<StoredBody>,
   readings: readonly EnvelopeReading[],
   processed: Processed[],

@@ -1,5 +1,5 @@
 import type { Delivery, StoreOutcome } from '../receive/delivery.js';
-import { describeStorageError, type Appended, type Store } from './store.js';
+import { describeStorageError, type Appended, type IntakePort, type WorkSignals } from './store.js';
 
 export interface GroupCommitOptions {
   /** Told the inbox ids of new (non-duplicate) rows once their transaction has committed. */
@@ -14,6 +14,9 @@ export interface GroupCommitOptions {
   deadlineMs?: number;
 }
 
+/** Appends in transactions of their own, then tells other processes there is work. */
+type GroupCommitStore = IntakePort & Pick<WorkSignals, 'announceWork'>;
+
 interface Waiting {
   delivery: Delivery;
   settle: (outcome: StoreOutcome) => void;
@@ -21,7 +24,7 @@ interface Waiting {
 
 /** The state of one group commit: what waits, what is being written. */
 interface Batching {
-  readonly store: Store;
+  readonly store: GroupCommitStore;
   readonly options: GroupCommitOptions;
   readonly deadlineMs: number;
   waiting: Waiting[];
@@ -37,7 +40,7 @@ interface Batching {
  * trip) serves many acknowledgements. No promise resolves ok before the transaction holding its row
  * has committed; if the transaction fails, every delivery in it is told so, and none is acknowledged.
  */
-export function createGroupCommit(store: Store, options: GroupCommitOptions = {}) {
+export function createGroupCommit(store: GroupCommitStore, options: GroupCommitOptions = {}) {
   const state: Batching = {
     store,
     options,

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import { describeStorageError, type ReceiverRow, type Store } from './store.js';
+import { describeStorageError, type PresencePort, type ReceiverRow } from './store.js';
 import { withDeadline } from '../deadline.js';
 
 /** How often a receiver refreshes its heartbeat (ms), unless told otherwise. */
@@ -18,7 +18,7 @@ export function isRunning(receiver: ReceiverRow): boolean {
 }
 
 /** The receivers on the database: those running (the most recently seen first), and those whose beats stopped. */
-export async function receiversOn(store: Store): Promise<{ running: ReceiverRow[]; gone: ReceiverRow[] }> {
+export async function receiversOn(store: Pick<PresencePort, 'receivers'>): Promise<{ running: ReceiverRow[]; gone: ReceiverRow[] }> {
   const all = await store.receivers();
   return { running: all.filter(isRunning), gone: all.filter((r) => !isRunning(r)) };
 }
@@ -38,7 +38,7 @@ export interface Presence {
  * locked file, a database away, a read-only one) is logged at debug and the next one retries:
  * it never holds up or fails the intake. At the start, the rows of receivers counted gone are removed.
  */
-export function keepPresence(store: Store, options: { everyMs?: number; logger: Pick<Logger, 'debug'> }): Presence {
+export function keepPresence(store: PresencePort, options: { everyMs?: number; logger: Pick<Logger, 'debug'> }): Presence {
   const everyMs = options.everyMs ?? HEARTBEAT_MS;
   const row = {
     receiver_id: `${process.pid}-${randomBytes(6).toString('hex')}`,
@@ -86,7 +86,7 @@ export function keepPresence(store: Store, options: { everyMs?: number; logger: 
 }
 
 /** Removes the rows of receivers counted gone (killed, or their machine lost): the table holds the living, and the recently lost. */
-async function forgetGone(store: Store, self: string, logger: Pick<Logger, 'debug'>): Promise<void> {
+async function forgetGone(store: PresencePort, self: string, logger: Pick<Logger, 'debug'>): Promise<void> {
   try {
     const { gone } = await receiversOn(store);
     const ids = gone.filter((r) => r.receiver_id !== self).map((r) => r.receiver_id);

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Store } from './store.js';
+import type { SettingsPort } from './store.js';
 
 export const GENERATED_SECRET = 'generated_webhook_secret';
 
@@ -8,7 +8,7 @@ export const GENERATED_SECRET = 'generated_webhook_secret';
  * bytes, as `whsec_` + 64 hex), then reused, by every process that shares the database (the
  * first to store it wins). `created` says whether this call made it.
  */
-export async function generatedSecret(store: Store): Promise<{ secret: string; created: boolean; since: string }> {
+export async function generatedSecret(store: SettingsPort): Promise<{ secret: string; created: boolean; since: string }> {
   const found = await store.setting(GENERATED_SECRET);
   if (found !== undefined) return { secret: found.value, created: false, since: found.updated_at };
   const stored = await store.settingOnce(GENERATED_SECRET, `whsec_${randomBytes(32).toString('hex')}`);

@@ -130,8 +130,12 @@ export interface SettledDelivery {
   handlers: boolean;
 }
 
-/** The work one write transaction can do. Nothing is visible to others before it commits. */
-export interface WriteTx {
+// The operations come in ports, one per stage that uses them, so that each consumer names the
+// narrow part it needs (the group commit the intake, the projection loop the claims): `WriteTx`
+// and `Store` are their sums, and the engines implement those.
+
+/** The intake's part of a write transaction: new deliveries in, duplicates found. */
+interface IntakeTx {
   /**
    * Inserts deliveries; one whose identity (or, for a body that is not an event, raw-bytes hash)
    * is stored already, or earlier in the list, is a duplicate.
@@ -141,6 +145,10 @@ export interface WriteTx {
   known(identities: readonly IdentityKey[]): Promise<Set<string>>;
   /** Inserts deliveries already processed (replay). The caller checked `known` in this transaction. */
   appendSettled(rows: readonly SettledDelivery[], at: string): Promise<void>;
+}
+
+/** Claims of pending inbox rows and their settlement, in the transaction that projects them. */
+export interface ClaimsTx {
   /**
    * Takes up to `limit` pending rows, oldest first, locked for this transaction: another process
    * skips them, and they are pending again if this one dies before committing.
@@ -151,9 +159,6 @@ export interface WriteTx {
    * locks: to settle exactly the row a failed transaction had claimed.
    */
   claimPendingRow(inboxId: number): Promise<InboxRow | undefined>;
-  /** Locks and reads the rows of these keys; keys with no row yet come back as empty `absent` rows. */
-  lockRows(keys: RowKeys): Promise<StoredRows>;
-  saveRows(writes: RowWrites): Promise<void>;
   /**
    * Records how claimed rows were processed. `keepHandlers` leaves their handler marks as they are
    * (a rebuild re-projects without running handlers again).
@@ -164,10 +169,24 @@ export interface WriteTx {
    * untouched; returns how many events are pending now.
    */
   resetProjection(): Promise<number>;
-  /** Sets a setting (inserted or replaced), committed with the rest of the transaction. */
-  putSetting(key: string, value: string): Promise<void>;
+}
+
+/** The projected rows a batch reads, locked, and writes back (src/project/batch.ts). */
+export interface ProjectionWritesTx {
+  /** Locks and reads the rows of these keys; keys with no row yet come back as empty `absent` rows. */
+  lockRows(keys: RowKeys): Promise<StoredRows>;
+  saveRows(writes: RowWrites): Promise<void>;
   /** The latest erasure of each of these candidates that has one: candidate id to erased_at (ms). */
   erasures(candidateIds: readonly string[]): Promise<Map<string, number>>;
+}
+
+interface SettingsTx {
+  /** Sets a setting (inserted or replaced), committed with the rest of the transaction. */
+  putSetting(key: string, value: string): Promise<void>;
+}
+
+/** Erasure and retention, and the claims of the onErase hooks erasures owe. */
+export interface ErasureTx {
   /**
    * Erases a person: each candidate the request finds has its projected row and interview
    * responses deleted and an `erasures` row added; every stored row naming them (src/store/erasure-rows.ts)
@@ -183,6 +202,9 @@ export interface WriteTx {
   claimErasureHooks(now: string, claimUntil: string, limit: number): Promise<ErasureHookRow[]>;
   settleErasureHook(erasureId: number, settlement: ErasureHookSettlement): Promise<void>;
 }
+
+/** The work one write transaction can do. Nothing is visible to others before it commits. */
+export interface WriteTx extends IntakeTx, ClaimsTx, ProjectionWritesTx, SettingsTx, ErasureTx {}
 
 /**
  * One effect of one event, kept aside by a bulk load until every event is read: `set` is the
@@ -277,29 +299,43 @@ export interface ReceiverRow {
 
 export type ReadinessProbe = { ok: true } | { ok: false; reason: string };
 
-export interface Store {
-  /** Where the data lives, without credentials, for logs: `sqlite:./data/x.db`, `postgres://host:5432/db`. */
-  readonly location: string;
+/** Runs write transactions that can do `Tx`'s work (a `Store` runs them with all of `WriteTx`). */
+export interface Transactions<Tx extends object> {
+  /** Runs `work` in one write transaction, committed when it resolves, rolled back when it throws. */
+  write<T>(work: (tx: Tx) => Promise<T>, options?: WriteOptions): Promise<T>;
+}
+
+/** What the intake's group commit (src/store/group-commit.ts) writes with. */
+export interface IntakePort {
   /** How many write transactions can usefully run at once (1 where the engine has one writer). */
   readonly writeConcurrency: number;
-
-  /** Runs `work` in one write transaction, committed when it resolves, rolled back when it throws. */
-  write<T>(work: (tx: WriteTx) => Promise<T>, options?: WriteOptions): Promise<T>;
   /**
    * `WriteTx.append` in a durable transaction of its own (the intake's group commit): on
    * PostgreSQL one statement, so one round trip where BEGIN and COMMIT would make it three.
    */
   append(deliveries: readonly Delivery[]): Promise<Appended[]>;
+}
 
+export interface InboxPort {
   inboxRow(inboxId: number): Promise<InboxRow | undefined>;
   counts(): Promise<Record<InboxState, number> & { handler_failures: number }>;
   /** Whether any row is pending (after a crash, or written by another process). */
   hasPending(): Promise<boolean>;
+}
+
+/** Rows set aside and handler failures, listed and put back to work (src/dispatch/dead-letters.ts). */
+export interface DeadLettersPort {
   /** Unknown and dead rows, by inbox id. */
   setAside(afterId: number, limit: number): Promise<InboxRow[]>;
   /** Puts unknown or dead envelopes back to pending; bodies that are not envelopes stay dead. */
   requeue(inboxIds: readonly number[]): Promise<{ requeued: number[]; skipped: number[] }>;
+  handlerFailures(afterId: number, limit: number): Promise<HandlerFailureRow[]>;
+  /** Forgets handler failures and marks their events for the handlers again. */
+  retryHandlerFailures(failureIds: readonly number[]): Promise<{ retried: number[]; skipped: number[] }>;
+}
 
+/** The handler pump's leases on rows whose handlers are due (src/dispatch/handler-pump.ts). */
+export interface HandlerClaimsPort {
   /**
    * Handler work: rows whose handlers are due and that come first for their handler key (no
    * earlier row of the key is still pending projection or has handlers due: so one key's handlers
@@ -314,25 +350,17 @@ export interface Store {
   /** Gives a claim back without running (shutting down): the row's handlers are due again at once. */
   releaseHandlers(owner: string, inboxIds: readonly number[]): Promise<void>;
   recordHandlerFailure(failure: Omit<HandlerFailureRow, 'failure_id'>): Promise<void>;
-  handlerFailures(afterId: number, limit: number): Promise<HandlerFailureRow[]>;
-  /** Forgets handler failures and marks their events for the handlers again. */
-  retryHandlerFailures(failureIds: readonly number[]): Promise<{ retried: number[]; skipped: number[] }>;
+}
 
-  /** What is read about a person (export, retention) and the audit trail of erasures. */
-  readonly people: PeopleReads;
-  /** The projected rows by key. */
-  readonly projected: ProjectedReads;
-
-  /** A read of the projected tables: `?` placeholders; rows with booleans, numbers and ISO text. */
-  select<T = Record<string, unknown>>(sql: string, parameters?: readonly unknown[]): Promise<T[]>;
-  /** The reads of the console, the CLI and the queries: campaigns, candidate lists, the inbox. */
-  readonly readModel: ReadModel;
-
+export interface SettingsPort {
   /** A setting's value, or undefined. */
   setting(key: string): Promise<{ value: string; updated_at: string } | undefined>;
   /** Stores the value unless the key has one; returns the stored value (ours, or one set first elsewhere). */
   settingOnce(key: string, value: string): Promise<{ value: string; updated_at: string; created: boolean }>;
+}
 
+/** The receivers' heartbeat rows (src/store/presence.ts). */
+export interface PresencePort {
   /**
    * Records that this receiver is alive now (its row inserted, or its beat refreshed). Never waits
    * for another connection's lock: a beat that cannot be written now fails, and the next one retries.
@@ -342,19 +370,10 @@ export interface Store {
   receivers(): Promise<ReceiverRow[]>;
   /** Removes receivers' rows: one closing, or ones whose beats stopped long ago. */
   forgetReceivers(receiverIds: readonly string[]): Promise<void>;
+}
 
-  /**
-   * Runs `work` as one bulk load, committed (and made durable) when it resolves, rolled back when
-   * it throws. Resolves undefined, having done nothing, when mode 'empty' finds rows. Engines
-   * without it (PostgreSQL) take the batched path.
-   */
-  bulkLoad?<T>(mode: BulkMode, work: (bulk: BulkLoad) => Promise<T>): Promise<T | undefined>;
-
-  /** Makes every write committed so far durable, those committed with `durable: false` included. */
-  flush(): Promise<void>;
-
-  /** Whether a write can be taken now (readiness), without waiting on another's lock. */
-  probe(): Promise<ReadinessProbe>;
+/** What an erasure does outside its transaction (which `ErasureTx` works in). */
+interface ErasurePort {
   /**
    * After an erasure commits: leaves no erased byte on disk that the engine can reach. SQLite
    * (whose connections overwrite deleted content: secure_delete) checkpoints its WAL and truncates
@@ -362,6 +381,10 @@ export interface Store {
    * WAL from being emptied (retried at the next erasure, or with `prequal-hooks erase --scrub`).
    */
   scrub(): Promise<{ complete: boolean }>;
+}
+
+/** Wake-ups between processes that share the store. */
+export interface WorkSignals {
   /**
    * Calls `listener` when another process stored or requeued work (PostgreSQL: LISTEN/NOTIFY).
    * Engines that have no other writers never call it. Returns the unsubscribe function.
@@ -369,8 +392,51 @@ export interface Store {
   onWork(listener: () => void): () => void;
   /** Tells other processes that work was stored (after a commit). */
   announceWork(): void;
+}
 
+interface Lifecycle {
+  /** Where the data lives, without credentials, for logs: `sqlite:./data/x.db`, `postgres://host:5432/db`. */
+  readonly location: string;
+  /** Makes every write committed so far durable, those committed with `durable: false` included. */
+  flush(): Promise<void>;
+  /** Whether a write can be taken now (readiness), without waiting on another's lock. */
+  probe(): Promise<ReadinessProbe>;
   close(): Promise<void>;
+}
+
+/**
+ * The store `openStore` opens, which the receiver, `createQueries`, `rebuild`, `eraseCandidate` and
+ * the other functions of the API take. Only the engines of this package implement it: its members
+ * change with the pipeline, and a store of your own is not supported.
+ */
+export interface Store
+  extends
+    Transactions<WriteTx>,
+    IntakePort,
+    InboxPort,
+    DeadLettersPort,
+    HandlerClaimsPort,
+    SettingsPort,
+    PresencePort,
+    ErasurePort,
+    WorkSignals,
+    Lifecycle {
+  /** What is read about a person (export, retention) and the audit trail of erasures. */
+  readonly people: PeopleReads;
+  /** The projected rows by key. */
+  readonly projected: ProjectedReads;
+  /** The reads of the console, the CLI and the queries: campaigns, candidate lists, the inbox. */
+  readonly readModel: ReadModel;
+
+  /** A read of the projected tables: `?` placeholders; rows with booleans, numbers and ISO text. */
+  select<T = Record<string, unknown>>(sql: string, parameters?: readonly unknown[]): Promise<T[]>;
+
+  /**
+   * Runs `work` as one bulk load, committed (and made durable) when it resolves, rolled back when
+   * it throws. Resolves undefined, having done nothing, when mode 'empty' finds rows. Engines
+   * without it (PostgreSQL) take the batched path.
+   */
+  bulkLoad?<T>(mode: BulkMode, work: (bulk: BulkLoad) => Promise<T>): Promise<T | undefined>;
 }
 
 /** A fault of the store (unreachable, locked, full, read-only): the caller answers 503 and retries. */

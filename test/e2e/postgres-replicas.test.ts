@@ -99,7 +99,7 @@ async function sqliteTablesOf(bodies: string[]) {
       { store },
       bodies.map((b) => JSON.parse(b) as object),
     );
-    return await readStoreTables(store);
+    return await readStoreTables(tmp.dbPath);
   } finally {
     await store.close();
     tmp.cleanup();
@@ -144,9 +144,7 @@ describe.skipIf(!hasPostgres)('three receivers sharing one PostgreSQL database',
     const stored = await query<{ identity: string }>(url, 'SELECT identity FROM inbox');
     expect(new Set(stored.map((r) => r.identity))).toEqual(distinct);
 
-    const store = await openStore(url);
-    const postgresTables = await readStoreTables(store);
-    await store.close();
+    const postgresTables = await readStoreTables(url);
     expect(postgresTables).toEqual(await sqliteTablesOf(bodies));
     for (const r of receivers) expect(await r.stop('SIGTERM')).toBe(0);
   }, 120_000);

@@ -8,6 +8,7 @@ import { createReceiver, eraseInactive, type Receiver } from '../../src/index.js
 import { rebuild } from '../../src/replay/index.js';
 import { sampleEvent } from '../../src/testing/index.js';
 import { ENGINES, type EngineUnderTest } from '../support/engines.js';
+import { sqlOn } from '../support/sql.js';
 import { readStoreTables as snapshot } from '../support/tables.js';
 
 const FIRST = 'cand-person-a';
@@ -48,13 +49,14 @@ const hasPhone = (text: string) => /55\D?50\D?12\D?34|\+336555012/.test(text);
 
 describe.each(ENGINES)('erasing a person on $name', (engine: EngineUnderTest) => {
   let receiver: Receiver | undefined;
+  let database = '';
   afterEach(async () => {
     await receiver?.close();
     receiver = undefined;
   });
 
   async function started(): Promise<Receiver> {
-    const { database } = await engine.fresh();
+    ({ database } = await engine.fresh());
     receiver = createReceiver({ database, allowUnsigned: true });
     await receiver.replay(history());
     for (const body of Object.values(BODIES))
@@ -63,10 +65,8 @@ describe.each(ENGINES)('erasing a person on $name', (engine: EngineUnderTest) =>
     return receiver;
   }
 
-  async function inbox(r: Receiver) {
-    const rows = await (
-      await r.store()
-    ).select<{ inbox_id: number | string; raw: Uint8Array; state: string; reasons: string | null }>(
+  async function inbox() {
+    const rows = await sqlOn(database).query<{ inbox_id: number | string; raw: Uint8Array; state: string; reasons: string | null }>(
       'SELECT inbox_id, raw, state, reasons FROM inbox ORDER BY inbox_id',
     );
     return rows.map((row) => ({
@@ -86,23 +86,22 @@ describe.each(ENGINES)('erasing a person on $name', (engine: EngineUnderTest) =>
     'by %s: every candidate id of the person is erased and listed; the dry run lists them first and changes nothing',
     async (_how, match) => {
       const r = await started();
-      const store = await r.store();
-      const [tables, rows] = [await snapshot(store), await inbox(r)];
+      const [tables, rows] = [await snapshot(database), await inbox()];
       expect(rows.some((row) => hasPhone(row.text))).toBe(true);
 
       const dry = await r.erase(match, { reason: 'request', dryRun: true });
       expect(dry).toMatchObject({ candidateIds: [FIRST, SECOND], dryRun: true, scrubbed: false });
-      expect(await snapshot(store)).toEqual(tables);
-      expect(await inbox(r)).toEqual(rows);
-      expect(await store.select('SELECT * FROM erasures')).toEqual([]);
+      expect(await snapshot(database)).toEqual(tables);
+      expect(await inbox()).toEqual(rows);
+      expect(await sqlOn(database).query('SELECT * FROM erasures')).toEqual([]);
 
       const report = await r.erase(match, { reason: 'request' });
       expect(report).toMatchObject({ candidateIds: [FIRST, SECOND], dryRun: false, eventsRedacted: dry.eventsRedacted });
       expect(JSON.stringify(report)).not.toMatch(/jeanne|martin|5550/i);
-      expect((await snapshot(store)).candidates.map((c) => c.candidate_id)).toEqual([NEIGHBOUR]);
-      const erasures = await store.select<{ candidate_id: string }>('SELECT candidate_id FROM erasures ORDER BY candidate_id');
+      expect((await snapshot(database)).candidates.map((c) => c.candidate_id)).toEqual([NEIGHBOUR]);
+      const erasures = await sqlOn(database).query<{ candidate_id: string }>('SELECT candidate_id FROM erasures ORDER BY candidate_id');
       expect(erasures.map((e) => e.candidate_id)).toEqual([FIRST, SECOND]);
-      const after = await inbox(r);
+      const after = await inbox();
       expect(
         after.filter(
           (row) =>
@@ -116,11 +115,11 @@ describe.each(ENGINES)('erasing a person on $name', (engine: EngineUnderTest) =>
 
   it('matches values, never substrings: the neighbour keeps their rows; the escaped, spaced and non-JSON rows of the person are redacted, reasons included', async () => {
     const r = await started();
-    const before = await inbox(r);
+    const before = await inbox();
     expect(hasPhone(rowOf(before, BODIES.notJson)!.reasons!)).toBe(true);
     // The second id's e-mail is exactly what the neighbour's holds after an `x`.
     await r.erase({ candidateId: SECOND }, { reason: 'request' });
-    const after = await inbox(r);
+    const after = await inbox();
 
     const neighbour = before.filter((row) => row.text.includes(NEIGHBOUR));
     expect(neighbour).toHaveLength(2);
@@ -142,9 +141,9 @@ describe.each(ENGINES)('erasing a person on $name', (engine: EngineUnderTest) =>
     const r = await started();
     const exported = await r.exportCandidate(FIRST);
     expect(exported.candidate).toMatchObject({ candidate_id: FIRST, email: 'Jeanne.Martin@Example.org' });
-    const before = await inbox(r);
+    const before = await inbox();
     await r.erase({ candidateId: FIRST }, { reason: 'request' });
-    const after = await inbox(r);
+    const after = await inbox();
     const redacted = after.filter((row, i) => row.text !== before[i]!.text).map((row) => row.inboxId);
     expect(exported.events.map((e) => e.inbox_id)).toEqual(redacted);
     // Its own events, the unknown kind naming its contact, the body that is not JSON, its dead letter.
@@ -154,19 +153,19 @@ describe.each(ENGINES)('erasing a person on $name', (engine: EngineUnderTest) =>
 
   it('rebuild after the erasure keeps its dead letters dead (and every other row as it was)', async () => {
     const r = await started();
-    const dead = rowOf(await inbox(r), BODIES.ownDead)!;
+    const dead = rowOf(await inbox(), BODIES.ownDead)!;
     expect(dead.state).toBe('dead');
     await r.erase({ candidateId: FIRST }, { reason: 'request' });
     const store = await r.store();
-    const states = (await inbox(r)).map(({ inboxId, state, reasons }) => ({ inboxId, state, reasons }));
+    const states = (await inbox()).map(({ inboxId, state, reasons }) => ({ inboxId, state, reasons }));
     expect(states.find((s) => s.inboxId === dead.inboxId)?.state).toBe('dead');
-    const tables = await snapshot(store);
+    const tables = await snapshot(database);
     await rebuild(store);
-    expect((await inbox(r)).map(({ inboxId, state, reasons }) => ({ inboxId, state, reasons }))).toEqual(states);
-    expect(await snapshot(store)).toEqual(tables);
+    expect((await inbox()).map(({ inboxId, state, reasons }) => ({ inboxId, state, reasons }))).toEqual(states);
+    expect(await snapshot(database)).toEqual(tables);
     await rebuild(store, { bulk: false });
-    expect((await inbox(r)).map(({ inboxId, state, reasons }) => ({ inboxId, state, reasons }))).toEqual(states);
-    expect(await snapshot(store)).toEqual(tables);
+    expect((await inbox()).map(({ inboxId, state, reasons }) => ({ inboxId, state, reasons }))).toEqual(states);
+    expect(await snapshot(database)).toEqual(tables);
   });
 });
 
@@ -183,12 +182,13 @@ describe.each(ENGINES)('retention on $name', (engine: EngineUnderTest) => {
       ]);
       await receiver.drain();
       const store = await receiver.store();
-      await store.select(`UPDATE candidates SET field_versions = '|'`);
+      const sql = sqlOn(database);
+      await sql.query(`UPDATE candidates SET field_versions = '|'`);
       // Written by hand: nothing says it was ever heard of.
-      await store.select(`INSERT INTO candidates (candidate_id, email) VALUES ('cand-by-hand', 'hand@example.org')`);
+      await sql.query(`INSERT INTO candidates (candidate_id, email) VALUES ('cand-by-hand', 'hand@example.org')`);
       const report = await eraseInactive(store, { olderThan: 730 * day });
       expect(report).toMatchObject({ candidateIds: ['cand-by-hand', 'cand-old-unversioned'], eventsRedacted: 1 });
-      expect((await store.select<{ candidate_id: string }>('SELECT candidate_id FROM candidates')).map((c) => c.candidate_id)).toEqual([
+      expect((await sql.query<{ candidate_id: string }>('SELECT candidate_id FROM candidates')).map((c) => c.candidate_id)).toEqual([
         'cand-recent-unversioned',
       ]);
     } finally {

@@ -6,6 +6,7 @@ import { createReceiver, ErasureRequestError, UnknownCandidateError, type Receiv
 import { rebuild } from '../../src/replay/index.js';
 import { sampleEvent } from '../../src/testing/index.js';
 import { ENGINES, type EngineUnderTest } from '../support/engines.js';
+import { sqlOn } from '../support/sql.js';
 import { readStoreTables as snapshot } from '../support/tables.js';
 
 const K = 'cand-erased-1';
@@ -72,32 +73,32 @@ const leaks = (text: string) =>
 
 describe.each(ENGINES)('erasing a candidate on $name', (engine: EngineUnderTest) => {
   let receiver: Receiver | undefined;
+  let database = '';
   afterEach(async () => {
     await receiver?.close();
     receiver = undefined;
   });
 
   async function started(): Promise<{ receiver: Receiver; database: string }> {
-    const { database } = await engine.fresh();
+    ({ database } = await engine.fresh());
     receiver = createReceiver({ database, allowUnsigned: true });
     await receiver.replay(history());
     await receiver.drain();
     return { receiver, database };
   }
 
-  async function inboxBodies(r: Receiver): Promise<string> {
-    const store = await r.store();
-    const rows = await store.select<{ raw: Uint8Array }>('SELECT raw FROM inbox');
+  async function inboxBodies(): Promise<string> {
+    const rows = await sqlOn(database).query<{ raw: Uint8Array }>('SELECT raw FROM inbox');
     return rows.map((row) => Buffer.from(row.raw).toString('utf8')).join('\n');
   }
 
   it('deletes the row and responses, redacts every event naming the person, keeps identity, and records the erasure without personal data', async () => {
     const { receiver: r } = await started();
-    const store = await r.store();
-    const identities = await store.select<{ inbox_id: number; identity: string | null; kind: string | null; state: string }>(
+    const sql = sqlOn(database);
+    const identities = await sql.query<{ inbox_id: number; identity: string | null; kind: string | null; state: string }>(
       'SELECT inbox_id, identity, kind, state FROM inbox ORDER BY inbox_id',
     );
-    expect(leaks(await inboxBodies(r))).toEqual(CARRIED);
+    expect(leaks(await inboxBodies())).toEqual(CARRIED);
 
     const report = await r.erase({ email: PII.email.toUpperCase() }, { reason: 'GDPR request #42' });
     expect(report).toMatchObject({ candidateIds: [K], eventsRedacted: 4, dryRun: false });
@@ -105,11 +106,11 @@ describe.each(ENGINES)('erasing a candidate on $name', (engine: EngineUnderTest)
 
     expect(await r.query.getCandidate(K)).toBeUndefined();
     expect((await r.query.getCampaign(CAMPAIGN))?.stats.total_candidates).toBe(1);
-    expect(await store.select('SELECT * FROM interview_responses WHERE candidate_id = ?', [K])).toEqual([]);
-    expect(leaks(await inboxBodies(r))).toEqual([]);
+    expect(await sql.query('SELECT * FROM interview_responses WHERE candidate_id = ?', [K])).toEqual([]);
+    expect(leaks(await inboxBodies())).toEqual([]);
     // Kind, state and identity kept: a redelivery is still a duplicate.
-    expect(await store.select('SELECT inbox_id, identity, kind, state FROM inbox ORDER BY inbox_id')).toEqual(identities);
-    const erasures = await store.select<{ candidate_id: string; reason: string; events_redacted: number; erased_at: unknown }>(
+    expect(await sql.query('SELECT inbox_id, identity, kind, state FROM inbox ORDER BY inbox_id')).toEqual(identities);
+    const erasures = await sql.query<{ candidate_id: string; reason: string; events_redacted: number; erased_at: unknown }>(
       'SELECT candidate_id, reason, events_redacted, erased_at FROM erasures',
     );
     expect(erasures).toHaveLength(1);
@@ -142,7 +143,7 @@ describe.each(ENGINES)('erasing a candidate on $name', (engine: EngineUnderTest)
     expect(before.interview_responses).toHaveLength(1);
     await r.erase({ candidateId: K }, { reason: 'retention' });
     const store = await r.store();
-    const erased = await snapshot(store);
+    const erased = await snapshot(database);
 
     const again = await r.replay(history());
     expect(again.duplicates).toBe(history().length);
@@ -159,8 +160,8 @@ describe.each(ENGINES)('erasing a candidate on $name', (engine: EngineUnderTest)
     ];
     await r.replay(late);
     await r.drain();
-    expect(await snapshot(store)).toEqual(erased);
-    expect(leaks(await inboxBodies(r))).toEqual([]);
+    expect(await snapshot(database)).toEqual(erased);
+    expect(leaks(await inboxBodies())).toEqual([]);
 
     const newContact = sampleEvent('candidate.added', {
       timestamp: '2099-06-01T00:00:00Z',
@@ -179,23 +180,22 @@ describe.each(ENGINES)('erasing a candidate on $name', (engine: EngineUnderTest)
     });
     expect(back?.responses ?? []).toEqual([]);
 
-    const state = await snapshot(store);
+    const state = await snapshot(database);
     await rebuild(store);
-    expect(await snapshot(store)).toEqual(state);
+    expect(await snapshot(database)).toEqual(state);
     await rebuild(store, { bulk: false });
-    expect(await snapshot(store)).toEqual(state);
+    expect(await snapshot(database)).toEqual(state);
   });
 
   it('refuses an unknown candidate, e-mail or phone and a missing reason, changing nothing', async () => {
     const { receiver: r } = await started();
-    const store = await r.store();
-    const state = await snapshot(store);
+    const state = await snapshot(database);
     await expect(r.erase({ candidateId: 'nobody' }, { reason: 'x' })).rejects.toBeInstanceOf(UnknownCandidateError);
     await expect(r.erase({ email: 'nobody@example.org' }, { reason: 'x' })).rejects.toThrow(/no candidate has that e-mail/);
     await expect(r.erase({ phone: '+33600000000' }, { reason: 'x' })).rejects.toBeInstanceOf(UnknownCandidateError);
     await expect(r.erase({ candidateId: K }, { reason: ' ' })).rejects.toBeInstanceOf(ErasureRequestError);
-    expect(await snapshot(store)).toEqual(state);
-    expect(await store.select('SELECT * FROM erasures')).toEqual([]);
+    expect(await snapshot(database)).toEqual(state);
+    expect(await sqlOn(database).query('SELECT * FROM erasures')).toEqual([]);
   });
 
   // Replicas project concurrently: a projection that read no tombstone must commit before the
@@ -258,6 +258,7 @@ describe.each(ENGINES)('retention on $name', (engine: EngineUnderTest) => {
   it('erases the candidates not heard of for the given age, and the rows set aside received before it; keeps the others', async () => {
     const { database } = await engine.fresh();
     const store = await (await import('../../src/store/open.js')).openStore(database);
+    const sql = sqlOn(database);
     try {
       const { replayInto } = await import('../../src/replay/index.js');
       const { eraseInactive } = await import('../../src/privacy/index.js');
@@ -281,7 +282,7 @@ describe.each(ENGINES)('retention on $name', (engine: EngineUnderTest) => {
       ]);
       const dry = await eraseInactive(store, { olderThan: 730 * day, dryRun: true });
       expect(dry).toMatchObject({ dryRun: true, candidatesErased: 1, candidateIds: ['cand-old'], setAsideRedacted: 1 });
-      expect((await store.select('SELECT * FROM erasures')).length).toBe(0);
+      expect((await sql.query('SELECT * FROM erasures')).length).toBe(0);
 
       const report = await eraseInactive(store, { olderThan: 730 * day });
       expect(report).toMatchObject({
@@ -291,12 +292,12 @@ describe.each(ENGINES)('retention on $name', (engine: EngineUnderTest) => {
         eventsRedacted: 1,
         setAsideRedacted: 1,
       });
-      const ids = (await store.select<{ candidate_id: string }>('SELECT candidate_id FROM candidates ORDER BY candidate_id')).map(
+      const ids = (await sql.query<{ candidate_id: string }>('SELECT candidate_id FROM candidates ORDER BY candidate_id')).map(
         (r) => r.candidate_id,
       );
       expect(ids).toEqual(['cand-recent']);
-      expect((await store.select<{ reason: string }>('SELECT reason FROM erasures')).map((r) => r.reason)).toEqual(['retention']);
-      const bodies = (await store.select<{ raw: Uint8Array }>('SELECT raw FROM inbox'))
+      expect((await sql.query<{ reason: string }>('SELECT reason FROM erasures')).map((r) => r.reason)).toEqual(['retention']);
+      const bodies = (await sql.query<{ raw: Uint8Array }>('SELECT raw FROM inbox'))
         .map((r) => Buffer.from(r.raw).toString('utf8'))
         .join('\n');
       expect(bodies).not.toContain('old.person@example.org');

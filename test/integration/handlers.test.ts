@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WebhookEvent } from '../../src/events/index.js';
 import { createLogger } from '../../src/logging.js';
@@ -7,6 +8,7 @@ import { createReceiver, type Receiver } from '../../src/receiver.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { waitFor } from '../support/cli-process.js';
 import { tempDir } from '../support/servers.js';
+import { sqlOn } from '../support/sql.js';
 
 const SECRET = 'whsec_handlers_77e2';
 const INVALID = join(import.meta.dirname, '../../fixtures/invalid');
@@ -38,7 +40,11 @@ describe('application handlers, dead letters and reprocessing', () => {
   };
 
   it('calls a typed handler once per distinct event, after the projection committed, with the projected row', async () => {
-    const { receiver } = start();
+    // The store on a connection of the test's own, whose setting is read after the projection.
+    const tmp = tempDir();
+    const db = new Database(tmp.dbPath);
+    const receiver = createReceiver({ database: db, secret: SECRET, logger: createLogger({ level: 'silent' }) });
+    open.push({ receiver, cleanup: () => (db.close(), tmp.cleanup()) });
     const seen: Array<{ score: number; status: unknown; identity: string }> = [];
     receiver.on('candidate.interview.completed', (event, context) => {
       // Typed: interview_score is a number, the row a candidate row.
@@ -52,7 +58,7 @@ describe('application handlers, dead letters and reprocessing', () => {
     expect(seen).toHaveLength(1);
     expect(seen[0]).toMatchObject({ score: 9.5, status: 'completed' });
     // Projection batches commit without their own fsync; the intake's commits keep it.
-    expect(await (await receiver.store()).select('PRAGMA synchronous')).toEqual([{ synchronous: 2 }]);
+    expect(db.pragma('synchronous')).toEqual([{ synchronous: 2 }]);
   });
 
   it('calls handlers in arrival order per candidate, whatever the timestamps', async () => {
@@ -136,7 +142,7 @@ describe('application handlers, dead letters and reprocessing', () => {
   });
 
   it('keeps unknown kinds and invalid data as dead letters with reasons, reprocessable (idempotent, and once mended)', async () => {
-    const { receiver } = start();
+    const { receiver, dbPath } = start();
     for (const file of ['unknown-kind.json', 'invalid-data.json', 'bad-timestamp.json']) {
       const result = await deliver(receiver, readFileSync(join(INVALID, file), 'utf8'));
       expect(result.answer.status).toBe(200);
@@ -158,9 +164,7 @@ describe('application handlers, dead letters and reprocessing', () => {
     // An operator mends the stored body, then reprocesses that one event.
     const mended = JSON.parse(badTime.type === 'event' ? badTime.body : '{}');
     mended.timestamp = '2026-11-20T10:00:00+01:00';
-    await (
-      await receiver.store()
-    ).select('UPDATE inbox SET raw = ? WHERE inbox_id = ?', [
+    await sqlOn(dbPath).query('UPDATE inbox SET raw = ? WHERE inbox_id = ?', [
       Buffer.from(JSON.stringify(mended)),
       badTime.type === 'event' ? badTime.inbox_id : 0,
     ]);

@@ -5,6 +5,7 @@ import { createReceiver, type Receiver } from '../../src/receiver.js';
 import { prepareInboxQueries, QueryParameterError, type InboxQueries } from '../../src/query/index.js';
 import { signedRequest } from '../../src/testing/index.js';
 import { ENGINES } from '../support/engines.js';
+import { sqlOn } from '../support/sql.js';
 
 const FIXTURES = join(import.meta.dirname, '../../fixtures/');
 const SCENARIO = readFileSync(`${FIXTURES}scenarios/campaign-lifecycle.ndjson`, 'utf8').trim().split('\n');
@@ -16,8 +17,10 @@ describe.each(ENGINES)('inbox queries of the console ($name)', (engine) => {
   let receiver: Receiver;
   let inbox: InboxQueries;
   let cleanup: () => void;
+  let database: string;
   beforeAll(async () => {
     const fresh = await engine.fresh();
+    database = fresh.database;
     cleanup = fresh.cleanup;
     receiver = createReceiver({ database: fresh.database, secret: SECRET, dispatch: { handlerAttempts: 1, handlerRetryDelayMs: 1 } });
     receiver.on(
@@ -81,8 +84,7 @@ describe.each(ENGINES)('inbox queries of the console ($name)', (engine) => {
     expect(eloise.events.length).toBe(SCENARIO.filter((l) => l.includes(ELOISE)).length + 1);
     expect(eloise.events[0]!.kind).toBe('candidate.note');
     // Rows stored before handler keys existed are read as JSON.
-    const store = await receiver.store();
-    await store.select('UPDATE inbox SET handler_key = NULL WHERE kind = ?', ['candidate.added']);
+    await sqlOn(database).query('UPDATE inbox SET handler_key = NULL WHERE kind = ?', ['candidate.added']);
     expect((await inbox.listEvents({ candidate: ELOISE, kind: 'candidate.added' })).events).toHaveLength(1);
 
     const setAside = await inbox.listEvents({ state: ['unknown', 'dead'] });

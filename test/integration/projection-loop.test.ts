@@ -1,4 +1,5 @@
 // The dispatcher's projection loop alone (no handler pump, no timers), on a real in-memory SQLite store.
+import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createHandlerRegistry } from '../../src/dispatch/handlers.js';
 import { createProjectionLoop, type ProjectionLoopContext } from '../../src/dispatch/projection-loop.js';
@@ -8,11 +9,18 @@ import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
 import { sampleEvent } from '../../src/testing/index.js';
 import { ENGINES, freshStore, type EngineUnderTest } from '../support/engines.js';
+import { sqlOn } from '../support/sql.js';
 
 const quiet = { warn: () => {} };
 
+// Each store's connection, given by the test so that it can read the tables beside the store.
+const connections = new WeakMap<Store, Database.Database>();
+const candidateIds = (s: Store) => sqlOn(connections.get(s)!).query('SELECT candidate_id FROM candidates ORDER BY candidate_id');
+
 async function store(bodies: unknown[]): Promise<Store> {
-  const opened = await openStore(':memory:');
+  const db = new Database(':memory:');
+  const opened = await openStore(db);
+  connections.set(opened, db);
   await opened.write(async (tx) => {
     const raws = bodies.map((body) => Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)));
     await tx.append(raws.map((raw) => deliveryOf(raw, readEnvelope(raw), '2026-11-22T00:00:00.000Z', null)));
@@ -31,6 +39,7 @@ describe('the projection loop', () => {
   afterEach(async () => {
     stopping.abort();
     await opened?.close();
+    if (opened !== undefined) connections.get(opened)?.close();
     opened = undefined;
   });
 
@@ -70,11 +79,7 @@ describe('the projection loop', () => {
       ['projected', true, '2026-11-22T01:00:00.000Z'],
     ]);
     expect(JSON.parse(rows[1]!.reasons!)).toContainEqual(expect.objectContaining({ path: 'data.interview_score' }));
-    expect(await opened.select('SELECT candidate_id FROM candidates ORDER BY candidate_id')).toEqual([
-      { candidate_id: 'c-1' },
-      { candidate_id: 'c-2' },
-      { candidate_id: 'c-3' },
-    ]);
+    expect(await candidateIds(opened)).toEqual([{ candidate_id: 'c-1' }, { candidate_id: 'c-2' }, { candidate_id: 'c-3' }]);
   });
 
   it('sets aside alone the event whose projection fails, and projects the rest of its batch', async () => {
@@ -103,10 +108,7 @@ describe('the projection loop', () => {
     await projection.onIdle();
     expect(seen.processed).toEqual(['1:projected', '2:dead', '3:projected']);
     expect(JSON.parse((await real.inboxRow(2))!.reasons!)).toEqual([{ path: '', message: 'projection failed: no room for c-poison' }]);
-    expect(await real.select('SELECT candidate_id FROM candidates ORDER BY candidate_id')).toEqual([
-      { candidate_id: 'c-1' },
-      { candidate_id: 'c-3' },
-    ]);
+    expect(await candidateIds(real)).toEqual([{ candidate_id: 'c-1' }, { candidate_id: 'c-3' }]);
   });
 
   it('defers to an intake that is never idle for 50 ms at most, then takes what arrived meanwhile: 8 batches in one', async () => {
@@ -201,14 +203,14 @@ describe.each(ENGINES)('setting aside the event that fails alone, on $name', (en
     await s.append(raws.map((raw) => deliveryOf(raw, readEnvelope(raw), '2026-11-22T00:00:00.000Z', null)));
   }
 
-  async function states(s: Store): Promise<Array<[string, string | null]>> {
-    const rows = await s.select<{ inbox_id: number }>('SELECT inbox_id FROM inbox ORDER BY inbox_id');
+  async function states(s: Store, database: string): Promise<Array<[string, string | null]>> {
+    const rows = await sqlOn(database).query<{ inbox_id: number }>('SELECT inbox_id FROM inbox ORDER BY inbox_id');
     const read = await Promise.all(rows.map((r) => s.inboxRow(r.inbox_id)));
     return read.map((r) => [r!.state, r!.reasons === null ? null : (JSON.parse(r!.reasons) as Array<{ message: string }>)[0]!.message]);
   }
 
   it('sets aside that very row, not an older one put back to pending meanwhile', async () => {
-    const { store: real, close } = await freshStore(engine);
+    const { store: real, database, close } = await freshStore(engine);
     const stopping = new AbortController();
     try {
       // Row 1 was set aside earlier; an operator puts it back to pending (from another process)
@@ -226,7 +228,7 @@ describe.each(ENGINES)('setting aside the event that fails alone, on $name', (en
       const projection = createProjectionLoop(quietContext(store, stopping.signal), { batchSize: 3 });
       projection.notify();
       await projection.onIdle();
-      expect(await states(real)).toEqual([
+      expect(await states(real, database)).toEqual([
         ['projected', null],
         ['projected', null],
         ['dead', 'projection failed: no room for c-poison'],
@@ -284,7 +286,7 @@ describe.each(ENGINES)('setting aside the event that fails alone, on $name', (en
         const projection = createProjectionLoop(quietContext(releasing, stopping.signal), { batchSize: 3 });
         projection.notify();
         await projection.onIdle();
-        expect(await states(real)).toEqual([
+        expect(await states(real, database)).toEqual([
           ['projected', null],
           ['dead', 'projection failed: no room for c-poison'],
           ['projected', null],

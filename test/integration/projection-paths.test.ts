@@ -14,6 +14,7 @@ import { rebuild, replayInto } from '../../src/replay/index.js';
 import type { Store } from '../../src/store/store.js';
 import { sampleEvent } from '../../src/testing/index.js';
 import { ENGINES, freshStore, type EngineUnderTest } from '../support/engines.js';
+import { sqlOn } from '../support/sql.js';
 import { readStoreTables } from '../support/tables.js';
 
 const K = 'cand-erased';
@@ -35,8 +36,8 @@ afterAll(() => rmSync(dirname(FILE), { recursive: true, force: true }));
 const wantsHandlers = (kind: string) => WANTED.has(kind);
 
 /** Erased after every body's date (all in November 2026), before any arrives: what `erase` records. */
-async function eraseK(store: Store): Promise<void> {
-  await store.select('INSERT INTO erasures (candidate_id, erased_at, reason, events_redacted) VALUES (?, ?, ?, ?)', [
+async function eraseK(database: string): Promise<void> {
+  await sqlOn(database).query('INSERT INTO erasures (candidate_id, erased_at, reason, events_redacted) VALUES (?, ?, ?, ?)', [
     K,
     '2026-12-01T00:00:00.000Z',
     'test',
@@ -91,8 +92,8 @@ const PATHS: Path[] = [
   },
 ];
 
-async function inbox(store: Store) {
-  const rows = await store.select<{ raw: Uint8Array; state: string; reasons: string | null; handlers_pending: boolean | number }>(
+async function inbox(database: string) {
+  const rows = await sqlOn(database).query<{ raw: Uint8Array; state: string; reasons: string | null; handlers_pending: boolean | number }>(
     'SELECT raw, state, reasons, handlers_pending FROM inbox ORDER BY inbox_id',
   );
   return rows.map((row) => ({
@@ -110,11 +111,11 @@ describe.each(ENGINES)('on $name: every projection path settles alike', (engine:
   });
 
   async function through(path: Path) {
-    const { store, close } = await freshStore(engine);
+    const { store, database, close } = await freshStore(engine);
     closers.push(close);
-    await eraseK(store);
+    await eraseK(database);
     await path.run(store);
-    return { inbox: await inbox(store), tables: await readStoreTables(store) };
+    return { inbox: await inbox(database), tables: await readStoreTables(database) };
   }
 
   const paths = PATHS.filter((path) => !path.bulkOnly || engine.name === 'sqlite');

@@ -9,6 +9,7 @@ import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
 import { sampleEvent } from '../../src/testing/index.js';
 import { ENGINES, freshStore } from '../support/engines.js';
+import { sqlOn } from '../support/sql.js';
 import { readStoreTables, stateTables } from '../support/tables.js';
 
 const delivery = (body: unknown): Delivery => {
@@ -78,10 +79,10 @@ describe.each(ENGINES)('the $name engine', (engine) => {
   });
 
   it('projects the shuffled lifecycle (with duplicates) to the hand-derived tables', async () => {
-    const { store } = await open();
+    const { store, database } = await open();
     await store.write((tx) => tx.append(lifecycle.map(delivery)));
     await projectPending(store, 7);
-    const tables = await readStoreTables(store);
+    const tables = await readStoreTables(database);
     expect(tables).toEqual(expected);
     const events = lifecycle.map((line) => readStored(Buffer.from(line))).filter((p) => p.state === 'projected');
     expect(tables).toEqual(stateTables(foldInOrder(events as never)));
@@ -129,20 +130,21 @@ describe.each(ENGINES)('the $name engine', (engine) => {
   });
 
   it('rebuilds the projection from the inbox alone, leaving handler marks as they are', async () => {
-    const { store } = await open();
+    const { store, database } = await open();
     await store.write((tx) => tx.append(lifecycle.map(delivery)));
     await projectPending(store, 7);
     // The tables drift (a bad manual fix, a projection bug); one event still has handlers due.
-    await store.select("UPDATE candidates SET status = 'voicemail', interview_score = 0");
-    await store.select("DELETE FROM campaigns WHERE campaign_id = 'cmp_Rk4vN8qWz2'");
-    await store.select("INSERT INTO candidates (candidate_id, campaign_id) VALUES ('ghost', 'cmp_none')");
-    await store.select('UPDATE inbox SET handlers_pending = ? WHERE inbox_id = 3', [engine.name === 'postgres' ? true : 1]);
-    expect(await readStoreTables(store)).not.toEqual(expected);
+    const sql = sqlOn(database);
+    await sql.query("UPDATE candidates SET status = 'voicemail', interview_score = 0");
+    await sql.query("DELETE FROM campaigns WHERE campaign_id = 'cmp_Rk4vN8qWz2'");
+    await sql.query("INSERT INTO candidates (candidate_id, campaign_id) VALUES ('ghost', 'cmp_none')");
+    await sql.query('UPDATE inbox SET handlers_pending = ? WHERE inbox_id = 3', [engine.name === 'postgres' ? true : 1]);
+    expect(await readStoreTables(database)).not.toEqual(expected);
     const progress: number[] = [];
     const summary = await rebuild(store, { batchSize: 10, onProgress: (s) => progress.push(s.projected + s.unknown + s.dead) });
     expect(summary).toEqual({ events: 46, projected: 46, unknown: 0, dead: 0 });
     expect(progress).toEqual([10, 20, 30, 40, 46]);
-    expect(await readStoreTables(store)).toEqual(expected);
+    expect(await readStoreTables(database)).toEqual(expected);
     expect((await store.inboxRow(3))?.handlers_pending).toBe(true);
     expect(await store.counts()).toMatchObject({ pending: 0, projected: 46 });
   });
@@ -164,7 +166,7 @@ describe.skipIf(!ENGINES.some((e) => e.name === 'postgres'))('PostgreSQL setting
     await hooks.write((tx) => tx.append([delivery(sampleEvent('credits.low'))]));
     expect((await hooks.counts()).pending).toBe(1);
     expect((await plain.counts()).pending).toBe(0);
-    const tables = await plain.select<{ schemaname: string }>(
+    const tables = await sqlOn(database).query<{ schemaname: string }>(
       "SELECT DISTINCT schemaname FROM pg_tables WHERE tablename = 'inbox' ORDER BY 1",
     );
     expect(tables.map((t) => t.schemaname)).toEqual(['agency hooks', 'public']);
@@ -182,9 +184,7 @@ describe.skipIf(!ENGINES.some((e) => e.name === 'postgres'))('PostgreSQL setting
     await off.close();
     expect(warnings.join('\n')).toMatch(/synchronous_commit is off/);
     warnings.length = 0;
-    const admin = await openStore(database);
-    await admin.select(`ALTER DATABASE "${new URL(database).pathname.slice(1)}" SET synchronous_commit = on`);
-    await admin.close();
+    await sqlOn(database).query(`ALTER DATABASE "${new URL(database).pathname.slice(1)}" SET synchronous_commit = on`);
     const on = await openStore(database, { logger });
     await on.close();
     expect(warnings).toEqual([]);

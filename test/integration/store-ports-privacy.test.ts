@@ -3,6 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/store.js';
 import { ENGINES, freshStore, type EngineUnderTest } from '../support/engines.js';
+import { sqlOn } from '../support/sql.js';
 
 const ids = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(4, '0')}`);
 
@@ -17,16 +18,17 @@ describe.each(ENGINES)('the privacy and projected-row ports on $name', (engine: 
     const opened = await freshStore(engine);
     close = opened.close;
     const { store } = opened;
+    const sql = sqlOn(opened.database);
     // Written as a user's SQL would: the ports read what is there, whoever wrote it.
     for (const [i, id] of ids(250, 'k').entries()) {
-      await store.select("INSERT INTO candidates (candidate_id, campaign_id, is_sourced, field_versions) VALUES (?, ?, ?, '|')", [
+      await sql.query("INSERT INTO candidates (candidate_id, campaign_id, is_sourced, field_versions) VALUES (?, ?, ?, '|')", [
         id,
         i < 10 ? 'c1' : 'c2',
         engine.name === 'sqlite' ? i % 2 : i % 2 === 1,
       ]);
     }
     for (const [i, id] of ids(230, 'e').entries()) {
-      await store.select('INSERT INTO erasures (candidate_id, erased_at, reason, events_redacted) VALUES (?, ?, ?, ?)', [
+      await sql.query('INSERT INTO erasures (candidate_id, erased_at, reason, events_redacted) VALUES (?, ?, ?, ?)', [
         id,
         new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(),
         'request',

@@ -7,6 +7,7 @@ import { createReceiver, type Receiver } from '../../src/receiver.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { activeTracing } from '../../src/tracing/otel.js';
 import { tempDir } from '../support/servers.js';
+import { sqlOn } from '../support/sql.js';
 
 const SECRET = 'whsec_tracing_off_2c7a';
 
@@ -37,7 +38,7 @@ describe('without a registered tracer provider', () => {
     expect((await receiver.receive({ rawBody: request.body, headers })).outcome).toBe('stored');
     await receiver.drain();
     expect(handled).toBe(1);
-    expect(await (await receiver.store()).select('SELECT trace_context FROM inbox')).toEqual([{ trace_context: null }]);
+    expect(await sqlOn(tmp.dbPath).query('SELECT trace_context FROM inbox')).toEqual([{ trace_context: null }]);
     // The one line at warn (the header that differs from the body) carries no trace id.
     expect(lines.map((line) => JSON.parse(line) as Record<string, unknown>)).toEqual([
       expect.objectContaining({

@@ -23,9 +23,10 @@ const names = (event: WebhookEvent, candidate: string) => (event.data as { candi
 
 describe.each(ENGINES)('on $name: erasure is "the set without the person\'s events"', (engine: EngineUnderTest) => {
   let store: Store;
+  let database: string;
   let close: () => Promise<void>;
   beforeAll(async () => {
-    ({ store, close } = await freshStore(engine));
+    ({ store, database, close } = await freshStore(engine));
   });
   afterAll(() => close());
 
@@ -37,7 +38,7 @@ describe.each(ENGINES)('on $name: erasure is "the set without the person\'s even
         fc.constantFrom('cand-1', 'cand-2', 'cand-3', 'cand-4'),
         fc.integer({ min: 1, max: 7 }),
         async ({ events, delivered }, late, K, batchSize) => {
-          await emptyTables(store);
+          await emptyTables(database);
           await replayInto({ store }, events, { batchSize });
           const known = events.some((e) => names(e, K));
           const erase = eraseCandidate(store, { candidateId: K }, { reason: 'property' });
@@ -56,9 +57,9 @@ describe.each(ENGINES)('on $name: erasure is "the set without the person\'s even
               ...all.filter((e) => names(e, K)).flatMap((e) => campaignTrace(projectable(e))),
             ]),
           );
-          expect(await readStoreTables(store)).toEqual(expected);
+          expect(await readStoreTables(database)).toEqual(expected);
           await rebuild(store, { bulk: batchSize % 2 === 0 });
-          expect(await readStoreTables(store)).toEqual(expected);
+          expect(await readStoreTables(database)).toEqual(expected);
         },
       ),
       { numRuns: engine.name === 'sqlite' ? 60 : 15 },

@@ -69,13 +69,14 @@ describe('the projection is a pure function of the set of distinct events', () =
 // empties it between runs (a database per run would be slow on PostgreSQL).
 describe.each(ENGINES)('on $name: the stored projection is the same pure function', (engine: EngineUnderTest) => {
   let store: Store;
+  let database: string;
   let close: () => Promise<void>;
   const runs = (sqlite: number) => (engine.name === 'sqlite' ? sqlite : Math.ceil(sqlite / 4));
   beforeAll(async () => {
-    ({ store, close } = await freshStore(engine));
+    ({ store, database, close } = await freshStore(engine));
   });
   afterAll(() => close());
-  const empty = () => emptyTables(store);
+  const empty = () => emptyTables(database);
 
   it('a permutation with duplicates (in other bytes) replayed gives the in-order state', async () => {
     await fc.assert(
@@ -86,7 +87,7 @@ describe.each(ENGINES)('on $name: the stored projection is the same pure functio
         const distinct = new Set(events.map((e) => eventIdentity(e))).size;
         expect(summary.projected).toBe(distinct);
         expect(summary.duplicates).toBe(delivered.length - distinct);
-        expect(await readStoreTables(store)).toEqual(reference(events));
+        expect(await readStoreTables(database)).toEqual(reference(events));
       }),
       { numRuns: runs(150) },
     );
@@ -100,7 +101,7 @@ describe.each(ENGINES)('on $name: the stored projection is the same pure functio
         for (const event of delivered) {
           await replayInto({ store }, [event]);
           seen.push(event);
-          expect(await readStoreTables(store)).toEqual(reference(seen));
+          expect(await readStoreTables(database)).toEqual(reference(seen));
         }
       }),
       { numRuns: runs(100) },
@@ -113,7 +114,7 @@ describe.each(ENGINES)('on $name: the stored projection is the same pure functio
         expect(stateTables(foldAnyOrder(delivered.map(projectable)))).toEqual(reference(events));
         await empty();
         await replayInto({ store }, delivered, { batchSize: 1 });
-        expect(await readStoreTables(store)).toEqual(reference(events));
+        expect(await readStoreTables(database)).toEqual(reference(events));
       }),
       { numRuns: runs(200) },
     );
@@ -149,7 +150,7 @@ describe.each(ENGINES)('on $name: the stored projection is the same pure functio
           await recovered.drain();
           await recovered.close(0);
           expect((await store.counts()).pending).toBe(0);
-          expect(await readStoreTables(store)).toEqual(reference(events));
+          expect(await readStoreTables(database)).toEqual(reference(events));
         },
       ),
       { numRuns: runs(100) },

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
-import { openStore, type DatabaseOption, type StoreOptions } from '../../src/store/open.js';
+import { openStore, type StoreOptions } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
 import { createDatabase } from './postgres-server.js';
 import { tempDir } from './servers.js';
@@ -36,7 +36,7 @@ export const ENGINES: EngineUnderTest[] = postgresUrl() === '' ? [sqlite] : [sql
 export async function freshStore(
   engine: EngineUnderTest,
   options: StoreOptions = {},
-): Promise<{ store: Store; database: DatabaseOption; close: () => Promise<void> }> {
+): Promise<{ store: Store; database: string; close: () => Promise<void> }> {
   const { database, cleanup } = await engine.fresh();
   const store = await openStore(database, options);
   return {

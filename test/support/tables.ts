@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { ProjectedState } from '../../src/project/fold.js';
-import type { Store } from '../../src/store/store.js';
+import { sqlOn, type TestDatabase } from './sql.js';
 
 // The public contract of docs/projection.md section 4, read back as users read it.
 const CAMPAIGN = ['campaign_id', 'job_title', 'contract_type', 'candidate_link', 'questions_count', 'status', 'created_at'];
@@ -70,9 +70,10 @@ export function stateTables(state: ProjectedState): Tables {
   };
 }
 
-/** The same read through a store, on either engine (booleans as true/false on both). */
-export async function readStoreTables(store: Store): Promise<Tables> {
-  const rows = async (sql: string) => (await store.select<Record<string, unknown>>(sql)).map(booleans);
+/** The same read of a store's database, on either engine (booleans as true/false on both). */
+export async function readStoreTables(database: TestDatabase): Promise<Tables> {
+  const sql = sqlOn(database);
+  const rows = async (text: string) => (await sql.query<Record<string, unknown>>(text)).map(booleans);
   const credits = await rows(`SELECT ${CREDITS.join(', ')} FROM credits`);
   return {
     campaigns: await rows(`SELECT ${CAMPAIGN.join(', ')} FROM campaigns ORDER BY campaign_id`),
@@ -83,7 +84,8 @@ export async function readStoreTables(store: Store): Promise<Tables> {
 }
 
 /** Empties every table a test writes, on either engine (between property-test runs). */
-export async function emptyTables(store: Store): Promise<void> {
+export async function emptyTables(database: TestDatabase): Promise<void> {
+  const sql = sqlOn(database);
   for (const table of [
     'handler_failures',
     'interview_responses',
@@ -94,6 +96,6 @@ export async function emptyTables(store: Store): Promise<void> {
     'erasure_hooks',
     'erasures',
   ]) {
-    await store.select(`DELETE FROM ${table}`);
+    await sql.query(`DELETE FROM ${table}`);
   }
 }

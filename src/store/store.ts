@@ -428,9 +428,6 @@ export interface Store
   /** The reads of the console, the CLI and the queries: campaigns, candidate lists, the inbox. */
   readonly readModel: ReadModel;
 
-  /** A read of the projected tables: `?` placeholders; rows with booleans, numbers and ISO text. */
-  select<T = Record<string, unknown>>(sql: string, parameters?: readonly unknown[]): Promise<T[]>;
-
   /**
    * Runs `work` as one bulk load, committed (and made durable) when it resolves, rolled back when
    * it throws. Resolves undefined, having done nothing, when mode 'empty' finds rows. Engines

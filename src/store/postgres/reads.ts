@@ -1,6 +1,5 @@
-// Reads: one inbox row, the counts by state, whether anything is pending, and the queries of
-// query/ on the projected tables.
-import type { QueryResultRow } from 'pg';
+// Reads: one inbox row, the counts by state, whether anything is pending, and this engine's SQL
+// for the ports' reads (people, projected rows).
 import type { EngineSql } from '../engine-sql.js';
 import type { InboxRow, InboxState } from '../store.js';
 import { asInboxRow, INBOX_COLUMNS } from './inbox-columns.js';
@@ -29,17 +28,6 @@ export async function counts(db: Session): Promise<Record<InboxState, number> & 
 
 export async function hasPending(db: Session): Promise<boolean> {
   return (await query(db, "SELECT 1 FROM inbox WHERE state = 'pending' LIMIT 1")).length > 0;
-}
-
-// `?` placeholders (what query/ writes for both engines) as PostgreSQL's `$n`.
-function numbered(sql: string): string {
-  let n = 0;
-  return sql.replace(/\?/g, () => `$${++n}`);
-}
-
-/** A read of query/, written with `?` placeholders for both engines. */
-export async function select<T>(db: Session, sql: string, parameters: readonly unknown[] = []): Promise<T[]> {
-  return (await query<QueryResultRow>(db, numbered(sql), [...parameters])) as T[];
 }
 
 /** Reads in this engine's SQL, on the pool or in the caller's transaction. */

@@ -8,7 +8,7 @@ import { requeue, setAside } from './dead-letters.js';
 import { handlerFailures, handlersDone, recordHandlerFailure, retryHandlerFailures } from './handlers.js';
 import { appendDeliveries, appendSettled, knownIdentities } from './intake.js';
 import { lockRows, resetProjection, saveRows } from './projection.js';
-import { counts, hasPending, inboxRow, postgresSql, select } from './reads.js';
+import { counts, hasPending, inboxRow, postgresSql } from './reads.js';
 import { peopleReads } from '../people.js';
 import { projectedReads } from '../projected.js';
 import { postgresReadModel } from './read-model.js';
@@ -64,7 +64,6 @@ export async function createPostgresStore(pool: Pool, options: PostgresStoreOpti
     retryHandlerFailures: (ids) => retryHandlerFailures(engine, ids),
     people: peopleReads(postgresSql(db)),
     projected: projectedReads(postgresSql(db)),
-    select: (sql, parameters) => select(db, sql, parameters),
     readModel: postgresReadModel(db),
     ...postgresPresence((text, values) => query(db, text, values)),
     setting: (key) => setting(db, key),

@@ -11,7 +11,7 @@ export interface SqliteConnection {
   readonly db: SqliteDatabase;
   /** How long a write waits for another connection's lock before giving up (ms). */
   readonly busyTimeoutMs: number;
-  /** Statements prepared at their first use (reads, settings, `select`): a read-only store prepares no write. */
+  /** Statements prepared at their first use (reads, settings): a read-only store prepares no write. */
   readonly preparedOnUse: Map<string, Statement>;
   /**
    * The write transaction in progress. It spans several awaits, and other code's microtasks can

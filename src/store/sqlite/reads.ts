@@ -39,14 +39,6 @@ export function setAside(connection: SqliteConnection, afterId: number, limit: n
   ).map(inboxRow);
 }
 
-/** A caller's query of the projected tables (`?` placeholders); a statement that returns no rows is run. */
-export function select<T>(connection: SqliteConnection, sql: string, parameters: readonly unknown[]): T[] {
-  const statement = prepared(connection, sql);
-  if (statement.reader) return statement.all(...parameters) as T[];
-  statement.run(...parameters);
-  return [];
-}
-
 /** Reads in this engine's SQL inside the caller's write transaction (synchronous), or, `queued`, as the store's reads are. */
 export function sqliteSql(connection: SqliteConnection, queued = false): EngineSql {
   const rows = <T>(sql: string, parameters: readonly unknown[]) => prepared(connection, sql).all(...parameters) as T[];

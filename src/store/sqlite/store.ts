@@ -95,7 +95,6 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
 
     people: peopleReads(reads.sqliteSql(connection, true)),
     projected: projectedReads(reads.sqliteSql(connection, true)),
-    select: <T>(sql: string, parameters: readonly unknown[] = []) => read(connection, () => reads.select<T>(connection, sql, parameters)),
     readModel: sqliteReadModel(connection),
     setting: (key) => read(connection, () => settings.setting(connection, key)),
     settingOnce: (key, value) => inWrite((s) => settings.settingOnce(connection, s.settings, key, value)),

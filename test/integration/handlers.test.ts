@@ -43,7 +43,12 @@ describe('application handlers, dead letters and reprocessing', () => {
     // The store on a connection of the test's own, whose setting is read after the projection.
     const tmp = tempDir();
     const db = new Database(tmp.dbPath);
-    const receiver = createReceiver({ database: db, secret: SECRET, logger: createLogger({ level: 'silent' }) });
+    const receiver = createReceiver({
+      database: db,
+      secret: SECRET,
+      logger: createLogger({ level: 'silent' }),
+      dispatch: { handlerRetryDelayMs: 5, handlerAttempts: 3 },
+    });
     open.push({ receiver, cleanup: () => (db.close(), tmp.cleanup()) });
     const seen: Array<{ score: number; status: unknown; identity: string }> = [];
     receiver.on('candidate.interview.completed', (event, context) => {

@@ -33,7 +33,12 @@ function onConnection(db: Database.Database, sql: string, parameters: readonly u
 function sqliteFile(path: string, sql: string, parameters: readonly unknown[]): unknown[] {
   const db = new Database(path, { readonly: true, fileMustExist: true });
   try {
-    return onConnection(db, sql, parameters, () => new Database(path, { fileMustExist: true, timeout: 5000 }));
+    return onConnection(db, sql, parameters, () => {
+      // Checked as the store's own writes are.
+      const writer = new Database(path, { fileMustExist: true, timeout: 5000 });
+      writer.pragma('foreign_keys = ON');
+      return writer;
+    });
   } finally {
     db.close();
   }

@@ -64,7 +64,7 @@ describe.each(ENGINES)('heartbeats on the $name engine', (engine) => {
   async function open(): Promise<{ store: Store; database: string }> {
     const opened = await freshStore(engine);
     cleanups.push(opened.close);
-    return { store: opened.store, database: opened.database as string };
+    return { store: opened.store, database: opened.database };
   }
 
   it('a beat inserts or refreshes the row; its age grows until the next; forgetting removes it', async () => {

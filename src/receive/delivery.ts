@@ -4,6 +4,8 @@ export type DeliveryVerdict = 'accepted' | 'invalid_json' | 'invalid_envelope';
 
 /** What the intake keeps of one authenticated request, before answering it. */
 export interface Delivery {
+  /** The account it was sent to (its webhook path): its identity, rows and handlers are that account's only. */
+  account: string;
   /** The exact bytes received. */
   raw: Uint8Array;
   receivedAt: string;
@@ -49,8 +51,9 @@ export function identityKeyOf(reading: Extract<EnvelopeReading, { ok: true }>): 
 }
 
 /** What is kept of an authenticated body, given how it read (HTTP and replay alike). */
-export function deliveryOf(raw: Uint8Array, reading: EnvelopeReading, receivedAt: string, secretId: string | null): Delivery {
+export function deliveryOf(account: string, raw: Uint8Array, reading: EnvelopeReading, receivedAt: string, secretId: string | null): Delivery {
   return {
+    account,
     raw,
     receivedAt,
     ...(reading.ok ? identityKeyOf(reading) : { identity: null, eventAt: null }),

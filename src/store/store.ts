@@ -15,6 +15,8 @@ export type Appended = { inboxId: number; duplicate: false } | { inboxId: null; 
 
 export interface InboxRow {
   inbox_id: number;
+  /** The account it was delivered to (docs/projection.md section 9). */
+  account: string;
   /** UTC ISO 8601 with milliseconds. */
   received_at: string;
   raw: Uint8Array;
@@ -105,6 +107,8 @@ export type ErasureOutcome =
 /** An erasure whose onErase hooks are owed a call (no personal data: the id only). */
 export interface ErasureHookRow {
   erasureId: number;
+  /** The account the erased candidate belonged to. */
+  account: string;
   candidateId: string;
   /** UTC ISO 8601 with milliseconds. */
   erasedAt: string;
@@ -116,7 +120,7 @@ export interface ErasureHookRow {
 /** How a round of an erasure's hooks ended: all done, failed (next round at `dueAt`), or given back unrun. */
 export type ErasureHookSettlement = { state: 'done' } | { state: 'failed'; error: string; dueAt: string } | { state: 'released' };
 
-/** An identity as the inbox files it: under the instant of its event (`Delivery.eventAt`). */
+/** An identity as the inbox files it (within one account): under the instant of its event (`Delivery.eventAt`). */
 export interface IdentityKey {
   identity: string;
   eventAt: number | null;
@@ -197,10 +201,17 @@ export interface ErasureTx {
   redactSetAside(before: string): Promise<number>;
   /**
    * Takes up to `limit` erasures whose hooks are due at `now` and not claimed by another process,
-   * oldest first, claimed until `claimUntil` (a process that dies gives them back then).
+   * oldest first, claimed until `claimUntil` (a process that dies gives them back then). Of every
+   * account: each row names its own.
    */
   claimErasureHooks(now: string, claimUntil: string, limit: number): Promise<ErasureHookRow[]>;
   settleErasureHook(erasureId: number, settlement: ErasureHookSettlement): Promise<void>;
+  /**
+   * Deletes every row of this account in every table (inbox, handler failures, projected tables,
+   * erasures and their hooks): the removal of an account with its data. Returns how many inbox
+   * rows went. The caller scrubs after the commit.
+   */
+  deleteAccountRows(): Promise<{ inboxRows: number }>;
 }
 
 /** The work one write transaction can do. Nothing is visible to others before it commits. */
@@ -257,9 +268,9 @@ export interface BulkLoad {
 }
 
 export type BulkMode =
-  /** Into an empty inbox and empty projected tables (a replay into a new database); refused otherwise. */
+  /** Into an empty inbox and empty projected tables, of every account (a replay into a new database); refused otherwise. */
   | 'empty'
-  /** Re-projects the whole inbox into emptied projected tables. */
+  /** Re-projects this account's whole inbox into its emptied projected rows; other accounts' rows are untouched. */
   | 'rebuild';
 
 export interface WriteOptions {
@@ -404,6 +415,32 @@ interface Lifecycle {
   close(): Promise<void>;
 }
 
+/** Accounts that have work waiting, each once, in account order (the dispatcher takes them in turn). */
+export interface AccountsWithWork {
+  /** Accounts with rows pending projection. */
+  projection: string[];
+  /** Accounts with rows whose handlers are due (claimed or not). */
+  handlers: string[];
+}
+
+/**
+ * Scoping to accounts (docs/projection.md section 9). A store is a view of one account: every
+ * read, key, claim, erasure and rebuild it does reaches that account's rows only, and the rows it
+ * writes carry it. Exceptions, which span the database: `append` (and `appendSettled`) write each
+ * delivery under its own `Delivery.account`; operations by inbox id (`inboxRow`, `settle`,
+ * `claimPendingRow`, `handlersDone`, the handler leases) reach the row whatever its account, since
+ * ids are unique across accounts; settings, presence, `scrub`, `flush`, `probe`, `close` and
+ * `claimErasureHooks` are the database's.
+ */
+export interface AccountScope {
+  /** The account this view reaches (`openStore` opens the default account's). */
+  readonly account: string;
+  /** The same store (connection, lifecycle) scoped to another account; cheap, cached. Close only the store `openStore` returned. */
+  forAccount(account: string): Store;
+  /** Which accounts have work waiting, across the database. */
+  accountsWithWork(): Promise<AccountsWithWork>;
+}
+
 /**
  * The store `openStore` opens, which the receiver, `createQueries`, `rebuild`, `eraseCandidate` and
  * the other functions of the API take. Only the engines of this package implement it: its members
@@ -420,7 +457,8 @@ export interface Store
     PresencePort,
     ErasurePort,
     WorkSignals,
-    Lifecycle {
+    Lifecycle,
+    AccountScope {
   /** What is read about a person (export, retention) and the audit trail of erasures. */
   readonly people: PeopleReads;
   /** The projected rows by key. */

@@ -10,3 +10,17 @@ const ACCOUNT_ID = /^[a-z0-9](?:[a-z0-9_-]{0,62})$/;
 export function isAccountId(value: string): boolean {
   return ACCOUNT_ID.test(value);
 }
+
+/** What the intake knows of an account it routes to: whether it takes deliveries, and the secrets that verify them. */
+export interface RoutedAccount {
+  readonly account: string;
+  readonly state: 'active' | 'disabled';
+  /** The secrets that verify its deliveries (more than one during a rotation's overlap). Never empty for an active account. */
+  readonly secrets: readonly (string | Uint8Array)[];
+}
+
+/** The accounts the intake routes to by the key in their webhook path (`/webhooks/<route key>`); swapped whole on a change. */
+export interface AccountRoutes {
+  /** The account whose webhook path has this key, or undefined (an unknown path: 404). */
+  route(routeKey: string): RoutedAccount | undefined;
+}

@@ -61,8 +61,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     setSecrets: (secrets) => intake.setSecrets(secrets),
     secretUse: () => state.metrics.verifiedBySecret(),
     middleware: () => expressMiddleware(intake, onRequest),
-    nodeHandler: () => nodeHandler(intake, onRequest),
-    fetchHandler: () => fetchHandler(intake),
+    nodeHandler: (routing) => nodeHandler(intake, onRequest, routing?.routeKeyOf),
+    fetchHandler: (routing) => fetchHandler(intake, routing?.routeKeyOf),
     on(kind, handler, handlerOptions) {
       state.handlers.on(kind, handler, handlerOptions);
       runningOf(state)?.dispatcher.start();

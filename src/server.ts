@@ -7,7 +7,7 @@ import { createReceiver, type Receiver, type ReceiverOptions } from './receiver.
 import { ConfigurationError } from './errors.js';
 import type { Logger } from './logging.js';
 import { answerClientErrors, HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from './standalone/client-errors.js';
-import { route, type StandaloneState } from './standalone/routes.js';
+import { route, routeKeyUnder, type StandaloneState } from './standalone/routes.js';
 
 /** After a stop is asked, how long new connections are still taken in (and answered 503). */
 const SHUTDOWN_GRACE_MS = 100;
@@ -121,7 +121,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
     throw error;
   }
   const running = state.receiver;
-  state.intake = running.nodeHandler();
+  state.intake = running.nodeHandler({ routeKeyOf: (req) => routeKeyUnder(state.path, (req.url ?? '/').split('?')[0]) });
   // Its first heartbeat is in before the start is announced: commands on the database see it from then on.
   await running.ready();
   const address = server.address() as AddressInfo;

@@ -1,6 +1,17 @@
 // Accounts (docs/accounts.md): one receiver may serve several agency accounts of the service, each
 // with its own webhook path, secrets and projected state. Every delivery names its account.
 
+const ROUTED_PATH = /\/webhooks\/([A-Za-z0-9_-]{1,128})\/?$/;
+
+/**
+ * The route key in a request path that ends `/webhooks/<route key>` (a query string ignored), or
+ * undefined: any other path is the default account's, as before accounts existed.
+ */
+export function routeKeyOfPath(url: string | undefined): string | undefined {
+  const path = (url ?? '/').split('?')[0]!;
+  return ROUTED_PATH.exec(path)?.[1];
+}
+
 /** The account of `/webhooks`, of `createReceiver({ secrets })`, and of a database made before accounts existed. */
 export const DEFAULT_ACCOUNT = 'default';
 

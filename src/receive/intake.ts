@@ -4,6 +4,7 @@ import { readEnvelope } from '../events/index.js';
 import { secretFingerprint, verify, type Secret } from '../signature.js';
 import { errorAnswer, type Answer } from './answer.js';
 import { deliveryOf, type StoreDelivery } from './delivery.js';
+import { DEFAULT_ACCOUNT, type AccountRoutes, type RoutedAccount } from './account.js';
 import { headerValue, type IncomingHeaders } from './headers.js';
 import { createBodyBudget, DEFAULT_MAX_BUFFERED_BYTES, type BodyBudget } from './budget.js';
 import { spanIds, type Span, type Tracing } from '../tracing/otel.js';
@@ -16,10 +17,15 @@ export const DEFAULT_EVENT_HEADER = 'X-Service-Event';
 const RETRY_AFTER_SECONDS = '5';
 
 export interface IntakeOptions {
-  /** Shared secrets; any one of them may sign (rotation). */
+  /** Shared secrets of the default account (`/webhooks`); any one of them may sign (rotation). */
   secrets?: readonly Secret[];
-  /** Accept unsigned requests. Only when no secret is configured, and only when set explicitly. */
+  /** Accept unsigned requests to the default account. Only when no secret is configured, and only when set explicitly. */
   allowUnsigned?: boolean;
+  /**
+   * The other accounts, by the key of their webhook path (`/webhooks/<route key>`); none: a request
+   * with a route key is 404. Replaced as a whole with `setAccounts`.
+   */
+  accounts?: AccountRoutes;
   /** Largest body accepted, in bytes. Default 1 MiB. */
   maxBodyBytes?: number;
   /**
@@ -55,13 +61,20 @@ export interface IntakeResult {
   secretFingerprint?: string;
   /** The request's OpenTelemetry span, when tracing is on: for the access log line. */
   trace?: { trace_id: string; span_id: string };
+  /** The account the request was routed to, once its path named a known one. */
+  account?: string;
 }
 
 export interface IncomingRequest {
   /** The exact bytes of the body, never a parsed or re-serialised form. */
   rawBody: Uint8Array;
   headers: IncomingHeaders;
+  /** The key of its webhook path (`/webhooks/<route key>`); absent: the default account's `/webhooks`. */
+  routeKey?: string | undefined;
 }
+
+/** Where a request goes: an account's keys, or an answer given before its body is read (unknown path, disabled account). */
+export type Routing = { ok: true; account: string; keys: Keys } | { ok: false; result: IntakeResult };
 
 /** The secrets in use and their fingerprints, replaced as a whole (never edited) by a rotation. */
 interface Keys {
@@ -72,6 +85,7 @@ interface Keys {
 /** The intake's options, resolved once; only `keys` changes, swapped in one assignment. */
 interface IntakeConfig {
   keys: Keys;
+  accounts: AccountRoutes | undefined;
   allowUnsigned: boolean;
   maxBodyBytes: number;
   signatureHeader: string;
@@ -97,6 +111,7 @@ export function createIntake(options: IntakeOptions) {
   }
   const config: IntakeConfig = {
     keys: keysOf(options.secrets ?? [], allowUnsigned),
+    accounts: options.accounts,
     allowUnsigned,
     maxBodyBytes,
     signatureHeader: options.signatureHeader ?? DEFAULT_SIGNATURE_HEADER,
@@ -113,7 +128,9 @@ export function createIntake(options: IntakeOptions) {
   }
   async function receiveWithin(request: IncomingRequest, span: Span | undefined): Promise<IntakeResult> {
     try {
-      return await receiveOrThrow(config, request, span);
+      const routing = routeOf(config, request.routeKey);
+      if (!routing.ok) return routing.result;
+      return { ...(await receiveOrThrow(config, routing, request, span)), ...(routing.account !== DEFAULT_ACCOUNT && { account: routing.account }) };
     } catch (error) {
       return unexpected(error, 'intake');
     }
@@ -126,8 +143,15 @@ export function createIntake(options: IntakeOptions) {
   function setSecrets(secrets: readonly Secret[]): void {
     config.keys = keysOf(secrets, config.allowUnsigned);
   }
+  /** Replaces the accounts routed by webhook path, for the requests that start from now on. */
+  function setAccounts(accounts: AccountRoutes | undefined): void {
+    config.accounts = accounts;
+  }
   return {
     receive,
+    /** Where a request with this route key goes, or the answer it gets unread (adapters ask before reading a body). */
+    route: (routeKey: string | undefined) => routeOf(config, routeKey),
+    setAccounts,
     unexpected,
     setSecrets,
     maxBodyBytes: config.maxBodyBytes,
@@ -174,14 +198,72 @@ function unexpectedError(config: IntakeConfig, error: unknown, stage: string): I
   };
 }
 
+/** Keys of each account's secrets, made once per routes snapshot (a snapshot is replaced whole, never edited). */
+const accountKeys = new WeakMap<RoutedAccount, Keys>();
+
+function keysOfAccount(routed: RoutedAccount): Keys {
+  let keys = accountKeys.get(routed);
+  if (keys === undefined) {
+    const secrets = Object.freeze(routed.secrets.filter((s) => s.length > 0));
+    keys = Object.freeze({ secrets, fingerprints: Object.freeze(secrets.map(secretFingerprint)) });
+    accountKeys.set(routed, keys);
+  }
+  return keys;
+}
+
+/**
+ * The account a request goes to, by its path: `/webhooks` the default account, `/webhooks/<key>`
+ * the account whose path has that key, verified with that account's secrets only. An unknown key
+ * is 404 and a disabled account 403, both before the body is read, and nothing is stored.
+ */
+function routeOf(config: IntakeConfig, routeKey: string | undefined): Routing {
+  if (routeKey === undefined) return { ok: true, account: DEFAULT_ACCOUNT, keys: config.keys };
+  const routed = config.accounts?.route(routeKey);
+  if (routed === undefined) {
+    return {
+      ok: false,
+      result: {
+        outcome: 'refused',
+        answer: errorAnswer(404, 'UNKNOWN_WEBHOOK_PATH', 'No account receives webhooks at this path.', {}, { Connection: 'close' }),
+      },
+    };
+  }
+  if (routed.state !== 'active') {
+    return {
+      ok: false,
+      result: {
+        outcome: 'refused',
+        account: routed.account,
+        answer: errorAnswer(
+          403,
+          'ACCOUNT_DISABLED',
+          'This account is disabled on this receiver: nothing was stored. Enable it to receive its webhooks again.',
+          {},
+          { Connection: 'close' },
+        ),
+      },
+    };
+  }
+  // An account is never unsigned: with no secret, nothing verifies (and nothing is stored).
+  return { ok: true, account: routed.account, keys: keysOfAccount(routed) };
+}
+
 /** The checks of one request in order: size, signature, envelope, durable store; then the answer. */
-async function receiveOrThrow(config: IntakeConfig, { rawBody, headers }: IncomingRequest, span: Span | undefined): Promise<IntakeResult> {
+async function receiveOrThrow(
+  config: IntakeConfig,
+  routing: Extract<Routing, { ok: true }>,
+  { rawBody, headers }: IncomingRequest,
+  span: Span | undefined,
+): Promise<IntakeResult> {
   if (rawBody.byteLength > config.maxBodyBytes) {
     return { outcome: 'refused', answer: tooLarge(config.maxBodyBytes) };
   }
   let secretId: string | null = null;
   // One read: a rotation landing mid-request cannot pair a secret with another set's fingerprint.
-  const { keys } = config;
+  const { keys } = routing;
+  if (keys.secrets.length === 0 && routing.account !== DEFAULT_ACCOUNT) {
+    return { outcome: 'refused', answer: signatureRefused(config.signatureHeader, 'MISMATCH') };
+  }
   if (keys.secrets.length > 0) {
     const verification = verify(keys.secrets, rawBody, headerValue(headers, config.signatureHeader));
     if (!verification.ok) return { outcome: 'refused', answer: signatureRefused(config.signatureHeader, verification.reason) };
@@ -189,7 +271,7 @@ async function receiveOrThrow(config: IntakeConfig, { rawBody, headers }: Incomi
   }
 
   const reading = readEnvelope(rawBody);
-  const delivery = deliveryOf(rawBody, reading, new Date(config.now()).toISOString(), secretId);
+  const delivery = deliveryOf(routing.account, rawBody, reading, new Date(config.now()).toISOString(), secretId);
   if (reading.ok) {
     const announced = headerValue(headers, config.eventHeader);
     if (announced !== undefined && announced !== reading.envelope.event) {

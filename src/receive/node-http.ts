@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorAnswer, type Answer } from './answer.js';
 import type { Intake, IntakeResult } from './intake.js';
+import { routeKeyOfPath } from './account.js';
 import { readRawBody } from './raw-body.js';
 
 /**
@@ -34,12 +35,18 @@ export function writeAnswer(res: ServerResponse, answer: Answer): void {
  * Reads the request's exact bytes (within the limit and the budget) and hands them to the intake.
  * The bytes stay claimed from the budget until the intake has answered, however it ends.
  */
-export async function receiveRequest(intake: Intake, req: IncomingMessage): Promise<IntakeResult> {
+export async function receiveRequest(intake: Intake, req: IncomingMessage, routeKey: string | undefined): Promise<IntakeResult> {
+  // An unknown path or a disabled account is answered before a byte of the body is held.
+  const routing = intake.route(routeKey);
+  if (!routing.ok) {
+    req.resume();
+    return routing.result;
+  }
   const claim = intake.budget.claim();
   try {
     const reading = await readRawBody(req, intake.maxBodyBytes, intake.budget, claim);
     return reading.ok
-      ? await intake.receive({ rawBody: reading.body, headers: req.headers })
+      ? await intake.receive({ rawBody: reading.body, headers: req.headers, routeKey })
       : { outcome: reading.outcome, answer: reading.answer };
   } finally {
     claim.release();
@@ -63,11 +70,16 @@ export function tellListener(
   }
 }
 
+/** Where an adapter finds a request's route key; the default reads a path ending `/webhooks/<route key>`. */
+export type RouteKeyOf = (req: IncomingMessage) => string | undefined;
+
+const routeKeyOfUrl: RouteKeyOf = (req) => routeKeyOfPath(req.url);
+
 /**
  * A node:http request listener for the intake: no framework between the socket and the inbox.
- * Answers 405 to anything but POST.
+ * Answers 405 to anything but POST. A path ending `/webhooks/<route key>` goes to that account.
  */
-export function nodeHandler(intake: Intake, onResult?: ResultListener) {
+export function nodeHandler(intake: Intake, onResult?: ResultListener, routeKeyOf: RouteKeyOf = routeKeyOfUrl) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const startedAt = process.hrtime.bigint();
     let result: IntakeResult;
@@ -80,7 +92,7 @@ export function nodeHandler(intake: Intake, onResult?: ResultListener) {
           answer: errorAnswer(405, 'METHOD_NOT_ALLOWED', 'Webhooks are delivered with POST.', {}, { Allow: 'POST' }),
         };
       } else {
-        result = await receiveRequest(intake, req);
+        result = await receiveRequest(intake, req, routeKeyOf(req));
       }
     } catch (error) {
       result = intake.unexpected(error, 'node:http');

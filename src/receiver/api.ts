@@ -37,12 +37,19 @@ export interface Receiver {
    * once its count stops growing.
    */
   secretUse(): Promise<Array<{ fingerprint: string; requests: number }>>;
-  /** Express middleware: `app.post('/webhooks', receiver.middleware())`. */
+  /**
+   * Express middleware: `app.post('/webhooks', receiver.middleware())`, and for the other accounts
+   * `app.post('/webhooks/:routeKey', receiver.middleware())` (docs/accounts.md).
+   */
   middleware(): RequestHandler;
-  /** A node:http listener: `http.createServer(receiver.nodeHandler())`. */
-  nodeHandler(): (req: IncomingMessage, res: ServerResponse) => Promise<void>;
-  /** A fetch handler: `(request: Request) => Promise<Response>`. */
-  fetchHandler(): (request: Request) => Promise<Response>;
+  /**
+   * A node:http listener: `http.createServer(receiver.nodeHandler())`. A path ending
+   * `/webhooks/<route key>` goes to that account, any other to the default account, unless
+   * `routeKeyOf` finds the key otherwise.
+   */
+  nodeHandler(routing?: { routeKeyOf?: (req: IncomingMessage) => string | undefined }): (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+  /** A fetch handler: `(request: Request) => Promise<Response>`; routes as `nodeHandler` does, by the URL's path. */
+  fetchHandler(routing?: { routeKeyOf?: (request: Request) => string | undefined }): (request: Request) => Promise<Response>;
   /**
    * Calls `handler` for each distinct event of the kind, after its projection committed, at
    * least once (again after a crash), one event at a time per candidate in arrival order, across

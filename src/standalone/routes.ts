@@ -119,15 +119,24 @@ const notFound: Route = (state, req, res) => {
     errorAnswer(
       404,
       'RESOURCE_NOT_FOUND',
-      `Nothing is served at ${req.method} ${(req.url ?? '/').split('?')[0]}. Webhooks go to POST ${state.path}.`,
+      `Nothing is served at ${req.method} ${(req.url ?? '/').split('?')[0]}. Webhooks go to POST ${state.path} (or ${state.path}/<route key> for an account).`,
     ),
   );
 };
 
+const ROUTE_KEY = /^[A-Za-z0-9_-]{1,128}$/;
+
+/** The route key of `<path>/<route key>`: an account's webhook path (docs/accounts.md). */
+export function routeKeyUnder(path: string, url: string | undefined): string | undefined {
+  if (url === undefined || !url.startsWith(`${path}/`)) return undefined;
+  const key = url.slice(path.length + 1);
+  return ROUTE_KEY.test(key) ? key : undefined;
+}
+
 /** Which route answers a request; what is not ours is 404 in the service's envelope. */
 export function route(state: StandaloneState, req: IncomingMessage): Route {
   const url = (req.url ?? '/').split('?')[0];
-  if (url === state.path) return webhook;
+  if (url === state.path || routeKeyUnder(state.path, url) !== undefined) return webhook;
   if (req.method === 'GET' && url === '/healthz') return healthz;
   if (req.method === 'GET' && url === '/readyz') return readyz;
   if (req.method === 'GET' && url === '/metrics' && servesMetrics(state.tokens)) return metrics;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
-import type { InboxPort, WorkSignals } from '../store/store.js';
+import type { AccountScope, WorkSignals } from '../store/store.js';
 import { createHandlerPump, type HandlerPump, type HandlerPumpContext } from './handler-pump.js';
 import type { HandlerRegistry } from './handlers.js';
 import { dispatchSettings, type DispatcherOptions, type DispatchObserver } from './options.js';
@@ -13,10 +13,12 @@ export { HandlerTimeoutError } from './handler-calls.js';
 export type { DispatcherOptions } from './options.js';
 
 /** What the dispatcher's two parts use, and the wake-ups and pending check that drive them. */
-type DispatchStore = ProjectionLoopContext['store'] &
-  HandlerPumpContext['store'] &
-  Pick<InboxPort, 'hasPending'> &
-  Pick<WorkSignals, 'onWork'>;
+type DispatchStore = ProjectionLoopContext['store'] & HandlerPumpContext['store'] & Pick<WorkSignals, 'onWork'>;
+
+/** Whether any account has rows pending projection. */
+async function anyPending(store: Pick<AccountScope, 'accountsWithWork'>): Promise<boolean> {
+  return (await store.accountsWithWork()).projection.length > 0;
+}
 
 export interface DispatcherContext {
   store: DispatchStore;
@@ -52,7 +54,7 @@ export function createDispatcher(context: DispatcherContext, options: Dispatcher
 
   // Work nobody announced (another process's, or a missed notification) is found by a slow poll.
   const poll = setInterval(() => {
-    void store.hasPending().then(
+    void anyPending(store).then(
       (pending) => {
         if (pending) projection.notify();
       },
@@ -109,13 +111,13 @@ export function createDispatcher(context: DispatcherContext, options: Dispatcher
 async function drainAll(
   projection: ProjectionLoop,
   handlers: HandlerPump,
-  store: Pick<InboxPort, 'hasPending'>,
+  store: Pick<AccountScope, 'accountsWithWork'>,
   stopping: AbortSignal,
 ): Promise<void> {
   for (;;) {
     await projection.onIdle();
     if (stopping.aborted) return;
-    if (await store.hasPending()) {
+    if (await anyPending(store)) {
       projection.notify();
       continue;
     }
@@ -123,7 +125,7 @@ async function drainAll(
     await handlers.whenIdle();
     if (stopping.aborted) return;
     // Idle here: is there still due work nobody could claim yet (another key's turn came)?
-    if ((await handlers.claimDue()) === 0 && !(await store.hasPending())) return;
+    if ((await handlers.claimDue()) === 0 && !(await anyPending(store))) return;
   }
 }
 

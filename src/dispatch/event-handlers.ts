@@ -11,10 +11,25 @@ import type { DispatchObserver } from './options.js';
 import type { Tracing } from '../tracing/otel.js';
 import { handlerCallTraced } from '../tracing/dispatch-spans.js';
 
-export interface EventHandlersContext {
+/** What the handlers of one account's event read their row with and record failures in. */
+export interface AccountHandlerTarget {
   store: Pick<HandlerClaimsPort, 'recordHandlerFailure'>;
-  handlers: Pick<HandlerRegistry, 'for'>;
   rows: RowReaders;
+}
+
+/** One claimed event, as its handlers see it. */
+export interface HandlerEvent {
+  account: string;
+  inboxId: number;
+  identity: string;
+  event: WebhookEvent;
+  traceContext?: string | null | undefined;
+}
+
+export interface EventHandlersContext {
+  /** The account's store and row readers (cached by the caller). */
+  accountOf(account: string): AccountHandlerTarget;
+  handlers: Pick<HandlerRegistry, 'for'>;
   calls: Pick<HandlerCalls, 'callOnce'>;
   logger: Pick<Logger, 'error'>;
   observer?: DispatchObserver | undefined;
@@ -38,21 +53,17 @@ async function rowFor(rows: RowReaders, event: WebhookEvent): Promise<unknown> {
 }
 
 /** Calls every handler of the event; false when stopped before the end (the handlers stay due). */
-export async function callHandlers(
-  context: EventHandlersContext,
-  inboxId: number,
-  identity: string,
-  event: WebhookEvent,
-  traceContext?: string | null,
-): Promise<boolean> {
+export async function callHandlers(context: EventHandlersContext, claimed: HandlerEvent): Promise<boolean> {
   const { stopping, observer } = context;
+  const { account, inboxId, identity, event, traceContext } = claimed;
+  const target = context.accountOf(account);
   for (const handler of context.handlers.for(event.event)) {
     const result = await callWithRetries(
       async (attempt) => {
-        const row = (await rowFor(context.rows, event)) as never;
+        const row = (await rowFor(target.rows, event)) as never;
         const call = () =>
           context.calls.callOnce((signal: AbortSignal) =>
-            handler.run(event, { identity, inboxId, attempt, row, signal } satisfies HandlerContext),
+            handler.run(event, { account, identity, inboxId, attempt, row, signal } satisfies HandlerContext),
           );
         if (context.tracing === undefined) await call();
         else await handlerCallTraced(context.tracing, { handler: handler.name, kind: event.event, inboxId, attempt, traceContext }, call);
@@ -66,14 +77,14 @@ export async function callHandlers(
     );
     if (result.outcome === 'failed') {
       const message = result.error instanceof Error ? `${result.error.name}: ${result.error.message}` : String(result.error);
-      await context.store.recordHandlerFailure({
+      await target.store.recordHandlerFailure({
         inbox_id: inboxId,
         handler: handler.name,
         error: message,
         attempts: result.attempts,
         failed_at: new Date(context.now()).toISOString(),
       });
-      context.logger.error({ inboxId, handler: handler.name, attempts: result.attempts }, 'handler failed; recorded as a dead letter');
+      context.logger.error({ account, inboxId, handler: handler.name, attempts: result.attempts }, 'handler failed; recorded as a dead letter');
     }
     if (stopping.aborted) return false;
   }

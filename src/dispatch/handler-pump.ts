@@ -7,16 +7,16 @@ import type { Logger } from 'pino';
 import { readEnvelope } from '../events/index.js';
 import { readStored } from '../project/batch.js';
 import { createRowReaders } from '../project/read.js';
-import { describeStorageError, type HandlerClaimsPort, type InboxRow } from '../store/store.js';
+import { describeStorageError, type AccountScope, type HandlerClaimsPort, type InboxRow, type Store } from '../store/store.js';
 import { createHandlerCalls, type HandlerCalls } from './handler-calls.js';
-import { callHandlers, type EventHandlersContext } from './event-handlers.js';
+import { callHandlers, type AccountHandlerTarget, type EventHandlersContext } from './event-handlers.js';
 import type { Tracing } from '../tracing/otel.js';
 import type { HandlerRegistry } from './handlers.js';
 import type { DispatchObserver, DispatchSettings } from './options.js';
 
 export interface HandlerPumpContext {
-  /** Its leases, and what the handlers' context reads rows with. */
-  store: HandlerClaimsPort & Parameters<typeof createRowReaders>[0];
+  /** Its leases (any account's, by inbox id), and each account's claims and rows (`forAccount`). */
+  store: HandlerClaimsPort & Pick<AccountScope, 'accountsWithWork'> & { forAccount(account: string): Store };
   handlers: HandlerRegistry;
   logger: Pick<Logger, 'warn' | 'error'>;
   observer?: DispatchObserver | undefined;
@@ -48,6 +48,8 @@ interface Pump {
   pumping: boolean;
   again: boolean;
   idleWaiters: Array<() => void>;
+  /** Which account the next claim round starts with: the accounts take turns to claim first. */
+  turn: number;
 }
 
 /** Claims due rows while the window has room (coalesced: one claim loop at a time). */
@@ -62,19 +64,13 @@ function pumpHandlers(pump: Pump): void {
 }
 
 async function claimWhileRoom(pump: Pump): Promise<void> {
-  const { store, owner, stopping } = pump.context;
+  const { stopping } = pump.context;
   try {
     do {
       pump.again = false;
       if (pump.running.size >= pump.window) break;
-      const due = await store.claimHandlers({
-        owner,
-        limit: pump.window - pump.running.size,
-        leaseMs: pump.leaseMs,
-        running: pump.running,
-      });
-      for (const row of due) startHandlers(pump, row);
-      if (due.length > 0) pump.again = true; // the window may take more, and keys may have moved on
+      // The window may take more, and keys may have moved on.
+      if ((await claimRound(pump)) > 0) pump.again = true;
     } while (pump.again && !stopping.aborted);
   } catch (error) {
     pump.context.logger.warn({ code: describeStorageError(error).code }, 'could not claim handler work; will retry');
@@ -84,13 +80,45 @@ async function claimWhileRoom(pump: Pump): Promise<void> {
   }
 }
 
+/**
+ * Claims due rows account by account, each taking its share of the window's room, starting with a
+ * different account each round: a backlog of one account's handlers never keeps another's waiting
+ * for more than a round. Returns how many rows it claimed.
+ */
+async function claimRound(pump: Pump): Promise<number> {
+  const { store, owner } = pump.context;
+  const accounts = (await store.accountsWithWork()).handlers;
+  const start = accounts.length === 0 ? 0 : pump.turn++ % accounts.length;
+  const turns = [...accounts.slice(start), ...accounts.slice(0, start)];
+  let claimed = 0;
+  for (let i = 0; i < turns.length; i++) {
+    const room = pump.window - pump.running.size;
+    if (room <= 0) break;
+    const due = await store.forAccount(turns[i]!).claimHandlers({
+      owner,
+      limit: Math.ceil(room / (turns.length - i)),
+      leaseMs: pump.leaseMs,
+      running: pump.running,
+    });
+    for (const row of due) startHandlers(pump, row);
+    claimed += due.length;
+  }
+  return claimed;
+}
+
 function startHandlers(pump: Pump, row: InboxRow): void {
   const { store, owner } = pump.context;
   const processed = readStored(row.raw, readEnvelope(row.raw, row.identity ?? undefined));
   pump.running.add(row.inbox_id);
   const run =
     processed.state === 'projected'
-      ? callHandlers(pump.eventHandlers, row.inbox_id, processed.identity, processed.event, row.trace_context)
+      ? callHandlers(pump.eventHandlers, {
+          account: row.account,
+          inboxId: row.inbox_id,
+          identity: processed.identity,
+          event: processed.event,
+          traceContext: row.trace_context,
+        })
       : Promise.resolve(true);
   const finishing = run
     .then(async (finished) => {
@@ -127,11 +155,19 @@ function pumpOf(context: HandlerPumpContext, settings: HandlerPumpSettings): Pum
     stopping: context.stopping,
   });
   const { store, handlers, logger, observer, now, stopping } = context;
-  const rows = createRowReaders(store);
-  const eventHandlers = {
-    store,
+  const targets = new Map<string, AccountHandlerTarget>();
+  const accountOf = (account: string): AccountHandlerTarget => {
+    let target = targets.get(account);
+    if (target === undefined) {
+      const view = store.forAccount(account);
+      target = { store: view, rows: createRowReaders(view) };
+      targets.set(account, target);
+    }
+    return target;
+  };
+  const eventHandlers: EventHandlersContext = {
+    accountOf,
     handlers,
-    rows,
     calls,
     logger,
     observer,
@@ -154,6 +190,7 @@ function pumpOf(context: HandlerPumpContext, settings: HandlerPumpSettings): Pum
     pumping: false,
     again: false,
     idleWaiters: [],
+    turn: 0,
   };
 }
 
@@ -175,9 +212,7 @@ export function createHandlerPump(context: HandlerPumpContext, settings: Handler
      * For a drain that found the pump idle: another key's turn may have come since.
      */
     async claimDue(): Promise<number> {
-      const due = handlers.size === 0 ? [] : await store.claimHandlers({ owner, limit: window, leaseMs, running });
-      for (const row of due) startHandlers(pump, row);
-      return due.length;
+      return handlers.size === 0 ? 0 : await claimRound(pump);
     },
     /** Resolves once no handlers run and no claim is being taken. */
     whenIdle: (): Promise<void> =>

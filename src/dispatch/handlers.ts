@@ -5,7 +5,9 @@ import type { CampaignRow, CandidateRow, CreditsRow } from '../store/tables.js';
 export type RowOf<K extends EventKind> = { candidate: CandidateRow; campaign: CampaignRow; credits: CreditsRow }[(typeof KIND_SUBJECTS)[K]];
 
 export interface HandlerContext<K extends EventKind = EventKind> {
-  /** docs/projection.md identity: the same event delivered twice has one identity. */
+  /** The account the event was sent to (docs/accounts.md); `row` is that account's. */
+  account: string;
+  /** docs/projection.md identity (within its account): the same event delivered twice has one identity. */
   identity: string;
   inboxId: number;
   /** 1 on the first call, then 2, 3 … on retries. */

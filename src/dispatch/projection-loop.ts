@@ -11,6 +11,7 @@ import {
   StoreUnavailableError,
   type ClaimsTx,
   type InboxRow,
+  type AccountsWithWork,
   type ProjectionWritesTx,
   type Transactions,
 } from '../store/store.js';
@@ -22,8 +23,14 @@ import { recordProjection } from '../tracing/dispatch-spans.js';
 /** The part of a write transaction a projection batch uses: claims, then the projected rows. */
 type ProjectionTx = ClaimsTx & ProjectionWritesTx;
 
+/** The accounts' transactions, and which accounts have rows pending: batches take the accounts in turn. */
+export interface AccountTransactions<Tx extends object> {
+  forAccount(account: string): Transactions<Tx>;
+  accountsWithWork(): Promise<AccountsWithWork>;
+}
+
 export interface ProjectionLoopContext {
-  store: Transactions<ProjectionTx>;
+  store: AccountTransactions<ProjectionTx>;
   /** Which kinds have handlers: their projected events are settled with handlers due. */
   handlers: Pick<HandlerRegistry, 'for'>;
   logger: Pick<Logger, 'warn'>;
@@ -51,6 +58,8 @@ type Outcome = { row: InboxRow; processed: Processed; handlers: boolean };
 
 interface Batches {
   loop: ProjectionLoopContext;
+  /** The account whose rows this batch takes. */
+  store: Transactions<ProjectionTx>;
   batchSize: number;
 }
 
@@ -80,8 +89,8 @@ async function projectClaimed(loop: ProjectionLoopContext, tx: ProjectionTx, cla
  * now (requeued, or the failing one held by a replica). A row no longer pending, or held by another
  * process, is left to that process.
  */
-async function setAsideFailed(loop: ProjectionLoopContext, inboxId: number, error: unknown): Promise<Outcome[]> {
-  return await loop.store.write(async (tx) => {
+async function setAsideFailed({ loop, store }: Batches, inboxId: number, error: unknown): Promise<Outcome[]> {
+  return await store.write(async (tx) => {
     const row = await tx.claimPendingRow(inboxId);
     if (row === undefined) return [];
     const issues: Issue[] = [{ path: '', message: `projection failed: ${(error as Error).message}` }];
@@ -91,8 +100,8 @@ async function setAsideFailed(loop: ProjectionLoopContext, inboxId: number, erro
 
 // A fault of one event (not of the store) must not hold back the others: the batch is taken
 // again one event per transaction, and the event that fails alone is set aside with the reason.
-async function isolateFaults({ loop, batchSize }: Batches): Promise<Outcome[]> {
-  const { store } = loop;
+async function isolateFaults(batches: Batches): Promise<Outcome[]> {
+  const { loop, store, batchSize } = batches;
   const outcomes: Outcome[] = [];
   for (let i = 0; i < batchSize; i++) {
     let claimed: number | undefined;
@@ -110,7 +119,7 @@ async function isolateFaults({ loop, batchSize }: Batches): Promise<Outcome[]> {
     } catch (error) {
       // Nothing claimed: the claim itself failed, and the batch is retried as a store fault is.
       if (error instanceof StoreUnavailableError || claimed === undefined) throw error;
-      outcomes.push(...(await setAsideFailed(loop, claimed, error)));
+      outcomes.push(...(await setAsideFailed(batches, claimed, error)));
     }
   }
   return outcomes;
@@ -119,7 +128,7 @@ async function isolateFaults({ loop, batchSize }: Batches): Promise<Outcome[]> {
 /** One batch of up to `limit` rows, or the same rows one by one when the batch fails for a reason other than the store. */
 async function projectOneBatch(batches: Batches, limit: number): Promise<Outcome[]> {
   try {
-    return await batches.loop.store.write(async (tx) => await projectClaimed(batches.loop, tx, await tx.claimPending(limit)), {
+    return await batches.store.write(async (tx) => await projectClaimed(batches.loop, tx, await tx.claimPending(limit)), {
       durable: false,
     });
   } catch (error) {
@@ -138,28 +147,41 @@ function reportOutcomes(loop: ProjectionLoopContext, outcomes: readonly Outcome[
   }
 }
 
-/** Projects batches until none is pending (or the dispatcher stops); a failing store is retried with backoff. */
-async function drainPending(batches: Batches): Promise<void> {
-  const { loop } = batches;
+/**
+ * Projects batches until none is pending (or the dispatcher stops); a failing store is retried with
+ * backoff. Accounts take turns, a batch each, in rounds: a round is the accounts that had rows pending
+ * when it began, so a backlog in one account delays another's events by one batch at most.
+ */
+async function drainPending(loop: ProjectionLoopContext, batchSize: number): Promise<void> {
   let backoff = 25;
   let deferredSince: number | undefined;
+  let round: string[] = [];
+  // A round that projected nothing (its rows held by other processes) ends the drain, as an empty batch did.
+  let roundProjected = true;
   while (!loop.stopping.aborted) {
     // Answers first: a burst of webhooks is stored and acknowledged before it is projected,
     // and projection takes the gaps; under sustained load it still gets a larger batch every 50 ms.
-    let limit = batches.batchSize;
+    let limit = batchSize;
     if (loop.intakeBusy?.() === true) {
       deferredSince ??= performance.now();
       if (performance.now() - deferredSince < MAX_DEFER_MS) {
         await delay(1);
         continue;
       }
-      limit = batches.batchSize * CATCH_UP_BATCHES;
+      limit = batchSize * CATCH_UP_BATCHES;
     }
     deferredSince = undefined;
     let outcomes: Outcome[];
     const startedAt = loop.tracing === undefined ? 0 : Date.now();
     try {
-      outcomes = await projectOneBatch(batches, limit);
+      if (round.length === 0) {
+        if (!roundProjected) return;
+        round = (await loop.store.accountsWithWork()).projection;
+        roundProjected = false;
+      }
+      const account = round.shift();
+      if (account === undefined) return;
+      outcomes = await projectOneBatch({ loop, store: loop.store.forAccount(account), batchSize }, limit);
     } catch (error) {
       const { code } = describeStorageError(error);
       loop.logger.warn({ code, retryInMs: backoff }, 'projection batch failed; will retry');
@@ -168,7 +190,8 @@ async function drainPending(batches: Batches): Promise<void> {
       continue;
     }
     backoff = 25;
-    if (outcomes.length === 0) return;
+    if (outcomes.length === 0) continue;
+    roundProjected = true;
     if (loop.tracing !== undefined)
       recordProjection(
         loop.tracing,
@@ -187,7 +210,6 @@ async function drainPending(batches: Batches): Promise<void> {
  * asked for while it runs: a wake-up during a drain is served by the drain that follows.
  */
 export function createProjectionLoop(loop: ProjectionLoopContext, options: { batchSize: number }) {
-  const batches: Batches = { loop, batchSize: options.batchSize };
   const queue = new PQueue({ concurrency: 1 });
   let requested = false;
   return {
@@ -197,7 +219,7 @@ export function createProjectionLoop(loop: ProjectionLoopContext, options: { bat
       requested = true;
       void queue.add(() => {
         requested = false;
-        return drainPending(batches);
+        return drainPending(loop, options.batchSize);
       });
     },
     /** Resolves once no drain runs or waits. */

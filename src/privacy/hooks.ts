@@ -13,6 +13,8 @@ import type { ErasureHookRow, ErasureTx, Transactions } from '../store/store.js'
 /** What an onErase hook is told: identifiers and the operator's reason, never an erased value. */
 export interface ErasedCandidate {
   erasureId: number;
+  /** The account the candidate was erased from (docs/accounts.md). */
+  account: string;
   candidateId: string;
   /** When the erasure ran (UTC, ISO 8601 with milliseconds). */
   erasedAt: string;
@@ -85,6 +87,7 @@ async function callAll(rounds: Rounds, erasure: ErasureHookRow): Promise<{ hook:
   const { options, stopping } = rounds;
   const told: ErasedCandidate = {
     erasureId: erasure.erasureId,
+    account: erasure.account,
     candidateId: erasure.candidateId,
     erasedAt: erasure.erasedAt,
     reason: erasure.reason,

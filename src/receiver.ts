@@ -20,7 +20,10 @@ import { activeTracing } from './tracing/otel.js';
 import { createDashboard } from './console/dashboard.js';
 import { isStore } from './store/open.js';
 import { HEARTBEAT_MS } from './store/presence.js';
-import type { Receiver } from './receiver/api.js';
+import type { AccountReceiver, Receiver } from './receiver/api.js';
+import { createQueries } from './query/index.js';
+import { prepareDeadLetters, type DeadLetters } from './dispatch/dead-letters.js';
+import { DEFAULT_ACCOUNT, isAccountId } from './receive/account.js';
 import {
   abandon,
   closeReceiver,
@@ -30,6 +33,7 @@ import {
   storeDelivery,
   whenOpen,
   type ReceiverState,
+  type Running,
 } from './receiver/lifecycle.js';
 import type { ReceiverOptions } from './receiver/options.js';
 
@@ -54,6 +58,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const use = () => whenOpen(state);
   // Replay and reconciliation mark handlers due only for kinds that have some.
   const wantsHandlers = (kind: EventKind) => state.handlers.for(kind).length > 0;
+  const accounts = new Map<string, AccountReceiver>();
   const receiver: Receiver = {
     ready: async () => void (await (await use()).presence?.firstBeat),
     store: () => use().then((r) => r.store),
@@ -72,40 +77,15 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       runningOf(state)?.dispatcher.start();
     },
     onErase: (hook, hookOptions) => state.eraseHooks.on(hook, hookOptions),
-    query: waitingQueries(use),
+    ...accountMembers(state, use, wantsHandlers, DEFAULT_ACCOUNT),
+    forAccount(account) {
+      if (!isAccountId(account)) throw new ConfigurationError(`"${account}" is not an account id: a slug of a-z, 0-9, - and _`);
+      let members = accounts.get(account);
+      if (members === undefined) accounts.set(account, (members = accountMembers(state, use, wantsHandlers, account)));
+      return members;
+    },
     metrics: () => state.metrics.registry,
     dashboard: (dashboardOptions) => createDashboard(receiver, { logger: state.logger, ...dashboardOptions }),
-    deadLetters: {
-      list: async (limit) => (await use()).deadLetters.list(limit),
-      reprocess: async (ids) => (await use()).deadLetters.reprocess(ids),
-      retryHandlers: async (ids) => (await use()).deadLetters.retryHandlers(ids),
-    },
-    async replay(inputs, replayOptions) {
-      const r = await use();
-      const summary = await replayInto({ store: r.store, wantsHandlers }, inputs, { bulk: false, ...replayOptions });
-      r.dispatcher.start();
-      return requireReadable(summary);
-    },
-    async reconcile(reconcileOptions) {
-      const r = await use();
-      const report = await reconcileInto({ store: r.store, wantsHandlers }, reconcileOptions);
-      if (report.written > 0) r.dispatcher.start();
-      return report;
-    },
-    async erase(match, eraseOptions) {
-      const report = await eraseCandidate((await use()).store, match, eraseOptions);
-      if (report.dryRun) return report;
-      state.metrics.erased(report.candidateIds.length, report.eventsRedacted, false);
-      state.eraseHooks.kick();
-      return report;
-    },
-    async eraseInactive(retentionOptions) {
-      const report = await eraseInactive((await use()).store, retentionOptions);
-      if (!report.dryRun) state.metrics.erased(report.candidatesErased, report.eventsRedacted + report.setAsideRedacted, true);
-      state.eraseHooks.kick();
-      return report;
-    },
-    exportCandidate: async (candidateId) => exportCandidate((await use()).store, candidateId),
     async drain() {
       await (await use()).dispatcher.drain();
       await state.eraseHooks.idle();
@@ -113,10 +93,66 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     saturated: () => runningOf(state)?.dispatcher.saturated() ?? false,
     stuckHandlerCalls: () => runningOf(state)?.dispatcher.stuckHandlerCalls() ?? 0,
     probe: () => probeReceiver(state),
-    counts: async () => (await use()).store.counts(),
     close: (timeoutMs = 5000) => closeReceiver(state, timeoutMs),
   };
   return receiver;
+}
+
+/** What the receiver does for one account: its queries, dead letters, replay, reconciliation, erasure and export. */
+function accountMembers(
+  state: ReceiverState,
+  use: () => Promise<Running>,
+  wantsHandlers: (kind: EventKind) => boolean,
+  account: string,
+): AccountReceiver {
+  const scoped = async () => {
+    const r = await use();
+    return { ...r, store: r.store.forAccount(account) };
+  };
+  // The default account's are made with the store; another's once, when first asked for.
+  let own: { queries: Queries; deadLetters: DeadLetters } | undefined;
+  const ownOf = async () => {
+    const r = await use();
+    if (account === DEFAULT_ACCOUNT) return r;
+    own ??= { queries: createQueries(r.store.forAccount(account)), deadLetters: prepareDeadLetters(r.store.forAccount(account), () => r.dispatcher.start()) };
+    return own;
+  };
+  return {
+    account,
+    query: waitingQueries(ownOf),
+    deadLetters: {
+      list: async (limit) => (await ownOf()).deadLetters.list(limit),
+      reprocess: async (ids) => (await ownOf()).deadLetters.reprocess(ids),
+      retryHandlers: async (ids) => (await ownOf()).deadLetters.retryHandlers(ids),
+    },
+    async replay(inputs, replayOptions) {
+      const r = await scoped();
+      const summary = await replayInto({ store: r.store, wantsHandlers }, inputs, { bulk: false, ...replayOptions });
+      r.dispatcher.start();
+      return requireReadable(summary);
+    },
+    async reconcile(reconcileOptions) {
+      const r = await scoped();
+      const report = await reconcileInto({ store: r.store, wantsHandlers }, reconcileOptions);
+      if (report.written > 0) r.dispatcher.start();
+      return report;
+    },
+    async erase(match, eraseOptions) {
+      const report = await eraseCandidate((await scoped()).store, match, eraseOptions);
+      if (report.dryRun) return report;
+      state.metrics.erased(report.candidateIds.length, report.eventsRedacted, false);
+      state.eraseHooks.kick();
+      return report;
+    },
+    async eraseInactive(retentionOptions) {
+      const report = await eraseInactive((await scoped()).store, retentionOptions);
+      if (!report.dryRun) state.metrics.erased(report.candidatesErased, report.eventsRedacted + report.setAsideRedacted, true);
+      state.eraseHooks.kick();
+      return report;
+    },
+    exportCandidate: async (candidateId) => exportCandidate((await scoped()).store, candidateId),
+    counts: async () => (await scoped()).store.counts(),
+  };
 }
 
 /** The options checked and resolved once; the store not opened yet. */

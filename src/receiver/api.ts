@@ -14,7 +14,62 @@ import type { ReplayInput, ReplayOptions, ReplaySummary } from '../replay/index.
 import type { CandidateMatch, InboxState, ReadinessProbe, Store } from '../store/store.js';
 import type { CandidateExport, EraseHook, EraseOptions, ErasureReport, RetentionOptions, RetentionReport } from '../privacy/index.js';
 
-export interface Receiver {
+/**
+ * What a receiver does for one account (docs/accounts.md): the receiver itself for the default
+ * account, `receiver.forAccount(id)` for another. Each reaches that account's rows only.
+ */
+export interface AccountReceiver {
+  /** The account these members reach. */
+  readonly account: string;
+  /** Reads of the projected state: campaigns with stats, candidate lists, credits. */
+  query: Queries;
+  /** Unknown and invalid events, failed handlers: list and reprocess them. */
+  deadLetters: DeadLetters;
+  /**
+   * Replays fixture events (objects, .json, .ndjson, folders) through the same path as HTTP.
+   * Rejects with ReplayInputError, after replaying the rest, when an input cannot be read.
+   * Batch by batch, so that a live receiver goes on answering; `bulk: true` loads an empty
+   * database in one transaction (see `ReplayOptions.bulk`).
+   */
+  replay(inputs: Iterable<ReplayInput> | ReplayInput, replayOptions?: ReplayOptions): Promise<ReplaySummary>;
+  /**
+   * Compares the service's own state (campaigns, candidate lists, credits, read with `client`)
+   * with the projection, and writes what differs as `reconcile.*` events stamped with the time
+   * of the reading: webhooks older than the reading do not undo a repair, newer ones win.
+   * Resumes an interrupted run; `dryRun` only reports.
+   */
+  reconcile(reconcileOptions: ReconcileOptions): Promise<ReconcileReport>;
+  /**
+   * Erases a person (GDPR article 17; docs/projection.md section 8), in one transaction: the
+   * candidate `candidateId`, or every candidate whose projected `email` (any case) or `phone` (as
+   * E.164, any spacing) matches, in every campaign. Their projected rows and interview responses
+   * are deleted, every stored row naming them (by id, e-mail or phone, as values) redacted, each
+   * erasure recorded in `erasures` with `reason`; then none of it is left on disk that the engine
+   * can reach. Later events dated at or before the erasure, and reconciliation, never bring the
+   * person back. `dryRun` says what it would do and changes nothing. Rejects with
+   * `UnknownCandidateError` (nothing changed) or `ErasureRequestError` (no reason). Returns every
+   * id erased and counts, never the erased values.
+   */
+  erase(match: CandidateMatch, options: EraseOptions): Promise<ErasureReport>;
+  /**
+   * Retention: erases, in one transaction and by the same rules, every candidate whose latest event
+   * (by its timestamp) is older than `olderThan` (ms, or a cutoff date), and redacts the rows set
+   * aside received before it. Reason `retention` unless given. Returns counts and ids only.
+   */
+  eraseInactive(options: RetentionOptions): Promise<RetentionReport>;
+  /** Everything held about one candidate (GDPR article 15), as one JSON-ready document: the rows an erasure would redact, and its projected rows. */
+  exportCandidate(candidateId: string): Promise<CandidateExport>;
+  /** Inbox counts by state, and the handler failures. */
+  counts(): Promise<Record<InboxState, number> & { handler_failures: number }>;
+}
+
+export interface Receiver extends AccountReceiver {
+  /**
+   * The same members for another account (`/webhooks/<route key>`): its queries, dead letters,
+   * replay, reconciliation, erasure, export and counts. Throws ConfigurationError for a string that
+   * is not an account id; an account with no rows yet reads as empty.
+   */
+  forAccount(account: string): AccountReceiver;
   /**
    * Resolves once the database is open and migrated (at once on SQLite) and the first heartbeat
    * was tried (commands on the database then see this receiver); rejects if it never can be.
@@ -68,8 +123,6 @@ export interface Receiver {
    * hook has succeeded (the `erasure_hooks` table holds what is owed). Make it idempotent.
    */
   onErase(hook: EraseHook, hookOptions?: { name?: string }): void;
-  /** Reads of the projected state: campaigns with stats, candidate lists, credits. */
-  query: Queries;
   /**
    * This receiver's Prometheus registry (prom-client): requests by status and outcome, events by
    * kind and state, projection lag, handler calls, inbox rows, storage up, process defaults.
@@ -81,42 +134,6 @@ export interface Receiver {
    * Never served without a token (16 characters at least); `readOnly` turns the actions off.
    */
   dashboard(dashboardOptions: DashboardOptions): Router;
-  /** Unknown and invalid events, failed handlers: list and reprocess them. */
-  deadLetters: DeadLetters;
-  /**
-   * Replays fixture events (objects, .json, .ndjson, folders) through the same path as HTTP.
-   * Rejects with ReplayInputError, after replaying the rest, when an input cannot be read.
-   * Batch by batch, so that a live receiver goes on answering; `bulk: true` loads an empty
-   * database in one transaction (see `ReplayOptions.bulk`).
-   */
-  replay(inputs: Iterable<ReplayInput> | ReplayInput, replayOptions?: ReplayOptions): Promise<ReplaySummary>;
-  /**
-   * Compares the service's own state (campaigns, candidate lists, credits, read with `client`)
-   * with the projection, and writes what differs as `reconcile.*` events stamped with the time
-   * of the reading: webhooks older than the reading do not undo a repair, newer ones win.
-   * Resumes an interrupted run; `dryRun` only reports.
-   */
-  reconcile(reconcileOptions: ReconcileOptions): Promise<ReconcileReport>;
-  /**
-   * Erases a person (GDPR article 17; docs/projection.md section 8), in one transaction: the
-   * candidate `candidateId`, or every candidate whose projected `email` (any case) or `phone` (as
-   * E.164, any spacing) matches, in every campaign. Their projected rows and interview responses
-   * are deleted, every stored row naming them (by id, e-mail or phone, as values) redacted, each
-   * erasure recorded in `erasures` with `reason`; then none of it is left on disk that the engine
-   * can reach. Later events dated at or before the erasure, and reconciliation, never bring the
-   * person back. `dryRun` says what it would do and changes nothing. Rejects with
-   * `UnknownCandidateError` (nothing changed) or `ErasureRequestError` (no reason). Returns every
-   * id erased and counts, never the erased values.
-   */
-  erase(match: CandidateMatch, options: EraseOptions): Promise<ErasureReport>;
-  /**
-   * Retention: erases, in one transaction and by the same rules, every candidate whose latest event
-   * (by its timestamp) is older than `olderThan` (ms, or a cutoff date), and redacts the rows set
-   * aside received before it. Reason `retention` unless given. Returns counts and ids only.
-   */
-  eraseInactive(options: RetentionOptions): Promise<RetentionReport>;
-  /** Everything held about one candidate (GDPR article 15), as one JSON-ready document: the rows an erasure would redact, and its projected rows. */
-  exportCandidate(candidateId: string): Promise<CandidateExport>;
   /** Resolves once every stored event is projected and its handlers have run, and a round of onErase hooks that runs has ended. */
   drain(): Promise<void>;
   /**
@@ -128,8 +145,6 @@ export interface Receiver {
   stuckHandlerCalls(): number;
   /** Whether the store can take a write now (readiness), without waiting on a lock. */
   probe(): Promise<ReadinessProbe>;
-  /** Inbox counts by state, and the handler failures. */
-  counts(): Promise<Record<InboxState, number> & { handler_failures: number }>;
   /**
    * Stops accepting (new requests get 503), writes what is waiting, drains the dispatcher
    * (up to `timeoutMs`, default 5000), and closes the database if the receiver opened it.

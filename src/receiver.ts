@@ -51,8 +51,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const intake = intakeOf(state);
   // Every answer is counted, then told to the caller's listener (access logs).
   const onRequest: ResultListener = (result, req, startedAt) => {
-    state.metrics.request(result.answer.status, result.outcome, Number(process.hrtime.bigint() - startedAt) / 1e9);
-    if (result.secretFingerprint !== undefined) state.metrics.verified(result.secretFingerprint);
+    state.metrics.request(result.account, result.answer.status, result.outcome, Number(process.hrtime.bigint() - startedAt) / 1e9);
+    if (result.secretFingerprint !== undefined) state.metrics.verified(result.account ?? DEFAULT_ACCOUNT, result.secretFingerprint);
     options.onRequest?.(result, req, startedAt);
   };
   const use = () => whenOpen(state);
@@ -64,7 +64,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     store: () => use().then((r) => r.store),
     receive: (request) => intake.receive(request),
     setSecrets: (secrets) => intake.setSecrets(secrets),
-    secretUse: () => state.metrics.verifiedBySecret(),
+    secretUse: (account = DEFAULT_ACCOUNT) => state.metrics.verifiedBySecret(account),
     middleware: () => expressMiddleware(intake, onRequest),
     nodeHandler: (routing) => nodeHandler(intake, onRequest, routing?.routeKeyOf),
     fetchHandler: (routing) => fetchHandler(intake, routing?.routeKeyOf),
@@ -140,13 +140,13 @@ function accountMembers(
     async erase(match, eraseOptions) {
       const report = await eraseCandidate((await scoped()).store, match, eraseOptions);
       if (report.dryRun) return report;
-      state.metrics.erased(report.candidateIds.length, report.eventsRedacted, false);
+      state.metrics.erased(account, report.candidateIds.length, report.eventsRedacted, false);
       state.eraseHooks.kick();
       return report;
     },
     async eraseInactive(retentionOptions) {
       const report = await eraseInactive((await scoped()).store, retentionOptions);
-      if (!report.dryRun) state.metrics.erased(report.candidatesErased, report.eventsRedacted + report.setAsideRedacted, true);
+      if (!report.dryRun) state.metrics.erased(account, report.candidatesErased, report.eventsRedacted + report.setAsideRedacted, true);
       state.eraseHooks.kick();
       return report;
     },

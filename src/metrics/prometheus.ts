@@ -42,8 +42,8 @@ function processDefaultMetrics(): Registry {
 function countedSeries(own: Registry) {
   const requests = new Counter({
     name: `${PREFIX}requests_total`,
-    help: 'Webhook requests answered, by HTTP status and outcome (stored, duplicate, refused, busy, kept_invalid, unavailable, failed).',
-    labelNames: ['status', 'outcome'] as const,
+    help: 'Webhook requests answered, by account (none for a path that names no account), HTTP status and outcome (stored, duplicate, refused, busy, kept_invalid, unavailable, failed).',
+    labelNames: ['account', 'status', 'outcome'] as const,
     registers: [own],
   });
   // The service waits 5 s for an answer, then counts a failure and retries: buckets dense around
@@ -57,13 +57,14 @@ function countedSeries(own: Registry) {
   });
   const events = new Counter({
     name: `${PREFIX}events_total`,
-    help: 'Events processed by the dispatcher, by kind and final state (projected, unknown, dead).',
-    labelNames: ['kind', 'state'] as const,
+    help: 'Events processed by the dispatcher, by account, kind and final state (projected, unknown, dead).',
+    labelNames: ['account', 'kind', 'state'] as const,
     registers: [own],
   });
   const lag = new Histogram({
     name: `${PREFIX}projection_lag_seconds`,
-    help: 'Time from an event being stored to its projection being committed.',
+    help: 'Time from an event being stored to its projection being committed, by account.',
+    labelNames: ['account'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [own],
   });
@@ -75,13 +76,14 @@ function countedSeries(own: Registry) {
   });
   const erasures = new Counter({
     name: `${PREFIX}erasures_total`,
-    help: 'Candidates erased (a request, or retention), by this process.',
-    labelNames: ['reason'] as const,
+    help: 'Candidates erased (a request, or retention), by this process, by account.',
+    labelNames: ['account', 'reason'] as const,
     registers: [own],
   });
   const redacted = new Counter({
     name: `${PREFIX}redacted_events_total`,
-    help: 'Stored events redacted by erasures and retention, by this process.',
+    help: 'Stored events redacted by erasures and retention, by this process, by account.',
+    labelNames: ['account'] as const,
     registers: [own],
   });
   return { requests, ack, events, lag, handlerCalls, erasures, redacted };
@@ -154,24 +156,24 @@ export function createMetrics(store: () => GaugedStore | undefined, bufferedByte
   return {
     registry,
     /** A webhook answered, `seconds` after it arrived. */
-    request(status: number, outcome: string, seconds?: number): void {
-      requests.inc({ status: String(status), outcome });
+    request(account: string | undefined, status: number, outcome: string, seconds?: number): void {
+      requests.inc({ account: account ?? '', status: String(status), outcome });
       if (seconds !== undefined) ack.observe({ outcome }, seconds);
     },
     ...secretUse,
-    event(kind: string | null, state: string, receivedAt: string, processedAt: number): void {
+    event(account: string, kind: string | null, state: string, receivedAt: string, processedAt: number): void {
       // Kinds this version does not know share one label: a sender cannot grow the series.
-      events.inc({ kind: kind !== null && isEventKind(kind) ? kind : 'other', state });
+      events.inc({ account, kind: kind !== null && isEventKind(kind) ? kind : 'other', state });
       const stored = Date.parse(receivedAt);
-      if (Number.isFinite(stored)) lag.observe(Math.max(0, processedAt - stored) / 1000);
+      if (Number.isFinite(stored)) lag.observe({ account }, Math.max(0, processedAt - stored) / 1000);
     },
     handlerCall(handler: string, result: 'ok' | 'failed' | 'timeout'): void {
       handlerCalls.inc({ handler, result });
     },
     /** An erasure done: how many candidates and events. The reason is a label only as request or retention: operators' words are not. */
-    erased(candidates: number, events: number, retention: boolean): void {
-      if (candidates > 0) erasures.inc({ reason: retention ? 'retention' : 'request' }, candidates);
-      if (events > 0) redacted.inc(events);
+    erased(account: string, candidates: number, events: number, retention: boolean): void {
+      if (candidates > 0) erasures.inc({ account, reason: retention ? 'retention' : 'request' }, candidates);
+      if (events > 0) redacted.inc({ account }, events);
     },
   };
 }
@@ -183,19 +185,22 @@ export function createMetrics(store: () => GaugedStore | undefined, bufferedByte
 function secretUseOf(own: Registry) {
   const verified = new Counter({
     name: `${PREFIX}verified_requests_total`,
-    help: 'Webhook requests whose signature verified, by the fingerprint of the secret that matched (first 12 hex of its SHA-256): during a rotation, the old secret is unused once its count stops growing.',
-    labelNames: ['secret'] as const,
+    help: 'Webhook requests whose signature verified, by account and the fingerprint of the secret that matched (first 12 hex of its SHA-256): during a rotation, the old secret is unused once its count stops growing.',
+    labelNames: ['account', 'secret'] as const,
     registers: [own],
   });
   return {
     /** A signature verified by the secret of this fingerprint. */
-    verified(fingerprint: string): void {
-      verified.inc({ secret: fingerprint });
+    verified(account: string, fingerprint: string): void {
+      verified.inc({ account, secret: fingerprint });
     },
     /** Verified requests by secret fingerprint since this process started, most used first. */
-    async verifiedBySecret(): Promise<Array<{ fingerprint: string; requests: number }>> {
+    async verifiedBySecret(account: string): Promise<Array<{ fingerprint: string; requests: number }>> {
       const { values } = await verified.get();
-      return values.map((v) => ({ fingerprint: String(v.labels.secret), requests: v.value })).sort((a, b) => b.requests - a.requests);
+      return values
+        .filter((v) => v.labels.account === account)
+        .map((v) => ({ fingerprint: String(v.labels.secret), requests: v.value }))
+        .sort((a, b) => b.requests - a.requests);
     },
   };
 }

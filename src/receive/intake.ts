@@ -61,7 +61,7 @@ export interface IntakeResult {
   secretFingerprint?: string;
   /** The request's OpenTelemetry span, when tracing is on: for the access log line. */
   trace?: { trace_id: string; span_id: string };
-  /** The account the request was routed to, once its path named a known one. */
+  /** The account the request was routed to; absent when its path named no account (404). */
   account?: string;
 }
 
@@ -130,7 +130,7 @@ export function createIntake(options: IntakeOptions) {
     try {
       const routing = routeOf(config, request.routeKey);
       if (!routing.ok) return routing.result;
-      return { ...(await receiveOrThrow(config, routing, request, span)), ...(routing.account !== DEFAULT_ACCOUNT && { account: routing.account }) };
+      return { ...(await receiveOrThrow(config, routing, request, span)), account: routing.account };
     } catch (error) {
       return unexpected(error, 'intake');
     }

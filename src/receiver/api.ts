@@ -91,7 +91,7 @@ export interface Receiver extends AccountReceiver {
    * (the metric `prequal_hooks_verified_requests_total`): the old secret of a rotation is unused
    * once its count stops growing.
    */
-  secretUse(): Promise<Array<{ fingerprint: string; requests: number }>>;
+  secretUse(account?: string): Promise<Array<{ fingerprint: string; requests: number }>>;
   /**
    * Express middleware: `app.post('/webhooks', receiver.middleware())`, and for the other accounts
    * `app.post('/webhooks/:routeKey', receiver.middleware())` (docs/accounts.md).

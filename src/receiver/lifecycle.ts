@@ -102,8 +102,8 @@ function assemble(state: ReceiverState, store: Store): Running {
     },
   });
   const observer = {
-    processed: (row: { kind: string | null; received_at: string }, outcome: string, at: number) =>
-      metrics.event(row.kind, outcome, row.received_at, at),
+    processed: (row: { account: string; kind: string | null; received_at: string }, outcome: string, at: number) =>
+      metrics.event(row.account, row.kind, outcome, row.received_at, at),
     handlerCall: (handler: string, result: 'ok' | 'failed' | 'timeout') => metrics.handlerCall(handler, result),
   };
   const dispatcher = createDispatcher(

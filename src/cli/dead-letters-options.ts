@@ -1,11 +1,12 @@
 // The options of `dead-letters` (the list) and `dead-letters reprocess`, shown in one help.
 import { integer } from './args.js';
-import { databaseOptions, flag, flagsOnly, FORMAT_OPTIONS, value } from './options.js';
+import { ACCOUNT_OPTIONS, databaseOptions, flag, flagsOnly, FORMAT_OPTIONS, value } from './options.js';
 import { PROJECT_HERE_OPTION } from './owner.js';
 
 /** The list's options. */
 export const LIST_OPTIONS = {
   ...databaseOptions('must exist'),
+  ...ACCOUNT_OPTIONS,
   ...flagsOnly({
     limit: value({
       placeholder: '<n>',

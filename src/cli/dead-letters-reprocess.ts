@@ -99,7 +99,8 @@ export async function reprocess(argv: string[], io: CommandIo, help: string): Pr
   const { location: path, postgres } = databaseOf(command);
   requireDatabaseFile(path);
 
-  const store = await openStore(path, postgres);
+  const opened = await openStore(path, postgres);
+  const store = opened.forAccount(values.account);
   let report: Awaited<ReturnType<typeof reprocessRows>>;
   let ownership: Ownership;
   try {
@@ -109,7 +110,7 @@ export async function reprocess(argv: string[], io: CommandIo, help: string): Pr
         ? await reprocessHere(store, ids)
         : await reprocessRows(store, ids, (wanted) => prepareDeadLetters(store, () => store.announceWork()).reprocess(wanted));
   } finally {
-    await store.close();
+    await opened.close();
   }
   const { results, skipped } = report;
   const { owner, note } = ownership;

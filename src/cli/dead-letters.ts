@@ -55,7 +55,8 @@ async function list(argv: string[], io: CommandIo): Promise<number> {
   const format = outputFormat(values, io);
   const limit = values.limit;
   const { location, postgres } = databaseOf(command);
-  const store = await openForReading(location, postgres);
+  const opened = await openForReading(location, postgres);
+  const store = opened.forAccount(values.account);
   let events: EventDeadLetter[];
   let handlerFailures: HandlerDeadLetter[];
   try {
@@ -64,7 +65,7 @@ async function list(argv: string[], io: CommandIo): Promise<number> {
     events = all.filter((d): d is EventDeadLetter => d.type === 'event');
     handlerFailures = all.filter((d): d is HandlerDeadLetter => d.type === 'handler');
   } finally {
-    await store.close();
+    await opened.close();
   }
 
   if (format === 'json') {

@@ -12,11 +12,12 @@ import { openStore } from '../store/open.js';
 import type { CandidateMatch } from '../store/store.js';
 import { CommandError, UsageError, type CommandIo } from './args.js';
 import { displayLocation, requireDatabaseFile } from './database.js';
-import { databaseOf, databaseOptions, flag, flagsOnly, optional, optionsHelp, parseCommand } from './options.js';
+import { databaseOf, ACCOUNT_OPTIONS, databaseOptions, flag, flagsOnly, optional, optionsHelp, parseCommand } from './options.js';
 import { printJson } from './output.js';
 
 export const ERASE_OPTIONS = {
   ...databaseOptions('must exist'),
+  ...ACCOUNT_OPTIONS,
   ...flagsOnly({
     candidate: optional({ placeholder: '<id>', help: 'the candidate_id to erase' }),
     email: optional({ placeholder: '<e>', help: 'or every candidate whose projected e-mail this is (any case)' }),
@@ -91,7 +92,8 @@ export async function erase(argv: string[], io: CommandIo): Promise<number> {
   const match = matchOf(values);
   const { location, postgres } = databaseOf(command);
   requireDatabaseFile(location);
-  const store = await openStore(location, postgres);
+  const opened = await openStore(location, postgres);
+  const store = opened.forAccount(command.values.account);
   let report: ErasureReport;
   try {
     report = await eraseCandidate(store, match, { reason: values.reason, dryRun: values['dry-run'] });
@@ -100,7 +102,7 @@ export async function erase(argv: string[], io: CommandIo): Promise<number> {
       throw new CommandError(`${error.message}; nothing was changed`);
     throw error;
   } finally {
-    await store.close();
+    await opened.close();
   }
   if (values.json) printJson(io, { ...report, database: displayLocation(location) });
   else if (report.dryRun)
@@ -136,12 +138,13 @@ async function retention(
     throw new UsageError(`--inactive-for must be a whole number and a unit, s, m, h, d or w (such as 730d or 104w), got "${age}"`);
   const { location, postgres } = databaseOf(command);
   requireDatabaseFile(location);
-  const store = await openStore(location, postgres);
+  const opened = await openStore(location, postgres);
+  const store = opened.forAccount(command.values.account);
   let report: RetentionReport;
   try {
     report = await eraseInactive(store, { olderThan, reason, dryRun: command.values['dry-run'] });
   } finally {
-    await store.close();
+    await opened.close();
   }
   if (command.values.json) printJson(io, { ...report, database: displayLocation(location) });
   else {

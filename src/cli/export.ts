@@ -1,11 +1,12 @@
 import { exportCandidate } from '../privacy/index.js';
 import { UsageError, type CommandIo } from './args.js';
 import { openForReading } from './database.js';
-import { databaseOf, databaseOptions, flagsOnly, optional, optionsHelp, parseCommand } from './options.js';
+import { databaseOf, ACCOUNT_OPTIONS, databaseOptions, flagsOnly, optional, optionsHelp, parseCommand } from './options.js';
 import { printJson } from './output.js';
 
 export const EXPORT_OPTIONS = {
   ...databaseOptions('must exist'),
+  ...ACCOUNT_OPTIONS,
   ...flagsOnly({
     candidate: optional({ placeholder: '<id>', help: 'the candidate_id whose data to export (required)' }),
   }),
@@ -28,11 +29,12 @@ export async function exportCommand(argv: string[], io: CommandIo): Promise<numb
   const candidate = command.values.candidate;
   if (candidate === undefined || candidate === '') throw new UsageError('--candidate <id> is required');
   const { location, postgres } = databaseOf(command);
-  const store = await openForReading(location, postgres);
+  const opened = await openForReading(location, postgres);
+  const store = opened.forAccount(command.values.account);
   try {
     printJson(io, await exportCandidate(store, candidate));
   } finally {
-    await store.close();
+    await opened.close();
   }
   return 0;
 }

@@ -10,12 +10,13 @@ import {
 } from '../query/index.js';
 import type { Store } from '../store/store.js';
 import { CommandError, UsageError, type CommandIo } from './args.js';
-import { databaseOf, databaseOptions, flagsOnly, FORMAT_OPTIONS, optional, optionsHelp, parseCommand } from './options.js';
+import { databaseOf, ACCOUNT_OPTIONS, databaseOptions, flagsOnly, FORMAT_OPTIONS, optional, optionsHelp, parseCommand } from './options.js';
 import { openForReading } from './database.js';
 import { outputFormat, printJson, renderTable, shortInstant, shortNumber, type Column } from './output.js';
 
 export const INSPECT_OPTIONS = {
   ...databaseOptions('must exist'),
+  ...ACCOUNT_OPTIONS,
   ...flagsOnly({
     campaign: optional({ placeholder: '<id>', help: "list this campaign's candidates" }),
     status: optional({ placeholder: '<s>', help: `only candidates in this status: ${CANDIDATE_STATUSES.join(', ')}` }),
@@ -139,7 +140,8 @@ export async function inspect(argv: string[], io: CommandIo): Promise<number> {
   }
 
   const { location, postgres } = databaseOf(command);
-  const store = await openForReading(location, postgres);
+  const opened = await openForReading(location, postgres);
+  const store = opened.forAccount(values.account);
   try {
     if (values.campaign === undefined) {
       const state = await overview(store);
@@ -151,7 +153,7 @@ export async function inspect(argv: string[], io: CommandIo): Promise<number> {
       else printCampaignPage(io, page);
     }
   } finally {
-    await store.close();
+    await opened.close();
   }
   return 0;
 }

@@ -3,6 +3,7 @@
 // and a masked dump of the effective configuration are all made from it.
 import { parseArgs } from 'node:util';
 import { displayLocation } from '../store/open.js';
+import { DEFAULT_ACCOUNT, isAccountId } from '../receive/account.js';
 import { databasePath, DEFAULT_DB, parsed, schemaFor, UsageError } from './args.js';
 
 /** Where an option's value came from; errors name it as the user wrote it (`PORT`, not `--port`). */
@@ -237,6 +238,20 @@ export function databaseOptions(creates: 'creates' | 'must exist') {
     schema: optional({ placeholder: '<name>', help: 'PostgreSQL: the schema of the tables', defaultHelp: 'public' }),
   };
 }
+
+/** `--account`: the account a command reads or writes (docs/accounts.md); the default account when absent. */
+export const ACCOUNT_OPTIONS = {
+  account: value({
+    placeholder: '<id>',
+    help: 'the account whose rows the command reaches (accounts list shows them)',
+    default: DEFAULT_ACCOUNT,
+    defaultHelp: DEFAULT_ACCOUNT,
+    parse: (textValue: string, name: string) => {
+      if (!isAccountId(textValue)) throw new UsageError(`${name} must be an account id (a-z, 0-9, - and _, up to 63), got "${textValue}"`);
+      return textValue;
+    },
+  }),
+};
 
 /** Where a command's database is: a SQLite path made absolute or a postgres:// URL, and its schema. */
 export function databaseOf(command: ParsedCommand<ReturnType<typeof databaseOptions>>): {

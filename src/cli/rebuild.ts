@@ -1,12 +1,13 @@
 import { rebuild as rebuildStore, type RebuildSummary } from '../replay/index.js';
 import { openStore } from '../store/open.js';
 import type { CommandIo } from './args.js';
-import { databaseOf, databaseOptions, flag, flagsOnly, optionsHelp, parseCommand } from './options.js';
+import { databaseOf, ACCOUNT_OPTIONS, databaseOptions, flag, flagsOnly, optionsHelp, parseCommand } from './options.js';
 import { displayLocation, requireDatabaseFile, smallNursery } from './database.js';
 import { printJson } from './output.js';
 
 export const REBUILD_OPTIONS = {
   ...databaseOptions('must exist'),
+  ...ACCOUNT_OPTIONS,
   ...flagsOnly({
     batched: flag({ help: 'commit batch by batch (see above)' }),
     json: flag({ help: 'print the summary as JSON' }),
@@ -41,7 +42,8 @@ export async function rebuild(argv: string[], io: CommandIo): Promise<number> {
   const { location, postgres } = databaseOf(command);
   requireDatabaseFile(location);
   smallNursery();
-  const store = await openStore(location, postgres);
+  const opened = await openStore(location, postgres);
+  const store = opened.forAccount(values.account);
   const started = Date.now();
   let summary: RebuildSummary;
   try {
@@ -54,7 +56,7 @@ export async function rebuild(argv: string[], io: CommandIo): Promise<number> {
       },
     });
   } finally {
-    await store.close();
+    await opened.close();
   }
   if (values.json) printJson(io, summary);
   else io.stdout.write(`${line(summary)} (${displayLocation(location)})\n`);

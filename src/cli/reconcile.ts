@@ -3,7 +3,7 @@ import { PrequalApiError, PrequalNetworkError, PrequalRedirectError, PrequalResp
 import { reconcileInto, type ReconcileReport, type Repair } from '../reconcile/index.js';
 import { isPostgresUrl, openStore } from '../store/open.js';
 import { CommandError, type CommandIo } from './args.js';
-import { databaseOf, databaseOptions, flag, flagsOnly, list, optionsHelp, parseCommand } from './options.js';
+import { databaseOf, ACCOUNT_OPTIONS, databaseOptions, flag, flagsOnly, list, optionsHelp, parseCommand } from './options.js';
 import { SERVICE_OPTIONS, serviceClient } from './service.js';
 import { displayLocation } from './database.js';
 import { count } from '../words.js';
@@ -14,6 +14,7 @@ import { resolveFileVariants, withFileVariants } from './file-variants.js';
 // the process list and the environment of a cron job.
 export const RECONCILE_OPTIONS = withFileVariants({
   ...databaseOptions('creates'),
+  ...ACCOUNT_OPTIONS,
   ...SERVICE_OPTIONS,
   ...flagsOnly({
     campaign: list({
@@ -129,7 +130,8 @@ export async function reconcile(argv: string[], io: CommandIo): Promise<number> 
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  const store = await openStore(fresh && dryRun ? ':memory:' : location, fresh && dryRun ? {} : postgres);
+  const opened = await openStore(fresh && dryRun ? ':memory:' : location, fresh && dryRun ? {} : postgres);
+  const store = opened.forAccount(values.account);
   let report: ReconcileReport;
   try {
     report = await reconcileInto(
@@ -155,7 +157,7 @@ export async function reconcile(argv: string[], io: CommandIo): Promise<number> 
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    await store.close();
+    await opened.close();
   }
   if (values.json) printJson(io, { ...report, repairs: report.repairs.map(printable), database: displayLocation(location) });
   else io.stdout.write(`${describe(report)}\n`);

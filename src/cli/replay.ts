@@ -2,7 +2,7 @@ import { replayInto, type ReplaySummary } from '../replay/index.js';
 import { openStore } from '../store/open.js';
 import type { ReceiverRow } from '../store/store.js';
 import { integer, UsageError, type CommandIo } from './args.js';
-import { databaseOf, databaseOptions, flag, flagsOnly, optionsHelp, parseCommand, value } from './options.js';
+import { databaseOf, ACCOUNT_OPTIONS, databaseOptions, flag, flagsOnly, optionsHelp, parseCommand, value } from './options.js';
 import { count } from '../words.js';
 import { displayLocation, smallNursery } from './database.js';
 import { ownerJson, ownershipOf, ownerText, PROJECT_HERE_OPTION, type Ownership } from './owner.js';
@@ -10,6 +10,7 @@ import { printJson } from './output.js';
 
 export const REPLAY_OPTIONS = {
   ...databaseOptions('creates'),
+  ...ACCOUNT_OPTIONS,
   ...flagsOnly({
     'project-here': PROJECT_HERE_OPTION,
     batched: flag({ help: 'commit batch by batch (see above)' }),
@@ -75,7 +76,8 @@ export async function replay(argv: string[], io: CommandIo): Promise<number> {
   smallNursery();
   const startedAt = Date.now();
   let nextProgress = progressEvery;
-  const store = await openStore(dbPath, postgres);
+  const opened = await openStore(dbPath, postgres);
+  const store = opened.forAccount(values.account);
   let ownership: Ownership;
   let summary: ReplaySummary;
   try {
@@ -93,7 +95,7 @@ export async function replay(argv: string[], io: CommandIo): Promise<number> {
       },
     });
   } finally {
-    await store.close();
+    await opened.close();
   }
 
   // The readable inputs were replayed: say what became of them, then name the others (exit 1).

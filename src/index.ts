@@ -64,3 +64,20 @@ export {
   type ErasedCandidate,
 } from './privacy/index.js';
 export type { CandidateMatch } from './store/store.js';
+export {
+  openAccounts,
+  watchAccounts,
+  AccountsKeyError,
+  AccountRequestError,
+  UnknownAccountError,
+  type Accounts,
+  type AccountsOptions,
+  type AccountSummary,
+  type AddAccount,
+  type AddedAccount,
+  type RotatedSecret,
+  type RemovedAccount,
+  type Rekeyed,
+  type AccountRoutesSnapshot,
+  type WatchOptions,
+} from './accounts/index.js';

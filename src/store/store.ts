@@ -3,6 +3,7 @@
 // Every call is asynchronous, since an engine may be remote.
 import type { Issue } from '../events/index.js';
 import type { Delivery, DeliveryVerdict } from '../receive/delivery.js';
+import type { AccountsRegistry } from './accounts-registry.js';
 import type { PeopleReads } from './ports/people.js';
 import type { ProjectedReads } from './ports/projected.js';
 import type { InboxState } from './inbox-state.js';
@@ -465,6 +466,8 @@ export interface Store
   readonly projected: ProjectedReads;
   /** The reads of the console, the CLI and the queries: campaigns, candidate lists, the inbox. */
   readonly readModel: ReadModel;
+  /** The accounts registry (src/accounts/): the database's, whatever account this view reaches. */
+  readonly registry: AccountsRegistry;
 
   /**
    * Runs `work` as one bulk load, committed (and made durable) when it resolves, rolled back when

@@ -15,6 +15,7 @@ import { postgresReadModel } from './read-model.js';
 import { flush, prepareSchema, probe } from './readiness.js';
 import { createEngine, inTransaction, query, type Engine, type Session } from './session.js';
 import { postgresPresence } from './presence.js';
+import { postgresRegistry } from './registry.js';
 import { putSetting, setting, settingOnce } from './settings.js';
 import * as erasure from './erasure.js';
 import { announceWork, createWorkChannel, onWork, stopListening, type WorkChannel } from './work-channel.js';
@@ -65,6 +66,7 @@ export async function createPostgresStore(pool: Pool, options: PostgresStoreOpti
     people: peopleReads(postgresSql(db)),
     projected: projectedReads(postgresSql(db)),
     readModel: postgresReadModel(db),
+    registry: postgresRegistry(engine),
     ...postgresPresence((text, values) => query(db, text, values)),
     setting: (key) => setting(db, key),
     settingOnce: (key, value) => settingOnce(db, key, value),

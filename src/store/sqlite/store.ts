@@ -26,6 +26,7 @@ import * as settings from './settings.js';
 import * as erasure from './erasure.js';
 import { peopleReads } from '../people.js';
 import { projectedReads } from '../projected.js';
+import { sqliteRegistry } from './registry.js';
 
 export interface SqliteStoreOptions {
   /** For logs: where the file is. */
@@ -96,6 +97,7 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
     people: peopleReads(reads.sqliteSql(connection, true)),
     projected: projectedReads(reads.sqliteSql(connection, true)),
     readModel: sqliteReadModel(connection),
+    registry: sqliteRegistry(connection, writer),
     setting: (key) => read(connection, () => settings.setting(connection, key)),
     settingOnce: (key, value) => inWrite((s) => settings.settingOnce(connection, s.settings, key, value)),
 

@@ -1,0 +1,379 @@
+// The accounts registry (docs/accounts.md): the agency accounts one receiver serves besides the
+// default one, each with an opaque webhook path, its secrets and its API key, sealed under the
+// accounts key (cipher.ts, keys.ts). The SQL is the store's (src/store/accounts-registry.ts).
+import { randomBytes } from 'node:crypto';
+import { DEFAULT_ACCOUNT, isAccountId } from '../receive/account.js';
+import type { AccountRecord, AccountSecretRecord, AccountsRegistry, RegistrySnapshot, RegistryTx } from '../store/accounts-registry.js';
+import type { Store } from '../store/store.js';
+import { secretFingerprint } from '../signature.js';
+import { accountsKey, open, seal } from './cipher.js';
+import { AccountRequestError, AccountsKeyError, UnknownAccountError } from './errors.js';
+import { keyOf, requirePath, sealingKey, type KeySource } from './keys.js';
+import { NEXT_SUFFIX, PREVIOUS_SUFFIX, createKeyFile, newKey, promoteNextKey, readKeyFile } from './key-file.js';
+import { routesOf, type AccountRoutesSnapshot } from './routes.js';
+
+export interface AccountsOptions {
+  /** The accounts key file (32 bytes, base64). Required on PostgreSQL; on SQLite, default `<databaseFile>.accounts-key`, made at first need. */
+  keyFile?: string;
+  /** The SQLite database file, beside which the key is kept by default. Give it on SQLite only. */
+  databaseFile?: string;
+  /** Told once: a key file generated ("back it up"), a key file others can read. Default: nothing. */
+  onNotice?: (message: string) => void;
+  /** The clock (ms since the epoch), for tests of a rotation's overlap. */
+  now?: () => number;
+}
+
+/** An account as `list` shows it: never a secret or a key. */
+export interface AccountSummary {
+  account: string;
+  name: string | null;
+  webhookPath: string;
+  state: 'active' | 'disabled';
+  createdAt: string | null;
+  hasApiKey: boolean;
+  /** The secrets that verify its deliveries now (2 during a rotation's overlap). */
+  secrets: number;
+  /** When the previous secret stops verifying, during an overlap. */
+  previousSecretUntil: string | null;
+}
+
+export interface AddAccount {
+  account: string;
+  name?: string;
+  /** The webhook secret; when absent, one is generated and returned, once. */
+  secret?: string;
+  apiKey?: string;
+}
+
+export type AddedAccount = AccountSummary & { fingerprint: string; secret?: string };
+
+export interface RotatedSecret {
+  account: string;
+  fingerprint: string;
+  /** When the previous secret stops verifying (now when the overlap is 0). */
+  previousSecretUntil: string;
+}
+
+export interface RemovedAccount {
+  account: string;
+  removedAt: string;
+  inboxRows: number;
+  /** false when a reader kept SQLite's WAL from being emptied (the bytes leave it at its next checkpoint). */
+  scrubbed: boolean;
+}
+
+export interface Rekeyed {
+  keyId: string;
+  previousKeyId: string | null;
+  keyFile: string;
+  /** Where the replaced key now is: keep it while backups made before the rekey are kept. */
+  previousKeyFile: string;
+  values: number;
+}
+
+export interface Accounts {
+  add(request: AddAccount): Promise<AddedAccount>;
+  /** The default account first (served at /webhooks, its secret from `serve --secret`), then the registry's. */
+  list(): Promise<AccountSummary[]>;
+  disable(account: string): Promise<AccountSummary>;
+  enable(account: string): Promise<AccountSummary>;
+  /** Erases every row of the account, then the account and its secrets; the removal is recorded (no secret). */
+  remove(account: string, options: { reason: string }): Promise<RemovedAccount>;
+  /** The new secret verifies at once; the previous one for `keepPreviousMs` more (default 24 h; 0: no more). */
+  rotateSecret(account: string, options: { secret: string; keepPreviousMs?: number }): Promise<RotatedSecret>;
+  /** Sets the account's API key (for reconciliation), or clears it with null. */
+  setApiKey(account: string, apiKey: string | null): Promise<AccountSummary>;
+  /** The account's API key, decrypted; undefined when it has none. */
+  apiKey(account: string): Promise<string | undefined>;
+  /** Re-encrypts every value under a new key (random, or `newKey`), crash-safe; the key file then holds the new key. */
+  rekey(options?: { newKey?: Uint8Array }): Promise<Rekeyed>;
+  /** What the intake routes by: every account by its route key, with its secrets still valid now. */
+  routes(): Promise<AccountRoutesSnapshot>;
+  /** The change stamp: it changes with every change to the registry, whichever process made it. */
+  version(): Promise<number>;
+}
+
+export const DEFAULT_OVERLAP_MS = 24 * 60 * 60 * 1000;
+export const WEBHOOKS_PATH = '/webhooks';
+
+/** What each operation works with. */
+interface RegistryContext {
+  store: Store;
+  registry: AccountsRegistry;
+  keys: KeySource;
+  now: () => number;
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+export function webhookPathOf(routeKey: string): string {
+  return `${WEBHOOKS_PATH}/${routeKey}`;
+}
+
+/** Opens the registry of the store's database; the key file is read (or made) when a value is first sealed or opened. */
+export function openAccounts(store: Store, options: AccountsOptions = {}): Accounts {
+  const path = options.keyFile ?? (options.databaseFile === undefined ? undefined : `${options.databaseFile}.accounts-key`);
+  const context: RegistryContext = {
+    store,
+    registry: store.registry,
+    keys: {
+      path,
+      mayGenerate: options.databaseFile !== undefined,
+      location: store.location,
+      onNotice: options.onNotice ?? (() => undefined),
+    },
+    now: options.now ?? Date.now,
+  };
+  return {
+    add: (request) => add(context, request),
+    list: () => list(context),
+    disable: (account) => setState(context, account, 'disabled'),
+    enable: (account) => setState(context, account, 'active'),
+    remove: (account, removal) => remove(context, account, removal.reason),
+    rotateSecret: (account, rotation) => rotateSecret(context, account, rotation.secret, rotation.keepPreviousMs ?? DEFAULT_OVERLAP_MS),
+    setApiKey: (account, apiKey) => setApiKey(context, account, apiKey),
+    apiKey: (account) => apiKeyOf(context, account),
+    rekey: (rekeyOptions) => rekey(context, rekeyOptions?.newKey),
+    routes: async () => {
+      const snapshot = await context.registry.snapshot();
+      return routesOf(snapshot, (keyId) => keyOf(context.keys, keyId), context.now());
+    },
+    version: async () => (await context.registry.version()).version,
+  };
+}
+
+/** Refuses what is not an account id, and the default account (which the registry does not hold). */
+function checkId(account: string): void {
+  if (account === DEFAULT_ACCOUNT)
+    throw new AccountRequestError(
+      `"${DEFAULT_ACCOUNT}" is the default account: it is served at ${WEBHOOKS_PATH} with the secret of serve --secret, not from the registry`,
+    );
+  if (!isAccountId(account))
+    throw new AccountRequestError(
+      `"${account}" is not an account id: use 1 to 63 lowercase letters, digits, "-" and "_", starting with a letter or digit`,
+    );
+}
+
+function summaryOf(row: AccountRecord, secrets: readonly AccountSecretRecord[], now: number): AccountSummary {
+  const live = secrets.filter((s) => s.account === row.account && (s.expires_at === null || Date.parse(s.expires_at) > now));
+  const until = live.flatMap((s) => (s.expires_at === null ? [] : [s.expires_at])).sort();
+  return {
+    account: row.account,
+    name: row.name,
+    webhookPath: webhookPathOf(row.route_key),
+    state: row.state,
+    createdAt: row.created_at,
+    hasApiKey: row.api_key !== null,
+    secrets: live.length,
+    previousSecretUntil: until.at(-1) ?? null,
+  };
+}
+
+const DEFAULT_SUMMARY: AccountSummary = {
+  account: DEFAULT_ACCOUNT,
+  name: null,
+  webhookPath: WEBHOOKS_PATH,
+  state: 'active',
+  createdAt: null,
+  hasApiKey: false,
+  secrets: 0,
+  previousSecretUntil: null,
+};
+
+async function list(context: RegistryContext): Promise<AccountSummary[]> {
+  const snapshot = await context.registry.snapshot();
+  const now = context.now();
+  return [DEFAULT_SUMMARY, ...snapshot.accounts.map((row) => summaryOf(row, snapshot.secrets, now))];
+}
+
+/** The account's row in a snapshot, or UnknownAccountError. */
+function rowOf(snapshot: RegistrySnapshot, account: string): AccountRecord {
+  checkId(account);
+  const row = snapshot.accounts.find((a) => a.account === account);
+  if (row === undefined) throw new UnknownAccountError(account);
+  return row;
+}
+
+/** Runs a change to one existing account, and returns its summary after it. */
+async function changeAccount(
+  context: RegistryContext,
+  account: string,
+  work: (tx: RegistryTx, snapshot: RegistrySnapshot, at: string) => Promise<void>,
+): Promise<AccountSummary> {
+  return await context.registry.change(async (tx) => {
+    const at = iso(context.now());
+    await work(tx, await tx.snapshot(), at);
+    const after = await tx.snapshot();
+    return summaryOf(rowOf(after, account), after.secrets, context.now());
+  });
+}
+
+/** Seals a value under the registry's key, and records that key in the transaction if it is the first. */
+async function sealIn(
+  tx: RegistryTx,
+  context: RegistryContext,
+  snapshot: RegistrySnapshot,
+  account: string,
+  column: 'secret' | 'api_key',
+  value: string,
+) {
+  const key = sealingKey(context.keys, snapshot.keyId);
+  if (snapshot.keyId === null) await tx.setKeyId(key.id);
+  return { ciphertext: seal(key, account, column, value), keyId: key.id };
+}
+
+async function add(context: RegistryContext, request: AddAccount): Promise<AddedAccount> {
+  checkId(request.account);
+  const generated = request.secret === undefined ? `whsec_${randomBytes(32).toString('hex')}` : undefined;
+  const secret = request.secret ?? generated!;
+  if (secret.trim() === '') throw new AccountRequestError('the secret is empty');
+  const summary = await context.registry.change(async (tx) => {
+    const snapshot = await tx.snapshot();
+    if (snapshot.accounts.some((a) => a.account === request.account))
+      throw new AccountRequestError(`the account "${request.account}" exists already (rotate-secret changes its secret)`);
+    const at = iso(context.now());
+    const sealedSecret = await sealIn(tx, context, snapshot, request.account, 'secret', secret);
+    const sealedKey =
+      request.apiKey === undefined ? undefined : await sealIn(tx, context, snapshot, request.account, 'api_key', request.apiKey);
+    // Opaque and unguessable: the path says nothing of the account, and cannot be found by trying.
+    const routeKey = randomBytes(24).toString('base64url');
+    const row: AccountRecord = {
+      account: request.account,
+      name: request.name ?? null,
+      route_key: routeKey,
+      state: 'active',
+      api_key: sealedKey?.ciphertext ?? null,
+      api_key_key_id: sealedKey?.keyId ?? null,
+      created_at: at,
+      updated_at: at,
+    };
+    await tx.insertAccount(row);
+    const fingerprint = secretFingerprint(secret);
+    await tx.insertSecret({
+      account: row.account,
+      ciphertext: sealedSecret.ciphertext,
+      key_id: sealedSecret.keyId,
+      fingerprint,
+      created_at: at,
+      expires_at: null,
+    });
+    return { ...summaryOf(row, [], 0), secrets: 1, fingerprint };
+  });
+  return generated === undefined ? summary : { ...summary, secret: generated };
+}
+
+function setState(context: RegistryContext, account: string, state: 'active' | 'disabled'): Promise<AccountSummary> {
+  return changeAccount(context, account, async (tx, snapshot, at) => {
+    rowOf(snapshot, account);
+    await tx.updateAccount(account, { state }, at);
+  });
+}
+
+async function rotateSecret(context: RegistryContext, account: string, secret: string, keepPreviousMs: number): Promise<RotatedSecret> {
+  if (secret.trim() === '') throw new AccountRequestError('the new secret is empty');
+  if (!(keepPreviousMs >= 0)) throw new AccountRequestError('the overlap must be 0 or more');
+  const now = context.now();
+  const until = iso(now + keepPreviousMs);
+  await changeAccount(context, account, async (tx, snapshot, at) => {
+    rowOf(snapshot, account);
+    // The previous secrets stop at the end of the overlap (earlier if they were to stop sooner).
+    await tx.expireSecrets(account, until);
+    await tx.forgetExpiredSecrets(iso(now));
+    const sealed = await sealIn(tx, context, snapshot, account, 'secret', secret);
+    await tx.insertSecret({
+      account,
+      ciphertext: sealed.ciphertext,
+      key_id: sealed.keyId,
+      fingerprint: secretFingerprint(secret),
+      created_at: at,
+      expires_at: null,
+    });
+    await tx.updateAccount(account, {}, at);
+  });
+  return { account, fingerprint: secretFingerprint(secret), previousSecretUntil: until };
+}
+
+function setApiKey(context: RegistryContext, account: string, apiKey: string | null): Promise<AccountSummary> {
+  if (apiKey !== null && apiKey.trim() === '') throw new AccountRequestError('the API key is empty');
+  return changeAccount(context, account, async (tx, snapshot, at) => {
+    rowOf(snapshot, account);
+    const sealed = apiKey === null ? null : await sealIn(tx, context, snapshot, account, 'api_key', apiKey);
+    await tx.updateAccount(account, { api_key: sealed?.ciphertext ?? null, api_key_key_id: sealed?.keyId ?? null }, at);
+  });
+}
+
+async function apiKeyOf(context: RegistryContext, account: string): Promise<string | undefined> {
+  const row = rowOf(await context.registry.snapshot(), account);
+  if (row.api_key === null || row.api_key_key_id === null) return undefined;
+  return openValue(context, row.api_key_key_id, account, 'api_key', row.api_key);
+}
+
+/** A sealed value opened with the key of its id; a value that does not open is a key error, never a crash. */
+function openValue(context: RegistryContext, keyId: string, account: string, column: 'secret' | 'api_key', sealed: string): string {
+  const opened = open(keyOf(context.keys, keyId), account, column, sealed);
+  if (opened === undefined)
+    throw new AccountsKeyError(
+      `the ${column === 'secret' ? 'secret' : 'API key'} of account "${account}" does not decrypt with the accounts key ${keyId}: ` +
+        'the row was altered, or sealed under another key',
+    );
+  return opened;
+}
+
+async function remove(context: RegistryContext, account: string, reason: string): Promise<RemovedAccount> {
+  if (reason.trim() === '') throw new AccountRequestError('a reason is required: it is kept in the audit trail (account_removals)');
+  rowOf(await context.registry.snapshot(), account);
+  // Disabled first, so that no delivery lands while its rows go; then the rows, then the account.
+  await setState(context, account, 'disabled');
+  const { inboxRows } = await context.store.forAccount(account).write((tx) => tx.deleteAccountRows());
+  const removedAt = iso(context.now());
+  await context.registry.change(async (tx) => {
+    rowOf(await tx.snapshot(), account);
+    await tx.removeAccount({ account, removed_at: removedAt, reason, inbox_rows: inboxRows });
+  });
+  const { complete } = await context.store.scrub();
+  return { account, removedAt, inboxRows, scrubbed: complete };
+}
+
+/** The rekey's new key: in `<key file>.next` before any row is under it (an interrupted rekey's is taken up again). */
+function nextKeyOf(path: string, given: Uint8Array | undefined) {
+  const wanted = given === undefined ? undefined : accountsKey(given);
+  const nextPath = `${path}${NEXT_SUFFIX}`;
+  createKeyFile(nextPath, wanted ?? newKey());
+  const next = readKeyFile(nextPath)!;
+  if (wanted !== undefined && wanted.id !== next.id)
+    throw new AccountRequestError(
+      `${nextPath} holds another key (${next.id}), left by an earlier rekey: run rekey without a new key to finish it`,
+    );
+  return next;
+}
+
+async function rekey(context: RegistryContext, given: Uint8Array | undefined): Promise<Rekeyed> {
+  const path = requirePath(context.keys);
+  const before = await context.registry.version();
+  // Reading the current key first: a wrong key file is refused before anything is written.
+  const previousKeyId = before.keyId === null ? null : keyOf(context.keys, before.keyId).id;
+  const next = nextKeyOf(path, given);
+  const values = await context.registry.change(async (tx) => {
+    const snapshot = await tx.snapshot();
+    let count = 0;
+    for (const s of snapshot.secrets) {
+      await tx.rewrapSecret(
+        s.secret_id,
+        seal(next, s.account, 'secret', openValue(context, s.key_id, s.account, 'secret', s.ciphertext)),
+        next.id,
+      );
+      count += 1;
+    }
+    for (const a of snapshot.accounts) {
+      if (a.api_key === null || a.api_key_key_id === null) continue;
+      const apiKey = openValue(context, a.api_key_key_id, a.account, 'api_key', a.api_key);
+      await tx.updateAccount(a.account, { api_key: seal(next, a.account, 'api_key', apiKey), api_key_key_id: next.id }, iso(context.now()));
+      count += 1;
+    }
+    await tx.setKeyId(next.id);
+    return count;
+  });
+  promoteNextKey(path, next.id);
+  context.keys.keyring = undefined;
+  return { keyId: next.id, previousKeyId, keyFile: path, previousKeyFile: `${path}${PREVIOUS_SUFFIX}`, values };
+}

@@ -1,0 +1,246 @@
+// The accounts registry (docs/accounts.md) on every engine: secrets sealed at rest under a key kept
+// outside the database, a wrong key named, rotation's overlap and its end, disable and enable,
+// removal with the account's rows, rekey and a crash between its steps, and route keys.
+import { existsSync, readFileSync, readdirSync, renameSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { AccountsKeyError, openAccounts, watchAccounts, type AccountsOptions } from '../../src/index.js';
+import { createKeyFile, newKey, readKeyFile } from '../../src/accounts/key-file.js';
+import { copyDatabaseFile } from '../../src/store/sqlite/backup.js';
+import { openStore } from '../../src/store/open.js';
+import { ENGINES, type EngineUnderTest } from '../support/engines.js';
+import { tempDir } from '../support/servers.js';
+
+const SECRET = 'whsec_registry-test-secret-4f1d9a7c2e';
+const API_KEY = 'pk_live_registry-test-api-key-88c1d2';
+const HOUR = 60 * 60 * 1000;
+
+describe.each(ENGINES)('the accounts registry on $name', (engine: EngineUnderTest) => {
+  const closing: Array<() => Promise<void> | void> = [];
+  afterEach(async () => {
+    for (const close of closing.splice(0).reverse()) await close();
+  });
+
+  /** A fresh database, a store on it, and the registry's options: the key beside it (SQLite) or given (PostgreSQL). */
+  async function fresh(clock?: { now: number }) {
+    const { database, cleanup } = await engine.fresh();
+    const keys = tempDir('prequal-hooks-keys-');
+    const store = await openStore(database);
+    closing.push(cleanup, keys.cleanup, () => store.close());
+    const keyFile = engine.name === 'sqlite' ? `${database}.accounts-key` : join(keys.dir, 'accounts-key');
+    if (engine.name === 'postgres') createKeyFile(keyFile, newKey());
+    const notices: string[] = [];
+    const options: AccountsOptions = {
+      ...(engine.name === 'sqlite' ? { databaseFile: database } : { keyFile }),
+      onNotice: (m) => notices.push(m),
+      ...(clock && { now: () => clock.now }),
+    };
+    return { database, store, keyFile, options, notices, accounts: openAccounts(store, options) };
+  }
+
+  it('adds an account behind an opaque path, and lists it without a secret', async () => {
+    const { accounts, notices, keyFile } = await fresh();
+    const added = await accounts.add({ account: 'agence-lyon', name: 'Agence de Lyon', secret: SECRET });
+    expect(added).toMatchObject({ account: 'agence-lyon', name: 'Agence de Lyon', state: 'active', secrets: 1 });
+    expect(added.secret).toBeUndefined();
+    expect(added.webhookPath).toMatch(/^\/webhooks\/[A-Za-z0-9_-]{32}$/);
+    expect(added.webhookPath).not.toContain('lyon');
+    const listed = await accounts.list();
+    expect(listed.map((a) => a.account)).toEqual(['default', 'agence-lyon']);
+    expect(listed[0]).toMatchObject({ account: 'default', webhookPath: '/webhooks' });
+    expect(JSON.stringify(listed)).not.toContain(SECRET);
+    const routes = await accounts.routes();
+    expect(routes.route(added.webhookPath.slice('/webhooks/'.length))).toEqual({
+      account: 'agence-lyon',
+      state: 'active',
+      secrets: [SECRET],
+    });
+    expect(routes.route('agence-lyon')).toBeUndefined();
+    if (engine.name === 'sqlite') {
+      expect(notices.join('\n')).toContain(`generated the accounts key at ${keyFile}; back it up apart from the database`);
+      expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    }
+  });
+
+  it('generates a secret when none is given, and returns it once', async () => {
+    const { accounts } = await fresh();
+    const added = await accounts.add({ account: 'nantes' });
+    expect(added.secret).toMatch(/^whsec_[0-9a-f]{64}$/);
+    const [route] = [(await accounts.routes()).route(added.webhookPath.slice(10))];
+    expect(route?.secrets).toEqual([added.secret]);
+    expect(JSON.stringify(await accounts.list())).not.toContain(added.secret!);
+  });
+
+  it('refuses bad ids, the default account, a taken id and unknown accounts', async () => {
+    const { accounts } = await fresh();
+    await expect(accounts.add({ account: 'Agence Lyon' })).rejects.toThrow(/not an account id/);
+    await expect(accounts.add({ account: 'default' })).rejects.toThrow(/default account/);
+    await accounts.add({ account: 'lyon', secret: SECRET });
+    await expect(accounts.add({ account: 'lyon' })).rejects.toThrow(/exists already/);
+    await expect(accounts.disable('paris')).rejects.toThrow(/no account "paris"/);
+    await expect(accounts.rotateSecret('paris', { secret: 'x' })).rejects.toThrow(/no account "paris"/);
+  });
+
+  it('makes route keys unguessable and unique', async () => {
+    const { accounts } = await fresh();
+    const paths = new Set<string>();
+    for (let i = 0; i < 20; i++) paths.add((await accounts.add({ account: `a${i}`, secret: SECRET })).webhookPath);
+    expect(paths.size).toBe(20);
+    for (const path of paths) expect(Buffer.from(path.slice(10), 'base64url')).toHaveLength(24);
+  });
+
+  it('never stores a secret or an API key in clear (the database file, its WAL, a backup)', async () => {
+    const { accounts, database, store } = await fresh();
+    await accounts.add({ account: 'lyon', secret: SECRET, apiKey: API_KEY });
+    await accounts.rotateSecret('lyon', { secret: `${SECRET}-2` });
+    expect(await accounts.apiKey('lyon')).toBe(API_KEY);
+    if (engine.name !== 'sqlite') return;
+    await store.flush();
+    const dir = join(database, '..');
+    const files = readdirSync(dir).filter((f) => f.startsWith('hooks.db') && !f.endsWith('.accounts-key'));
+    const backup = join(dir, 'copy.db');
+    copyDatabaseFile(database, backup);
+    for (const file of [...files, 'copy.db']) {
+      const bytes = readFileSync(join(dir, file));
+      for (const value of [SECRET, API_KEY, 'registry-test']) expect(bytes.includes(Buffer.from(value)), `${value} in ${file}`).toBe(false);
+    }
+  });
+
+  it('names the key it expects when given the wrong one, and never crashes', async () => {
+    const { accounts, store, options } = await fresh();
+    await accounts.add({ account: 'lyon', secret: SECRET, apiKey: API_KEY });
+    const { keyId } = await store.registry.version();
+    const other = join(tempDir('prequal-hooks-other-').dir, 'wrong-key');
+    createKeyFile(other, newKey());
+    const wrong = openAccounts(store, { ...options, keyFile: other });
+    await expect(wrong.routes()).rejects.toThrow(AccountsKeyError);
+    await expect(wrong.routes()).rejects.toThrow(new RegExp(`encrypted under the accounts key ${keyId!}`));
+    await expect(wrong.apiKey('lyon')).rejects.toThrow(AccountsKeyError);
+    await expect(wrong.add({ account: 'paris' })).rejects.toThrow(AccountsKeyError);
+    expect((await wrong.list()).map((a) => a.account)).toEqual(['default', 'lyon']);
+  });
+
+  it('keeps the previous secret verifying for the overlap, then not', async () => {
+    const clock = { now: Date.parse('2026-11-20T10:00:00.000Z') };
+    const { accounts } = await fresh(clock);
+    const { webhookPath } = await accounts.add({ account: 'lyon', secret: SECRET });
+    const key = webhookPath.slice(10);
+    const rotated = await accounts.rotateSecret('lyon', { secret: 'new-secret', keepPreviousMs: 2 * HOUR });
+    expect(rotated.previousSecretUntil).toBe('2026-11-20T12:00:00.000Z');
+    const during = await accounts.routes();
+    expect(during.route(key)?.secrets).toEqual(['new-secret', SECRET]);
+    expect(during.refreshAt).toBe(clock.now + 2 * HOUR);
+    expect((await accounts.list())[1]).toMatchObject({ secrets: 2, previousSecretUntil: '2026-11-20T12:00:00.000Z' });
+    clock.now += 2 * HOUR;
+    expect((await accounts.routes()).route(key)?.secrets).toEqual(['new-secret']);
+    expect((await accounts.list())[1]).toMatchObject({ secrets: 1, previousSecretUntil: null });
+    await accounts.rotateSecret('lyon', { secret: 'third', keepPreviousMs: 0 });
+    expect((await accounts.routes()).route(key)?.secrets).toEqual(['third']);
+  });
+
+  it('disables and enables an account, each change moving the stamp', async () => {
+    const { accounts } = await fresh();
+    const { webhookPath } = await accounts.add({ account: 'lyon', secret: SECRET });
+    const v0 = await accounts.version();
+    expect((await accounts.disable('lyon')).state).toBe('disabled');
+    expect((await accounts.routes()).route(webhookPath.slice(10))?.state).toBe('disabled');
+    const v1 = await accounts.version();
+    expect(v1).toBeGreaterThan(v0);
+    expect((await accounts.enable('lyon')).state).toBe('active');
+    expect(await accounts.version()).toBeGreaterThan(v1);
+  });
+
+  it('sets and clears an API key', async () => {
+    const { accounts } = await fresh();
+    await accounts.add({ account: 'lyon', secret: SECRET });
+    expect(await accounts.apiKey('lyon')).toBeUndefined();
+    expect((await accounts.setApiKey('lyon', API_KEY)).hasApiKey).toBe(true);
+    expect(await accounts.apiKey('lyon')).toBe(API_KEY);
+    expect((await accounts.setApiKey('lyon', null)).hasApiKey).toBe(false);
+    expect(await accounts.apiKey('lyon')).toBeUndefined();
+  });
+
+  it('removes an account with its rows, and keeps an audit line without a secret', async () => {
+    const { accounts, store } = await fresh();
+    await accounts.add({ account: 'lyon', secret: SECRET });
+    await accounts.add({ account: 'paris', secret: SECRET });
+    const removed = await accounts.remove('lyon', { reason: 'contract ended' });
+    expect(removed).toMatchObject({ account: 'lyon', inboxRows: 0 });
+    expect((await accounts.list()).map((a) => a.account)).toEqual(['default', 'paris']);
+    const removals = await store.registry.removals();
+    expect(removals).toEqual([{ account: 'lyon', removed_at: removed.removedAt, reason: 'contract ended', inbox_rows: 0 }]);
+    expect((await store.registry.snapshot()).secrets.map((s) => s.account)).toEqual(['paris']);
+    await expect(accounts.remove('lyon', { reason: 'again' })).rejects.toThrow(/no account "lyon"/);
+  });
+
+  it('rekeys every value under a new key, and the key file then holds it', async () => {
+    const { accounts, store, keyFile, options } = await fresh();
+    const { webhookPath } = await accounts.add({ account: 'lyon', secret: SECRET, apiKey: API_KEY });
+    const before = (await store.registry.version()).keyId;
+    const rekeyed = await accounts.rekey();
+    expect(rekeyed).toMatchObject({ previousKeyId: before, keyFile, values: 2 });
+    expect(rekeyed.keyId).not.toBe(before);
+    expect((await store.registry.snapshot()).secrets.every((s) => s.key_id === rekeyed.keyId)).toBe(true);
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    expect(existsSync(`${keyFile}.next`)).toBe(false);
+    // A process that knows only the key file (the previous one moved aside) reads every value.
+    renameSync(`${keyFile}.previous`, `${keyFile}.old`);
+    const later = openAccounts(store, options);
+    expect((await later.routes()).route(webhookPath.slice(10))?.secrets).toEqual([SECRET]);
+    expect(await later.apiKey('lyon')).toBe(API_KEY);
+  });
+
+  it('survives a crash between the steps of a rekey', async () => {
+    const { accounts, store, keyFile, options } = await fresh();
+    const { webhookPath } = await accounts.add({ account: 'lyon', secret: SECRET });
+    const key = webhookPath.slice(10);
+    // Crashed after writing the new key, before the re-encryption committed: the old key still reads.
+    createKeyFile(`${keyFile}.next`, newKey());
+    expect((await openAccounts(store, options).routes()).route(key)?.secrets).toEqual([SECRET]);
+    // Rekey again: it takes up the new key, commits, swaps.
+    const next = await openAccounts(store, options).rekey();
+    expect(next.keyId).toBe(readKeyFile(keyFile)!.id);
+    // Crashed after the commit, before the files were swapped: undo the swap by hand.
+    const third = await openAccounts(store, options).rekey();
+    renameSync(keyFile, `${keyFile}.next`);
+    renameSync(`${keyFile}.previous`, keyFile);
+    const reopened = openAccounts(store, options);
+    expect((await reopened.routes()).route(key)?.secrets).toEqual([SECRET]);
+    // ... and opening it finished the swap.
+    expect(readKeyFile(keyFile)!.id).toBe(third.keyId);
+    expect(existsSync(`${keyFile}.next`)).toBe(false);
+  });
+
+  it('reports changes to a watcher within its poll, and keeps the last routes when a poll fails', async () => {
+    const { accounts } = await fresh();
+    const seen: number[] = [];
+    const errors: unknown[] = [];
+    let failing = false;
+    const source = {
+      version: () => (failing ? Promise.reject(new Error('down')) : accounts.version()),
+      routes: () => accounts.routes(),
+    };
+    const stop = watchAccounts(source, { everyMs: 20, onChange: (r) => seen.push(r.size), onError: (e) => errors.push(e) });
+    try {
+      await until(() => seen.length === 1);
+      await accounts.add({ account: 'lyon', secret: SECRET });
+      await until(() => seen.at(-1) === 1);
+      failing = true;
+      await until(() => errors.length > 0);
+      failing = false;
+      await accounts.add({ account: 'paris', secret: SECRET });
+      await until(() => seen.at(-1) === 2);
+    } finally {
+      stop();
+    }
+    expect(seen).toEqual([0, 1, 2]);
+  });
+});
+
+async function until(condition: () => boolean, timeoutMs = 3000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

@@ -47,8 +47,9 @@ export type { Receiver, ReceiverOptions };
  */
 export function createReceiver(options: ReceiverOptions): Receiver {
   const state = receiverState(options);
-  openReceiverStore(state);
   const intake = intakeOf(state);
+  state.setRoutes = (routes) => intake.setAccounts(routes);
+  openReceiverStore(state);
   // Every answer is counted, then told to the caller's listener (access logs).
   const onRequest: ResultListener = (result, req, startedAt) => {
     state.metrics.request(result.account, result.answer.status, result.outcome, Number(process.hrtime.bigint() - startedAt) / 1e9);
@@ -178,6 +179,7 @@ function receiverState(options: ReceiverOptions): ReceiverState {
     metrics: createMetrics(
       () => runningOf(state)?.store,
       () => budget.held(),
+      () => runningOf(state)?.accounts?.known() ?? [DEFAULT_ACCOUNT],
     ),
     budget,
     storeOptions: {
@@ -189,6 +191,7 @@ function receiverState(options: ReceiverOptions): ReceiverState {
     },
     heartbeat,
     ownsStore: !isStore(options.database),
+    setRoutes: () => undefined, // until the intake is made
     life: { state: 'closed', running: undefined }, // until openReceiverStore, called next
   };
   return state;
@@ -225,6 +228,7 @@ function intakeOf(state: ReceiverState): Intake {
       ...(options.signatureHeader !== undefined && { signatureHeader: options.signatureHeader }),
       ...(options.eventHeader !== undefined && { eventHeader: options.eventHeader }),
       store: (delivery) => storeDelivery(state, delivery),
+      ...(options.accounts !== false && { accounts: 'unavailable' as const }),
       logger: state.logger,
       tracing: state.tracing,
     });

@@ -7,6 +7,7 @@ import { isEventKind } from '../events/index.js';
 import { prepareInboxQueries } from '../query/inbox.js';
 import type { InboxPort } from '../store/store.js';
 import { withDeadline } from '../deadline.js';
+import { DEFAULT_ACCOUNT } from '../receive/account.js';
 
 const PREFIX = 'prequal_hooks_';
 const SCRAPE_TIMEOUT_MS = 2000;
@@ -90,34 +91,42 @@ function countedSeries(own: Registry) {
 }
 
 /** What the gauges read: the inbox's counts, and the oldest pending row through the inbox queries. */
-type GaugedStore = Pick<InboxPort, 'counts'> & Parameters<typeof prepareInboxQueries>[0];
+type GaugedStore = Pick<InboxPort, 'counts'> & Parameters<typeof prepareInboxQueries>[0] & { forAccount(account: string): GaugedStore };
 
 /** The series read from the store at scrape time. */
-function storeGauges(own: Registry, store: () => GaugedStore | undefined): void {
+function storeGauges(own: Registry, store: () => GaugedStore | undefined, accounts: () => readonly string[]): void {
   new Gauge({
     name: `${PREFIX}inbox_rows`,
-    help: 'Inbox rows by state (pending is the backlog), and handler failures.',
-    labelNames: ['state'] as const,
+    help: 'Inbox rows by account and state (pending is the backlog), and handler failures.',
+    labelNames: ['account', 'state'] as const,
     registers: [own],
     async collect() {
       const current = store();
-      const counts = current && (await within(current.counts()));
+      const read = await Promise.all(
+        accounts().map(async (account) => ({ account, counts: current && (await within(current.forAccount(account).counts())) })),
+      );
       this.reset();
-      if (counts) for (const [state, n] of Object.entries(counts)) this.set({ state }, n);
+      for (const { account, counts } of read) if (counts) for (const [state, n] of Object.entries(counts)) this.set({ account, state }, n);
     },
   });
-  let inbox: { store: GaugedStore; queries: ReturnType<typeof prepareInboxQueries> } | undefined;
   new Gauge({
     name: `${PREFIX}backlog_age_seconds`,
-    help: 'Age of the oldest pending inbox row (stored, not yet projected); 0 when none is pending, NaN when the store did not answer.',
+    help: 'Age of the oldest pending inbox row (stored, not yet projected), by account; 0 when none is pending, NaN when the store did not answer.',
+    labelNames: ['account'] as const,
     registers: [own],
     async collect() {
       const current = store();
-      if (current !== undefined && inbox?.store !== current) inbox = { store: current, queries: prepareInboxQueries(current) };
       // Wrapped, so that none pending (0) is told apart from a store that did not answer: NaN
       // then (storage_up says why), never a false 0 that would silence an alert.
-      const read = inbox && (await within(inbox.queries.oldestPending().then((oldest) => ({ oldest }))));
-      this.set(read === undefined ? Number.NaN : read.oldest === null ? 0 : Math.max(0, Date.now() - Date.parse(read.oldest)) / 1000);
+      const read = await Promise.all(
+        accounts().map(async (account) => ({
+          account,
+          read: current && (await within(prepareInboxQueries(current.forAccount(account)).oldestPending().then((oldest) => ({ oldest })))),
+        })),
+      );
+      this.reset();
+      for (const { account, read: r } of read)
+        this.set({ account }, r === undefined ? Number.NaN : r.oldest === null ? 0 : Math.max(0, Date.now() - Date.parse(r.oldest)) / 1000);
     },
   });
   new Gauge({
@@ -143,11 +152,19 @@ function bufferedGauge(own: Registry, bufferedBytes: () => number): void {
   });
 }
 
-export function createMetrics(store: () => GaugedStore | undefined, bufferedBytes: () => number = () => 0) {
+/**
+ * The receiver's series. `accounts`: the accounts the per-account gauges read (the default one
+ * alone unless the receiver routes to others); their cardinality is the number of accounts.
+ */
+export function createMetrics(
+  store: () => GaugedStore | undefined,
+  bufferedBytes: () => number = () => 0,
+  accounts: () => readonly string[] = () => [DEFAULT_ACCOUNT],
+) {
   processDefaults ??= processDefaultMetrics();
   const own = new Registry();
   const { requests, ack, events, lag, handlerCalls, erasures, redacted } = countedSeries(own);
-  storeGauges(own, store);
+  storeGauges(own, store, accounts);
   bufferedGauge(own, bufferedBytes);
 
   // Before the merge: it copies the metrics registered so far.

@@ -23,9 +23,10 @@ export interface IntakeOptions {
   allowUnsigned?: boolean;
   /**
    * The other accounts, by the key of their webhook path (`/webhooks/<route key>`); none: a request
-   * with a route key is 404. Replaced as a whole with `setAccounts`.
+   * with a route key is 404; 'unavailable' while they cannot be read (503: the sender retries).
+   * Replaced as a whole with `setAccounts`.
    */
-  accounts?: AccountRoutes;
+  accounts?: AccountRoutes | 'unavailable';
   /** Largest body accepted, in bytes. Default 1 MiB. */
   maxBodyBytes?: number;
   /**
@@ -85,7 +86,7 @@ interface Keys {
 /** The intake's options, resolved once; only `keys` changes, swapped in one assignment. */
 interface IntakeConfig {
   keys: Keys;
-  accounts: AccountRoutes | undefined;
+  accounts: AccountRoutes | 'unavailable' | undefined;
   allowUnsigned: boolean;
   maxBodyBytes: number;
   signatureHeader: string;
@@ -144,7 +145,7 @@ export function createIntake(options: IntakeOptions) {
     config.keys = keysOf(secrets, config.allowUnsigned);
   }
   /** Replaces the accounts routed by webhook path, for the requests that start from now on. */
-  function setAccounts(accounts: AccountRoutes | undefined): void {
+  function setAccounts(accounts: AccountRoutes | 'unavailable' | undefined): void {
     config.accounts = accounts;
   }
   return {
@@ -218,6 +219,21 @@ function keysOfAccount(routed: RoutedAccount): Keys {
  */
 function routeOf(config: IntakeConfig, routeKey: string | undefined): Routing {
   if (routeKey === undefined) return { ok: true, account: DEFAULT_ACCOUNT, keys: config.keys };
+  if (config.accounts === 'unavailable') {
+    return {
+      ok: false,
+      result: {
+        outcome: 'unavailable',
+        answer: errorAnswer(
+          503,
+          'ACCOUNTS_UNAVAILABLE',
+          'The accounts this receiver serves cannot be read now; nothing was stored. Retry later.',
+          {},
+          { 'Retry-After': RETRY_AFTER_SECONDS, Connection: 'close' },
+        ),
+      },
+    };
+  }
   const routed = config.accounts?.route(routeKey);
   if (routed === undefined) {
     return {

@@ -17,6 +17,7 @@ import { openAtOnce, openStore, type StoreOptions } from '../store/open.js';
 import { keepPresence, type Presence } from '../store/presence.js';
 import { describeStorageError, StoreUnavailableError, type ReadinessProbe, type Store } from '../store/store.js';
 import type { ReceiverOptions } from './options.js';
+import { watchRegistry, type AccountsWatch, type RoutesUpdate } from './accounts.js';
 import { withDeadline } from '../deadline.js';
 
 /** How long readiness stays false after a webhook could not be stored (ms). */
@@ -30,6 +31,8 @@ export interface Running {
   deadLetters: DeadLetters;
   queries: Queries;
   presence: Presence | undefined;
+  /** The registry of the other accounts, polled; none when `accounts: false`. */
+  accounts: AccountsWatch | undefined;
 }
 
 export interface ReceiverState {
@@ -47,6 +50,8 @@ export interface ReceiverState {
   readonly heartbeat: { everyMs: number } | undefined;
   /** A store given open (the CLI's) stays the caller's to close. */
   readonly ownsStore: boolean;
+  /** Hands the intake the accounts' routes (set once the intake is made). */
+  setRoutes: (routes: RoutesUpdate) => void;
   /** Where the receiver is in its life; changed only by `enter`. */
   life: Life;
 }
@@ -121,6 +126,7 @@ function assemble(state: ReceiverState, store: Store): Running {
     deadLetters: prepareDeadLetters(store, () => dispatcher.start()),
     queries: createQueries(store),
     presence,
+    accounts: watchRegistry(state.options, store, logger, (routes) => state.setRoutes(routes)),
   };
 }
 
@@ -208,6 +214,7 @@ export function abandon(state: ReceiverState): void {
   if (running === undefined) return;
   // Fire and forget: the caller is throwing the refusal of its options. The store is closed with
   // or without a heartbeat, and a failure while stopping is logged, never left unhandled.
+  running.accounts?.stop();
   const stop = async () => {
     try {
       await running.presence?.stop();
@@ -230,6 +237,7 @@ export async function closeReceiver(state: ReceiverState, timeoutMs: number): Pr
   const running = runningOf(state);
   if (running === undefined) return enter(state, { state: 'closed', running });
   enter(state, { state: 'closing', running });
+  running.accounts?.stop();
   // Every step within what is left of `timeoutMs`; the (referenced) timers keep the process
   // alive until this resolves.
   const deadline = performance.now() + timeoutMs;

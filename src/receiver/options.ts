@@ -21,7 +21,14 @@ export interface ReceiverOptions {
   migrate?: boolean;
   /** PostgreSQL given as a URL: the schema of the tables. Default `public`. */
   schema?: string;
-  /** The shared secret from the agency dashboard. */
+  /**
+   * The other accounts this receiver serves, at `/webhooks/<route key>` (docs/accounts.md), read
+   * from the database's registry (`prequal-hooks accounts add`, `openAccounts`) and polled every
+   * `everyMs` (default 1000). `keyFile`: the accounts key that opens their secrets (required on
+   * PostgreSQL; on SQLite default `<database file>.accounts-key`). `false`: the default account only.
+   */
+  accounts?: false | { keyFile?: string; databaseFile?: string; everyMs?: number };
+  /** The default account's shared secret from the agency dashboard. */
   secret?: Secret;
   /** Several secrets during a rotation; any one of them may sign. */
   secrets?: readonly Secret[];

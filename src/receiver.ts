@@ -63,6 +63,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const receiver: Receiver = {
     ready: async () => void (await (await use()).presence?.firstBeat),
     store: () => use().then((r) => r.store),
+    accounts: () => use().then((r) => r.accounts?.accounts),
     receive: (request) => intake.receive(request),
     setSecrets: (secrets) => intake.setSecrets(secrets),
     secretUse: (account = DEFAULT_ACCOUNT) => state.metrics.verifiedBySecret(account),
@@ -115,7 +116,10 @@ function accountMembers(
   const ownOf = async () => {
     const r = await use();
     if (account === DEFAULT_ACCOUNT) return r;
-    own ??= { queries: createQueries(r.store.forAccount(account)), deadLetters: prepareDeadLetters(r.store.forAccount(account), () => r.dispatcher.start()) };
+    own ??= {
+      queries: createQueries(r.store.forAccount(account)),
+      deadLetters: prepareDeadLetters(r.store.forAccount(account), () => r.dispatcher.start()),
+    };
     return own;
   };
   return {

@@ -212,6 +212,7 @@ function accessLogged(options: Omit<ReceiverOptions, 'logger' | 'onRequest'>, lo
           status: result.answer.status,
           client: clientAddress(req, trustProxy),
           outcome: result.outcome,
+          account: result.account,
           kind: result.kind,
           duplicate: result.outcome === 'duplicate',
           inboxId: result.inboxId,

@@ -143,9 +143,13 @@ export const SERVE_OPTIONS = withFileVariants({
     secret: true,
     fileVariant: true,
   }),
+  'accounts-key-file': optional({
+    placeholder: '<path>',
+    help: 'the key that opens the secrets of the other accounts (see "prequal-hooks accounts --help"); required on PostgreSQL once accounts exist, default on SQLite: <db>.accounts-key',
+  }),
   'reconcile-every': value({
     placeholder: '<m>',
-    help: 'every <m> minutes, repair what webhooks missed from the service\'s API (see "prequal-hooks reconcile --help"); needs --api-url and --api-key',
+    help: 'every <m> minutes, repair what webhooks missed from the service\'s API (see "prequal-hooks reconcile --help"); needs --api-url and --api-key (the default account\'s), and reconciles each other account that has an API key with its own',
     default: 0,
     parse: (text, name) => {
       const minutes = Number(text);
@@ -234,6 +238,8 @@ export interface ServeConfig {
   tokenNames: Record<TokenOption, string>;
   /** The API key's file, when from a file: SIGHUP re-reads it. */
   apiKeyFile?: SecretFile;
+  /** The accounts key file (`--accounts-key-file`); none: beside a SQLite database. */
+  accountsKeyFile?: string;
   /** Minutes between reconciliations; 0: none. */
   reconcileEvery: number;
   /** Retention: erase candidates not heard of for this long (ms), at start and daily; 0: never. */
@@ -300,6 +306,7 @@ export function serveConfig(command: ReturnType<typeof parseServe>): ServeConfig
     ...(tls !== undefined && { tls }),
     trustProxy: values['trust-proxy'],
     ...secretFiles(command),
+    ...(values['accounts-key-file'] !== undefined && { accountsKeyFile: resolve(values['accounts-key-file']) }),
     reconcileEvery: values['reconcile-every'],
     eraseInactiveAfter: values['erase-inactive-after'],
     api: { 'api-url': values['api-url'], 'api-key': values['api-key'], 'allow-insecure-api-url': values['allow-insecure-api-url'] },

@@ -2,7 +2,7 @@ import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { createLogger, type Logger } from '../logging.js';
 import { startStandalone, type Standalone } from '../server.js';
-import { openStore } from '../store/open.js';
+import { isPostgresUrl, openStore } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import { displayLocation } from './database.js';
 import { generatedSecret } from '../store/settings.js';
@@ -14,6 +14,7 @@ import { printJson } from './output.js';
 import { count } from '../words.js';
 import { parseServe, serveConfig, serveConfigDump, SERVE_HELP, WEAK_SECRET_LENGTH, type ServeConfig } from './serve-options.js';
 import { reloadOnHangup, warnLooseFiles, type Reconciling } from './serve-reload.js';
+import { reconcileAccounts } from './serve-accounts.js';
 import { readTlsPair, type TlsPair } from './tls-files.js';
 import { startTracing, type TracingSdk } from './tracing.js';
 
@@ -88,7 +89,7 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
     await database.close();
     throw error;
   }
-  const schedule = reconciling === undefined ? undefined : startReconciling(config, reconciling, standalone, logger);
+  const schedule = reconciling === undefined ? undefined : await startReconciling(config, reconciling, standalone, logger);
   const retention = config.eraseInactiveAfter > 0 ? startRetention(config.eraseInactiveAfter, standalone, logger) : undefined;
   // Signal handlers before the address is announced: from then on a SIGTERM must drain, and
   // without a handler the default action would kill the process outright.
@@ -125,6 +126,10 @@ async function listen(config: ServeConfig, tls: TlsPair | undefined, database: S
     ...(config.metricsToken !== undefined && { metricsToken: config.metricsToken }),
     ...(tls !== undefined && { tls }),
     trustProxy: config.trustProxy,
+    accounts: {
+      ...(config.accountsKeyFile !== undefined && { keyFile: config.accountsKeyFile }),
+      ...(!isPostgresUrl(config.database) && { databaseFile: config.database }),
+    },
   });
 }
 
@@ -149,12 +154,30 @@ async function generatedSecretShown(config: ServeConfig, database: Store, io: Co
 }
 
 /** Each run takes the client of the moment: SIGHUP may have re-read the API key since the last. */
-function startReconciling(config: ServeConfig, reconciling: Reconciling, standalone: Standalone, logger: Logger): ReconcileSchedule {
-  return scheduleReconcile({
-    everyMs: config.reconcileEvery * 60_000,
+async function startReconciling(
+  config: ServeConfig,
+  reconciling: Reconciling,
+  standalone: Standalone,
+  logger: Logger,
+): Promise<ReconcileSchedule> {
+  const everyMs = config.reconcileEvery * 60_000;
+  const own = scheduleReconcile({
+    everyMs,
     logger,
     run: (signal) => standalone.receiver.reconcile({ client: reconciling.client, signal }),
   });
+  const accounts = await standalone.receiver.accounts();
+  const others =
+    accounts &&
+    reconcileAccounts({
+      everyMs,
+      apiUrl: config.api['api-url']!,
+      allowInsecureHttp: config.api['allow-insecure-api-url'] === true,
+      receiver: standalone.receiver,
+      accounts,
+      logger,
+    });
+  return { stop: async (timeoutMs) => void (await Promise.all([own.stop(timeoutMs), others?.stop()])) };
 }
 
 /** How often retention runs once started (and once at start). */

@@ -84,7 +84,10 @@ export async function callHandlers(context: EventHandlersContext, claimed: Handl
         attempts: result.attempts,
         failed_at: new Date(context.now()).toISOString(),
       });
-      context.logger.error({ account, inboxId, handler: handler.name, attempts: result.attempts }, 'handler failed; recorded as a dead letter');
+      context.logger.error(
+        { account, inboxId, handler: handler.name, attempts: result.attempts },
+        'handler failed; recorded as a dead letter',
+      );
     }
     if (stopping.aborted) return false;
   }

@@ -121,7 +121,13 @@ function storeGauges(own: Registry, store: () => GaugedStore | undefined, accoun
       const read = await Promise.all(
         accounts().map(async (account) => ({
           account,
-          read: current && (await within(prepareInboxQueries(current.forAccount(account)).oldestPending().then((oldest) => ({ oldest })))),
+          read:
+            current &&
+            (await within(
+              prepareInboxQueries(current.forAccount(account))
+                .oldestPending()
+                .then((oldest) => ({ oldest })),
+            )),
         })),
       );
       this.reset();

@@ -51,7 +51,13 @@ export function identityKeyOf(reading: Extract<EnvelopeReading, { ok: true }>): 
 }
 
 /** What is kept of an authenticated body, given how it read (HTTP and replay alike). */
-export function deliveryOf(account: string, raw: Uint8Array, reading: EnvelopeReading, receivedAt: string, secretId: string | null): Delivery {
+export function deliveryOf(
+  account: string,
+  raw: Uint8Array,
+  reading: EnvelopeReading,
+  receivedAt: string,
+  secretId: string | null,
+): Delivery {
   return {
     account,
     raw,

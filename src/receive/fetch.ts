@@ -49,7 +49,10 @@ async function receiveFetched(intake: Intake, request: Request, routeKey: string
  * A fetch-style handler (`Request` in, `Response` out) for runtimes and frameworks built on it. A
  * URL whose path ends `/webhooks/<route key>` goes to that account, unless `routeKeyOf` says otherwise.
  */
-export function fetchHandler(intake: Intake, routeKeyOf: (request: Request) => string | undefined = (r) => routeKeyOfPath(new URL(r.url).pathname)) {
+export function fetchHandler(
+  intake: Intake,
+  routeKeyOf: (request: Request) => string | undefined = (r) => routeKeyOfPath(new URL(r.url).pathname),
+) {
   return async (request: Request): Promise<Response> => {
     if (request.method !== 'POST') {
       return toResponse(errorAnswer(405, 'METHOD_NOT_ALLOWED', 'Webhooks are delivered with POST.', {}, { Allow: 'POST' }));

@@ -131,6 +131,7 @@ export function createIntake(options: IntakeOptions) {
     try {
       const routing = routeOf(config, request.routeKey);
       if (!routing.ok) return routing.result;
+      span?.setAttribute('prequal_hooks.account', routing.account);
       return { ...(await receiveOrThrow(config, routing, request, span)), account: routing.account };
     } catch (error) {
       return unexpected(error, 'intake');

@@ -30,7 +30,12 @@ function databaseFileOf(options: ReceiverOptions): string | undefined {
  * down) is logged once per kind of failure, and routed requests get 503 until it can: the sender
  * retries, and nothing addressed to an account is refused for a fault of ours.
  */
-export function watchRegistry(options: ReceiverOptions, store: Store, logger: Logger, setRoutes: (routes: RoutesUpdate) => void): AccountsWatch | undefined {
+export function watchRegistry(
+  options: ReceiverOptions,
+  store: Store,
+  logger: Logger,
+  setRoutes: (routes: RoutesUpdate) => void,
+): AccountsWatch | undefined {
   const settings = options.accounts;
   if (settings === false) return undefined;
   const databaseFile = settings?.databaseFile ?? databaseFileOf(options);
@@ -56,7 +61,10 @@ export function watchRegistry(options: ReceiverOptions, store: Store, logger: Lo
     onError: (error) => {
       const failure = `${(error as Error).name}: ${(error as Error).message}`;
       if (failure !== lastFailure) {
-        logger.error({ err: { name: (error as Error).name, message: (error as Error).message } }, 'cannot read the accounts; their webhooks get 503 until it can');
+        logger.error(
+          { err: { name: (error as Error).name, message: (error as Error).message } },
+          'cannot read the accounts; their webhooks get 503 until it can',
+        );
         lastFailure = failure;
       }
       if (!loaded) setRoutes('unavailable');

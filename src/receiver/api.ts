@@ -9,6 +9,7 @@ import type { EventKind } from '../events/index.js';
 import type { Queries } from '../query/index.js';
 import type { IncomingRequest, IntakeResult } from '../receive/intake.js';
 import type { Secret } from '../signature.js';
+import type { Accounts } from '../accounts/index.js';
 import type { ReconcileOptions, ReconcileReport } from '../reconcile/index.js';
 import type { ReplayInput, ReplayOptions, ReplaySummary } from '../replay/index.js';
 import type { CandidateMatch, InboxState, ReadinessProbe, Store } from '../store/store.js';
@@ -75,6 +76,11 @@ export interface Receiver extends AccountReceiver {
    * was tried (commands on the database then see this receiver); rejects if it never can be.
    */
   ready(): Promise<void>;
+  /**
+   * The registry of the other accounts this receiver routes to (`openAccounts` on its store, with
+   * its accounts key): add, disable, rotate, remove. Undefined with `accounts: false`.
+   */
+  accounts(): Promise<Accounts | undefined>;
   /** The storage engine behind the receiver (its location says where the data lives). */
   store(): Promise<Store>;
   /** The framework-free core: raw bytes and headers in, an answer out, the event stored. */
@@ -102,7 +108,9 @@ export interface Receiver extends AccountReceiver {
    * `/webhooks/<route key>` goes to that account, any other to the default account, unless
    * `routeKeyOf` finds the key otherwise.
    */
-  nodeHandler(routing?: { routeKeyOf?: (req: IncomingMessage) => string | undefined }): (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+  nodeHandler(routing?: {
+    routeKeyOf?: (req: IncomingMessage) => string | undefined;
+  }): (req: IncomingMessage, res: ServerResponse) => Promise<void>;
   /** A fetch handler: `(request: Request) => Promise<Response>`; routes as `nodeHandler` does, by the URL's path. */
   fetchHandler(routing?: { routeKeyOf?: (request: Request) => string | undefined }): (request: Request) => Promise<Response>;
   /**

@@ -17,6 +17,8 @@ export function scheduleReconcile(options: {
   everyMs: number;
   run: (signal: AbortSignal) => Promise<ReconcileReport>;
   logger: Logger;
+  /** When the first run starts (ms); default a minute, or `everyMs` when shorter. Several accounts' schedules spread their first runs. */
+  firstInMs?: number;
 }): ReconcileSchedule {
   const { everyMs, run, logger } = options;
   const stopping = new AbortController();
@@ -54,7 +56,7 @@ export function scheduleReconcile(options: {
         next(everyMs);
       });
   }
-  next(Math.min(everyMs, 60_000));
+  next(options.firstInMs ?? Math.min(everyMs, 60_000));
 
   return {
     async stop(timeoutMs = 5000): Promise<void> {

@@ -247,7 +247,10 @@ async function replayBulk(
           continue;
         }
         const p = processedWith(raw, reading, erased);
-        rows.push({ settled: settledDelivery(target.store.account, raw, reading, at, outcomeOf(p, target.wantsHandlers)), effects: effectsOf(p) });
+        rows.push({
+          settled: settledDelivery(target.store.account, raw, reading, at, outcomeOf(p, target.wantsHandlers)),
+          effects: effectsOf(p),
+        });
       }
       const appended = bulk.append(rows, at);
       const fresh: StagedEffect[] = [];

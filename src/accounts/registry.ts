@@ -31,8 +31,8 @@ export interface AccountSummary {
   state: 'active' | 'disabled';
   createdAt: string | null;
   hasApiKey: boolean;
-  /** The secrets that verify its deliveries now (2 during a rotation's overlap). */
-  secrets: number;
+  /** The secrets that verify its deliveries now (2 during a rotation's overlap); null for the default account (serve --secret). */
+  secrets: number | null;
   /** When the previous secret stops verifying, during an overlap. */
   previousSecretUntil: string | null;
 }
@@ -176,7 +176,7 @@ const DEFAULT_SUMMARY: AccountSummary = {
   state: 'active',
   createdAt: null,
   hasApiKey: false,
-  secrets: 0,
+  secrets: null,
   previousSecretUntil: null,
 };
 

@@ -93,8 +93,8 @@ export interface Accounts {
   version(): Promise<number>;
 }
 
-export const DEFAULT_OVERLAP_MS = 24 * 60 * 60 * 1000;
-export const WEBHOOKS_PATH = '/webhooks';
+const DEFAULT_OVERLAP_MS = 24 * 60 * 60 * 1000;
+const WEBHOOKS_PATH = '/webhooks';
 
 /** What each operation works with. */
 interface RegistryContext {
@@ -106,7 +106,7 @@ interface RegistryContext {
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-export function webhookPathOf(routeKey: string): string {
+function webhookPathOf(routeKey: string): string {
   return `${WEBHOOKS_PATH}/${routeKey}`;
 }
 

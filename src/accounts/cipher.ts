@@ -17,7 +17,7 @@ export interface AccountsKey {
 }
 
 /** The id of a key: the first 16 hex digits of its SHA-256 (it reveals nothing of the key). */
-export function keyIdOf(key: Uint8Array): string {
+function keyIdOf(key: Uint8Array): string {
   return createHash('sha256').update(key).digest('hex').slice(0, 16);
 }
 

@@ -1,7 +1,6 @@
 // The accounts registry (docs/accounts.md), as the package exports it.
 export {
   openAccounts,
-  DEFAULT_OVERLAP_MS,
   type Accounts,
   type AccountsOptions,
   type AccountSummary,
@@ -11,5 +10,5 @@ export {
   type RemovedAccount,
   type Rekeyed,
 } from './registry.js';
-export { watchAccounts, type AccountRoutesSnapshot, type WatchOptions, type RoutesSource } from './routes.js';
+export { watchAccounts, type AccountRoutesSnapshot, type WatchOptions } from './routes.js';
 export { AccountsKeyError, AccountRequestError, UnknownAccountError } from './errors.js';

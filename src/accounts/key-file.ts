@@ -47,7 +47,7 @@ export function readKeyFile(path: string): AccountsKey | undefined {
 }
 
 /** The warning a key file others can read or change deserves (as serve gives its secret files). */
-export function looseKeyWarning(path: string): string | undefined {
+function looseKeyWarning(path: string): string | undefined {
   let mode: number;
   try {
     mode = statSync(path).mode & 0o777;

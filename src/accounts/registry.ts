@@ -31,8 +31,8 @@ export interface AccountSummary {
   state: 'active' | 'disabled';
   createdAt: string | null;
   hasApiKey: boolean;
-  /** The secrets that verify its deliveries now (2 during a rotation's overlap). */
-  secrets: number;
+  /** The secrets that verify its deliveries now (2 during a rotation's overlap); null for the default account (serve --secret). */
+  secrets: number | null;
   /** When the previous secret stops verifying, during an overlap. */
   previousSecretUntil: string | null;
 }
@@ -93,8 +93,8 @@ export interface Accounts {
   version(): Promise<number>;
 }
 
-export const DEFAULT_OVERLAP_MS = 24 * 60 * 60 * 1000;
-export const WEBHOOKS_PATH = '/webhooks';
+const DEFAULT_OVERLAP_MS = 24 * 60 * 60 * 1000;
+const WEBHOOKS_PATH = '/webhooks';
 
 /** What each operation works with. */
 interface RegistryContext {
@@ -106,7 +106,7 @@ interface RegistryContext {
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-export function webhookPathOf(routeKey: string): string {
+function webhookPathOf(routeKey: string): string {
   return `${WEBHOOKS_PATH}/${routeKey}`;
 }
 
@@ -176,7 +176,7 @@ const DEFAULT_SUMMARY: AccountSummary = {
   state: 'active',
   createdAt: null,
   hasApiKey: false,
-  secrets: 0,
+  secrets: null,
   previousSecretUntil: null,
 };
 

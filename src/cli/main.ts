@@ -47,6 +47,10 @@ const COMMANDS: Record<string, { load: () => Promise<Command>; summary: string }
     load: async () => (await import('./migrate.js')).migrateCommand,
     summary: 'list and apply the schema migrations a database needs',
   },
+  accounts: {
+    load: async () => (await import('./accounts.js')).accounts,
+    summary: 'add, list, disable, remove the agency accounts served; rotate their secrets',
+  },
 };
 
 const USAGE = `Usage: prequal-hooks <command> [options]
@@ -93,6 +97,7 @@ async function main(argv: string[], io: CommandIo): Promise<number> {
           'MigrationsPendingError',
           'StoreUnavailableError',
           'DatabasePathError',
+          'AccountsKeyError',
         ].includes(error.name))
     ) {
       io.stderr.write(`prequal-hooks ${name}: ${error.message}\n`);

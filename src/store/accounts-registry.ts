@@ -3,7 +3,7 @@
 // audit trail of removals. The registry is the database's, not one account's.
 import type { EngineSql } from './engine-sql.js';
 
-export type AccountState = 'active' | 'disabled';
+type AccountState = 'active' | 'disabled';
 
 /** An `accounts` row: `api_key` is ciphertext (src/accounts/cipher.ts), never the key. */
 export interface AccountRecord {
@@ -30,7 +30,7 @@ export interface AccountSecretRecord {
 }
 
 /** The change stamp, and the id of the key every ciphertext is under (null before the first). */
-export interface RegistryVersion {
+interface RegistryVersion {
   version: number;
   keyId: string | null;
 }
@@ -41,7 +41,7 @@ export interface RegistrySnapshot extends RegistryVersion {
   secrets: AccountSecretRecord[];
 }
 
-export interface AccountRemoval {
+interface AccountRemoval {
   account: string;
   removed_at: string;
   reason: string;

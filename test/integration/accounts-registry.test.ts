@@ -10,6 +10,9 @@ import { copyDatabaseFile } from '../../src/store/sqlite/backup.js';
 import { openStore } from '../../src/store/open.js';
 import { ENGINES, type EngineUnderTest } from '../support/engines.js';
 import { tempDir } from '../support/servers.js';
+import { readEnvelope } from '../../src/events/index.js';
+import { deliveryOf } from '../../src/receive/delivery.js';
+import { sampleEvent } from '../../src/testing/index.js';
 
 const SECRET = 'whsec_registry-test-secret-4f1d9a7c2e';
 const API_KEY = 'pk_live_registry-test-api-key-88c1d2';
@@ -160,17 +163,26 @@ describe.each(ENGINES)('the accounts registry on $name', (engine: EngineUnderTes
     expect(await accounts.apiKey('lyon')).toBeUndefined();
   });
 
-  it('removes an account with its rows, and keeps an audit line without a secret', async () => {
-    const { accounts, store } = await fresh();
+  it('removes an account with its rows, keeps the others, and an audit line without a secret', async () => {
+    const { accounts, store, database } = await fresh();
     await accounts.add({ account: 'lyon', secret: SECRET });
     await accounts.add({ account: 'paris', secret: SECRET });
+    const body = (account: string) =>
+      new TextEncoder().encode(JSON.stringify(sampleEvent('campaign.created', { data: { campaign_id: `cmp-removed-${account}` } })));
+    const stored = await store.append(
+      ['lyon', 'paris'].map((account) => deliveryOf(account, body(account), readEnvelope(body(account)), '2026-11-20T10:00:00.000Z', 'fp')),
+    );
     const removed = await accounts.remove('lyon', { reason: 'contract ended' });
-    expect(removed).toMatchObject({ account: 'lyon', inboxRows: 0 });
+    expect(removed).toMatchObject({ account: 'lyon', inboxRows: 1 });
+    expect(await store.inboxRow(stored[0]!.inboxId!)).toBeUndefined();
+    expect((await store.inboxRow(stored[1]!.inboxId!))?.account).toBe('paris');
     expect((await accounts.list()).map((a) => a.account)).toEqual(['default', 'paris']);
-    const removals = await store.registry.removals();
-    expect(removals).toEqual([{ account: 'lyon', removed_at: removed.removedAt, reason: 'contract ended', inbox_rows: 0 }]);
+    expect(await store.registry.removals()).toEqual([
+      { account: 'lyon', removed_at: removed.removedAt, reason: 'contract ended', inbox_rows: 1 },
+    ]);
     expect((await store.registry.snapshot()).secrets.map((s) => s.account)).toEqual(['paris']);
     await expect(accounts.remove('lyon', { reason: 'again' })).rejects.toThrow(/no account "lyon"/);
+    if (engine.name === 'sqlite') expect(readFileSync(database).includes(Buffer.from('cmp-removed-lyon'))).toBe(false);
   });
 
   it('rekeys every value under a new key, and the key file then holds it', async () => {
@@ -209,6 +221,49 @@ describe.each(ENGINES)('the accounts registry on $name', (engine: EngineUnderTes
     // ... and opening it finished the swap.
     expect(readKeyFile(keyFile)!.id).toBe(third.keyId);
     expect(existsSync(`${keyFile}.next`)).toBe(false);
+  });
+
+  it('asks for the key file where none may be generated (PostgreSQL), and finishes a rekey cut between its renames', async () => {
+    const { store, keyFile, options, accounts } = await fresh();
+    const bare = openAccounts(store, {});
+    await expect(bare.add({ account: 'lyon', secret: SECRET })).rejects.toThrow(/needs its key file: give --accounts-key-file/);
+    const { webhookPath } = await accounts.add({ account: 'lyon', secret: SECRET });
+    const rekeyed = await accounts.rekey();
+    // Cut after the key file went to .previous, before .next became the key file.
+    renameSync(keyFile, `${keyFile}.next`);
+    expect((await openAccounts(store, options).routes()).route(webhookPath.slice(10))?.secrets).toEqual([SECRET]);
+    expect(readKeyFile(keyFile)!.id).toBe(rekeyed.keyId);
+  });
+
+  it('shows a change made through another connection to a watcher within 2 s', async () => {
+    const { database, accounts, options } = await fresh();
+    const other = await openStore(database);
+    closing.push(() => other.close());
+    const replica = openAccounts(other, options);
+    const seen: number[] = [];
+    const stop = watchAccounts(replica, { onChange: (r) => seen.push(r.size) });
+    try {
+      await until(() => seen.length === 1);
+      const started = Date.now();
+      await accounts.add({ account: 'lyon', secret: SECRET });
+      await until(() => seen.at(-1) === 1, 2000);
+      expect(Date.now() - started).toBeLessThan(2000);
+    } finally {
+      stop();
+    }
+  });
+
+  it('makes one key when two connections add the first accounts at once', async () => {
+    const { database, accounts, options, store } = await fresh();
+    const other = await openStore(database);
+    closing.push(() => other.close());
+    await Promise.all([
+      accounts.add({ account: 'lyon', secret: SECRET }),
+      openAccounts(other, options).add({ account: 'paris', secret: SECRET }),
+    ]);
+    const { secrets, keyId } = await store.registry.snapshot();
+    expect(secrets.map((s) => s.key_id)).toEqual([keyId, keyId]);
+    expect((await accounts.routes()).size).toBe(2);
   });
 
   it('reports changes to a watcher within its poll, and keeps the last routes when a poll fails', async () => {

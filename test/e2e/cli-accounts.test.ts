@@ -1,0 +1,169 @@
+// `prequal-hooks accounts` as an integrator runs it on a real SQLite file: the JSON it prints, the
+// key file it makes (owner-only), secrets never listed, and the errors of a wrong call.
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli-process.js';
+import { tempDir } from '../support/servers.js';
+
+const SECRET = 'whsec_cli-accounts-test-secret-7d2e91';
+const API_KEY = 'pk_cli-accounts-test-api-key-5a1b';
+
+describe('prequal-hooks accounts', () => {
+  const tmp = tempDir();
+  afterAll(() => tmp.cleanup());
+  const db = tmp.dbPath;
+  const keyFile = `${db}.accounts-key`;
+  const accounts = (...args: string[]) => runCli(['accounts', ...args]);
+  const json = (stdout: string) => JSON.parse(stdout) as Record<string, unknown>;
+
+  it('adds an account with a generated secret, printed once, and makes the key file owner-only', async () => {
+    const added = await accounts('add', '--db', db, '--account', 'agence-lyon', '--name', 'Agence de Lyon', '--json');
+    expect(added.code).toBe(0);
+    const body = json(added.stdout);
+    expect(body).toMatchObject({ account: 'agence-lyon', name: 'Agence de Lyon', state: 'active' });
+    expect(body.webhookPath).toMatch(/^\/webhooks\/[A-Za-z0-9_-]{32}$/);
+    expect(body.secret).toMatch(/^whsec_[0-9a-f]{64}$/);
+    expect(added.stderr).toContain(`generated the accounts key at ${keyFile}; back it up apart from the database`);
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    // The next command uses the same key, and says nothing of generating one.
+    const again = await accounts('add', '--db', db, '--account', 'paris', '--secret', SECRET, '--json');
+    expect(again.code).toBe(0);
+    expect(json(again.stdout)).not.toHaveProperty('secret');
+    expect(again.stderr).not.toContain('generated');
+  });
+
+  it('takes the secret and the API key from files', async () => {
+    const secretFile = join(tmp.dir, 'secret.txt');
+    const apiKeyFile = join(tmp.dir, 'api-key.txt');
+    writeFileSync(secretFile, `${SECRET}-file\n`);
+    writeFileSync(apiKeyFile, `${API_KEY}\n`);
+    const added = await accounts(
+      'add',
+      '--db',
+      db,
+      '--account',
+      'nantes',
+      '--secret-file',
+      secretFile,
+      '--api-key-file',
+      apiKeyFile,
+      '--json',
+    );
+    expect(added.code).toBe(0);
+    expect(json(added.stdout)).toMatchObject({ account: 'nantes', hasApiKey: true });
+    expect(json(added.stdout)).not.toHaveProperty('secret');
+  });
+
+  it('lists the default account and the others, never a secret or a key', async () => {
+    const listed = await accounts('list', '--db', db, '--json');
+    expect(listed.code).toBe(0);
+    const { accounts: rows } = json(listed.stdout) as { accounts: Array<Record<string, unknown>> };
+    expect(rows.map((r) => r.account)).toEqual(['default', 'agence-lyon', 'nantes', 'paris']);
+    expect(rows[0]).toMatchObject({ account: 'default', webhookPath: '/webhooks' });
+    for (const row of rows.slice(1)) expect(Object.keys(row)).toEqual(expect.arrayContaining(['account', 'name', 'webhookPath', 'state']));
+    const table = await accounts('list', '--db', db, '--table');
+    for (const output of [listed, table]) {
+      for (const secret of [SECRET, API_KEY, readFileSync(keyFile, 'utf8').trim()]) {
+        expect(output.stdout).not.toContain(secret);
+        expect(output.stderr).not.toContain(secret);
+      }
+    }
+  });
+
+  it('disables and enables, rotates with an overlap, sets and clears an API key', async () => {
+    expect(json((await accounts('disable', '--db', db, '--account', 'paris', '--json')).stdout)).toMatchObject({ state: 'disabled' });
+    expect(json((await accounts('enable', '--db', db, '--account', 'paris', '--json')).stdout)).toMatchObject({ state: 'active' });
+    const rotated = await accounts(
+      'rotate-secret',
+      '--db',
+      db,
+      '--account',
+      'paris',
+      '--secret',
+      `${SECRET}-2`,
+      '--keep-previous',
+      '2h',
+      '--json',
+    );
+    expect(rotated.code).toBe(0);
+    const until = Date.parse(json(rotated.stdout).previousSecretUntil as string);
+    expect(Math.abs(until - (Date.now() + 2 * 3600_000))).toBeLessThan(60_000);
+    const listed = json((await accounts('list', '--db', db, '--json')).stdout) as { accounts: Array<Record<string, unknown>> };
+    expect(listed.accounts.find((a) => a.account === 'paris')).toMatchObject({ secrets: 2 });
+    const apiKeyFile = join(tmp.dir, 'paris-key.txt');
+    writeFileSync(apiKeyFile, API_KEY);
+    expect(
+      json((await accounts('set-api-key', '--db', db, '--account', 'paris', '--api-key-file', apiKeyFile, '--json')).stdout),
+    ).toMatchObject({
+      hasApiKey: true,
+    });
+    expect(json((await accounts('set-api-key', '--db', db, '--account', 'paris', '--clear', '--json')).stdout)).toMatchObject({
+      hasApiKey: false,
+    });
+  });
+
+  it('refuses bad slugs, the default account and unknown accounts with clear errors and exit codes', async () => {
+    const bad = await accounts('add', '--db', db, '--account', 'Agence Lyon');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('"Agence Lyon" is not an account id');
+    const reserved = await accounts('disable', '--db', db, '--account', 'default');
+    expect(reserved.code).toBe(2);
+    expect(reserved.stderr).toContain('default account');
+    const unknown = await accounts('disable', '--db', db, '--account', 'marseille');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('no account "marseille"');
+    const taken = await accounts('add', '--db', db, '--account', 'paris', '--secret', SECRET);
+    expect(taken.code).toBe(1);
+    expect(taken.stderr).toContain('exists already');
+    const noVerb = await accounts('frobnicate');
+    expect(noVerb.code).toBe(2);
+  });
+
+  it('refuses to remove without --erase-data and --reason, saying why', async () => {
+    const bare = await accounts('remove', '--db', db, '--account', 'nantes');
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toContain('--erase-data');
+    const noReason = await accounts('remove', '--db', db, '--account', 'nantes', '--erase-data');
+    expect(noReason.code).toBe(2);
+    expect(noReason.stderr).toContain('--reason is required');
+  });
+
+  it('names the key it expects when given another one', async () => {
+    const other = join(tmp.dir, 'other-key');
+    writeFileSync(other, `${Buffer.alloc(32, 7).toString('base64')}\n`, { mode: 0o600 });
+    const wrong = await accounts(
+      'rotate-secret',
+      '--db',
+      db,
+      '--account',
+      'paris',
+      '--secret',
+      `${SECRET}-3`,
+      '--accounts-key-file',
+      other,
+    );
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/encrypted under the accounts key [0-9a-f]{16}, and .*other-key does not hold it/);
+  });
+
+  it('rekeys: the key file holds a new key, the previous one is kept aside, and every secret still reads', async () => {
+    const before = readFileSync(keyFile, 'utf8');
+    const rekeyed = await accounts('rekey', '--db', db, '--json');
+    expect(rekeyed.code).toBe(0);
+    expect(json(rekeyed.stdout)).toMatchObject({ keyFile, previousKeyFile: `${keyFile}.previous` });
+    expect(readFileSync(`${keyFile}.previous`, 'utf8')).toBe(before);
+    expect(readFileSync(keyFile, 'utf8')).not.toBe(before);
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    const rotated = await accounts('rotate-secret', '--db', db, '--account', 'paris', '--secret', `${SECRET}-4`, '--keep-previous', '0');
+    expect(rotated.code).toBe(0);
+  });
+
+  it('leaves no secret in the database file or its WAL', () => {
+    for (const file of readdirSync(tmp.dir).filter((f) => /^hooks\.db(-wal)?$/.test(f))) {
+      const bytes = readFileSync(join(tmp.dir, file));
+      for (const value of [SECRET, API_KEY, 'cli-accounts-test'])
+        expect(bytes.includes(Buffer.from(value)), `${value} in ${file}`).toBe(false);
+    }
+  });
+});

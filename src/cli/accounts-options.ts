@@ -7,7 +7,7 @@ import { withFileVariants } from './file-variants.js';
 import { databaseOptions, flag, flagsOnly, FORMAT_OPTIONS, optional, value } from './options.js';
 
 /** `--accounts-key-file` [PREQUAL_HOOKS_ACCOUNTS_KEY_FILE]: where the key of the registry's secrets is. */
-const ACCOUNTS_KEY_OPTIONS = {
+export const ACCOUNTS_KEY_OPTIONS = {
   'accounts-key-file': optional({
     placeholder: '<path>',
     help: 'the key that encrypts account secrets and API keys (32 bytes, base64), kept apart from the database; SQLite default: <db>.accounts-key, made at first need; PostgreSQL: required, the same file on every replica',

@@ -1,11 +1,21 @@
 import { secretFingerprint } from '../signature.js';
 import { GENERATED_SECRET } from '../store/settings.js';
 import { CommandError, UsageError, type CommandIo } from './args.js';
-import { databaseOf, databaseOptions, flag, flagsOnly, optionsHelp, parseCommand } from './options.js';
+import { databaseOf, databaseOptions, flag, flagsOnly, optional, optionsHelp, parseCommand, type ParsedCommand } from './options.js';
+import { ACCOUNTS_KEY_OPTIONS } from './accounts-options.js';
+import { DEFAULT_ACCOUNT } from '../receive/account.js';
+import { readAccountTarget } from './account-target.js';
 import { displayLocation, openForReading } from './database.js';
 
 export const SECRET_OPTIONS = {
   ...databaseOptions('must exist'),
+  ...flagsOnly({
+    account: optional({
+      placeholder: '<id>',
+      help: 'another account of the registry: print the fingerprints of its secrets (current first), never the secrets, which accounts add showed once',
+    }),
+  }),
+  ...ACCOUNTS_KEY_OPTIONS,
   ...flagsOnly({
     fingerprint: flag({
       help: 'print the fingerprint of each secret read on standard input, one a line, instead (no database is read)',
@@ -40,6 +50,8 @@ export async function secret(argv: string[], io: CommandIo): Promise<number> {
     return await printFingerprints(io);
   }
   const { location: path, postgres } = databaseOf(command);
+  const { account } = command.values;
+  if (account !== undefined && account !== DEFAULT_ACCOUNT) return await printAccountFingerprints(command, account, io);
   const store = await openForReading(path, postgres);
   let stored: string | undefined;
   try {
@@ -53,6 +65,18 @@ export async function secret(argv: string[], io: CommandIo): Promise<number> {
     );
   }
   io.stdout.write(`${stored}\n`);
+  return 0;
+}
+
+/** The fingerprints of an account's live secrets, current first: which one signs is told, the secret never. */
+async function printAccountFingerprints(command: ParsedCommand<typeof SECRET_OPTIONS>, account: string, io: CommandIo): Promise<number> {
+  const target = await readAccountTarget(
+    databaseOf(command),
+    { account, keyFile: command.values['accounts-key-file'], command: 'secret' },
+    io,
+  );
+  for (const s of target.secrets) io.stdout.write(`${secretFingerprint(s)}\n`);
+  io.stderr.write(`The secrets of account "${account}" are not shown: "prequal-hooks accounts rotate-secret" sets a new one.\n`);
   return 0;
 }
 

@@ -3,7 +3,10 @@ import { EVENT_KINDS, parseInstant } from '../events/index.js';
 import { DEFAULT_EVENT_HEADER, DEFAULT_SIGNATURE_HEADER } from '../receive/intake.js';
 import { signedRequest } from '../testing/signed-request.js';
 import { CommandError, integer, UsageError, webhookUrl, type CommandIo } from './args.js';
-import { flagsOnly, list, optional, optionsHelp, parseCommand, value } from './options.js';
+import { databaseOf, databaseOptions, flagsOnly, list, optional, optionsHelp, parseCommand, value, type ParsedCommand } from './options.js';
+import { ACCOUNTS_KEY_OPTIONS } from './accounts-options.js';
+import { DEFAULT_ACCOUNT } from '../receive/account.js';
+import { readAccountTarget } from './account-target.js';
 import { sampleToSend } from './sample.js';
 import { certificateProblem, post, trustedWith, type Answer } from './send-http.js';
 
@@ -48,10 +51,19 @@ export const SEND_OPTIONS = {
     placeholder: '<file>',
     help: "PEM file of CA certificates to trust, beside Node's own, for an https:// receiver whose certificate comes from a private CA (NODE_EXTRA_CA_CERTS works too)",
   }),
+  ...flagsOnly({
+    account: optional({
+      placeholder: '<id>',
+      help: "send to this account of the registry: its webhook path appended to --url (the receiver's /webhooks), signed with its current secret read from --db with the accounts key",
+    }),
+  }),
+  ...databaseOptions('must exist'),
+  ...ACCOUNTS_KEY_OPTIONS,
 };
 
 export const SEND_HELP = `Usage: prequal-hooks send <kind> --url <url> [--set <path>=<value>]... [options]
        prequal-hooks send --file <path> --url <url> [options]
+       prequal-hooks send <kind> --url <url>/webhooks --account <id> --db <path|url> [options]
 
 Signs and POSTs one event to a receiver, like the test button of the agency dashboard:
 a realistic sample of the kind (timestamped now), or a file sent byte for byte.
@@ -95,9 +107,11 @@ export async function send(argv: string[], io: CommandIo): Promise<number> {
   if (values.file !== undefined && values.set.length > 0) throw new UsageError('--set changes a sample; a --file is sent byte for byte');
   const event = kind === undefined ? undefined : sampleToSend(kind, values.set, Date.now());
   if (values.url === undefined) throw new UsageError("--url is required: the receiver's webhook URL");
-  const url = webhookUrl('--url', values.url);
+  const target =
+    values.account === undefined || values.account === DEFAULT_ACCOUNT ? undefined : await accountTarget(command, values.account, io);
+  const url = webhookUrl('--url', target === undefined ? values.url : `${values.url.replace(/\/+$/, '')}/${target.routeKey}`);
   const timeoutMs = values.timeout;
-  const secret = values.secret[0];
+  const secret = values.secret[0] ?? target?.secret;
   const headerNames = {
     signatureHeader: values['signature-header'],
     eventHeader: values['event-header'],
@@ -130,6 +144,22 @@ export async function send(argv: string[], io: CommandIo): Promise<number> {
     `HTTP ${answer.status} ${answer.statusText}\n${answer.text}${answer.text.endsWith('\n') || answer.text === '' ? '' : '\n'}`,
   );
   return answer.status >= 200 && answer.status < 300 ? 0 : 1;
+}
+
+/** An account's route key and current secret, from the registry of --db opened with the accounts key. */
+async function accountTarget(
+  command: ParsedCommand<typeof SEND_OPTIONS>,
+  account: string,
+  io: CommandIo,
+): Promise<{ routeKey: string; secret: string }> {
+  const target = await readAccountTarget(
+    databaseOf(command),
+    { account, keyFile: command.values['accounts-key-file'], command: 'send' },
+    io,
+  );
+  const secret = target.secrets[0];
+  if (secret === undefined) throw new CommandError(`account "${account}" has no secret to sign with`);
+  return { routeKey: target.routeKey, secret };
 }
 
 /** The POST, its failures in words: a timeout, a refused certificate, or a receiver not reached. */

@@ -24,6 +24,20 @@ describe('prequal-hooks accounts', () => {
     expect(body).toMatchObject({ account: 'agence-lyon', name: 'Agence de Lyon', state: 'active' });
     expect(body.webhookPath).toMatch(/^\/webhooks\/[A-Za-z0-9_-]{32}$/);
     expect(body.secret).toMatch(/^whsec_[0-9a-f]{64}$/);
+    expect(Object.keys(body).sort()).toEqual(
+      [
+        'account',
+        'createdAt',
+        'fingerprint',
+        'hasApiKey',
+        'name',
+        'previousSecretUntil',
+        'secret',
+        'secrets',
+        'state',
+        'webhookPath',
+      ].sort(),
+    );
     expect(added.stderr).toContain(`generated the accounts key at ${keyFile}; back it up apart from the database`);
     expect(statSync(keyFile).mode & 0o777).toBe(0o600);
     // The next command uses the same key, and says nothing of generating one.

@@ -266,6 +266,28 @@ describe.each(ENGINES)('the accounts registry on $name', (engine: EngineUnderTes
     expect((await accounts.routes()).size).toBe(2);
   });
 
+  it('gives a watcher new routes when a previous secret expires, without a change to the registry', async () => {
+    const clock = { now: Date.parse('2026-11-20T10:00:00.000Z') };
+    const { accounts } = await fresh(clock);
+    const key = (await accounts.add({ account: 'lyon', secret: SECRET })).webhookPath.slice(10);
+    await accounts.rotateSecret('lyon', { secret: 'new-secret', keepPreviousMs: HOUR });
+    const seen: number[] = [];
+    const stop = watchAccounts(accounts, {
+      everyMs: 20,
+      now: () => clock.now,
+      onChange: (r) => seen.push(r.route(key)!.secrets.length),
+    });
+    try {
+      await until(() => seen.length === 1);
+      expect(seen).toEqual([2]);
+      clock.now += HOUR;
+      await until(() => seen.length === 2);
+      expect(seen).toEqual([2, 1]);
+    } finally {
+      stop();
+    }
+  });
+
   it('reports changes to a watcher within its poll, and keeps the last routes when a poll fails', async () => {
     const { accounts } = await fresh();
     const seen: number[] = [];

@@ -288,6 +288,16 @@ describe.each(ENGINES)('the accounts registry on $name', (engine: EngineUnderTes
     }
   });
 
+  it('retries a watcher whose first poll fails at its pace, not in a tight loop', async () => {
+    const errors: unknown[] = [];
+    const down = { version: () => Promise.reject(new Error('down')), routes: () => Promise.reject(new Error('down')) };
+    const stop = watchAccounts(down, { everyMs: 50, onChange: () => undefined, onError: (e) => errors.push(e) });
+    await new Promise((resolve) => setTimeout(resolve, 180));
+    stop();
+    expect(errors.length).toBeGreaterThanOrEqual(2);
+    expect(errors.length).toBeLessThanOrEqual(5);
+  });
+
   it('reports changes to a watcher within its poll, and keeps the last routes when a poll fails', async () => {
     const { accounts } = await fresh();
     const seen: number[] = [];
@@ -304,6 +314,9 @@ describe.each(ENGINES)('the accounts registry on $name', (engine: EngineUnderTes
       await until(() => seen.at(-1) === 1);
       failing = true;
       await until(() => errors.length > 0);
+      // Retried at its pace, not in a tight loop.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(errors.length).toBeLessThan(10);
       failing = false;
       await accounts.add({ account: 'paris', secret: SECRET });
       await until(() => seen.at(-1) === 2);

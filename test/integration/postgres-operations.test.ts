@@ -3,8 +3,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readEnvelope } from '../../src/events/index.js';
-import { DEFAULT_ACCOUNT } from '../../src/receive/account.js';
 import { deliveryOf, type Delivery } from '../../src/receive/delivery.js';
+import { DEFAULT_ACCOUNT } from '../../src/receive/account.js';
 import { claimHandlers, claimPending, releaseHandlers, settle } from '../../src/store/postgres/claims.js';
 import { createPool, typeParsers } from '../../src/store/postgres/connection.js';
 import { handlersDone } from '../../src/store/postgres/handlers.js';

@@ -4,6 +4,7 @@ import { readEnvelope } from '../events/index.js';
 import { secretFingerprint, verify, type Secret } from '../signature.js';
 import { errorAnswer, type Answer } from './answer.js';
 import { deliveryOf, type StoreDelivery } from './delivery.js';
+import { DEFAULT_ACCOUNT } from './account.js';
 import { headerValue, type IncomingHeaders } from './headers.js';
 import { createBodyBudget, DEFAULT_MAX_BUFFERED_BYTES, type BodyBudget } from './budget.js';
 import { spanIds, type Span, type Tracing } from '../tracing/otel.js';
@@ -189,7 +190,7 @@ async function receiveOrThrow(config: IntakeConfig, { rawBody, headers }: Incomi
   }
 
   const reading = readEnvelope(rawBody);
-  const delivery = deliveryOf(rawBody, reading, new Date(config.now()).toISOString(), secretId);
+  const delivery = deliveryOf(DEFAULT_ACCOUNT, rawBody, reading, new Date(config.now()).toISOString(), secretId);
   if (reading.ok) {
     const announced = headerValue(headers, config.eventHeader);
     if (announced !== undefined && announced !== reading.envelope.event) {

@@ -152,15 +152,16 @@ async function projectInBatch(tx: WriteTx, target: ReplayTarget, raws: readonly 
   events.forEach(({ raw, reading }, i) => {
     const p = processed[i]!;
     batch[p.state]++;
-    settled.set(raw, settledDelivery(raw, reading, at, outcomeOf(p, target.wantsHandlers)));
+    settled.set(raw, settledDelivery(target.store.account, raw, reading, at, outcomeOf(p, target.wantsHandlers)));
   });
-  await appendInOrder(tx, fresh, settled, at, batch);
+  await appendInOrder(tx, target.store.account, fresh, settled, at, batch);
   return batch;
 }
 
 /** Stores the new rows in input order: events settled, runs of bodies that are not events as dead letters. */
 async function appendInOrder(
   tx: WriteTx,
+  account: string,
   fresh: readonly Entry[],
   settled: ReadonlyMap<Buffer, SettledDelivery>,
   at: string,
@@ -178,7 +179,7 @@ async function appendInOrder(
       );
     else {
       // Kept as dead letters, like bad HTTP bodies; the same bad bytes again are a duplicate.
-      for (const appended of await tx.append(run.map((e) => deliveryOf(e.raw, e.reading, at, null)))) {
+      for (const appended of await tx.append(run.map((e) => deliveryOf(account, e.raw, e.reading, at, null)))) {
         if (appended.duplicate) batch.duplicates++;
         else batch.dead++;
       }
@@ -188,9 +189,9 @@ async function appendInOrder(
 }
 
 /** An event's new row, stored as it was processed (an erased candidate's event redacted, docs/projection.md section 8). */
-function settledDelivery(raw: Buffer, reading: EventEntry['reading'], at: string, outcome: Outcome): SettledDelivery {
+function settledDelivery(account: string, raw: Buffer, reading: EventEntry['reading'], at: string, outcome: Outcome): SettledDelivery {
   return {
-    delivery: { ...deliveryOf(outcome.raw ?? raw, reading, at, null), identity: reading.identity, kind: reading.envelope.event },
+    delivery: { ...deliveryOf(account, outcome.raw ?? raw, reading, at, null), identity: reading.identity, kind: reading.envelope.event },
     state: outcome.state,
     reasons: outcome.reasons,
     handlers: outcome.handlers,
@@ -207,7 +208,7 @@ function effectsOf(p: Processed): StagedEffect[] {
  * then announced to the receivers on the database: they project it and run their handlers.
  */
 async function enqueue(store: Store, raws: readonly Buffer[], at: string, summary: ReplaySummary): Promise<void> {
-  const deliveries = raws.map((raw) => deliveryOf(raw, readEnvelope(raw), at, null));
+  const deliveries = raws.map((raw) => deliveryOf(store.account, raw, readEnvelope(raw), at, null));
   const appended = await store.write((tx) => tx.append(deliveries), { durable: false });
   const before = summary.enqueued;
   appended.forEach((outcome, i) => {
@@ -242,11 +243,14 @@ async function replayBulk(
       for (const raw of batch) {
         const reading = readEnvelope(raw);
         if (!reading.ok) {
-          rows.push({ refused: deliveryOf(raw, reading, at, null) });
+          rows.push({ refused: deliveryOf(target.store.account, raw, reading, at, null) });
           continue;
         }
         const p = processedWith(raw, reading, erased);
-        rows.push({ settled: settledDelivery(raw, reading, at, outcomeOf(p, target.wantsHandlers)), effects: effectsOf(p) });
+        rows.push({
+          settled: settledDelivery(target.store.account, raw, reading, at, outcomeOf(p, target.wantsHandlers)),
+          effects: effectsOf(p),
+        });
       }
       const appended = bulk.append(rows, at);
       const fresh: StagedEffect[] = [];

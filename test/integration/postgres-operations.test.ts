@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readEnvelope } from '../../src/events/index.js';
 import { deliveryOf, type Delivery } from '../../src/receive/delivery.js';
+import { DEFAULT_ACCOUNT } from '../../src/receive/account.js';
 import { claimHandlers, claimPending, releaseHandlers, settle } from '../../src/store/postgres/claims.js';
 import { createPool, typeParsers } from '../../src/store/postgres/connection.js';
 import { handlersDone } from '../../src/store/postgres/handlers.js';
@@ -17,7 +18,7 @@ import { createDatabase } from '../support/postgres-server.js';
 
 const delivery = (kind: 'candidate.added' | 'candidate.interview.started', candidate: string): Delivery => {
   const raw = Buffer.from(JSON.stringify(sampleEvent(kind, { data: { candidate_id: candidate } })));
-  return deliveryOf(raw, readEnvelope(raw), '2026-11-20T10:00:00.000Z', 'fp');
+  return deliveryOf(DEFAULT_ACCOUNT, raw, readEnvelope(raw), '2026-11-20T10:00:00.000Z', 'fp');
 };
 
 const closers: (() => Promise<void>)[] = [];

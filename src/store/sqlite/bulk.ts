@@ -2,7 +2,7 @@ import type { Delivery } from '../../receive/delivery.js';
 import type { BulkLoad, BulkMode, RowWrites, SettledDelivery, Settlement, StagedEffect, StoredEvent } from '../store.js';
 import Database from 'better-sqlite3';
 import { erasureInstants } from '../../events/index.js';
-import { runWrite, serialised, type SqliteConnection, type Writer } from './connection.js';
+import { runWrite, serialised, writtenByOthers, type SqliteConnection, type Writer } from './connection.js';
 import type { SqliteDatabase } from './database.js';
 import { IdentitySet } from './identity-set.js';
 import { PROJECTED_TABLES } from './projection.js';
@@ -51,9 +51,13 @@ export function loadInBulk<T>(
   // WAL: new pages go straight to the file instead of to the WAL and again at the checkpoint
   // (11 % of a 1,000,000-event replay). A rollback journal with synchronous = FULL is as
   // durable, and an interrupted load is rolled back from it at the next open. The WAL comes
-  // back as soon as the load ends. With another connection open, SQLite keeps the WAL.
+  // back as soon as the load ends. With another connection open, SQLite keeps the WAL. Once
+  // another connection has committed to the file (and closed), it is kept too: leaving the WAL
+  // then left this connection reading pages older than those commits (a UNIQUE violation, rows
+  // the load read as absent), since outside the WAL a cached page is checked against a file
+  // counter that commits in the WAL do not change.
   return serialised(connection, async () => {
-    const walOff = mode === 'empty' && journalMode(connection.db, 'delete');
+    const walOff = mode === 'empty' && !writtenByOthers(connection) && journalMode(connection.db, 'delete');
     try {
       return await runWrite(connection, writer, () => bulkTransaction(connection.db, mode, statements, work), {});
     } finally {

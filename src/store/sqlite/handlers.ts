@@ -42,9 +42,10 @@ export function prepareHandlers(db: SqliteDatabase): HandlerStatements {
     renew: db.prepare('UPDATE inbox SET handlers_lease_until = ? WHERE inbox_id = ? AND handlers_owner = ? AND handlers_pending = 1'),
     release: db.prepare('UPDATE inbox SET handlers_owner = NULL, handlers_lease_until = NULL WHERE inbox_id = ? AND handlers_owner = ?'),
     done: db.prepare('UPDATE inbox SET handlers_pending = 0, handlers_owner = NULL, handlers_lease_until = NULL WHERE inbox_id = ?'),
-    // Under its event's account, whichever view records it.
+    // Under its event's account, whichever view records it (a row that is not there fails its foreign key, as before).
     recordFailure: db.prepare(
-      'INSERT INTO handler_failures (account, inbox_id, handler, error, attempts, failed_at) SELECT account, ?, ?, ?, ?, ? FROM inbox WHERE inbox_id = ?',
+      `INSERT INTO handler_failures (account, inbox_id, handler, error, attempts, failed_at)
+       VALUES (COALESCE((SELECT account FROM inbox WHERE inbox_id = ?), 'default'), ?, ?, ?, ?, ?)`,
     ),
     failureById: db.prepare(`SELECT ${FAILURE_COLUMNS} FROM handler_failures WHERE failure_id = ? AND account = ?`),
     forgetFailure: db.prepare('DELETE FROM handler_failures WHERE failure_id = ?'),
@@ -80,7 +81,7 @@ export function releaseHandlers(s: HandlerStatements, owner: string, ids: readon
 }
 
 export function recordHandlerFailure(s: HandlerStatements, f: Omit<HandlerFailureRow, 'failure_id'>): void {
-  s.recordFailure.run(f.inbox_id, f.handler, f.error, f.attempts, f.failed_at, f.inbox_id);
+  s.recordFailure.run(f.inbox_id, f.inbox_id, f.handler, f.error, f.attempts, f.failed_at);
 }
 
 /** The account's handler failures by id (a read: prepared at first use, as a read-only store has no write statements). */

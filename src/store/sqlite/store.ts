@@ -85,6 +85,8 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
 function accountView(engine: SqliteEngine, account: string): Store {
   const cached = engine.views.get(account);
   if (cached !== undefined) return cached;
+  // Which accounts exist is the caller's to know (the registry): a view of an unknown one reads nothing.
+  if (typeof account !== 'string') throw new TypeError('an account is a string');
   const { connection, statements, options } = engine;
   const writer: Writer | undefined = statements && { transactions: statements.transactions, tx: writeTx(connection, statements, account) };
   // A read-only store has no statements, and refuses every write before its work runs.

@@ -44,8 +44,8 @@ describe('GET /metrics of prequal-hooks serve', () => {
     expect(bearer.status).toBe(200);
     expect(bearer.headers.get('content-type')).toMatch(/^text\/plain/);
     const text = await bearer.text();
-    expect(text).toMatch(/prequal_hooks_requests_total\{status="200",outcome="stored"\} 1/);
-    expect(text).toMatch(/prequal_hooks_requests_total\{status="401",outcome="refused"\} 1/);
+    expect(text).toMatch(/prequal_hooks_requests_total\{account="default",status="200",outcome="stored"\} 1/);
+    expect(text).toMatch(/prequal_hooks_requests_total\{account="default",status="401",outcome="refused"\} 1/);
     expect(text).toMatch(/prequal_hooks_storage_up 1/);
 
     const basic = await fetch(`${serve.baseUrl}/metrics`, {
@@ -92,7 +92,7 @@ describe('GET /metrics of prequal-hooks serve', () => {
     ]);
     const scrape = async () => (await fetch(`${serve.baseUrl}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } })).text();
     const before = await scrape();
-    expect(sample(before, 'prequal_hooks_backlog_age_seconds')).toBe(0);
+    expect(sample(before, 'prequal_hooks_backlog_age_seconds{account="default"}')).toBe(0);
 
     const SENT = 240;
     const ages: number[] = [];
@@ -106,7 +106,7 @@ describe('GET /metrics of prequal-hooks serve', () => {
     };
     const scraper = async () => {
       while (next < SENT) {
-        const age = sample(await scrape(), 'prequal_hooks_backlog_age_seconds');
+        const age = sample(await scrape(), 'prequal_hooks_backlog_age_seconds{account="default"}');
         expect(age, 'the backlog age is in every scrape').toBeDefined();
         ages.push(age!);
       }
@@ -119,11 +119,11 @@ describe('GET /metrics of prequal-hooks serve', () => {
     }
     // Drained: nothing pending, so an age of 0.
     let after = await scrape();
-    for (let tries = 0; tries < 50 && sample(after, 'prequal_hooks_backlog_age_seconds') !== 0; tries++) {
+    for (let tries = 0; tries < 50 && sample(after, 'prequal_hooks_backlog_age_seconds{account="default"}') !== 0; tries++) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       after = await scrape();
     }
-    expect(sample(after, 'prequal_hooks_backlog_age_seconds')).toBe(0);
+    expect(sample(after, 'prequal_hooks_backlog_age_seconds{account="default"}')).toBe(0);
 
     const count = sample(after, 'prequal_hooks_webhook_ack_seconds_count{outcome="stored"}');
     expect(count).toBe(SENT);
@@ -155,7 +155,7 @@ describe('GET /metrics of prequal-hooks serve', () => {
     expect((await fetch(serve.webhookUrl, { method: 'POST', headers: {}, body: request.body })).status).toBe(401);
     const text = await (await fetch(`${serve.baseUrl}/metrics`, { headers: { Authorization: `Bearer ${TOKEN}` } })).text();
     expect(text).toContain('prequal_hooks_webhook_ack_seconds_bucket');
-    expect(text).toContain('prequal_hooks_backlog_age_seconds');
+    expect(text).toContain('prequal_hooks_backlog_age_seconds{account="default"}');
     const lint = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
     expect(`${lint.stdout}${lint.stderr}`).toBe('');
     expect(lint.status).toBe(0);

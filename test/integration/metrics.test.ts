@@ -38,15 +38,15 @@ describe('receiver.metrics()', () => {
     await receiver.drain();
 
     const text = await receiver.metrics().metrics();
-    expect(text).toMatch(/prequal_hooks_events_total\{kind="candidate.added",state="projected"\} 1/);
-    expect(text).toMatch(/prequal_hooks_events_total\{kind="credits.low",state="projected"\} 1/);
-    expect(text).toMatch(/prequal_hooks_events_total\{kind="other",state="unknown"\} 1/);
-    expect(text).toMatch(/prequal_hooks_projection_lag_seconds_count 3/);
+    expect(text).toMatch(/prequal_hooks_events_total\{account="default",kind="candidate.added",state="projected"\} 1/);
+    expect(text).toMatch(/prequal_hooks_events_total\{account="default",kind="credits.low",state="projected"\} 1/);
+    expect(text).toMatch(/prequal_hooks_events_total\{account="default",kind="other",state="unknown"\} 1/);
+    expect(text).toMatch(/prequal_hooks_projection_lag_seconds_count\{account="default"\} 3/);
     expect(text).toMatch(/prequal_hooks_handler_calls_total\{handler="crm",result="ok"\} 1/);
     expect(text).toMatch(/prequal_hooks_handler_calls_total\{handler="pager",result="failed"\} 2/);
-    expect(text).toMatch(/prequal_hooks_inbox_rows\{state="projected"\} 2/);
-    expect(text).toMatch(/prequal_hooks_inbox_rows\{state="unknown"\} 1/);
-    expect(text).toMatch(/prequal_hooks_inbox_rows\{state="handler_failures"\} 1/);
+    expect(text).toMatch(/prequal_hooks_inbox_rows\{account="default",state="projected"\} 2/);
+    expect(text).toMatch(/prequal_hooks_inbox_rows\{account="default",state="unknown"\} 1/);
+    expect(text).toMatch(/prequal_hooks_inbox_rows\{account="default",state="handler_failures"\} 1/);
     expect(text).toMatch(/prequal_hooks_storage_up 1/);
     expect(text).toMatch(/prequal_hooks_process_cpu_seconds_total/);
     // A second receiver has its own registry.
@@ -75,13 +75,13 @@ describe('receiver.metrics()', () => {
     await receiver.erase({ email: 'asked.person@example.com' }, { reason: 'asked by the person, ticket 4411' });
     await receiver.eraseInactive({ olderThan: 730 * 86_400_000, reason: 'retention', dryRun: true });
     let text = await receiver.metrics().metrics();
-    expect(text).toMatch(/prequal_hooks_erasures_total\{reason="request"\} 1/);
+    expect(text).toMatch(/prequal_hooks_erasures_total\{account="default",reason="request"\} 1/);
     expect(text).not.toMatch(/reason="retention"/); // a dry run erases nothing
-    expect(text).toMatch(/prequal_hooks_redacted_events_total 2/);
+    expect(text).toMatch(/prequal_hooks_redacted_events_total\{account="default"\} 2/);
     await receiver.eraseInactive({ olderThan: 730 * 86_400_000, reason: 'retention' });
     text = await receiver.metrics().metrics();
-    expect(text).toMatch(/prequal_hooks_erasures_total\{reason="retention"\} 1/);
-    expect(text).toMatch(/prequal_hooks_redacted_events_total 3/);
+    expect(text).toMatch(/prequal_hooks_erasures_total\{account="default",reason="retention"\} 1/);
+    expect(text).toMatch(/prequal_hooks_redacted_events_total\{account="default"\} 3/);
     expect(text).not.toMatch(/ticket|example\.com|cand-/);
     await receiver.close();
   });
@@ -92,7 +92,7 @@ describe.each(ENGINES)('the backlog age on $name', (engine) => {
     const { store, close } = await freshStore(engine);
     try {
       const metrics = createMetrics(() => store);
-      const backlog = async () => /^prequal_hooks_backlog_age_seconds (\S+)$/m.exec(await metrics.registry.metrics())?.[1];
+      const backlog = async () => /^prequal_hooks_backlog_age_seconds\{account="default"\} (\S+)$/m.exec(await metrics.registry.metrics())?.[1];
       expect(await backlog()).toBe('0');
       const hourAgo = new Date(Date.now() - 3600_000).toISOString();
       const raw = Buffer.from(JSON.stringify(sampleEvent('candidate.added')));
@@ -102,7 +102,7 @@ describe.each(ENGINES)('the backlog age on $name', (engine) => {
       const age = Number(await backlog());
       expect(age).toBeGreaterThanOrEqual(3600);
       expect(age).toBeLessThan(3660);
-      expect(await createMetrics(() => undefined).registry.metrics()).toMatch(/^prequal_hooks_backlog_age_seconds nan$/im);
+      expect(await createMetrics(() => undefined).registry.metrics()).toMatch(/^prequal_hooks_backlog_age_seconds\{account="default"\} nan$/im);
     } finally {
       await close();
     }

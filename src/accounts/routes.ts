@@ -77,12 +77,13 @@ export function watchAccounts(accounts: RoutesSource, options: WatchOptions): ()
       options.onError?.(error);
     }
   };
-  const schedule = () => {
+  const schedule = (delayMs: number) => {
     if (stopped) return;
-    timer = setTimeout(() => void poll().finally(schedule), current === undefined ? 0 : everyMs);
+    // A failed poll waits its turn like any other: never a tight loop while the database is down.
+    timer = setTimeout(() => void poll().finally(() => schedule(everyMs)), delayMs);
     timer.unref();
   };
-  schedule();
+  schedule(current === undefined ? 0 : everyMs);
   return () => {
     stopped = true;
     if (timer !== undefined) clearTimeout(timer);

@@ -1,5 +1,7 @@
 // A read in an engine's own SQL, for the queries written once for both engines (src/store/people.ts,
-// src/store/projected.ts, src/store/erasure-rows.ts): each driver gets its own placeholders.
+// src/store/projected.ts, src/store/erasure-rows.ts): each driver gets its own placeholders. Those
+// reads are of one account, bound as their first parameter; a `?` is positional, so a statement
+// binds a value once per placeholder, never by number twice.
 
 export interface EngineSql {
   /** The n-th placeholder (from 1) as the driver takes it: `?` for better-sqlite3, `$n` for pg. */

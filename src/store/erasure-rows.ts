@@ -2,7 +2,8 @@
 // an erasure (inside its transaction, on either engine) and by an export (a plain read): an event
 // about one of them by its handler key (indexed); every row about no candidate (unknown kinds,
 // dead letters, bodies that are not envelopes, reconcile.* rows, and pending rows that will be one
-// of these) read and matched by value in JS. Those are few, and read a page at a time.
+// of these) read and matched by value in JS. Those are few, and read a page at a time. Every read is
+// within one account (docs/projection.md section 9): the account is always the first parameter.
 import {
   candidatesNamed,
   emailKey,
@@ -71,13 +72,13 @@ function isValidWebhook(raw: Uint8Array): boolean {
   return event.ok && !event.event.event.startsWith('reconcile.');
 }
 
-async function byKey(sql: EngineSql, ids: readonly string[], rows: Map<number, NamingRow>): Promise<void> {
+async function byKey(sql: EngineSql, account: string, ids: readonly string[], rows: Map<number, NamingRow>): Promise<void> {
   for (let i = 0; i < ids.length; i += KEYS_PER_READ) {
     const keys = ids.slice(i, i + KEYS_PER_READ).map((id) => `candidate:${id}`);
     const padded = [...keys, ...Array<string>(KEYS_PER_READ - keys.length).fill(keys[0]!)];
     const found = await sql.rows<Stored & { handler_key: string }>(
-      `SELECT ${COLUMNS}, handler_key FROM inbox WHERE handler_key IN (${placeholders(sql, KEYS_PER_READ)})`,
-      padded,
+      `SELECT ${COLUMNS}, handler_key FROM inbox WHERE account = ${sql.placeholder(1)} AND handler_key IN (${placeholders(sql, KEYS_PER_READ, 2)})`,
+      [account, ...padded],
     );
     for (const { handler_key: key, ...row } of found) {
       const id = Number(row.inbox_id);
@@ -88,13 +89,14 @@ async function byKey(sql: EngineSql, ids: readonly string[], rows: Map<number, N
   }
 }
 
-async function byValue(sql: EngineSql, people: readonly PersonValues[], rows: Map<number, NamingRow>): Promise<void> {
+async function byValue(sql: EngineSql, account: string, people: readonly PersonValues[], rows: Map<number, NamingRow>): Promise<void> {
   const index = namingIndex(people);
   for (const family of SCANNED) {
     for (let after = 0; ;) {
       const page = await sql.rows<Stored>(
-        `SELECT ${COLUMNS} FROM inbox WHERE ${family} AND ${NOT_ANOTHER_CANDIDATES} AND inbox_id > ${sql.placeholder(1)} ORDER BY inbox_id LIMIT ${PAGE}`,
-        [after],
+        `SELECT ${COLUMNS} FROM inbox WHERE account = ${sql.placeholder(1)} AND ${family} AND ${NOT_ANOTHER_CANDIDATES}
+         AND inbox_id > ${sql.placeholder(2)} ORDER BY inbox_id LIMIT ${PAGE}`,
+        [account, after],
       );
       for (const row of page) {
         const id = Number(row.inbox_id);
@@ -111,12 +113,12 @@ async function byValue(sql: EngineSql, people: readonly PersonValues[], rows: Ma
   }
 }
 
-/** Every stored row that names one of these people, by inbox id, with the candidates it names. */
-export async function rowsNaming(sql: EngineSql, people: readonly PersonValues[]): Promise<NamingRow[]> {
+/** Every stored row of the account that names one of these people, by inbox id, with the candidates it names. */
+export async function rowsNaming(sql: EngineSql, account: string, people: readonly PersonValues[]): Promise<NamingRow[]> {
   const rows = new Map<number, NamingRow>();
   if (people.length === 0) return [];
-  await byKey(sql, [...new Set(people.map((p) => p.candidate_id))], rows);
-  await byValue(sql, people, rows);
+  await byKey(sql, account, [...new Set(people.map((p) => p.candidate_id))], rows);
+  await byValue(sql, account, people, rows);
   return [...rows.values()].sort((a, b) => a.inbox_id - b.inbox_id);
 }
 

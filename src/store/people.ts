@@ -6,7 +6,8 @@ import type { ErasureRecord, ExportedResponse, PeopleReads } from './ports/peopl
 
 const IDS_PER_READ = 200;
 
-export function peopleReads(sql: EngineSql): PeopleReads {
+/** The reads of one account's people: every statement binds the account first. */
+export function peopleReads(sql: EngineSql, account: string): PeopleReads {
   const $ = (n: number) => sql.placeholder(n);
   const rows = async <T>(text: string, parameters: readonly unknown[] = []) => await sql.rows<T>(text, parameters);
   const record = (r: ErasureRecord): ErasureRecord => ({ ...r, events_redacted: Number(r.events_redacted) });
@@ -14,23 +15,24 @@ export function peopleReads(sql: EngineSql): PeopleReads {
     responses: async (candidateId) =>
       (
         await rows<ExportedResponse>(
-          `SELECT position, question, answer, score, explanation FROM interview_responses WHERE candidate_id = ${$(1)} ORDER BY position`,
-          [candidateId],
+          `SELECT position, question, answer, score, explanation FROM interview_responses
+           WHERE account = ${$(1)} AND candidate_id = ${$(2)} ORDER BY position`,
+          [account, candidateId],
         )
       ).map((r) => ({ ...r, position: Number(r.position) })),
-    rowsNaming: (people: readonly PersonValues[]) => rowsNaming(sql, people),
+    rowsNaming: (people: readonly PersonValues[]) => rowsNaming(sql, account, people),
     erasuresOf: async (candidateId) =>
       (
         await rows<ErasureRecord>(
-          `SELECT candidate_id, erased_at, reason, events_redacted FROM erasures WHERE candidate_id = ${$(1)} ORDER BY erased_at`,
-          [candidateId],
+          `SELECT candidate_id, erased_at, reason, events_redacted FROM erasures WHERE account = ${$(1)} AND candidate_id = ${$(2)} ORDER BY erased_at`,
+          [account, candidateId],
         )
       ).map(record),
     latestErasures: async (limit) =>
       (
         await rows<ErasureRecord>(
-          `SELECT candidate_id, erased_at, reason, events_redacted FROM erasures ORDER BY erasure_id DESC LIMIT ${$(1)}`,
-          [limit],
+          `SELECT candidate_id, erased_at, reason, events_redacted FROM erasures WHERE account = ${$(1)} ORDER BY erasure_id DESC LIMIT ${$(2)}`,
+          [account, limit],
         )
       ).map(record),
     async erasedAmong(candidateIds) {
@@ -38,8 +40,8 @@ export function peopleReads(sql: EngineSql): PeopleReads {
       for (let i = 0; i < candidateIds.length; i += IDS_PER_READ) {
         const chunk = candidateIds.slice(i, i + IDS_PER_READ);
         const found = await rows<{ candidate_id: string }>(
-          `SELECT DISTINCT candidate_id FROM erasures WHERE candidate_id IN (${placeholders(sql, chunk.length)})`,
-          chunk,
+          `SELECT DISTINCT candidate_id FROM erasures WHERE account = ${$(1)} AND candidate_id IN (${placeholders(sql, chunk.length, 2)})`,
+          [account, ...chunk],
         );
         for (const row of found) erased.add(row.candidate_id);
       }
@@ -47,14 +49,15 @@ export function peopleReads(sql: EngineSql): PeopleReads {
     },
     storedEventsOf: async (candidateId) =>
       (
-        await rows<{ raw: Uint8Array; event_at: number | string | null }>(`SELECT raw, event_at FROM inbox WHERE handler_key = ${$(1)}`, [
-          `candidate:${candidateId}`,
-        ])
+        await rows<{ raw: Uint8Array; event_at: number | string | null }>(
+          `SELECT raw, event_at FROM inbox WHERE account = ${$(1)} AND handler_key = ${$(2)}`,
+          [account, `candidate:${candidateId}`],
+        )
       ).map((r) => ({ raw: r.raw, event_at: r.event_at === null ? null : Number(r.event_at) })),
     candidateVersions: (afterId, limit) =>
       rows<{ candidate_id: string; field_versions: string }>(
-        `SELECT candidate_id, field_versions FROM candidates WHERE candidate_id > ${$(1)} ORDER BY candidate_id LIMIT ${$(2)}`,
-        [afterId, limit],
+        `SELECT candidate_id, field_versions FROM candidates WHERE account = ${$(1)} AND candidate_id > ${$(2)} ORDER BY candidate_id LIMIT ${$(3)}`,
+        [account, afterId, limit],
       ),
   };
 }

@@ -14,35 +14,46 @@ import {
 
 const IDS_PER_READ = 200;
 
-export function projectedReads(sql: EngineSql): ProjectedReads {
+/** The projected rows of one account: every statement binds the account first. */
+export function projectedReads(sql: EngineSql, account: string): ProjectedReads {
   const $ = (n: number) => sql.placeholder(n);
   const rows = async <T>(text: string, parameters: readonly unknown[] = []) => await sql.rows<T>(text, parameters);
+  // `text` takes its parameters from the second placeholder on: the first is the account.
   const candidates = async (text: string, parameters: readonly unknown[]): Promise<CandidateRow[]> =>
-    (await rows<Record<string, unknown>>(`SELECT ${CANDIDATE_SELECT} FROM candidates WHERE ${text}`, parameters)).map(decodeCandidate);
+    (
+      await rows<Record<string, unknown>>(`SELECT ${CANDIDATE_SELECT} FROM candidates WHERE account = ${$(1)} AND ${text}`, [
+        account,
+        ...parameters,
+      ])
+    ).map(decodeCandidate);
   return {
     campaignIds: async () =>
-      (await rows<{ campaign_id: string }>('SELECT campaign_id FROM campaigns ORDER BY campaign_id')).map((r) => r.campaign_id),
+      (
+        await rows<{ campaign_id: string }>(`SELECT campaign_id FROM campaigns WHERE account = ${$(1)} ORDER BY campaign_id`, [account])
+      ).map((r) => r.campaign_id),
     campaign: async (campaignId) =>
       (
-        await rows<CampaignRow>(`SELECT campaign_id, ${CAMPAIGN_COLUMNS.join(', ')} FROM campaigns WHERE campaign_id = ${$(1)}`, [
-          campaignId,
-        ])
+        await rows<CampaignRow>(
+          `SELECT campaign_id, ${CAMPAIGN_COLUMNS.join(', ')} FROM campaigns WHERE account = ${$(1)} AND campaign_id = ${$(2)}`,
+          [account, campaignId],
+        )
       )[0],
-    candidate: async (candidateId) => (await candidates(`candidate_id = ${$(1)}`, [candidateId]))[0],
-    candidatesOf: (campaignId) => candidates(`campaign_id = ${$(1)}`, [campaignId]),
+    candidate: async (candidateId) => (await candidates(`candidate_id = ${$(2)}`, [candidateId]))[0],
+    candidatesOf: (campaignId) => candidates(`campaign_id = ${$(2)}`, [campaignId]),
     async candidates(candidateIds) {
       const found: CandidateRow[] = [];
       for (let i = 0; i < candidateIds.length; i += IDS_PER_READ) {
         const chunk = candidateIds.slice(i, i + IDS_PER_READ);
-        found.push(...(await candidates(`candidate_id IN (${placeholders(sql, chunk.length)})`, chunk)));
+        found.push(...(await candidates(`candidate_id IN (${placeholders(sql, chunk.length, 2)})`, chunk)));
       }
       return found;
     },
     responses: (candidateId) =>
       rows<InterviewResponse>(
-        `SELECT question, answer, score, explanation FROM interview_responses WHERE candidate_id = ${$(1)} ORDER BY position`,
-        [candidateId],
+        `SELECT question, answer, score, explanation FROM interview_responses WHERE account = ${$(1)} AND candidate_id = ${$(2)} ORDER BY position`,
+        [account, candidateId],
       ),
-    credits: async () => (await rows<CreditsRow>(`SELECT ${CREDITS_COLUMNS.join(', ')} FROM credits WHERE account = 1`))[0],
+    credits: async () =>
+      (await rows<CreditsRow>(`SELECT ${CREDITS_COLUMNS.join(', ')} FROM credits WHERE account = ${$(1)}`, [account]))[0],
   };
 }

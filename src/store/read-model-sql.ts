@@ -48,10 +48,11 @@ class Parameters {
 
 const CAMPAIGN_SELECT = `
   SELECT c.campaign_id, ${CAMPAIGN_COLUMNS.map((c) => `c.${c}`).join(', ')},
-         (SELECT COUNT(*) FROM candidates k WHERE k.campaign_id = c.campaign_id) AS total_candidates,
-         (SELECT COUNT(*) FROM candidates k WHERE k.campaign_id = c.campaign_id AND k.status = 'completed') AS interviews_completed,
+         (SELECT COUNT(*) FROM candidates k WHERE k.account = c.account AND k.campaign_id = c.campaign_id) AS total_candidates,
+         (SELECT COUNT(*) FROM candidates k
+           WHERE k.account = c.account AND k.campaign_id = c.campaign_id AND k.status = 'completed') AS interviews_completed,
          (SELECT AVG(k.interview_score) FROM candidates k
-           WHERE k.campaign_id = c.campaign_id AND k.status = 'completed' AND k.interview_score IS NOT NULL) AS average_score
+           WHERE k.account = c.account AND k.campaign_id = c.campaign_id AND k.status = 'completed' AND k.interview_score IS NOT NULL) AS average_score
   FROM campaigns c`;
 
 // Date order uses interview_date, falling back to when the candidate was added (docs/projection.md 5).
@@ -63,16 +64,16 @@ const CANDIDATE_ORDER: Record<CandidateSort, string> = {
   score_asc: `interview_score ASC NULLS LAST, ${DATE} DESC NULLS LAST, candidate_id`,
 };
 
-function candidateWhere(p: Parameters, query: CandidateListQuery): string {
-  const where = [`campaign_id = ${p.bind(query.campaignId)}`];
+function candidateWhere(p: Parameters, account: string, query: CandidateListQuery): string {
+  const where = [`account = ${p.bind(account)}`, `campaign_id = ${p.bind(query.campaignId)}`];
   if (query.status !== undefined) where.push(`status = ${p.bind(query.status)}`);
   if (query.minScore !== undefined) where.push(`interview_score >= ${p.bind(query.minScore)}`);
   return where.join(' AND ');
 }
 
-/** The WHERE clause of an inbox filter. */
-function eventWhere(p: Parameters, d: ReadDialect, filter: InboxFilter): string[] {
-  const clauses: string[] = [];
+/** The WHERE clause of an inbox filter, within the account. */
+function eventWhere(p: Parameters, d: ReadDialect, account: string, filter: InboxFilter): string[] {
+  const clauses: string[] = [`account = ${p.bind(account)}`];
   if (filter.kind !== undefined) clauses.push(`kind = ${p.bind(filter.kind)}`);
   if (filter.states !== undefined && filter.states.length > 0) clauses.push(`state IN (${filter.states.map((s) => p.bind(s)).join(', ')})`);
   if (filter.campaign !== undefined) clauses.push(`${d.campaignOf} = ${p.bind(filter.campaign)}`);
@@ -89,8 +90,8 @@ function eventWhere(p: Parameters, d: ReadDialect, filter: InboxFilter): string[
   return clauses;
 }
 
-function failureWhere(p: Parameters, filter: HandlerFailureFilter): string {
-  const clauses: string[] = [];
+function failureWhere(p: Parameters, account: string, filter: HandlerFailureFilter): string {
+  const clauses: string[] = [`f.account = ${p.bind(account)}`];
   if (filter.handler !== undefined) clauses.push(`f.handler = ${p.bind(filter.handler)}`);
   if (filter.kind !== undefined) clauses.push(`i.kind = ${p.bind(filter.kind)}`);
   if (filter.upTo !== undefined) clauses.push(`f.failure_id <= ${p.bind(filter.upTo)}`);
@@ -103,27 +104,38 @@ function matchCount(row: { count: number; up_to: number | null } | undefined): M
   return { count: Number(row!.count), upTo: row!.up_to === null ? null : Number(row!.up_to) };
 }
 
-/** The read model on an engine: its dialect, and how it runs a read. */
-export function createReadModel(dialect: ReadDialect, run: RunRead): ReadModel {
-  return { ...projectedReads(dialect, run), ...inboxReads(dialect, run), ...failureReads(dialect, run) };
+/**
+ * The read model of one account on an engine: its dialect, and how it runs a read. Every statement
+ * binds the account and reads that account's rows only (docs/projection.md section 9).
+ */
+export function createReadModel(dialect: ReadDialect, run: RunRead, account: string): ReadModel {
+  return { ...projectedReads(dialect, run, account), ...inboxReads(dialect, run, account), ...failureReads(dialect, run, account) };
 }
 
-function projectedReads(dialect: ReadDialect, run: RunRead): Pick<ReadModel, 'campaign' | 'campaigns' | 'listCandidates'> {
+function projectedReads(dialect: ReadDialect, run: RunRead, account: string): Pick<ReadModel, 'campaign' | 'campaigns' | 'listCandidates'> {
   return {
     async campaign(campaignId) {
       const p = new Parameters(dialect);
-      const [row] = await run<CampaignStatsRow>(p.statement(`${CAMPAIGN_SELECT} WHERE c.campaign_id = ${p.bind(campaignId)}`));
+      const [row] = await run<CampaignStatsRow>(
+        p.statement(`${CAMPAIGN_SELECT} WHERE c.account = ${p.bind(account)} AND c.campaign_id = ${p.bind(campaignId)}`),
+      );
       return row;
     },
-    campaigns: () =>
-      run<CampaignStatsRow>({ text: `${CAMPAIGN_SELECT} ORDER BY c.created_at IS NULL, c.created_at DESC, c.campaign_id`, values: [] }),
+    campaigns() {
+      const p = new Parameters(dialect);
+      return run<CampaignStatsRow>(
+        p.statement(
+          `${CAMPAIGN_SELECT} WHERE c.account = ${p.bind(account)} ORDER BY c.created_at IS NULL, c.created_at DESC, c.campaign_id`,
+        ),
+      );
+    },
     async listCandidates(query) {
       const counting = new Parameters(dialect);
       const [counted] = await run<{ total: number }>(
-        counting.statement(`SELECT COUNT(*) AS total FROM candidates WHERE ${candidateWhere(counting, query)}`),
+        counting.statement(`SELECT COUNT(*) AS total FROM candidates WHERE ${candidateWhere(counting, account, query)}`),
       );
       const p = new Parameters(dialect);
-      const where = candidateWhere(p, query);
+      const where = candidateWhere(p, account, query);
       const found = await run<Record<string, unknown>>(
         p.statement(
           `SELECT candidate_id, ${CANDIDATE_COLUMNS.join(', ')} FROM candidates WHERE ${where}
@@ -137,11 +149,11 @@ function projectedReads(dialect: ReadDialect, run: RunRead): Pick<ReadModel, 'ca
 
 type InboxReads = 'listEvents' | 'countEvents' | 'eventIds' | 'event' | 'eventsPerMinute' | 'oldestPending' | 'kinds';
 
-function inboxReads(d: ReadDialect, run: RunRead): Pick<ReadModel, InboxReads> {
+function inboxReads(d: ReadDialect, run: RunRead, account: string): Pick<ReadModel, InboxReads> {
   return {
     listEvents(filter, page) {
       const p = new Parameters(d);
-      const where = eventWhere(p, d, filter);
+      const where = eventWhere(p, d, account, filter);
       if (page.before !== undefined) where.push(`inbox_id < ${p.bind(page.before)}`);
       return run<EventSummaryRow>(
         p.statement(
@@ -152,7 +164,7 @@ function inboxReads(d: ReadDialect, run: RunRead): Pick<ReadModel, InboxReads> {
     },
     async countEvents(filter) {
       const p = new Parameters(d);
-      const where = all(eventWhere(p, d, filter));
+      const where = all(eventWhere(p, d, account, filter));
       const [row] = await run<{ count: number; up_to: number | null }>(
         p.statement(`SELECT COUNT(*) AS count, MAX(inbox_id) AS up_to FROM inbox WHERE ${where}`),
       );
@@ -160,7 +172,7 @@ function inboxReads(d: ReadDialect, run: RunRead): Pick<ReadModel, InboxReads> {
     },
     async eventIds(filter, limit) {
       const p = new Parameters(d);
-      const where = all(eventWhere(p, d, filter));
+      const where = all(eventWhere(p, d, account, filter));
       const rows = await run<{ inbox_id: number }>(
         p.statement(`SELECT inbox_id FROM inbox WHERE ${where} ORDER BY inbox_id LIMIT ${p.bind(limit)}`),
       );
@@ -170,7 +182,8 @@ function inboxReads(d: ReadDialect, run: RunRead): Pick<ReadModel, InboxReads> {
       const p = new Parameters(d);
       const [row] = await run<EventDetailRow>(
         p.statement(
-          `SELECT inbox_id, received_at, kind, state, verdict, attempts, processed_at, raw, identity, secret_id, reasons FROM inbox WHERE inbox_id = ${p.bind(inboxId)}`,
+          `SELECT inbox_id, received_at, kind, state, verdict, attempts, processed_at, raw, identity, secret_id, reasons FROM inbox
+           WHERE account = ${p.bind(account)} AND inbox_id = ${p.bind(inboxId)}`,
         ),
       );
       return row;
@@ -179,47 +192,47 @@ function inboxReads(d: ReadDialect, run: RunRead): Pick<ReadModel, InboxReads> {
       const p = new Parameters(d);
       const rows = await run<{ minute: string; count: number }>(
         p.statement(
-          `SELECT ${d.minuteOf} AS minute, COUNT(*) AS count FROM inbox WHERE received_at >= ${p.bind(since)} GROUP BY ${d.minuteOf}`,
+          `SELECT ${d.minuteOf} AS minute, COUNT(*) AS count FROM inbox WHERE account = ${p.bind(account)} AND received_at >= ${p.bind(since)} GROUP BY ${d.minuteOf}`,
         ),
       );
       return rows.map((r) => ({ minute: r.minute, count: Number(r.count) }));
     },
     async oldestPending() {
-      const [row] = await run<{ oldest: string | null }>({
-        text: `SELECT MIN(received_at) AS oldest FROM inbox WHERE state = 'pending'`,
-        values: [],
-      });
+      const p = new Parameters(d);
+      const [row] = await run<{ oldest: string | null }>(
+        p.statement(`SELECT MIN(received_at) AS oldest FROM inbox WHERE account = ${p.bind(account)} AND state = 'pending'`),
+      );
       return row?.oldest ?? null;
     },
     async kinds() {
-      const rows = await run<{ kind: string }>({
-        text: 'SELECT DISTINCT kind FROM inbox WHERE kind IS NOT NULL ORDER BY kind',
-        values: [],
-      });
+      const p = new Parameters(d);
+      const rows = await run<{ kind: string }>(
+        p.statement(`SELECT DISTINCT kind FROM inbox WHERE account = ${p.bind(account)} AND kind IS NOT NULL ORDER BY kind`),
+      );
       return rows.map((r) => r.kind);
     },
   };
 }
 
-function failureReads(d: ReadDialect, run: RunRead): Pick<ReadModel, 'handlerFailures' | 'countHandlerFailures'> {
+function failureReads(d: ReadDialect, run: RunRead, account: string): Pick<ReadModel, 'handlerFailures' | 'countHandlerFailures'> {
   return {
     async handlerFailures(filter, limit) {
       const p = new Parameters(d);
-      const where = failureWhere(p, filter);
+      const where = failureWhere(p, account, filter);
       const rows = await run<HandlerFailureListRow>(
         p.statement(
           `SELECT f.failure_id, f.inbox_id, i.kind, f.handler, f.error, f.attempts, f.failed_at
-           FROM handler_failures f JOIN inbox i ON i.inbox_id = f.inbox_id WHERE ${where} ORDER BY f.failure_id DESC LIMIT ${p.bind(limit)}`,
+           FROM handler_failures f JOIN inbox i ON i.inbox_id = f.inbox_id AND i.account = f.account WHERE ${where} ORDER BY f.failure_id DESC LIMIT ${p.bind(limit)}`,
         ),
       );
       return rows.map((r) => ({ ...r, failure_id: Number(r.failure_id), inbox_id: Number(r.inbox_id) }));
     },
     async countHandlerFailures(filter) {
       const p = new Parameters(d);
-      const where = failureWhere(p, filter);
+      const where = failureWhere(p, account, filter);
       const [row] = await run<{ count: number; up_to: number | null }>(
         p.statement(
-          `SELECT COUNT(*) AS count, MAX(f.failure_id) AS up_to FROM handler_failures f JOIN inbox i ON i.inbox_id = f.inbox_id WHERE ${where}`,
+          `SELECT COUNT(*) AS count, MAX(f.failure_id) AS up_to FROM handler_failures f JOIN inbox i ON i.inbox_id = f.inbox_id AND i.account = f.account WHERE ${where}`,
         ),
       );
       return matchCount(row);

@@ -1,5 +1,6 @@
 // `prequal-hooks accounts` as an integrator runs it on a real SQLite file: the JSON it prints, the
 // key file it makes (owner-only), secrets never listed, and the errors of a wrong call.
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -24,6 +25,20 @@ describe('prequal-hooks accounts', () => {
     expect(body).toMatchObject({ account: 'agence-lyon', name: 'Agence de Lyon', state: 'active' });
     expect(body.webhookPath).toMatch(/^\/webhooks\/[A-Za-z0-9_-]{32}$/);
     expect(body.secret).toMatch(/^whsec_[0-9a-f]{64}$/);
+    expect(Object.keys(body).sort()).toEqual(
+      [
+        'account',
+        'createdAt',
+        'fingerprint',
+        'hasApiKey',
+        'name',
+        'previousSecretUntil',
+        'secret',
+        'secrets',
+        'state',
+        'webhookPath',
+      ].sort(),
+    );
     expect(added.stderr).toContain(`generated the accounts key at ${keyFile}; back it up apart from the database`);
     expect(statSync(keyFile).mode & 0o777).toBe(0o600);
     // The next command uses the same key, and says nothing of generating one.
@@ -157,6 +172,22 @@ describe('prequal-hooks accounts', () => {
     expect(statSync(keyFile).mode & 0o777).toBe(0o600);
     const rotated = await accounts('rotate-secret', '--db', db, '--account', 'paris', '--secret', `${SECRET}-4`, '--keep-previous', '0');
     expect(rotated.code).toBe(0);
+  });
+
+  it('rekeys to a key given by --new-key-file (as replicas on several hosts do)', async () => {
+    const given = join(tmp.dir, 'given-key');
+    const bytes = Buffer.alloc(32, 42);
+    writeFileSync(given, `${bytes.toString('hex')}\n`, { mode: 0o600 });
+    const rekeyed = await accounts('rekey', '--db', db, '--new-key-file', given, '--json');
+    expect(rekeyed.code).toBe(0);
+    expect(json(rekeyed.stdout).keyId).toBe(createHash('sha256').update(bytes).digest('hex').slice(0, 16));
+    const listed = await accounts('rotate-secret', '--db', db, '--account', 'paris', '--secret', `${SECRET}-5`);
+    expect(listed.code).toBe(0);
+    const bad = join(tmp.dir, 'bad-key');
+    writeFileSync(bad, 'not a key\n');
+    const refused = await accounts('rekey', '--db', db, '--new-key-file', bad);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('must hold 32 bytes as base64 (44 characters) or 64 hex digits');
   });
 
   it('leaves no secret in the database file or its WAL', () => {

@@ -12,7 +12,7 @@ describe('prequal-hooks rebuild', () => {
     const before = readDb(tmp.dbPath, (db) => db.prepare('SELECT * FROM candidates ORDER BY candidate_id').all());
     const db = new Database(tmp.dbPath);
     db.exec(
-      'UPDATE candidates SET interview_score = NULL; DELETE FROM campaigns; INSERT INTO credits (account, credits_remaining) VALUES (1, 999) ON CONFLICT DO UPDATE SET credits_remaining = 999',
+      "UPDATE candidates SET interview_score = NULL; DELETE FROM campaigns; INSERT INTO credits (account, credits_remaining) VALUES ('default', 999) ON CONFLICT DO UPDATE SET credits_remaining = 999",
     );
     db.close();
 

@@ -266,6 +266,38 @@ describe.each(ENGINES)('the accounts registry on $name', (engine: EngineUnderTes
     expect((await accounts.routes()).size).toBe(2);
   });
 
+  it('gives a watcher new routes when a previous secret expires, without a change to the registry', async () => {
+    const clock = { now: Date.parse('2026-11-20T10:00:00.000Z') };
+    const { accounts } = await fresh(clock);
+    const key = (await accounts.add({ account: 'lyon', secret: SECRET })).webhookPath.slice(10);
+    await accounts.rotateSecret('lyon', { secret: 'new-secret', keepPreviousMs: HOUR });
+    const seen: number[] = [];
+    const stop = watchAccounts(accounts, {
+      everyMs: 20,
+      now: () => clock.now,
+      onChange: (r) => seen.push(r.route(key)!.secrets.length),
+    });
+    try {
+      await until(() => seen.length === 1);
+      expect(seen).toEqual([2]);
+      clock.now += HOUR;
+      await until(() => seen.length === 2);
+      expect(seen).toEqual([2, 1]);
+    } finally {
+      stop();
+    }
+  });
+
+  it('retries a watcher whose first poll fails at its pace, not in a tight loop', async () => {
+    const errors: unknown[] = [];
+    const down = { version: () => Promise.reject(new Error('down')), routes: () => Promise.reject(new Error('down')) };
+    const stop = watchAccounts(down, { everyMs: 50, onChange: () => undefined, onError: (e) => errors.push(e) });
+    await new Promise((resolve) => setTimeout(resolve, 180));
+    stop();
+    expect(errors.length).toBeGreaterThanOrEqual(2);
+    expect(errors.length).toBeLessThanOrEqual(5);
+  });
+
   it('reports changes to a watcher within its poll, and keeps the last routes when a poll fails', async () => {
     const { accounts } = await fresh();
     const seen: number[] = [];
@@ -282,6 +314,9 @@ describe.each(ENGINES)('the accounts registry on $name', (engine: EngineUnderTes
       await until(() => seen.at(-1) === 1);
       failing = true;
       await until(() => errors.length > 0);
+      // Retried at its pace, not in a tight loop.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(errors.length).toBeLessThan(10);
       failing = false;
       await accounts.add({ account: 'paris', secret: SECRET });
       await until(() => seen.at(-1) === 2);

@@ -5,6 +5,7 @@ import { createHandlerPump, type HandlerPumpSettings } from '../../src/dispatch/
 import { createHandlerRegistry, type HandlerRegistry } from '../../src/dispatch/handlers.js';
 import { readEnvelope } from '../../src/events/index.js';
 import { deliveryOf } from '../../src/receive/delivery.js';
+import { DEFAULT_ACCOUNT } from '../../src/receive/account.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
 import { sampleEvent } from '../../src/testing/index.js';
@@ -24,7 +25,7 @@ async function storeWithDue(events: unknown[]): Promise<Store> {
   const store = await openStore(':memory:');
   await store.write(async (tx) => {
     const raws = events.map((event) => Buffer.from(JSON.stringify(event)));
-    await tx.append(raws.map((raw) => deliveryOf(raw, readEnvelope(raw), '2026-11-22T00:00:00.000Z', null)));
+    await tx.append(raws.map((raw) => deliveryOf(DEFAULT_ACCOUNT, raw, readEnvelope(raw), '2026-11-22T00:00:00.000Z', null)));
     const claimed = await tx.claimPending(events.length);
     await tx.settle(
       claimed.map((row) => ({ inboxId: row.inbox_id, state: 'projected', reasons: null, handlers: true })),

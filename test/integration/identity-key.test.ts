@@ -6,6 +6,7 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readEnvelope } from '../../src/events/index.js';
 import { deliveryOf } from '../../src/receive/delivery.js';
+import { DEFAULT_ACCOUNT } from '../../src/receive/account.js';
 import { loadMigrations } from '../../src/store/migrations.js';
 import { migrate as migratePostgres } from '../../src/store/postgres/migrations.js';
 import { migrate as migrateSqlite } from '../../src/store/sqlite/migrations.js';
@@ -17,7 +18,7 @@ const body = (event: string, timestamp: string, candidate: string, spacing = 0) 
   Buffer.from(
     JSON.stringify({ event, timestamp, data: { candidate_id: candidate, campaign_id: 'cmp-key', first_name: 'Aïcha' } }, null, spacing),
   );
-const delivery = (raw: Buffer) => deliveryOf(raw, readEnvelope(raw), new Date().toISOString(), null);
+const delivery = (raw: Buffer) => deliveryOf(DEFAULT_ACCOUNT, raw, readEnvelope(raw), new Date().toISOString(), null);
 const appendOne = (store: Store, raw: Buffer) => store.write(async (tx) => (await tx.append([delivery(raw)]))[0]!);
 const stored = async (store: Store) => {
   const c = await store.counts();

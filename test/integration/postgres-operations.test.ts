@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readEnvelope } from '../../src/events/index.js';
 import { deliveryOf, type Delivery } from '../../src/receive/delivery.js';
+import { DEFAULT_ACCOUNT } from '../../src/receive/account.js';
 import { claimHandlers, claimPending, releaseHandlers, settle } from '../../src/store/postgres/claims.js';
 import { createPool, typeParsers } from '../../src/store/postgres/connection.js';
 import { handlersDone } from '../../src/store/postgres/handlers.js';
@@ -17,7 +18,7 @@ import { createDatabase } from '../support/postgres-server.js';
 
 const delivery = (kind: 'candidate.added' | 'candidate.interview.started', candidate: string): Delivery => {
   const raw = Buffer.from(JSON.stringify(sampleEvent(kind, { data: { candidate_id: candidate } })));
-  return deliveryOf(raw, readEnvelope(raw), '2026-11-20T10:00:00.000Z', 'fp');
+  return deliveryOf(DEFAULT_ACCOUNT, raw, readEnvelope(raw), '2026-11-20T10:00:00.000Z', 'fp');
 };
 
 const closers: (() => Promise<void>)[] = [];
@@ -54,14 +55,14 @@ describe.skipIf(postgresUrl() === '')('PostgreSQL operations, alone', () => {
     let first: number[] = [];
     let second: number[] = [];
     const rolledBack = inTransaction(engine, async (a) => {
-      first = (await claimPending(a, 2)).map((r) => r.inbox_id);
-      second = (await inTransaction(engine, (b) => claimPending(b, 10))).map((r) => r.inbox_id);
+      first = (await claimPending(a, DEFAULT_ACCOUNT, 2)).map((r) => r.inbox_id);
+      second = (await inTransaction(engine, (b) => claimPending(b, DEFAULT_ACCOUNT, 10))).map((r) => r.inbox_id);
       throw new Error('the projection failed');
     });
     await expect(rolledBack).rejects.toThrow('the projection failed');
     expect(first).toEqual(ids.slice(0, 2));
     expect(second).toEqual(ids.slice(2));
-    const again = await inTransaction(engine, (tx) => claimPending(tx, 10));
+    const again = await inTransaction(engine, (tx) => claimPending(tx, DEFAULT_ACCOUNT, 10));
     expect(again.map((r) => [r.inbox_id, r.state])).toEqual(ids.map((id) => [id, 'pending']));
   });
 
@@ -81,7 +82,7 @@ describe.skipIf(postgresUrl() === '')('PostgreSQL operations, alone', () => {
       ),
     );
     const claim = async (owner: string) =>
-      (await claimHandlers(db, { owner, limit: 10, leaseMs: 60_000, running: new Set() })).map((r) => r.inbox_id);
+      (await claimHandlers(db, DEFAULT_ACCOUNT, { owner, limit: 10, leaseMs: 60_000, running: new Set() })).map((r) => r.inbox_id);
 
     expect(await claim('a')).toEqual([c1, c2]);
     expect(await claim('b')).toEqual([]);

@@ -5,6 +5,7 @@ import { createHandlerRegistry } from '../../src/dispatch/handlers.js';
 import { createProjectionLoop, type ProjectionLoopContext } from '../../src/dispatch/projection-loop.js';
 import { readEnvelope } from '../../src/events/index.js';
 import { deliveryOf } from '../../src/receive/delivery.js';
+import { DEFAULT_ACCOUNT } from '../../src/receive/account.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
 import { sampleEvent } from '../../src/testing/index.js';
@@ -23,7 +24,7 @@ async function store(bodies: unknown[]): Promise<Store> {
   connections.set(opened, db);
   await opened.write(async (tx) => {
     const raws = bodies.map((body) => Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)));
-    await tx.append(raws.map((raw) => deliveryOf(raw, readEnvelope(raw), '2026-11-22T00:00:00.000Z', null)));
+    await tx.append(raws.map((raw) => deliveryOf(DEFAULT_ACCOUNT, raw, readEnvelope(raw), '2026-11-22T00:00:00.000Z', null)));
   });
   return opened;
 }
@@ -200,7 +201,7 @@ describe.each(ENGINES)('setting aside the event that fails alone, on $name', (en
 
   async function append(s: Store, bodies: unknown[]): Promise<void> {
     const raws = bodies.map((body) => Buffer.from(JSON.stringify(body)));
-    await s.append(raws.map((raw) => deliveryOf(raw, readEnvelope(raw), '2026-11-22T00:00:00.000Z', null)));
+    await s.append(raws.map((raw) => deliveryOf(DEFAULT_ACCOUNT, raw, readEnvelope(raw), '2026-11-22T00:00:00.000Z', null)));
   }
 
   async function states(s: Store, database: string): Promise<Array<[string, string | null]>> {

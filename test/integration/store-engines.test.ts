@@ -4,6 +4,7 @@ import { readEnvelope } from '../../src/events/index.js';
 import { foldInOrder } from '../../src/project/fold.js';
 import { projectBatch, readStored } from '../../src/project/batch.js';
 import { deliveryOf, type Delivery } from '../../src/receive/delivery.js';
+import { DEFAULT_ACCOUNT } from '../../src/receive/account.js';
 import { rebuild } from '../../src/replay/index.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
@@ -14,7 +15,7 @@ import { readStoreTables, stateTables } from '../support/tables.js';
 
 const delivery = (body: unknown): Delivery => {
   const raw = Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
-  return deliveryOf(raw, readEnvelope(raw), '2026-11-20T10:00:00.000Z', 'fp');
+  return deliveryOf(DEFAULT_ACCOUNT, raw, readEnvelope(raw), '2026-11-20T10:00:00.000Z', 'fp');
 };
 
 /** Projects everything pending, the way the dispatcher does: claim, fold, settle, in one transaction. */

@@ -11,6 +11,7 @@ import type { WriteTx } from '../../src/store/store.js';
 import { emptyCandidate } from '../../src/store/tables.js';
 
 const delivery = (n: number, handlerKey: string): Delivery => ({
+  account: 'default',
   raw: Buffer.from(`{"n":${n}}`),
   receivedAt: '2026-01-01T00:00:00.000Z',
   identity: `id-${n}`,
@@ -43,14 +44,14 @@ describe('handlers family: claims', () => {
     const claim = { owner: 'one', limit: 10, leaseMs: 60_000, running: new Set<number>() };
 
     // a2 waits for a1 (same key): its handlers must not run before a1's.
-    expect(handlers.claimHandlers(s, claim).map((r) => r.inbox_id)).toEqual([a1, b1, c1]);
+    expect(handlers.claimHandlers(s, 'default', claim).map((r) => r.inbox_id)).toEqual([a1, b1, c1]);
     // Leased: another process gets nothing until the leases end or are released.
-    expect(handlers.claimHandlers(s, { ...claim, owner: 'two' })).toEqual([]);
+    expect(handlers.claimHandlers(s, 'default', { ...claim, owner: 'two' })).toEqual([]);
     handlers.releaseHandlers(s, 'one', [b1!]);
-    expect(handlers.claimHandlers(s, { ...claim, owner: 'two' }).map((r) => r.inbox_id)).toEqual([b1]);
+    expect(handlers.claimHandlers(s, 'default', { ...claim, owner: 'two' }).map((r) => r.inbox_id)).toEqual([b1]);
     // Done: the key's next row is due.
     handlers.handlersDone(s, a1!);
-    expect(handlers.claimHandlers(s, { ...claim, owner: 'two' }).map((r) => r.inbox_id)).toEqual([a2]);
+    expect(handlers.claimHandlers(s, 'default', { ...claim, owner: 'two' }).map((r) => r.inbox_id)).toEqual([a2]);
     db.close();
   });
 
@@ -60,8 +61,8 @@ describe('handlers family: claims', () => {
     const [a, b, c] = projectedWithHandlers(db, ['a', 'b', 'c', 'd']);
     // Leases already over (-1 ms) leave every row claimable at the next call.
     const claim = { owner: 'one', limit: 2, leaseMs: -1 };
-    expect(handlers.claimHandlers(s, { ...claim, running: new Set([a!]) }).map((r) => r.inbox_id)).toEqual([b, c]);
-    expect(handlers.claimHandlers(s, { ...claim, running: new Set([999]) }).map((r) => r.inbox_id)).toEqual([a, b]);
+    expect(handlers.claimHandlers(s, 'default', { ...claim, running: new Set([a!]) }).map((r) => r.inbox_id)).toEqual([b, c]);
+    expect(handlers.claimHandlers(s, 'default', { ...claim, running: new Set([999]) }).map((r) => r.inbox_id)).toEqual([a, b]);
     db.close();
   });
 });
@@ -72,10 +73,10 @@ describe('inbox family: claims of pending rows', () => {
     const s = inbox.prepareInbox(db);
     for (let n = 0; n < 5; n++) inbox.append(s, delivery(n, 'k'));
     expect(inbox.append(s, delivery(3, 'k'))).toEqual({ inboxId: null, duplicate: true });
-    const first = inbox.claimPending(s, 2);
+    const first = inbox.claimPending(s, 'default', 2);
     const statement = s.pendingByLimit.get(2);
-    expect(inbox.claimPending(s, 2).map((r) => r.inbox_id)).toEqual(first.map((r) => r.inbox_id));
-    expect(inbox.claimPending(s, 3).map((r) => r.identity)).toEqual(['id-0', 'id-1', 'id-2']);
+    expect(inbox.claimPending(s, 'default', 2).map((r) => r.inbox_id)).toEqual(first.map((r) => r.inbox_id));
+    expect(inbox.claimPending(s, 'default', 3).map((r) => r.identity)).toEqual(['id-0', 'id-1', 'id-2']);
     // A bound LIMIT made SQLite re-prepare on every call: the limit is in the SQL, one statement each.
     expect(s.pendingByLimit.get(2)).toBe(statement);
     expect([...s.pendingByLimit.keys()]).toEqual([2, 3]);
@@ -87,11 +88,11 @@ describe('projection family: versioned rows', () => {
   it('reads a missing key as an absent empty row, inserts it, and reads booleans back as booleans', () => {
     const db = openDatabase(':memory:');
     const s = projection.prepareProjection(db);
-    const locked = projection.lockRows(s, { campaigns: [], candidates: ['c1'], credits: true });
+    const locked = projection.lockRows(s, 'default', { campaigns: [], candidates: ['c1'], credits: true });
     expect(locked.candidates.get('c1')).toEqual({ row: emptyCandidate('c1'), field_versions: '|', absent: true });
     expect(locked.credits?.absent).toBe(true);
     const row = { ...emptyCandidate('c1'), first_name: 'Ada', is_sourced: true, call_queued: false };
-    projection.saveRows(s, {
+    projection.saveRows(s, 'default', {
       campaigns: [],
       candidates: [{ row, field_versions: '|v1|', absent: true }],
       credits: undefined,
@@ -102,7 +103,7 @@ describe('projection family: versioned rows', () => {
       call_queued: 0,
       sms_sent: null,
     });
-    const again = projection.lockRows(s, { campaigns: [], candidates: ['c1'], credits: false });
+    const again = projection.lockRows(s, 'default', { campaigns: [], candidates: ['c1'], credits: false });
     expect(again.candidates.get('c1')).toEqual({ row, field_versions: '|v1|' });
     expect(again.credits).toBeUndefined();
     db.close();

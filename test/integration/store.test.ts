@@ -7,6 +7,7 @@ import { DatabaseTooNewError, loadMigrations } from '../../src/store/migrations.
 import { tempDir } from '../support/servers.js';
 
 const delivery = (n: number) => ({
+  account: 'default',
   raw: Buffer.from(`{"n":${n}}`),
   receivedAt: new Date().toISOString(),
   identity: `id-${n}`,

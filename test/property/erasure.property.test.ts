@@ -25,6 +25,39 @@ const projectable = (event: WebhookEvent) => {
 };
 const names = (event: WebhookEvent, candidate: string) => (event.data as { candidate_id?: unknown }).candidate_id === candidate;
 
+/** The property on a store whose tables `database` empties and reads. */
+const erasureProperty = (store: Store, database: TestDatabase) =>
+  fc.asyncProperty(
+    streamArbitrary(30),
+    fc.array(eventArbitrary(), { maxLength: 8 }),
+    fc.constantFrom('cand-1', 'cand-2', 'cand-3', 'cand-4'),
+    fc.integer({ min: 1, max: 7 }),
+    async ({ events, delivered }, late, K, batchSize) => {
+      await emptyTables(database);
+      await replayInto({ store }, events, { batchSize });
+      const known = events.some((e) => names(e, K));
+      const erase = eraseCandidate(store, { candidateId: K }, { reason: 'property' });
+      if (!known) {
+        await expect(erase).rejects.toThrow(/no candidate/);
+        return;
+      }
+      await erase;
+      // Every generated instant is in November 2026, before the erasure: all of K's are late.
+      await replayInto({ store }, [...delivered, ...late], { batchSize });
+      // K's events say no more than that their campaign exists (a campaign row holds no personal data).
+      const all = [...events, ...late];
+      const expected = stateTables(
+        foldInOrder([
+          ...all.filter((e) => !names(e, K)).map(projectable),
+          ...all.filter((e) => names(e, K)).flatMap((e) => campaignTrace(projectable(e))),
+        ]),
+      );
+      expect(await readStoreTables(database)).toEqual(expected);
+      await rebuild(store, { bulk: batchSize % 2 === 0 });
+      expect(await readStoreTables(database)).toEqual(expected);
+    },
+  );
+
 describe.each(ENGINES)('on $name: erasure is "the set without the person\'s events"', (engine: EngineUnderTest) => {
   let store: Store;
   let database: TestDatabase;
@@ -34,8 +67,8 @@ describe.each(ENGINES)('on $name: erasure is "the set without the person\'s even
       ({ store, database, close } = await freshStore(engine));
       return;
     }
-    // SQLite: the store on the test's connection, which empties and reads the tables. From a
-    // second connection this property fails (rows the store reads as absent are there): reported.
+    // SQLite: the store on the test's connection, which empties and reads the tables (the run
+    // below goes through a second connection).
     const tmp = tempDir();
     const db = new Database(tmp.dbPath);
     store = await openStore(db);
@@ -49,38 +82,20 @@ describe.each(ENGINES)('on $name: erasure is "the set without the person\'s even
   afterAll(() => close());
 
   it('erase K, then receive everything again with late events about K: the state without K', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        streamArbitrary(30),
-        fc.array(eventArbitrary(), { maxLength: 8 }),
-        fc.constantFrom('cand-1', 'cand-2', 'cand-3', 'cand-4'),
-        fc.integer({ min: 1, max: 7 }),
-        async ({ events, delivered }, late, K, batchSize) => {
-          await emptyTables(database);
-          await replayInto({ store }, events, { batchSize });
-          const known = events.some((e) => names(e, K));
-          const erase = eraseCandidate(store, { candidateId: K }, { reason: 'property' });
-          if (!known) {
-            await expect(erase).rejects.toThrow(/no candidate/);
-            return;
-          }
-          await erase;
-          // Every generated instant is in November 2026, before the erasure: all of K's are late.
-          await replayInto({ store }, [...delivered, ...late], { batchSize });
-          // K's events say no more than that their campaign exists (a campaign row holds no personal data).
-          const all = [...events, ...late];
-          const expected = stateTables(
-            foldInOrder([
-              ...all.filter((e) => !names(e, K)).map(projectable),
-              ...all.filter((e) => names(e, K)).flatMap((e) => campaignTrace(projectable(e))),
-            ]),
-          );
-          expect(await readStoreTables(database)).toEqual(expected);
-          await rebuild(store, { bulk: batchSize % 2 === 0 });
-          expect(await readStoreTables(database)).toEqual(expected);
-        },
-      ),
-      { numRuns: engine.name === 'sqlite' ? 60 : 15 },
-    );
+    await fc.assert(erasureProperty(store, database), { numRuns: engine.name === 'sqlite' ? 60 : 15 });
+  });
+});
+
+describe('on SQLite through a second connection', () => {
+  // The tables emptied and read by other connections: a bulk load into the emptied file turned
+  // the WAL off and read pages older than their writes (SQLITE_CORRUPT, a UNIQUE violation). The
+  // seed is a run that found it.
+  it('erase K, then receive everything again: the state without K', async () => {
+    const { store, database, close } = await freshStore(ENGINES[0]!);
+    try {
+      await fc.assert(erasureProperty(store, database), { numRuns: 40, seed: 74454278 });
+    } finally {
+      await close();
+    }
   });
 });

@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, parseJson, readEnvelope } from '../../src/events/index.js';
 import { deliveryOf } from '../../src/receive/delivery.js';
+import { DEFAULT_ACCOUNT } from '../../src/receive/account.js';
 import { jsonArbitrary, sameJson, spellJson, type Json } from '../support/arbitraries.js';
 
 // docs/projection.md section 1, written independently of src/: recursive, keys compared as arrays of
@@ -103,7 +104,7 @@ describe('identity of JSON values (docs/projection.md section 1)', () => {
         if (reading.ok) return;
         expect(reading.issues[0]!.message).toContain(reason);
         if (reason !== 'not UTF-8') expect(reading.issues[0]!.path).toMatch(/^data\.p/);
-        const delivery = deliveryOf(body, reading, TIMESTAMP, null);
+        const delivery = deliveryOf(DEFAULT_ACCOUNT, body, reading, TIMESTAMP, null);
         expect(delivery).toMatchObject({ identity: null, verdict: 'invalid_json' });
         expect(delivery.rawSha256).toBe(createHash('sha256').update(body).digest('hex'));
       }),
@@ -117,7 +118,7 @@ describe('identity of JSON values (docs/projection.md section 1)', () => {
       Buffer.concat([Buffer.from('{"event":"credits.low","timestamp":"2026-11-20T10:00:00Z","data":{"v":'), middle, Buffer.from('}}')]);
     const keys = POISONS.map(([, poison]) => {
       const raw = body(poison);
-      const delivery = deliveryOf(raw, readEnvelope(raw), TIMESTAMP, null);
+      const delivery = deliveryOf(DEFAULT_ACCOUNT, raw, readEnvelope(raw), TIMESTAMP, null);
       return delivery.identity ?? `raw:${delivery.rawSha256}`;
     });
     const valid = [body(Buffer.from('null')), body(Buffer.from('"\uFFFD"'))].map((raw) => readEnvelope(raw));

@@ -25,6 +25,7 @@ const reserialised = (event: WebhookEvent, spaced: boolean) =>
   JSON.stringify({ data: event.data, timestamp: event.timestamp, event: event.event }, null, spaced ? 2 : undefined);
 
 const delivery = (event: WebhookEvent) => ({
+  account: 'default',
   raw: Buffer.from(JSON.stringify(event)),
   receivedAt: '2026-11-22T00:00:00.000Z',
   identity: eventIdentity(event),

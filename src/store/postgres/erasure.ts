@@ -1,30 +1,38 @@
 // Erasure of a candidate (docs/projection.md section 8) on PostgreSQL: one transaction that deletes the
 // projected rows, redacts every stored event naming the person, and records the erasure; then the
-// touched tables vacuumed, so that the dead tuples holding the erased values are gone.
+// touched tables vacuumed, so that the dead tuples holding the erased values are gone. An erasure
+// reaches one account's rows (docs/projection.md section 9); its hooks are claimed across accounts.
 import { erasureInstants, REDACTED_REASONS_JSON, redactedBody, type PersonValues } from '../../events/index.js';
 import { candidateLookup, erasureCounts, PHONE_DIGITS_SQL, reasonsOnceRedacted, rowsNaming, unprojected } from '../erasure-rows.js';
 import type { ErasureHookRow, ErasureHookSettlement, ErasureOutcome, ErasureRequest } from '../store.js';
 import { postgresSql } from './reads.js';
 import { query, type Engine, type Session } from './session.js';
 
-// Erasures and the projection of candidates are serialised by one transaction-level advisory lock,
-// shared by projections and exclusive for an erasure, taken before any row lock: a projection that
-// read no tombstone cannot commit a row for a person whose erasure commits meanwhile (replicas
-// project concurrently). Erasures are rare and short; while one runs, projection waits and
-// intake goes on acknowledging.
-const ERASURE_LOCK = 'SELECT pg_advisory_xact_lock%s(1886545265, hashtext(current_schema()))'; // 'preq': apart from the migrations' lock; one per schema
+// Erasures and the projection of candidates are serialised by one transaction-level advisory lock
+// per account, shared by projections and exclusive for an erasure, taken before any row lock: a
+// projection that read no tombstone cannot commit a row for a person whose erasure commits
+// meanwhile (replicas project concurrently). Erasures are rare and short; while one runs, that
+// account's projection waits, other accounts' goes on, and intake goes on acknowledging.
+// 'preq': apart from the migrations' lock; one per schema and account (a hash collision only
+// makes two accounts wait for each other).
+const ERASURE_LOCK = `SELECT pg_advisory_xact_lock%s(1886545265, hashtext(current_schema() || ' ' || $1))`;
 
-/** The latest erasure of each of these candidates that has one (ms); erasures wait for this transaction. */
-export async function erasures(tx: Session, candidateIds: readonly string[]): Promise<Map<string, number>> {
+/** Takes the account's erasure lock: `shared` for a projection, exclusive for an erasure. */
+async function erasureLock(tx: Session, account: string, mode: 'shared' | 'exclusive'): Promise<void> {
+  await query(tx, ERASURE_LOCK.replace('%s', mode === 'shared' ? '_shared' : ''), [account]);
+}
+
+/** The latest erasure of each of these candidates of the account that has one (ms); erasures wait for this transaction. */
+export async function erasures(tx: Session, account: string, candidateIds: readonly string[]): Promise<Map<string, number>> {
   if (candidateIds.length === 0) return new Map();
   const ids = [...new Set(candidateIds)];
   // A statement of its own: the read below takes its snapshot after the lock is held, so that it
   // sees an erasure that committed while this transaction waited.
-  await query(tx, ERASURE_LOCK.replace('%s', '_shared'));
+  await erasureLock(tx, account, 'shared');
   const rows = await query<{ candidate_id: string; erased_at: Date }>(
     tx,
-    'SELECT candidate_id, MAX(erased_at) AS erased_at FROM erasures WHERE candidate_id = ANY($1::text[]) GROUP BY candidate_id',
-    [ids],
+    'SELECT candidate_id, MAX(erased_at) AS erased_at FROM erasures WHERE account = $2 AND candidate_id = ANY($1::text[]) GROUP BY candidate_id',
+    [ids, account],
   );
   return erasureInstants(rows);
 }
@@ -32,16 +40,17 @@ export async function erasures(tx: Session, candidateIds: readonly string[]): Pr
 const ASCII_FOLDED_EMAIL = `translate(email, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')`; // as SQLite's lower()
 
 /**
- * The people a request names, as projected, locked: by id, or every candidate whose e-mail (ASCII
- * case folded) or phone (as E.164) matches: the SQL narrows, the lookup decides.
+ * The people a request names among the account's projected candidates, locked: by id, or every
+ * candidate whose e-mail (ASCII case folded) or phone (as E.164) matches: the SQL narrows, the
+ * lookup decides.
  */
-async function find(tx: Session, match: ErasureRequest['match']): Promise<PersonValues[]> {
+async function find(tx: Session, account: string, match: ErasureRequest['match']): Promise<PersonValues[]> {
   if ('candidateIds' in match || 'candidateId' in match) {
     const ids = 'candidateIds' in match ? [...match.candidateIds] : [match.candidateId];
     return await query<PersonValues>(
       tx,
-      'SELECT candidate_id, email, phone FROM candidates WHERE candidate_id = ANY($1::text[]) ORDER BY candidate_id FOR UPDATE',
-      [ids],
+      'SELECT candidate_id, email, phone FROM candidates WHERE account = $2 AND candidate_id = ANY($1::text[]) ORDER BY candidate_id FOR UPDATE',
+      [ids, account],
     );
   }
   const lookup = candidateLookup(match);
@@ -49,8 +58,8 @@ async function find(tx: Session, match: ErasureRequest['match']): Promise<Person
     'email' in match ? `${ASCII_FOLDED_EMAIL} = $1` : lookup.forms.length > 0 ? `${PHONE_DIGITS_SQL} = ANY($1::text[])` : 'phone = $1';
   const rows = await query<PersonValues>(
     tx,
-    `SELECT candidate_id, email, phone FROM candidates WHERE ${where} ORDER BY candidate_id FOR UPDATE`,
-    [lookup.forms.length > 0 ? lookup.forms : lookup.parameters[0]],
+    `SELECT candidate_id, email, phone FROM candidates WHERE account = $2 AND ${where} ORDER BY candidate_id FOR UPDATE`,
+    [lookup.forms.length > 0 ? lookup.forms : lookup.parameters[0], account],
   );
   return rows.filter(lookup.matches);
 }
@@ -76,13 +85,13 @@ async function redactRows(tx: Session, rows: ReadonlyArray<{ inboxId: number; ra
   await query(tx, `UPDATE handler_failures SET error = '(erased)' WHERE inbox_id = ANY($1::bigint[])`, [rows.map((r) => r.inboxId)]);
 }
 
-/** Erases a person (one candidate or several) inside the caller's write transaction. */
-export async function eraseCandidate(tx: Session, request: ErasureRequest): Promise<ErasureOutcome> {
-  await query(tx, ERASURE_LOCK.replace('%s', ''));
-  const projected = await find(tx, request.match);
+/** Erases a person (one candidate or several) of the account inside the caller's write transaction. */
+export async function eraseCandidate(tx: Session, account: string, request: ErasureRequest): Promise<ErasureOutcome> {
+  await erasureLock(tx, account, 'exclusive');
+  const projected = await find(tx, account, request.match);
   const people = projected.length === 0 ? unprojected(request.match) : projected;
   if (people.length === 0) return { found: false };
-  const rows = await rowsNaming(postgresSql(tx), people);
+  const rows = await rowsNaming(postgresSql(tx), account, people);
   if (projected.length === 0 && rows.length === 0) return { found: false };
   await redactRows(
     tx,
@@ -90,16 +99,16 @@ export async function eraseCandidate(tx: Session, request: ErasureRequest): Prom
   );
   const outcome = erasureCounts(people, rows);
   const ids = outcome.candidates.map((c) => c.candidateId);
-  await query(tx, 'DELETE FROM interview_responses WHERE candidate_id = ANY($1::text[])', [ids]);
-  await query(tx, 'DELETE FROM candidates WHERE candidate_id = ANY($1::text[])', [ids]);
+  await query(tx, 'DELETE FROM interview_responses WHERE account = $2 AND candidate_id = ANY($1::text[])', [ids, account]);
+  await query(tx, 'DELETE FROM candidates WHERE account = $2 AND candidate_id = ANY($1::text[])', [ids, account]);
   await query(
     tx,
     `WITH erased AS (
-       INSERT INTO erasures (candidate_id, erased_at, reason, events_redacted)
-       SELECT id, $2::timestamptz, $3, n FROM unnest($1::text[], $4::integer[]) AS v(id, n) ORDER BY id
+       INSERT INTO erasures (account, candidate_id, erased_at, reason, events_redacted)
+       SELECT $5, id, $2::timestamptz, $3, n FROM unnest($1::text[], $4::integer[]) AS v(id, n) ORDER BY id
        RETURNING erasure_id, erased_at)
      INSERT INTO erasure_hooks (erasure_id, due_at) SELECT erasure_id, erased_at FROM erased`,
-    [ids, request.erasedAt, request.reason, outcome.candidates.map((c) => c.eventsRedacted)],
+    [ids, request.erasedAt, request.reason, outcome.candidates.map((c) => c.eventsRedacted), account],
   );
   return outcome;
 }
@@ -112,12 +121,12 @@ export async function scrub(engine: Engine): Promise<{ complete: boolean }> {
   return { complete: true };
 }
 
-/** Redacts every row set aside (unknown kinds, dead letters) received before `before` (retention). */
-export async function redactSetAside(tx: Session, before: string): Promise<number> {
+/** Redacts every row of the account set aside (unknown kinds, dead letters) received before `before` (retention). */
+export async function redactSetAside(tx: Session, account: string, before: string): Promise<number> {
   const rows = await query<{ inbox_id: string; raw: Buffer; reasons: string | null }>(
     tx,
-    `SELECT inbox_id, raw, reasons FROM inbox WHERE state IN ('unknown', 'dead') AND received_at < $1::timestamptz`,
-    [before],
+    `SELECT inbox_id, raw, reasons FROM inbox WHERE account = $2 AND state IN ('unknown', 'dead') AND received_at < $1::timestamptz`,
+    [before, account],
   );
   const reasons = REDACTED_REASONS_JSON;
   const changed = rows
@@ -127,20 +136,32 @@ export async function redactSetAside(tx: Session, before: string): Promise<numbe
   return changed.length;
 }
 
-/** Claims erasures whose hooks are due, inside the caller's transaction (rows another process is claiming are skipped). */
+/**
+ * Claims erasures of every account whose hooks are due, inside the caller's transaction (rows
+ * another process is claiming are skipped); each names its account.
+ */
 export async function claimErasureHooks(tx: Session, now: string, claimUntil: string, limit: number): Promise<ErasureHookRow[]> {
-  const rows = await query<{ erasure_id: string; rounds: number; candidate_id: string; erased_at: string; reason: string }>(
+  const rows = await query<{
+    erasure_id: string;
+    rounds: number;
+    account: string;
+    candidate_id: string;
+    erased_at: string;
+    reason: string;
+  }>(
     tx,
     `WITH due AS (
        SELECT erasure_id FROM erasure_hooks
         WHERE due_at <= $1::timestamptz AND (claimed_until IS NULL OR claimed_until <= $1::timestamptz)
         ORDER BY due_at, erasure_id LIMIT $3 FOR UPDATE SKIP LOCKED),
      claimed AS (UPDATE erasure_hooks h SET claimed_until = $2::timestamptz FROM due WHERE h.erasure_id = due.erasure_id RETURNING h.erasure_id, h.rounds)
-     SELECT claimed.erasure_id, claimed.rounds, e.candidate_id, e.erased_at, e.reason FROM claimed JOIN erasures e USING (erasure_id) ORDER BY claimed.erasure_id`,
+     SELECT claimed.erasure_id, claimed.rounds, e.account, e.candidate_id, e.erased_at, e.reason
+     FROM claimed JOIN erasures e USING (erasure_id) ORDER BY claimed.erasure_id`,
     [now, claimUntil, limit],
   );
   return rows.map((r) => ({
     erasureId: Number(r.erasure_id),
+    account: r.account,
     candidateId: r.candidate_id,
     erasedAt: r.erased_at,
     reason: r.reason,

@@ -1,4 +1,5 @@
-// Handler bookkeeping: a row's handlers done, the failures recorded, listed and retried.
+// Handler bookkeeping: a row's handlers done, the failures recorded, listed and retried. A failure
+// carries its row's account; listing and retrying reach the view's account only.
 import type { QueryResultRow } from 'pg';
 import type { HandlerFailureRow } from '../store.js';
 import { inTransaction, query, type Engine, type Session } from './session.js';
@@ -10,32 +11,37 @@ export async function handlersDone(db: Session, id: number): Promise<void> {
   ]);
 }
 
+/** Records a handler's failure under the account of its row. */
 export async function recordHandlerFailure(db: Session, f: Omit<HandlerFailureRow, 'failure_id'>): Promise<void> {
-  await query(db, 'INSERT INTO handler_failures (inbox_id, handler, error, attempts, failed_at) VALUES ($1, $2, $3, $4, $5)', [
-    f.inbox_id,
-    f.handler,
-    f.error,
-    f.attempts,
-    f.failed_at,
-  ]);
-}
-
-/** Handler failures after `afterId`, by failure id. */
-export async function handlerFailures(db: Session, afterId: number, limit: number): Promise<HandlerFailureRow[]> {
-  return await query<HandlerFailureRow & QueryResultRow>(
+  await query(
     db,
-    'SELECT * FROM handler_failures WHERE failure_id > $1 ORDER BY failure_id LIMIT $2',
-    [afterId, limit],
+    `INSERT INTO handler_failures (account, inbox_id, handler, error, attempts, failed_at)
+     SELECT account, inbox_id, $2, $3, $4, $5 FROM inbox WHERE inbox_id = $1`,
+    [f.inbox_id, f.handler, f.error, f.attempts, f.failed_at],
   );
 }
 
-/** Forgets these failures and marks their (projected) events for the handlers again, in one transaction. */
-export async function retryHandlerFailures(engine: Engine, ids: readonly number[]): Promise<{ retried: number[]; skipped: number[] }> {
+/** The account's handler failures after `afterId`, by failure id. */
+export async function handlerFailures(db: Session, account: string, afterId: number, limit: number): Promise<HandlerFailureRow[]> {
+  return await query<HandlerFailureRow & QueryResultRow>(
+    db,
+    `SELECT failure_id, inbox_id, handler, error, attempts, failed_at FROM handler_failures
+     WHERE account = $1 AND failure_id > $2 ORDER BY failure_id LIMIT $3`,
+    [account, afterId, limit],
+  );
+}
+
+/** Forgets these failures of the account and marks their (projected) events for the handlers again, in one transaction. */
+export async function retryHandlerFailures(
+  engine: Engine,
+  account: string,
+  ids: readonly number[],
+): Promise<{ retried: number[]; skipped: number[] }> {
   return await inTransaction(engine, async (tx) => {
     const forgotten = await query<{ failure_id: number; inbox_id: number }>(
       tx,
-      'DELETE FROM handler_failures WHERE failure_id = ANY($1::bigint[]) RETURNING failure_id, inbox_id',
-      [ids],
+      'DELETE FROM handler_failures WHERE failure_id = ANY($1::bigint[]) AND account = $2 RETURNING failure_id, inbox_id',
+      [ids, account],
     );
     await query(
       tx,

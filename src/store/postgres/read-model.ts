@@ -23,9 +23,11 @@ const POSTGRES: ReadDialect = {
   minuteOf: `to_char(received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI')`,
 };
 
-export function postgresReadModel(db: Session): ReadModel {
+/** The read model of one account. */
+export function postgresReadModel(db: Session, account: string): ReadModel {
   return createReadModel(
     POSTGRES,
     async <R>({ text, values }: { text: string; values: unknown[] }) => (await query<QueryResultRow>(db, text, values)) as R[],
+    account,
   );
 }

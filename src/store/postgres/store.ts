@@ -1,7 +1,11 @@
 // The PostgreSQL engine: the operation families of this folder assembled into a `Store`. The
-// families hold the SQL; this file only wires them to one pool and one work channel.
+// families hold the SQL; this file only wires them to one pool and one work channel, and scopes
+// each view to its account (docs/projection.md section 9): one view per account, made once, every
+// one on the same pool, each passing its account to the statements it runs.
 import type { Logger } from 'pino';
+import { DEFAULT_ACCOUNT } from '../../receive/account.js';
 import type { Store, WriteTx } from '../store.js';
+import { accountsWithWork, deleteAccountRows } from './accounts.js';
 import { claimHandlers, claimPending, claimPendingRow, releaseHandlers, renewHandlerClaims, settle } from './claims.js';
 import { typeParsers, type Pool } from './connection.js';
 import { requeue, setAside } from './dead-letters.js';
@@ -34,38 +38,71 @@ export interface PostgresStoreOptions {
   logger?: Pick<Logger, 'warn' | 'error'>;
 }
 
-/** Opens the PostgreSQL engine on a pool: migrates (once across replicas), checks durability settings. */
+/** What every account's view shares: the pool, the work channel, the views made so far. */
+interface Shared {
+  engine: Engine;
+  work: WorkChannel;
+  options: PostgresStoreOptions;
+  views: Map<string, Store>;
+}
+
+/** Opens the PostgreSQL engine on a pool: migrates (once across replicas), checks durability settings; the default account's view. */
 export async function createPostgresStore(pool: Pool, options: PostgresStoreOptions): Promise<Store> {
   const engine = createEngine(pool, await typeParsers());
   await prepareSchema(engine, options);
+  return viewOf({ engine, work: createWorkChannel(engine), options, views: new Map() }, DEFAULT_ACCOUNT);
+}
+
+/** The account's view, made at its first use. */
+function viewOf(shared: Shared, account: string): Store {
+  let view = shared.views.get(account);
+  if (view === undefined) {
+    view = { ...databaseWide(shared), ...accountView(shared, account) };
+    shared.views.set(account, view);
+  }
+  return view;
+}
+
+/** What reaches the account's rows only, or rows by inbox id. */
+function accountView(shared: Shared, account: string): Omit<Store, keyof ReturnType<typeof databaseWide>> {
+  const { engine, work } = shared;
   const db = engine.pooled;
-  const work = createWorkChannel(engine);
   return {
-    location: options.location,
-    // Leave connections for projection, handlers, reads and the listener.
-    writeConcurrency: Math.max(1, Math.floor(((pool as { options?: { max?: number } }).options?.max ?? 10) / 2)),
-    write: (run, writeOptions) => inTransaction(engine, (tx) => run(writeTx(tx)), writeOptions),
-    // One INSERT is its own transaction: committed (synchronous_commit on) when it returns.
-    append: (deliveries) => appendDeliveries(engine.pooled, deliveries),
-    inboxRow: (id) => inboxRow(db, id),
-    counts: () => counts(db),
-    hasPending: () => hasPending(db),
-    setAside: (afterId, limit) => setAside(db, afterId, limit),
+    account,
+    forAccount: (other) => viewOf(shared, other),
+    write: (run, writeOptions) => inTransaction(engine, (tx) => run(writeTx(tx, account)), writeOptions),
+    counts: () => counts(db, account),
+    hasPending: () => hasPending(db, account),
+    setAside: (afterId, limit) => setAside(db, account, afterId, limit),
     async requeue(ids) {
-      const result = await requeue(db, ids);
+      const result = await requeue(db, account, ids);
       if (result.requeued.length > 0) announceWork(work);
       return result;
     },
-    claimHandlers: (claim) => claimHandlers(db, claim),
+    claimHandlers: (claim) => claimHandlers(db, account, claim),
+    handlerFailures: (afterId, limit) => handlerFailures(db, account, afterId, limit),
+    retryHandlerFailures: (ids) => retryHandlerFailures(engine, account, ids),
+    people: peopleReads(postgresSql(db), account),
+    projected: projectedReads(postgresSql(db), account),
+    readModel: postgresReadModel(db, account),
+  };
+}
+
+/** What every view shares: the database's own (settings, presence, lifecycle) and what is done by inbox id. */
+function databaseWide({ engine, work, options }: Shared) {
+  const db = engine.pooled;
+  return {
+    location: options.location,
+    // Leave connections for projection, handlers, reads and the listener.
+    writeConcurrency: Math.max(1, Math.floor(((engine.pool as { options?: { max?: number } }).options?.max ?? 10) / 2)),
+    // One INSERT is its own transaction: committed (synchronous_commit on) when it returns.
+    append: (deliveries) => appendDeliveries(db, deliveries),
+    inboxRow: (id) => inboxRow(db, id),
     renewHandlerClaims: (owner, ids, leaseMs) => renewHandlerClaims(db, owner, ids, leaseMs),
     handlersDone: (id) => handlersDone(db, id),
     releaseHandlers: (owner, ids) => releaseHandlers(db, owner, ids),
     recordHandlerFailure: (failure) => recordHandlerFailure(db, failure),
-    handlerFailures: (afterId, limit) => handlerFailures(db, afterId, limit),
-    retryHandlerFailures: (ids) => retryHandlerFailures(engine, ids),
-    people: peopleReads(postgresSql(db)),
-    projected: projectedReads(postgresSql(db)),
-    readModel: postgresReadModel(db),
+    accountsWithWork: () => accountsWithWork(db),
     registry: postgresRegistry(engine),
     ...postgresPresence((text, values) => query(db, text, values)),
     setting: (key) => setting(db, key),
@@ -76,26 +113,27 @@ export async function createPostgresStore(pool: Pool, options: PostgresStoreOpti
     onWork: (callback) => onWork(work, callback),
     announceWork: () => announceWork(work),
     close: () => close(engine, work, options.ownsPool),
-  };
+  } satisfies Partial<Store>;
 }
 
-/** The work of one write transaction, each operation on its client. */
-function writeTx(tx: Session): WriteTx {
+/** The work of one write transaction of the account's view, each operation on its client. */
+function writeTx(tx: Session, account: string): WriteTx {
   return {
     append: (deliveries) => appendDeliveries(tx, deliveries),
-    known: (identities) => knownIdentities(tx, identities),
+    known: (identities) => knownIdentities(tx, account, identities),
     appendSettled: (rows, at) => appendSettled(tx, rows, at),
-    claimPending: (limit) => claimPending(tx, limit),
+    claimPending: (limit) => claimPending(tx, account, limit),
     claimPendingRow: (inboxId) => claimPendingRow(tx, inboxId),
-    lockRows: (keys) => lockRows(tx, keys),
-    saveRows: (writes) => saveRows(tx, writes),
-    resetProjection: () => resetProjection(tx),
+    lockRows: (keys) => lockRows(tx, account, keys),
+    saveRows: (writes) => saveRows(tx, account, writes),
+    resetProjection: () => resetProjection(tx, account),
     putSetting: (key, value) => putSetting(tx, key, value),
-    erasures: (ids) => erasure.erasures(tx, ids),
-    eraseCandidate: (request) => erasure.eraseCandidate(tx, request),
-    redactSetAside: (before) => erasure.redactSetAside(tx, before),
+    erasures: (ids) => erasure.erasures(tx, account, ids),
+    eraseCandidate: (request) => erasure.eraseCandidate(tx, account, request),
+    redactSetAside: (before) => erasure.redactSetAside(tx, account, before),
     claimErasureHooks: (now, claimUntil, limit) => erasure.claimErasureHooks(tx, now, claimUntil, limit),
     settleErasureHook: (erasureId, settlement) => erasure.settleErasureHook(tx, erasureId, settlement),
+    deleteAccountRows: () => deleteAccountRows(tx, account),
     settle: (settlements, at, settleOptions) => settle(tx, settlements, at, settleOptions),
   };
 }

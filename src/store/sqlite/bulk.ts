@@ -2,7 +2,7 @@ import type { Delivery } from '../../receive/delivery.js';
 import type { BulkLoad, BulkMode, RowWrites, SettledDelivery, Settlement, StagedEffect, StoredEvent } from '../store.js';
 import Database from 'better-sqlite3';
 import { erasureInstants } from '../../events/index.js';
-import { runWrite, serialised, type SqliteConnection, type Writer } from './connection.js';
+import { runWrite, serialised, writtenByOthers, type SqliteConnection, type Writer } from './connection.js';
 import type { SqliteDatabase } from './database.js';
 import { IdentitySet } from './identity-set.js';
 import { PROJECTED_TABLES } from './projection.js';
@@ -21,15 +21,17 @@ const BULK_CACHE = -2000;
 const NAMED_IN_MEMORY = 50_000;
 
 export interface BulkStatements {
+  /** The account the load is for: a rebuild re-projects its rows only, a load into an empty database appends to it. */
+  account: string;
   /** Inserts an accepted delivery already processed (replay's statement); returns its inbox id. */
   appendSettled(row: SettledDelivery, at: string): number;
   /** Inserts a body that is not an event as a dead letter, unless its bytes are stored (the unique index stays). */
   appendRefused(delivery: Delivery): boolean;
-  /** Writes projected rows (insert for absent rows). */
+  /** Writes the account's projected rows (insert for absent rows). */
   saveRows(writes: RowWrites): void;
 }
 
-/** Whether the inbox and the projected tables hold no row. */
+/** Whether the inbox and the projected tables hold no row, of any account. */
 function isEmpty(db: SqliteDatabase): boolean {
   return ['inbox', ...PROJECTED_TABLES].every((table) => db.prepare(`SELECT 1 FROM ${table} LIMIT 1`).get() === undefined);
 }
@@ -49,9 +51,13 @@ export function loadInBulk<T>(
   // WAL: new pages go straight to the file instead of to the WAL and again at the checkpoint
   // (11 % of a 1,000,000-event replay). A rollback journal with synchronous = FULL is as
   // durable, and an interrupted load is rolled back from it at the next open. The WAL comes
-  // back as soon as the load ends. With another connection open, SQLite keeps the WAL.
+  // back as soon as the load ends. With another connection open, SQLite keeps the WAL. Once
+  // another connection has committed to the file (and closed), it is kept too: leaving the WAL
+  // then left this connection reading pages older than those commits (a UNIQUE violation, rows
+  // the load read as absent), since outside the WAL a cached page is checked against a file
+  // counter that commits in the WAL do not change.
   return serialised(connection, async () => {
-    const walOff = mode === 'empty' && journalMode(connection.db, 'delete');
+    const walOff = mode === 'empty' && !writtenByOthers(connection) && journalMode(connection.db, 'delete');
     try {
       return await runWrite(connection, writer, () => bulkTransaction(connection.db, mode, statements, work), {});
     } finally {
@@ -105,7 +111,10 @@ function beginBulk(
   mode: BulkMode,
   statements: BulkStatements,
 ): { bulk: BulkLoad; finish: () => void; close: () => void } {
-  if (mode === 'rebuild') for (const table of PROJECTED_TABLES) db.prepare(`DELETE FROM ${table}`).run();
+  // A rebuild empties its account's projected rows only: other accounts' stay, and so do their
+  // entries in the indexes dropped below, which are built again over every row.
+  if (mode === 'rebuild')
+    for (const table of PROJECTED_TABLES) db.prepare(`DELETE FROM ${table} WHERE account = ?`).run(statements.account);
   // Into an empty inbox the identity indexes go (repeats are told by `seen`) and so does the index
   // by handler key: they are built again by sorting. The other inbox indexes stay: they are
   // partial, and a settled row enters them only when its handlers are due. The candidates' index
@@ -115,6 +124,7 @@ function beginBulk(
     ...indexesOf(db, 'candidates'),
   ];
   for (const { name } of dropped) db.prepare(`DROP INDEX ${name}`).run();
+  // One account's identities: `append` takes deliveries to the load's account only.
   const identityAt = db.prepare('SELECT identity FROM inbox WHERE inbox_id = ?').pluck();
   const seen = new IdentitySet((id) => identityAt.get(id) as string | undefined);
   const scratch = openScratch();
@@ -173,11 +183,16 @@ function bulkOperations(
   const named = new Set<string>();
   const resettle = db.prepare('UPDATE inbox SET state = ?, reasons = ?, processed_at = ?, attempts = attempts + 1 WHERE inbox_id = ?');
   const replaceRaw = db.prepare('UPDATE inbox SET raw = ? WHERE inbox_id = ?');
+  const { account } = statements;
+  const ownAccount = (delivery: Delivery): void => {
+    if (delivery.account !== account) throw new Error(`a bulk load of account ${account} was given a delivery to ${delivery.account}`);
+  };
 
   return {
     append(rows, at) {
       if (mode !== 'empty') throw new Error('append is for a bulk load into an empty inbox');
       return rows.map((row) => {
+        ownAccount('refused' in row ? row.refused : row.settled.delivery);
         if ('refused' in row) return statements.appendRefused(row.refused);
         const { identity } = row.settled.delivery;
         if (seen === undefined) throw new Error('append after sortedEffects');
@@ -198,15 +213,19 @@ function bulkOperations(
     },
     erasures: () =>
       erasureInstants(
-        db.prepare('SELECT candidate_id, erased_at FROM erasures').all() as Array<{ candidate_id: string; erased_at: string }>,
+        db.prepare('SELECT candidate_id, erased_at FROM erasures WHERE account = ?').all(account) as Array<{
+          candidate_id: string;
+          erased_at: string;
+        }>,
       ),
-    accepted: () => db.prepare("SELECT COUNT(*) FROM inbox WHERE verdict = 'accepted'").pluck().get() as number,
+    accepted: () => db.prepare("SELECT COUNT(*) FROM inbox WHERE account = ? AND verdict = 'accepted'").pluck().get(account) as number,
     events(afterId, limit) {
       return db
         .prepare(
-          `SELECT inbox_id, raw, identity, state, reasons FROM inbox WHERE verdict = 'accepted' AND inbox_id > ? ORDER BY inbox_id LIMIT ${Math.trunc(limit)}`,
+          `SELECT inbox_id, raw, identity, state, reasons FROM inbox WHERE account = ? AND verdict = 'accepted' AND inbox_id > ?
+           ORDER BY inbox_id LIMIT ${Math.trunc(limit)}`,
         )
-        .all(afterId) as StoredEvent[];
+        .all(account, afterId) as StoredEvent[];
     },
     resettle(settlements: readonly Settlement[], at) {
       for (const s of settlements) {

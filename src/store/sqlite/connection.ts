@@ -22,10 +22,18 @@ export interface SqliteConnection {
   /** Write transactions on this connection run one after the other. */
   queue: Promise<unknown>;
   closed: boolean;
+  /** `PRAGMA data_version` when the store was made: it changes when another connection commits. */
+  readonly dataVersion: number;
 }
 
 export function openConnection(db: SqliteDatabase, busyTimeoutMs: number): SqliteConnection {
-  return { db, busyTimeoutMs, preparedOnUse: new Map(), transaction: undefined, queue: Promise.resolve(), closed: false };
+  const dataVersion = db.pragma('data_version', { simple: true }) as number;
+  return { db, busyTimeoutMs, preparedOnUse: new Map(), transaction: undefined, queue: Promise.resolve(), closed: false, dataVersion };
+}
+
+/** Whether another connection has committed to the file since the store was made. */
+export function writtenByOthers(connection: SqliteConnection): boolean {
+  return connection.db.pragma('data_version', { simple: true }) !== connection.dataVersion;
 }
 
 /** The statement of this SQL text, prepared at its first use and kept for the connection's life. */

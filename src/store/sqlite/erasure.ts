@@ -1,40 +1,41 @@
 // Erasure of a candidate (docs/projection.md section 8) on SQLite: one transaction that deletes the
 // projected rows, redacts every stored event naming the person, and records the erasure; then a
-// scrub that leaves none of the erased bytes in the file or its WAL.
+// scrub that leaves none of the erased bytes in the file or its WAL. An erasure reaches one
+// account's rows (docs/projection.md section 9); the hooks it owes are claimed across accounts.
 import { erasureInstants, REDACTED_REASONS_JSON, redactedBody, type PersonValues } from '../../events/index.js';
 import { candidateLookup, erasureCounts, PHONE_DIGITS_SQL, reasonsOnceRedacted, rowsNaming, unprojected } from '../erasure-rows.js';
 import type { ErasureHookRow, ErasureHookSettlement, ErasureOutcome, ErasureRequest } from '../store.js';
 import { prepared, read, type SqliteConnection } from './connection.js';
 import { sqliteSql } from './reads.js';
 
-/** The latest erasure of each of these candidates that has one (ms). */
-export function erasures(connection: SqliteConnection, candidateIds: readonly string[]): Map<string, number> {
+/** The latest erasure of each of these candidates of the account that has one (ms). */
+export function erasures(connection: SqliteConnection, account: string, candidateIds: readonly string[]): Map<string, number> {
   if (candidateIds.length === 0) return new Map();
   const rows: Array<{ candidate_id: string; erased_at: string }> = [];
   const statement = prepared(
     connection,
-    'SELECT candidate_id, MAX(erased_at) AS erased_at FROM erasures WHERE candidate_id = ? GROUP BY candidate_id',
+    'SELECT candidate_id, MAX(erased_at) AS erased_at FROM erasures WHERE account = ? AND candidate_id = ? GROUP BY candidate_id',
   );
   for (const id of new Set(candidateIds)) {
-    const row = statement.get(id) as { candidate_id: string; erased_at: string } | undefined;
+    const row = statement.get(account, id) as { candidate_id: string; erased_at: string } | undefined;
     if (row !== undefined) rows.push(row);
   }
   return erasureInstants(rows);
 }
 
-/** Candidates by id, as projected (those that are). */
-function byIds(connection: SqliteConnection, ids: readonly string[]): PersonValues[] {
-  const statement = prepared(connection, 'SELECT candidate_id, email, phone FROM candidates WHERE candidate_id = ?');
-  return [...new Set(ids)].flatMap((id) => (statement.get(id) as PersonValues | undefined) ?? []);
+/** The account's candidates by id, as projected (those that are). */
+function byIds(connection: SqliteConnection, account: string, ids: readonly string[]): PersonValues[] {
+  const statement = prepared(connection, 'SELECT candidate_id, email, phone FROM candidates WHERE account = ? AND candidate_id = ?');
+  return [...new Set(ids)].flatMap((id) => (statement.get(account, id) as PersonValues | undefined) ?? []);
 }
 
 /**
  * The people a request names, as projected: by id, or every candidate whose e-mail (ASCII case
  * folded, as lower() does here) or phone (as E.164) matches: the SQL narrows, the lookup decides.
  */
-function find(connection: SqliteConnection, match: ErasureRequest['match']): PersonValues[] {
-  if ('candidateIds' in match) return byIds(connection, match.candidateIds);
-  if ('candidateId' in match) return byIds(connection, [match.candidateId]);
+function find(connection: SqliteConnection, account: string, match: ErasureRequest['match']): PersonValues[] {
+  if ('candidateIds' in match) return byIds(connection, account, match.candidateIds);
+  if ('candidateId' in match) return byIds(connection, account, [match.candidateId]);
   const lookup = candidateLookup(match);
   const sql =
     'email' in match
@@ -42,9 +43,10 @@ function find(connection: SqliteConnection, match: ErasureRequest['match']): Per
       : lookup.forms.length > 0
         ? `${PHONE_DIGITS_SQL} IN (${lookup.forms.map(() => '?').join(', ')})`
         : 'phone = ?';
-  const rows = prepared(connection, `SELECT candidate_id, email, phone FROM candidates WHERE ${sql} ORDER BY candidate_id`).all(
-    ...lookup.parameters,
-  ) as PersonValues[];
+  const rows = prepared(
+    connection,
+    `SELECT candidate_id, email, phone FROM candidates WHERE account = ? AND ${sql} ORDER BY candidate_id`,
+  ).all(account, ...lookup.parameters) as PersonValues[];
   return rows.filter(lookup.matches);
 }
 
@@ -54,22 +56,22 @@ function redactRow(connection: SqliteConnection, inboxId: number, redacted: Uint
   prepared(connection, `UPDATE handler_failures SET error = '(erased)' WHERE inbox_id = ?`).run(inboxId);
 }
 
-/** Erases a person (one candidate or several) inside the caller's write transaction. */
-export async function eraseCandidate(connection: SqliteConnection, request: ErasureRequest): Promise<ErasureOutcome> {
-  const projected = find(connection, request.match);
+/** Erases a person of the account (one candidate or several) inside the caller's write transaction. */
+export async function eraseCandidate(connection: SqliteConnection, account: string, request: ErasureRequest): Promise<ErasureOutcome> {
+  const projected = find(connection, account, request.match);
   const people = projected.length === 0 ? unprojected(request.match) : projected;
   if (people.length === 0) return { found: false };
-  const rows = await rowsNaming(sqliteSql(connection), people);
+  const rows = await rowsNaming(sqliteSql(connection), account, people);
   if (projected.length === 0 && rows.length === 0) return { found: false };
   for (const row of rows) redactRow(connection, row.inbox_id, redactedBody(row.raw), reasonsOnceRedacted(row));
   const outcome = erasureCounts(people, rows);
   for (const { candidateId, eventsRedacted } of outcome.candidates) {
-    prepared(connection, 'DELETE FROM interview_responses WHERE candidate_id = ?').run(candidateId);
-    prepared(connection, 'DELETE FROM candidates WHERE candidate_id = ?').run(candidateId);
+    prepared(connection, 'DELETE FROM interview_responses WHERE account = ? AND candidate_id = ?').run(account, candidateId);
+    prepared(connection, 'DELETE FROM candidates WHERE account = ? AND candidate_id = ?').run(account, candidateId);
     const { lastInsertRowid } = prepared(
       connection,
-      'INSERT INTO erasures (candidate_id, erased_at, reason, events_redacted) VALUES (?, ?, ?, ?)',
-    ).run(candidateId, request.erasedAt, request.reason, eventsRedacted);
+      'INSERT INTO erasures (account, candidate_id, erased_at, reason, events_redacted) VALUES (?, ?, ?, ?, ?)',
+    ).run(account, candidateId, request.erasedAt, request.reason, eventsRedacted);
     prepared(connection, 'INSERT INTO erasure_hooks (erasure_id, due_at) VALUES (?, ?)').run(lastInsertRowid, request.erasedAt);
   }
   return outcome;
@@ -93,11 +95,12 @@ export async function scrub(connection: SqliteConnection): Promise<{ complete: b
   return { complete: false };
 }
 
-/** Redacts every row set aside (unknown kinds, dead letters) received before `before` (retention). */
-export function redactSetAside(connection: SqliteConnection, before: string): number {
-  const rows = prepared(connection, `SELECT inbox_id, raw, reasons FROM inbox WHERE state IN ('unknown', 'dead') AND received_at < ?`).all(
-    before,
-  ) as Array<{ inbox_id: number; raw: Uint8Array; reasons: string | null }>;
+/** Redacts every row of the account set aside (unknown kinds, dead letters) received before `before` (retention). */
+export function redactSetAside(connection: SqliteConnection, account: string, before: string): number {
+  const rows = prepared(
+    connection,
+    `SELECT inbox_id, raw, reasons FROM inbox WHERE account = ? AND state IN ('unknown', 'dead') AND received_at < ?`,
+  ).all(account, before) as Array<{ inbox_id: number; raw: Uint8Array; reasons: string | null }>;
   const reasons = REDACTED_REASONS_JSON;
   let changed = 0;
   for (const row of rows) {
@@ -109,7 +112,7 @@ export function redactSetAside(connection: SqliteConnection, before: string): nu
   return changed;
 }
 
-/** Claims erasures whose hooks are due, inside the caller's write transaction. */
+/** Claims erasures whose hooks are due, of every account, inside the caller's write transaction. */
 export function claimErasureHooks(connection: SqliteConnection, now: string, claimUntil: string, limit: number): ErasureHookRow[] {
   const rows = prepared(
     connection,
@@ -117,11 +120,18 @@ export function claimErasureHooks(connection: SqliteConnection, now: string, cla
       WHERE erasure_id IN (SELECT erasure_id FROM erasure_hooks WHERE due_at <= ? AND (claimed_until IS NULL OR claimed_until <= ?) ORDER BY due_at, erasure_id LIMIT ?)
       RETURNING erasure_id, rounds`,
   ).all(claimUntil, now, now, limit) as Array<{ erasure_id: number; rounds: number }>;
-  const erasure = prepared(connection, 'SELECT candidate_id, erased_at, reason FROM erasures WHERE erasure_id = ?');
+  const erasure = prepared(connection, 'SELECT account, candidate_id, erased_at, reason FROM erasures WHERE erasure_id = ?');
   return rows
     .map((r) => {
-      const e = erasure.get(r.erasure_id) as { candidate_id: string; erased_at: string; reason: string };
-      return { erasureId: r.erasure_id, candidateId: e.candidate_id, erasedAt: e.erased_at, reason: e.reason, rounds: r.rounds };
+      const e = erasure.get(r.erasure_id) as { account: string; candidate_id: string; erased_at: string; reason: string };
+      return {
+        erasureId: r.erasure_id,
+        account: e.account,
+        candidateId: e.candidate_id,
+        erasedAt: e.erased_at,
+        reason: e.reason,
+        rounds: r.rounds,
+      };
     })
     .sort((a, b) => a.erasureId - b.erasureId);
 }

@@ -1,6 +1,7 @@
 // The inbox's intake and claims: deliveries appended as they arrive (or already settled, by a
 // replay), which identities are stored already, the pending rows a projection batch takes, and
-// set-aside rows put back to pending.
+// set-aside rows put back to pending. Each delivery is written under its own account, whose
+// identities alone it is checked against; reads and claims are of the account a statement binds.
 import type { Statement } from 'better-sqlite3';
 import type { Delivery } from '../../receive/delivery.js';
 import type { Appended, IdentityKey, InboxRow, InboxState, SettledDelivery } from '../store.js';
@@ -12,7 +13,7 @@ export interface RawInboxRow extends Omit<InboxRow, 'handlers_pending' | 'raw'> 
   handlers_pending: 0 | 1;
 }
 
-export const INBOX_SELECT = `SELECT inbox_id, received_at, raw, identity, raw_sha256, kind, verdict, secret_id, state, reasons, attempts,
+export const INBOX_SELECT = `SELECT inbox_id, account, received_at, raw, identity, raw_sha256, kind, verdict, secret_id, state, reasons, attempts,
   processed_at, handlers_pending, trace_context FROM inbox`;
 
 export function inboxRow(row: RawInboxRow): InboxRow {
@@ -20,6 +21,7 @@ export function inboxRow(row: RawInboxRow): InboxRow {
 }
 
 type InsertParameters = [
+  string,
   string,
   Uint8Array,
   string | null,
@@ -39,14 +41,14 @@ export interface InboxStatements {
   db: SqliteDatabase;
   insert: Statement<InsertParameters, { inbox_id: number }>;
   insertSettled: Statement;
-  byDatedIdentity: Statement<[number, string]>;
-  byUndatedIdentity: Statement<[string]>;
+  byDatedIdentity: Statement<[string, number, string]>;
+  byUndatedIdentity: Statement<[string, string]>;
   /**
    * Whether rows stored before migration 12 (undated, whatever their timestamp) may hold an
    * identity that now arrives dated. Known when the store opens: no new row is ever filed so.
    */
   undatedEvents: boolean;
-  pendingByLimit: Map<number, Statement<[], RawInboxRow>>;
+  pendingByLimit: Map<number, Statement<[string], RawInboxRow>>;
   pendingById: Statement<[number], RawInboxRow>;
   requeue: Statement;
 }
@@ -57,17 +59,19 @@ export function prepareInbox(db: SqliteDatabase): InboxStatements {
     // No conflict target: a second delivery of an event (same identity) and a retried bad body
     // (same raw_sha256) are both duplicates; the two columns never hold each other's hashes.
     insert: db.prepare<InsertParameters, { inbox_id: number }>(
-      `INSERT INTO inbox (received_at, raw, identity, event_at, raw_sha256, kind, handler_key, verdict, secret_id, state, reasons, trace_context)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO inbox (account, received_at, raw, identity, event_at, raw_sha256, kind, handler_key, verdict, secret_id, state, reasons,
+       trace_context)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT DO NOTHING
      RETURNING inbox_id`,
     ),
     insertSettled: db.prepare(
-      `INSERT INTO inbox (received_at, raw, identity, event_at, kind, verdict, secret_id, state, reasons, processed_at, handlers_pending, handler_key, attempts)
-     VALUES (?, ?, ?, ?, ?, 'accepted', ?, ?, ?, ?, ?, ?, 1)`,
+      `INSERT INTO inbox (account, received_at, raw, identity, event_at, kind, verdict, secret_id, state, reasons, processed_at, handlers_pending,
+       handler_key, attempts)
+     VALUES (?, ?, ?, ?, ?, ?, 'accepted', ?, ?, ?, ?, ?, ?, 1)`,
     ),
-    byDatedIdentity: db.prepare<[number, string]>('SELECT 1 FROM inbox WHERE event_at = ? AND identity = ?'),
-    byUndatedIdentity: db.prepare<[string]>('SELECT 1 FROM inbox WHERE identity = ? AND event_at IS NULL'),
+    byDatedIdentity: db.prepare<[string, number, string]>('SELECT 1 FROM inbox WHERE account = ? AND event_at = ? AND identity = ?'),
+    byUndatedIdentity: db.prepare<[string, string]>('SELECT 1 FROM inbox WHERE account = ? AND identity = ? AND event_at IS NULL'),
     undatedEvents:
       db
         .prepare(`SELECT EXISTS (SELECT 1 FROM inbox WHERE identity IS NOT NULL AND event_at IS NULL AND verdict = 'accepted')`)
@@ -75,17 +79,20 @@ export function prepareInbox(db: SqliteDatabase): InboxStatements {
         .get() === 1,
     // The limit is written into the SQL: a bound LIMIT made SQLite re-prepare the statement on
     // every call (29.5 us against 4.2 us in the bench's profile). Callers use a few limits only.
-    pendingByLimit: new Map<number, Statement<[], RawInboxRow>>(),
+    pendingByLimit: new Map<number, Statement<[string], RawInboxRow>>(),
     pendingById: db.prepare<[number], RawInboxRow>(`${INBOX_SELECT} WHERE inbox_id = ? AND state = 'pending'`),
-    requeue: db.prepare(`UPDATE inbox SET state = 'pending' WHERE inbox_id = ? AND state IN ('unknown', 'dead') AND verdict = 'accepted'`),
+    requeue: db.prepare(
+      `UPDATE inbox SET state = 'pending' WHERE inbox_id = ? AND account = ? AND state IN ('unknown', 'dead') AND verdict = 'accepted'`,
+    ),
   };
 }
 
 /** Inserts a delivery: pending if accepted, dead otherwise; a duplicate inserts nothing. */
 export function append(s: InboxStatements, d: Delivery): Appended {
-  if (storedUndated(s, d)) return { inboxId: null, duplicate: true };
+  if (storedUndated(s, d.account, d)) return { inboxId: null, duplicate: true };
   const state: InboxState = d.verdict === 'accepted' ? 'pending' : 'dead';
   const row = s.insert.get(
+    d.account,
     d.receivedAt,
     d.raw,
     d.identity,
@@ -107,18 +114,18 @@ export function appendAll(s: InboxStatements, deliveries: readonly Delivery[]): 
 }
 
 /** A dated identity the inbox holds from before migration 12, filed undated: the unique index cannot see it. */
-function storedUndated(s: InboxStatements, key: { identity: string | null; eventAt: number | null }): boolean {
-  return s.undatedEvents && key.identity !== null && key.eventAt !== null && s.byUndatedIdentity.get(key.identity) !== undefined;
+function storedUndated(s: InboxStatements, account: string, key: { identity: string | null; eventAt: number | null }): boolean {
+  return s.undatedEvents && key.identity !== null && key.eventAt !== null && s.byUndatedIdentity.get(account, key.identity) !== undefined;
 }
 
-function isStored(s: InboxStatements, key: IdentityKey): boolean {
-  if (key.eventAt === null) return s.byUndatedIdentity.get(key.identity) !== undefined;
-  return s.byDatedIdentity.get(key.eventAt, key.identity) !== undefined || storedUndated(s, key);
+function isStored(s: InboxStatements, account: string, key: IdentityKey): boolean {
+  if (key.eventAt === null) return s.byUndatedIdentity.get(account, key.identity) !== undefined;
+  return s.byDatedIdentity.get(account, key.eventAt, key.identity) !== undefined || storedUndated(s, account, key);
 }
 
-/** Which of these identities are stored already. */
-export function known(s: InboxStatements, keys: readonly IdentityKey[]): Set<string> {
-  return new Set(keys.filter((key) => isStored(s, key)).map((key) => key.identity));
+/** Which of these identities the account has stored already. */
+export function known(s: InboxStatements, account: string, keys: readonly IdentityKey[]): Set<string> {
+  return new Set(keys.filter((key) => isStored(s, account, key)).map((key) => key.identity));
 }
 
 /** Inserts a delivery already processed (replay); returns its inbox id. */
@@ -126,6 +133,7 @@ export function appendSettled(s: InboxStatements, r: SettledDelivery, at: string
   const d = r.delivery;
   return Number(
     s.insertSettled.run(
+      d.account,
       d.receivedAt,
       d.raw,
       d.identity,
@@ -145,14 +153,16 @@ export function appendAllSettled(s: InboxStatements, rows: readonly SettledDeliv
   rows.forEach((r) => appendSettled(s, r, at));
 }
 
-/** Up to `limit` pending rows, oldest first (SQLite has one writer: the transaction holds the lock). */
-export function claimPending(s: InboxStatements, limit: number): InboxRow[] {
+/** Up to `limit` of the account's pending rows, oldest first (SQLite has one writer: the transaction holds the lock). */
+export function claimPending(s: InboxStatements, account: string, limit: number): InboxRow[] {
   let statement = s.pendingByLimit.get(limit);
   if (statement === undefined) {
-    statement = s.db.prepare(`${INBOX_SELECT} WHERE state = 'pending' ORDER BY inbox_id LIMIT ${Math.trunc(limit)}`);
+    statement = s.db.prepare<[string], RawInboxRow>(
+      `${INBOX_SELECT} WHERE account = ? AND state = 'pending' ORDER BY inbox_id LIMIT ${Math.trunc(limit)}`,
+    );
     s.pendingByLimit.set(limit, statement);
   }
-  return statement.all().map(inboxRow);
+  return statement.all(account).map(inboxRow);
 }
 
 /** This row, if it is still pending. */
@@ -161,10 +171,10 @@ export function claimPendingRow(s: InboxStatements, inboxId: number): InboxRow |
   return row === undefined ? undefined : inboxRow(row);
 }
 
-/** Puts unknown or dead envelopes back to pending; bodies that are not envelopes stay dead. */
-export function requeue(s: InboxStatements, ids: readonly number[]): { requeued: number[]; skipped: number[] } {
+/** Puts the account's unknown or dead envelopes back to pending; bodies that are not envelopes (and other accounts' rows) stay. */
+export function requeue(s: InboxStatements, account: string, ids: readonly number[]): { requeued: number[]; skipped: number[] } {
   const requeued: number[] = [];
   const skipped: number[] = [];
-  for (const id of ids) (s.requeue.run(id).changes === 1 ? requeued : skipped).push(id);
+  for (const id of ids) (s.requeue.run(id, account).changes === 1 ? requeued : skipped).push(id);
   return { requeued, skipped };
 }

@@ -1,5 +1,6 @@
 // The projection's writes: the rows a batch of events touches, read and written back whole; how
-// each claimed inbox row was processed; and a rebuild's reset.
+// each claimed inbox row was processed; and a rebuild's reset. Rows are the account's a statement
+// binds; inbox rows are settled by id, whatever their account.
 import type { Statement } from 'better-sqlite3';
 import type { RowKeys, RowWrites, Settlement, StoredRows } from '../store.js';
 import {
@@ -30,6 +31,8 @@ export interface ProjectionStatements {
   /** An erased candidate's event, redacted when processed. */
   replaceRaw: Statement;
   resetInbox: Statement;
+  /** The account's rows of each projected table, by table. */
+  clearTables: Statement[];
 }
 
 export function prepareProjection(db: SqliteDatabase): ProjectionStatements {
@@ -44,18 +47,15 @@ export function prepareProjection(db: SqliteDatabase): ProjectionStatements {
       empty: emptyCandidate,
       keyOf: (r) => r.candidate_id,
     }),
-    // One row, keyed 1.
-    credits: versionedTable<CreditsRow>(db, 'credits', 'account', CREDITS_COLUMNS, {
-      decode: (r) => {
-        const { account: _account, ...row } = r;
-        return row as unknown as CreditsRow;
-      },
+    // One row per account, keyed by it.
+    credits: versionedTable<CreditsRow>(db, 'credits', null, CREDITS_COLUMNS, {
+      decode: (r) => r as unknown as CreditsRow,
       empty: emptyCredits,
-      keyOf: () => 1,
+      keyOf: () => '',
     }),
-    clearResponses: db.prepare('DELETE FROM interview_responses WHERE candidate_id = ?'),
+    clearResponses: db.prepare('DELETE FROM interview_responses WHERE account = ? AND candidate_id = ?'),
     insertResponse: db.prepare(
-      'INSERT INTO interview_responses (candidate_id, position, question, answer, score, explanation) VALUES (?, ?, ?, ?, ?, ?)',
+      'INSERT INTO interview_responses (account, candidate_id, position, question, answer, score, explanation) VALUES (?, ?, ?, ?, ?, ?, ?)',
     ),
     settle: db.prepare(
       `UPDATE inbox SET state = ?, reasons = ?, processed_at = ?, handlers_pending = ?, attempts = attempts + 1
@@ -65,27 +65,28 @@ export function prepareProjection(db: SqliteDatabase): ProjectionStatements {
       'UPDATE inbox SET state = ?, reasons = ?, processed_at = ?, attempts = attempts + 1 WHERE inbox_id = ?',
     ),
     replaceRaw: db.prepare('UPDATE inbox SET raw = ? WHERE inbox_id = ?'),
-    resetInbox: db.prepare(`UPDATE inbox SET state = 'pending' WHERE verdict = 'accepted'`),
+    resetInbox: db.prepare(`UPDATE inbox SET state = 'pending' WHERE account = ? AND verdict = 'accepted'`),
+    clearTables: PROJECTED_TABLES.map((table) => db.prepare(`DELETE FROM ${table} WHERE account = ?`)),
   };
 }
 
-/** The rows of these keys, empty `absent` rows for keys with none yet. */
-export function lockRows(s: ProjectionStatements, keys: RowKeys): StoredRows {
+/** The account's rows of these keys, empty `absent` rows for keys with none yet. */
+export function lockRows(s: ProjectionStatements, account: string, keys: RowKeys): StoredRows {
   return {
-    campaigns: lockTable(s.campaigns, keys.campaigns),
-    candidates: lockTable(s.candidates, keys.candidates),
-    credits: keys.credits ? lockTable(s.credits, [1]).get('1') : undefined,
+    campaigns: lockTable(s.campaigns, account, keys.campaigns),
+    candidates: lockTable(s.candidates, account, keys.candidates),
+    credits: keys.credits ? lockTable(s.credits, account, ['']).get('') : undefined,
   };
 }
 
-/** Writes rows back whole, and replaces the interview responses of each candidate named. */
-export function saveRows(s: ProjectionStatements, writes: RowWrites): void {
-  saveTable(s.campaigns, writes.campaigns);
-  saveTable(s.candidates, writes.candidates);
-  if (writes.credits) saveTable(s.credits, [writes.credits]);
+/** Writes the account's rows back whole, and replaces the interview responses of each candidate named. */
+export function saveRows(s: ProjectionStatements, account: string, writes: RowWrites): void {
+  saveTable(s.campaigns, account, writes.campaigns);
+  saveTable(s.candidates, account, writes.candidates);
+  if (writes.credits) saveTable(s.credits, account, [writes.credits]);
   for (const [candidateId, responses] of writes.responses) {
-    s.clearResponses.run(candidateId);
-    responses.forEach((r, position) => s.insertResponse.run(candidateId, position, r.question, r.answer, r.score, r.explanation));
+    s.clearResponses.run(account, candidateId);
+    responses.forEach((r, position) => s.insertResponse.run(account, candidateId, position, r.question, r.answer, r.score, r.explanation));
   }
 }
 
@@ -104,8 +105,8 @@ export function settle(
   }
 }
 
-/** Empties the projected tables and makes every accepted event pending again; how many are pending now. */
-export function resetProjection(db: SqliteDatabase, s: ProjectionStatements): number {
-  for (const table of PROJECTED_TABLES) db.prepare(`DELETE FROM ${table}`).run();
-  return s.resetInbox.run().changes;
+/** Empties the account's projected rows and makes its accepted events pending again; how many are pending now. */
+export function resetProjection(s: ProjectionStatements, account: string): number {
+  for (const clear of s.clearTables) clear.run(account);
+  return s.resetInbox.run(account).changes;
 }

@@ -16,8 +16,11 @@ const SQLITE: ReadDialect = {
   minuteOf: 'substr(received_at, 1, 16)',
 };
 
-export function sqliteReadModel(connection: SqliteConnection): ReadModel {
-  return createReadModel(SQLITE, <R>({ text, values }: { text: string; values: unknown[] }) =>
-    read(connection, () => prepared(connection, text).all(...values) as R[]),
+/** The read model of one account. */
+export function sqliteReadModel(connection: SqliteConnection, account: string): ReadModel {
+  return createReadModel(
+    SQLITE,
+    <R>({ text, values }: { text: string; values: unknown[] }) => read(connection, () => prepared(connection, text).all(...values) as R[]),
+    account,
   );
 }

@@ -24,6 +24,8 @@ import { sqliteReadModel } from './read-model.js';
 import { sqlitePresence } from './presence.js';
 import * as settings from './settings.js';
 import * as erasure from './erasure.js';
+import * as accounts from './accounts.js';
+import { DEFAULT_ACCOUNT } from '../../receive/account.js';
 import { peopleReads } from '../people.js';
 import { projectedReads } from '../projected.js';
 import { sqliteRegistry } from './registry.js';
@@ -59,30 +61,93 @@ function prepareStatements(db: SqliteDatabase): SqliteStatements {
   };
 }
 
-/** The SQLite engine: one connection, one writer at a time, lock waits that never block the event loop. */
+/** What every account's view shares: the connection, its statements and the cache of views. */
+interface SqliteEngine {
+  connection: SqliteConnection;
+  statements: SqliteStatements | undefined;
+  options: SqliteStoreOptions;
+  views: Map<string, Store>;
+}
+
+/**
+ * The SQLite engine: one connection, one writer at a time, lock waits that never block the event
+ * loop. The store returned is the default account's view; `forAccount` gives the others, over the
+ * same connection and statements (each binds the account as a parameter).
+ */
 export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOptions): Store {
   // Lock waits are ours (connection.ts), asynchronous: a busy timeout inside SQLite would block the event loop.
   db.pragma('busy_timeout = 0');
   const connection = openConnection(db, options.busyTimeoutMs);
   const statements = options.readonly ? undefined : prepareStatements(db);
-  const writer: Writer | undefined = statements && { transactions: statements.transactions, tx: writeTx(connection, statements) };
+  return accountView({ connection, statements, options, views: new Map() }, DEFAULT_ACCOUNT);
+}
+
+/** The store of one account, made once and cached. */
+function accountView(engine: SqliteEngine, account: string): Store {
+  const cached = engine.views.get(account);
+  if (cached !== undefined) return cached;
+  // Which accounts exist is the caller's to know (the registry): a view of an unknown one reads nothing.
+  if (typeof account !== 'string') throw new TypeError('an account is a string');
+  const { connection, statements, options } = engine;
+  const writer: Writer | undefined = statements && { transactions: statements.transactions, tx: writeTx(connection, statements, account) };
   // A read-only store has no statements, and refuses every write before its work runs.
   const inWrite = <T>(work: (s: SqliteStatements) => T): Promise<T> =>
     writeTransaction(connection, writer, () => Promise.resolve(work(statements!)));
 
-  return {
+  const view: Store = {
+    account,
+    forAccount: (other) => accountView(engine, other),
+    accountsWithWork: () => read(connection, () => accounts.accountsWithWork(connection)),
     location: options.location,
     writeConcurrency: 1,
     write: (work, writeOptions) => writeTransaction(connection, writer, work, writeOptions),
     append: (deliveries) => writeTransaction(connection, writer, (tx) => tx.append(deliveries)),
     inboxRow: (id) => read(connection, () => reads.inboxRowById(connection, id)),
-    ...sqlitePresence(db, (run) => read(connection, run)),
-    counts: () => read(connection, () => reads.counts(connection)),
-    hasPending: () => read(connection, () => reads.hasPending(connection)),
-    setAside: (afterId, limit) => read(connection, () => reads.setAside(connection, afterId, limit)),
-    requeue: (ids) => inWrite((s) => inbox.requeue(s.inbox, ids)),
+    ...sqlitePresence(connection.db, (run) => read(connection, run)),
+    counts: () => read(connection, () => reads.counts(connection, account)),
+    hasPending: () => read(connection, () => reads.hasPending(connection, account)),
+    setAside: (afterId, limit) => read(connection, () => reads.setAside(connection, account, afterId, limit)),
+    requeue: (ids) => inWrite((s) => inbox.requeue(s.inbox, account, ids)),
+    ...handlerClaims(connection, inWrite, account),
+    people: peopleReads(reads.sqliteSql(connection, true), account),
+    projected: projectedReads(reads.sqliteSql(connection, true), account),
+    readModel: sqliteReadModel(connection, account),
+    registry: sqliteRegistry(connection, writer),
+    setting: (key) => read(connection, () => settings.setting(connection, key)),
+    settingOnce: (key, value) => inWrite((s) => settings.settingOnce(connection, s.settings, key, value)),
 
-    claimHandlers: (claim) => inWrite((s) => handlers.claimHandlers(s.handlers, claim)),
+    probe: () => readiness.probe(connection, writer, statements?.readiness),
+    scrub: () => erasure.scrub(connection),
+    bulkLoad: <T>(mode: BulkMode, work: (bulk: BulkLoad) => Promise<T>) =>
+      loadInBulk(connection, writer, bulkStatements(statements, account), mode, work),
+    flush: () => readiness.flush(connection, writer),
+    onWork: () => () => undefined,
+    announceWork: () => undefined,
+    close: () => readiness.close(connection, options.ownsConnection),
+  };
+  engine.views.set(account, view);
+  return view;
+}
+
+type InWrite = <T>(work: (s: SqliteStatements) => T) => Promise<T>;
+
+/** The handler pump's claims and the dead letters' handler failures, of one account (leases by inbox id). */
+function handlerClaims(
+  connection: SqliteConnection,
+  inWrite: InWrite,
+  account: string,
+): Pick<
+  Store,
+  | 'claimHandlers'
+  | 'renewHandlerClaims'
+  | 'handlersDone'
+  | 'releaseHandlers'
+  | 'recordHandlerFailure'
+  | 'handlerFailures'
+  | 'retryHandlerFailures'
+> {
+  return {
+    claimHandlers: (claim) => inWrite((s) => handlers.claimHandlers(s.handlers, account, claim)),
     renewHandlerClaims: async (owner, ids, leaseMs) => {
       if (ids.length > 0) await inWrite((s) => handlers.renewHandlerClaims(s.handlers, owner, ids, leaseMs));
     },
@@ -91,54 +156,40 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
       if (ids.length > 0) await inWrite((s) => handlers.releaseHandlers(s.handlers, owner, ids));
     },
     recordHandlerFailure: (f) => inWrite((s) => handlers.recordHandlerFailure(s.handlers, f)),
-    handlerFailures: (afterId, limit) => read(connection, () => handlers.handlerFailures(connection, afterId, limit)),
-    retryHandlerFailures: (ids) => inWrite((s) => handlers.retryHandlerFailures(s.handlers, ids)),
-
-    people: peopleReads(reads.sqliteSql(connection, true)),
-    projected: projectedReads(reads.sqliteSql(connection, true)),
-    readModel: sqliteReadModel(connection),
-    registry: sqliteRegistry(connection, writer),
-    setting: (key) => read(connection, () => settings.setting(connection, key)),
-    settingOnce: (key, value) => inWrite((s) => settings.settingOnce(connection, s.settings, key, value)),
-
-    probe: () => readiness.probe(connection, writer, statements?.readiness),
-    scrub: () => erasure.scrub(connection),
-    bulkLoad: <T>(mode: BulkMode, work: (bulk: BulkLoad) => Promise<T>) =>
-      loadInBulk(connection, writer, bulkStatements(statements), mode, work),
-    flush: () => readiness.flush(connection, writer),
-    onWork: () => () => undefined,
-    announceWork: () => undefined,
-    close: () => readiness.close(connection, options.ownsConnection),
+    handlerFailures: (afterId, limit) => read(connection, () => handlers.handlerFailures(connection, account, afterId, limit)),
+    retryHandlerFailures: (ids) => inWrite((s) => handlers.retryHandlerFailures(s.handlers, account, ids)),
   };
 }
 
-/** The operations of one write transaction: each family's, its errors as the store's. */
-function writeTx(connection: SqliteConnection, s: SqliteStatements): WriteTx {
+/** The operations of one write transaction of one account: each family's, its errors as the store's. */
+function writeTx(connection: SqliteConnection, s: SqliteStatements, account: string): WriteTx {
   return {
     append: (deliveries) => guard(() => inbox.appendAll(s.inbox, deliveries)),
-    known: (identities) => guard(() => inbox.known(s.inbox, identities)),
+    known: (identities) => guard(() => inbox.known(s.inbox, account, identities)),
     appendSettled: (rows, at) => guard(() => inbox.appendAllSettled(s.inbox, rows, at)),
-    claimPending: (limit) => guard(() => inbox.claimPending(s.inbox, limit)),
+    claimPending: (limit) => guard(() => inbox.claimPending(s.inbox, account, limit)),
     claimPendingRow: (inboxId) => guard(() => inbox.claimPendingRow(s.inbox, inboxId)),
-    lockRows: (keys) => guard(() => projection.lockRows(s.projection, keys)),
-    saveRows: (writes) => guard(() => projection.saveRows(s.projection, writes)),
+    lockRows: (keys) => guard(() => projection.lockRows(s.projection, account, keys)),
+    saveRows: (writes) => guard(() => projection.saveRows(s.projection, account, writes)),
     settle: (settlements, at, options) => guard(() => projection.settle(s.projection, settlements, at, options)),
-    resetProjection: () => guard(() => projection.resetProjection(connection.db, s.projection)),
+    resetProjection: () => guard(() => projection.resetProjection(s.projection, account)),
     putSetting: (key, value) => guard(() => settings.putSetting(connection, key, value)),
-    erasures: (ids) => guard(() => erasure.erasures(connection, ids)),
-    eraseCandidate: (request) => guardAsync(() => erasure.eraseCandidate(connection, request)),
-    redactSetAside: (before) => guard(() => erasure.redactSetAside(connection, before)),
+    erasures: (ids) => guard(() => erasure.erasures(connection, account, ids)),
+    eraseCandidate: (request) => guardAsync(() => erasure.eraseCandidate(connection, account, request)),
+    redactSetAside: (before) => guard(() => erasure.redactSetAside(connection, account, before)),
     claimErasureHooks: (now, claimUntil, limit) => guard(() => erasure.claimErasureHooks(connection, now, claimUntil, limit)),
     settleErasureHook: (erasureId, settlement) => guard(() => erasure.settleErasureHook(connection, erasureId, settlement)),
+    deleteAccountRows: () => guard(() => accounts.deleteAccountRows(connection, account)),
   };
 }
 
-/** What a bulk load writes with: the inbox's and the projection's statements. */
-function bulkStatements(s: SqliteStatements | undefined): BulkStatements {
+/** What a bulk load of one account writes with: the inbox's and the projection's statements. */
+function bulkStatements(s: SqliteStatements | undefined, account: string): BulkStatements {
   // Called only inside the load's transaction, which a read-only store (no statements) refuses first.
   return {
+    account,
     appendSettled: (row, at) => inbox.appendSettled(s!.inbox, row, at),
     appendRefused: (delivery) => !inbox.append(s!.inbox, delivery).duplicate,
-    saveRows: (writes) => projection.saveRows(s!.projection, writes),
+    saveRows: (writes) => projection.saveRows(s!.projection, account, writes),
   };
 }

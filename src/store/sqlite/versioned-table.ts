@@ -1,5 +1,6 @@
-// One table of versioned rows (campaigns, candidates, credits): read by keys, written back whole,
-// the rows that were absent inserted. SQLite has one writer: the transaction holds the lock.
+// One table of versioned rows (campaigns, candidates, credits) of one account: read by keys,
+// written back whole, the rows that were absent inserted. SQLite has one writer: the transaction
+// holds the lock. The statements are prepared once and bind the account.
 import type { Statement } from 'better-sqlite3';
 import type { StoredRow } from '../store.js';
 import type { SqliteDatabase } from './database.js';
@@ -12,49 +13,62 @@ export interface VersionedTable<T extends object> {
   read: Statement;
   insert: Statement;
   update: Statement;
+  /** Whether rows have a key of their own within the account (credits have one row per account: none). */
+  keyed: boolean;
   columns: readonly string[];
   decode: (row: Record<string, unknown>) => T;
   empty: (key: string) => T;
-  keyOf: (row: T) => string | number;
+  keyOf: (row: T) => string;
 }
 
+/** A table keyed by (account, `key`), or by the account alone when `key` is null. */
 export function versionedTable<T extends object>(
   db: SqliteDatabase,
   table: string,
-  key: string,
+  key: string | null,
   columns: readonly string[],
   rows: Pick<VersionedTable<T>, 'decode' | 'empty' | 'keyOf'>,
 ): VersionedTable<T> {
   const all = [...columns, 'field_versions'];
+  const keys = key === null ? ['account'] : ['account', key];
+  const where = keys.map((k) => `${k} = ?`).join(' AND ');
   return {
-    read: db.prepare(`SELECT ${key}, ${columns.join(', ')}, field_versions FROM ${table} WHERE ${key} = ?`),
-    insert: db.prepare(`INSERT INTO ${table} (${[...all, key].join(', ')}) VALUES (${[...all, key].map(() => '?').join(', ')})`),
-    update: db.prepare(`UPDATE ${table} SET ${all.map((c) => `${c} = ?`).join(', ')} WHERE ${key} = ?`),
+    read: db.prepare(`SELECT ${[...(key === null ? [] : [key]), ...all].join(', ')} FROM ${table} WHERE ${where}`),
+    insert: db.prepare(`INSERT INTO ${table} (${[...all, ...keys].join(', ')}) VALUES (${[...all, ...keys].map(() => '?').join(', ')})`),
+    update: db.prepare(`UPDATE ${table} SET ${all.map((c) => `${c} = ?`).join(', ')} WHERE ${where}`),
+    keyed: key !== null,
     columns,
     ...rows,
   };
 }
 
-/** The stored rows of these keys; a key with no row yet comes as an empty, `absent` row. */
-export function lockTable<T extends object>(table: VersionedTable<T>, keys: readonly (string | number)[]): Map<string, StoredRow<T>> {
+/** The key's values as the statements bind them: the account, then the row's key if it has one. */
+const keyValues = (table: { keyed: boolean }, account: string, key: string): string[] => (table.keyed ? [account, key] : [account]);
+
+/** The account's stored rows of these keys; a key with no row yet comes as an empty, `absent` row. */
+export function lockTable<T extends object>(table: VersionedTable<T>, account: string, keys: readonly string[]): Map<string, StoredRow<T>> {
   const found = new Map<string, StoredRow<T>>();
   for (const k of keys) {
-    const stored = table.read.get(k) as (Record<string, unknown> & { field_versions: string }) | undefined;
+    const stored = table.read.get(...keyValues(table, account, k)) as (Record<string, unknown> & { field_versions: string }) | undefined;
     if (stored === undefined) {
-      found.set(String(k), { row: table.empty(String(k)), field_versions: '|', absent: true });
+      found.set(k, { row: table.empty(k), field_versions: '|', absent: true });
       continue;
     }
     const { field_versions, ...row } = stored;
-    found.set(String(k), { row: table.decode(row), field_versions });
+    found.set(k, { row: table.decode(row), field_versions });
   }
   return found;
 }
 
-/** Writes rows back whole: inserted if they were absent, updated otherwise. */
-export function saveTable<T extends object>(table: VersionedTable<T>, rows: readonly StoredRow<T>[]): void {
+/** Writes the account's rows back whole: inserted if they were absent, updated otherwise. */
+export function saveTable<T extends object>(table: VersionedTable<T>, account: string, rows: readonly StoredRow<T>[]): void {
   const { columns, insert, update, keyOf } = table;
   for (const { row, field_versions, absent } of rows) {
     const record = row as Record<string, unknown>;
-    (absent ? insert : update).run(...columns.map((c) => toSql(c, record[c] ?? null)), field_versions, keyOf(row));
+    (absent ? insert : update).run(
+      ...columns.map((c) => toSql(c, record[c] ?? null)),
+      field_versions,
+      ...keyValues(table, account, keyOf(row)),
+    );
   }
 }

@@ -1,0 +1,124 @@
+// Several accounts in one `serve` (docs/accounts.md): accounts added, disabled, rotated and removed
+// with the CLI while serve runs take effect within 2 s, each path verified with its own account's
+// secrets only, each account's rows its own.
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { signedRequest } from '../../src/testing/index.js';
+import { killChildren, readDb, runCli, startServe, waitFor } from '../support/cli-process.js';
+import { tempDir } from '../support/servers.js';
+
+const DEFAULT_SECRET = 'whsec_default_account_7f3a9c';
+const ACME_SECRET = 'whsec_acme_account_0b12de44';
+const ACME_NEXT = 'whsec_acme_account_next_91aa';
+
+const campaign = (title: string, id = 'camp-shared-1') => ({
+  event: 'campaign.created',
+  timestamp: '2026-11-20T10:00:00.000Z',
+  data: { campaign_id: id, job_title: title, contract_type: 'CDI', candidate_link: 'https://example.com/c', questions_count: 3, status: 'active' },
+});
+
+async function post(url: string, body: unknown, secret: string) {
+  const request = signedRequest(body as object, { secret });
+  const response = await fetch(url, { method: 'POST', headers: request.headers, body: request.body });
+  return { status: response.status, body: (await response.json()) as { error?: { code: string }; duplicate?: boolean } };
+}
+
+async function cli(args: string[]) {
+  const result = await runCli(args);
+  if (result.code !== 0) throw new Error(`prequal-hooks ${args.join(' ')} exited ${result.code}: ${result.stderr}`);
+  return result;
+}
+
+describe('serve with several accounts', () => {
+  const tmp = tempDir('prequal-hooks-accounts-');
+  afterAll(() => {
+    killChildren();
+    tmp.cleanup();
+  });
+
+  it('routes /webhooks/<key> to its account, within 2 s of each change, verified with that account secrets only', async () => {
+    const db = join(tmp.dir, 'accounts.db');
+    const serve = await startServe(['--db', db, '--secret', DEFAULT_SECRET, '--port', '0', '--host', '127.0.0.1']);
+
+    const added = JSON.parse((await cli(['accounts', 'add', '--db', db, '--account', 'acme', '--name', 'Acme Staffing', '--secret', ACME_SECRET, '--json'])).stdout) as {
+      account: string;
+      webhookPath: string;
+    };
+    expect(added.account).toBe('acme');
+    expect(added.webhookPath).toMatch(/^\/webhooks\/[A-Za-z0-9_-]{32,}$/);
+    expect(added.webhookPath).not.toContain('acme');
+    expect(statSync(`${db}.accounts-key`).mode & 0o777).toBe(0o600);
+    const acmeUrl = `${serve.baseUrl}${added.webhookPath}`;
+
+    // Taken up without a restart, within 2 s.
+    const since = Date.now();
+    await waitFor(async () => ((await post(acmeUrl, campaign('Acme welder'), ACME_SECRET)).status === 200 ? true : undefined), 2500, 'the new account routed');
+    expect(Date.now() - since).toBeLessThan(2500);
+    expect((await post(serve.webhookUrl, campaign('Default driver'), DEFAULT_SECRET)).status).toBe(200);
+
+    // Each path takes its own account's secret only: never another's.
+    expect((await post(acmeUrl, campaign('forged'), DEFAULT_SECRET)).status).toBe(401);
+    expect((await post(serve.webhookUrl, campaign('forged'), ACME_SECRET)).status).toBe(401);
+    const unknown = await post(`${serve.baseUrl}/webhooks/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA`, campaign('x'), ACME_SECRET);
+    expect(unknown).toMatchObject({ status: 404, body: { error: { code: 'UNKNOWN_WEBHOOK_PATH' } } });
+
+    // The same campaign id in two accounts: two rows that never meet.
+    await waitFor(() => readDb(db, (d) => (d.prepare('SELECT count(*) FROM campaigns').pluck().get() === 2 ? true : undefined)), 5000, 'both projected');
+    const titles = readDb(db, (d) => d.prepare('SELECT account, job_title FROM campaigns ORDER BY account').all());
+    expect(titles).toEqual([
+      { account: 'acme', job_title: 'Acme welder' },
+      { account: 'default', job_title: 'Default driver' },
+    ]);
+    const inspected = JSON.parse((await cli(['inspect', '--db', db, '--account', 'acme', '--json'])).stdout) as { campaigns: Array<{ job_title: string }> };
+    expect(inspected.campaigns.map((c) => c.job_title)).toEqual(['Acme welder']);
+
+    // Disabled: refused, nothing stored; enabled again: taken.
+    await cli(['accounts', 'disable', '--db', db, '--account', 'acme']);
+    await waitFor(async () => ((await post(acmeUrl, campaign('while disabled', 'camp-2'), ACME_SECRET)).status === 403 ? true : undefined), 2500, 'disabled');
+    expect(readDb(db, (d) => d.prepare("SELECT count(*) FROM inbox WHERE account = 'acme'").pluck().get())).toBe(1);
+    await cli(['accounts', 'enable', '--db', db, '--account', 'acme']);
+    await waitFor(async () => ((await post(acmeUrl, campaign('enabled again', 'camp-3'), ACME_SECRET)).status === 200 ? true : undefined), 2500, 'enabled');
+
+    // Rotation: the previous secret verifies during the overlap, then stops when it ends.
+    await cli(['accounts', 'rotate-secret', '--db', db, '--account', 'acme', '--secret', ACME_NEXT, '--keep-previous', '24h']);
+    await waitFor(async () => ((await post(acmeUrl, campaign('new secret', 'camp-4'), ACME_NEXT)).status === 200 ? true : undefined), 2500, 'rotated');
+    expect((await post(acmeUrl, campaign('old secret in overlap', 'camp-5'), ACME_SECRET)).status).toBe(200);
+    await cli(['accounts', 'rotate-secret', '--db', db, '--account', 'acme', '--secret', ACME_NEXT, '--keep-previous', '0']);
+    await waitFor(async () => ((await post(acmeUrl, campaign('old secret after', 'camp-6'), ACME_SECRET)).status === 401 ? true : undefined), 2500, 'overlap ended');
+
+    // Removal: every row of the account gone, the path unknown; the default account untouched.
+    await cli(['accounts', 'remove', '--db', db, '--account', 'acme', '--erase-data', '--reason', 'contract ended']);
+    await waitFor(async () => ((await post(acmeUrl, campaign('after removal', 'camp-7'), ACME_NEXT)).status === 404 ? true : undefined), 2500, 'removed');
+    expect(readDb(db, (d) => d.prepare("SELECT count(*) FROM inbox WHERE account = 'acme'").pluck().get())).toBe(0);
+    expect(readDb(db, (d) => d.prepare("SELECT count(*) FROM campaigns WHERE account = 'acme'").pluck().get())).toBe(0);
+    expect(readDb(db, (d) => d.prepare('SELECT job_title FROM campaigns').pluck().all())).toEqual(['Default driver']);
+
+    // No secret in the logs.
+    for (const secret of [DEFAULT_SECRET, ACME_SECRET, ACME_NEXT]) expect(serve.stdout() + serve.stderr()).not.toContain(secret);
+    const logged = serve.logLines().filter((l) => l.msg === 'webhook');
+    expect(logged.some((l) => l.account === 'acme')).toBe(true);
+    expect(serve.stdout()).not.toContain(added.webhookPath.split('/').at(-1));
+    await serve.stop();
+  }, 60_000);
+
+  it('send --account signs with the account secret and posts to its path', async () => {
+    const db = join(tmp.dir, 'send.db');
+    const serve = await startServe(['--db', db, '--secret', DEFAULT_SECRET, '--port', '0', '--host', '127.0.0.1']);
+    await cli(['accounts', 'add', '--db', db, '--account', 'north-branch', '--secret', ACME_SECRET]);
+    const sent = await waitFor(
+      async () => {
+        const result = await runCli(['send', 'campaign.created', '--url', serve.webhookUrl, '--account', 'north-branch', '--db', db]);
+        return result.code === 0 ? result : undefined;
+      },
+      5000,
+      'send --account accepted',
+    );
+    expect(sent.stdout).toContain('HTTP 200');
+    expect(readDb(db, (d) => d.prepare("SELECT count(*) FROM inbox WHERE account = 'north-branch'").pluck().get())).toBe(1);
+    const fingerprints = await cli(['secret', '--db', db, '--account', 'north-branch']);
+    expect(fingerprints.stdout.trim()).toMatch(/^[0-9a-f]{12}$/);
+    expect(fingerprints.stdout + fingerprints.stderr).not.toContain(ACME_SECRET);
+    await serve.stop();
+  }, 30_000);
+});

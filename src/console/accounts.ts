@@ -4,8 +4,8 @@
 // unguessable: only the full token sees it, on this overview, and never in a URL.
 import type { Request, RequestHandler, Response, Router } from 'express';
 import { DEFAULT_ACCOUNT, isAccountId } from '../receive/account.js';
-import { accountBase, html, layout, type PageContext } from './html.js';
-import { scopedSource, setRequestAccounts, rootOf, type AccountChoice, type DashboardSource } from './source.js';
+import { accountBase, html, layout, type AccountChoice, type PageContext } from './html.js';
+import { scopedSource, setRequestAccounts, rootOf, type DashboardSource } from './source.js';
 
 /** An account as the console lists it; `webhookPath` is shown to the full token only. */
 type Listed = AccountChoice & { webhookPath: string };

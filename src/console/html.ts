@@ -1,7 +1,6 @@
 // Server-rendered HTML where every interpolated value is escaped unless it is already markup:
 // names, payloads and reasons are attacker data, so escaping is the default, not a habit.
 import { DEFAULT_ACCOUNT } from '../receive/account.js';
-import type { AccountChoice } from './source.js';
 
 /** Markup that is safe to insert as is (built by `html`). */
 export class SafeHtml {
@@ -49,6 +48,13 @@ export function revealNote(context: PageContext, maskHref: string, revealHref: s
   if (context.reveal) return html`<p class="reveal">Personal data shown. <a href="${maskHref}">Mask it</a></p>`;
   if (context.csrf === undefined) return html`<p class="reveal">${MASKED_NOTE} (Read-only console.)</p>`;
   return html`<p class="reveal">${MASKED_NOTE} <a id="reveal" href="${revealHref}">Reveal</a></p>`;
+}
+
+/** An account as the switcher shows it: never its webhook path. */
+export interface AccountChoice {
+  account: string;
+  name: string | null;
+  state: 'active' | 'disabled';
 }
 
 export interface PageContext {

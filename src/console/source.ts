@@ -7,7 +7,7 @@ import { prepareInboxQueries, type InboxQueries, type Queries } from '../query/i
 import { DEFAULT_ACCOUNT } from '../receive/account.js';
 import type { CandidateMatch, InboxState, ReadinessProbe, Store } from '../store/store.js';
 import type { CandidateExport, EraseOptions, ErasureReport } from '../privacy/index.js';
-import type { PageContext } from './html.js';
+import type { AccountChoice, PageContext } from './html.js';
 
 /** What the console does for one account: a receiver's `AccountReceiver` members. */
 export interface AccountSource {
@@ -36,13 +36,6 @@ export interface ScopedSource extends AccountSource {
   store(): Promise<Store>;
   probe(): Promise<ReadinessProbe>;
   secretUse(): Promise<Array<{ fingerprint: string; requests: number }>>;
-}
-
-/** An account as the switcher shows it: never its webhook path. */
-export interface AccountChoice {
-  account: string;
-  name: string | null;
-  state: 'active' | 'disabled';
 }
 
 /** One account's console reads, with the inbox queries on its store once it is open. */

@@ -2,6 +2,7 @@
 // default one, each with an opaque webhook path, its secrets and its API key, sealed under the
 // accounts key (cipher.ts, keys.ts). The SQL is the store's (src/store/accounts-registry.ts).
 import { randomBytes } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import { DEFAULT_ACCOUNT, isAccountId } from '../receive/account.js';
 import type { AccountRecord, AccountSecretRecord, AccountsRegistry, RegistrySnapshot, RegistryTx } from '../store/accounts-registry.js';
 import type { Store } from '../store/store.js';
@@ -21,6 +22,12 @@ export interface AccountsOptions {
   onNotice?: (message: string) => void;
   /** The clock (ms since the epoch), for tests of a rotation's overlap. */
   now?: () => number;
+  /**
+   * How long `remove` waits between disabling an account and erasing its rows (ms), so that every
+   * receiver (each polls the registry every second) has stopped taking its deliveries: a delivery
+   * taken meanwhile is erased with the rest instead of outliving the account. Default 3000.
+   */
+  removalSettleMs?: number;
 }
 
 /** An account as `list` shows it: never a secret or a key. */
@@ -102,9 +109,13 @@ interface RegistryContext {
   registry: AccountsRegistry;
   keys: KeySource;
   now: () => number;
+  removalSettleMs: number;
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** Twice the receivers' poll of the registry, and a second for deliveries already in a commit. */
+const REMOVAL_SETTLE_MS = 3000;
 
 function webhookPathOf(routeKey: string): string {
   return `${WEBHOOKS_PATH}/${routeKey}`;
@@ -123,6 +134,7 @@ export function openAccounts(store: Store, options: AccountsOptions = {}): Accou
       onNotice: options.onNotice ?? (() => undefined),
     },
     now: options.now ?? Date.now,
+    removalSettleMs: options.removalSettleMs ?? REMOVAL_SETTLE_MS,
   };
   return {
     add: (request) => add(context, request),
@@ -324,6 +336,7 @@ async function remove(context: RegistryContext, account: string, reason: string)
   rowOf(await context.registry.snapshot(), account);
   // Disabled first, so that no delivery lands while its rows go; then the rows, then the account.
   await setState(context, account, 'disabled');
+  await delay(context.removalSettleMs);
   const { inboxRows } = await context.store.forAccount(account).write((tx) => tx.deleteAccountRows());
   const removedAt = iso(context.now());
   await context.registry.change(async (tx) => {

@@ -24,7 +24,7 @@ import { recordProjection } from '../tracing/dispatch-spans.js';
 type ProjectionTx = ClaimsTx & ProjectionWritesTx;
 
 /** The accounts' transactions, and which accounts have rows pending: batches take the accounts in turn. */
-export interface AccountTransactions<Tx extends object> {
+interface AccountTransactions<Tx extends object> {
   forAccount(account: string): Transactions<Tx>;
   accountsWithWork(): Promise<AccountsWithWork>;
 }

@@ -15,11 +15,18 @@ const ACME_NEXT = 'whsec_acme_account_next_91aa';
 const campaign = (title: string, id = 'camp-shared-1') => ({
   event: 'campaign.created',
   timestamp: '2026-11-20T10:00:00.000Z',
-  data: { campaign_id: id, job_title: title, contract_type: 'CDI', candidate_link: 'https://example.com/c', questions_count: 3, status: 'active' },
+  data: {
+    campaign_id: id,
+    job_title: title,
+    contract_type: 'CDI',
+    candidate_link: 'https://example.com/c',
+    questions_count: 3,
+    status: 'active',
+  },
 });
 
 async function post(url: string, body: unknown, secret: string) {
-  const request = signedRequest(body as object, { secret });
+  const request = signedRequest(body, { secret });
   const response = await fetch(url, { method: 'POST', headers: request.headers, body: request.body });
   return { status: response.status, body: (await response.json()) as { error?: { code: string }; duplicate?: boolean } };
 }
@@ -41,7 +48,10 @@ describe('serve with several accounts', () => {
     const db = join(tmp.dir, 'accounts.db');
     const serve = await startServe(['--db', db, '--secret', DEFAULT_SECRET, '--port', '0', '--host', '127.0.0.1']);
 
-    const added = JSON.parse((await cli(['accounts', 'add', '--db', db, '--account', 'acme', '--name', 'Acme Staffing', '--secret', ACME_SECRET, '--json'])).stdout) as {
+    const added = JSON.parse(
+      (await cli(['accounts', 'add', '--db', db, '--account', 'acme', '--name', 'Acme Staffing', '--secret', ACME_SECRET, '--json']))
+        .stdout,
+    ) as {
       account: string;
       webhookPath: string;
     };
@@ -53,7 +63,11 @@ describe('serve with several accounts', () => {
 
     // Taken up without a restart, within 2 s.
     const since = Date.now();
-    await waitFor(async () => ((await post(acmeUrl, campaign('Acme welder'), ACME_SECRET)).status === 200 ? true : undefined), 2500, 'the new account routed');
+    await waitFor(
+      async () => ((await post(acmeUrl, campaign('Acme welder'), ACME_SECRET)).status === 200 ? true : undefined),
+      2500,
+      'the new account routed',
+    );
     expect(Date.now() - since).toBeLessThan(2500);
     expect((await post(serve.webhookUrl, campaign('Default driver'), DEFAULT_SECRET)).status).toBe(200);
 
@@ -64,32 +78,64 @@ describe('serve with several accounts', () => {
     expect(unknown).toMatchObject({ status: 404, body: { error: { code: 'UNKNOWN_WEBHOOK_PATH' } } });
 
     // The same campaign id in two accounts: two rows that never meet.
-    await waitFor(() => readDb(db, (d) => (d.prepare('SELECT count(*) FROM campaigns').pluck().get() === 2 ? true : undefined)), 5000, 'both projected');
+    await waitFor(
+      () => readDb(db, (d) => (d.prepare('SELECT count(*) FROM campaigns').pluck().get() === 2 ? true : undefined)),
+      5000,
+      'both projected',
+    );
     const titles = readDb(db, (d) => d.prepare('SELECT account, job_title FROM campaigns ORDER BY account').all());
     expect(titles).toEqual([
       { account: 'acme', job_title: 'Acme welder' },
       { account: 'default', job_title: 'Default driver' },
     ]);
-    const inspected = JSON.parse((await cli(['inspect', '--db', db, '--account', 'acme', '--json'])).stdout) as { campaigns: Array<{ job_title: string }> };
+    const inspected = JSON.parse((await cli(['inspect', '--db', db, '--account', 'acme', '--json'])).stdout) as {
+      campaigns: Array<{ job_title: string }>;
+    };
     expect(inspected.campaigns.map((c) => c.job_title)).toEqual(['Acme welder']);
 
     // Disabled: refused, nothing stored; enabled again: taken.
     await cli(['accounts', 'disable', '--db', db, '--account', 'acme']);
-    await waitFor(async () => ((await post(acmeUrl, campaign('while disabled', 'camp-2'), ACME_SECRET)).status === 403 ? true : undefined), 2500, 'disabled');
-    expect(readDb(db, (d) => d.prepare("SELECT count(*) FROM inbox WHERE account = 'acme'").pluck().get())).toBe(1);
+    await waitFor(
+      async () => ((await post(acmeUrl, campaign('while disabled', 'camp-2'), ACME_SECRET)).status === 403 ? true : undefined),
+      2500,
+      'disabled',
+    );
+    // Until the change was seen, the posts were taken; once refused, nothing more is stored.
+    const stored = readDb(db, (d) => d.prepare("SELECT count(*) FROM inbox WHERE account = 'acme'").pluck().get());
+    expect(await post(acmeUrl, campaign('still disabled', 'camp-2b'), ACME_SECRET)).toMatchObject({
+      status: 403,
+      body: { error: { code: 'ACCOUNT_DISABLED' } },
+    });
+    expect(readDb(db, (d) => d.prepare("SELECT count(*) FROM inbox WHERE account = 'acme'").pluck().get())).toBe(stored);
     await cli(['accounts', 'enable', '--db', db, '--account', 'acme']);
-    await waitFor(async () => ((await post(acmeUrl, campaign('enabled again', 'camp-3'), ACME_SECRET)).status === 200 ? true : undefined), 2500, 'enabled');
+    await waitFor(
+      async () => ((await post(acmeUrl, campaign('enabled again', 'camp-3'), ACME_SECRET)).status === 200 ? true : undefined),
+      2500,
+      'enabled',
+    );
 
     // Rotation: the previous secret verifies during the overlap, then stops when it ends.
     await cli(['accounts', 'rotate-secret', '--db', db, '--account', 'acme', '--secret', ACME_NEXT, '--keep-previous', '24h']);
-    await waitFor(async () => ((await post(acmeUrl, campaign('new secret', 'camp-4'), ACME_NEXT)).status === 200 ? true : undefined), 2500, 'rotated');
+    await waitFor(
+      async () => ((await post(acmeUrl, campaign('new secret', 'camp-4'), ACME_NEXT)).status === 200 ? true : undefined),
+      2500,
+      'rotated',
+    );
     expect((await post(acmeUrl, campaign('old secret in overlap', 'camp-5'), ACME_SECRET)).status).toBe(200);
     await cli(['accounts', 'rotate-secret', '--db', db, '--account', 'acme', '--secret', ACME_NEXT, '--keep-previous', '0']);
-    await waitFor(async () => ((await post(acmeUrl, campaign('old secret after', 'camp-6'), ACME_SECRET)).status === 401 ? true : undefined), 2500, 'overlap ended');
+    await waitFor(
+      async () => ((await post(acmeUrl, campaign('old secret after', 'camp-6'), ACME_SECRET)).status === 401 ? true : undefined),
+      2500,
+      'overlap ended',
+    );
 
     // Removal: every row of the account gone, the path unknown; the default account untouched.
     await cli(['accounts', 'remove', '--db', db, '--account', 'acme', '--erase-data', '--reason', 'contract ended']);
-    await waitFor(async () => ((await post(acmeUrl, campaign('after removal', 'camp-7'), ACME_NEXT)).status === 404 ? true : undefined), 2500, 'removed');
+    await waitFor(
+      async () => ((await post(acmeUrl, campaign('after removal', 'camp-7'), ACME_NEXT)).status === 404 ? true : undefined),
+      2500,
+      'removed',
+    );
     expect(readDb(db, (d) => d.prepare("SELECT count(*) FROM inbox WHERE account = 'acme'").pluck().get())).toBe(0);
     expect(readDb(db, (d) => d.prepare("SELECT count(*) FROM campaigns WHERE account = 'acme'").pluck().get())).toBe(0);
     expect(readDb(db, (d) => d.prepare('SELECT job_title FROM campaigns').pluck().all())).toEqual(['Default driver']);

@@ -34,9 +34,10 @@ const deliveries = (account: string, bodies: readonly Buffer[]) =>
 /** Projects the view's pending rows as the dispatcher does, with these handlers. */
 async function project(store: Store, handlers: HandlerRegistry = createHandlerRegistry()): Promise<void> {
   const stopping = new AbortController();
+  // This account's rows only: the loop itself takes every account with work, in turn.
   const loop = createProjectionLoop(
     {
-      store,
+      store: { forAccount: () => store, accountsWithWork: async () => ({ projection: [store.account], handlers: [] }) },
       handlers,
       logger: { warn: () => undefined },
       now: () => Date.parse(AT),

@@ -46,9 +46,10 @@ const deliver = (account: string, body: string) =>
 /** Projects the view's pending rows as a receiver's projection loop does, until none is left. */
 async function project(store: Store): Promise<void> {
   const stopping = new AbortController();
+  // This account's rows only: the loop itself takes every account with work, in turn.
   const loop = createProjectionLoop(
     {
-      store,
+      store: { forAccount: () => store, accountsWithWork: async () => ({ projection: [store.account], handlers: [] }) },
       handlers: { for: () => [] },
       logger: { warn: () => undefined },
       now: Date.now,

@@ -36,6 +36,7 @@ describe.each(ENGINES)('the accounts registry on $name', (engine: EngineUnderTes
     const options: AccountsOptions = {
       ...(engine.name === 'sqlite' ? { databaseFile: database } : { keyFile }),
       onNotice: (m) => notices.push(m),
+      removalSettleMs: 0,
       ...(clock && { now: () => clock.now }),
     };
     return { database, store, keyFile, options, notices, accounts: openAccounts(store, options) };

@@ -1,5 +1,7 @@
 // The operator console as an Express Router (the Bull Board pattern): JSON data routes and
 // server-rendered pages, mounted anywhere: `app.use('/ops', receiver.dashboard({ token }))`.
+// The default account's pages are at the mount point, another account's below `/a/<account>`:
+// every link and form of a page is built on its base, so it stays in the page's account.
 import express, { Router, type ErrorRequestHandler } from 'express';
 import { QueryParameterError } from '../query/index.js';
 import type { Logger } from '../logging.js';
@@ -7,13 +9,14 @@ import { StoreUnavailableError } from '../store/store.js';
 import { serveAssets } from './assets.js';
 import { requireToken, tokenDigest } from './auth.js';
 import { campaignRoutes } from './campaigns.js';
-import { createCsrf } from './csrf.js';
+import { createCsrf, type Csrf } from './csrf.js';
 import { deadLetterRoutes } from './dead-letters.js';
 import { eventRoutes } from './events.js';
 import { securityHeaders } from './headers.js';
 import { overviewRoutes } from './overview.js';
 import { privacyRoutes } from './privacy.js';
-import { consoleData, type DashboardSource } from './source.js';
+import { accountPages, accountsRoutes } from './accounts.js';
+import { consoleData, noteRoot, scopedSource, type DashboardSource } from './source.js';
 
 export interface DashboardOptions {
   /**
@@ -31,10 +34,14 @@ export function createDashboard(source: DashboardSource, options: DashboardOptio
   const digest = tokenDigest(options?.token);
   const readOnly = options.readOnly ?? false;
   const csrf = createCsrf();
-  const data = consoleData(source, readOnly ? undefined : csrf.token);
+  const formToken = (account: string) => (readOnly ? undefined : csrf.token(account));
   const router = Router();
 
   router.use(securityHeaders);
+  router.use((req, _res, next) => {
+    noteRoot(req);
+    next();
+  });
   router.use(requireToken(digest));
   router.get('/assets/:name', serveAssets());
   router.use((req, res, next) => {
@@ -53,13 +60,17 @@ export function createDashboard(source: DashboardSource, options: DashboardOptio
     }
     next();
   });
-  router.post('/{*path}', express.urlencoded({ extended: false, limit: '16kb' }), csrf.check);
 
-  overviewRoutes(router, data);
-  eventRoutes(router, data);
-  deadLetterRoutes(router, data);
-  campaignRoutes(router, data);
-  privacyRoutes(router, data);
+  accountsRoutes(router, source, formToken);
+  // One router per account, made when the account is first shown: its data, its CSRF token.
+  const routers = new Map<string, Router>();
+  const pagesOf = (account: string): Router => {
+    let pages = routers.get(account);
+    if (pages === undefined) routers.set(account, (pages = accountRouter(source, account, formToken(account), csrf)));
+    return pages;
+  };
+  router.use('/a/:account', accountPages(source, pagesOf, formToken));
+  router.use(accountPages(source, pagesOf, formToken));
 
   router.use((req, res) => {
     res.status(404).json({
@@ -94,6 +105,19 @@ export function createDashboard(source: DashboardSource, options: DashboardOptio
   };
   router.use(failed);
   return router;
+}
+
+/** The pages and actions of one account; a POST needs that account's CSRF token. */
+function accountRouter(source: DashboardSource, account: string, formToken: string | undefined, csrf: Csrf): Router {
+  const data = consoleData(scopedSource(source, account), formToken);
+  const pages = Router();
+  pages.post('/{*path}', express.urlencoded({ extended: false, limit: '16kb' }), csrf.check(account));
+  overviewRoutes(pages, data);
+  eventRoutes(pages, data);
+  deadLetterRoutes(pages, data);
+  campaignRoutes(pages, data);
+  privacyRoutes(pages, data);
+  return pages;
 }
 
 /** The pattern of the route that failed (`/candidates/:id`), never the path with its ids. */

@@ -1,5 +1,6 @@
 // Server-rendered HTML where every interpolated value is escaped unless it is already markup:
 // names, payloads and reasons are attacker data, so escaping is the default, not a habit.
+import { DEFAULT_ACCOUNT } from '../receive/account.js';
 
 /** Markup that is safe to insert as is (built by `html`). */
 export class SafeHtml {
@@ -49,9 +50,22 @@ export function revealNote(context: PageContext, maskHref: string, revealHref: s
   return html`<p class="reveal">${MASKED_NOTE} <a id="reveal" href="${revealHref}">Reveal</a></p>`;
 }
 
+/** An account as the switcher shows it: never its webhook path. */
+export interface AccountChoice {
+  account: string;
+  name: string | null;
+  state: 'active' | 'disabled';
+}
+
 export interface PageContext {
-  /** Where the console is mounted (`req.baseUrl`), e.g. `/ops`. */
+  /** Where the pages of the account are (`req.baseUrl`): `/ops` for the default account, `/ops/a/<account>` for another. */
   base: string;
+  /** Where the console is mounted, e.g. `/ops`. */
+  root: string;
+  /** The account the page shows and acts on. */
+  account: string;
+  /** Every account, the default first, for the switcher. */
+  accounts: AccountChoice[];
   /** The CSRF token for forms (actions), or undefined in read-only mode. */
   csrf: string | undefined;
   /** Whether personal data is shown unmasked (never on a read-only console). */
@@ -65,6 +79,28 @@ const NAV: Array<[path: string, label: string]> = [
   ['/campaigns', 'Campaigns'],
   ['/erasures', 'Erasures'],
 ];
+
+/** The pages of an account: the mount point for the default account, `<mount>/a/<account>` for another. */
+export function accountBase(root: string, account: string): string {
+  return account === DEFAULT_ACCOUNT ? root : `${root}/a/${encodeURIComponent(account)}`;
+}
+
+function accountLabel(choice: AccountChoice): string {
+  return `${choice.account}${choice.name === null || choice.name === '' ? '' : ` (${choice.name})`}`;
+}
+
+/** The account switcher: each account's overview, with its state; no script needed. */
+function switcher(context: PageContext): SafeHtml {
+  const current = context.accounts.find((a) => a.account === context.account);
+  return html`<details class="accounts" id="account-switcher">
+<summary>Account <strong id="current-account" data-account="${context.account}">${current === undefined ? context.account : accountLabel(current)}</strong></summary>
+<ul>${context.accounts.map(
+    (a) =>
+      html`<li><a href="${accountBase(context.root, a.account)}/" data-account="${a.account}"${a.account === context.account ? html` aria-current="true"` : ''}>${accountLabel(a)}</a> <span class="state ${a.state}">${a.state}</span></li>`,
+  )}
+<li><a href="${context.root}/accounts">All accounts…</a></li></ul>
+</details>`;
+}
 
 /** The page frame: stylesheets, navigation, and scripts from the console's own routes only (CSP). */
 export function layout(context: PageContext, title: string, current: string, body: SafeHtml, options: { chart?: boolean } = {}): string {
@@ -81,7 +117,8 @@ ${options.chart ? html`<link rel="stylesheet" href="${context.base}/assets/uPlot
 <body>
 <header>
 <span class="brand">prequal-hooks</span>
-<nav>${NAV.map(([path, label]) => html`<a href="${context.base}${path === '/' ? '/' : path}"${current === path ? html` aria-current="page"` : ''}>${label}</a>`)}</nav>
+<nav>${NAV.map(([path, label]) => html`<a href="${context.base}${path === '/' ? '/' : path}"${current === path ? html` aria-current="page"` : ''}>${label}</a>`)}<a href="${context.root}/accounts"${current === '/accounts' ? html` aria-current="page"` : ''}>Accounts</a></nav>
+${switcher(context)}
 ${context.csrf === undefined ? html`<span class="badge">read-only</span>` : ''}
 </header>
 <main>

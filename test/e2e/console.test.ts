@@ -40,10 +40,11 @@ const HAS_CHROMIUM = needs('Chromium', CHROMIUM !== undefined, {
   untested: "the console's browser tests",
 });
 
-async function feed(serve: ServeProcess, bodies: string[]): Promise<void> {
+/** Posts each body signed to the default account's path, or to another account's (`to`). */
+async function feed(serve: ServeProcess, bodies: string[], to = { url: serve.webhookUrl, secret: SECRET }): Promise<void> {
   for (const body of bodies) {
-    const request = signedRequest(body, { secret: SECRET });
-    const answer = await fetch(serve.webhookUrl, { method: 'POST', headers: request.headers, body: request.body });
+    const request = signedRequest(body, { secret: to.secret });
+    const answer = await fetch(to.url, { method: 'POST', headers: request.headers, body: request.body });
     // A body that is not JSON is answered 400, and still kept as a dead letter.
     expect(answer.status).toBe(body.startsWith('{') ? 200 : 400);
   }
@@ -239,12 +240,18 @@ describe('the console over HTTP', () => {
   });
 });
 
-describe("personal data in free text, to a real serve's read-only and full tokens", () => {
+describe("personal data in free text, to a real serve's read-only and full tokens, in two accounts", () => {
   const READ_ONLY = 'console-read-only-token-5c2e';
+  const ACME_SECRET = 'whsec_console_e2e_acme_93d0';
   const tmp = tempDir();
   let serve: ServeProcess;
   let dashboard: string;
+  let acmePath: string;
   beforeAll(async () => {
+    // A second account, whose events are the same people's: its pages are crawled as the default's.
+    const added = await runCli(['accounts', 'add', '--db', tmp.dbPath, '--account', 'acme', '--secret', ACME_SECRET, '--json']);
+    expect(added.code, added.stderr).toBe(0);
+    acmePath = (JSON.parse(added.stdout) as { webhookPath: string }).webhookPath;
     serve = await startServe([
       '--port',
       '0',
@@ -265,6 +272,11 @@ describe("personal data in free text, to a real serve's read-only and full token
       NOT_JSON,
       LARGE_NOT_JSON,
     ]);
+    await feed(
+      serve,
+      [...ZELPHINE_EVENTS, INVALID_EVENT, UNKNOWN_KIND_EVENT].map((e) => JSON.stringify(e)),
+      { url: `${serve.baseUrl}${acmePath}`, secret: ACME_SECRET },
+    );
     await waitUntil(() => (inboxCounts(tmp.dbPath).pending ?? 0) === 0, 'the projection');
   });
   afterAll(async () => {
@@ -277,15 +289,18 @@ describe("personal data in free text, to a real serve's read-only and full token
       ...leaked(a.text).map((secret) => `${a.path}: ${secret}`),
       ...(a.status >= 500 ? [`${a.path}: ${a.status}`] : []),
     ]);
-  const extra = [`/candidates/${ZELPHINE}`, `/candidates/${THESSALY}`];
+  const extra = [`/candidates/${ZELPHINE}`, `/candidates/${THESSALY}`, `/a/acme/candidates/${ZELPHINE}`];
 
-  it('shows the read-only token none of it, in any answer, even asked to reveal', async () => {
+  it('shows the read-only token none of it, in any answer of any account, even asked to reveal; nor a route key', async () => {
     const authorization = `Bearer ${READ_ONLY}`;
     const crawled = await crawlConsole({ base: dashboard, authorization, extra: [...extra, `/candidates/${ZELPHINE}/export`] });
     expect(crawled.filter((a) => /^\/events\/\d+$/.test(a.path))).toHaveLength(7);
+    expect(crawled.filter((a) => /^\/a\/acme\/events\/\d+$/.test(a.path))).toHaveLength(4);
     const revealed = await crawlConsole({ base: dashboard, authorization, extra: withReveal(crawled.map((a) => a.path)), limit: 1000 });
     expect(leaks([...crawled, ...revealed])).toEqual([]);
     expect(crawled.find((a) => a.path.endsWith('/export'))!.status).toBe(403);
+    const routeKey = acmePath.split('/').at(-1)!;
+    expect([...crawled, ...revealed].filter((a) => a.text.includes(routeKey)).map((a) => a.path)).toEqual([]);
   });
 
   it('shows the full token none of it until it reveals; revealed, all of it', async () => {
@@ -297,6 +312,7 @@ describe("personal data in free text, to a real serve's read-only and full token
       skip: (path) => path.includes('reveal=1') || path.endsWith('/export'),
     });
     expect(crawled.filter((a) => /^\/events\/\d+$/.test(a.path))).toHaveLength(7);
+    expect(crawled.filter((a) => /^\/a\/acme\/events\/\d+$/.test(a.path))).toHaveLength(4);
     expect(leaks(crawled)).toEqual([]);
     const page = await (await fetch(`${dashboard}/candidates/${ZELPHINE}?reveal=1`, { headers: { Authorization: authorization } })).text();
     expect(['Zelphine Quarkwood', 'joignable au 06 55 41 27 98', 'Zelphine habite loin du site.'].filter((s) => !page.includes(s))).toEqual(
@@ -338,6 +354,20 @@ describe("personal data in free text, to a real serve's read-only and full token
         expect(leaked(await full.locator('#payload').innerText())).toEqual([]);
         await full.click('#reveal');
         expect(await full.locator('#payload').innerText()).toContain('Thessaly Vornhagen');
+
+        // The switcher leads to the other account's pages, masked and with no Reveal for the read-only token as well.
+        for (const page of [readOnly, full]) {
+          await page.goto(`${dashboard}/`);
+          await page.click('#account-switcher summary');
+          await page.click('#account-switcher a[data-account="acme"]');
+          await page.waitForURL(`${dashboard}/a/acme/`);
+          expect(await page.locator('#current-account').getAttribute('data-account')).toBe('acme');
+          await page.click(`a[href="/dashboard/a/acme/events"]`);
+          await page.goto(`${dashboard}/a/acme/candidates/${ZELPHINE}?reveal=1`);
+          expect(await page.locator('#reveal').count()).toBe(0);
+        }
+        expect(leaked(await readOnly.content())).toEqual([]);
+        expect(await full.locator('#responses blockquote').innerText()).toContain('je suis Zelphine Quarkwood');
       } finally {
         await browser.close();
       }

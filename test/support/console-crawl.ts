@@ -1,5 +1,6 @@
 // Every GET answer a console gives a token, found as a user would: from the overview, following
-// each link of each page (the data routes added, since no page links them), up to a bound.
+// each link of each page (the data routes added, since no page links them), up to a bound. The
+// switcher links each account's pages (`/a/<account>/`): their data routes are added too.
 
 export interface Crawled {
   /** The path below the mount point, with its query. */
@@ -33,10 +34,18 @@ function linksOf(text: string, mount: string): string[] {
   return out;
 }
 
+/** The data routes of an account's pages, below its prefix (`''` for the default account, `/a/<account>`). */
+const dataRoutes = (prefix: string) => [`${prefix}/api/overview`, `${prefix}/api/events-per-minute`, `${prefix}/api/events?limit=500`];
+
+/** The account prefixes (`/a/<account>`) that links lead to. */
+function accountPrefixes(paths: string[]): string[] {
+  return paths.flatMap((path) => /^(\/a\/[^/?#]+)\/$/.exec(path)?.[1] ?? []);
+}
+
 /** Every answer reachable from the overview (and `extra`), each fetched once. */
 export async function crawlConsole(options: CrawlOptions): Promise<Crawled[]> {
   const mount = new URL(options.base).pathname.replace(/\/$/, '');
-  const queue = ['/', '/api/overview', '/api/events-per-minute', '/api/events?limit=500', ...(options.extra ?? [])];
+  const queue = ['/', ...dataRoutes(''), '/api/accounts', ...(options.extra ?? [])];
   const seen = new Set<string>();
   const answers: Crawled[] = [];
   while (queue.length > 0 && answers.length < (options.limit ?? 400)) {
@@ -46,7 +55,9 @@ export async function crawlConsole(options: CrawlOptions): Promise<Crawled[]> {
     const answer = await fetch(`${options.base}${path}`, { headers: { Authorization: options.authorization }, redirect: 'manual' });
     const text = await answer.text();
     answers.push({ path, status: answer.status, text });
-    if ((answer.headers.get('content-type') ?? '').startsWith('text/html')) queue.push(...linksOf(text, mount));
+    if (!(answer.headers.get('content-type') ?? '').startsWith('text/html')) continue;
+    const links = linksOf(text, mount);
+    queue.push(...links, ...accountPrefixes(links).flatMap(dataRoutes));
   }
   return answers;
 }

@@ -278,7 +278,7 @@ describe.each(ENGINES)('export and erasure in the console on $name', (engine) =>
     };
     expect(exported.candidate).toBeNull();
     expect(exported.erasures.map((e) => e.reason)).toEqual(['asked by mail, ticket 77']);
-    expect(await running.receiver.metrics().metrics()).toMatch(/prequal_hooks_erasures_total\{reason="request"\} 1/);
+    expect(await running.receiver.metrics().metrics()).toMatch(/prequal_hooks_erasures_total\{account="default",reason="request"\} 1/);
   });
 });
 

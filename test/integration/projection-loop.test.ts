@@ -31,6 +31,12 @@ async function store(bodies: unknown[]): Promise<Store> {
 
 const added = (candidate: string) => sampleEvent('candidate.added', { data: { candidate_id: candidate } });
 
+
+/** The loop's accounts, as the store under test gives them, with `s` (wrapped, faulty) as the default account's. */
+function defaultAccountOf(s: Store): ProjectionLoopContext['store'] {
+  return { forAccount: (account) => (account === s.account ? s : s.forAccount(account)), accountsWithWork: () => s.accountsWithWork() };
+}
+
 describe('the projection loop', () => {
   let opened: Store | undefined;
   let stopping: AbortController;
@@ -47,7 +53,7 @@ describe('the projection loop', () => {
   function loop(s: Store, more: Partial<ProjectionLoopContext> = {}, batchSize = 2) {
     const seen = { handlersDue: 0, processed: [] as string[] };
     const context: ProjectionLoopContext = {
-      store: s,
+      store: defaultAccountOf(s),
       handlers: createHandlerRegistry(),
       logger: quiet,
       now: () => Date.parse('2026-11-22T01:00:00.000Z'),
@@ -191,7 +197,7 @@ function poisoned(real: Store, between: () => Promise<void>): Store {
 
 describe.each(ENGINES)('setting aside the event that fails alone, on $name', (engine: EngineUnderTest) => {
   const quietContext = (s: Store, stopping: AbortSignal): ProjectionLoopContext => ({
-    store: s,
+    store: defaultAccountOf(s),
     handlers: createHandlerRegistry(),
     logger: quiet,
     now: () => Date.parse('2026-11-22T01:00:00.000Z'),

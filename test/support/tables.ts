@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { ProjectedState } from '../../src/project/fold.js';
+import type { Store } from '../../src/store/store.js';
 import { sqlOn, type TestDatabase } from './sql.js';
 
 // The public contract of docs/projection.md section 4, read back as users read it.
@@ -70,16 +71,57 @@ export function stateTables(state: ProjectedState): Tables {
   };
 }
 
-/** The same read of a store's database, on either engine (booleans as true/false on both). */
-export async function readStoreTables(database: TestDatabase): Promise<Tables> {
+/**
+ * The same read of a store's database, on either engine (booleans as true/false on both): every
+ * account's rows, or one account's (docs/projection.md section 9).
+ */
+export async function readStoreTables(database: TestDatabase, options: { account?: string } = {}): Promise<Tables> {
   const sql = sqlOn(database);
-  const rows = async (text: string) => (await sql.query<Record<string, unknown>>(text)).map(booleans);
-  const credits = await rows(`SELECT ${CREDITS.join(', ')} FROM credits`);
+  const { account } = options;
+  const where = account === undefined ? '' : 'WHERE account = ?';
+  const rows = async (text: string) =>
+    (await sql.query<Record<string, unknown>>(text, account === undefined ? [] : [account])).map(booleans);
+  const credits = await rows(`SELECT ${CREDITS.join(', ')} FROM credits ${where}`);
   return {
-    campaigns: await rows(`SELECT ${CAMPAIGN.join(', ')} FROM campaigns ORDER BY campaign_id`),
-    candidates: await rows(`SELECT ${CANDIDATE.join(', ')} FROM candidates ORDER BY candidate_id`),
-    interview_responses: await rows(`SELECT ${RESPONSE.join(', ')} FROM interview_responses ORDER BY candidate_id, position`),
+    campaigns: await rows(`SELECT ${CAMPAIGN.join(', ')} FROM campaigns ${where} ORDER BY campaign_id`),
+    candidates: await rows(`SELECT ${CANDIDATE.join(', ')} FROM candidates ${where} ORDER BY candidate_id`),
+    interview_responses: await rows(`SELECT ${RESPONSE.join(', ')} FROM interview_responses ${where} ORDER BY candidate_id, position`),
     credits: credits[0] ?? null,
+  };
+}
+
+/**
+ * One account's projected rows whole, every column but `account` (field versions, `added_at`
+ * included), by key: to compare two databases of one engine row for row.
+ */
+export async function readAccountRows(database: TestDatabase, account: string): Promise<Record<string, Record<string, unknown>[]>> {
+  const sql = sqlOn(database);
+  const keys = { campaigns: 'campaign_id', candidates: 'candidate_id', interview_responses: 'candidate_id, position', credits: 'account' };
+  const read = async ([table, key]: [string, string]) => {
+    const rows = await sql.query<Record<string, unknown>>(`SELECT * FROM ${table} WHERE account = ? ORDER BY ${key}`, [account]);
+    return [table, rows.map(({ account: _, ...row }) => booleans(row))] as const;
+  };
+  return Object.fromEntries(await Promise.all(Object.entries(keys).map(read)));
+}
+
+/** An account's state as its store view reads it (`projected`, and `people` for the candidates' ids), in the shape of `readTables`. */
+export async function readViewTables(view: Pick<Store, 'projected' | 'people'>): Promise<Tables> {
+  const ids: string[] = [];
+  for (let page; (page = await view.people.candidateVersions(ids.at(-1) ?? '', 100)).length > 0;)
+    ids.push(...page.map((r) => r.candidate_id));
+  ids.sort();
+  const campaigns = await Promise.all((await view.projected.campaignIds()).map((id) => view.projected.campaign(id)));
+  const responses = await Promise.all(
+    ids.map(async (candidate_id) =>
+      (await view.projected.responses(candidate_id)).map((r, position) => ({ candidate_id, position, ...r })),
+    ),
+  );
+  const credits = await view.projected.credits();
+  return {
+    campaigns: campaigns.map((row) => pick(row ?? {}, CAMPAIGN)).sort(byKey('campaign_id')),
+    candidates: (await view.projected.candidates(ids)).map((row) => pick(row, CANDIDATE)).sort(byKey('candidate_id')),
+    interview_responses: responses.flat(),
+    credits: credits === undefined ? null : pick(credits, CREDITS),
   };
 }
 

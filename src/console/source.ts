@@ -10,7 +10,7 @@ import type { CandidateExport, EraseOptions, ErasureReport } from '../privacy/in
 import type { AccountChoice, PageContext } from './html.js';
 
 /** What the console does for one account: a receiver's `AccountReceiver` members. */
-export interface AccountSource {
+interface AccountSource {
   query: Queries;
   deadLetters: DeadLetters;
   erase(match: CandidateMatch, options: EraseOptions): Promise<ErasureReport>;
@@ -63,7 +63,7 @@ export function scopedSource(source: DashboardSource, account: string): ScopedSo
 }
 
 /** What a request was resolved to before its page runs (set by the account resolver). */
-export interface RequestAccounts {
+interface RequestAccounts {
   /** Where the console is mounted, without an account prefix. */
   root: string;
   accounts: AccountChoice[];
@@ -85,7 +85,7 @@ export function setRequestAccounts(req: Request, accounts: AccountChoice[]): voi
   resolved.set(req, { root: rootOf(req), accounts });
 }
 
-export function requestAccounts(req: Request): RequestAccounts {
+function requestAccounts(req: Request): RequestAccounts {
   return resolved.get(req) ?? { root: rootOf(req), accounts: [{ account: DEFAULT_ACCOUNT, name: null, state: 'active' }] };
 }
 

@@ -360,7 +360,11 @@ describe('SIGHUP', () => {
 
     const metrics = (await getOver(agent, `${serve.baseUrl}/metrics`, { Authorization: `Bearer ${TOKEN}` })).text;
     const verified = (secret: string) =>
-      Number(new RegExp(`prequal_hooks_verified_requests_total\\{account="default",secret="${secretFingerprint(secret)}"\\} (\\d+)`).exec(metrics)?.[1] ?? 0);
+      Number(
+        new RegExp(`prequal_hooks_verified_requests_total\\{account="default",secret="${secretFingerprint(secret)}"\\} (\\d+)`).exec(
+          metrics,
+        )?.[1] ?? 0,
+      );
     expect(verified(OLD)).toBeGreaterThan(0);
     expect(verified(NEW)).toBeGreaterThan(0);
     expect(verified(OLD) + verified(NEW)).toBe(statuses.length);

@@ -53,7 +53,9 @@ describe.each(ENGINES)('onErase hooks on $name', (engine: EngineUnderTest) => {
     await receiver.drain();
     const report = await receiver.erase({ email: 'cand-h1@example.org' }, { reason: 'asked, ticket 9' });
     await receiver.drain();
-    expect(crm).toEqual([{ erasureId: expect.any(Number), account: 'default', candidateId: 'cand-h1', erasedAt: report.erasedAt, reason: 'asked, ticket 9' }]);
+    expect(crm).toEqual([
+      { erasureId: expect.any(Number), account: 'default', candidateId: 'cand-h1', erasedAt: report.erasedAt, reason: 'asked, ticket 9' },
+    ]);
     expect(JSON.stringify(crm)).not.toMatch(/example\.org|Hook|Person/);
     expect(mailing).toEqual(['cand-h1']);
     expect(await owed(database)).toEqual([]);

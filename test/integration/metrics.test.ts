@@ -92,7 +92,8 @@ describe.each(ENGINES)('the backlog age on $name', (engine) => {
     const { store, close } = await freshStore(engine);
     try {
       const metrics = createMetrics(() => store);
-      const backlog = async () => /^prequal_hooks_backlog_age_seconds\{account="default"\} (\S+)$/m.exec(await metrics.registry.metrics())?.[1];
+      const backlog = async () =>
+        /^prequal_hooks_backlog_age_seconds\{account="default"\} (\S+)$/m.exec(await metrics.registry.metrics())?.[1];
       expect(await backlog()).toBe('0');
       const hourAgo = new Date(Date.now() - 3600_000).toISOString();
       const raw = Buffer.from(JSON.stringify(sampleEvent('candidate.added')));
@@ -102,7 +103,9 @@ describe.each(ENGINES)('the backlog age on $name', (engine) => {
       const age = Number(await backlog());
       expect(age).toBeGreaterThanOrEqual(3600);
       expect(age).toBeLessThan(3660);
-      expect(await createMetrics(() => undefined).registry.metrics()).toMatch(/^prequal_hooks_backlog_age_seconds\{account="default"\} nan$/im);
+      expect(await createMetrics(() => undefined).registry.metrics()).toMatch(
+        /^prequal_hooks_backlog_age_seconds\{account="default"\} nan$/im,
+      );
     } finally {
       await close();
     }

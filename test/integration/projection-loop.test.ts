@@ -31,7 +31,6 @@ async function store(bodies: unknown[]): Promise<Store> {
 
 const added = (candidate: string) => sampleEvent('candidate.added', { data: { candidate_id: candidate } });
 
-
 /** The loop's accounts, as the store under test gives them, with `s` (wrapped, faulty) as the default account's. */
 function defaultAccountOf(s: Store): ProjectionLoopContext['store'] {
   return { forAccount: (account) => (account === s.account ? s : s.forAccount(account)), accountsWithWork: () => s.accountsWithWork() };

@@ -257,6 +257,69 @@ describe('prequal-hooks reconcile', () => {
     expect(await sandbox.stop()).toBe(0);
   }, 60_000);
 
+  it('serve --reconcile-every reconciles each account that has an API key with its own key, into its own rows', async () => {
+    const dbPath = join(tmp.dir, 'accounts-scheduled.db');
+    const port = String(await freePort());
+    const sandbox = await startSandbox([
+      '--port',
+      '0',
+      '--api-key',
+      KEY,
+      '--seed',
+      'reconcile-accounts',
+      '--interview-ms',
+      '100',
+      '--webhook-url',
+      `http://127.0.0.1:${port}/webhooks`,
+      '--webhook-secret',
+      SECRET,
+      '--events',
+      'campaign.created',
+    ]);
+    // The branch's webhooks never come: its rows can only come from its own reconciliation.
+    const keyFile = join(tmp.dir, 'branch-api-key');
+    writeFileSync(keyFile, `${KEY}\n`, { mode: 0o600 });
+    const added = await runCli([
+      'accounts',
+      'add',
+      '--db',
+      dbPath,
+      '--account',
+      'branch',
+      '--secret',
+      'whsec_branch_1f9c2a7d',
+      '--api-key-file',
+      keyFile,
+      '--json',
+    ]);
+    expect(added.code, added.stderr).toBe(0);
+    const { webhookPath } = JSON.parse(added.stdout) as { webhookPath: string };
+    const serve = await startServe(
+      ['--host', '127.0.0.1', '--port', port, '--db', dbPath, '--secret', SECRET, '--reconcile-every', '0.05', '--api-url', sandbox.apiUrl],
+      { PREQUAL_HOOKS_API_KEY: KEY },
+    );
+    const call = apiClient(sandbox.apiUrl, KEY);
+    const id = (await call('POST', '/campaigns/create', JOB)).body.campaign_id as string;
+    expect(
+      (await call('POST', `/campaigns/${id}/candidates`, { candidates: Array.from({ length: 3 }, (_, i) => person(80 + i)) })).status,
+    ).toBe(201);
+    await untilIdle(sandbox.baseUrl);
+    // Reconciliation repairs the campaigns an account knows: the branch hears of this one by its own path.
+    const created = readDb(dbPath, (db) => db.prepare("SELECT raw FROM inbox WHERE kind = 'campaign.created'").pluck().get()) as Buffer;
+    expect(
+      (await sendSigned(`http://127.0.0.1:${port}${webhookPath}`, created.toString('utf8'), { secret: 'whsec_branch_1f9c2a7d' })).status,
+    ).toBe(200);
+    const count = (account: string) =>
+      readDb(dbPath, (db) =>
+        db.prepare('SELECT COUNT(*) FROM candidates WHERE account = ? AND campaign_id = ?').pluck().get(account, id),
+      ) as number;
+    await waitFor(() => (count('branch') === 3 && count('default') === 3 ? true : undefined), 30_000, 'both accounts reconciled');
+    expect(serve.logLines().some((l) => l.account === 'branch' && typeof l.msg === 'string' && l.msg.startsWith('reconcile'))).toBe(true);
+    expect(serve.stdout() + serve.stderr()).not.toContain(KEY);
+    expect(await serve.stop()).toBe(0);
+    expect(await sandbox.stop()).toBe(0);
+  }, 60_000);
+
   it('serve --reconcile-every re-reads --api-key-file at SIGHUP: the next run takes the new key', async () => {
     const sandbox = await createSandbox({ apiKeys: [KEY], seed: 'reconcile-key-file', interviewMs: 600_000, log: () => {} });
     const revoked = `agency_live_${'Rv0kd'.repeat(8)}`;

@@ -1,16 +1,18 @@
 #!/usr/bin/env node
-// Fairness across accounts (docs/accounts.md, "Fairness"): `npm run bench:accounts` (builds, then
-// node build/bench/accounts.js; --backlog, --probes, --probe-every-ms, --poll-ms). A SQLite database
-// holds a backlog of pending events in account A (100,000 by default, stored as `replay --enqueue`
-// stores them); a receiver (createReceiver, in this process) starts on it and drains it while probes,
-// one every 100 ms, arrive through its intake (`receiver.receive`, signed, routed by route key).
-// Each probe is timed from its 2xx to its row leaving `pending` (the inbox row polled every 2 ms).
-// Figures, all from the same run:
+// Fairness across accounts (docs/accounts.md, "Fairness"): `npm run bench:accounts` (about 1.5
+// minutes; builds, then node build/bench/accounts.js; --backlog, --postgres-backlog, --probes,
+// --probe-every-ms, --poll-ms, --engines sqlite,postgres, --handlers). A database holds a backlog
+// of pending events in account A (100,000 on SQLite, 20,000 on PostgreSQL by default), stored as
+// `replay --enqueue` stores them; a receiver (createReceiver, in this process) starts on it and
+// drains it while probes, one every 100 ms, arrive through its intake (`receiver.receive`, signed,
+// routed by route key). Each probe is timed from its 2xx to its row leaving `pending` (or, with
+// --handlers, to the call of a no-op handler registered for every event). Figures, same run:
 //   other account   probes to account B while A has the backlog (goal: p99 <= 1 s)
 //   idle            the baseline: probes to a receiver with no backlog
 //   same account    the behaviour with one account: probes to A, behind its own backlog (FIFO)
-//   drain           how long A's backlog takes alone, with B's probes, with A's probes
-// Results: a table on stdout, JSON in bench/results/accounts.json.
+//   drain           how long A's backlog takes alone (first and last: the noise), with B's probes, with A's
+// PostgreSQL is bench/lib/postgres.ts's server (skipped, said on stderr, when it cannot start).
+// Results: a table on stdout, JSON in bench/results/accounts.json (accounts-handlers.json with --handlers).
 //   BENCH_DIST=<another build's dist folder> node build/bench/accounts.js   (that version, for a before/after)
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -32,6 +34,7 @@ const { values: flags } = parseArgs({
     'poll-ms': { type: 'string', default: '2' },
     'postgres-backlog': { type: 'string', default: '20000' },
     engines: { type: 'string', default: 'sqlite,postgres' },
+    handlers: { type: 'boolean', default: false },
   },
 });
 const settings = {
@@ -42,6 +45,8 @@ const settings = {
   probeEveryMs: Number(flags['probe-every-ms']),
   pollMs: Number(flags['poll-ms']),
   engines: flags.engines.split(','),
+  /** A no-op handler on every event, and each probe timed from its 2xx to its handler's call instead. */
+  handlers: flags.handlers,
 };
 const pkg = await distModule();
 
@@ -119,6 +124,24 @@ function probeWatcher(store: Store): (inboxId: number, acknowledged: number) => 
     });
 }
 
+/** With `--handlers`: a no-op handler on every event, resolving each probe's wait when its call starts. */
+function handlerWatcher(receiver: Receiver): (inboxId: number, acknowledged: number) => Promise<number> {
+  const called = new Map<number, number>();
+  const waiting = new Map<number, (at: number) => void>();
+  receiver.onAny((_event, { inboxId }) => {
+    const at = performance.now();
+    const done = waiting.get(inboxId);
+    if (done === undefined) called.set(inboxId, at);
+    else done(at);
+  });
+  return (inboxId, acknowledged) =>
+    new Promise<number>((resolve) => {
+      const at = called.get(inboxId);
+      if (at !== undefined) resolve(at - acknowledged);
+      else waiting.set(inboxId, (when) => resolve(when - acknowledged));
+    });
+}
+
 interface CaseResult {
   /** From the receiver's start to the end of its first drain (the backlog, and the probes sent meanwhile). */
   drainMs: number;
@@ -130,13 +153,14 @@ async function runCase(engine: Engine, template: Template, name: string, route: 
   const database = await engine.copy(template, name);
   const started = performance.now();
   const receiver = pkg.createReceiver({ ...database, secrets: [SECRETS.default], logger });
+  const handled = settings.handlers ? handlerWatcher(receiver) : undefined;
   try {
     const store = await receiver.store();
     const drain: Drain = {};
     const drained = receiver.drain().then(() => (drain.endedMs = performance.now() - started));
     const pending: Array<Promise<ProbeTiming>> = [];
     if (route !== undefined) {
-      const watch = probeWatcher(store);
+      const watch = handled ?? probeWatcher(store);
       // One probe untimed first: the routes loaded, the intake's first request behind it.
       await send(receiver, route, settings.probes);
       for (let n = 0; n < settings.probes; n++) {
@@ -228,7 +252,7 @@ function report({ engine, backlog, accountsWithWorkMs, probes, drainMs, ratios }
   const row = (label: string, d: Probes, note: string) =>
     `  ${label.padEnd(36)}${cell(d.p50)}${cell(d.p99)}${cell(d.max)}   ${d.behindBacklog}/${d.count} behind the backlog${note}`;
   console.log(
-    `${engine}: ${backlog} events pending in account a; ${settings.probes} probes ${settings.probeEveryMs} ms apart; 2xx -> projected (ms)`,
+    `${engine}: ${backlog} events pending in account a; ${settings.probes} probes ${settings.probeEveryMs} ms apart; 2xx -> ${settings.handlers ? 'handler called' : 'projected'} (ms)`,
   );
   console.log(`  ${'probes'.padEnd(36)}${'p50'.padStart(9)}${'p99'.padStart(9)}${'max'.padStart(9)}`);
   console.log(row('to account b, a has the backlog', probes.otherAccount, '   (goal p99 <= 1000)'));
@@ -271,5 +295,5 @@ for (const result of engines) report(result);
 machine.loadAverageAtEnd = os.loadavg().map((x) => Math.round(x * 100) / 100);
 const results = { date: new Date().toISOString(), machine, git: gitInfo(ROOT), dist: process.env.BENCH_DIST ?? 'dist', settings, engines };
 mkdirSync(RESULTS, { recursive: true });
-writeFileSync(join(RESULTS, 'accounts.json'), `${JSON.stringify(results, null, 2)}\n`);
+writeFileSync(join(RESULTS, settings.handlers ? 'accounts-handlers.json' : 'accounts.json'), `${JSON.stringify(results, null, 2)}\n`);
 rmSync(TMP, { recursive: true, force: true });

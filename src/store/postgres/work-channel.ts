@@ -31,26 +31,41 @@ export function onWork(channel: WorkChannel, callback: () => void): () => void {
 
 function listen(channel: WorkChannel): void {
   if (channel.engine.closed || channel.listener !== undefined || channel.listening !== undefined || channel.listeners.size === 0) return;
-  const retry = () => setTimeout(() => listen(channel), 1000).unref();
+  const retry = () => {
+    if (!channel.engine.closed) setTimeout(() => listen(channel), 1000).unref();
+  };
   const wake = () => channel.listeners.forEach((l) => l());
   channel.listening = (async () => {
+    let c: PoolClient | undefined;
     try {
-      const c = await checkOut(channel.engine);
-      c.on('notification', wake);
-      c.on('error', () => {
-        channel.listener = undefined;
-        c.release(true);
+      c = await checkOut(channel.engine);
+      const client = c;
+      client.on('notification', wake);
+      // An error after the store closed (the server stopping) finds the connection released already.
+      client.on('error', () => {
+        dropListener(channel, client);
         retry();
       });
-      await c.query(`LISTEN ${WORK_CHANNEL}`);
-      channel.listener = c;
+      await client.query(`LISTEN ${WORK_CHANNEL}`);
+      channel.listener = client;
       wake(); // whatever was announced while we were not listening
     } catch {
+      if (c !== undefined) dropListener(channel, c);
       retry();
     } finally {
       channel.listening = undefined;
     }
   })();
+}
+
+/** Connections given back already: a connection is released once, however many errors and stops follow. */
+const dropped = new WeakSet<PoolClient>();
+
+function dropListener(channel: WorkChannel, client: PoolClient): void {
+  if (channel.listener === client) channel.listener = undefined;
+  if (dropped.has(client)) return;
+  dropped.add(client);
+  client.release(true);
 }
 
 /** Tells every listening process (this one too) that work was stored; announcements made meanwhile become one more. */
@@ -75,6 +90,5 @@ export function announceWork(channel: WorkChannel): void {
 
 /** Drops the listening connection (the store is closing). */
 export function stopListening(channel: WorkChannel): void {
-  channel.listener?.release(true);
-  channel.listener = undefined;
+  if (channel.listener !== undefined) dropListener(channel, channel.listener);
 }

@@ -1,5 +1,6 @@
 // serve's options, declared once, and the typed configuration they resolve into.
 import { resolve } from 'node:path';
+import { ACCOUNTS_KEY_OPTIONS } from './accounts-options.js';
 import { MIN_TOKEN_LENGTH } from '../console/auth.js';
 import { DEFAULT_EVENT_HEADER, DEFAULT_MAX_BODY_BYTES, DEFAULT_SIGNATURE_HEADER } from '../receive/intake.js';
 import { DEFAULT_MAX_BUFFERED_BYTES } from '../receive/budget.js';
@@ -143,10 +144,7 @@ export const SERVE_OPTIONS = withFileVariants({
     secret: true,
     fileVariant: true,
   }),
-  'accounts-key-file': optional({
-    placeholder: '<path>',
-    help: 'the key that opens the secrets of the other accounts (see "prequal-hooks accounts --help"); required on PostgreSQL once accounts exist, default on SQLite: <db>.accounts-key',
-  }),
+  ...ACCOUNTS_KEY_OPTIONS,
   'reconcile-every': value({
     placeholder: '<m>',
     help: 'every <m> minutes, repair what webhooks missed from the service\'s API (see "prequal-hooks reconcile --help"); needs --api-url and --api-key (the default account\'s), and reconciles each other account that has an API key with its own',

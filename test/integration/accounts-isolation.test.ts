@@ -2,8 +2,8 @@
 // the same campaign and candidate ids with different values each read back their own state, and
 // whatever is done to one (erasure, rebuild, removal) leaves the other as it was.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { projectPending } from '../support/project.js';
 import { createHandlerRegistry, type HandlerRegistry } from '../../src/dispatch/handlers.js';
-import { createProjectionLoop } from '../../src/dispatch/projection-loop.js';
 import { readEnvelope } from '../../src/events/index.js';
 import { eraseCandidate } from '../../src/privacy/index.js';
 import { deliveryOf } from '../../src/receive/delivery.js';
@@ -31,25 +31,9 @@ const raw = (event: unknown) => Buffer.from(JSON.stringify(event));
 const deliveries = (account: string, bodies: readonly Buffer[]) =>
   bodies.map((body) => deliveryOf(account, body, readEnvelope(body), AT, null));
 
-/** Projects the view's pending rows as the dispatcher does, with these handlers. */
-async function project(store: Store, handlers: HandlerRegistry = createHandlerRegistry()): Promise<void> {
-  const stopping = new AbortController();
-  // This account's rows only: the loop itself takes every account with work, in turn.
-  const loop = createProjectionLoop(
-    {
-      store: { forAccount: () => store, accountsWithWork: async () => ({ projection: [store.account], handlers: [] }) },
-      handlers,
-      logger: { warn: () => undefined },
-      now: () => Date.parse(AT),
-      stopping: stopping.signal,
-      handlersDue: () => undefined,
-    },
-    { batchSize: 2 },
-  );
-  loop.notify();
-  await loop.onIdle();
-  stopping.abort();
-}
+/** Projects the view's own pending rows as the dispatcher does, with these handlers. */
+const project = (store: Store, handlers?: HandlerRegistry) =>
+  projectPending(store, { ownAccountOnly: true, now: () => Date.parse(AT), batchSize: 2, ...(handlers && { handlers }) });
 
 describe.each(ENGINES)('accounts kept apart on $name', (engine) => {
   let store: Store;

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createProjectionLoop } from '../../src/dispatch/projection-loop.js';
+import { projectPending } from '../support/project.js';
 import { readEnvelope } from '../../src/events/index.js';
 import { eraseCandidate } from '../../src/privacy/erase.js';
 import { createQueries } from '../../src/query/index.js';
@@ -44,24 +44,7 @@ const deliver = (account: string, body: string) =>
   deliveryOf(account, Buffer.from(body), readEnvelope(Buffer.from(body)), new Date().toISOString(), null);
 
 /** Projects the view's pending rows as a receiver's projection loop does, until none is left. */
-async function project(store: Store): Promise<void> {
-  const stopping = new AbortController();
-  // This account's rows only: the loop itself takes every account with work, in turn.
-  const loop = createProjectionLoop(
-    {
-      store: { forAccount: () => store, accountsWithWork: async () => ({ projection: [store.account], handlers: [] }) },
-      handlers: { for: () => [] },
-      logger: { warn: () => undefined },
-      now: Date.now,
-      stopping: stopping.signal,
-      handlersDue: () => undefined,
-    },
-    { batchSize: 100 },
-  );
-  loop.notify();
-  await loop.onIdle();
-  stopping.abort();
-}
+const project = (store: Store) => projectPending(store, { ownAccountOnly: true, batchSize: 100 });
 
 /** An account's projected state as its view reads it: every campaign, candidate (with responses) and the credits. */
 async function stateOf(store: Store) {

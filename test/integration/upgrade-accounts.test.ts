@@ -8,15 +8,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createHandlerRegistry } from '../../src/dispatch/handlers.js';
-import { createProjectionLoop } from '../../src/dispatch/projection-loop.js';
 import { readEnvelope } from '../../src/events/index.js';
 import { eraseCandidate } from '../../src/privacy/index.js';
 import { DEFAULT_ACCOUNT } from '../../src/receive/account.js';
 import { deliveryOf } from '../../src/receive/delivery.js';
 import { replayInto } from '../../src/replay/index.js';
 import { openStore } from '../../src/store/open.js';
-import type { Store } from '../../src/store/store.js';
 import { tempDir } from '../support/servers.js';
 import { readStoreTables } from '../support/tables.js';
 
@@ -47,23 +44,7 @@ function snapshot(path: string) {
   }
 }
 
-async function projectPending(store: Store): Promise<void> {
-  const stopping = new AbortController();
-  const loop = createProjectionLoop(
-    {
-      store,
-      handlers: createHandlerRegistry(),
-      logger: { warn: () => undefined },
-      now: Date.now,
-      stopping: stopping.signal,
-      handlersDue: () => undefined,
-    },
-    { batchSize: 4 },
-  );
-  loop.notify();
-  await loop.onIdle();
-  stopping.abort();
-}
+import { projectPending } from '../support/project.js';
 
 describe('a database made by release 0.3.0', () => {
   const tmp = tempDir('prequal-hooks-accounts-upgrade-');

@@ -1,6 +1,7 @@
 // What `send --account` and `secret --account` read of another account: its route key and its
 // live secrets (current first), from the registry of --db opened with the accounts key.
-import { openAccounts } from '../accounts/index.js';
+import { openAccounts, type Accounts } from '../accounts/index.js';
+import type { Store } from '../store/store.js';
 import { isPostgresUrl } from '../store/open.js';
 import { CommandError, type CommandIo } from './args.js';
 import { displayLocation, openForReading } from './database.js';
@@ -11,6 +12,18 @@ export interface AccountTarget {
   secrets: readonly string[];
 }
 
+/**
+ * The registry of a command's database, with the accounts key it names (or, on SQLite, the one
+ * beside the file); its notices (a key generated, a key file others can read) go to stderr.
+ */
+export function commandAccounts(store: Store, location: string, keyFile: string | undefined, io: CommandIo, command: string): Accounts {
+  return openAccounts(store, {
+    ...(keyFile !== undefined && { keyFile }),
+    ...(!isPostgresUrl(location) && { databaseFile: location }),
+    onNotice: (message) => io.stderr.write(`prequal-hooks ${command}: ${message}\n`),
+  });
+}
+
 export async function readAccountTarget(
   where: { location: string; postgres: { schema?: string } },
   options: { account: string; keyFile: string | undefined; command: string },
@@ -19,11 +32,7 @@ export async function readAccountTarget(
   const { location, postgres } = where;
   const store = await openForReading(location, postgres);
   try {
-    const accounts = openAccounts(store, {
-      ...(options.keyFile !== undefined && { keyFile: options.keyFile }),
-      ...(!isPostgresUrl(location) && { databaseFile: location }),
-      onNotice: (message) => io.stderr.write(`prequal-hooks ${options.command}: ${message}\n`),
-    });
+    const accounts = commandAccounts(store, location, options.keyFile, io, options.command);
     const found = (await accounts.list()).find((a) => a.account === options.account);
     if (found === undefined)
       throw new CommandError(`${displayLocation(location)} has no account "${options.account}" ("prequal-hooks accounts list" shows them)`);

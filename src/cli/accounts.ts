@@ -1,10 +1,10 @@
 // `prequal-hooks accounts`: the registry of the agency accounts one receiver serves (docs/accounts.md),
 // one subcommand a verb. Secrets are printed once, by `add` when it generated one; never by `list`.
 import { readFileSync } from 'node:fs';
-import { AccountRequestError, openAccounts, UnknownAccountError, type Accounts, type AccountSummary } from '../accounts/index.js';
+import { AccountRequestError, UnknownAccountError, type Accounts, type AccountSummary } from '../accounts/index.js';
 import { parseKey } from '../accounts/key-file.js';
 import { DEFAULT_ACCOUNT, isAccountId } from '../receive/account.js';
-import { isPostgresUrl, openStore } from '../store/open.js';
+import { openStore } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import { CommandError, readFailure, UsageError, type CommandIo } from './args.js';
 import {
@@ -16,6 +16,7 @@ import {
   ROTATE_OPTIONS,
   STATE_OPTIONS,
 } from './accounts-options.js';
+import { commandAccounts } from './account-target.js';
 import { openForReading, requireDatabaseFile } from './database.js';
 import { resolveFileVariants } from './file-variants.js';
 import { databaseOf, optionsHelp, parseCommand, type OptionTable, type ParsedCommand } from './options.js';
@@ -117,12 +118,7 @@ async function withAccounts<T>(
   const store = options.readOnly ? await openForReading(location, postgres) : await openStore(location, postgres);
   const keyFile = (command.values as { 'accounts-key-file'?: string | undefined })['accounts-key-file'];
   try {
-    const registry = openAccounts(store, {
-      ...(keyFile !== undefined && { keyFile }),
-      ...(!isPostgresUrl(location) && { databaseFile: location }),
-      onNotice: (message) => io.stderr.write(`prequal-hooks accounts: ${message}\n`),
-    });
-    return await work(registry, store);
+    return await work(commandAccounts(store, location, keyFile, io, 'accounts'), store);
   } finally {
     await store.close();
   }

@@ -236,6 +236,8 @@ function stopOnSignal(running: {
       if (stopping) return;
       stopping = true;
       logger.info({ signal }, 'stopping: finishing requests in flight and draining');
+      // The lines held so far are out now, not with the last one at exit.
+      logger.flush();
       const force = setTimeout(() => {
         logger.error('did not stop within 15 s; exiting');
         done(1);

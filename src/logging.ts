@@ -20,53 +20,62 @@ export type { Logger };
 const BATCH_BYTES = 4096;
 /** The longest a line waits in memory when traffic is too low to fill a batch. */
 const BATCH_WAIT_MS = 1000;
-/** pino's level number of warn: lines at it and above are written at once. */
+/** The most held while the log's reader does not keep up; lines past it are dropped, and counted. */
+const HELD_BYTES_MAX = 16 * 1024 * 1024;
+/** pino's level number of warn: lines at it and above are handed to the system at once. */
 const WARN = 40;
 
 export interface LogDestination extends DestinationStream {
-  /** Writes what is held, at once (synchronously). */
+  /** Hands what is held to the system; `done` once it is written (or failed). */
   flush(done?: (error?: Error) => void): void;
-  /** Writes what is held and stops the timer; the destination's file descriptor stays open. */
-  end(): void;
+  /** Lines dropped so far because the log's reader did not keep up. */
+  readonly dropped: number;
 }
 
 /**
- * JSON lines to a file descriptor (1: stdout), written in batches of about 4 KB on the main thread,
- * which costs one write(2) for some twenty access-log lines instead of one each through libuv's
- * pool. A warn, error or fatal line is written at once with whatever is held before it, so that
- * the line before a crash is out; the rest waits at most a second. On the process's exit
- * (process.exit, an uncaught exception) what is held is written; a kill -9 loses it, at most a
- * second of info lines: access-log lines, while what was stored is in the inbox (README, Logs).
+ * JSON lines to a file descriptor (1: stdout) through pino's own sonic-boom, asynchronously, in
+ * batches of about 4 KB: one write(2) on libuv's pool for some twenty access-log lines instead of
+ * one each, and never on the event loop, so a log reader that stalls (a full pipe, a stuck
+ * collector) never stalls the receiver. What waits is bounded (16 MiB): past it lines are dropped,
+ * counted, and a warn line says how many once the reader catches up. A warn, error or fatal line
+ * is handed to the system at once with whatever is held before it; the rest waits at most a second.
+ * On exit (process.exit, an uncaught exception) what is held is written synchronously (pino
+ * registers it). A kill -9 loses what is held: at most a second of info lines, that is access-log
+ * lines, while what was stored is in the inbox (README, Logs).
  */
-export function logDestination(fd = 1): LogDestination {
-  const sonic = pino.destination({ dest: fd, sync: true, minLength: BATCH_BYTES });
+export function logDestination(fd = 1, { waitMs = BATCH_WAIT_MS }: { waitMs?: number } = {}): LogDestination {
+  const sonic = pino.destination({ dest: fd, sync: false, minLength: BATCH_BYTES, maxLength: HELD_BYTES_MAX });
   // Set by a line, cleared by a flush: a quiet second costs no write(2).
   let held = false;
-  const flush = () => {
-    if (!held) return;
+  let dropped = 0;
+  let told = 0;
+  sonic.on('drop', () => dropped++);
+  const flush = (done?: (error?: Error) => void) => {
+    if (dropped > told) {
+      const line = { level: WARN, time: Date.now(), msg: `${dropped - told} log lines dropped: the log's reader did not keep up` };
+      told = dropped;
+      sonic.write(`${JSON.stringify(line)}\n`);
+      held = true;
+    }
+    // With `done`, also what is already on its way: the caller waits for everything.
+    if (!held && done === undefined) return;
     held = false;
-    sonic.flush();
+    sonic.flush(done);
   };
-  const timer = setInterval(flush, BATCH_WAIT_MS);
+  const timer = setInterval(() => flush(), waitMs);
   timer.unref();
-  process.on('exit', flush);
   const destination = {
     [pino.symbols.needsMetadataGsym]: true,
     lastLevel: 0,
+    get dropped() {
+      return dropped;
+    },
     write(line: string) {
       sonic.write(line);
       held = true;
       if (destination.lastLevel >= WARN) flush();
     },
-    flush(done?: (error?: Error) => void) {
-      flush();
-      done?.();
-    },
-    end() {
-      clearInterval(timer);
-      process.off('exit', flush);
-      flush();
-    },
+    flush,
   };
   return destination;
 }

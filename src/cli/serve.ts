@@ -252,7 +252,11 @@ function stopOnSignal(running: {
             ?.shutdown()
             .catch((error: unknown) => logger.warn({ err: { message: (error as Error).message } }, 'could not export the last traces'));
           logger.info('stopped');
-          logger.flush?.();
+          // Every line written before the exit (a reader that does not read gets 2 s).
+          await new Promise<void>((written) => {
+            setTimeout(written, 2000).unref();
+            logger.flush(() => written());
+          });
           clearTimeout(force);
           done(0);
         })

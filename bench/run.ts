@@ -66,7 +66,8 @@ if (flags.help) {
   --profile             afterwards, profile (node --cpu-prof) the prequal-hooks servers during one
                         round each and a 100,000-event replay; top self-time frames in the results
   --only <parts>        comma-separated subset of throughput,replay,lag,locks,neighbours,postgres,profile
-                        (BENCH_ORDER=serve,handwritten limits the throughput targets, for an A/B)
+                        (BENCH_ORDER=serve,handwritten limits the throughput targets, for an A/B;
+                        serve-warn, measured only when named: serve at --log-level warn)
                         (--only profile: just the profiles, to bench/results/profile.json)
   --rounds <n>          rounds per target (full 3, quick 2)
   --duration <s>        seconds measured per round (full 10, quick 3)
@@ -127,6 +128,16 @@ const TARGETS: Target[] = [
     durable: true,
   },
   { id: 'serve', label: '(3) prequal-hooks serve (CLI), durable', cli: true, headers: 'service', durable: true },
+  // (3) without its access log: BENCH_ORDER=serve,serve-warn gives what the log costs a request (the cpu column).
+  {
+    id: 'serve-warn',
+    label: '(3w) serve --log-level warn (no access log)',
+    cli: true,
+    cliArgs: ['--log-level', 'warn'],
+    headers: 'service',
+    durable: true,
+    onDemand: true,
+  },
   { id: 'octokit', label: '(4) @octokit/webhooks createNodeMiddleware, no-op', script: 'servers/octokit.js', headers: 'github' },
   { id: 'node-http', label: '(5) bare node:http, reads body', script: 'servers/node-http.js', headers: 'service' },
   {
@@ -142,7 +153,7 @@ const byId = Object.fromEntries(TARGETS.map((t) => [t.id, t])) as Record<TargetI
 /** The command that starts a target: the real CLI for (3), a bench server otherwise. */
 function serverCommand(target: Target, db: string, nodeOptions: string[] = []): ServerCommand {
   const args = target.cli
-    ? [CLI, 'serve', '--port', '0', '--db', db, '--secret', SECRET]
+    ? [CLI, 'serve', '--port', '0', '--db', db, '--secret', SECRET, ...(target.cliArgs ?? [])]
     : [benchScript(target.script), '--port', '0', '--db', db, '--secret', SECRET];
   return { name: target.id, command: process.execPath, args, nodeOptions, env: { ...CHILD_ENV, ...target.env }, logFile: `${db}.log` };
 }
@@ -245,6 +256,7 @@ async function throughput(pool: RequestPool): Promise<Record<TargetId, TargetRes
   }
   const medians = {} as Record<TargetId, TargetResult>;
   for (const [id, rounds] of Object.entries(perTarget) as [TargetId, ThroughputRound[]][]) {
+    if (byId[id].onDemand && rounds.length === 0) continue;
     medians[id] = {
       label: byId[id].label,
       // Math.round(null) is 0: a target BENCH_ORDER left out reads 0 req/s, as it always has.
@@ -403,7 +415,7 @@ function table(results: FinishedResults): string {
       `${s.rounds} rounds × ${s.durationSec} s (after ${s.warmupSec} s warm-up, fresh server and database each), alternated; median of rounds.`,
     );
     lines.push(`${'target'.padEnd(50)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)}   rounds (req/s)`);
-    for (const id of ['express-noop', 'express-middleware', 'serve', 'octokit', 'node-http', 'handwritten'] as const) {
+    for (const id of ['express-noop', 'express-middleware', 'serve', 'serve-warn', 'octokit', 'node-http', 'handwritten'] as const) {
       const r = results.throughput[id];
       if (r === undefined) continue;
       const disk = r.diskBytesPerRequest === undefined ? '' : `  disk ${fmt(r.diskBytesPerRequest)} B/req`;

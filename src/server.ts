@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { accessTokens } from './standalone/access.js';
 import { createReceiver, type Receiver, type ReceiverOptions } from './receiver.js';
 import { ConfigurationError } from './errors.js';
-import type { Logger } from './logging.js';
+import { accessLogger, type Logger } from './logging.js';
 import { answerClientErrors, HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from './standalone/client-errors.js';
 import { route, routeKeyUnder, type StandaloneState } from './standalone/routes.js';
 
@@ -202,11 +202,12 @@ async function listen(server: Server, port: number, host: string): Promise<void>
 
 /** The receiver, with one access-log line a webhook: status, outcome, kind, time; never the body. */
 function accessLogged(options: Omit<ReceiverOptions, 'logger' | 'onRequest'>, logger: Logger, trustProxy: boolean): Receiver {
+  const access = accessLogger(logger);
   return createReceiver({
     ...options,
     logger,
     onRequest(result, req, startedAt) {
-      logger.info(
+      access.info(
         {
           ...result.trace,
           status: result.answer.status,

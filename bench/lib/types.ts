@@ -99,7 +99,7 @@ export interface Distribution {
 
 // --- Targets ---------------------------------------------------------------------------------
 
-export type TargetId = 'express-noop' | 'express-middleware' | 'serve' | 'octokit' | 'node-http' | 'handwritten';
+export type TargetId = 'express-noop' | 'express-middleware' | 'serve' | 'serve-warn' | 'octokit' | 'node-http' | 'handwritten';
 
 /** A throughput target: the real CLI (`cli`), or a bench server (`script`, compiled, under build/bench). */
 export type Target = {
@@ -109,7 +109,9 @@ export type Target = {
   /** Stores what it acknowledges: its inbox is checked after the round. */
   durable?: true;
   env?: Record<string, string>;
-} & ({ cli: true; script?: never } | { script: string; cli?: never });
+  /** Measured only when BENCH_ORDER names it, and absent from the results otherwise. */
+  onDemand?: true;
+} & ({ cli: true; cliArgs?: string[]; script?: never } | { script: string; cli?: never });
 
 /** The median of a target's rounds, and the rounds. */
 export interface TargetResult {

@@ -1,6 +1,6 @@
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { pino } from 'pino';
-import { createLogger, type Logger } from '../logging.js';
+import { createLogger, logDestination, type Logger } from '../logging.js';
 import { startStandalone, type Standalone } from '../server.js';
 import { isPostgresUrl, openStore } from '../store/open.js';
 import type { Store } from '../store/store.js';
@@ -45,7 +45,7 @@ function loggerFor(io: CommandIo, level: string): Logger {
     // Pretty only for a person at a terminal; JSON lines for everything else.
     return createLogger({ level }, pino.transport({ target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l' } }));
   }
-  return createLogger({ level }, pino.destination({ dest: 1, sync: false }));
+  return createLogger({ level }, logDestination(1));
 }
 
 /**
@@ -236,6 +236,8 @@ function stopOnSignal(running: {
       if (stopping) return;
       stopping = true;
       logger.info({ signal }, 'stopping: finishing requests in flight and draining');
+      // The lines held so far are out now, not with the last one at exit.
+      logger.flush();
       const force = setTimeout(() => {
         logger.error('did not stop within 15 s; exiting');
         done(1);
@@ -250,7 +252,11 @@ function stopOnSignal(running: {
             ?.shutdown()
             .catch((error: unknown) => logger.warn({ err: { message: (error as Error).message } }, 'could not export the last traces'));
           logger.info('stopped');
-          logger.flush?.();
+          // Every line written before the exit (a reader that does not read gets 2 s).
+          await new Promise<void>((written) => {
+            setTimeout(written, 2000).unref();
+            logger.flush(() => written());
+          });
           clearTimeout(force);
           done(0);
         })
@@ -290,4 +296,6 @@ function announce(config: ServeConfig, standalone: Standalone, logger: Logger, i
     },
     `prequal-hooks listening on ${boundText}, receiving webhooks on POST ${standalone.url}${config.path}`,
   );
+  // Out now, not with the first batch: whoever waits for the start reads it at once.
+  logger.flush();
 }

@@ -103,6 +103,32 @@ describe.concurrent('prequal-hooks serve', () => {
     for (const secret of [OLD_SECRET, NEW_SECRET, ...signatures, ...Object.values(PII)]) expect(output).not.toContain(secret);
   });
 
+  it("writes every request's access-log line, once, before it exits on SIGTERM (lines are held in batches until then)", async () => {
+    const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', join(tmp.dir, 'flush.db'), '--secret', OLD_SECRET]);
+    // Fewer lines than a 4 KB batch, and more than one batch: the last of each are held when SIGTERM comes.
+    const events = Array.from({ length: 45 }, (_, i) =>
+      sampleEvent('candidate.added', { data: { candidate_id: `cand-flush-${i}`, ...PII } }),
+    );
+    const answers = [];
+    for (const event of events) answers.push(await post(serve.webhookUrl, signedRequest(event, { secret: OLD_SECRET })));
+    expect(answers.every((a) => a.status === 200)).toBe(true);
+    expect(await serve.stop('SIGTERM', 5000)).toBe(0);
+    await waitFor(() => serve.child.stdout!.readableEnded || undefined, 5000, 'the end of stdout');
+
+    const lines = serve
+      .stdout()
+      .split('\n')
+      .filter((line) => line !== '');
+    // Every line whole (no write cut another), and none twice.
+    const parsed = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(new Set(lines).size).toBe(lines.length);
+    const webhooks = parsed.filter((line) => line.msg === 'webhook');
+    expect(webhooks.map((line) => line.inboxId)).toEqual(Array.from({ length: 45 }, (_, i) => i + 1));
+    expect(webhooks.every((line) => line.status === 200 && line.kind === 'candidate.added' && line.outcome === 'stored')).toBe(true);
+    expect(parsed.at(-1)?.msg).toBe('stopped');
+    for (const value of Object.values(PII)) expect(serve.stdout()).not.toContain(value);
+  });
+
   it('generates a secret at the first start, shows it once on stderr, reuses it at the next start, and `secret` prints it', async () => {
     const dbPath = join(tmp.dir, 'generated.db');
     const first = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', dbPath]);

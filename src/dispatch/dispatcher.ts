@@ -30,6 +30,8 @@ export interface DispatcherContext {
   intakeBusy?: () => boolean;
   /** OpenTelemetry "process" spans for projection batches and handler calls; none: no span. */
   tracing?: Tracing | undefined;
+  /** The intake's readings of the bodies it stored in this process, taken by the projection. */
+  readings?: ProjectionLoopContext['readings'];
 }
 
 /**

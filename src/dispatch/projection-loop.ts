@@ -46,6 +46,8 @@ export interface ProjectionLoopContext {
   tracing?: Tracing | undefined;
   /** The intake's readings of the bodies it stored in this process: a row read there is not read again. */
   readings?: Pick<KeptReadings<EnvelopeReading>, 'take'> | undefined;
+  /** Where the events projected with handlers due are kept for the handler pump, which then reads and validates them no more. */
+  projected?: Pick<KeptReadings<Processed>, 'keep'> | undefined;
 }
 
 /** Longest the projection defers to waiting requests before it takes a batch anyway. */
@@ -144,6 +146,15 @@ async function projectOneBatch(batches: Batches, limit: number): Promise<Outcome
   }
 }
 
+/** Hands the handler pump the events it will run handlers for, as projected (the bytes a redacted event settled with differ: not kept). */
+function keepForHandlers(loop: ProjectionLoopContext, outcomes: readonly Outcome[]): void {
+  if (loop.projected === undefined) return;
+  for (const { row, processed, handlers } of outcomes) {
+    if (handlers && processed.state === 'projected' && processed.redacted === undefined && row.identity !== null)
+      loop.projected.keep(row.inbox_id, row.raw, row.identity, processed);
+  }
+}
+
 function reportOutcomes(loop: ProjectionLoopContext, outcomes: readonly Outcome[]): void {
   const at = loop.now();
   for (const { row, processed } of outcomes) loop.observer?.processed?.(row, processed.state, at);
@@ -199,6 +210,7 @@ async function drainPending(loop: ProjectionLoopContext, batchSize: number): Pro
     backoff = 25;
     if (outcomes.length === 0) continue;
     roundProjected = true;
+    keepForHandlers(loop, outcomes);
     if (loop.tracing !== undefined)
       recordProjection(
         loop.tracing,

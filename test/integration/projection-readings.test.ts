@@ -18,8 +18,8 @@ import type { Store } from '../../src/store/store.js';
 import { sampleEvent } from '../../src/testing/index.js';
 import { readStoreTables } from '../support/tables.js';
 
-// Every JSON text the receiver reads goes through parseJson: counted here.
-const parses = vi.hoisted(() => ({ count: 0 }));
+// Every JSON text the receiver reads goes through parseJson, every envelope it validates through parseEvent: counted here.
+const parses = vi.hoisted(() => ({ count: 0, validations: 0 }));
 vi.mock('../../src/events/json.js', async (importOriginal) => {
   const actual = await importOriginal<typeof import('../../src/events/json.js')>();
   return {
@@ -27,6 +27,16 @@ vi.mock('../../src/events/json.js', async (importOriginal) => {
     parseJson: (text: string) => {
       parses.count++;
       return actual.parseJson(text);
+    },
+  };
+});
+vi.mock('../../src/events/parse.js', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('../../src/events/parse.js')>();
+  return {
+    ...actual,
+    parseEvent: (envelope: Parameters<typeof actual.parseEvent>[0]) => {
+      parses.validations++;
+      return actual.parseEvent(envelope);
     },
   };
 });
@@ -54,6 +64,7 @@ describe('a body parsed once', () => {
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'readings-'));
     parses.count = 0;
+    parses.validations = 0;
   });
   afterEach(async () => {
     await receiver?.close();
@@ -83,6 +94,19 @@ describe('a body parsed once', () => {
     expect(parses.count).toBe(EVENTS.length); // each pending row, once
     expect(await readStoreTables(elsewhere)).toEqual(await readStoreTables(received));
     expect(await receiver.counts()).toMatchObject({ projected: 4, unknown: 1, dead: 2 });
+  });
+
+  it('the handler pump takes the event as projected: each event parsed and validated once, and handlers get what they got', async () => {
+    receiver = createReceiver({ database: join(dir, 'handlers.db'), allowUnsigned: true });
+    const seen: unknown[] = [];
+    receiver.onAny((event, { inboxId }) => void seen.push([inboxId, event]));
+    for (const rawBody of bodies()) await receiver.receive({ rawBody, headers: { 'content-type': 'application/json' } });
+    await receiver.drain();
+    expect(parses.count).toBe(bodies().length);
+    expect(parses.validations).toBe(EVENTS.length);
+    // The events of the bodies as sent, in inbox order (one key's handlers run in order).
+    const projected = [1, 2, 3, 6].map((inboxId) => [inboxId, EVENTS[inboxId - 1]]);
+    expect([...seen].sort((a, b) => (a as [number])[0] - (b as [number])[0])).toEqual(projected);
   });
 });
 

@@ -231,7 +231,7 @@ function intakeOf(state: ReceiverState): Intake {
       budget: state.budget,
       ...(options.signatureHeader !== undefined && { signatureHeader: options.signatureHeader }),
       ...(options.eventHeader !== undefined && { eventHeader: options.eventHeader }),
-      store: (delivery) => storeDelivery(state, delivery),
+      store: (delivery, reading) => storeDelivery(state, delivery, reading),
       ...(options.accounts !== false && { accounts: 'unavailable' as const }),
       logger: state.logger,
       tracing: state.tracing,

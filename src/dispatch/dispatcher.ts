@@ -7,6 +7,8 @@ import type { HandlerRegistry } from './handlers.js';
 import { dispatchSettings, type DispatcherOptions, type DispatchObserver } from './options.js';
 import { createProjectionLoop, type ProjectionLoop, type ProjectionLoopContext } from './projection-loop.js';
 import type { Tracing } from '../tracing/otel.js';
+import type { Processed } from '../project/batch.js';
+import { createKeptReadings } from './kept-readings.js';
 import { withDeadline } from '../deadline.js';
 
 export { HandlerTimeoutError } from './handler-calls.js';
@@ -30,6 +32,8 @@ export interface DispatcherContext {
   intakeBusy?: () => boolean;
   /** OpenTelemetry "process" spans for projection batches and handler calls; none: no span. */
   tracing?: Tracing | undefined;
+  /** The intake's readings of the bodies it stored in this process, taken by the projection. */
+  readings?: ProjectionLoopContext['readings'];
 }
 
 /**
@@ -49,8 +53,10 @@ export function createDispatcher(context: DispatcherContext, options: Dispatcher
   // Every handler call and retry delay listens for the stop, and each removes its listener when
   // done: hundreds at once are expected, not a leak worth Node's warning.
   setMaxListeners(0, stopping.signal);
-  const handlers = createHandlerPump({ ...context, now, owner, stopping: stopping.signal }, settings);
-  const projection = createProjectionLoop({ ...context, now, stopping: stopping.signal, handlersDue: handlers.pump }, settings);
+  // The events projected here with handlers due, kept for the pump here: read and validated once.
+  const projected = createKeptReadings<Processed>();
+  const handlers = createHandlerPump({ ...context, now, owner, stopping: stopping.signal, projected }, settings);
+  const projection = createProjectionLoop({ ...context, now, stopping: stopping.signal, handlersDue: handlers.pump, projected }, settings);
 
   // Work nobody announced (another process's, or a missed notification) is found by a slow poll.
   const poll = setInterval(() => {

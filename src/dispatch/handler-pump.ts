@@ -5,7 +5,7 @@
 // Claims are renewed while their handlers run.
 import type { Logger } from 'pino';
 import { readEnvelope } from '../events/index.js';
-import { readStored } from '../project/batch.js';
+import { readStored, type Processed } from '../project/batch.js';
 import { createRowReaders } from '../project/read.js';
 import { describeStorageError, type AccountScope, type HandlerClaimsPort, type InboxRow, type Store } from '../store/store.js';
 import { createHandlerCalls, type HandlerCalls } from './handler-calls.js';
@@ -13,6 +13,7 @@ import { callHandlers, type AccountHandlerTarget, type EventHandlersContext } fr
 import type { Tracing } from '../tracing/otel.js';
 import type { HandlerRegistry } from './handlers.js';
 import type { DispatchObserver, DispatchSettings } from './options.js';
+import type { KeptReadings } from './kept-readings.js';
 
 export interface HandlerPumpContext {
   /** Its leases (any account's, by inbox id), and each account's claims and rows (`forAccount`). */
@@ -26,6 +27,8 @@ export interface HandlerPumpContext {
   /** Aborted when the dispatcher stops: no claim is taken after it, and running calls are abandoned. */
   stopping: AbortSignal;
   tracing?: Tracing | undefined;
+  /** The events this process projected with handlers due, as projected: a row found there is not read again. */
+  projected?: Pick<KeptReadings<Processed>, 'take'> | undefined;
 }
 
 export type HandlerPumpSettings = Pick<
@@ -108,7 +111,7 @@ async function claimRound(pump: Pump): Promise<number> {
 
 function startHandlers(pump: Pump, row: InboxRow): void {
   const { store, owner } = pump.context;
-  const processed = readStored(row.raw, readEnvelope(row.raw, row.identity ?? undefined));
+  const processed = pump.context.projected?.take(row) ?? readStored(row.raw, readEnvelope(row.raw, row.identity ?? undefined));
   pump.running.add(row.inbox_id);
   const run =
     processed.state === 'projected'

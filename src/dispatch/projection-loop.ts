@@ -3,7 +3,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
-import { readEnvelope, type Issue } from '../events/index.js';
+import { readEnvelope, type EnvelopeReading, type Issue } from '../events/index.js';
 import { projectBatch, type Processed } from '../project/batch.js';
 import { settlementsOf } from '../project/settlement.js';
 import {
@@ -17,6 +17,7 @@ import {
 } from '../store/store.js';
 import type { HandlerRegistry } from './handlers.js';
 import type { DispatchObserver } from './options.js';
+import type { KeptReadings } from './kept-readings.js';
 import type { Tracing } from '../tracing/otel.js';
 import { recordProjection } from '../tracing/dispatch-spans.js';
 
@@ -43,6 +44,10 @@ export interface ProjectionLoopContext {
   /** Called after a batch that left some event's handlers due. */
   handlersDue: () => void;
   tracing?: Tracing | undefined;
+  /** The intake's readings of the bodies it stored in this process: a row read there is not read again. */
+  readings?: Pick<KeptReadings<EnvelopeReading>, 'take'> | undefined;
+  /** Where the events projected with handlers due are kept for the handler pump, which then reads and validates them no more. */
+  projected?: Pick<KeptReadings<Processed>, 'keep'> | undefined;
 }
 
 /** Longest the projection defers to waiting requests before it takes a batch anyway. */
@@ -79,7 +84,11 @@ async function projectClaimed(loop: ProjectionLoopContext, tx: ProjectionTx, cla
   if (claimed.length === 0) return [];
   const processed = await projectBatch(
     tx,
-    claimed.map((row) => ({ raw: row.raw, reading: readEnvelope(row.raw, row.identity ?? undefined), reasons: row.reasons })),
+    claimed.map((row) => ({
+      raw: row.raw,
+      reading: loop.readings?.take(row) ?? readEnvelope(row.raw, row.identity ?? undefined),
+      reasons: row.reasons,
+    })),
   );
   return await settleClaimed(loop, tx, claimed, processed);
 }
@@ -134,6 +143,15 @@ async function projectOneBatch(batches: Batches, limit: number): Promise<Outcome
   } catch (error) {
     if (error instanceof StoreUnavailableError) throw error;
     return await isolateFaults(batches);
+  }
+}
+
+/** Hands the handler pump the events it will run handlers for, as projected (the bytes a redacted event settled with differ: not kept). */
+function keepForHandlers(loop: ProjectionLoopContext, outcomes: readonly Outcome[]): void {
+  if (loop.projected === undefined) return;
+  for (const { row, processed, handlers } of outcomes) {
+    if (handlers && processed.state === 'projected' && processed.redacted === undefined && row.identity !== null)
+      loop.projected.keep(row.inbox_id, row.raw, row.identity, processed);
   }
 }
 
@@ -192,6 +210,7 @@ async function drainPending(loop: ProjectionLoopContext, batchSize: number): Pro
     backoff = 25;
     if (outcomes.length === 0) continue;
     roundProjected = true;
+    keepForHandlers(loop, outcomes);
     if (loop.tracing !== undefined)
       recordProjection(
         loop.tracing,

@@ -42,8 +42,12 @@ export type StoreOutcome =
   | { ok: true; inboxId: null; duplicate: true }
   | { ok: false; code: string; message: string };
 
-/** Resolves only once the delivery is on disk (or is known not to be). */
-export type StoreDelivery = (delivery: Delivery) => Promise<StoreOutcome>;
+/**
+ * Resolves only once the delivery is on disk (or is known not to be). `reading` is how the intake
+ * read `delivery.raw`: a store may hand it on to a projection in the same process, which then need
+ * not read the stored bytes again.
+ */
+export type StoreDelivery = (delivery: Delivery, reading?: EnvelopeReading) => Promise<StoreOutcome>;
 
 /** How the inbox files an event's identity: under the instant of its timestamp (null when unreadable). */
 export function identityKeyOf(reading: Extract<EnvelopeReading, { ok: true }>): { identity: string; eventAt: number | null } {

@@ -301,8 +301,8 @@ async function receiveOrThrow(
 
   const stored =
     config.tracing === undefined || span === undefined
-      ? await config.store(delivery)
-      : await storeTraced(config.tracing, span, config.store, delivery);
+      ? await config.store(delivery, reading)
+      : await storeTraced(config.tracing, span, config.store, delivery, reading);
   if (!stored.ok) {
     config.logger?.error(
       { ...spanIds(span), code: stored.code, kind: delivery.kind ?? undefined },

@@ -11,7 +11,9 @@ import type { Logger } from '../logging.js';
 import type { createMetrics } from '../metrics/prometheus.js';
 import type { BodyBudget } from '../receive/budget.js';
 import { createQueries, type Queries } from '../query/index.js';
-import type { StoreOutcome } from '../receive/delivery.js';
+import type { Delivery, StoreOutcome } from '../receive/delivery.js';
+import type { EnvelopeReading } from '../events/index.js';
+import { createKeptReadings, type KeptReadings } from '../dispatch/kept-readings.js';
 import { createGroupCommit, type GroupCommit } from '../store/group-commit.js';
 import { openAtOnce, openStore, type StoreOptions } from '../store/open.js';
 import { keepPresence, type Presence } from '../store/presence.js';
@@ -33,6 +35,8 @@ export interface Running {
   presence: Presence | undefined;
   /** The registry of the other accounts, polled; none when `accounts: false`. */
   accounts: AccountsWatch | undefined;
+  /** The intake's readings of the bodies it stored, until the projection claims their rows. */
+  readings: KeptReadings<EnvelopeReading>;
 }
 
 export interface ReceiverState {
@@ -111,8 +115,18 @@ function assemble(state: ReceiverState, store: Store): Running {
       metrics.event(row.account, row.kind, outcome, row.received_at, at),
     handlerCall: (handler: string, result: 'ok' | 'failed' | 'timeout') => metrics.handlerCall(handler, result),
   };
+  // Each body is read once in this process: the projection takes the intake's reading of the rows it stored.
+  const readings = createKeptReadings<EnvelopeReading>();
   const dispatcher = createDispatcher(
-    { store, handlers: state.handlers, logger, observer, tracing: state.tracing, intakeBusy: () => groupCommit.waiting() > 0 },
+    {
+      store,
+      handlers: state.handlers,
+      logger,
+      observer,
+      tracing: state.tracing,
+      intakeBusy: () => groupCommit.waiting() > 0,
+      readings,
+    },
     state.options.dispatch,
   );
   // Crash recovery: whatever a previous run stored but did not process is taken up now.
@@ -127,6 +141,7 @@ function assemble(state: ReceiverState, store: Store): Running {
     queries: createQueries(store),
     presence,
     accounts: watchRegistry(state.options, store, logger, (routes) => state.setRoutes(routes)),
+    readings,
   };
 }
 
@@ -185,12 +200,15 @@ export async function whenOpen(state: ReceiverState): Promise<Running> {
 }
 
 /** The intake's store: group commit once open; 503 answers until then, or after a failure to open. */
-export async function storeDelivery(state: ReceiverState, delivery: Parameters<GroupCommit['append']>[0]): Promise<StoreOutcome> {
+export async function storeDelivery(state: ReceiverState, delivery: Delivery, reading?: EnvelopeReading): Promise<StoreOutcome> {
   const { life } = state;
   if (life.state === 'failed') return { ok: false, code: 'DATABASE_ERROR', message: life.error.message };
   const running = runningOf(state);
   if (running === undefined) return { ok: false, code: 'STARTING', message: 'the database is not open yet' };
-  return running.groupCommit.append(delivery);
+  // Kept from the commit on, before this process's projection can claim the row.
+  const keep =
+    reading?.ok === true ? (inboxId: number) => running.readings.keep(inboxId, delivery.raw, reading.identity, reading) : undefined;
+  return running.groupCommit.append(delivery, keep);
 }
 
 /** Whether the store can take a write now (readiness), without waiting on a lock. */

@@ -19,6 +19,8 @@ type GroupCommitStore = IntakePort & Pick<WorkSignals, 'announceWork'>;
 
 interface Waiting {
   delivery: Delivery;
+  /** Told its new row's inbox id as soon as the commit is known, before any other work can claim the row here. */
+  onStored: ((inboxId: number) => void) | undefined;
   settle: (outcome: StoreOutcome) => void;
 }
 
@@ -52,7 +54,8 @@ export function createGroupCommit(store: GroupCommitStore, options: GroupCommitO
     closed: false,
   };
   return {
-    append: (delivery: Delivery): Promise<StoreOutcome> => append(state, delivery),
+    /** Resolves once the delivery is written (or is known not to be); `onStored` is told its new row's id first. */
+    append: (delivery: Delivery, onStored?: (inboxId: number) => void): Promise<StoreOutcome> => append(state, delivery, onStored),
     /** Deliveries waiting for a commit: requests the intake has not answered yet. */
     waiting: (): number => state.waiting.length + state.inFlight,
     /** Writes what is waiting now, then refuses new deliveries. */
@@ -65,7 +68,7 @@ export function createGroupCommit(store: GroupCommitStore, options: GroupCommitO
   };
 }
 
-function append(state: Batching, delivery: Delivery): Promise<StoreOutcome> {
+function append(state: Batching, delivery: Delivery, onStored: ((inboxId: number) => void) | undefined): Promise<StoreOutcome> {
   if (state.closed) return Promise.resolve({ ok: false, code: 'CLOSED', message: 'the inbox is closed' });
   return new Promise((resolve) => {
     let settled = false;
@@ -75,7 +78,7 @@ function append(state: Batching, delivery: Delivery): Promise<StoreOutcome> {
       settled = true;
       resolve(outcome);
     };
-    state.waiting.push({ delivery, settle });
+    state.waiting.push({ delivery, onStored, settle });
     schedule(state);
   });
 }
@@ -121,7 +124,10 @@ async function commitBatch(state: Batching, batch: Waiting[]): Promise<void> {
   const fresh: number[] = [];
   batch.forEach((w, i) => {
     const result = results[i]!;
-    if (!result.duplicate) fresh.push(result.inboxId);
+    if (!result.duplicate) {
+      fresh.push(result.inboxId);
+      w.onStored?.(result.inboxId);
+    }
     w.settle({ ok: true, ...result });
   });
   if (fresh.length > 0) {

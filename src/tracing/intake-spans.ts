@@ -2,7 +2,8 @@
 // traceparent), and the inbox commit within it. Attributes name kinds, outcomes, sizes and ids,
 // never the body: it holds names, e-mails and phone numbers. The spans are passed along, not made
 // active: entering a context on every request halved ingest on Node 20 (bench/tracing.js).
-import type { Delivery, StoreOutcome } from '../receive/delivery.js';
+import type { EnvelopeReading } from '../events/index.js';
+import type { Delivery, StoreDelivery, StoreOutcome } from '../receive/delivery.js';
 import { headerValue, type IncomingHeaders } from '../receive/headers.js';
 import { spanIds, SpanKind, StatusCode, traceparentOf, type Span, type Tracing } from './otel.js';
 
@@ -67,8 +68,9 @@ export async function receiveTraced<R extends Received>(
 export async function storeTraced(
   tracing: Tracing,
   request: Span,
-  store: (delivery: Delivery) => Promise<StoreOutcome>,
+  store: StoreDelivery,
   delivery: Delivery,
+  reading?: EnvelopeReading,
 ): Promise<StoreOutcome> {
   const { api, tracer } = tracing;
   // The intake's own object, made for this request: set rather than copied.
@@ -80,7 +82,7 @@ export async function storeTraced(
     api.trace.setSpan(api.ROOT_CONTEXT, request),
   );
   try {
-    const stored = await store(delivery);
+    const stored = await store(delivery, reading);
     if (!stored.ok) span.setStatus({ code: StatusCode.ERROR, message: stored.code });
     return stored;
   } finally {

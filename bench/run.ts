@@ -19,7 +19,7 @@ import Database from 'better-sqlite3';
 import { benchLag } from './lib/lag.js';
 import { createRequestPool, fire, summariseRun, type RequestPool } from './lib/load.js';
 import { gitInfo, machineInfo } from './lib/machine.js';
-import { killLeftovers, measureCommand, startServer } from './lib/processes.js';
+import { cpuMicros, killLeftovers, measureCommand, startServer } from './lib/processes.js';
 import { benchLocks } from './lib/locks.js';
 import { benchNeighbours } from './lib/neighbours.js';
 import { benchPostgresIngest, benchPostgresReplay, startBenchPostgres, type PostgresServerCommand } from './lib/postgres.js';
@@ -167,20 +167,6 @@ function diskBytesWritten(pid: number): number | null {
     return null;
   }
 }
-
-/** CPU time a process has used, user and system (µs, from /proc/<pid>/stat clock ticks); null where unreadable. */
-function cpuMicros(pid: number): number | null {
-  try {
-    // The fields after the command name (which may hold spaces), from field 3 (state): utime and stime are 14 and 15.
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').at(-1)!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * (1_000_000 / CLOCK_TICKS);
-  } catch {
-    return null;
-  }
-}
-
-// sysconf(_SC_CLK_TCK): 100 on every Linux Node runs on.
-const CLOCK_TICKS = 100;
 
 function removeDatabase(db: string): void {
   for (const suffix of ['', '-wal', '-shm', '.log']) rmSync(`${db}${suffix}`, { force: true });
@@ -520,13 +506,13 @@ function table(results: FinishedResults): string {
     for (const r of [p.ingest.serve1, p.ingest.serve2]) {
       const ratio = sqlite ? ` (÷ (3) SQLite serve: ${round(r.requestsPerSec / sqlite.requestsPerSec, 2)})` : '';
       lines.push(
-        `  ${`${r.processes} serve process${r.processes > 1 ? 'es' : ''}, one database`.padEnd(36)} ${fmt(r.requestsPerSec).padStart(8)} req/s  p50 ${fmt(r.p50Ms)} ms  p99 ${fmt(r.p99Ms)} ms${ratio}; every 2xx stored: ${r.everyAcknowledgedEventStored}`,
+        `  ${`${r.processes} serve process${r.processes > 1 ? 'es' : ''}, one database`.padEnd(36)} ${fmt(r.requestsPerSec).padStart(8)} req/s  p50 ${fmt(r.p50Ms)} ms  p99 ${fmt(r.p99Ms)} ms${r.cpuUsPerRequest ? `  cpu ${fmt(r.cpuUsPerRequest)} µs/req` : ''}${ratio}; every 2xx stored: ${r.everyAcknowledgedEventStored}`,
       );
     }
     if (p.ingest.handwritten) {
       const h = p.ingest.handwritten;
       lines.push(
-        `  ${'hand-written: Express, HMAC, one pg INSERT'.padEnd(36)} ${fmt(h.requestsPerSec).padStart(8)} req/s  p50 ${fmt(h.p50Ms)} ms  p99 ${fmt(h.p99Ms)} ms; serve ÷ it: ${round(p.ingest.serve1.requestsPerSec / h.requestsPerSec, 2)}`,
+        `  ${'hand-written: Express, HMAC, one pg INSERT'.padEnd(36)} ${fmt(h.requestsPerSec).padStart(8)} req/s  p50 ${fmt(h.p50Ms)} ms  p99 ${fmt(h.p99Ms)} ms${h.cpuUsPerRequest ? `  cpu ${fmt(h.cpuUsPerRequest)} µs/req` : ''}; serve ÷ it: ${round(p.ingest.serve1.requestsPerSec / h.requestsPerSec, 2)}`,
       );
     }
     const replayRatio = results.replay ? ` (÷ SQLite replay: ${round(p.replay.eventsPerSec / results.replay.eventsPerSec, 2)})` : '';

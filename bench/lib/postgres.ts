@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { fire, summariseRun, type RequestPool } from './load.js';
 import { distUrl } from './paths.js';
-import { measureCommand, startServer } from './processes.js';
+import { cpuMicros, measureCommand, startServer } from './processes.js';
 import { median, round } from './stats.js';
 import type {
   PostgresIngest,
@@ -82,15 +82,21 @@ async function measurePostgresIngest({
   const load = (durationSec: number) =>
     Promise.all(servers.map((s) => fire({ url: s.url, pool, cursor, headerStyle: 'service', connections, durationSec })));
   const warm = await load(settings.warmupSec);
+  const cpu = () => servers.reduce((a, s) => a + (cpuMicros(s.pid) ?? Number.NaN), 0);
+  const cpuBefore = cpu();
   const runs = (await load(settings.durationSec)).map(summariseRun);
+  const cpuUsed = cpu() - cpuBefore;
   for (const s of servers) {
     const exit = await s.stop();
     if (exit.code !== 0) log(`  a postgres serve exited with ${JSON.stringify(exit)}`);
   }
   const acknowledged = warm.reduce((a, r) => a + r['2xx'], 0) + runs.reduce((a, r) => a + r.ok, 0);
   const [{ n: stored }] = (await rows<{ n: number }>(url, 'SELECT COUNT(*)::int AS n FROM inbox')) as [{ n: number }];
+  const ok = runs.reduce((a, r) => a + r.ok, 0);
   return {
     requestsPerSec: runs.reduce((a, r) => a + r.requestsPerSec, 0),
+    // The receivers' CPU (not PostgreSQL's) a 2xx.
+    ...(Number.isFinite(cpuUsed) && ok > 0 && { cpuUsPerRequest: Math.round(cpuUsed / ok) }),
     p50Ms: Math.max(...runs.map((r) => r.p50Ms)),
     p99Ms: Math.max(...runs.map((r) => r.p99Ms)),
     non2xx: runs.reduce((a, r) => a + r.non2xx + r.errors + r.timeouts, 0),
@@ -106,6 +112,9 @@ function medianOfRounds(processes: number, rounds: PostgresIngestRound[]): Postg
     p50Ms: median(rounds.map((r) => r.p50Ms)),
     p99Ms: median(rounds.map((r) => r.p99Ms)),
     everyAcknowledgedEventStored: rounds.every((r) => r.durability.everyAcknowledgedEventStored),
+    ...(rounds.some((r) => r.cpuUsPerRequest !== undefined) && {
+      cpuUsPerRequest: median(rounds.map((r) => r.cpuUsPerRequest ?? Number.NaN)),
+    }),
     rounds,
   };
 }
@@ -120,28 +129,36 @@ export async function benchPostgresIngest({
   log,
 }: IngestContext & { serveCommand: PostgresServerCommand; handwrittenCommand?: PostgresServerCommand }): Promise<PostgresResult['ingest']> {
   const result: Partial<PostgresResult['ingest']> = {};
-  // The hand-written receiver (one pg INSERT per request) in the same run, as serve's baseline.
-  if (handwrittenCommand !== undefined) {
-    const rounds: PostgresIngestRound[] = [];
-    for (let round = 0; round < settings.rounds; round++) {
-      const r = await measurePostgresIngest({ postgres, processes: 1, serveCommand: handwrittenCommand, pool, settings, runDir, log });
-      rounds.push(r);
+  // The hand-written receiver (one pg INSERT per request) in the same run, as serve's baseline:
+  // its rounds alternate with one serve process's (ABBA), so that drift hits both alike.
+  const configurations: { name: string; key: 'handwritten' | 'serve1'; command: PostgresServerCommand; processes: number }[] = [
+    ...(handwrittenCommand === undefined
+      ? []
+      : [{ name: 'hand-written', key: 'handwritten' as const, command: handwrittenCommand, processes: 1 }]),
+    { name: '1 serve', key: 'serve1', command: serveCommand, processes: 1 },
+  ];
+  const alternated = new Map(configurations.map((c) => [c.key, [] as PostgresIngestRound[]]));
+  for (let round = 0; round < settings.rounds; round++) {
+    for (const c of round % 2 === 0 ? configurations : [...configurations].reverse()) {
+      const r = await measurePostgresIngest({ postgres, processes: c.processes, serveCommand: c.command, pool, settings, runDir, log });
+      alternated.get(c.key)!.push(r);
       log(
-        `postgres ingest, hand-written: ${Math.round(r.requestsPerSec)} req/s  p99 ${r.p99Ms} ms  stored ${r.durability.stored} of ${r.durability.acknowledged} acknowledged`,
+        `postgres ingest, ${c.name}: ${Math.round(r.requestsPerSec)} req/s  p99 ${r.p99Ms} ms${r.cpuUsPerRequest === undefined ? '' : `  cpu ${r.cpuUsPerRequest} µs/req`}${r.non2xx ? `  non-2xx ${r.non2xx}` : ''}  stored ${r.durability.stored} of ${r.durability.acknowledged} acknowledged`,
       );
     }
-    result.handwritten = medianOfRounds(1, rounds);
   }
-  for (const processes of [1, 2] as const) {
+  for (const c of configurations) result[c.key] = medianOfRounds(c.processes, alternated.get(c.key)!);
+  {
+    const processes = 2;
     const rounds: PostgresIngestRound[] = [];
     for (let round = 0; round < settings.rounds; round++) {
       const r = await measurePostgresIngest({ postgres, processes, serveCommand, pool, settings, runDir, log });
       rounds.push(r);
       log(
-        `postgres ingest, ${processes} serve: ${Math.round(r.requestsPerSec)} req/s  p99 ${r.p99Ms} ms${r.non2xx ? `  non-2xx ${r.non2xx}` : ''}  stored ${r.durability.stored} of ${r.durability.acknowledged} acknowledged`,
+        `postgres ingest, ${processes} serve: ${Math.round(r.requestsPerSec)} req/s  p99 ${r.p99Ms} ms${r.cpuUsPerRequest === undefined ? '' : `  cpu ${r.cpuUsPerRequest} µs/req`}${r.non2xx ? `  non-2xx ${r.non2xx}` : ''}  stored ${r.durability.stored} of ${r.durability.acknowledged} acknowledged`,
       );
     }
-    result[`serve${processes}`] = medianOfRounds(processes, rounds);
+    result.serve2 = medianOfRounds(processes, rounds);
   }
   return result as PostgresResult['ingest'];
 }

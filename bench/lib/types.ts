@@ -283,6 +283,8 @@ export interface PostgresIngestRound {
   p50Ms: number;
   p99Ms: number;
   non2xx: number;
+  /** The receivers' CPU a 2xx (µs, user + system, from /proc). */
+  cpuUsPerRequest?: number;
   durability: { acknowledged: number; stored: number; everyAcknowledgedEventStored: boolean };
 }
 
@@ -292,6 +294,7 @@ export interface PostgresIngest {
   p50Ms: number | null;
   p99Ms: number | null;
   everyAcknowledgedEventStored: boolean;
+  cpuUsPerRequest?: number | null;
   rounds: PostgresIngestRound[];
 }
 

@@ -6,7 +6,7 @@ import type { Statement } from 'better-sqlite3';
 import type { HandlerClaimOptions, HandlerFailureRow, InboxRow } from '../store.js';
 import { prepared, type SqliteConnection } from './connection.js';
 import type { SqliteDatabase } from './database.js';
-import { INBOX_SELECT, inboxRow, type RawInboxRow } from './inbox.js';
+import { INBOX_SELECT, inboxRowOf } from './inbox.js';
 
 export interface HandlerStatements {
   due: Statement;
@@ -31,13 +31,15 @@ const FAILURE_COLUMNS = 'failure_id, inbox_id, handler, error, attempts, failed_
 
 export function prepareHandlers(db: SqliteDatabase): HandlerStatements {
   return {
-    due: db.prepare(
-      `${INBOX_SELECT.replace('FROM inbox', 'FROM inbox i')}
+    due: db
+      .prepare(
+        `${INBOX_SELECT.replace('FROM inbox', 'FROM inbox i')}
        WHERE i.account = ? AND i.handlers_pending = 1 AND (i.handlers_lease_until IS NULL OR i.handlers_lease_until < ?)
          AND NOT EXISTS (SELECT 1 FROM inbox j WHERE j.account = i.account AND j.handler_key = i.handler_key AND j.inbox_id < i.inbox_id
                            AND j.inbox_id >= ${UNSETTLED_FLOOR} AND (j.handlers_pending = 1 OR j.state = 'pending'))
        ORDER BY i.inbox_id LIMIT ?`,
-    ),
+      )
+      .raw(true),
     lease: db.prepare('UPDATE inbox SET handlers_owner = ?, handlers_lease_until = ? WHERE inbox_id = ?'),
     renew: db.prepare('UPDATE inbox SET handlers_lease_until = ? WHERE inbox_id = ? AND handlers_owner = ? AND handlers_pending = 1'),
     release: db.prepare('UPDATE inbox SET handlers_owner = NULL, handlers_lease_until = NULL WHERE inbox_id = ? AND handlers_owner = ?'),
@@ -58,10 +60,10 @@ export function prepareHandlers(db: SqliteDatabase): HandlerStatements {
 /** The account's rows whose handlers are due and come first for their key, not leased by a live claim nor run here already; leased to `owner`. */
 export function claimHandlers(s: HandlerStatements, account: string, claim: HandlerClaimOptions): InboxRow[] {
   const now = Date.now();
-  const due = s.due.all(account, now, account, account, claim.limit + claim.running.size) as RawInboxRow[];
+  const due = (s.due.all(account, now, account, account, claim.limit + claim.running.size) as unknown[][]).map(inboxRowOf);
   const taken = due.filter((row) => !claim.running.has(row.inbox_id)).slice(0, claim.limit);
   for (const row of taken) s.lease.run(claim.owner, now + claim.leaseMs, row.inbox_id);
-  return taken.map(inboxRow);
+  return taken;
 }
 
 /** Extends the leases `owner` holds on these rows. */

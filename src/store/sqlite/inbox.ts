@@ -13,11 +13,54 @@ export interface RawInboxRow extends Omit<InboxRow, 'handlers_pending' | 'raw'> 
   handlers_pending: 0 | 1;
 }
 
-export const INBOX_SELECT = `SELECT inbox_id, account, received_at, raw, identity, raw_sha256, kind, verdict, secret_id, state, reasons, attempts,
-  processed_at, handlers_pending, trace_context FROM inbox`;
+const INBOX_COLUMNS = [
+  'inbox_id',
+  'account',
+  'received_at',
+  'raw',
+  'identity',
+  'raw_sha256',
+  'kind',
+  'verdict',
+  'secret_id',
+  'state',
+  'reasons',
+  'attempts',
+  'processed_at',
+  'handlers_pending',
+  'trace_context',
+] as const;
+
+export const INBOX_SELECT = `SELECT ${INBOX_COLUMNS.join(', ')} FROM inbox`;
 
 export function inboxRow(row: RawInboxRow): InboxRow {
   return { ...row, handlers_pending: row.handlers_pending === 1 };
+}
+
+/**
+ * An inbox row read as an array (`INBOX_SELECT` by a statement in raw mode), for the reads of every
+ * event (claims): better-sqlite3 builds a row object column by column through V8's API, which costs
+ * about twice an array and this literal (10 against 6 µs a row of these fifteen columns, measured on
+ * the bench machine).
+ */
+export function inboxRowOf(values: unknown[]): InboxRow {
+  return {
+    inbox_id: values[0] as number,
+    account: values[1] as string,
+    received_at: values[2] as string,
+    raw: values[3] as Buffer,
+    identity: values[4] as string | null,
+    raw_sha256: values[5] as string | null,
+    kind: values[6] as string | null,
+    verdict: values[7] as InboxRow['verdict'],
+    secret_id: values[8] as string | null,
+    state: values[9] as InboxState,
+    reasons: values[10] as string | null,
+    attempts: values[11] as number,
+    processed_at: values[12] as string | null,
+    handlers_pending: values[13] === 1,
+    trace_context: values[14] as string | null,
+  };
 }
 
 type InsertParameters = [
@@ -48,8 +91,10 @@ export interface InboxStatements {
    * identity that now arrives dated. Known when the store opens: no new row is ever filed so.
    */
   undatedEvents: boolean;
-  pendingByLimit: Map<number, Statement<[string], RawInboxRow>>;
-  pendingById: Statement<[number], RawInboxRow>;
+  /** Raw mode (arrays): `inboxRowOf`. */
+  pendingByLimit: Map<number, Statement<[string], unknown[]>>;
+  /** Raw mode (arrays): `inboxRowOf`. */
+  pendingById: Statement<[number], unknown[]>;
   requeue: Statement;
 }
 
@@ -79,8 +124,8 @@ export function prepareInbox(db: SqliteDatabase): InboxStatements {
         .get() === 1,
     // The limit is written into the SQL: a bound LIMIT made SQLite re-prepare the statement on
     // every call (29.5 us against 4.2 us in the bench's profile). Callers use a few limits only.
-    pendingByLimit: new Map<number, Statement<[string], RawInboxRow>>(),
-    pendingById: db.prepare<[number], RawInboxRow>(`${INBOX_SELECT} WHERE inbox_id = ? AND state = 'pending'`),
+    pendingByLimit: new Map<number, Statement<[string], unknown[]>>(),
+    pendingById: db.prepare<[number], unknown[]>(`${INBOX_SELECT} WHERE inbox_id = ? AND state = 'pending'`).raw(true),
     requeue: db.prepare(
       `UPDATE inbox SET state = 'pending' WHERE inbox_id = ? AND account = ? AND state IN ('unknown', 'dead') AND verdict = 'accepted'`,
     ),
@@ -157,18 +202,18 @@ export function appendAllSettled(s: InboxStatements, rows: readonly SettledDeliv
 export function claimPending(s: InboxStatements, account: string, limit: number): InboxRow[] {
   let statement = s.pendingByLimit.get(limit);
   if (statement === undefined) {
-    statement = s.db.prepare<[string], RawInboxRow>(
-      `${INBOX_SELECT} WHERE account = ? AND state = 'pending' ORDER BY inbox_id LIMIT ${Math.trunc(limit)}`,
-    );
+    statement = s.db
+      .prepare<[string], unknown[]>(`${INBOX_SELECT} WHERE account = ? AND state = 'pending' ORDER BY inbox_id LIMIT ${Math.trunc(limit)}`)
+      .raw(true);
     s.pendingByLimit.set(limit, statement);
   }
-  return statement.all(account).map(inboxRow);
+  return statement.all(account).map(inboxRowOf);
 }
 
 /** This row, if it is still pending. */
 export function claimPendingRow(s: InboxStatements, inboxId: number): InboxRow | undefined {
   const row = s.pendingById.get(inboxId);
-  return row === undefined ? undefined : inboxRow(row);
+  return row === undefined ? undefined : inboxRowOf(row);
 }
 
 /** Puts the account's unknown or dead envelopes back to pending; bodies that are not envelopes (and other accounts' rows) stay. */

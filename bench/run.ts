@@ -19,7 +19,7 @@ import Database from 'better-sqlite3';
 import { benchLag } from './lib/lag.js';
 import { createRequestPool, fire, summariseRun, type RequestPool } from './lib/load.js';
 import { gitInfo, machineInfo } from './lib/machine.js';
-import { killLeftovers, measureCommand, startServer } from './lib/processes.js';
+import { cpuMicros, killLeftovers, measureCommand, startServer } from './lib/processes.js';
 import { benchLocks } from './lib/locks.js';
 import { benchNeighbours } from './lib/neighbours.js';
 import { benchPostgresIngest, benchPostgresReplay, startBenchPostgres, type PostgresServerCommand } from './lib/postgres.js';
@@ -156,20 +156,6 @@ function diskBytesWritten(pid: number): number | null {
     return null;
   }
 }
-
-/** CPU time a process has used, user and system (µs, from /proc/<pid>/stat clock ticks); null where unreadable. */
-function cpuMicros(pid: number): number | null {
-  try {
-    // The fields after the command name (which may hold spaces), from field 3 (state): utime and stime are 14 and 15.
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').at(-1)!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * (1_000_000 / CLOCK_TICKS);
-  } catch {
-    return null;
-  }
-}
-
-// sysconf(_SC_CLK_TCK): 100 on every Linux Node runs on.
-const CLOCK_TICKS = 100;
 
 function removeDatabase(db: string): void {
   for (const suffix of ['', '-wal', '-shm', '.log']) rmSync(`${db}${suffix}`, { force: true });

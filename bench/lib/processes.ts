@@ -120,3 +120,17 @@ export async function measureCommand(
   }
   return { code, wallMs, maxRssKb, rssMethod: useTime ? '/usr/bin/time -v' : '/proc/<pid>/status VmHWM (polled)', stdout, stderr };
 }
+
+/** CPU time a process has used, user and system (µs, from /proc/<pid>/stat clock ticks); null where unreadable. */
+export function cpuMicros(pid: number): number | null {
+  try {
+    // The fields after the command name (which may hold spaces), from field 3 (state): utime and stime are 14 and 15.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').at(-1)!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * (1_000_000 / CLOCK_TICKS);
+  } catch {
+    return null;
+  }
+}
+
+// sysconf(_SC_CLK_TCK): 100 on every Linux Node runs on.
+const CLOCK_TICKS = 100;

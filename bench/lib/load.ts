@@ -87,9 +87,26 @@ export interface FireOptions {
   connections: number;
   durationSec?: number;
   amount?: number;
+  /**
+   * Where request i goes and the secret that signs it (signed as it is sent); without it, every
+   * request goes to /webhooks with the pool's signature.
+   */
+  route?: (i: number) => { path: string; secret: string };
+  /** Told each answer's request index and status (with pipelining 1, a connection's answer is to its last request). */
+  onAnswer?: (i: number, status: number) => void;
 }
 
-export function fire({ url, pool, cursor, headerStyle, connections, durationSec, amount }: FireOptions): Promise<FireResult> {
+export function fire({
+  url,
+  pool,
+  cursor,
+  headerStyle,
+  connections,
+  durationSec,
+  amount,
+  route,
+  onAnswer,
+}: FireOptions): Promise<FireResult> {
   const headersFor = HEADER_STYLES[headerStyle];
   const started = performance.now();
   let last = started;
@@ -106,16 +123,27 @@ export function fire({ url, pool, cursor, headerStyle, connections, durationSec,
           {
             method: 'POST',
             path: '/webhooks',
-            setupRequest(req) {
+            setupRequest(req, context) {
               const i = cursor.next++;
               const r = pool.at(i);
-              req.headers = headersFor(r, i);
+              if (route === undefined) req.headers = headersFor(r, i);
+              else {
+                const to = route(i);
+                req.path = to.path;
+                req.headers = headersFor({ ...r, signature: sign(to.secret, r.body) }, i);
+              }
               req.body = r.body;
+              context.i = i;
               return req;
             },
             // An `amount` run is timed to its last answer: autocannon notices its end on a 1 s
             // tick, and its own duration is in whole seconds.
-            ...(amount !== undefined && { onResponse: () => (last = performance.now()) }),
+            ...((amount !== undefined || onAnswer !== undefined) && {
+              onResponse: (status, _body, context) => {
+                last = performance.now();
+                onAnswer?.(context.i as number, status);
+              },
+            }),
           },
         ],
       },

@@ -11,9 +11,9 @@ declare module 'autocannon' {
     }
 
     interface RequestStep extends Request {
-      /** Called before each request; returns the request to send. */
-      setupRequest?: (request: Request) => Request;
-      onResponse?: (status: number, body: string, context: unknown, headers: IncomingHttpHeaders) => void;
+      /** Called before each request; returns the request to send. `context`: the connection's, until its answer. */
+      setupRequest?: (request: Request, context: Record<string, unknown>) => Request;
+      onResponse?: (status: number, body: string, context: Record<string, unknown>, headers: IncomingHttpHeaders) => void;
     }
 
     interface Options {

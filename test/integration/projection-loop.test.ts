@@ -141,6 +141,88 @@ describe('the projection loop', () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(95);
   });
 
+  it("takes several accounts' small batches in one transaction, a batch each, up to the batch size, each into its own account", async () => {
+    opened = await store([]);
+    const real = opened;
+    for (const account of ['acct-a', 'acct-b', 'acct-c']) {
+      const raw = Buffer.from(JSON.stringify(added(`${account}-1`)));
+      await real.forAccount(account).append([deliveryOf(account, raw, readEnvelope(raw), '2026-11-22T00:00:00.000Z', null)]);
+    }
+    // The accounts of each write transaction, in the order their rows were claimed.
+    const transactions: string[][] = [];
+    const counting = (view: Store): Store =>
+      Object.create(view, {
+        write: {
+          value: (work: Parameters<Store['write']>[0], options?: Parameters<Store['write']>[1]) =>
+            view.write((tx) => {
+              const claimed: string[] = [];
+              transactions.push(claimed);
+              const scoped = (inner: typeof tx, account: string): typeof tx =>
+                Object.create(inner, {
+                  claimPending: { value: (limit: number) => (claimed.push(account), inner.claimPending(limit)) },
+                  forAccount: { value: (other: string) => scoped(inner.forAccount(other), other) },
+                });
+              return work(scoped(tx, view.account));
+            }, options),
+        },
+      });
+    const { loop: projection, seen } = loop(real, {
+      store: { forAccount: (account) => counting(real.forAccount(account)), accountsWithWork: () => real.accountsWithWork() },
+    });
+    projection.notify();
+    await projection.onIdle();
+    expect(seen.processed).toHaveLength(3);
+    expect(transactions.filter((accounts) => accounts.length > 0)).toEqual([['acct-a', 'acct-b'], ['acct-c']]);
+    const rows = await sqlOn(connections.get(real)!).query('SELECT account, candidate_id FROM candidates ORDER BY account');
+    expect(rows).toEqual([
+      { account: 'acct-a', candidate_id: 'acct-a-1' },
+      { account: 'acct-b', candidate_id: 'acct-b-1' },
+      { account: 'acct-c', candidate_id: 'acct-c-1' },
+    ]);
+  });
+
+  it('sets aside alone the event that fails in a transaction several accounts share, and projects the others of every account', async () => {
+    opened = await store([]);
+    const real = opened;
+    const events = { 'acct-a': ['a-1', 'a-2'], 'acct-b': ['b-1', 'c-poison', 'b-3'] };
+    for (const [account, ids] of Object.entries(events)) {
+      const raws = ids.map((id) => Buffer.from(JSON.stringify(added(id))));
+      await real
+        .forAccount(account)
+        .append(raws.map((raw) => deliveryOf(account, raw, readEnvelope(raw), '2026-11-22T00:00:00.000Z', null)));
+    }
+    const poisonous = (inner: Parameters<Parameters<Store['write']>[0]>[0]): typeof inner =>
+      Object.create(inner, {
+        lockRows: {
+          value: (keys: Parameters<typeof inner.lockRows>[0]) =>
+            keys.candidates.includes('c-poison') ? Promise.reject(new Error('no room for c-poison')) : inner.lockRows(keys),
+        },
+        forAccount: { value: (other: string) => poisonous(inner.forAccount(other)) },
+      });
+    const faulty = (view: Store): Store =>
+      Object.create(view, {
+        write: {
+          value: (work: Parameters<Store['write']>[0], options?: Parameters<Store['write']>[1]) =>
+            view.write((tx) => work(poisonous(tx)), options),
+        },
+      });
+    const { loop: projection, seen } = loop(
+      real,
+      { store: { forAccount: (account) => faulty(real.forAccount(account)), accountsWithWork: () => real.accountsWithWork() } },
+      8,
+    );
+    projection.notify();
+    await projection.onIdle();
+    expect([...seen.processed].sort()).toEqual(['1:projected', '2:projected', '3:projected', '4:dead', '5:projected']);
+    const rows = await sqlOn(connections.get(real)!).query('SELECT account, candidate_id FROM candidates ORDER BY account, candidate_id');
+    expect(rows).toEqual([
+      { account: 'acct-a', candidate_id: 'a-1' },
+      { account: 'acct-a', candidate_id: 'a-2' },
+      { account: 'acct-b', candidate_id: 'b-1' },
+      { account: 'acct-b', candidate_id: 'b-3' },
+    ]);
+  });
+
   it('starts nothing once stopped: the rows stay pending for the next start', async () => {
     opened = await store([added('c-1')]);
     const { loop: projection, seen } = loop(opened);

@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 // Whether serving several accounts costs more than noise (docs/accounts.md): `npm run
 // bench:accounts-spread` (about 1.5 minutes; builds, then node build/bench/accounts-spread.js;
-// --rounds 3, --duration 8, --warmup 2, --accounts 50, --connections 50, --one added|default).
+// --rounds 3, --duration 8, --warmup 2, --accounts 50, --connections 50, --one added|default, --profile: each server under node --cpu-prof, kept in bench/tmp/profiles).
 // A real `prequal-hooks serve` child (the run's frozen build, SQLite) takes 50 connections of
 // autocannon load, every request a distinct signed event, in two variants, on copies of one
 // database holding 50 accounts added with `prequal-hooks accounts add --json`:
 //   1 account     every request to one added account's /webhooks/<route key> (with --one default:
 //                 to /webhooks, the default account, signed with serve --secret)
-//   50 accounts   requests round-robin over the 50 accounts' paths, each signed with its account's secret
+//   50 accounts   requests spread over the 50 accounts' paths by campaign (each account holds whole
+//                 campaigns, as agencies do), each signed with its account's secret
 // Both variants run on the same registry and the same routing code, so that the only difference is
 // the spread. Rounds alternate the order (AB, BA, AB…); each run is a fresh server on a fresh copy,
 // warmed up, then measured: 2xx/s, p50/p99, the server's CPU µs per 2xx (/proc/<pid>/stat), and
@@ -36,6 +37,7 @@ const { values: flags } = parseArgs({
     accounts: { type: 'string', default: '50' },
     connections: { type: 'string', default: '50' },
     one: { type: 'string', default: 'added' },
+    profile: { type: 'boolean', default: false },
   },
 });
 const settings = {
@@ -95,6 +97,20 @@ function missingEvents(acknowledged: Map<string, number>, stored: Record<string,
 }
 
 /** One variant for one round: a fresh server on a fresh copy of the template, warm-up, measured run, inbox check. */
+/**
+ * Which account request `i` goes to, of many: by its campaign (FNV-1a of the id), so that each
+ * account holds whole campaigns and their candidates' histories, as agencies do. The projected rows
+ * are then as many as with one account; spread request by request, each account would hold a
+ * piece of every candidate, and the second variant would write up to fifty times the rows.
+ */
+function campaignIndex(pool: RequestPool, i: number): number {
+  const data = pool.eventAt(i).data as Record<string, unknown>;
+  const id = String(data.campaign_id ?? data.last_campaign_id ?? '');
+  let hash = 0x811c9dc5;
+  for (let k = 0; k < id.length; k++) hash = Math.imul(hash ^ id.charCodeAt(k), 0x01000193) >>> 0;
+  return hash;
+}
+
 async function measureVariant(
   variant: Variant,
   template: string,
@@ -108,11 +124,15 @@ async function measureVariant(
     name: `serve-${variant.id}`,
     command: process.execPath,
     args: [code.cli, 'serve', '--port', '0', '--db', db, '--secret', DEFAULT_SECRET],
+    // --profile: each server under node --cpu-prof, its profile kept in bench/tmp/profiles.
+    nodeOptions: flags.profile
+      ? ['--cpu-prof', '--cpu-prof-dir', join(BENCH_TMP, 'profiles'), '--cpu-prof-name', `spread-${variant.id}-${roundNo}.cpuprofile`]
+      : [],
     env: { BENCH_DIST: code.dist },
     logFile: `${db}.log`,
   });
   const acknowledged = new Map<string, number>();
-  const routeOf = (i: number): SpreadRoute => variant.routes[i % variant.routes.length]!;
+  const routeOf = (i: number): SpreadRoute => variant.routes[campaignIndex(pool, i) % variant.routes.length]!;
   let measured: RunSummary & { cpuUsPerRequest: number | null };
   try {
     await waitRouted(server.url, variant.routes[0]!);
@@ -253,7 +273,7 @@ async function main(): Promise<void> {
   const single: SpreadRoute = settings.one === 'default' ? { account: 'default', path: '/webhooks', secret: DEFAULT_SECRET } : routes[0]!;
   const variants: [Variant, Variant] = [
     { id: 'one', label: `1 account (${settings.one === 'default' ? '/webhooks' : 'an added one'})`, routes: [single] },
-    { id: 'spread', label: `${settings.accounts} accounts, round-robin`, routes },
+    { id: 'spread', label: `${settings.accounts} accounts, by campaign`, routes },
   ];
   const rounds = await measure(variants, template, code);
   const one = summarise(variants[0], rounds.one);

@@ -104,8 +104,8 @@ function missingEvents(acknowledged: Map<string, number>, stored: Record<string,
  * piece of every candidate, and the second variant would write up to fifty times the rows.
  */
 function campaignIndex(pool: RequestPool, i: number): number {
-  const data = pool.eventAt(i).data as Record<string, unknown>;
-  const id = String(data.campaign_id ?? data.last_campaign_id ?? '');
+  const data = pool.eventAt(i).data as { campaign_id?: string; last_campaign_id?: string };
+  const id = data.campaign_id ?? data.last_campaign_id ?? '';
   let hash = 0x811c9dc5;
   for (let k = 0; k < id.length; k++) hash = Math.imul(hash ^ id.charCodeAt(k), 0x01000193) >>> 0;
   return hash;

@@ -23,7 +23,7 @@ import { parseArgs } from 'node:util';
 import { createRequestPool, fire, summariseRun, type RequestPool } from './lib/load.js';
 import { gitInfo, machineInfo } from './lib/machine.js';
 import { RESULTS, ROOT, TMP as BENCH_TMP } from './lib/paths.js';
-import { cpuMicros, killLeftovers, startServer } from './lib/processes.js';
+import { cpuMicros, diskBytesWritten, killLeftovers, startServer } from './lib/processes.js';
 import { snapshotBuild, type FrozenBuild } from './lib/snapshot.js';
 import { addAccounts, copyDatabase, removeDatabase, storedByAccount, type SpreadRoute } from './lib/spread.js';
 import { median, round } from './lib/stats.js';
@@ -67,6 +67,8 @@ interface Variant {
 interface VariantRound extends RunSummary {
   round: number;
   cpuUsPerRequest: number | null;
+  /** Bytes the server made the disk write (WAL, checkpoints), a 2xx (/proc/<pid>/io). */
+  diskBytesPerRequest: number | null;
   acknowledged: number;
   stored: number;
   /** Accounts with fewer inbox rows than 2xx answers (warm-up included): none when every acknowledged event was stored. */
@@ -133,7 +135,7 @@ async function measureVariant(
   });
   const acknowledged = new Map<string, number>();
   const routeOf = (i: number): SpreadRoute => variant.routes[campaignIndex(pool, i) % variant.routes.length]!;
-  let measured: RunSummary & { cpuUsPerRequest: number | null };
+  let measured: RunSummary & { cpuUsPerRequest: number | null; diskBytesPerRequest: number | null };
   try {
     await waitRouted(server.url, variant.routes[0]!);
     const common = {
@@ -151,10 +153,13 @@ async function measureVariant(
     };
     await fire({ ...common, durationSec: settings.warmupSec });
     const cpuBefore = cpuMicros(server.pid);
+    const writtenBefore = diskBytesWritten(server.pid);
     const run = summariseRun(await fire({ ...common, durationSec: settings.durationSec }));
     const cpuAfter = cpuMicros(server.pid);
-    const cpuUsPerRequest = cpuBefore !== null && cpuAfter !== null && run.ok > 0 ? Math.round((cpuAfter - cpuBefore) / run.ok) : null;
-    measured = { ...run, cpuUsPerRequest };
+    const writtenAfter = diskBytesWritten(server.pid);
+    const perRequest = (before: number | null, after: number | null) =>
+      before !== null && after !== null && run.ok > 0 ? Math.round((after - before) / run.ok) : null;
+    measured = { ...run, cpuUsPerRequest: perRequest(cpuBefore, cpuAfter), diskBytesPerRequest: perRequest(writtenBefore, writtenAfter) };
   } finally {
     const exit = await server.stop();
     if (exit.code !== 0) log(`  serve (${variant.id}) exited with ${JSON.stringify(exit)}`);
@@ -179,6 +184,7 @@ interface VariantSummary {
   p50Ms: number | null;
   p99Ms: number | null;
   cpuUsPerRequest: number | null;
+  diskBytesPerRequest: number | null;
   everyAcknowledgedEventStored: boolean;
   rounds: VariantRound[];
 }
@@ -196,6 +202,7 @@ function summarise(variant: Variant, rounds: VariantRound[]): VariantSummary {
     p50Ms: medianOf(rounds, (r) => r.p50Ms),
     p99Ms: medianOf(rounds, (r) => r.p99Ms),
     cpuUsPerRequest: medianOf(rounds, (r) => r.cpuUsPerRequest),
+    diskBytesPerRequest: medianOf(rounds, (r) => r.diskBytesPerRequest),
     everyAcknowledgedEventStored: rounds.every((r) => r.everyAcknowledgedEventStored),
     rounds,
   };
@@ -204,8 +211,8 @@ function summarise(variant: Variant, rounds: VariantRound[]): VariantSummary {
 const ratio = (a: number | null | undefined, b: number | null | undefined): number | null =>
   a === null || a === undefined || b === null || b === undefined || b === 0 ? null : round(a / b, 2);
 
-type Metric = 'requestsPerSec' | 'p50Ms' | 'p99Ms' | 'cpuUsPerRequest';
-const METRICS: Metric[] = ['requestsPerSec', 'p50Ms', 'p99Ms', 'cpuUsPerRequest'];
+type Metric = 'requestsPerSec' | 'p50Ms' | 'p99Ms' | 'cpuUsPerRequest' | 'diskBytesPerRequest';
+const METRICS: Metric[] = ['requestsPerSec', 'p50Ms', 'p99Ms', 'cpuUsPerRequest', 'diskBytesPerRequest'];
 
 /** 50 ÷ 1 of the medians, and of each round's pair (their spread: the noise). */
 function ratios(one: VariantSummary, spread: VariantSummary) {
@@ -224,7 +231,7 @@ function table(one: VariantSummary, spread: VariantSummary, r: ReturnType<typeof
   const stored = (s: VariantSummary) => `   ${s.everyAcknowledgedEventStored}`;
   const lines = [
     `prequal-hooks serve (SQLite), ${settings.connections} connections, ${settings.rounds} rounds × ${settings.durationSec} s per variant (alternating order), warm-up ${settings.warmupSec} s`,
-    `  ${''.padEnd(30)}${['req/s', 'p50 ms', 'p99 ms', 'CPU µs/req'].map((h) => h.padStart(12)).join('')}   every 2xx stored`,
+    `  ${''.padEnd(30)}${['req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'disk B/req'].map((h) => h.padStart(12)).join('')}   every 2xx stored`,
     row(
       one.label,
       METRICS.map((m) => one[m]),
@@ -239,7 +246,7 @@ function table(one: VariantSummary, spread: VariantSummary, r: ReturnType<typeof
       `${settings.accounts} ÷ 1 (medians)`,
       METRICS.map((m) => r.ofMedians[m]),
     ),
-    `  each round's ${settings.accounts} ÷ 1 (the noise): req/s ${r.byRound.requestsPerSec.join(', ')}; CPU µs/req ${r.byRound.cpuUsPerRequest.join(', ')}; p99 ${r.byRound.p99Ms.join(', ')}`,
+    `  each round's ${settings.accounts} ÷ 1 (the noise): req/s ${r.byRound.requestsPerSec.join(', ')}; CPU µs/req ${r.byRound.cpuUsPerRequest.join(', ')}; disk B/req ${r.byRound.diskBytesPerRequest.join(', ')}; p99 ${r.byRound.p99Ms.join(', ')}`,
   ];
   return lines.join('\n');
 }

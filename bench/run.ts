@@ -19,7 +19,7 @@ import Database from 'better-sqlite3';
 import { benchLag } from './lib/lag.js';
 import { createRequestPool, fire, summariseRun, type RequestPool } from './lib/load.js';
 import { gitInfo, machineInfo } from './lib/machine.js';
-import { cpuMicros, killLeftovers, measureCommand, startServer } from './lib/processes.js';
+import { cpuMicros, diskBytesWritten, killLeftovers, measureCommand, startServer } from './lib/processes.js';
 import { benchLocks } from './lib/locks.js';
 import { benchNeighbours } from './lib/neighbours.js';
 import { benchPostgresIngest, benchPostgresReplay, startBenchPostgres, type PostgresServerCommand } from './lib/postgres.js';
@@ -156,16 +156,6 @@ function serverCommand(target: Target, db: string, nodeOptions: string[] = []): 
     ? [CLI, 'serve', '--port', '0', '--db', db, '--secret', SECRET, ...(target.cliArgs ?? [])]
     : [benchScript(target.script), '--port', '0', '--db', db, '--secret', SECRET];
   return { name: target.id, command: process.execPath, args, nodeOptions, env: { ...CHILD_ENV, ...target.env }, logFile: `${db}.log` };
-}
-
-/** Bytes a process has had written to storage (/proc/<pid>/io write_bytes); null where unreadable. */
-function diskBytesWritten(pid: number): number | null {
-  try {
-    const m = readFileSync(`/proc/${pid}/io`, 'utf8').match(/^write_bytes:\s+(\d+)/m);
-    return m ? Number(m[1]) : null;
-  } catch {
-    return null;
-  }
 }
 
 function removeDatabase(db: string): void {

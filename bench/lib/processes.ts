@@ -134,3 +134,13 @@ export function cpuMicros(pid: number): number | null {
 
 // sysconf(_SC_CLK_TCK): 100 on every Linux Node runs on.
 const CLOCK_TICKS = 100;
+
+/** Bytes a process has had written to storage (/proc/<pid>/io write_bytes); null where unreadable. */
+export function diskBytesWritten(pid: number): number | null {
+  try {
+    const m = readFileSync(`/proc/${pid}/io`, 'utf8').match(/^write_bytes:\s+(\d+)/m);
+    return m ? Number(m[1]) : null;
+  } catch {
+    return null;
+  }
+}

@@ -21,8 +21,8 @@ import type { KeptReadings } from './kept-readings.js';
 import type { Tracing } from '../tracing/otel.js';
 import { recordProjection } from '../tracing/dispatch-spans.js';
 
-/** The part of a write transaction a projection batch uses: claims, then the projected rows, of one account or several. */
-type ProjectionTx = ClaimsTx & ProjectionWritesTx & { forAccount(account: string): ProjectionTx };
+/** The part of a write transaction a projection batch uses: claims, then the projected rows. */
+type ProjectionTx = ClaimsTx & ProjectionWritesTx;
 
 /** The accounts' transactions, and which accounts have rows pending: batches take the accounts in turn. */
 interface AccountTransactions<Tx extends object> {
@@ -134,35 +134,15 @@ async function isolateFaults(batches: Batches): Promise<Outcome[]> {
   return outcomes;
 }
 
-/**
- * The next accounts of the round in one transaction, a batch each, until `limit` rows are taken:
- * with many accounts each has a few rows pending at a time, and a transaction each would cost its
- * commit for a row or two. One account, or one with a backlog, takes the whole transaction as before.
- * When the transaction fails for a reason other than the store, each account it took is taken again
- * on its own, its rows one by one.
- */
-async function projectAccounts(loop: ProjectionLoopContext, round: string[], batchSize: number, limit: number): Promise<Outcome[]> {
-  const taken: string[] = [];
-  const first = round[0]!;
+/** One batch of up to `limit` rows, or the same rows one by one when the batch fails for a reason other than the store. */
+async function projectOneBatch(batches: Batches, limit: number): Promise<Outcome[]> {
   try {
-    return await loop.store.forAccount(first).write(
-      async (tx) => {
-        const outcomes: Outcome[] = [];
-        while (outcomes.length < limit && round.length > 0) {
-          const account = round.shift()!;
-          taken.push(account);
-          const scoped = account === first ? tx : tx.forAccount(account);
-          outcomes.push(...(await projectClaimed(loop, scoped, await scoped.claimPending(limit - outcomes.length))));
-        }
-        return outcomes;
-      },
-      { durable: false },
-    );
+    return await batches.store.write(async (tx) => await projectClaimed(batches.loop, tx, await tx.claimPending(limit)), {
+      durable: false,
+    });
   } catch (error) {
     if (error instanceof StoreUnavailableError) throw error;
-    const outcomes: Outcome[] = [];
-    for (const account of taken) outcomes.push(...(await isolateFaults({ loop, store: loop.store.forAccount(account), batchSize })));
-    return outcomes;
+    return await isolateFaults(batches);
   }
 }
 
@@ -188,8 +168,7 @@ function reportOutcomes(loop: ProjectionLoopContext, outcomes: readonly Outcome[
 /**
  * Projects batches until none is pending (or the dispatcher stops); a failing store is retried with
  * backoff. Accounts take turns, a batch each, in rounds: a round is the accounts that had rows pending
- * when it began, so a backlog in one account delays another's events by one batch at most. Small
- * batches of several accounts share a transaction (`projectAccounts`).
+ * when it began, so a backlog in one account delays another's events by one batch at most.
  */
 async function drainPending(loop: ProjectionLoopContext, batchSize: number): Promise<void> {
   let backoff = 25;
@@ -218,8 +197,9 @@ async function drainPending(loop: ProjectionLoopContext, batchSize: number): Pro
         round = (await loop.store.accountsWithWork()).projection;
         roundProjected = false;
       }
-      if (round.length === 0) return;
-      outcomes = await projectAccounts(loop, round, batchSize, limit);
+      const account = round.shift();
+      if (account === undefined) return;
+      outcomes = await projectOneBatch({ loop, store: loop.store.forAccount(account), batchSize }, limit);
     } catch (error) {
       const { code } = describeStorageError(error);
       loop.logger.warn({ code, retryInMs: backoff }, 'projection batch failed; will retry');

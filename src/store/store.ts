@@ -216,13 +216,7 @@ export interface ErasureTx {
 }
 
 /** The work one write transaction can do. Nothing is visible to others before it commits. */
-export interface WriteTx extends IntakeTx, ClaimsTx, ProjectionWritesTx, SettingsTx, ErasureTx {
-  /**
-   * This same transaction, scoped to another account: its claims, rows and identities (the
-   * projection takes several accounts' small batches in one transaction, not one each).
-   */
-  forAccount(account: string): WriteTx;
-}
+export interface WriteTx extends IntakeTx, ClaimsTx, ProjectionWritesTx, SettingsTx, ErasureTx {}
 
 /**
  * One effect of one event, kept aside by a bulk load until every event is read: `set` is the

@@ -118,7 +118,7 @@ function databaseWide({ engine, work, options }: Shared) {
 
 /** The work of one write transaction of the account's view, each operation on its client. */
 function writeTx(tx: Session, account: string): WriteTx {
-  const scoped: WriteTx = {
+  return {
     append: (deliveries) => appendDeliveries(tx, deliveries),
     known: (identities) => knownIdentities(tx, account, identities),
     appendSettled: (rows, at) => appendSettled(tx, rows, at),
@@ -135,9 +135,7 @@ function writeTx(tx: Session, account: string): WriteTx {
     settleErasureHook: (erasureId, settlement) => erasure.settleErasureHook(tx, erasureId, settlement),
     deleteAccountRows: () => deleteAccountRows(tx, account),
     settle: (settlements, at, settleOptions) => settle(tx, settlements, at, settleOptions),
-    forAccount: (other) => (other === account ? scoped : writeTx(tx, other)),
   };
-  return scoped;
 }
 
 async function close(engine: Engine, work: WorkChannel, ownsPool: boolean): Promise<void> {

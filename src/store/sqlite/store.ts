@@ -163,7 +163,7 @@ function handlerClaims(
 
 /** The operations of one write transaction of one account: each family's, its errors as the store's. */
 function writeTx(connection: SqliteConnection, s: SqliteStatements, account: string): WriteTx {
-  const tx: WriteTx = {
+  return {
     append: (deliveries) => guard(() => inbox.appendAll(s.inbox, deliveries)),
     known: (identities) => guard(() => inbox.known(s.inbox, account, identities)),
     appendSettled: (rows, at) => guard(() => inbox.appendAllSettled(s.inbox, rows, at)),
@@ -180,9 +180,7 @@ function writeTx(connection: SqliteConnection, s: SqliteStatements, account: str
     claimErasureHooks: (now, claimUntil, limit) => guard(() => erasure.claimErasureHooks(connection, now, claimUntil, limit)),
     settleErasureHook: (erasureId, settlement) => guard(() => erasure.settleErasureHook(connection, erasureId, settlement)),
     deleteAccountRows: () => guard(() => accounts.deleteAccountRows(connection, account)),
-    forAccount: (other) => (other === account ? tx : writeTx(connection, s, other)),
   };
-  return tx;
 }
 
 /** What a bulk load of one account writes with: the inbox's and the projection's statements. */

@@ -25,7 +25,8 @@ import { gitInfo, machineInfo } from './lib/machine.js';
 import { RESULTS, ROOT, TMP as BENCH_TMP } from './lib/paths.js';
 import { cpuMicros, diskBytesWritten, killLeftovers, startServer } from './lib/processes.js';
 import { snapshotBuild, type FrozenBuild } from './lib/snapshot.js';
-import { addAccounts, copyDatabase, removeDatabase, storedByAccount, type SpreadRoute } from './lib/spread.js';
+import { inboxCounts, removeDatabase } from './lib/database.js';
+import { addAccounts, copyDatabase, type SpreadRoute } from './lib/spread.js';
 import { median, round } from './lib/stats.js';
 import type { RunSummary } from './lib/types.js';
 
@@ -164,7 +165,7 @@ async function measureVariant(
     const exit = await server.stop();
     if (exit.code !== 0) log(`  serve (${variant.id}) exited with ${JSON.stringify(exit)}`);
   }
-  const stored = storedByAccount(db);
+  const stored = inboxCounts(db, 'account');
   removeDatabase(db);
   const missing = missingEvents(acknowledged, stored);
   return {

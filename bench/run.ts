@@ -15,7 +15,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, w
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import Database from 'better-sqlite3';
+import { inboxCounts, removeDatabase } from './lib/database.js';
 import { benchLag } from './lib/lag.js';
 import { createRequestPool, fire, summariseRun, type RequestPool } from './lib/load.js';
 import { gitInfo, machineInfo } from './lib/machine.js';
@@ -29,7 +29,6 @@ import { snapshotBuild } from './lib/snapshot.js';
 import { median, round } from './lib/stats.js';
 import type {
   BenchResults,
-  InboxCounts,
   LagResult,
   ReplayResult,
   ServerCommand,
@@ -158,20 +157,6 @@ function serverCommand(target: Target, db: string, nodeOptions: string[] = []): 
   return { name: target.id, command: process.execPath, args, nodeOptions, env: { ...CHILD_ENV, ...target.env }, logFile: `${db}.log` };
 }
 
-function removeDatabase(db: string): void {
-  for (const suffix of ['', '-wal', '-shm', '.log']) rmSync(`${db}${suffix}`, { force: true });
-}
-
-function inboxState(db: string): InboxCounts {
-  const check = new Database(db, { readonly: true, fileMustExist: true });
-  try {
-    const rows = check.prepare('SELECT state, COUNT(*) AS n FROM inbox GROUP BY state').all() as { state: string; n: number }[];
-    return Object.fromEntries(rows.map((r) => [r.state, r.n]));
-  } finally {
-    check.close();
-  }
-}
-
 /** One target for one round: fresh server (and database), warm-up, measured run. */
 async function measureTarget(
   target: Target,
@@ -194,10 +179,10 @@ async function measureTarget(
   // Bytes the server made the disk write (WAL, checkpoints, the file), a 2xx: what commits cost.
   if (target.durable && writtenBefore !== null && writtenAfter !== null && result.ok > 0)
     result.diskBytesPerRequest = Math.round((writtenAfter - writtenBefore) / result.ok);
-  const durability: ThroughputRound['durability'] = target.durable ? { atEnd: inboxState(db) } : undefined;
+  const durability: ThroughputRound['durability'] = target.durable ? { atEnd: inboxCounts(db, 'state') } : undefined;
   const exit = await server.stop();
   if (durability) {
-    const after = inboxState(db);
+    const after = inboxCounts(db, 'state');
     const stored = Object.values(after).reduce((a, b) => a + b, 0);
     const acknowledged = warm['2xx'] + result.ok;
     Object.assign(durability, { stored, acknowledged, everyAcknowledgedEventStored: stored >= acknowledged });

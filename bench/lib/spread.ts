@@ -3,9 +3,9 @@
 // copied for every run so that each starts from the same registry and an empty inbox.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync } from 'node:fs';
 import { promisify } from 'node:util';
-import Database from 'better-sqlite3';
+import { removeDatabase } from './database.js';
 
 const run = promisify(execFile);
 
@@ -47,20 +47,5 @@ export function copyDatabase(template: string, to: string): void {
   removeDatabase(to);
   for (const suffix of SQLITE_FILES) {
     if (existsSync(`${template}${suffix}`)) copyFileSync(`${template}${suffix}`, `${to}${suffix}`);
-  }
-}
-
-export function removeDatabase(db: string): void {
-  for (const suffix of [...SQLITE_FILES, '.log']) rmSync(`${db}${suffix}`, { force: true });
-}
-
-/** Inbox rows per account, every state (read after the server has stopped). */
-export function storedByAccount(db: string): Record<string, number> {
-  const check = new Database(db, { readonly: true, fileMustExist: true });
-  try {
-    const rows = check.prepare('SELECT account, COUNT(*) AS n FROM inbox GROUP BY account').all() as { account: string; n: number }[];
-    return Object.fromEntries(rows.map((r) => [r.account, r.n]));
-  } finally {
-    check.close();
   }
 }

@@ -71,7 +71,7 @@ export interface RunSummary {
 }
 
 /** Row counts by inbox state, e.g. `{ "processed": 1200 }`. */
-export type InboxCounts = Record<string, number>;
+type InboxCounts = Record<string, number>;
 
 interface Durability {
   atEnd: InboxCounts;

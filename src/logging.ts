@@ -45,24 +45,54 @@ export interface LogDestination extends DestinationStream {
  */
 export function logDestination(fd = 1, { waitMs = BATCH_WAIT_MS }: { waitMs?: number } = {}): LogDestination {
   const sonic = pino.destination({ dest: fd, sync: false, minLength: BATCH_BYTES, maxLength: HELD_BYTES_MAX });
-  // Set by a line, cleared by a flush: a quiet second costs no write(2).
-  let held = false;
+  // Bytes handed to sonic-boom and not yet written. sonic-boom writes what it holds past 4 KB; below
+  // that, only when asked, and a request made while a write is on its way does nothing: the rest is
+  // asked for again once that write ends ('drain'), until nothing is held.
+  let held = 0;
+  let wanted = false;
+  const waiting: Array<(error?: Error) => void> = [];
   let dropped = 0;
   let told = 0;
-  sonic.on('drop', () => dropped++);
-  const flush = (done?: (error?: Error) => void) => {
-    if (dropped > told) {
-      const line = { level: WARN, time: Date.now(), msg: `${dropped - told} log lines dropped: the log's reader did not keep up` };
-      told = dropped;
-      sonic.write(`${JSON.stringify(line)}\n`);
-      held = true;
-    }
-    // With `done`, also what is already on its way: the caller waits for everything.
-    if (!held && done === undefined) return;
-    held = false;
-    sonic.flush(done);
+  /** The line saying how many lines were dropped, once there is room for it. */
+  const report = () => {
+    if (dropped === told) return;
+    const line = `${JSON.stringify({ level: WARN, time: Date.now(), msg: `${dropped - told} log lines dropped: the log's reader did not keep up` })}\n`;
+    if (held + Buffer.byteLength(line) > HELD_BYTES_MAX) return;
+    told = dropped;
+    write(line);
   };
-  const timer = setInterval(() => flush(), waitMs);
+  sonic.on('write', (n: number) => (held -= n));
+  sonic.on('drop', (line: string) => {
+    dropped++;
+    held -= Buffer.byteLength(line);
+  });
+  sonic.on('drain', () => {
+    // Room again: the line owed about dropped lines goes first.
+    if (held <= 0) report();
+    if (held > 0) {
+      if (wanted) sonic.flush();
+      return;
+    }
+    wanted = false;
+    for (const done of waiting.splice(0)) done();
+  });
+  const write = (line: string) => {
+    held += Buffer.byteLength(line);
+    sonic.write(line);
+  };
+  const flush = (done?: (error?: Error) => void) => {
+    report();
+    if (done !== undefined) waiting.push(done);
+    if (held <= 0) {
+      for (const waiter of waiting.splice(0)) waiter();
+      return;
+    }
+    wanted = true;
+    sonic.flush();
+  };
+  const timer = setInterval(() => {
+    if (held > 0 || dropped > told) flush();
+  }, waitMs);
   timer.unref();
   const destination = {
     [pino.symbols.needsMetadataGsym]: true,
@@ -71,8 +101,7 @@ export function logDestination(fd = 1, { waitMs = BATCH_WAIT_MS }: { waitMs?: nu
       return dropped;
     },
     write(line: string) {
-      sonic.write(line);
-      held = true;
+      write(line);
       if (destination.lastLevel >= WARN) flush();
     },
     flush,

@@ -61,6 +61,20 @@ describe('logDestination', () => {
     await close();
   });
 
+  it('writes a line logged while a write is on its way, with no line after it and no timer', async () => {
+    const { logger, lines, close } = logFile('busy.log', 60_000);
+    // The warn line's write is on its way when the error line comes (a reload that fails says both).
+    logger.warn('first');
+    logger.error('second');
+    await vi.waitFor(() => expect(lines().map((line) => line.msg)).toEqual(['first', 'second']), { timeout: 2000 });
+    // And past 4 KB: a batch on its way, then a warn line.
+    for (let i = 0; i < 40; i++) logger.info({ i, pad: 'x'.repeat(100) }, 'line');
+    logger.warn('while busy');
+    await vi.waitFor(() => expect(lines().at(-1)?.msg).toBe('while busy'), { timeout: 2000 });
+    expect(lines()).toHaveLength(43);
+    await close();
+  });
+
   it('writes what it holds when the process dies of an uncaught exception', () => {
     const logging = pathToFileURL(join(process.cwd(), 'dist', 'logging.js')).href;
     const script = `const { createLogger, logDestination } = await import(${JSON.stringify(logging)});

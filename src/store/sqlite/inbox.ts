@@ -7,12 +7,6 @@ import type { Delivery } from '../../receive/delivery.js';
 import type { Appended, IdentityKey, InboxRow, InboxState, SettledDelivery } from '../store.js';
 import type { SqliteDatabase } from './database.js';
 
-/** An inbox row as SQLite returns it. */
-export interface RawInboxRow extends Omit<InboxRow, 'handlers_pending' | 'raw'> {
-  raw: Buffer;
-  handlers_pending: 0 | 1;
-}
-
 const INBOX_COLUMNS = [
   'inbox_id',
   'account',
@@ -33,13 +27,9 @@ const INBOX_COLUMNS = [
 
 export const INBOX_SELECT = `SELECT ${INBOX_COLUMNS.join(', ')} FROM inbox`;
 
-export function inboxRow(row: RawInboxRow): InboxRow {
-  return { ...row, handlers_pending: row.handlers_pending === 1 };
-}
-
 /**
- * An inbox row read as an array (`INBOX_SELECT` by a statement in raw mode), for the reads of every
- * event (claims): better-sqlite3 builds a row object column by column through V8's API, which costs
+ * An inbox row read as an array (`INBOX_SELECT` by a statement in raw mode), as every read of the
+ * inbox's rows takes them: better-sqlite3 builds a row object column by column through V8's API, which costs
  * about twice an array and this literal (10 against 6 µs a row of these fifteen columns, measured on
  * the bench machine).
  */

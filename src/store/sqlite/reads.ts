@@ -4,11 +4,11 @@
 import type { EngineSql } from '../engine-sql.js';
 import type { InboxRow, InboxState } from '../store.js';
 import { prepared, read, type SqliteConnection } from './connection.js';
-import { INBOX_SELECT, inboxRow, type RawInboxRow } from './inbox.js';
+import { INBOX_SELECT, inboxRowOf } from './inbox.js';
 
 export function inboxRowById(connection: SqliteConnection, id: number): InboxRow | undefined {
-  const row = prepared(connection, `${INBOX_SELECT} WHERE inbox_id = ?`).get(id) as RawInboxRow | undefined;
-  return row === undefined ? undefined : inboxRow(row);
+  const row = prepared(connection, `${INBOX_SELECT} WHERE inbox_id = ?`).raw(true).get(id) as unknown[] | undefined;
+  return row === undefined ? undefined : inboxRowOf(row);
 }
 
 export type InboxCounts = Record<InboxState, number> & { handler_failures: number };
@@ -31,11 +31,10 @@ export function hasPending(connection: SqliteConnection, account: string): boole
 /** The account's unknown and dead rows after `afterId`, by inbox id. */
 export function setAside(connection: SqliteConnection, account: string, afterId: number, limit: number): InboxRow[] {
   return (
-    prepared(
-      connection,
-      `${INBOX_SELECT} WHERE account = ? AND state IN ('unknown', 'dead') AND inbox_id > ? ORDER BY inbox_id LIMIT ?`,
-    ).all(account, afterId, limit) as RawInboxRow[]
-  ).map(inboxRow);
+    prepared(connection, `${INBOX_SELECT} WHERE account = ? AND state IN ('unknown', 'dead') AND inbox_id > ? ORDER BY inbox_id LIMIT ?`)
+      .raw(true)
+      .all(account, afterId, limit) as unknown[][]
+  ).map(inboxRowOf);
 }
 
 /** Reads in this engine's SQL inside the caller's write transaction (synchronous), or, `queued`, as the store's reads are. */

@@ -13,9 +13,7 @@ export interface VersionedTable<T extends object> {
   read: Statement;
   insert: Statement;
   update: Statement;
-  /** Whether rows have a key of their own within the account (credits have one row per account: none). */
-  keyed: boolean;
-  /** The column of that key (null for credits). */
+  /** The column of the rows' key within the account; null for credits, one row per account. */
   key: string | null;
   columns: readonly string[];
   decode: (row: Record<string, unknown>) => T;
@@ -39,7 +37,6 @@ export function versionedTable<T extends object>(
     read: db.prepare(`SELECT ${all.join(', ')} FROM ${table} WHERE ${where}`).raw(true),
     insert: db.prepare(`INSERT INTO ${table} (${[...all, ...keys].join(', ')}) VALUES (${[...all, ...keys].map(() => '?').join(', ')})`),
     update: db.prepare(`UPDATE ${table} SET ${all.map((c) => `${c} = ?`).join(', ')} WHERE ${where}`),
-    keyed: key !== null,
     key,
     columns,
     ...rows,
@@ -47,7 +44,8 @@ export function versionedTable<T extends object>(
 }
 
 /** The key's values as the statements bind them: the account, then the row's key if it has one. */
-const keyValues = (table: { keyed: boolean }, account: string, key: string): string[] => (table.keyed ? [account, key] : [account]);
+const keyValues = (table: { key: string | null }, account: string, key: string): string[] =>
+  table.key !== null ? [account, key] : [account];
 
 /**
  * The account's stored rows of these keys; a key with no row yet comes as an empty, `absent` row.

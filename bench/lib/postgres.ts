@@ -119,6 +119,13 @@ function medianOfRounds(processes: number, rounds: PostgresIngestRound[]): Postg
   };
 }
 
+/** A round as the log shows it. */
+function roundLine(name: string, r: PostgresIngestRound): string {
+  const cpu = r.cpuUsPerRequest === undefined ? '' : `  cpu ${r.cpuUsPerRequest} µs/req`;
+  const failed = r.non2xx ? `  non-2xx ${r.non2xx}` : '';
+  return `postgres ingest, ${name}: ${Math.round(r.requestsPerSec)} req/s  p99 ${r.p99Ms} ms${cpu}${failed}  stored ${r.durability.stored} of ${r.durability.acknowledged} acknowledged`;
+}
+
 export async function benchPostgresIngest({
   postgres,
   serveCommand,
@@ -131,35 +138,27 @@ export async function benchPostgresIngest({
   const result: Partial<PostgresResult['ingest']> = {};
   // The hand-written receiver (one pg INSERT per request) in the same run, as serve's baseline:
   // its rounds alternate with one serve process's (ABBA), so that drift hits both alike.
-  const configurations: { name: string; key: 'handwritten' | 'serve1'; command: PostgresServerCommand; processes: number }[] = [
-    ...(handwrittenCommand === undefined
-      ? []
-      : [{ name: 'hand-written', key: 'handwritten' as const, command: handwrittenCommand, processes: 1 }]),
-    { name: '1 serve', key: 'serve1', command: serveCommand, processes: 1 },
+  const configurations: { name: string; key: 'handwritten' | 'serve1'; command: PostgresServerCommand }[] = [
+    ...(handwrittenCommand === undefined ? [] : [{ name: 'hand-written', key: 'handwritten' as const, command: handwrittenCommand }]),
+    { name: '1 serve', key: 'serve1', command: serveCommand },
   ];
   const alternated = new Map(configurations.map((c) => [c.key, [] as PostgresIngestRound[]]));
   for (let round = 0; round < settings.rounds; round++) {
     for (const c of round % 2 === 0 ? configurations : [...configurations].reverse()) {
-      const r = await measurePostgresIngest({ postgres, processes: c.processes, serveCommand: c.command, pool, settings, runDir, log });
+      const r = await measurePostgresIngest({ postgres, processes: 1, serveCommand: c.command, pool, settings, runDir, log });
       alternated.get(c.key)!.push(r);
-      log(
-        `postgres ingest, ${c.name}: ${Math.round(r.requestsPerSec)} req/s  p99 ${r.p99Ms} ms${r.cpuUsPerRequest === undefined ? '' : `  cpu ${r.cpuUsPerRequest} µs/req`}${r.non2xx ? `  non-2xx ${r.non2xx}` : ''}  stored ${r.durability.stored} of ${r.durability.acknowledged} acknowledged`,
-      );
+      log(roundLine(c.name, r));
     }
   }
-  for (const c of configurations) result[c.key] = medianOfRounds(c.processes, alternated.get(c.key)!);
-  {
-    const processes = 2;
-    const rounds: PostgresIngestRound[] = [];
-    for (let round = 0; round < settings.rounds; round++) {
-      const r = await measurePostgresIngest({ postgres, processes, serveCommand, pool, settings, runDir, log });
-      rounds.push(r);
-      log(
-        `postgres ingest, ${processes} serve: ${Math.round(r.requestsPerSec)} req/s  p99 ${r.p99Ms} ms${r.cpuUsPerRequest === undefined ? '' : `  cpu ${r.cpuUsPerRequest} µs/req`}${r.non2xx ? `  non-2xx ${r.non2xx}` : ''}  stored ${r.durability.stored} of ${r.durability.acknowledged} acknowledged`,
-      );
-    }
-    result.serve2 = medianOfRounds(processes, rounds);
+  for (const c of configurations) result[c.key] = medianOfRounds(1, alternated.get(c.key)!);
+  // Two serve processes sharing the database: what a second replica adds.
+  const shared: PostgresIngestRound[] = [];
+  for (let round = 0; round < settings.rounds; round++) {
+    const r = await measurePostgresIngest({ postgres, processes: 2, serveCommand, pool, settings, runDir, log });
+    shared.push(r);
+    log(roundLine('2 serve', r));
   }
+  result.serve2 = medianOfRounds(2, shared);
   return result as PostgresResult['ingest'];
 }
 

@@ -26,7 +26,7 @@ const HELD_BYTES_MAX = 16 * 1024 * 1024;
 const WARN = 40;
 
 export interface LogDestination extends DestinationStream {
-  /** Hands what is held to the system; `done` once it is written (or failed). */
+  /** Hands what is held to the system; `done` once all of it is written (never, if writing fails: callers bound the wait). */
   flush(done?: (error?: Error) => void): void;
   /** Lines dropped so far because the log's reader did not keep up. */
   readonly dropped: number;

@@ -68,7 +68,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     setSecrets: (secrets) => intake.setSecrets(secrets),
     secretUse: (account = DEFAULT_ACCOUNT) => state.metrics.verifiedBySecret(account),
     middleware: () => expressMiddleware(intake, onRequest),
-    nodeHandler: (routing) => nodeHandler(intake, onRequest, routing?.routeKeyOf),
+    nodeHandler: (routing) => nodeHandler(intake, onRequest, routing?.routeKeyOf, routing?.clientOf),
     fetchHandler: (routing) => fetchHandler(intake, routing?.routeKeyOf),
     on(kind, handler, handlerOptions) {
       state.handlers.on(kind, handler, handlerOptions);
@@ -167,7 +167,7 @@ function receiverState(options: ReceiverOptions): ReceiverState {
   if (heartbeat !== undefined && !(Number.isInteger(heartbeat.everyMs) && heartbeat.everyMs >= 100)) {
     throw new ConfigurationError(`heartbeat.everyMs must be a whole number of milliseconds from 100, got ${String(heartbeat.everyMs)}`);
   }
-  const budget = createBodyBudget(options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
+  const budget = createBodyBudget(options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES, options.bodyRates);
   const state: ReceiverState = {
     options,
     logger,

@@ -8,13 +8,14 @@ import { ConfigurationError } from './errors.js';
 import { accessLogger, type Logger } from './logging.js';
 import { answerClientErrors, HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from './standalone/client-errors.js';
 import { route, routeKeyUnder, type StandaloneState } from './standalone/routes.js';
+import { clientAddress } from './receive/client.js';
+import { governConnections } from './standalone/connections.js';
+import { refusalSummary, type RefusalSummary } from './standalone/refusals.js';
 
 /** After a stop is asked, how long new connections are still taken in (and answered 503). */
 const SHUTDOWN_GRACE_MS = 100;
 /** Open connections at most: a flood of idle or slow ones cannot grow without end. */
 export const DEFAULT_MAX_CONNECTIONS = 1024;
-/** Connections dropped over the cap are told in one warning at most this often. */
-const DROP_WARNING_EVERY_MS = 60_000;
 
 export interface StandaloneOptions extends Omit<ReceiverOptions, 'onRequest' | 'logger' | 'secrets'> {
   logger: Logger;
@@ -28,8 +29,10 @@ export interface StandaloneOptions extends Omit<ReceiverOptions, 'onRequest' | '
   /** The webhook route. Default `/webhooks`. */
   path?: string;
   /**
-   * Open connections at most (Node's `server.maxConnections`); one more is closed at once,
-   * unanswered. Default 1024.
+   * Open connections at most. At the cap, a new connection is taken and the one that has
+   * delivered least for longest is closed (the heaviest other client address first), never one
+   * whose request is being answered; only when every connection is being answered is the new one
+   * closed. Default 1024.
    */
   maxConnections?: number;
   /**
@@ -44,9 +47,10 @@ export interface StandaloneOptions extends Omit<ReceiverOptions, 'onRequest' | '
   /** Serve HTTPS (TLS 1.2 or later) with this PEM certificate chain and key; none: plain HTTP. */
   tls?: { cert: string | Buffer; key: string | Buffer };
   /**
-   * Behind a reverse proxy: the access log's `client` is the last X-Forwarded-For entry (the one
-   * the proxy added) rather than the proxy's address. Never set without a proxy: anyone could
-   * then write the address logged.
+   * Behind a reverse proxy: a request's client is the last X-Forwarded-For entry (the one the
+   * proxy added) rather than the proxy's address, in the access log and for the shares of
+   * connections and of the budget of bodies. Never set without a proxy: anyone could then write
+   * the address used.
    */
   trustProxy?: boolean;
 }
@@ -106,13 +110,16 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
     dashboard: undefined,
     closing: false,
   };
-  const server = httpServer(state, logger, tls, maxConnections);
+  const refusals = refusalSummary(logger);
+  const server = httpServer(state, logger, tls, refusals);
+  governConnections(server, { maxConnections, trustProxy, onClosed: (reason, client) => refusals.note(reason, undefined, client) });
   await listen(server, port, host);
   try {
     const receiver = accessLogged(
       { ...receiverOptions, ...(secrets !== undefined && { secrets: typeof secrets === 'function' ? await secrets() : secrets }) },
       logger,
       trustProxy,
+      refusals,
     );
     state.receiver = receiver;
     state.dashboard = await consoles(receiver, dashboardToken, dashboardReadonlyToken);
@@ -121,7 +128,10 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
     throw error;
   }
   const running = state.receiver;
-  state.intake = running.nodeHandler({ routeKeyOf: (req) => routeKeyUnder(state.path, (req.url ?? '/').split('?')[0]) });
+  state.intake = running.nodeHandler({
+    routeKeyOf: (req) => routeKeyUnder(state.path, (req.url ?? '/').split('?')[0]),
+    clientOf: (req) => clientAddress(req, trustProxy),
+  });
   // Its first heartbeat is in before the start is announced: commands on the database see it from then on.
   await running.ready();
   const address = server.address() as AddressInfo;
@@ -141,14 +151,17 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
       state.tokens = digests;
       state.dashboard = dashboard;
     },
-    close: (timeoutMs = 10_000) => stop(state, server, running, timeoutMs),
+    close: async (timeoutMs = 10_000) => {
+      await stop(state, server, running, timeoutMs);
+      refusals.flush();
+    },
   };
 }
 
 /** TLS 1.2 at least (the service's own floor); Node's default ciphers otherwise. */
 const TLS_SETTINGS = { minVersion: 'TLSv1.2' } as const;
 
-function httpServer(state: StandaloneState, logger: Logger, tls: StandaloneOptions['tls'], maxConnections: number): Server {
+function httpServer(state: StandaloneState, logger: Logger, tls: StandaloneOptions['tls'], refusals: RefusalSummary): Server {
   // Node checks the request and header timeouts every connectionsCheckingInterval (30 s by
   // default): once a second cuts a slow sender off within a second of its limit.
   const settings = { requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1000 };
@@ -168,26 +181,8 @@ function httpServer(state: StandaloneState, logger: Logger, tls: StandaloneOptio
   // No count limit (proxies add many headers); the total size limit (Node's maxHeaderSize, 16 KiB
   // by default) still applies, answered 431.
   server.maxHeadersCount = 0;
-  server.on('clientError', answerClientErrors(logger));
-  server.maxConnections = maxConnections;
-  warnOfDrops(server, logger, maxConnections);
+  server.on('clientError', answerClientErrors(logger, refusals));
   return server;
-}
-
-/** Node closes a connection over the cap unanswered: a warning says so, with how many, once a minute at most. */
-function warnOfDrops(server: Server, logger: Logger, maxConnections: number): void {
-  let dropped = 0;
-  let warnedAt = Number.NEGATIVE_INFINITY;
-  server.on('drop', () => {
-    dropped++;
-    if (Date.now() - warnedAt < DROP_WARNING_EVERY_MS) return;
-    logger.warn(
-      { dropped, maxConnections },
-      `${dropped === 1 ? 'a connection' : `${dropped} connections`} over the cap of ${maxConnections} open connections closed unanswered (--max-connections, maxConnections)`,
-    );
-    warnedAt = Date.now();
-    dropped = 0;
-  });
 }
 
 async function listen(server: Server, port: number, host: string): Promise<void> {
@@ -200,13 +195,25 @@ async function listen(server: Server, port: number, host: string): Promise<void>
   });
 }
 
-/** The receiver, with one access-log line a webhook: status, outcome, kind, time; never the body. */
-function accessLogged(options: Omit<ReceiverOptions, 'logger' | 'onRequest'>, logger: Logger, trustProxy: boolean): Receiver {
+/**
+ * The receiver, with one access-log line a webhook it took (status, outcome, kind, time; never the
+ * body), and the ones it refused counted in the summary instead.
+ */
+function accessLogged(
+  options: Omit<ReceiverOptions, 'logger' | 'onRequest'>,
+  logger: Logger,
+  trustProxy: boolean,
+  refusals: RefusalSummary,
+): Receiver {
   const access = accessLogger(logger);
   return createReceiver({
     ...options,
     logger,
     onRequest(result, req, startedAt) {
+      if (result.outcome === 'refused' || result.outcome === 'busy') {
+        refusals.note(errorCodeOf(result.answer.body) ?? result.outcome, result.answer.status, clientAddress(req, trustProxy));
+        return;
+      }
       access.info(
         {
           ...result.trace,
@@ -225,21 +232,10 @@ function accessLogged(options: Omit<ReceiverOptions, 'logger' | 'onRequest'>, lo
   });
 }
 
-/**
- * Who sent a request: the peer's address, or behind a trusted proxy the last X-Forwarded-For
- * entry (the proxy appends the address it saw; entries before it are the sender's own claims).
- */
-function clientAddress(req: IncomingMessage, trustProxy: boolean): string | undefined {
-  if (trustProxy) {
-    const forwarded = req.headers['x-forwarded-for'];
-    const last = (Array.isArray(forwarded) ? forwarded.join(',') : forwarded)
-      ?.split(',')
-      .map((entry) => entry.trim())
-      .filter((entry) => entry !== '')
-      .at(-1);
-    if (last !== undefined) return last;
-  }
-  return req.socket?.remoteAddress;
+/** The code of the service's error envelope, `{"error":{"code"}}`. */
+function errorCodeOf(body: unknown): string | undefined {
+  const code = (body as { error?: { code?: unknown } } | undefined)?.error?.code;
+  return typeof code === 'string' ? code : undefined;
 }
 
 /** The consoles at /dashboard (Express apps holding receiver.dashboard): one a token given, the read-only one without actions. */

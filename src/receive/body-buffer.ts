@@ -1,6 +1,7 @@
 // One request body, copied as it arrives into a single buffer, its bytes claimed from the budget
-// (by Content-Length up front when the sender gave one, else as they arrive). The socket's chunks
-// are dropped as soon as they are copied: a slow sender leaves no trail of small allocations.
+// as they arrive (a declared Content-Length claims nothing, and reserves at most the first
+// FIRST_CAPACITY bytes of room). The socket's chunks are dropped as soon as they are copied: a slow
+// sender leaves no trail of small allocations.
 //
 // A large body is held in a resizable ArrayBuffer, handed back to the system (resized to 0) the
 // moment the request is done with it, whatever the garbage collector does: a flood of slow,
@@ -27,22 +28,21 @@ export interface BodyBuffer {
 }
 
 /**
- * A buffer for a body of `declared` bytes (claimed at once), or of unknown length; `busy` when
- * the budget cannot spare them (or, for a body of unknown length, is full).
+ * A buffer for a body of `declared` bytes, or of unknown length. Its room grows with what arrives
+ * (a body that comes whole in its first chunk, as the service's do, gets exactly its size).
  */
-export function createBodyBuffer(limit: number, claim: BodyClaim, declared: number | undefined): BodyBuffer | 'busy' {
-  if (declared === undefined ? claim.budgetFull() : !claim.take(declared)) return 'busy';
-  let claimed = declared ?? 0;
+export function createBodyBuffer(limit: number, claim: BodyClaim, declared: number | undefined): BodyBuffer {
   let size = 0;
   // allocUnsafeSlow: its own allocation, outside Node's shared pool.
-  let small: Buffer | undefined =
-    declared === undefined || declared <= SMALL_BODY_BYTES ? Buffer.allocUnsafeSlow(declared ?? 0) : undefined;
-  let large: ResizableArrayBuffer | undefined = small === undefined ? resizable(0, limit) : undefined;
+  let small: Buffer | undefined = Buffer.allocUnsafeSlow(0);
+  let large: ResizableArrayBuffer | undefined;
   /** Room for `needed` bytes: the plain buffer doubled, or moved into (or grown in) the resizable one. */
   const makeRoom = (needed: number) => {
     if (small !== undefined && needed <= small.length) return;
     if (small !== undefined && needed <= SMALL_BODY_BYTES) {
-      const grown = Buffer.allocUnsafeSlow(Math.min(SMALL_BODY_BYTES, Math.max(needed, small.length * 2, FIRST_CAPACITY)));
+      // Never more than was announced, nor (for a body that has not shown it will come) more than a first helping.
+      const wanted = Math.max(needed, Math.min(small.length * 2 || FIRST_CAPACITY, declared ?? SMALL_BODY_BYTES));
+      const grown = Buffer.allocUnsafeSlow(Math.min(SMALL_BODY_BYTES, wanted));
       small.copy(grown, 0, 0, size);
       small = grown;
       return;
@@ -60,10 +60,7 @@ export function createBodyBuffer(limit: number, claim: BodyClaim, declared: numb
     add(chunk) {
       const needed = size + chunk.byteLength;
       if (needed > limit) return 'too_large';
-      if (needed > claimed) {
-        if (!claim.take(needed - claimed)) return 'busy';
-        claimed = needed;
-      }
+      if (!claim.take(chunk.byteLength)) return 'busy';
       makeRoom(needed);
       (small ?? new Uint8Array(large!)).set(chunk, size);
       size = needed;

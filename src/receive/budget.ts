@@ -1,48 +1,157 @@
 // How many bytes of request bodies a receiver holds before their signatures are verified, all
 // requests together: a flood of large, slow, unsigned bodies fills this budget, not the memory.
-// Past it, new bodies are refused (503) unread; each request holds a claim it gives back whole
-// when it ends, however it ends.
+//
+// Bytes are claimed as they arrive (a declared Content-Length claims nothing), so a connection
+// that announces a large body and trickles it holds only what it sent. When a body needs room
+// the budget has not got, a holder gives way by the rules of fair-share.ts (the heaviest other
+// client address first, else the slowest holder); with nobody to give way the body is refused
+// (503 BUSY). Once a second, a body that has come slower than the minimum rate since its start,
+// after its grace, is cut off (408), as Kestrel's MinRequestBodyDataRate does. Each request holds
+// a claim it gives back whole when it ends, however it ends.
+import { RecentRate, victimFor, type FairnessRules, type Holding } from './fair-share.js';
 
 /** 64 MiB: 64 bodies at the 1 MiB limit, and far more of the service's own (a few KiB each). */
 export const DEFAULT_MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
 
+export interface IntakeRates {
+  /** A body that came slower than this since its start (bytes a second), after `minRateGraceMs`, is cut off. Default 240. */
+  minBytesPerSecond?: number;
+  /** Default 5000. */
+  minRateGraceMs?: number;
+  /** When the budget is full, a body that received less than this in the last second gives way (after 1 s). Default 16 KiB. */
+  slowBytesPerSecond?: number;
+  /** Milliseconds, monotonic. Default `performance.now`. */
+  now?: () => number;
+}
+
+export const DEFAULT_MIN_BYTES_PER_SECOND = 240;
+export const DEFAULT_MIN_RATE_GRACE_MS = 5000;
+export const DEFAULT_SLOW_BYTES_PER_SECOND = 16 * 1024;
+/** Under contention, a holder younger than this is not judged slow. */
+export const CONTENTION_GRACE_MS = 1000;
+
+/** Why a claim was cut off: room made for another body, or too slow. */
+export type CutReason = 'evicted' | 'too_slow';
+
 /** One request's share of the budget: what it took, given back once by `release`. */
 export interface BodyClaim {
-  /** Takes `bytes` more; false (taking nothing) when the budget cannot spare them. */
+  /** Takes `bytes` more, cutting others off to make room if the rules allow; false (taking nothing) when it cannot. */
   take(bytes: number): boolean;
+  /** The body is whole: from now on it is never cut off to make room. */
+  complete(): void;
   /** Gives back everything this claim took; calling it again does nothing. */
   release(): void;
-  /** Whether the budget is full (a body of unknown length cannot start). */
-  budgetFull(): boolean;
+  /** Called at most once when the budget cuts this body off; its bytes are given back already. */
+  onCut: ((reason: CutReason) => void) | undefined;
 }
 
 export interface BodyBudget {
   readonly limitBytes: number;
+  /** The minimum rate of a body after its grace, in bytes a second (0: none). */
+  readonly minBytesPerSecond: number;
   /** Bytes held by all claims now. */
   held(): number;
-  claim(): BodyClaim;
+  /** A claim for one request's body, from the client at `address` ('' when unknown). */
+  claim(address?: string): BodyClaim;
+  /** Bodies cut off so far, by reason. */
+  cuts(): Readonly<Record<CutReason, number>>;
 }
 
-export function createBodyBudget(limitBytes: number): BodyBudget {
+interface LiveClaim extends BodyClaim, Holding {
+  held: number;
+  evictable: boolean;
+  recentRate: number;
+  readonly rate: RecentRate;
+  cut(reason: CutReason): void;
+}
+
+export function createBodyBudget(limitBytes: number, rates: IntakeRates = {}): BodyBudget {
+  const now = rates.now ?? (() => performance.now());
+  const minRate = rates.minBytesPerSecond ?? DEFAULT_MIN_BYTES_PER_SECOND;
+  const minRateGraceMs = rates.minRateGraceMs ?? DEFAULT_MIN_RATE_GRACE_MS;
+  const rules: FairnessRules = {
+    graceMs: CONTENTION_GRACE_MS,
+    slowBytesPerSecond: rates.slowBytesPerSecond ?? DEFAULT_SLOW_BYTES_PER_SECOND,
+  };
+  const live = new Set<LiveClaim>();
+  const cuts: Record<CutReason, number> = { evicted: 0, too_slow: 0 };
   let held = 0;
+  let heartbeat: NodeJS.Timeout | undefined;
+
+  /** Once a second while bodies are being read (it stops itself once none is): the rate windows move on, and the too slow are cut off. */
+  const beat = () => {
+    if (live.size === 0) {
+      clearInterval(heartbeat);
+      heartbeat = undefined;
+      return;
+    }
+    const at = now();
+    for (const claim of live) {
+      claim.rate.tick(at, claim.held);
+      if (!claim.evictable) continue;
+      const seconds = (at - claim.since) / 1000;
+      if (at - claim.since >= minRateGraceMs && claim.held / seconds < minRate) claim.cut('too_slow');
+    }
+  };
+  const watch = () => {
+    if (heartbeat === undefined && minRate > 0) heartbeat = setInterval(beat, 1000).unref();
+  };
+
+  /** Cuts others off, by the fair-share rules, until `need` more bytes fit; false when nobody may go. */
+  const makeRoom = (requester: LiveClaim, need: number): boolean => {
+    while (held + need > limitBytes) {
+      const at = now();
+      const others = [...live].filter((claim) => claim !== requester);
+      for (const claim of others) claim.recentRate = claim.rate.rate(at, claim.held);
+      const victim = victimFor(others, { address: requester.address, need }, at, rules);
+      if (victim === undefined) return false;
+      victim.cut('evicted');
+    }
+    return true;
+  };
+
   return {
     limitBytes,
+    minBytesPerSecond: minRate,
     held: () => held,
-    claim() {
-      let taken = 0;
-      return {
+    cuts: () => ({ ...cuts }),
+    claim(address = '') {
+      let done = false;
+      const claim: LiveClaim = {
+        address,
+        held: 0,
+        since: now(),
+        evictable: true,
+        recentRate: 0,
+        rate: new RecentRate(now()),
+        onCut: undefined,
         take(bytes) {
-          if (held + bytes > limitBytes) return false;
+          if (done) return false;
+          if (held + bytes > limitBytes && !makeRoom(claim, bytes)) return false;
           held += bytes;
-          taken += bytes;
+          claim.held += bytes;
           return true;
         },
-        release() {
-          held -= taken;
-          taken = 0;
+        complete() {
+          claim.evictable = false;
         },
-        budgetFull: () => held >= limitBytes,
+        release() {
+          if (done) return;
+          done = true;
+          held -= claim.held;
+          claim.held = 0;
+          live.delete(claim);
+        },
+        cut(reason) {
+          if (done) return;
+          cuts[reason]++;
+          claim.release();
+          claim.onCut?.(reason);
+        },
       };
+      live.add(claim);
+      watch();
+      return claim;
     },
   };
 }

@@ -31,7 +31,8 @@ export function expressMiddleware(intake: Intake, onResult?: ResultListener): Re
       } else if (parsed !== undefined || req.readableEnded) {
         result = { outcome: 'refused', answer: errorAnswer(500, 'BODY_ALREADY_READ', BODY_ALREADY_READ_MESSAGE) };
       } else {
-        result = await receiveRequest(intake, req, routeKey);
+        // Express's req.ip follows the app's own 'trust proxy' setting.
+        result = await receiveRequest(intake, req, routeKey, req.ip);
       }
     } catch (error) {
       result = intake.unexpected(error, 'express');

@@ -1,9 +1,9 @@
 import { errorAnswer, type Answer } from './answer.js';
 import { createBodyBuffer } from './body-buffer.js';
-import type { BodyBudget, BodyClaim } from './budget.js';
+import type { BodyBudget, BodyClaim, CutReason } from './budget.js';
 import type { Intake } from './intake.js';
 import { routeKeyOfPath } from './account.js';
-import { declaredLength, refusedBody, type BodyReading } from './raw-body.js';
+import { cutBody, declaredLength, refusedBody, type BodyReading } from './raw-body.js';
 
 function toResponse(answer: Answer): Response {
   // Connection is hop-by-hop: the runtime owns the connection (and HTTP/2 forbids the header).
@@ -19,15 +19,29 @@ async function readLimited(request: Request, limit: number, budget: BodyBudget, 
   const declared = declaredLength(request.headers.get('content-length'));
   if (declared !== undefined && declared > limit) return refusedBody('too_large', limit, budget);
   const body = createBodyBuffer(limit, claim, declared);
-  if (body === 'busy') return refusedBody('busy', limit, budget);
+  const reader = (request.body as ReadableStream<Uint8Array> | null)?.getReader();
+  let cut: CutReason | undefined;
+  // Cancelling the stream ends a read that waits for bytes that may never come.
+  claim.onCut = (reason) => {
+    cut = reason;
+    reader?.cancel().catch(() => undefined);
+  };
   try {
-    for await (const chunk of (request.body ?? []) as AsyncIterable<Uint8Array>) {
-      const added = body.add(chunk);
-      // Leaving the loop cancels the stream: the rest is not read.
-      if (added !== 'ok') return refusedBody(added, limit, budget);
+    for (;;) {
+      const chunk = reader === undefined ? { done: true as const } : await reader.read();
+      if (cut !== undefined) return cutBody(cut, budget);
+      if (chunk.done) break;
+      const added = body.add(chunk.value);
+      if (added !== 'ok') {
+        // The rest is not read.
+        await reader?.cancel().catch(() => undefined);
+        return refusedBody(added, limit, budget);
+      }
     }
+    claim.complete();
     return { ok: true, body: body.bytes() };
   } finally {
+    claim.onCut = undefined;
     body.discard();
   }
 }
@@ -36,6 +50,7 @@ async function readLimited(request: Request, limit: number, budget: BodyBudget, 
 async function receiveFetched(intake: Intake, request: Request, routeKey: string | undefined): Promise<Answer> {
   const routing = intake.route(routeKey);
   if (!routing.ok) return routing.result.answer;
+  // A fetch Request names no client: every body is charged to one address, so shares never apply.
   const claim = intake.budget.claim();
   try {
     const reading = await readLimited(request, intake.maxBodyBytes, intake.budget, claim);

@@ -6,7 +6,7 @@ import { errorAnswer, type Answer } from './answer.js';
 import { deliveryOf, type StoreDelivery } from './delivery.js';
 import { DEFAULT_ACCOUNT, type AccountRoutes, type RoutedAccount } from './account.js';
 import { headerValue, type IncomingHeaders } from './headers.js';
-import { createBodyBudget, DEFAULT_MAX_BUFFERED_BYTES, type BodyBudget } from './budget.js';
+import { createBodyBudget, DEFAULT_MAX_BUFFERED_BYTES, type BodyBudget, type CutReason } from './budget.js';
 import { spanIds, type Span, type Tracing } from '../tracing/otel.js';
 import { receiveTraced, storeTraced } from '../tracing/intake-spans.js';
 
@@ -376,6 +376,25 @@ export function busy(budget: BodyBudget): Answer {
     { buffered_limit_bytes: budget.limitBytes },
     { 'Retry-After': RETRY_AFTER_SECONDS, Connection: 'close' },
   );
+}
+
+/** The answer to a body cut off before its end (the connection closes): room made for another client's, or too slow. */
+export function cutOff(reason: CutReason, budget: BodyBudget): Answer {
+  return reason === 'evicted'
+    ? errorAnswer(
+        503,
+        'BUSY',
+        'The receiver needed the room this unfinished body held for other requests; it was not read to its end. Retry.',
+        { buffered_limit_bytes: budget.limitBytes },
+        { 'Retry-After': RETRY_AFTER_SECONDS, Connection: 'close' },
+      )
+    : errorAnswer(
+        408,
+        'REQUEST_TIMEOUT',
+        `The body came slower than ${budget.minBytesPerSecond} bytes a second; it was not read to its end.`,
+        {},
+        { Connection: 'close' },
+      );
 }
 
 export function tooLarge(limit: number): Answer {

@@ -3,6 +3,7 @@ import { errorAnswer, type Answer } from './answer.js';
 import type { Intake, IntakeResult } from './intake.js';
 import { routeKeyOfPath } from './account.js';
 import { readRawBody } from './raw-body.js';
+import { peerAddress, type ClientOf } from './client.js';
 
 /**
  * Writes an answer unless one was already written, for the adapters' last-resort guards: an
@@ -32,17 +33,23 @@ export function writeAnswer(res: ServerResponse, answer: Answer): void {
 }
 
 /**
- * Reads the request's exact bytes (within the limit and the budget) and hands them to the intake.
- * The bytes stay claimed from the budget until the intake has answered, however it ends.
+ * Reads the request's exact bytes (within the limit and the budget, charged to the client at
+ * `client`) and hands them to the intake. The bytes stay claimed from the budget until the intake
+ * has answered, however it ends.
  */
-export async function receiveRequest(intake: Intake, req: IncomingMessage, routeKey: string | undefined): Promise<IntakeResult> {
+export async function receiveRequest(
+  intake: Intake,
+  req: IncomingMessage,
+  routeKey: string | undefined,
+  client: string | undefined,
+): Promise<IntakeResult> {
   // An unknown path or a disabled account is answered before a byte of the body is held.
   const routing = intake.route(routeKey);
   if (!routing.ok) {
     req.resume();
     return routing.result;
   }
-  const claim = intake.budget.claim();
+  const claim = intake.budget.claim(client ?? '');
   try {
     const reading = await readRawBody(req, intake.maxBodyBytes, intake.budget, claim);
     return reading.ok
@@ -78,8 +85,14 @@ const routeKeyOfUrl: RouteKeyOf = (req) => routeKeyOfPath(req.url);
 /**
  * A node:http request listener for the intake: no framework between the socket and the inbox.
  * Answers 405 to anything but POST. A path ending `/webhooks/<route key>` goes to that account.
+ * A body's bytes are charged to the client `clientOf` names (by default the peer's address).
  */
-export function nodeHandler(intake: Intake, onResult?: ResultListener, routeKeyOf: RouteKeyOf = routeKeyOfUrl) {
+export function nodeHandler(
+  intake: Intake,
+  onResult?: ResultListener,
+  routeKeyOf: RouteKeyOf = routeKeyOfUrl,
+  clientOf: ClientOf = peerAddress,
+) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const startedAt = process.hrtime.bigint();
     let result: IntakeResult;
@@ -92,7 +105,7 @@ export function nodeHandler(intake: Intake, onResult?: ResultListener, routeKeyO
           answer: errorAnswer(405, 'METHOD_NOT_ALLOWED', 'Webhooks are delivered with POST.', {}, { Allow: 'POST' }),
         };
       } else {
-        result = await receiveRequest(intake, req, routeKeyOf(req));
+        result = await receiveRequest(intake, req, routeKeyOf(req), clientOf(req));
       }
     } catch (error) {
       result = intake.unexpected(error, 'node:http');

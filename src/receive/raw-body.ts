@@ -1,8 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import { BODY_ALREADY_READ_MESSAGE, errorAnswer, type Answer } from './answer.js';
 import { createBodyBuffer } from './body-buffer.js';
-import type { BodyBudget, BodyClaim } from './budget.js';
-import { busy, tooLarge } from './intake.js';
+import type { BodyBudget, BodyClaim, CutReason } from './budget.js';
+import { busy, cutOff, tooLarge } from './intake.js';
 
 export type BodyReading = { ok: true; body: Buffer } | { ok: false; outcome: 'refused' | 'busy'; answer: Answer };
 
@@ -25,21 +25,27 @@ export function refusedBody(reason: 'too_large' | 'busy', limit: number, budget:
     : { ok: false, outcome: 'refused', answer: { ...tooLarge(limit), headers: { Connection: 'close' } } };
 }
 
+/** The answer to a body the budget cut off (it closes the connection): 503 to make room, 408 too slow. */
+export function cutBody(reason: CutReason, budget: BodyBudget): BodyReading {
+  return { ok: false, outcome: reason === 'evicted' ? 'busy' : 'refused', answer: cutOff(reason, budget) };
+}
+
 /**
  * Reads the exact bytes of a request into one buffer, its room taken from the budget through
- * `claim` (the caller releases it once the request is answered): refused early on
- * `Content-Length` (413 over the limit, 503 when the budget cannot spare it), and again while
- * reading when the body grows past either.
+ * `claim` as they arrive (the caller releases it once the request is answered): refused early on
+ * `Content-Length` over the limit (413), and while reading when the body grows past the limit
+ * (413) or the budget cannot spare its bytes (503); cut off when the budget needs its room for
+ * another client's or it comes too slowly.
  */
 export async function readRawBody(req: IncomingMessage, limit: number, budget: BodyBudget, claim: BodyClaim): Promise<BodyReading> {
   if (!req.readable) return { ok: false, outcome: 'refused', answer: errorAnswer(500, 'BODY_ALREADY_READ', BODY_ALREADY_READ_MESSAGE) };
   const declared = declaredLength(req.headers['content-length']);
   if (declared !== undefined && declared > limit) return refusedBody('too_large', limit, budget);
   const body = createBodyBuffer(limit, claim, declared);
-  if (body === 'busy') return refusedBody('busy', limit, budget);
   return await new Promise<BodyReading>((resolve) => {
     const finish = (reading: BodyReading) => {
       req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+      claim.onCut = undefined;
       // What was kept is a copy (or, for a small body, stays referenced by the reading).
       body.discard();
       resolve(reading);
@@ -52,8 +58,9 @@ export async function readRawBody(req: IncomingMessage, limit: number, budget: B
       finish(refusedBody(added, limit, budget));
     };
     const onEnd = () => {
-      if (declared !== undefined && body.size !== declared) finish(aborted());
-      else finish({ ok: true, body: body.bytes() });
+      if (declared !== undefined && body.size !== declared) return finish(aborted());
+      claim.complete();
+      finish({ ok: true, body: body.bytes() });
     };
     const onError = (error: NodeJS.ErrnoException) => {
       if (error.code === 'ECONNRESET') finish(aborted());
@@ -66,6 +73,10 @@ export async function readRawBody(req: IncomingMessage, limit: number, budget: B
     };
     // Closed before its end: the client went away, or the server cut it off (a timeout).
     const onClose = () => finish(aborted());
+    claim.onCut = (reason) => {
+      req.pause();
+      finish(cutBody(reason, budget));
+    };
     req.on('data', onData).once('end', onEnd).once('error', onError).once('close', onClose);
   });
 }

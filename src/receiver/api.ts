@@ -106,10 +106,13 @@ export interface Receiver extends AccountReceiver {
   /**
    * A node:http listener: `http.createServer(receiver.nodeHandler())`. A path ending
    * `/webhooks/<route key>` goes to that account, any other to the default account, unless
-   * `routeKeyOf` finds the key otherwise.
+   * `routeKeyOf` finds the key otherwise. A body's bytes are charged to the client address
+   * `clientOf` gives (by default the peer's), for its share of the budget of bodies held
+   * (docs/limits.md).
    */
   nodeHandler(routing?: {
     routeKeyOf?: (req: IncomingMessage) => string | undefined;
+    clientOf?: (req: IncomingMessage) => string | undefined;
   }): (req: IncomingMessage, res: ServerResponse) => Promise<void>;
   /** A fetch handler: `(request: Request) => Promise<Response>`; routes as `nodeHandler` does, by the URL's path. */
   fetchHandler(routing?: { routeKeyOf?: (request: Request) => string | undefined }): (request: Request) => Promise<Response>;

@@ -1,6 +1,7 @@
 // What createReceiver takes.
 import type { DispatcherOptions } from '../dispatch/dispatcher.js';
 import type { Logger } from '../logging.js';
+import type { IntakeRates } from '../receive/budget.js';
 import type { ResultListener } from '../receive/node-http.js';
 import type { Secret } from '../signature.js';
 import type { DatabaseOption } from '../store/open.js';
@@ -42,6 +43,13 @@ export interface ReceiverOptions {
    * `503 BUSY` with `Retry-After`, unread. Default 64 MiB; no smaller than `maxBodyBytes`.
    */
   maxBufferedBytes?: number;
+  /**
+   * How slowly a body may come: after `minRateGraceMs` (default 5000), a body that came slower
+   * than `minBytesPerSecond` (default 240; 0: no minimum) since its start is cut off with 408.
+   * While the budget is full, a body that received less than `slowBytesPerSecond` (default 16 KiB)
+   * in the last second gives way to one that needs the room (docs/limits.md).
+   */
+  bodyRates?: Omit<IntakeRates, 'now'>;
   /** Default `X-Service-Signature`: put the service's real name in place of "Service". */
   signatureHeader?: string;
   /** Default `X-Service-Event`. */

@@ -3,13 +3,15 @@
 import { STATUS_CODES, maxHeaderSize } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '../logging.js';
+import type { RefusalSummary } from './refusals.js';
 
 /** A sender that has not sent its headers within this is cut off (408). */
 export const HEADERS_TIMEOUT_MS = 10_000;
 /** A sender that has not sent its whole request within this is cut off (408). */
 export const REQUEST_TIMEOUT_MS = 15_000;
 
-export function answerClientErrors(logger: Logger): (error: NodeJS.ErrnoException, socket: Duplex) => void {
+/** Answers what Node refuses; each refusal is counted in `refusals`' summary line, not logged alone. */
+export function answerClientErrors(logger: Logger, refusals: RefusalSummary): (error: NodeJS.ErrnoException, socket: Duplex) => void {
   return (error, socket) => {
     if (error.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy();
@@ -45,6 +47,6 @@ export function answerClientErrors(logger: Logger): (error: NodeJS.ErrnoExceptio
       () => socket.destroy(),
     );
     if (status === 400) logger.debug({ status, outcome: 'not_http', code: error.code }, 'bytes that are not HTTP; answered 400 and closed');
-    else logger.info({ status, outcome: 'refused', code }, 'webhook');
+    else refusals.note(code, status, (socket as Duplex & { remoteAddress?: string }).remoteAddress);
   };
 }

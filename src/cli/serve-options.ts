@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { ACCOUNTS_KEY_OPTIONS } from './accounts-options.js';
 import { MIN_TOKEN_LENGTH } from '../console/auth.js';
 import { DEFAULT_EVENT_HEADER, DEFAULT_MAX_BODY_BYTES, DEFAULT_SIGNATURE_HEADER } from '../receive/intake.js';
-import { DEFAULT_MAX_BUFFERED_BYTES } from '../receive/budget.js';
+import { DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MIN_BYTES_PER_SECOND, DEFAULT_MIN_RATE_GRACE_MS } from '../receive/budget.js';
 import { DEFAULT_MAX_CONNECTIONS } from '../server.js';
 import { byteSize, databasePath, integer, schemaFor, UsageError } from './args.js';
 import { SERVICE_OPTIONS } from './service.js';
@@ -84,9 +84,23 @@ export const SERVE_OPTIONS = withFileVariants({
     defaultHelp: '64mb',
     parse: (text, name) => byteSize(name, text, DEFAULT_MAX_BUFFERED_BYTES),
   }),
+  'min-body-rate': value({
+    placeholder: '<bytes/s>',
+    help: 'a body that came slower than this since its start, once --min-body-rate-grace has passed, is cut off with 408 (0: no minimum)',
+    default: DEFAULT_MIN_BYTES_PER_SECOND,
+    defaultHelp: String(DEFAULT_MIN_BYTES_PER_SECOND),
+    parse: (text, name) => integer(name, text, DEFAULT_MIN_BYTES_PER_SECOND, 0, 1024 * 1024 * 1024),
+  }),
+  'min-body-rate-grace': value({
+    placeholder: '<s>',
+    help: 'seconds a body may take before --min-body-rate applies',
+    default: DEFAULT_MIN_RATE_GRACE_MS / 1000,
+    defaultHelp: String(DEFAULT_MIN_RATE_GRACE_MS / 1000),
+    parse: (text, name) => integer(name, text, DEFAULT_MIN_RATE_GRACE_MS / 1000, 1, 3600),
+  }),
   'max-connections': value({
     placeholder: '<n>',
-    help: 'open connections at most; one more is closed at once, unanswered (a warning a minute says how many)',
+    help: 'open connections at most; at the cap a new connection is taken and the one that has delivered least for longest is closed (the heaviest other client address first), never one whose request is being answered',
     default: DEFAULT_MAX_CONNECTIONS,
     defaultHelp: String(DEFAULT_MAX_CONNECTIONS),
     parse: (text, name) => integer(name, text, DEFAULT_MAX_CONNECTIONS, 1, 1_000_000),
@@ -211,6 +225,8 @@ export interface ServeConfig {
   /** Bytes of request bodies held at once before verification, all requests together. */
   maxBufferedBytes: number;
   maxConnections: number;
+  /** A body slower than `minBytesPerSecond` since its start, after `minRateGraceMs`, is cut off (408). */
+  bodyRates: { minBytesPerSecond: number; minRateGraceMs: number };
   allowUnsigned: boolean;
   signatureHeader: string;
   eventHeader: string;
@@ -294,6 +310,7 @@ export function serveConfig(command: ReturnType<typeof parseServe>): ServeConfig
     maxBodyBytes: values['max-body'],
     maxBufferedBytes: values['max-buffered-bytes'],
     maxConnections: values['max-connections'],
+    bodyRates: { minBytesPerSecond: values['min-body-rate'], minRateGraceMs: values['min-body-rate-grace'] * 1000 },
     allowUnsigned: values['allow-unsigned'],
     signatureHeader: values['signature-header'],
     eventHeader: values['event-header'],

@@ -115,6 +115,7 @@ async function listen(config: ServeConfig, tls: TlsPair | undefined, database: S
     maxBodyBytes: config.maxBodyBytes,
     maxBufferedBytes: config.maxBufferedBytes,
     maxConnections: config.maxConnections,
+    bodyRates: config.bodyRates,
     signatureHeader: config.signatureHeader,
     eventHeader: config.eventHeader,
     logger,

@@ -112,7 +112,16 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
   };
   const refusals = refusalSummary(logger);
   const server = httpServer(state, logger, tls, refusals);
-  governConnections(server, { maxConnections, trustProxy, onClosed: (reason, client) => refusals.note(reason, undefined, client) });
+  const connections = governConnections(server, {
+    maxConnections,
+    trustProxy,
+    tls: tls !== undefined,
+    onClosed: (reason, client) => refusals.note(reason, undefined, client),
+  });
+  // A request that arrives on a connection already shut out (it was answered 503) is not served.
+  server.prependListener('request', (req: IncomingMessage) => {
+    if (connections.wasClosed(req.socket)) req.socket.destroy();
+  });
   await listen(server, port, host);
   try {
     const receiver = accessLogged(

@@ -141,35 +141,22 @@ describe('prequal-hooks serve at its HTTP edges', () => {
     expect(bodyOf(twice.text).error.message).toMatch(/sent more than once/);
   });
 
-  it('cuts a sender that never finishes its body off at the configured 15 s (before it sends the rest at 18 s), 408 in the envelope, and logs the 408 it sent', async () => {
-    const webhookLines = () => serve.logLines().filter((l) => l.msg === 'webhook');
-    /** Sends a webhook of a kind sent once in this file, and waits for its access-log line: its index. */
-    const logged = async (event: ReturnType<typeof sampleEvent>): Promise<number> => {
-      const request = signedRequest(event, { secret: SECRET });
-      expect((await fetch(serve.webhookUrl, { method: 'POST', headers: request.headers, body: request.body })).status).toBe(200);
-      return await waitFor(
-        () => {
-          const index = webhookLines().findIndex((l) => l.kind === event.event);
-          return index === -1 ? undefined : index;
-        },
-        5000,
-        `the access-log line of ${event.event}`,
-      );
-    };
-    const before = await logged(sampleEvent('campaign.created'));
-    // Node's own limit is 300 s: a server that did not cut it by 18 s would answer the whole body.
+  it('cuts a body that comes slower than 240 bytes a second off once its 5 s of grace have passed (before it sends the rest at 12 s), 408 in the envelope, and counts the 408 in a summary line', async () => {
+    const summaries = () => serve.logLines().filter((l) => l.outcome === 'refused' && l.reason === 'REQUEST_TIMEOUT');
+    // Node's own limit is 15 s here, and 300 s by default: a server that did not cut it by 12 s would answer the whole body.
     const head = 'POST /webhooks HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\nConnection: close\r\n\r\n{"event":';
-    const slow = await raw(serve.baseUrl, [head, { wait: 18_000 }, `"late"}${' '.repeat(84)}`]);
+    const slow = await raw(serve.baseUrl, [head, { wait: 12_000 }, `"late"}${' '.repeat(84)}`]);
     expect(slow.text).toMatch(/^HTTP\/1\.1 408 /);
-    expect(bodyOf(slow.text).error.code).toBe('REQUEST_TIMEOUT');
-    expect(slow.ms).toBeGreaterThan(14_000); // not before its 15 s (checked every second)
-    // The access-log lines between two webhooks sent before and after it: one, with the status the client got.
-    const after = await logged(sampleEvent('campaign.status_changed'));
-    expect(
-      webhookLines()
-        .slice(before + 1, after)
-        .map((l) => l.status),
-    ).toEqual([408]);
+    expect(bodyOf(slow.text).error).toMatchObject({
+      code: 'REQUEST_TIMEOUT',
+      message: expect.stringMatching(/slower than 240 bytes a second/),
+    });
+    expect(slow.ms).toBeGreaterThan(4500); // not before its 5 s (checked every second)
+    expect(slow.ms).toBeLessThan(9000);
+    // Not an access-log line of its own: a summary line, with the status the client got and its address.
+    const summary = await waitFor(() => summaries()[0], 5000, 'the summary line');
+    expect(summary).toMatchObject({ status: 408, count: 1, clients: [{ client: '127.0.0.1', count: 1 }] });
+    expect(serve.logLines().filter((l) => l.msg === 'webhook' && l.status === 408)).toEqual([]);
   }, 25_000);
 
   it('answers new connections 503 SHUTTING_DOWN after SIGTERM until the listener closes: never a reset', async () => {

@@ -1,6 +1,7 @@
 // An account's console pages (`<mount>/a/<account>/`), as `prequal-hooks serve` serves them and as
 // an Express app mounting receiver.dashboard() deeper than one segment does: their stylesheets
-// and scripts load, they name their account, and the switcher keeps the page.
+// and scripts load, they name their account, the switcher keeps the page, and an address that is
+// not valid percent-encoding is the sender's error (400), not the console's (500).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -163,6 +164,33 @@ describe("an account's console pages", () => {
         expect(links, `${name} ${path}`).toEqual({ default: `${root}${page}`, acme: `${root}/a/acme${page}` });
       }
     }
+  });
+
+  it('answer 400 in the error envelope, not 500, to an address that is not valid percent-encoding', async () => {
+    for (const { name, console } of mounts) {
+      for (const path of [
+        '/a/%E0%A4%A/',
+        '/a/%E0%A4%A/events',
+        '/candidates/%ZZ',
+        '/a/acme/candidates/%ZZ',
+        '/events/%E0%A4%A',
+        '/campaigns/%',
+      ]) {
+        const answer = await fetch(`${console}${path}`, { headers: BEARER });
+        expect(answer.status, `${name} ${path}`).toBe(400);
+        const body = (await answer.json()) as { error: { code: string; message: string } };
+        expect(body.error, `${name} ${path}`).toMatchObject({
+          code: 'MALFORMED_URL',
+          message: expect.stringContaining('percent-encoding'),
+        });
+        // The console's headers still: it is the console's answer.
+        expect(answer.headers.get('x-content-type-options'), `${name} ${path}`).toBe('nosniff');
+      }
+      // Authentication still comes first.
+      expect((await fetch(`${console}/candidates/%ZZ`)).status, name).toBe(401);
+    }
+    // Not a failure of the console: nothing logged at error.
+    expect(serve.logLines().filter((line) => line.msg === 'console request failed')).toEqual([]);
   });
 
   it.skipIf(!HAS_CHROMIUM)('in Chromium: styled, with the chart drawn and no request failed, in serve and in Express', async () => {

@@ -126,10 +126,13 @@ const notFound: Route = (state, req, res) => {
 
 const ROUTE_KEY = /^[A-Za-z0-9_-]{1,128}$/;
 
-/** The route key of `<path>/<route key>`: an account's webhook path (docs/accounts.md). */
+/**
+ * The route key of `<path>/<route key>`, or of `<path>/<route key>/`: an account's webhook path
+ * (docs/accounts.md), with the one trailing slash the adapters take too (`routeKeyOfPath`).
+ */
 export function routeKeyUnder(path: string, url: string | undefined): string | undefined {
   if (url === undefined || !url.startsWith(`${path}/`)) return undefined;
-  const key = url.slice(path.length + 1);
+  const key = url.slice(path.length + 1).replace(/\/$/, '');
   return ROUTE_KEY.test(key) ? key : undefined;
 }
 

@@ -24,7 +24,7 @@ const choices = (listed: Listed[]): AccountChoice[] => listed.map(({ account, na
 /** The frame of a page that belongs to no account (the overview, the 404). */
 function rootContext(req: Request, accounts: AccountChoice[], csrf: string | undefined): PageContext {
   const root = rootOf(req);
-  return { base: root, root, account: DEFAULT_ACCOUNT, accounts, csrf, reveal: false };
+  return { base: root, root, account: DEFAULT_ACCOUNT, accounts, csrf, reveal: false, page: undefined };
 }
 
 /**

@@ -83,6 +83,17 @@ export function createDashboard(source: DashboardSource, options: DashboardOptio
       res.status(400).json(error.toJSON());
       return;
     }
+    // Express decodes a path parameter (an account, an id) before the route runs: `%ZZ` is the sender's error.
+    if (error instanceof URIError) {
+      res.status(400).json({
+        error: {
+          code: 'MALFORMED_URL',
+          message: 'The address is not valid percent-encoding: each % must start a %XX escape of UTF-8 bytes.',
+          details: {},
+        },
+      });
+      return;
+    }
     if (error instanceof StoreUnavailableError) {
       res
         .status(503)

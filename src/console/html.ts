@@ -70,6 +70,8 @@ export interface PageContext {
   csrf: string | undefined;
   /** Whether personal data is shown unmasked (never on a read-only console). */
   reveal: boolean;
+  /** The page's path below `base` (`/events`), which the switcher keeps; undefined on a page of no account (`/accounts`). */
+  page: string | undefined;
 }
 
 const NAV: Array<[path: string, label: string]> = [
@@ -89,30 +91,49 @@ function accountLabel(choice: AccountChoice): string {
   return `${choice.account}${choice.name === null || choice.name === '' ? '' : ` (${choice.name})`}`;
 }
 
-/** The account switcher: each account's overview, with its state; no script needed. */
-function switcher(context: PageContext): SafeHtml {
+function currentLabel(context: PageContext): string {
   const current = context.accounts.find((a) => a.account === context.account);
+  return current === undefined ? context.account : accountLabel(current);
+}
+
+/** The account a page belongs to, as its title and heading name it: always another's, the default's once there are others. */
+function namedAccount(context: PageContext): string | undefined {
+  if (context.page === undefined) return undefined;
+  return context.account !== DEFAULT_ACCOUNT || context.accounts.length > 1 ? currentLabel(context) : undefined;
+}
+
+/**
+ * The account switcher: the same page of each account, with its state; no script needed. The
+ * query stays behind: its filters name the first account's campaigns and candidates.
+ */
+function switcher(context: PageContext): SafeHtml {
+  const page = context.page ?? '/';
   return html`<details class="accounts" id="account-switcher">
-<summary>Account <strong id="current-account" data-account="${context.account}">${current === undefined ? context.account : accountLabel(current)}</strong></summary>
+<summary>Account <strong id="current-account" data-account="${context.account}">${currentLabel(context)}</strong></summary>
 <ul>${context.accounts.map(
     (a) =>
-      html`<li><a href="${accountBase(context.root, a.account)}/" data-account="${a.account}"${a.account === context.account ? html` aria-current="true"` : ''}>${accountLabel(a)}</a> <span class="state ${a.state}">${a.state}</span></li>`,
+      html`<li><a href="${accountBase(context.root, a.account)}${page}" data-account="${a.account}"${a.account === context.account ? html` aria-current="true"` : ''}>${accountLabel(a)}</a> <span class="state ${a.state}">${a.state}</span></li>`,
   )}
 <li><a href="${context.root}/accounts">All accounts…</a></li></ul>
 </details>`;
 }
 
-/** The page frame: stylesheets, navigation, and scripts from the console's own routes only (CSP). */
+/**
+ * The page frame: stylesheets, navigation, and scripts from the console's own routes only (CSP).
+ * Assets are served once, at the mount point: an account's pages, one level deeper, ask there too.
+ */
 export function layout(context: PageContext, title: string, current: string, body: SafeHtml, options: { chart?: boolean } = {}): string {
+  const account = namedAccount(context);
+  const assets = `${context.root}/assets`;
   return `<!doctype html>${
     html`<html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title} · prequal-hooks</title>
+<title>${title}${account === undefined ? '' : ` · ${account}`} · prequal-hooks</title>
 <link rel="icon" href="data:,">
-${options.chart ? html`<link rel="stylesheet" href="${context.base}/assets/uPlot.min.css">` : ''}
-<link rel="stylesheet" href="${context.base}/assets/console.css">
+${options.chart ? html`<link rel="stylesheet" href="${assets}/uPlot.min.css">` : ''}
+<link rel="stylesheet" href="${assets}/console.css">
 </head>
 <body>
 <header>
@@ -122,11 +143,11 @@ ${switcher(context)}
 ${context.csrf === undefined ? html`<span class="badge">read-only</span>` : ''}
 </header>
 <main>
-<h1>${title}</h1>
+<h1>${title}${account === undefined ? '' : html` <span class="account" id="page-account">${account}</span>`}</h1>
 ${body}
 </main>
-${options.chart ? html`<script src="${context.base}/assets/uPlot.iife.min.js"></script>` : ''}
-<script src="${context.base}/assets/console.js"></script>
+${options.chart ? html`<script src="${assets}/uPlot.iife.min.js"></script>` : ''}
+<script src="${assets}/console.js"></script>
 </body>
 </html>`.text
   }`;

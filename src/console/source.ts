@@ -101,6 +101,7 @@ export function consoleData(source: ScopedSource, csrf: string | undefined): Con
       account: source.account,
       csrf,
       reveal: csrf !== undefined && req.query.reveal === '1',
+      page: req.path,
     }),
   };
 }

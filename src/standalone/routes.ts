@@ -54,14 +54,15 @@ async function readiness(state: StandaloneState): Promise<{ ok: boolean; reason?
   return await receiver.probe();
 }
 
+// Ready or not, and why not: nothing more, since probes carry no token (the inbox's counts are
+// /metrics' and the console's), and a probe every few seconds should not count the inbox.
 const readyz: Route = (state, _req, res) => {
   void (async () => {
     const ready = await readiness(state);
-    const inbox = await state.receiver?.counts().catch(() => undefined);
     writeAnswer(res, {
       status: ready.ok ? 200 : 503,
       headers: {},
-      body: { status: ready.ok ? 'ready' : 'not_ready', ...(ready.reason && { reason: ready.reason }), ...(inbox && { inbox }) },
+      body: { status: ready.ok ? 'ready' : 'not_ready', ...(ready.reason && { reason: ready.reason }) },
     });
   })();
 };
@@ -126,10 +127,13 @@ const notFound: Route = (state, req, res) => {
 
 const ROUTE_KEY = /^[A-Za-z0-9_-]{1,128}$/;
 
-/** The route key of `<path>/<route key>`: an account's webhook path (docs/accounts.md). */
+/**
+ * The route key of `<path>/<route key>`, or of `<path>/<route key>/`: an account's webhook path
+ * (docs/accounts.md), with the one trailing slash the adapters take too (`routeKeyOfPath`).
+ */
 export function routeKeyUnder(path: string, url: string | undefined): string | undefined {
   if (url === undefined || !url.startsWith(`${path}/`)) return undefined;
-  const key = url.slice(path.length + 1);
+  const key = url.slice(path.length + 1).replace(/\/$/, '');
   return ROUTE_KEY.test(key) ? key : undefined;
 }
 

@@ -65,9 +65,7 @@ describe.concurrent('prequal-hooks serve', () => {
 
     const health = await get(`${serve.baseUrl}/healthz`);
     expect(health).toEqual({ status: 200, body: { status: 'ok' } });
-    const ready = await get(`${serve.baseUrl}/readyz`);
-    expect(ready.status).toBe(200);
-    expect(ready.body).toMatchObject({ status: 'ready', inbox: { pending: expect.any(Number), projected: expect.any(Number) } });
+    expect(await get(`${serve.baseUrl}/readyz`)).toEqual({ status: 200, body: { status: 'ready' } });
     const elsewhere = await get(`${serve.baseUrl}/elsewhere`);
     expect(elsewhere.status).toBe(404);
     expect(elsewhere.body.error.code).toBe('RESOURCE_NOT_FOUND');

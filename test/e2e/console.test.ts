@@ -289,13 +289,16 @@ describe("personal data in free text, to a real serve's read-only and full token
       ...leaked(a.text).map((secret) => `${a.path}: ${secret}`),
       ...(a.status >= 500 ? [`${a.path}: ${a.status}`] : []),
     ]);
+  // The event pages found: the switcher also leads from each to the other account's page of that id, which is not found there.
+  const found = (crawled: Array<{ path: string; status: number }>, path: RegExp) =>
+    crawled.filter((a) => a.status === 200 && path.test(a.path));
   const extra = [`/candidates/${ZELPHINE}`, `/candidates/${THESSALY}`, `/a/acme/candidates/${ZELPHINE}`];
 
   it('shows the read-only token none of it, in any answer of any account, even asked to reveal; nor a route key', async () => {
     const authorization = `Bearer ${READ_ONLY}`;
     const crawled = await crawlConsole({ base: dashboard, authorization, extra: [...extra, `/candidates/${ZELPHINE}/export`] });
-    expect(crawled.filter((a) => /^\/events\/\d+$/.test(a.path))).toHaveLength(7);
-    expect(crawled.filter((a) => /^\/a\/acme\/events\/\d+$/.test(a.path))).toHaveLength(4);
+    expect(found(crawled, /^\/events\/\d+$/)).toHaveLength(7);
+    expect(found(crawled, /^\/a\/acme\/events\/\d+$/)).toHaveLength(4);
     const revealed = await crawlConsole({ base: dashboard, authorization, extra: withReveal(crawled.map((a) => a.path)), limit: 1000 });
     expect(leaks([...crawled, ...revealed])).toEqual([]);
     expect(crawled.find((a) => a.path.endsWith('/export'))!.status).toBe(403);
@@ -311,8 +314,8 @@ describe("personal data in free text, to a real serve's read-only and full token
       extra,
       skip: (path) => path.includes('reveal=1') || path.endsWith('/export'),
     });
-    expect(crawled.filter((a) => /^\/events\/\d+$/.test(a.path))).toHaveLength(7);
-    expect(crawled.filter((a) => /^\/a\/acme\/events\/\d+$/.test(a.path))).toHaveLength(4);
+    expect(found(crawled, /^\/events\/\d+$/)).toHaveLength(7);
+    expect(found(crawled, /^\/a\/acme\/events\/\d+$/)).toHaveLength(4);
     expect(leaks(crawled)).toEqual([]);
     const page = await (await fetch(`${dashboard}/candidates/${ZELPHINE}?reveal=1`, { headers: { Authorization: authorization } })).text();
     expect(['Zelphine Quarkwood', 'joignable au 06 55 41 27 98', 'Zelphine habite loin du site.'].filter((s) => !page.includes(s))).toEqual(

@@ -4,7 +4,7 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { signedRequest } from '../../src/testing/index.js';
+import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { killChildren, readDb, runCli, startServe, waitFor } from '../support/cli-process.js';
 import { tempDir } from '../support/servers.js';
 
@@ -147,6 +147,29 @@ describe('serve with several accounts', () => {
     expect(serve.stdout()).not.toContain(added.webhookPath.split('/').at(-1));
     await serve.stop();
   }, 60_000);
+
+  it("takes an account's path with a trailing slash, as the adapters do", async () => {
+    const db = join(tmp.dir, 'slash.db');
+    const { webhookPath } = JSON.parse(
+      (await cli(['accounts', 'add', '--db', db, '--account', 'acme', '--secret', ACME_SECRET, '--json'])).stdout,
+    ) as {
+      webhookPath: string;
+    };
+    const serve = await startServe(['--db', db, '--secret', DEFAULT_SECRET, '--port', '0', '--host', '127.0.0.1']);
+    const delivery = sampleEvent('candidate.added', { data: { candidate_id: 'cand-slash-1' } });
+    expect(await post(`${serve.baseUrl}${webhookPath}/`, delivery, ACME_SECRET)).toEqual({
+      status: 200,
+      body: { received: true, duplicate: false },
+    });
+    // The same delivery again, without the slash: the same account's duplicate.
+    expect((await post(`${serve.baseUrl}${webhookPath}`, delivery, ACME_SECRET)).body).toEqual({ received: true, duplicate: true });
+    expect(readDb(db, (d) => d.prepare('SELECT account FROM inbox').pluck().all())).toEqual(['acme']);
+    // Verified as the account's: the default account's secret does not open it.
+    expect((await post(`${serve.baseUrl}${webhookPath}/?x=1`, delivery, DEFAULT_SECRET)).status).toBe(401);
+    // One trailing slash, as the adapters take: not two.
+    expect((await post(`${serve.baseUrl}${webhookPath}//`, delivery, ACME_SECRET)).status).toBe(404);
+    await serve.stop();
+  }, 30_000);
 
   it('send --account signs with the account secret and posts to its path', async () => {
     const db = join(tmp.dir, 'send.db');

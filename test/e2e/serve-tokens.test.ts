@@ -150,6 +150,14 @@ describe('serve --dashboard-token, --dashboard-readonly-token and --metrics-toke
     expect(post.status).toBe(303);
   });
 
+  it('/readyz says ready or not, and nothing of the inbox, to anyone: with no token as with each of them', async () => {
+    for (const headers of [{}, as(FULL), as(READ_ONLY), as(METRICS), as('not-a-token-of-ours-at-all')]) {
+      const ready = await fetch(`${serve.baseUrl}/readyz`, { headers });
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toEqual({ status: 'ready' });
+    }
+  });
+
   it('anything else is 401 with the Basic challenge, and no token ever reaches the logs', async () => {
     for (const path of ['/metrics', '/dashboard/', '/dashboard/events']) {
       for (const headers of [{}, as('not-a-token-of-ours-at-all')]) {

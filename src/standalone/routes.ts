@@ -140,7 +140,7 @@ export function routeKeyUnder(path: string, url: string | undefined): string | u
 /** Which route answers a request; what is not ours is 404 in the service's envelope. */
 export function route(state: StandaloneState, req: IncomingMessage): Route {
   const url = (req.url ?? '/').split('?')[0];
-  if (url === state.path || routeKeyUnder(state.path, url) !== undefined) return webhook;
+  if (url === state.path || url === `${state.path}/` || routeKeyUnder(state.path, url) !== undefined) return webhook;
   if (req.method === 'GET' && url === '/healthz') return healthz;
   if (req.method === 'GET' && url === '/readyz') return readyz;
   if (req.method === 'GET' && url === '/metrics' && servesMetrics(state.tokens)) return metrics;

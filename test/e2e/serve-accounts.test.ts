@@ -168,6 +168,12 @@ describe('serve with several accounts', () => {
     expect((await post(`${serve.baseUrl}${webhookPath}/?x=1`, delivery, DEFAULT_SECRET)).status).toBe(401);
     // One trailing slash, as the adapters take: not two.
     expect((await post(`${serve.baseUrl}${webhookPath}//`, delivery, ACME_SECRET)).status).toBe(404);
+    // The default account's path takes its trailing slash too.
+    const defaults = sampleEvent('candidate.added', { data: { candidate_id: 'cand-slash-2' } });
+    expect(await post(`${serve.baseUrl}/webhooks/`, defaults, DEFAULT_SECRET)).toEqual({
+      status: 200,
+      body: { received: true, duplicate: false },
+    });
     await serve.stop();
   }, 30_000);
 

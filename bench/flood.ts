@@ -6,6 +6,12 @@
 // byte, connecting again when cut off. Meanwhile the service's own signed deliveries, one every
 // 500 ms, timed. Figures: the RSS before the flood (the baseline, same run), its peak (VmHWM) and
 // once the flood has stopped; the deliveries' statuses and slowest answer.
+// Then the fairness shapes (bench/lib/flood.ts, fairnessShapes: trickled bodies, bodies held whole
+// but a byte over the budget, header lines over the connection cap; one address, the sender's own,
+// eight 127.x addresses, an account's path), each for --shape-seconds against serve's defaults,
+// with the sender's deliveries (a new connection each, from 127.0.0.1, one every 250 ms): the share
+// answered 2xx and the slowest answer, beside the same sender with no flood (the baseline, same
+// run). --only memory|fairness runs one part.
 // Results: a table on stdout, JSON in bench/results/flood.json.
 //   BENCH_DIST=<another build's dist folder> node build/bench/flood.js   (that version, for a before/after)
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,7 +19,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { memoryOf, startFlood, type FloodStats } from './lib/flood.js';
+import { deliverFrom, fairnessShapes, memoryOf, SENDER_ADDRESS, startFlood, type FloodStats, type SentDelivery } from './lib/flood.js';
 import { gitInfo, machineInfo } from './lib/machine.js';
 import { distModule, distUrl, RESULTS, ROOT, TMP as BENCH_TMP } from './lib/paths.js';
 import { killLeftovers, startServer } from './lib/processes.js';
@@ -26,6 +32,8 @@ const { values: flags } = parseArgs({
     connections: { type: 'string', default: '600' },
     seconds: { type: 'string', default: '12' },
     'reconnect-ms': { type: 'string', default: '250' },
+    'shape-seconds': { type: 'string', default: '20' },
+    only: { type: 'string' },
   },
 });
 const settings = {
@@ -35,7 +43,9 @@ const settings = {
   bodyBytes: 1024 * 1024 - 1024,
   chunkBytes: 16 * 1024,
   tickMs: 100,
+  shapeSeconds: Number(flags['shape-seconds']),
 };
+const ACCOUNT_SECRET = 'bench-account-secret-0e7d13';
 const { sign } = await distModule();
 
 interface Delivery {
@@ -108,7 +118,102 @@ async function measure(): Promise<{
   }
 }
 
+interface ShapeResult {
+  name: string;
+  deliveries: number;
+  share: number;
+  slowestMs: number;
+  flood: FloodStats | undefined;
+}
+
+/** The sender's deliveries for `seconds`, one every 250 ms, each on a new connection from 127.0.0.1. */
+async function sendFor(url: string, secret: string, seconds: number, first: number): Promise<SentDelivery[]> {
+  const pending: Array<Promise<SentDelivery>> = [];
+  for (let n = first, ends = Date.now() + seconds * 1000; Date.now() < ends; n++) {
+    const body = JSON.stringify({
+      event: 'candidate.added',
+      timestamp: '2026-11-20T10:00:00Z',
+      data: { campaign_id: 'cmp_bench_fair', candidate_id: `cand_fair_${n}` },
+    });
+    pending.push(deliverFrom(url, body, { 'content-type': 'application/json', 'x-service-signature': sign(secret, body) }, SENDER_ADDRESS));
+    await delay(250);
+  }
+  return await Promise.all(pending);
+}
+
+function shapeResult(name: string, deliveries: SentDelivery[], flood: FloodStats | undefined): ShapeResult {
+  return {
+    name,
+    deliveries: deliveries.length,
+    share: Math.round((1000 * deliveries.filter((d) => d.status >= 200 && d.status < 300).length) / Math.max(1, deliveries.length)) / 1000,
+    slowestMs: Math.round(Math.max(...deliveries.map((d) => d.ms))),
+    flood,
+  };
+}
+
+/** Each fairness shape against one serve with its default limits, after the sender alone (the baseline). */
+async function fairness(): Promise<ShapeResult[]> {
+  rmSync(TMP, { recursive: true, force: true });
+  mkdirSync(TMP, { recursive: true });
+  const cli = fileURLToPath(distUrl('cli/main.js'));
+  const db = join(TMP, 'fair.db');
+  const { execFileSync } = await import('node:child_process');
+  const added = JSON.parse(
+    execFileSync(process.execPath, [cli, 'accounts', 'add', '--db', db, '--account', 'north', '--secret', ACCOUNT_SECRET, '--json'], {
+      encoding: 'utf8',
+    }),
+  ) as { webhookPath: string };
+  const server = await startServer({
+    name: 'serve',
+    command: process.execPath,
+    args: [cli, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db, '--secret', SECRET, '--log-level', 'warn'],
+    logFile: join(TMP, 'fair.log'),
+  });
+  const results: ShapeResult[] = [];
+  try {
+    const url = `${server.url}/webhooks`;
+    results.push(shapeResult('no flood (baseline)', await sendFor(url, SECRET, Math.min(5, settings.shapeSeconds), 0), undefined));
+    let n = 100_000;
+    for (const shape of fairnessShapes()) {
+      const target = shape.account === true ? `${server.url}${added.webhookPath}` : url;
+      const flood = startFlood({ url: target, ...shape.flood });
+      // Its steady state: every slot opened, past the first second's grace.
+      for (const started = Date.now(); flood.stats().opened < shape.flood.connections || Date.now() - started < 2000;) await delay(100);
+      const deliveries = await sendFor(target, shape.account === true ? ACCOUNT_SECRET : SECRET, settings.shapeSeconds, n);
+      n += 100_000;
+      results.push(shapeResult(shape.name, deliveries, flood.stop()));
+    }
+  } finally {
+    await server.stop();
+  }
+  return results;
+}
+
 try {
+  const part = flags.only;
+  const fair = part === 'memory' ? [] : await fairness();
+  if (fair.length > 0) {
+    console.log(
+      `fairness: serve's defaults; the sender's deliveries every 250 ms for ${settings.shapeSeconds} s a shape, a new connection each`,
+    );
+    console.log(`  ${'shape'.padEnd(90)} ${'2xx share'.padStart(9)} ${'slowest'.padStart(9)}  flood`);
+    for (const r of fair)
+      console.log(
+        `  ${r.name.padEnd(90)} ${r.share.toFixed(3).padStart(9)} ${`${r.slowestMs} ms`.padStart(9)}  ${r.flood === undefined ? '' : `${r.flood.opened} connections, answers ${JSON.stringify(r.flood.answers)}`}`,
+      );
+    console.log(`  goal: share 1.000 and slowest < 5000 ms under every shape`);
+  }
+  if (part === 'fairness') {
+    mkdirSync(RESULTS, { recursive: true });
+    const results = { machine: machineInfo(ROOT, TMP), git: gitInfo(ROOT), settings, fairness: fair };
+    writeFileSync(join(RESULTS, 'flood.json'), `${JSON.stringify(results, null, 2)}\n`);
+  } else await memory(fair);
+} finally {
+  killLeftovers();
+}
+
+/** The memory part: what the flood of slow bodies makes serve hold, and the deliveries meanwhile. */
+async function memory(fair: ShapeResult[]): Promise<void> {
   const { rssMb, deliveries, flood } = await measure();
   const byStatus: Record<string, number> = {};
   for (const d of deliveries) byStatus[String(d.status)] = (byStatus[String(d.status)] ?? 0) + 1;
@@ -121,6 +226,7 @@ try {
     rssMb,
     deliveries: { byStatus, slowestMs },
     flood,
+    fairness: fair,
   };
   console.log(
     `flood: ${settings.connections} connections, ${settings.seconds} s, bodies of ${settings.bodyBytes} bytes in ${settings.chunkBytes}-byte pieces every ${settings.tickMs} ms, reconnecting after ${settings.reconnectMs} ms`,
@@ -132,6 +238,4 @@ try {
   console.log(`  flood       ${flood.opened} connections, answers ${JSON.stringify(flood.answers)}`);
   mkdirSync(RESULTS, { recursive: true });
   writeFileSync(join(RESULTS, 'flood.json'), `${JSON.stringify(results, null, 2)}\n`);
-} finally {
-  killLeftovers();
 }

@@ -60,7 +60,7 @@ export function createBodyBuffer(limit: number, claim: BodyClaim, declared: numb
     add(chunk) {
       const needed = size + chunk.byteLength;
       if (needed > limit) return 'too_large';
-      if (!claim.take(chunk.byteLength)) return 'busy';
+      if (!claim.take(chunk.byteLength, needed === declared)) return 'busy';
       makeRoom(needed);
       (small ?? new Uint8Array(large!)).set(chunk, size);
       size = needed;

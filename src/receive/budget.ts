@@ -5,7 +5,10 @@
 // that announces a large body and trickles it holds only what it sent. When a body needs room
 // the budget has not got, a holder gives way by the rules of fair-share.ts (the heaviest other
 // client address first, else the slowest holder); with nobody to give way the body is refused
-// (503 BUSY). Once a second, a body that has come slower than the minimum rate since its start,
+// (503 BUSY). A small reserve above the budget takes only the chunk that completes a body of
+// announced length, as the service's deliveries come (whole, at once): a body that never ends can
+// never hold it, so the real sender finds room even while a flood from its own address keeps the
+// budget full with fast bodies. Once a second, a body that has come slower than the minimum rate since its start,
 // after its grace, is cut off (408), as Kestrel's MinRequestBodyDataRate does. Each request holds
 // a claim it gives back whole when it ends, however it ends.
 import { RecentRate, victimFor, type FairnessRules, type Holding } from './fair-share.js';
@@ -29,14 +32,20 @@ export const DEFAULT_MIN_RATE_GRACE_MS = 5000;
 export const DEFAULT_SLOW_BYTES_PER_SECOND = 16 * 1024;
 /** Under contention, a holder younger than this is not judged slow. */
 export const CONTENTION_GRACE_MS = 1000;
+/** The reserve for chunks that complete a body: an eighth of the budget, at most 1 MiB. */
+const reserveFor = (limitBytes: number) => Math.min(1024 * 1024, Math.floor(limitBytes / 8));
 
 /** Why a claim was cut off: room made for another body, or too slow. */
 export type CutReason = 'evicted' | 'too_slow';
 
 /** One request's share of the budget: what it took, given back once by `release`. */
 export interface BodyClaim {
-  /** Takes `bytes` more, cutting others off to make room if the rules allow; false (taking nothing) when it cannot. */
-  take(bytes: number): boolean;
+  /**
+   * Takes `bytes` more, cutting others off to make room if the rules allow; false (taking nothing)
+   * when it cannot. `completing`: these are the last bytes of a body of announced length, which
+   * may use the reserve.
+   */
+  take(bytes: number, completing?: boolean): boolean;
   /** The body is whole: from now on it is never cut off to make room. */
   complete(): void;
   /** Gives back everything this claim took; calling it again does nothing. */
@@ -62,6 +71,8 @@ interface LiveClaim extends BodyClaim, Holding {
   evictable: boolean;
   recentRate: number;
   readonly rate: RecentRate;
+  /** When its last bytes came. */
+  lastAt: number;
   cut(reason: CutReason): void;
 }
 
@@ -73,6 +84,7 @@ export function createBodyBudget(limitBytes: number, rates: IntakeRates = {}): B
     graceMs: CONTENTION_GRACE_MS,
     slowBytesPerSecond: rates.slowBytesPerSecond ?? DEFAULT_SLOW_BYTES_PER_SECOND,
   };
+  const reserve = reserveFor(limitBytes);
   const live = new Set<LiveClaim>();
   const cuts: Record<CutReason, number> = { evicted: 0, too_slow: 0 };
   let held = 0;
@@ -102,7 +114,8 @@ export function createBodyBudget(limitBytes: number, rates: IntakeRates = {}): B
     while (held + need > limitBytes) {
       const at = now();
       const others = [...live].filter((claim) => claim !== requester);
-      for (const claim of others) claim.recentRate = claim.rate.rate(at, claim.held);
+      // Nothing for a whole grace is as slow as it gets, whatever came before.
+      for (const claim of others) claim.recentRate = at - claim.lastAt >= CONTENTION_GRACE_MS ? 0 : claim.rate.rate(at, claim.held);
       const victim = victimFor(others, { address: requester.address, need }, at, rules);
       if (victim === undefined) return false;
       victim.cut('evicted');
@@ -117,19 +130,23 @@ export function createBodyBudget(limitBytes: number, rates: IntakeRates = {}): B
     cuts: () => ({ ...cuts }),
     claim(address = '') {
       let done = false;
+      const since = now();
       const claim: LiveClaim = {
         address,
         held: 0,
-        since: now(),
+        since,
+        lastAt: since,
         evictable: true,
         recentRate: 0,
-        rate: new RecentRate(now()),
+        rate: new RecentRate(since),
         onCut: undefined,
-        take(bytes) {
+        take(bytes, completing = false) {
           if (done) return false;
-          if (held + bytes > limitBytes && !makeRoom(claim, bytes)) return false;
+          const fits = held + bytes <= limitBytes || (completing && held + bytes <= limitBytes + reserve);
+          if (!fits && !makeRoom(claim, bytes)) return false;
           held += bytes;
           claim.held += bytes;
+          claim.lastAt = now();
           return true;
         },
         complete() {

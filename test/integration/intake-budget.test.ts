@@ -131,21 +131,24 @@ describe('the budget of bodies held, through node:http and Express', () => {
       await until(async () => (await held()) === 2 * LIMIT - 2, 'the flood to fill the budget');
       const { hostname, port } = new URL(url);
       const small = signedSmall(4);
-      const status = await new Promise<string>((resolve) => {
-        const socket = connect({ host: hostname, port: Number(port), localAddress: '127.0.0.3' });
-        socket.end(
-          `POST /webhooks HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${Object.entries(small.headers)
-            .map(([name, value]) => `${name}: ${value}\r\n`)
-            .join('')}Content-Length: ${Buffer.byteLength(small.body)}\r\n\r\n${small.body.toString()}`,
-        );
-        let text = '';
-        socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
-        socket.on('close', () => resolve(text.slice(0, 12)));
-      });
-      expect(status).toBe('HTTP/1.1 200');
-      // One of the flood's bodies was cut off, told 503, and its connection closed.
-      const answers = await Promise.race([Promise.any(flood.map((f) => f.answer)), delay(5000).then(() => 'none')]);
-      expect(answers).toMatch(/^HTTP\/1\.1 503 [\s\S]*"code":"BUSY"/);
+      const body = small.body.toString();
+      // Its body in two pieces: the first does not complete it, so it cannot use the reserve kept
+      // for bodies that arrive whole, and needs room the flood holds.
+      const socket = connect({ host: hostname, port: Number(port), localAddress: '127.0.0.3' });
+      let text = '';
+      socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+      const answered = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+      socket.write(
+        `POST /webhooks HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${Object.entries(small.headers)
+          .map(([name, value]) => `${name}: ${value}\r\n`)
+          .join('')}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 20)}`,
+      );
+      // One of the flood's bodies is cut off to make room, told 503, and its connection closed.
+      const cut = await Promise.race([Promise.any(flood.map((f) => f.answer)), delay(5000).then(() => 'none')]);
+      expect(cut).toMatch(/^HTTP\/1\.1 503 [\s\S]*"code":"BUSY"/);
+      socket.end(body.slice(20));
+      await answered;
+      expect(text.slice(0, 12)).toBe('HTTP/1.1 200');
       for (const f of flood) f.socket.destroy();
       await until(async () => (await held()) === 0, 'every byte to come back');
     });

@@ -105,6 +105,25 @@ describe('the budget of bodies held', () => {
     expect(cuts).toEqual([['stalled', 'evicted']]);
   });
 
+  it('keeps a reserve for the chunk that completes a body, which no unfinished body can hold', () => {
+    const { claim, cuts } = budgetAt(1000);
+    expect(claim('flood', '10.0.0.1').take(1000)).toBe(true);
+    // The flood's next unfinished body finds no room, and the flood is not slow: nobody gives way.
+    expect(claim('more flood', '10.0.0.1').take(100)).toBe(false);
+    // A body arriving whole fits in the reserve (an eighth of the budget), without cutting anyone off.
+    expect(claim('sender', '10.0.0.1').take(100, true)).toBe(true);
+    expect(claim('too large for the reserve', '10.0.0.1').take(100, true)).toBe(false);
+    expect(cuts).toEqual([]);
+  });
+
+  it('counts a body that received nothing for a whole second as slow, however much came before', () => {
+    const { claim, cuts, advance } = budgetAt(10_000);
+    expect(claim('burst', '10.0.0.1').take(10_000)).toBe(true);
+    advance(1200); // 10,000 bytes in its window of 1.2 s is fast; but nothing came for 1.2 s
+    expect(claim('sender', '10.0.0.1').take(2000)).toBe(true);
+    expect(cuts).toEqual([['burst', 'evicted']]);
+  });
+
   it('never cuts off a body that is complete', () => {
     const { claim, cuts, advance } = budgetAt(1000);
     const whole = claim('whole', '10.0.0.2');

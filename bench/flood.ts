@@ -14,7 +14,7 @@
 // run). --only memory|fairness runs one part.
 // Results: a table on stdout, JSON in bench/results/flood.json.
 //   BENCH_DIST=<another build's dist folder> node build/bench/flood.js   (that version, for a before/after)
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -120,6 +120,8 @@ async function measure(): Promise<{
 
 interface ShapeResult {
   name: string;
+  /** serve's log (info) while the flood held, bytes a second: the sender's access lines and the summary lines. */
+  logBytesPerSecond?: number;
   deliveries: number;
   share: number;
   slowestMs: number;
@@ -166,22 +168,30 @@ async function fairness(): Promise<ShapeResult[]> {
   const server = await startServer({
     name: 'serve',
     command: process.execPath,
-    args: [cli, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db, '--secret', SECRET, '--log-level', 'warn'],
+    args: [cli, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db, '--secret', SECRET],
     logFile: join(TMP, 'fair.log'),
   });
+  const logBytes = () => statSync(join(TMP, 'fair.log')).size;
   const results: ShapeResult[] = [];
   try {
     const url = `${server.url}/webhooks`;
-    results.push(shapeResult('no flood (baseline)', await sendFor(url, SECRET, Math.min(5, settings.shapeSeconds), 0), undefined));
+    const quiet = logBytes();
+    const alone = await sendFor(url, SECRET, settings.shapeSeconds, 0);
+    results.push({
+      ...shapeResult('no flood (baseline)', alone, undefined),
+      logBytesPerSecond: Math.round((logBytes() - quiet) / settings.shapeSeconds),
+    });
     let n = 100_000;
     for (const shape of fairnessShapes()) {
       const target = shape.account === true ? `${server.url}${added.webhookPath}` : url;
       const flood = startFlood({ url: target, ...shape.flood });
       // Its steady state: every slot opened, past the first second's grace.
       for (const started = Date.now(); flood.stats().opened < shape.flood.connections || Date.now() - started < 2000;) await delay(100);
+      const logged = logBytes();
       const deliveries = await sendFor(target, shape.account === true ? ACCOUNT_SECRET : SECRET, settings.shapeSeconds, n);
       n += 100_000;
-      results.push(shapeResult(shape.name, deliveries, flood.stop()));
+      const result = shapeResult(shape.name, deliveries, flood.stop());
+      results.push({ ...result, logBytesPerSecond: Math.round((logBytes() - logged) / settings.shapeSeconds) });
     }
   } finally {
     await server.stop();
@@ -196,10 +206,10 @@ try {
     console.log(
       `fairness: serve's defaults; the sender's deliveries every 250 ms for ${settings.shapeSeconds} s a shape, a new connection each`,
     );
-    console.log(`  ${'shape'.padEnd(90)} ${'2xx share'.padStart(9)} ${'slowest'.padStart(9)}  flood`);
+    console.log(`  ${'shape'.padEnd(90)} ${'2xx share'.padStart(9)} ${'slowest'.padStart(9)} ${'log B/s'.padStart(8)}  flood`);
     for (const r of fair)
       console.log(
-        `  ${r.name.padEnd(90)} ${r.share.toFixed(3).padStart(9)} ${`${r.slowestMs} ms`.padStart(9)}  ${r.flood === undefined ? '' : `${r.flood.opened} connections, answers ${JSON.stringify(r.flood.answers)}`}`,
+        `  ${r.name.padEnd(90)} ${r.share.toFixed(3).padStart(9)} ${`${r.slowestMs} ms`.padStart(9)} ${String(r.logBytesPerSecond ?? '').padStart(8)}  ${r.flood === undefined ? '' : `${r.flood.opened} connections, answers ${JSON.stringify(r.flood.answers)}`}`,
       );
     console.log(`  goal: share 1.000 and slowest < 5000 ms under every shape`);
   }

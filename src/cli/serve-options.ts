@@ -51,7 +51,7 @@ export const SERVE_OPTIONS = withFileVariants({
   }),
   'tls-key': optional({ placeholder: '<path>', help: 'the PEM private key of --tls-cert' }),
   'trust-proxy': flag({
-    help: "behind a reverse proxy: log the client's address from the last X-Forwarded-For entry (set by the proxy) instead of the proxy's",
+    help: "behind a reverse proxy: take the client's address from the last X-Forwarded-For entry (set by the proxy) instead of the proxy's, in the log and for each address's share of the connections and of the bodies held",
   }),
   ...databaseOptions('creates'),
   secret: list({

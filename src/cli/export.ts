@@ -1,5 +1,6 @@
 import { exportCandidate } from '../privacy/index.js';
 import { UsageError, type CommandIo } from './args.js';
+import { accountStore } from './account-target.js';
 import { openForReading } from './database.js';
 import { databaseOf, ACCOUNT_OPTIONS, databaseOptions, flagsOnly, optional, optionsHelp, parseCommand } from './options.js';
 import { printJson } from './output.js';
@@ -30,8 +31,8 @@ export async function exportCommand(argv: string[], io: CommandIo): Promise<numb
   if (candidate === undefined || candidate === '') throw new UsageError('--candidate <id> is required');
   const { location, postgres } = databaseOf(command);
   const opened = await openForReading(location, postgres);
-  const store = opened.forAccount(command.values.account);
   try {
+    const store = await accountStore(opened, location, command.values.account);
     printJson(io, await exportCandidate(store, candidate));
   } finally {
     await opened.close();

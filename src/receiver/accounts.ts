@@ -15,6 +15,8 @@ export interface AccountsWatch {
   readonly accounts: Accounts;
   /** Every account routed to, the default one first (for per-account gauges). */
   known(): readonly string[];
+  /** Whether the registry held the account at its last reading; undefined before the first. */
+  holds(account: string): boolean | undefined;
   stop(): void;
 }
 
@@ -45,6 +47,9 @@ export function watchRegistry(
     onNotice: (message) => logger.warn(message),
   });
   let known: readonly string[] = [DEFAULT_ACCOUNT];
+  let held = new Set(known);
+  // Added through this receiver since the routes last said: known at once, not at the next poll.
+  const addedHere = new Set<string>();
   let lastFailure: string | undefined;
   let loaded = false;
   const stop = watchAccounts(accounts, {
@@ -53,10 +58,9 @@ export function watchRegistry(
       loaded = true;
       lastFailure = undefined;
       setRoutes(routes);
-      void accounts.list().then(
-        (list) => (known = list.map((a) => a.account)),
-        () => undefined,
-      );
+      known = [DEFAULT_ACCOUNT, ...routes.accounts.map((a) => a.account)];
+      held = new Set(known);
+      for (const account of addedHere) if (held.has(account)) addedHere.delete(account);
     },
     onError: (error) => {
       const failure = `${(error as Error).name}: ${(error as Error).message}`;
@@ -70,5 +74,24 @@ export function watchRegistry(
       if (!loaded) setRoutes('unavailable');
     },
   });
-  return { accounts, known: () => known, stop };
+  const tracked: Accounts = {
+    ...accounts,
+    add: async (request) => {
+      const added = await accounts.add(request);
+      addedHere.add(added.account);
+      return added;
+    },
+    remove: async (account, removal) => {
+      const removed = await accounts.remove(account, removal);
+      addedHere.delete(account);
+      held.delete(account);
+      return removed;
+    },
+  };
+  return {
+    accounts: tracked,
+    known: () => known,
+    holds: (account) => (held.has(account) || addedHere.has(account) ? true : loaded ? false : undefined),
+    stop,
+  };
 }

@@ -59,6 +59,31 @@ export function candidateLookup(match: Extract<CandidateMatch, { email: string }
   return { parameters: forms, forms, matches: (row) => row.phone !== null && phoneKey(row.phone) === e164 };
 }
 
+/**
+ * The account's projected candidates whose e-mail (ASCII case folded) or phone (as E.164) matches,
+ * in id order: the one way an erasure (locking them, `lock`) and an export find a person. The SQL
+ * narrows (lower() on both sides: SQLite's folds ASCII, PostgreSQL's more, never fewer), the lookup decides.
+ */
+export async function candidatesMatching(
+  sql: EngineSql,
+  account: string,
+  match: Extract<CandidateMatch, { email: string } | { phone: string }>,
+  lock: '' | ' FOR UPDATE' = '',
+): Promise<PersonValues[]> {
+  const lookup = candidateLookup(match);
+  const where =
+    'email' in match
+      ? `lower(email) = lower(${sql.placeholder(2)})`
+      : lookup.forms.length > 0
+        ? `${PHONE_DIGITS_SQL} IN (${placeholders(sql, lookup.forms.length, 2)})`
+        : `phone = ${sql.placeholder(2)}`;
+  const rows = await sql.rows<PersonValues>(
+    `SELECT candidate_id, email, phone FROM candidates WHERE account = ${sql.placeholder(1)} AND ${where} ORDER BY candidate_id${lock}`,
+    [account, ...lookup.parameters],
+  );
+  return rows.filter(lookup.matches);
+}
+
 /** Whom an erasure by id reaches when no candidate row holds it: the id alone, found in stored rows. */
 export function unprojected(match: CandidateMatch | { candidateIds: readonly string[] }): PersonValues[] {
   return 'candidateId' in match ? [{ candidate_id: match.candidateId, email: null, phone: null }] : [];

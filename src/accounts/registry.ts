@@ -10,7 +10,7 @@ import { secretFingerprint } from '../signature.js';
 import { accountsKey, open, seal } from './cipher.js';
 import { AccountRequestError, AccountsKeyError, UnknownAccountError } from './errors.js';
 import { keyOf, requirePath, sealingKey, type KeySource } from './keys.js';
-import { NEXT_SUFFIX, PREVIOUS_SUFFIX, createKeyFile, newKey, promoteNextKey, readKeyFile } from './key-file.js';
+import { NEXT_SUFFIX, createKeyFile, newKey, promoteNextKey, readKeyFile, retiredKeyPath } from './key-file.js';
 import { routesOf, type AccountRoutesSnapshot } from './routes.js';
 
 export interface AccountsOptions {
@@ -75,8 +75,11 @@ export interface Rekeyed {
   keyId: string;
   previousKeyId: string | null;
   keyFile: string;
-  /** Where the replaced key now is: keep it while backups made before the rekey are kept. */
-  previousKeyFile: string;
+  /**
+   * Where the replaced key now is, `<key file>.<its id>` (each replaced key keeps its own file):
+   * keep it while backups made before the rekey are kept. Null when the registry held no value.
+   */
+  previousKeyFile: string | null;
   values: number;
 }
 
@@ -406,5 +409,11 @@ async function rekey(context: RegistryContext, given: Uint8Array | undefined): P
   });
   promoteNextKey(path, next.id);
   context.keys.keyring = undefined;
-  return { keyId: next.id, previousKeyId, keyFile: path, previousKeyFile: `${path}${PREVIOUS_SUFFIX}`, values };
+  return {
+    keyId: next.id,
+    previousKeyId,
+    keyFile: path,
+    previousKeyFile: previousKeyId === null ? null : retiredKeyPath(path, previousKeyId),
+    values,
+  };
 }

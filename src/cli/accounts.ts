@@ -49,7 +49,7 @@ rotate-secret  the new secret verifies at once, the previous one for --keep-prev
                without --secret, generates one and prints it, once
 set-api-key    sets (or with --clear forgets) the account's API key, for reconciliation
 rekey          re-encrypts every secret and key under a new key; the key file then holds it and
-               the replaced key is kept as <key file>.previous (for backups made before)
+               each replaced key is kept as <key file>.<its key id> (for backups made before)
 
 Run "prequal-hooks accounts <verb> --help" for a verb's options. Exits 1 when the account is
 unknown or the key is wrong, 2 when the command is called wrongly.`;
@@ -260,8 +260,11 @@ async function rekey(argv: string[], io: CommandIo): Promise<number> {
   if (values.json) printJson(io, rekeyed);
   else
     io.stdout.write(
-      `re-encrypted ${rekeyed.values} values under the accounts key ${rekeyed.keyId}, now in ${rekeyed.keyFile}; ` +
-        `the previous key is in ${rekeyed.previousKeyFile}: keep it as long as backups made before now, then delete it\n`,
+      `re-encrypted ${rekeyed.values} values under the accounts key ${rekeyed.keyId}, now in ${rekeyed.keyFile}` +
+        (rekeyed.previousKeyFile === null
+          ? '\n'
+          : `; the previous key ${rekeyed.previousKeyId} is kept in ${rekeyed.previousKeyFile} (each replaced key keeps a file ` +
+            `named by its id): a backup made before now needs it, so keep it as long as those backups, then delete it\n`),
     );
   return 0;
 }

@@ -189,8 +189,9 @@ describe('prequal-hooks accounts', () => {
     const before = readFileSync(keyFile, 'utf8');
     const rekeyed = await accounts('rekey', '--db', db, '--json');
     expect(rekeyed.code).toBe(0);
-    expect(json(rekeyed.stdout)).toMatchObject({ keyFile, previousKeyFile: `${keyFile}.previous` });
-    expect(readFileSync(`${keyFile}.previous`, 'utf8')).toBe(before);
+    const { previousKeyId } = json(rekeyed.stdout) as { previousKeyId: string };
+    expect(json(rekeyed.stdout)).toMatchObject({ keyFile, previousKeyFile: `${keyFile}.${previousKeyId}` });
+    expect(readFileSync(`${keyFile}.${previousKeyId}`, 'utf8')).toBe(before);
     expect(readFileSync(keyFile, 'utf8')).not.toBe(before);
     expect(statSync(keyFile).mode & 0o777).toBe(0o600);
     const rotated = await accounts('rotate-secret', '--db', db, '--account', 'paris', '--secret', `${SECRET}-4`, '--keep-previous', '0');

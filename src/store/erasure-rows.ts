@@ -37,14 +37,14 @@ const SCANNED = [`${SET_ASIDE} AND state = 'unknown'`, `${SET_ASIDE} AND state =
 const NOT_ANOTHER_CANDIDATES = `(handler_key IS NULL OR handler_key NOT LIKE 'candidate:%')`;
 
 /** The projected phone with its separators stripped, in SQL both engines read alike. */
-export const PHONE_DIGITS_SQL = PHONE_SEPARATORS.reduce((sql, separator) => `replace(${sql}, '${separator}', '')`, 'phone');
+const PHONE_DIGITS_SQL = PHONE_SEPARATORS.reduce((sql, separator) => `replace(${sql}, '${separator}', '')`, 'phone');
 
 /**
  * How an engine looks a person up by e-mail or phone among the projected candidates: the
  * parameters of its narrowing SQL (the e-mail with ASCII letters folded; the phone's written forms,
  * separators stripped, or the text as given when it is not a phone number), then the exact test.
  */
-export function candidateLookup(match: Extract<CandidateMatch, { email: string } | { phone: string }>): {
+function candidateLookup(match: Extract<CandidateMatch, { email: string } | { phone: string }>): {
   parameters: string[];
   forms: string[];
   matches: (row: PersonValues) => boolean;

@@ -24,6 +24,7 @@ import type { AccountReceiver, Receiver } from './receiver/api.js';
 import { createQueries } from './query/index.js';
 import { prepareDeadLetters, type DeadLetters } from './dispatch/dead-letters.js';
 import { DEFAULT_ACCOUNT, isAccountId } from './receive/account.js';
+import { UnknownAccountError } from './accounts/errors.js';
 import {
   abandon,
   closeReceiver,
@@ -82,6 +83,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     ...accountMembers(state, use, wantsHandlers, DEFAULT_ACCOUNT),
     forAccount(account) {
       if (!isAccountId(account)) throw new ConfigurationError(`"${account}" is not an account id: a slug of a-z, 0-9, - and _`);
+      // Known at once from the routes the receiver keeps current; before their first reading, the members ask the registry.
+      if (runningOf(state)?.accounts?.holds(account) === false) throw new UnknownAccountError(account);
       let members = accounts.get(account);
       if (members === undefined) accounts.set(account, (members = accountMembers(state, use, wantsHandlers, account)));
       return members;
@@ -107,15 +110,27 @@ function accountMembers(
   wantsHandlers: (kind: EventKind) => boolean,
   account: string,
 ): AccountReceiver {
-  const scoped = async () => {
+  // An account the routes do not hold (not read yet, added elsewhere since, or no watch with
+  // `accounts: false`) is looked up in the registry itself: nothing is read or written for an unknown one.
+  const registered = async () => {
     const r = await use();
+    if (
+      account !== DEFAULT_ACCOUNT &&
+      r.accounts?.holds(account) !== true &&
+      !(await r.store.registry.snapshot()).accounts.some((a) => a.account === account)
+    )
+      throw new UnknownAccountError(account);
+    return r;
+  };
+  const scoped = async () => {
+    const r = await registered();
     return { ...r, store: r.store.forAccount(account) };
   };
   // The default account's are made with the store; another's once, when first asked for.
   let own: { queries: Queries; deadLetters: DeadLetters } | undefined;
   const ownOf = async () => {
-    const r = await use();
-    if (account === DEFAULT_ACCOUNT) return r;
+    if (account === DEFAULT_ACCOUNT) return await use();
+    const r = await registered();
     own ??= {
       queries: createQueries(r.store.forAccount(account)),
       deadLetters: prepareDeadLetters(r.store.forAccount(account), () => r.dispatcher.start()),

@@ -1,16 +1,40 @@
 // The accounts key (docs/accounts.md): 32 random bytes in a file of its own, never in the database,
 // so that a copy of the database or of its backup reveals no secret. Beside the key file, during
 // and after a rekey: `<file>.next` (the new key, written before the re-encryption commits) and
-// `<file>.previous` (the key it replaced). All three are read, so that no crash between the steps
-// of a rekey leaves the rows under a key no file holds.
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
+// `<file>.<key id>`, one for each key a rekey replaced (never overwritten: a backup made before
+// any rekey needs the key of its day). All are read, so that no crash between the steps of a rekey
+// leaves the rows under a key no file holds, and a backup restored beside them opens.
+import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { dirname } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { accountsKey, KEY_BYTES, type AccountsKey } from './cipher.js';
 import { AccountsKeyError } from './errors.js';
 
 export const NEXT_SUFFIX = '.next';
-export const PREVIOUS_SUFFIX = '.previous';
+/** Where 0.4.0's rekey kept the one key it replaced (each rekey overwrote it): still read. */
+const LEGACY_PREVIOUS_SUFFIX = '.previous';
+
+/** Where a key replaced by a rekey is kept: `<key file>.<its id>`. */
+export function retiredKeyPath(path: string, keyId: string): string {
+  return `${path}.${keyId}`;
+}
+
+/** The retired keys beside the key file (`<key file>.<16 hex digits>`), and 0.4.0's `.previous`. */
+function retiredKeyPaths(path: string): string[] {
+  const prefix = `${basename(path)}.`;
+  let names: string[];
+  try {
+    names = readdirSync(dirname(path));
+  } catch {
+    return []; // a folder that cannot be listed: the key file and its .next are still read
+  }
+  return [
+    `${path}${LEGACY_PREVIOUS_SUFFIX}`,
+    ...names
+      .filter((name) => name.startsWith(prefix) && /^[0-9a-f]{16}$/.test(name.slice(prefix.length)))
+      .map((name) => join(dirname(path), name)),
+  ];
+}
 
 /** The keys found beside one key file path, by id. */
 export interface Keyring {
@@ -62,10 +86,10 @@ function looseKeyWarning(path: string): string | undefined {
 export function loadKeyring(path: string): Keyring {
   const current = readKeyFile(path);
   const next = readKeyFile(`${path}${NEXT_SUFFIX}`);
-  const previous = readKeyFile(`${path}${PREVIOUS_SUFFIX}`);
+  const retired = retiredKeyPaths(path);
   const byId = new Map<string, AccountsKey>();
-  for (const key of [previous, next, current]) if (key !== undefined) byId.set(key.id, key);
-  const warnings = [path, `${path}${NEXT_SUFFIX}`, `${path}${PREVIOUS_SUFFIX}`].flatMap((p) => looseKeyWarning(p) ?? []);
+  for (const key of [...retired.map(readKeyFile), next, current]) if (key !== undefined) byId.set(key.id, key);
+  const warnings = [path, `${path}${NEXT_SUFFIX}`, ...retired].flatMap((p) => looseKeyWarning(p) ?? []);
   return { path, current, next, byId, warnings };
 }
 
@@ -109,12 +133,14 @@ export function newKey(): AccountsKey {
 }
 
 /**
- * The last step of a rekey, once the rows are under the `.next` key: the key file becomes
- * `.previous` and `.next` becomes the key file. Safe to run again, or by two processes at once.
+ * The last step of a rekey, once the rows are under the `.next` key: the key it replaces is
+ * copied to `<key file>.<its id>` (named by what was read, and never overwritten), then `.next`
+ * replaces the key file in one rename, so that the key file never goes missing. Safe to run
+ * again, or by two processes at once.
  */
 export function promoteNextKey(path: string, nextId: string): void {
   const current = readKeyFile(path);
-  if (current !== undefined && current.id !== nextId) renameIfPresent(path, `${path}${PREVIOUS_SUFFIX}`);
+  if (current !== undefined && current.id !== nextId) createKeyFile(retiredKeyPath(path, current.id), current);
   if (readKeyFile(`${path}${NEXT_SUFFIX}`)?.id === nextId) renameIfPresent(`${path}${NEXT_SUFFIX}`, path);
   syncDirectory(path);
 }

@@ -10,7 +10,7 @@ import { secretFingerprint } from '../signature.js';
 import { accountsKey, open, seal } from './cipher.js';
 import { AccountRequestError, AccountsKeyError, UnknownAccountError } from './errors.js';
 import { keyOf, requirePath, sealingKey, type KeySource } from './keys.js';
-import { NEXT_SUFFIX, PREVIOUS_SUFFIX, createKeyFile, newKey, promoteNextKey, readKeyFile } from './key-file.js';
+import { NEXT_SUFFIX, createKeyFile, newKey, promoteNextKey, readKeyFile, retiredKeyPath } from './key-file.js';
 import { routesOf, type AccountRoutesSnapshot } from './routes.js';
 
 export interface AccountsOptions {
@@ -57,6 +57,8 @@ export type AddedAccount = AccountSummary & { fingerprint: string; secret?: stri
 export interface RotatedSecret {
   account: string;
   fingerprint: string;
+  /** The new secret, when it was generated: shown this once. */
+  secret?: string;
   /** When the previous secret stops verifying (now when the overlap is 0). */
   previousSecretUntil: string;
 }
@@ -73,8 +75,11 @@ export interface Rekeyed {
   keyId: string;
   previousKeyId: string | null;
   keyFile: string;
-  /** Where the replaced key now is: keep it while backups made before the rekey are kept. */
-  previousKeyFile: string;
+  /**
+   * Where the replaced key now is, `<key file>.<its id>` (each replaced key keeps its own file):
+   * keep it while backups made before the rekey are kept. Null when the registry held no value.
+   */
+  previousKeyFile: string | null;
   values: number;
 }
 
@@ -86,8 +91,11 @@ export interface Accounts {
   enable(account: string): Promise<AccountSummary>;
   /** Erases every row of the account, then the account and its secrets; the removal is recorded (no secret). */
   remove(account: string, options: { reason: string }): Promise<RemovedAccount>;
-  /** The new secret verifies at once; the previous one for `keepPreviousMs` more (default 24 h; 0: no more). */
-  rotateSecret(account: string, options: { secret: string; keepPreviousMs?: number }): Promise<RotatedSecret>;
+  /**
+   * The new secret (generated and returned, once, when absent) verifies at once; the previous one
+   * for `keepPreviousMs` more (default 24 h; 0: no more).
+   */
+  rotateSecret(account: string, options?: { secret?: string; keepPreviousMs?: number }): Promise<RotatedSecret>;
   /** Sets the account's API key (for reconciliation), or clears it with null. */
   setApiKey(account: string, apiKey: string | null): Promise<AccountSummary>;
   /** The account's API key, decrypted; undefined when it has none. */
@@ -142,7 +150,7 @@ export function openAccounts(store: Store, options: AccountsOptions = {}): Accou
     disable: (account) => setState(context, account, 'disabled'),
     enable: (account) => setState(context, account, 'active'),
     remove: (account, removal) => remove(context, account, removal.reason),
-    rotateSecret: (account, rotation) => rotateSecret(context, account, rotation.secret, rotation.keepPreviousMs ?? DEFAULT_OVERLAP_MS),
+    rotateSecret: (account, rotation) => rotateSecret(context, account, rotation?.secret, rotation?.keepPreviousMs ?? DEFAULT_OVERLAP_MS),
     setApiKey: (account, apiKey) => setApiKey(context, account, apiKey),
     apiKey: (account) => apiKeyOf(context, account),
     rekey: (rekeyOptions) => rekey(context, rekeyOptions?.newKey),
@@ -234,9 +242,14 @@ async function sealIn(
   return { ciphertext: seal(key, account, column, value), keyId: key.id };
 }
 
+/** A webhook secret as add and rotate-secret make one when none is given: `whsec_` and 32 random bytes, in hex. */
+function generatedSecret(): string {
+  return `whsec_${randomBytes(32).toString('hex')}`;
+}
+
 async function add(context: RegistryContext, request: AddAccount): Promise<AddedAccount> {
   checkId(request.account);
-  const generated = request.secret === undefined ? `whsec_${randomBytes(32).toString('hex')}` : undefined;
+  const generated = request.secret === undefined ? generatedSecret() : undefined;
   const secret = request.secret ?? generated!;
   if (secret.trim() === '') throw new AccountRequestError('the secret is empty');
   const summary = await context.registry.change(async (tx) => {
@@ -281,7 +294,14 @@ function setState(context: RegistryContext, account: string, state: 'active' | '
   });
 }
 
-async function rotateSecret(context: RegistryContext, account: string, secret: string, keepPreviousMs: number): Promise<RotatedSecret> {
+async function rotateSecret(
+  context: RegistryContext,
+  account: string,
+  given: string | undefined,
+  keepPreviousMs: number,
+): Promise<RotatedSecret> {
+  const generated = given === undefined ? generatedSecret() : undefined;
+  const secret = given ?? generated!;
   if (secret.trim() === '') throw new AccountRequestError('the new secret is empty');
   if (!(keepPreviousMs >= 0)) throw new AccountRequestError('the overlap must be 0 or more');
   const now = context.now();
@@ -302,7 +322,8 @@ async function rotateSecret(context: RegistryContext, account: string, secret: s
     });
     await tx.updateAccount(account, {}, at);
   });
-  return { account, fingerprint: secretFingerprint(secret), previousSecretUntil: until };
+  const rotated = { account, fingerprint: secretFingerprint(secret), previousSecretUntil: until };
+  return generated === undefined ? rotated : { ...rotated, secret: generated };
 }
 
 function setApiKey(context: RegistryContext, account: string, apiKey: string | null): Promise<AccountSummary> {
@@ -388,5 +409,11 @@ async function rekey(context: RegistryContext, given: Uint8Array | undefined): P
   });
   promoteNextKey(path, next.id);
   context.keys.keyring = undefined;
-  return { keyId: next.id, previousKeyId, keyFile: path, previousKeyFile: `${path}${PREVIOUS_SUFFIX}`, values };
+  return {
+    keyId: next.id,
+    previousKeyId,
+    keyFile: path,
+    previousKeyFile: previousKeyId === null ? null : retiredKeyPath(path, previousKeyId),
+    values,
+  };
 }

@@ -13,6 +13,8 @@ export interface AccountRoutesSnapshot extends AccountRoutes {
   readonly refreshAt: number | undefined;
   /** How many accounts it routes to. */
   readonly size: number;
+  /** Every account it routes to (disabled ones too), in the registry's order. */
+  readonly accounts: readonly RoutedAccount[];
 }
 
 /** The routes of a snapshot at `now`: expired secrets left out. */
@@ -35,7 +37,13 @@ export function routesOf(snapshot: RegistrySnapshot, keyOf: (keyId: string) => A
     }
     byKey.set(row.route_key, { account: row.account, state: row.state, secrets });
   }
-  return { version: snapshot.version, refreshAt, size: byKey.size, route: (routeKey) => byKey.get(routeKey) };
+  return {
+    version: snapshot.version,
+    refreshAt,
+    size: byKey.size,
+    accounts: [...byKey.values()],
+    route: (routeKey) => byKey.get(routeKey),
+  };
 }
 
 export interface WatchOptions {

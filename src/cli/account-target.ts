@@ -1,6 +1,9 @@
-// What `send --account` and `secret --account` read of another account: its route key and its
-// live secrets (current first), from the registry of --db opened with the accounts key.
-import { openAccounts, type Accounts } from '../accounts/index.js';
+// The account a command names with --account, checked against the registry of its database
+// before anything is read or written; and what `send --account` and `secret --account` read of
+// another account: its route key and its live secrets (current first), opened with the accounts key.
+import { existsSync } from 'node:fs';
+import { openAccounts, type Accounts, type AccountSummary } from '../accounts/index.js';
+import { DEFAULT_ACCOUNT } from '../receive/account.js';
 import type { Store } from '../store/store.js';
 import { isPostgresUrl } from '../store/open.js';
 import { CommandError, type CommandIo } from './args.js';
@@ -24,6 +27,37 @@ export function commandAccounts(store: Store, location: string, keyFile: string 
   });
 }
 
+/** The error of an account the registry does not hold: the same words for every command. */
+function unknownAccount(location: string, account: string): CommandError {
+  return new CommandError(`${displayLocation(location)} has no account "${account}" ("prequal-hooks accounts list" shows them)`);
+}
+
+/** The registry's summary of the account, or the CommandError that names the database and how to list its accounts. */
+async function registeredAccount(store: Store, location: string, account: string): Promise<AccountSummary> {
+  // The list is read without the accounts key: no secret is opened.
+  const found = (await openAccounts(store).list()).find((a) => a.account === account);
+  if (found === undefined) throw unknownAccount(location, account);
+  return found;
+}
+
+/**
+ * The view of the store for the account a command names (`--account`), once the registry holds
+ * it: an unknown id is refused before the command reads or writes anything, rather than reading
+ * as empty or storing rows under an account no command can reach. `default` is always there.
+ */
+export async function accountStore(opened: Store, location: string, account: string): Promise<Store> {
+  if (account !== DEFAULT_ACCOUNT) await registeredAccount(opened, location, account);
+  return opened.forAccount(account);
+}
+
+/**
+ * For the commands that create a missing SQLite database (replay, reconcile): a registry that does
+ * not exist yet holds no account but the default one, so that the database is not created for a typo.
+ */
+export function refuseAccountOfNoDatabase(location: string, account: string): void {
+  if (account !== DEFAULT_ACCOUNT && !isPostgresUrl(location) && !existsSync(location)) throw unknownAccount(location, account);
+}
+
 export async function readAccountTarget(
   where: { location: string; postgres: { schema?: string } },
   options: { account: string; keyFile: string | undefined; command: string },
@@ -33,9 +67,7 @@ export async function readAccountTarget(
   const store = await openForReading(location, postgres);
   try {
     const accounts = commandAccounts(store, location, options.keyFile, io, options.command);
-    const found = (await accounts.list()).find((a) => a.account === options.account);
-    if (found === undefined)
-      throw new CommandError(`${displayLocation(location)} has no account "${options.account}" ("prequal-hooks accounts list" shows them)`);
+    const found = await registeredAccount(store, location, options.account);
     const routeKey = found.webhookPath.split('/').at(-1)!;
     const secrets = ((await accounts.routes()).route(routeKey)?.secrets ?? []).filter((s): s is string => typeof s === 'string');
     return { routeKey, secrets };

@@ -23,7 +23,8 @@ const JSON_FLAG = flagsOnly({ json: flag({ help: 'print the result as JSON' }) }
 const SECRET = flagsOnly({
   secret: optional({
     placeholder: '<s>',
-    help: "the account's webhook secret, as set in its agency dashboard",
+    help: "the account's webhook secret, as set in its agency dashboard: random, 16 bytes or more (default: generated, whsec_ and 32 random bytes, printed once)",
+
     secret: true,
     fileVariant: true,
   }),

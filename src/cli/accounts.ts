@@ -27,7 +27,7 @@ export const ACCOUNTS_HELP = `Usage: prequal-hooks accounts add --db <db> --acco
        prequal-hooks accounts list --db <db> [--json | --table]
        prequal-hooks accounts disable|enable --db <db> --account <id>
        prequal-hooks accounts remove --db <db> --account <id> --erase-data --reason <text>
-       prequal-hooks accounts rotate-secret --db <db> --account <id> (--secret <s> | --secret-file <f>) [--keep-previous 24h]
+       prequal-hooks accounts rotate-secret --db <db> --account <id> [--secret <s> | --secret-file <f>] [--keep-previous 24h]
        prequal-hooks accounts set-api-key --db <db> --account <id> (--api-key-file <f> | --clear)
        prequal-hooks accounts rekey --db <db> [--accounts-key-file <f>] [--new-key-file <f>]
 
@@ -45,10 +45,11 @@ list           every account, its path and state; never a secret or a key
 disable/enable a disabled account's deliveries are refused; enable takes them again
 remove         erases every row of the account, then the account and its secrets (--erase-data
                and --reason required; the removal is kept in account_removals, without a secret)
-rotate-secret  the new secret verifies at once, the previous one for --keep-previous more
+rotate-secret  the new secret verifies at once, the previous one for --keep-previous more;
+               without --secret, generates one and prints it, once
 set-api-key    sets (or with --clear forgets) the account's API key, for reconciliation
 rekey          re-encrypts every secret and key under a new key; the key file then holds it and
-               the replaced key is kept as <key file>.previous (for backups made before)
+               each replaced key is kept as <key file>.<its key id> (for backups made before)
 
 Run "prequal-hooks accounts <verb> --help" for a verb's options. Exits 1 when the account is
 unknown or the key is wrong, 2 when the command is called wrongly.`;
@@ -124,10 +125,12 @@ async function withAccounts<T>(
   }
 }
 
+/** A secret given that is short enough to guess offline from one signed request; a generated one never is. */
 function warnIfWeak(io: CommandIo, secret: string | undefined): void {
-  if (secret !== undefined && secret.length < WEAK_SECRET_LENGTH)
+  if (secret !== undefined && Buffer.byteLength(secret) < WEAK_SECRET_LENGTH)
     io.stderr.write(
-      `prequal-hooks accounts: the secret is shorter than ${WEAK_SECRET_LENGTH} characters: it can be guessed offline from one signed request\n`,
+      `prequal-hooks accounts: the secret is shorter than ${WEAK_SECRET_LENGTH} bytes: it can be guessed offline from one signed request; ` +
+        'give none to have a random one generated\n',
     );
 }
 
@@ -219,16 +222,18 @@ async function rotateSecret(argv: string[], io: CommandIo): Promise<number> {
   const { values } = command;
   const account = accountOf(values);
   const secret = values.secret;
-  if (secret === undefined) throw new UsageError('give the new secret with --secret or --secret-file');
   warnIfWeak(io, secret);
   const rotated = await withAccounts(command, io, {}, (registry) =>
-    registry.rotateSecret(account, { secret, keepPreviousMs: values['keep-previous'] }),
+    registry.rotateSecret(account, { ...(secret !== undefined && { secret }), keepPreviousMs: values['keep-previous'] }),
   );
   if (values.json) printJson(io, rotated);
-  else
+  else {
     io.stdout.write(
       `account ${account}: new secret ${rotated.fingerprint} in use; the previous one verifies until ${rotated.previousSecretUntil}\n`,
     );
+    if (rotated.secret !== undefined)
+      io.stdout.write(`its new secret, shown once (paste it in the account's agency dashboard): ${rotated.secret}\n`);
+  }
   return 0;
 }
 
@@ -255,8 +260,11 @@ async function rekey(argv: string[], io: CommandIo): Promise<number> {
   if (values.json) printJson(io, rekeyed);
   else
     io.stdout.write(
-      `re-encrypted ${rekeyed.values} values under the accounts key ${rekeyed.keyId}, now in ${rekeyed.keyFile}; ` +
-        `the previous key is in ${rekeyed.previousKeyFile}: keep it as long as backups made before now, then delete it\n`,
+      `re-encrypted ${rekeyed.values} values under the accounts key ${rekeyed.keyId}, now in ${rekeyed.keyFile}` +
+        (rekeyed.previousKeyFile === null
+          ? '\n'
+          : `; the previous key ${rekeyed.previousKeyId} is kept in ${rekeyed.previousKeyFile} (each replaced key keeps a file ` +
+            `named by its id): a backup made before now needs it, so keep it as long as those backups, then delete it\n`),
     );
   return 0;
 }

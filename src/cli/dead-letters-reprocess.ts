@@ -6,6 +6,7 @@ import { createReceiver } from '../receiver.js';
 import { openStore } from '../store/open.js';
 import type { InboxRow, InboxState, Store } from '../store/store.js';
 import { UsageError, type CommandIo } from './args.js';
+import { accountStore } from './account-target.js';
 import { LIST_OPTIONS, REPROCESS_ONLY_OPTIONS } from './dead-letters-options.js';
 import { databaseOf, parseCommand } from './options.js';
 import { requireDatabaseFile } from './database.js';
@@ -100,10 +101,10 @@ export async function reprocess(argv: string[], io: CommandIo, help: string): Pr
   requireDatabaseFile(path);
 
   const opened = await openStore(path, postgres);
-  const store = opened.forAccount(values.account);
   let report: Awaited<ReturnType<typeof reprocessRows>>;
   let ownership: Ownership;
   try {
+    const store = await accountStore(opened, path, values.account);
     ownership = await ownershipOf(store, values['project-here']);
     report =
       ownership.owner === undefined

@@ -1,5 +1,6 @@
 import { prepareDeadLetters, type EventDeadLetter, type HandlerDeadLetter } from '../dispatch/dead-letters.js';
 import type { CommandIo } from './args.js';
+import { accountStore } from './account-target.js';
 import { databaseOf, optionsHelp, parseCommand } from './options.js';
 import { LIST_OPTIONS, REPROCESS_ONLY_OPTIONS } from './dead-letters-options.js';
 import { openForReading } from './database.js';
@@ -56,10 +57,10 @@ async function list(argv: string[], io: CommandIo): Promise<number> {
   const limit = values.limit;
   const { location, postgres } = databaseOf(command);
   const opened = await openForReading(location, postgres);
-  const store = opened.forAccount(values.account);
   let events: EventDeadLetter[];
   let handlerFailures: HandlerDeadLetter[];
   try {
+    const store = await accountStore(opened, location, values.account);
     // Nothing is requeued here, so nothing needs waking.
     const all = await prepareDeadLetters(store, () => {}).list(limit);
     events = all.filter((d): d is EventDeadLetter => d.type === 'event');

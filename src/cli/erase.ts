@@ -11,6 +11,7 @@ import { count } from '../words.js';
 import { openStore } from '../store/open.js';
 import type { CandidateMatch } from '../store/store.js';
 import { CommandError, UsageError, type CommandIo } from './args.js';
+import { accountStore } from './account-target.js';
 import { displayLocation, requireDatabaseFile } from './database.js';
 import { databaseOf, ACCOUNT_OPTIONS, databaseOptions, flag, flagsOnly, optional, optionsHelp, parseCommand } from './options.js';
 import { printJson } from './output.js';
@@ -93,9 +94,9 @@ export async function erase(argv: string[], io: CommandIo): Promise<number> {
   const { location, postgres } = databaseOf(command);
   requireDatabaseFile(location);
   const opened = await openStore(location, postgres);
-  const store = opened.forAccount(command.values.account);
   let report: ErasureReport;
   try {
+    const store = await accountStore(opened, location, command.values.account);
     report = await eraseCandidate(store, match, { reason: values.reason, dryRun: values['dry-run'] });
   } catch (error) {
     if (error instanceof UnknownCandidateError || error instanceof ErasureRequestError)
@@ -139,9 +140,9 @@ async function retention(
   const { location, postgres } = databaseOf(command);
   requireDatabaseFile(location);
   const opened = await openStore(location, postgres);
-  const store = opened.forAccount(command.values.account);
   let report: RetentionReport;
   try {
+    const store = await accountStore(opened, location, command.values.account);
     report = await eraseInactive(store, { olderThan, reason, dryRun: command.values['dry-run'] });
   } finally {
     await opened.close();

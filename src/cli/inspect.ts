@@ -10,6 +10,7 @@ import {
 } from '../query/index.js';
 import type { Store } from '../store/store.js';
 import { CommandError, UsageError, type CommandIo } from './args.js';
+import { accountStore } from './account-target.js';
 import { databaseOf, ACCOUNT_OPTIONS, databaseOptions, flagsOnly, FORMAT_OPTIONS, optional, optionsHelp, parseCommand } from './options.js';
 import { openForReading } from './database.js';
 import { outputFormat, printJson, renderTable, shortInstant, shortNumber, type Column } from './output.js';
@@ -141,8 +142,8 @@ export async function inspect(argv: string[], io: CommandIo): Promise<number> {
 
   const { location, postgres } = databaseOf(command);
   const opened = await openForReading(location, postgres);
-  const store = opened.forAccount(values.account);
   try {
+    const store = await accountStore(opened, location, values.account);
     if (values.campaign === undefined) {
       const state = await overview(store);
       if (format === 'json') printJson(io, state);

@@ -1,6 +1,7 @@
 import { rebuild as rebuildStore, type RebuildSummary } from '../replay/index.js';
 import { openStore } from '../store/open.js';
 import type { CommandIo } from './args.js';
+import { accountStore } from './account-target.js';
 import { databaseOf, ACCOUNT_OPTIONS, databaseOptions, flag, flagsOnly, optionsHelp, parseCommand } from './options.js';
 import { displayLocation, requireDatabaseFile, smallNursery } from './database.js';
 import { printJson } from './output.js';
@@ -43,10 +44,10 @@ export async function rebuild(argv: string[], io: CommandIo): Promise<number> {
   requireDatabaseFile(location);
   smallNursery();
   const opened = await openStore(location, postgres);
-  const store = opened.forAccount(values.account);
   const started = Date.now();
   let summary: RebuildSummary;
   try {
+    const store = await accountStore(opened, location, values.account);
     summary = await rebuildStore(store, {
       bulk: values.batched !== true,
       onProgress(running) {

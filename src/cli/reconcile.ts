@@ -3,6 +3,7 @@ import { PrequalApiError, PrequalNetworkError, PrequalRedirectError, PrequalResp
 import { reconcileInto, type ReconcileReport, type Repair } from '../reconcile/index.js';
 import { isPostgresUrl, openStore } from '../store/open.js';
 import { CommandError, type CommandIo } from './args.js';
+import { accountStore, refuseAccountOfNoDatabase } from './account-target.js';
 import { databaseOf, ACCOUNT_OPTIONS, databaseOptions, flag, flagsOnly, list, optionsHelp, parseCommand } from './options.js';
 import { SERVICE_OPTIONS, serviceClient } from './service.js';
 import { displayLocation } from './database.js';
@@ -109,6 +110,7 @@ export async function reconcile(argv: string[], io: CommandIo): Promise<number> 
   const dryRun = values['dry-run'];
   // State built from the service alone starts from no database: created as serve does; a dry
   // run, which writes nothing, compares with an empty one in memory instead.
+  refuseAccountOfNoDatabase(location, values.account);
   const fresh = !isPostgresUrl(location) && !existsSync(location);
   if (fresh)
     io.stderr.write(
@@ -131,9 +133,9 @@ export async function reconcile(argv: string[], io: CommandIo): Promise<number> 
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   const opened = await openStore(fresh && dryRun ? ':memory:' : location, fresh && dryRun ? {} : postgres);
-  const store = opened.forAccount(values.account);
   let report: ReconcileReport;
   try {
+    const store = await accountStore(opened, location, values.account);
     report = await reconcileInto(
       { store },
       {

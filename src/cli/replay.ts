@@ -2,6 +2,7 @@ import { replayInto, type ReplaySummary } from '../replay/index.js';
 import { openStore } from '../store/open.js';
 import type { ReceiverRow } from '../store/store.js';
 import { integer, UsageError, type CommandIo } from './args.js';
+import { accountStore, refuseAccountOfNoDatabase } from './account-target.js';
 import { databaseOf, ACCOUNT_OPTIONS, databaseOptions, flag, flagsOnly, optionsHelp, parseCommand, value } from './options.js';
 import { count } from '../words.js';
 import { displayLocation, smallNursery } from './database.js';
@@ -76,11 +77,12 @@ export async function replay(argv: string[], io: CommandIo): Promise<number> {
   smallNursery();
   const startedAt = Date.now();
   let nextProgress = progressEvery;
+  refuseAccountOfNoDatabase(dbPath, values.account);
   const opened = await openStore(dbPath, postgres);
-  const store = opened.forAccount(values.account);
   let ownership: Ownership;
   let summary: ReplaySummary;
   try {
+    const store = await accountStore(opened, dbPath, values.account);
     ownership = await ownershipOf(store, values['project-here']);
     const owner = ownership.owner;
     summary = await replayInto({ store }, positionals, {

@@ -2,92 +2,96 @@ import { isApiKeyFormat } from '../api/index.js';
 import { EVENT_KINDS, isServiceEventKind, type ServiceEventKind } from '../events/index.js';
 import { createSandbox } from '../sandbox/index.js';
 import { integer, UsageError, webhookUrl, type CommandIo } from './args.js';
+import { resolveFileVariants, withFileVariants } from './file-variants.js';
 import { flag, flagsOnly, list, optional, optionsHelp, parseCommand, value, type OptionValues } from './options.js';
 import { count } from '../words.js';
 
-export const SANDBOX_OPTIONS = flagsOnly({
-  port: value({
-    placeholder: '<n>',
-    help: 'port to listen on (0 takes a free port)',
-    default: 8789,
-    defaultHelp: '8789',
-    parse: (text: string, name: string) => integer(name, text, 8789, 0, 65535),
-  }),
-  host: value({
-    placeholder: '<addr>',
-    help: 'address to listen on',
-    default: '127.0.0.1',
-    defaultHelp: '127.0.0.1',
-    parse: (text: string) => text,
-  }),
-  'api-key': list({
-    placeholder: '<key>',
-    help: 'an accepted X-API-Key: a prefix ending in "live_", then 32 or more characters; repeat it for several agencies (default: one generated)',
-    secret: true,
-  }),
-  'inactive-api-key': list({
-    placeholder: '<k>',
-    help: 'a key of a disabled agency: answered 401 AGENCY_INACTIVE (repeatable)',
-    secret: true,
-  }),
-  credits: value({
-    placeholder: '<n>',
-    help: "each agency's starting credit balance",
-    default: 100,
-    defaultHelp: '100',
-    parse: (text: string, name: string) => amount(name, text),
-  }),
-  seed: optional({ placeholder: '<s>', help: 'fixes identifiers and outcomes (default: random, printed)' }),
-  'interview-ms': value({
-    placeholder: '<n>',
-    help: 'how long an interview takes',
-    default: 2000,
-    defaultHelp: '2000',
-    parse: (text: string, name: string) => integer(name, text, 2000, 0, 3_600_000),
-  }),
-  'webhook-url': value<string | undefined>({
-    placeholder: '<url>',
-    help: 'where events are POSTed (default: nowhere)',
-    default: undefined,
-    parse: (text: string, name: string) => webhookUrl(name, text).href,
-  }),
-  'webhook-secret': {
-    ...list({
-      placeholder: '<s>',
-      help: 'signs each event, X-Service-Signature: sha256=<hex> (the first of a comma-separated list)',
+export const SANDBOX_OPTIONS = withFileVariants(
+  flagsOnly({
+    port: value({
+      placeholder: '<n>',
+      help: 'port to listen on (0 takes a free port)',
+      default: 8789,
+      defaultHelp: '8789',
+      parse: (text: string, name: string) => integer(name, text, 8789, 0, 65535),
+    }),
+    host: value({
+      placeholder: '<addr>',
+      help: 'address to listen on',
+      default: '127.0.0.1',
+      defaultHelp: '127.0.0.1',
+      parse: (text: string) => text,
+    }),
+    'api-key': list({
+      placeholder: '<key>',
+      help: 'an accepted X-API-Key: a prefix ending in "live_", then 32 or more characters; repeat it for several agencies (default: one generated)',
       secret: true,
     }),
-    env: ['PREQUAL_HOOKS_SECRET'],
-  },
-  events: value({
-    placeholder: '<list>',
-    help: 'subscribed kinds, comma-separated (default all)',
-    default: [...EVENT_KINDS],
-    parse: (text: string, name: string) => eventList(name, text),
+    'inactive-api-key': list({
+      placeholder: '<k>',
+      help: 'a key of a disabled agency: answered 401 AGENCY_INACTIVE (repeatable)',
+      secret: true,
+    }),
+    credits: value({
+      placeholder: '<n>',
+      help: "each agency's starting credit balance",
+      default: 100,
+      defaultHelp: '100',
+      parse: (text: string, name: string) => amount(name, text),
+    }),
+    seed: optional({ placeholder: '<s>', help: 'fixes identifiers and outcomes (default: random, printed)' }),
+    'interview-ms': value({
+      placeholder: '<n>',
+      help: 'how long an interview takes',
+      default: 2000,
+      defaultHelp: '2000',
+      parse: (text: string, name: string) => integer(name, text, 2000, 0, 3_600_000),
+    }),
+    'webhook-url': value<string | undefined>({
+      placeholder: '<url>',
+      help: 'where events are POSTed (default: nowhere)',
+      default: undefined,
+      parse: (text: string, name: string) => webhookUrl(name, text).href,
+    }),
+    'webhook-secret': {
+      ...list({
+        placeholder: '<s>',
+        help: 'signs each event, X-Service-Signature: sha256=<hex> (the first of a comma-separated list); --webhook-secret-file keeps it out of the process list',
+        secret: true,
+        fileVariant: true,
+      }),
+      env: ['PREQUAL_HOOKS_SECRET'],
+    },
+    events: value({
+      placeholder: '<list>',
+      help: 'subscribed kinds, comma-separated (default all)',
+      default: [...EVENT_KINDS],
+      parse: (text: string, name: string) => eventList(name, text),
+    }),
+    'retry-base-ms': value({
+      placeholder: '<n>',
+      help: 'first retry delay, doubled at each of the 3 retries',
+      default: 1000,
+      defaultHelp: '1000',
+      parse: (text: string, name: string) => integer(name, text, 1000, 0, 3_600_000),
+    }),
+    duplicates: value({
+      placeholder: '<rate>',
+      help: 'share of events delivered twice, 0 to 1',
+      default: 0,
+      defaultHelp: '0',
+      parse: (text: string, name: string) => share(name, text),
+    }),
+    reorder: value({
+      placeholder: '<rate>',
+      help: 'share of deliveries held back behind later ones, 0 to 1',
+      default: 0,
+      defaultHelp: '0',
+      parse: (text: string, name: string) => share(name, text),
+    }),
+    reserialize: flag({ help: "write a duplicate's JSON with other key order and spacing" }),
   }),
-  'retry-base-ms': value({
-    placeholder: '<n>',
-    help: 'first retry delay, doubled at each of the 3 retries',
-    default: 1000,
-    defaultHelp: '1000',
-    parse: (text: string, name: string) => integer(name, text, 1000, 0, 3_600_000),
-  }),
-  duplicates: value({
-    placeholder: '<rate>',
-    help: 'share of events delivered twice, 0 to 1',
-    default: 0,
-    defaultHelp: '0',
-    parse: (text: string, name: string) => share(name, text),
-  }),
-  reorder: value({
-    placeholder: '<rate>',
-    help: 'share of deliveries held back behind later ones, 0 to 1',
-    default: 0,
-    defaultHelp: '0',
-    parse: (text: string, name: string) => share(name, text),
-  }),
-  reserialize: flag({ help: "write a duplicate's JSON with other key order and spacing" }),
-});
+);
 
 export const SANDBOX_HELP = `Usage: prequal-hooks sandbox [options]
 
@@ -125,12 +129,12 @@ function eventList(name: string, value: string): ServiceEventKind[] {
 }
 
 export async function sandbox(argv: string[], io: CommandIo): Promise<number> {
-  const command = parseCommand(SANDBOX_OPTIONS, argv, io.env);
-  const { values } = command;
-  if (command.help) {
+  const parsed = parseCommand(SANDBOX_OPTIONS, argv, io.env);
+  if (parsed.help) {
     io.stdout.write(`${SANDBOX_HELP}\n`);
     return 0;
   }
+  const { values } = resolveFileVariants(SANDBOX_OPTIONS, parsed);
   const apiKeys = values['api-key'];
   for (const key of [...apiKeys, ...values['inactive-api-key']]) {
     // The key itself is not repeated: it is a secret.

@@ -95,7 +95,7 @@ export async function serve(argv: string[], io: CommandIo): Promise<number> {
   // without a handler the default action would kill the process outright.
   const stopReloading = reloadOnHangup(config, { standalone, reconciling }, logger);
   const stopped = stopOnSignal({ standalone, database, schedule, retention, tracing, logger }).finally(stopReloading);
-  announce(config, standalone, logger, io);
+  announce(config, standalone, await servedAccounts(standalone), logger, io);
   return await stopped;
 }
 
@@ -271,18 +271,40 @@ function stopOnSignal(running: {
   });
 }
 
+/** How many accounts serve takes deliveries for (the default one and the registry's active ones), and how many are disabled. */
+async function servedAccounts(standalone: Standalone): Promise<{ active: number; disabled: number } | undefined> {
+  try {
+    const listed = (await (await standalone.receiver.accounts())?.list()) ?? [{ state: 'active' }];
+    const active = listed.filter((a) => a.state === 'active').length;
+    return { active, disabled: listed.length - active };
+  } catch {
+    return undefined; // the registry unreadable: the receiver says why, and its account paths answer 503
+  }
+}
+
+/** `3 accounts`, and `(1 more disabled)` when some are. */
+function accountsText(served: { active: number; disabled: number }): string {
+  return `${count(served.active, 'account')}${served.disabled > 0 ? ` (${served.disabled} more disabled)` : ''}`;
+}
+
 /**
  * For the person at the terminal, whatever the log level; the JSON line is for log pipelines.
  * Both say what is bound, and where to reach it from this machine.
  */
-function announce(config: ServeConfig, standalone: Standalone, logger: Logger, io: CommandIo): void {
+function announce(
+  config: ServeConfig,
+  standalone: Standalone,
+  served: { active: number; disabled: number } | undefined,
+  logger: Logger,
+  io: CommandIo,
+): void {
   const bound = standalone.server.address() as AddressInfo;
   const boundText = `${bound.family === 'IPv6' ? `[${bound.address}]` : bound.address}:${bound.port}`;
   const everywhere = bound.address === '0.0.0.0' || bound.address === '::';
   const where = displayLocation(config.database);
   io.stderr.write(
     `prequal-hooks: listening on ${boundText}${everywhere ? ' (every interface)' : ''}; receiving webhooks on POST ${standalone.url}${config.path}` +
-      `${everywhere ? ' from this machine, or on this port at its other addresses' : ''} (database ${where})\n`,
+      `${everywhere ? ' from this machine, or on this port at its other addresses' : ''} (database ${where}${served === undefined ? '' : `, ${accountsText(served)}`})\n`,
   );
   if (everywhere) {
     io.stderr.write('prequal-hooks: other machines can reach this port; --host 127.0.0.1 (or PREQUAL_HOOKS_HOST) keeps it to this one.\n');
@@ -294,8 +316,10 @@ function announce(config: ServeConfig, standalone: Standalone, logger: Logger, i
       db: where,
       secretFingerprints: config.secrets.map(secretFingerprint),
       maxBodyBytes: config.maxBodyBytes,
+      ...(served !== undefined && { accounts: served }),
     },
-    `prequal-hooks listening on ${boundText}, receiving webhooks on POST ${standalone.url}${config.path}`,
+    `prequal-hooks listening on ${boundText}, receiving webhooks on POST ${standalone.url}${config.path}` +
+      (served === undefined ? '' : ` for ${accountsText(served)}`),
   );
   // Out now, not with the first batch: whoever waits for the start reads it at once.
   logger.flush();

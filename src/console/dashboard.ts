@@ -6,6 +6,7 @@ import express, { Router, type ErrorRequestHandler } from 'express';
 import { QueryParameterError } from '../query/index.js';
 import type { Logger } from '../logging.js';
 import { StoreUnavailableError } from '../store/store.js';
+import { UnknownAccountError } from '../accounts/errors.js';
 import { serveAssets } from './assets.js';
 import { requireToken, tokenDigest } from './auth.js';
 import { campaignRoutes } from './campaigns.js';
@@ -92,6 +93,10 @@ export function createDashboard(source: DashboardSource, options: DashboardOptio
           details: {},
         },
       });
+      return;
+    }
+    if (error instanceof UnknownAccountError) {
+      res.status(404).json({ error: { code: 'UNKNOWN_ACCOUNT', message: 'No account with this id is registered.', details: {} } });
       return;
     }
     if (error instanceof StoreUnavailableError) {

@@ -29,6 +29,12 @@ function listParameters(req: Request): EventListParameters {
   };
 }
 
+/** The fingerprint of the secret that verified the event: to the full console only (a viewer could test guesses of a weak secret against it). */
+function secretMatched(context: PageContext, fingerprint: string | null): string {
+  if (fingerprint === null) return 'none (unsigned)';
+  return context.csrf === undefined ? 'one of the webhook secrets (its fingerprint is shown to the full console only)' : fingerprint;
+}
+
 /** An id as a link to its page; a masked one (an unknown kind's) as text. */
 function idLink(context: PageContext, path: string, id: string | null) {
   if (id === null) return '—';
@@ -118,7 +124,7 @@ ${page.next === null ? '' : html`<a rel="next" href="${href(context.base, '/even
 <dt>kind</dt><dd>${event.kind ?? '—'}</dd>
 <dt>state</dt><dd><span class="state ${event.state}" id="event-state">${event.state}</span></dd>
 <dt>verdict</dt><dd id="event-verdict">${event.verdict}</dd>
-<dt>secret matched</dt><dd id="event-secret">${event.secret_id ?? 'none (unsigned)'}</dd>
+<dt>secret matched</dt><dd id="event-secret">${secretMatched(context, event.secret_id)}</dd>
 <dt>received</dt><dd>${when(event.received_at)}</dd>
 <dt>processed</dt><dd>${when(event.processed_at)}</dd>
 <dt>attempts</dt><dd>${event.attempts}</dd>

@@ -5,7 +5,17 @@ import type { CreditsRow } from '../store/tables.js';
 import { html, layout, when, type PageContext } from './html.js';
 import type { ConsoleData } from './source.js';
 
-async function overviewData(data: ConsoleData) {
+/**
+ * Verified requests by secret: by fingerprint for the full console; numbered for the read-only one,
+ * since a fingerprint is a plain SHA-256 prefix against which a viewer could test guesses of a weak secret offline.
+ */
+type SecretUse = { fingerprint: string; requests: number } | { secret: number; requests: number };
+
+function secretsShown(secrets: ReadonlyArray<{ fingerprint: string; requests: number }>, full: boolean): SecretUse[] {
+  return full ? [...secrets] : secrets.map(({ requests }, i) => ({ secret: i + 1, requests }));
+}
+
+async function overviewData(data: ConsoleData, full: boolean) {
   const inbox = await data.inbox();
   const [counts, probe, oldestPending, credits, secrets] = await Promise.all([
     data.source.counts(),
@@ -15,7 +25,13 @@ async function overviewData(data: ConsoleData) {
     data.source.secretUse?.() ?? [],
   ]);
   const lagSeconds = oldestPending === null ? 0 : Math.max(0, (Date.now() - Date.parse(oldestPending)) / 1000);
-  return { counts, storage: probe, projection: { oldest_pending: oldestPending, lag_seconds: lagSeconds }, credits, secrets };
+  return {
+    counts,
+    storage: probe,
+    projection: { oldest_pending: oldestPending, lag_seconds: lagSeconds },
+    credits,
+    secrets: secretsShown(secrets, full),
+  };
 }
 
 /** Whether the account can spend now, as the credits row tells it: depleted only at or below 0. */
@@ -37,15 +53,15 @@ function creditsNote(context: PageContext, credits: CreditsRow) {
 }
 
 export function overviewRoutes(router: Router, data: ConsoleData): void {
-  router.get('/api/overview', async (_req, res) => {
-    res.json(await overviewData(data));
+  router.get('/api/overview', async (req, res) => {
+    res.json(await overviewData(data, data.context(req).csrf !== undefined));
   });
   router.get('/api/events-per-minute', async (_req, res) => {
     res.json({ minutes: await (await data.inbox()).eventsPerMinute(60) });
   });
   router.get('/', async (req, res) => {
     const context = data.context(req);
-    const { counts, storage, projection, credits, secrets } = await overviewData(data);
+    const { counts, storage, projection, credits, secrets } = await overviewData(data, context.csrf !== undefined);
     const total = counts.pending + counts.projected + counts.unknown + counts.dead;
     const link = (state: string) => `${context.base}/events?state=${state}`;
     const body = html`
@@ -77,9 +93,13 @@ export function overviewRoutes(router: Router, data: ConsoleData): void {
   </div>
   <div class="card"><h2>Webhook secrets</h2>
     <table class="counts" id="secret-use">
-      ${secrets.map((s) => html`<tr><th><code>${s.fingerprint}</code></th><td data-secret="${s.fingerprint}">${s.requests}</td></tr>`)}
+      ${secrets.map((s) =>
+        'fingerprint' in s
+          ? html`<tr><th><code>${s.fingerprint}</code></th><td data-secret="${s.fingerprint}">${s.requests}</td></tr>`
+          : html`<tr><th>secret ${s.secret}</th><td data-secret="${s.secret}">${s.requests}</td></tr>`,
+      )}
     </table>
-    <p class="note">${secrets.length === 0 ? 'No signed request since this process started.' : 'Verified requests by secret fingerprint since start: during a rotation, the old secret is unused once its count stops growing.'}</p>
+    <p class="note">${secrets.length === 0 ? 'No signed request since this process started.' : 'Verified requests by secret fingerprint since start: during a rotation, the old secret is unused once its count stops growing.'}${secrets.some((s) => !('fingerprint' in s)) ? ' Fingerprints are shown to the full console only.' : ''}</p>
   </div>
 </section>
 <section><h2>Events per minute, last hour</h2>

@@ -48,14 +48,20 @@ export interface ConsoleData {
 
 /** The source of one account: the receiver's own members for the default account, `forAccount`'s for another. */
 export function scopedSource(source: DashboardSource, account: string): ScopedSource {
-  const own = account === DEFAULT_ACCOUNT || source.forAccount === undefined ? source : source.forAccount(account);
+  // Asked at each use: an account removed since its pages were first shown is then refused
+  // (UnknownAccountError, a 404), and one added by another process a moment ago is found.
+  const own = () => (account === DEFAULT_ACCOUNT || source.forAccount === undefined ? source : source.forAccount(account));
   return {
     account,
-    query: own.query,
-    deadLetters: own.deadLetters,
-    erase: (match, options) => own.erase(match, options),
-    exportCandidate: (candidateId) => own.exportCandidate(candidateId),
-    counts: () => own.counts(),
+    get query() {
+      return own().query;
+    },
+    get deadLetters() {
+      return own().deadLetters;
+    },
+    erase: (match, options) => own().erase(match, options),
+    exportCandidate: (candidateId) => own().exportCandidate(candidateId),
+    counts: () => own().counts(),
     store: async () => (await source.store()).forAccount(account),
     probe: () => source.probe(),
     secretUse: async () => (await source.secretUse?.(account)) ?? [],

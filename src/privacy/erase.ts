@@ -48,6 +48,11 @@ class Rollback extends Error {
 function checked(match: CandidateMatch, reason: string): CandidateMatch {
   if (typeof reason !== 'string' || reason.trim() === '')
     throw new ErasureRequestError('an erasure needs a reason (kept in the audit trail, without personal data)');
+  return checkedMatch(match);
+}
+
+/** The match with its value trimmed; ErasureRequestError unless it names exactly one of candidateId, email or phone. */
+export function checkedMatch(match: CandidateMatch): CandidateMatch {
   const given = Object.entries(match ?? {}).filter(([, v]) => v !== undefined);
   if (
     given.length !== 1 ||
@@ -61,7 +66,8 @@ function checked(match: CandidateMatch, reason: string): CandidateMatch {
   return { [key]: value.trim() } as CandidateMatch;
 }
 
-function described(match: CandidateMatch): string {
+/** Why no candidate matches, without repeating an e-mail or a phone. */
+export function described(match: CandidateMatch): string {
   return 'candidateId' in match
     ? `no candidate ${match.candidateId} is known here`
     : 'email' in match

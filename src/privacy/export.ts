@@ -4,7 +4,8 @@
 import type { PersonValues } from '../events/index.js';
 import type { ErasureRecord, ExportedResponse } from '../store/ports/people.js';
 import type { CandidateRow } from '../store/tables.js';
-import type { Store } from '../store/store.js';
+import type { CandidateMatch, Store } from '../store/store.js';
+import { checkedMatch, described, UnknownCandidateError } from './erase.js';
 
 export interface StoredEventExport {
   inbox_id: number;
@@ -59,4 +60,27 @@ export async function exportCandidate(store: Store, candidateId: string, now: ()
     })),
     erasures: erasures.map((e) => ({ erased_at: e.erased_at, reason: e.reason, events_redacted: e.events_redacted })),
   };
+}
+
+export interface PersonExport {
+  exported_at: string;
+  /** Each candidate the match found, in id order (a person who applied twice has two ids). */
+  candidates: CandidateExport[];
+}
+
+/**
+ * Everything held about a person: the candidate `candidateId`, or every candidate whose projected
+ * e-mail (any case) or phone (any spacing) matches, found as an erasure finds them. Rejects with
+ * UnknownCandidateError when the e-mail or phone matches no candidate (never repeating it).
+ */
+export async function exportPerson(store: Store, match: CandidateMatch, now: () => number = Date.now): Promise<PersonExport> {
+  const request = checkedMatch(match);
+  const ids =
+    'candidateId' in request
+      ? [request.candidateId]
+      : (await store.people.candidatesMatching(request)).map((person) => person.candidate_id);
+  if (ids.length === 0) throw new UnknownCandidateError(described(request));
+  const candidates: CandidateExport[] = [];
+  for (const id of ids) candidates.push(await exportCandidate(store, id, now));
+  return { exported_at: new Date(now()).toISOString(), candidates };
 }

@@ -68,7 +68,10 @@ export interface Receiver extends AccountReceiver {
   /**
    * The same members for another account (`/webhooks/<route key>`): its queries, dead letters,
    * replay, reconciliation, erasure, export and counts. Throws ConfigurationError for a string that
-   * is not an account id; an account with no rows yet reads as empty.
+   * is not an account id, and UnknownAccountError for an id the registry does not hold (as of the
+   * routes it keeps current, read every second; an account added through `accounts()` is known at
+   * once); before the registry was first read, or with `accounts: false`, the members reject with
+   * UnknownAccountError instead. A registered account with no rows yet reads as empty.
    */
   forAccount(account: string): AccountReceiver;
   /**

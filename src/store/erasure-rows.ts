@@ -37,14 +37,14 @@ const SCANNED = [`${SET_ASIDE} AND state = 'unknown'`, `${SET_ASIDE} AND state =
 const NOT_ANOTHER_CANDIDATES = `(handler_key IS NULL OR handler_key NOT LIKE 'candidate:%')`;
 
 /** The projected phone with its separators stripped, in SQL both engines read alike. */
-export const PHONE_DIGITS_SQL = PHONE_SEPARATORS.reduce((sql, separator) => `replace(${sql}, '${separator}', '')`, 'phone');
+const PHONE_DIGITS_SQL = PHONE_SEPARATORS.reduce((sql, separator) => `replace(${sql}, '${separator}', '')`, 'phone');
 
 /**
  * How an engine looks a person up by e-mail or phone among the projected candidates: the
  * parameters of its narrowing SQL (the e-mail with ASCII letters folded; the phone's written forms,
  * separators stripped, or the text as given when it is not a phone number), then the exact test.
  */
-export function candidateLookup(match: Extract<CandidateMatch, { email: string } | { phone: string }>): {
+function candidateLookup(match: Extract<CandidateMatch, { email: string } | { phone: string }>): {
   parameters: string[];
   forms: string[];
   matches: (row: PersonValues) => boolean;
@@ -57,6 +57,31 @@ export function candidateLookup(match: Extract<CandidateMatch, { email: string }
   if (e164 === undefined) return { parameters: [match.phone], forms: [], matches: (row) => row.phone === match.phone };
   const forms = phoneForms(e164);
   return { parameters: forms, forms, matches: (row) => row.phone !== null && phoneKey(row.phone) === e164 };
+}
+
+/**
+ * The account's projected candidates whose e-mail (ASCII case folded) or phone (as E.164) matches,
+ * in id order: the one way an erasure (locking them, `lock`) and an export find a person. The SQL
+ * narrows (lower() on both sides: SQLite's folds ASCII, PostgreSQL's more, never fewer), the lookup decides.
+ */
+export async function candidatesMatching(
+  sql: EngineSql,
+  account: string,
+  match: Extract<CandidateMatch, { email: string } | { phone: string }>,
+  lock: '' | ' FOR UPDATE' = '',
+): Promise<PersonValues[]> {
+  const lookup = candidateLookup(match);
+  const where =
+    'email' in match
+      ? `lower(email) = lower(${sql.placeholder(2)})`
+      : lookup.forms.length > 0
+        ? `${PHONE_DIGITS_SQL} IN (${placeholders(sql, lookup.forms.length, 2)})`
+        : `phone = ${sql.placeholder(2)}`;
+  const rows = await sql.rows<PersonValues>(
+    `SELECT candidate_id, email, phone FROM candidates WHERE account = ${sql.placeholder(1)} AND ${where} ORDER BY candidate_id${lock}`,
+    [account, ...lookup.parameters],
+  );
+  return rows.filter(lookup.matches);
 }
 
 /** Whom an erasure by id reaches when no candidate row holds it: the id alone, found in stored rows. */

@@ -1,7 +1,7 @@
 // The reads of ports/people.ts, written once for both engines in their own placeholders.
 import type { PersonValues } from '../events/index.js';
 import { placeholders, type EngineSql } from './engine-sql.js';
-import { rowsNaming } from './erasure-rows.js';
+import { candidatesMatching, rowsNaming } from './erasure-rows.js';
 import type { ErasureRecord, ExportedResponse, PeopleReads } from './ports/people.js';
 
 const IDS_PER_READ = 200;
@@ -20,6 +20,7 @@ export function peopleReads(sql: EngineSql, account: string): PeopleReads {
           [account, candidateId],
         )
       ).map((r) => ({ ...r, position: Number(r.position) })),
+    candidatesMatching: (match) => candidatesMatching(sql, account, match),
     rowsNaming: (people: readonly PersonValues[]) => rowsNaming(sql, account, people),
     erasuresOf: async (candidateId) =>
       (

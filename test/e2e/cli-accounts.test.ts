@@ -118,6 +118,29 @@ describe('prequal-hooks accounts', () => {
     });
   });
 
+  it('rotate-secret without a secret generates one, printed once, which verifies; a short secret given is warned of', async () => {
+    const rotated = await accounts('rotate-secret', '--db', db, '--account', 'nantes', '--keep-previous', '0', '--json');
+    expect(rotated.code).toBe(0);
+    const body = json(rotated.stdout);
+    expect(body.secret).toMatch(/^whsec_[0-9a-f]{64}$/);
+    expect(body.fingerprint).toBe(
+      createHash('sha256')
+        .update(body.secret as string)
+        .digest('hex')
+        .slice(0, 12),
+    );
+    expect(rotated.stderr).toBe('');
+    const fingerprints = await runCli(['secret', '--db', db, '--account', 'nantes']);
+    expect(fingerprints.stdout.trim().split('\n')).toEqual([body.fingerprint]);
+    const text = await accounts('rotate-secret', '--db', db, '--account', 'nantes', '--keep-previous', '0');
+    expect(text.stdout).toMatch(/^its new secret, shown once \(paste it in the account's agency dashboard\): whsec_[0-9a-f]{64}$/m);
+    for (const verb of ['add', 'rotate-secret']) {
+      const weak = await accounts(verb, '--db', db, '--account', verb === 'add' ? 'short' : 'nantes', '--secret', 'fifteen-bytes!!');
+      expect(weak.code).toBe(0);
+      expect(weak.stderr).toContain('the secret is shorter than 16 bytes: it can be guessed offline from one signed request');
+    }
+  });
+
   it('refuses bad slugs, the default account and unknown accounts with clear errors and exit codes', async () => {
     const bad = await accounts('add', '--db', db, '--account', 'Agence Lyon');
     expect(bad.code).toBe(2);
@@ -166,8 +189,9 @@ describe('prequal-hooks accounts', () => {
     const before = readFileSync(keyFile, 'utf8');
     const rekeyed = await accounts('rekey', '--db', db, '--json');
     expect(rekeyed.code).toBe(0);
-    expect(json(rekeyed.stdout)).toMatchObject({ keyFile, previousKeyFile: `${keyFile}.previous` });
-    expect(readFileSync(`${keyFile}.previous`, 'utf8')).toBe(before);
+    const { previousKeyId } = json(rekeyed.stdout) as { previousKeyId: string };
+    expect(json(rekeyed.stdout)).toMatchObject({ keyFile, previousKeyFile: `${keyFile}.${previousKeyId}` });
+    expect(readFileSync(`${keyFile}.${previousKeyId}`, 'utf8')).toBe(before);
     expect(readFileSync(keyFile, 'utf8')).not.toBe(before);
     expect(statSync(keyFile).mode & 0o777).toBe(0o600);
     const rotated = await accounts('rotate-secret', '--db', db, '--account', 'paris', '--secret', `${SECRET}-4`, '--keep-previous', '0');

@@ -1,6 +1,7 @@
 // The real `prequal-hooks sandbox` sends to the real `prequal-hooks serve`, with duplicates,
 // reordering and reserialized copies on: the receiver's projection must end equal to the
 // sandbox's own candidate list, campaign stats and credits.
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { killChildren, readDb, runCli, startSandbox, startServe, waitFor } from '../support/cli-process.js';
@@ -143,6 +144,34 @@ describe.concurrent('prequal-hooks sandbox', () => {
 
     expect(await sandbox.stop()).toBe(0);
     expect(await serve.stop()).toBe(0);
+  });
+
+  it('signs with the secret of --webhook-secret-file, kept out of its arguments', async () => {
+    const dbPath = join(tmp.dir, 'secret-file', 'hooks.db');
+    const serve = await startServe(['--host', '127.0.0.1', '--port', '0', '--db', dbPath, '--secret', SECRET]);
+    const secretFile = join(tmp.dir, 'webhook-secret');
+    writeFileSync(secretFile, `${SECRET}\n`, { mode: 0o600 });
+    const sandbox = await startSandbox(['--port', '0', '--webhook-url', serve.webhookUrl, '--webhook-secret-file', secretFile]);
+    expect(sandbox.child.spawnargs.join(' ')).not.toContain(SECRET);
+    expect(sandbox.stdout()).toContain(`Webhooks: POST ${serve.webhookUrl}, signed,`);
+    expect(
+      (
+        await fetch(`${sandbox.baseUrl}/sandbox/test-event`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{}',
+        })
+      ).status,
+    ).toBeLessThan(300);
+    const attempts = await waitFor(async () => {
+      const listed = (await (await fetch(`${sandbox.baseUrl}/sandbox/deliveries`)).json()) as {
+        attempts: Array<{ status: number | null }>;
+      };
+      return listed.attempts.length > 0 ? listed.attempts : undefined;
+    });
+    expect(attempts[0]!.status).toBe(200);
+    expect(await sandbox.stop()).toBe(0);
+    await serve.stop();
   });
 
   it('generates and prints a key on stdout when none is given, answers with it, and exits 0 on SIGTERM; refuses a malformed --api-key', async () => {

@@ -177,6 +177,53 @@ describe('serve with several accounts', () => {
     await serve.stop();
   }, 30_000);
 
+  it('says how many accounts it serves at start, and logs each change of the registry by id, never a secret or a route key', async () => {
+    const db = join(tmp.dir, 'changes.db');
+    const north = JSON.parse(
+      (await cli(['accounts', 'add', '--db', db, '--account', 'north', '--secret', ACME_SECRET, '--json'])).stdout,
+    ) as {
+      webhookPath: string;
+    };
+    const serve = await startServe(['--db', db, '--secret', DEFAULT_SECRET, '--port', '0', '--host', '127.0.0.1']);
+    expect(serve.stderr()).toMatch(/receiving webhooks on POST \S+ \(database [^,]+, 2 accounts\)\n/);
+    const start = await waitFor(
+      () => serve.logLines().find((l) => typeof l.msg === 'string' && l.msg.startsWith('prequal-hooks listening on')),
+      5000,
+      'the start line',
+    );
+    expect(start).toMatchObject({ accounts: { active: 2, disabled: 0 } });
+    expect(start.msg).toMatch(/ for 2 accounts$/);
+
+    const changed = (kind: string, account: string) =>
+      waitFor(
+        () => serve.logLines().find((l) => l.msg !== undefined && (l[kind] as string[] | undefined)?.includes(account)),
+        5000,
+        `the log line of ${account} ${kind}`,
+      );
+    const south = JSON.parse((await cli(['accounts', 'add', '--db', db, '--account', 'south', '--json'])).stdout) as {
+      webhookPath: string;
+      secret: string;
+    };
+    expect(await changed('added', 'south')).toMatchObject({
+      level: 30,
+      msg: 'accounts changed: 1 added (south); serving 3 accounts',
+      accounts: { active: 3, disabled: 0 },
+    });
+    await cli(['accounts', 'disable', '--db', db, '--account', 'south']);
+    expect((await changed('disabled', 'south')).msg).toBe('accounts changed: 1 disabled (south); serving 2 accounts');
+    await cli(['accounts', 'enable', '--db', db, '--account', 'south']);
+    expect((await changed('enabled', 'south')).msg).toBe('accounts changed: 1 enabled (south); serving 3 accounts');
+    await cli(['accounts', 'rotate-secret', '--db', db, '--account', 'north', '--secret', ACME_NEXT]);
+    expect((await changed('secretRotated', 'north')).msg).toBe('accounts changed: 1 secret rotated (north); serving 3 accounts');
+    await cli(['accounts', 'remove', '--db', db, '--account', 'south', '--erase-data', '--reason', 'test']);
+    expect((await changed('removed', 'south')).msg).toBe('accounts changed: 1 removed (south); serving 2 accounts');
+
+    const logged = serve.stdout() + serve.stderr();
+    for (const secret of [DEFAULT_SECRET, ACME_SECRET, ACME_NEXT, south.secret]) expect(logged).not.toContain(secret);
+    for (const path of [north.webhookPath, south.webhookPath]) expect(logged).not.toContain(path.split('/').at(-1));
+    await serve.stop();
+  }, 60_000);
+
   it('send --account signs with the account secret and posts to its path', async () => {
     const db = join(tmp.dir, 'send.db');
     const serve = await startServe(['--db', db, '--secret', DEFAULT_SECRET, '--port', '0', '--host', '127.0.0.1']);

@@ -1,10 +1,11 @@
 // The accounts registry (docs/accounts.md) on every engine: secrets sealed at rest under a key kept
 // outside the database, a wrong key named, rotation's overlap and its end, disable and enable,
 // removal with the account's rows, rekey and a crash between its steps, and route keys.
-import { existsSync, readFileSync, readdirSync, renameSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, readdirSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AccountsKeyError, openAccounts, watchAccounts, type AccountsOptions } from '../../src/index.js';
+import { open } from '../../src/accounts/cipher.js';
 import { createKeyFile, newKey, readKeyFile } from '../../src/accounts/key-file.js';
 import { copyDatabaseFile } from '../../src/store/sqlite/backup.js';
 import { openStore } from '../../src/store/open.js';
@@ -197,10 +198,41 @@ describe.each(ENGINES)('the accounts registry on $name', (engine: EngineUnderTes
     expect(statSync(keyFile).mode & 0o777).toBe(0o600);
     expect(existsSync(`${keyFile}.next`)).toBe(false);
     // A process that knows only the key file (the previous one moved aside) reads every value.
-    renameSync(`${keyFile}.previous`, `${keyFile}.old`);
+    renameSync(`${keyFile}.${before!}`, `${keyFile}.old`);
     const later = openAccounts(store, options);
     expect((await later.routes()).route(webhookPath.slice(10))?.secrets).toEqual([SECRET]);
     expect(await later.apiKey('lyon')).toBe(API_KEY);
+  });
+
+  it('keeps each key a rekey replaced under its id, owner-only, and each opens what a backup made before it holds', async () => {
+    const { accounts, store, keyFile, options, database } = await fresh();
+    const { webhookPath } = await accounts.add({ account: 'lyon', secret: SECRET });
+    const backups: Array<{ keyId: string; snapshot: Awaited<ReturnType<typeof store.registry.snapshot>>; file?: string }> = [];
+    for (const round of [1, 2]) {
+      // What a backup made now holds of the registry (on SQLite, a backup file too).
+      const snapshot = await store.registry.snapshot();
+      const file = engine.name === 'sqlite' ? join(database, '..', `backup-${round}.db`) : undefined;
+      if (file !== undefined) copyDatabaseFile(database, file);
+      const rekeyed = await accounts.rekey();
+      expect(rekeyed.previousKeyId).toBe(snapshot.keyId);
+      expect(rekeyed.previousKeyFile).toBe(`${keyFile}.${snapshot.keyId!}`);
+      backups.push({ keyId: snapshot.keyId!, snapshot, ...(file !== undefined && { file }) });
+    }
+    expect(new Set(backups.map((b) => b.keyId)).size).toBe(2);
+    for (const { keyId, snapshot, file } of backups) {
+      const retired = `${keyFile}.${keyId}`;
+      expect(statSync(retired).mode & 0o777).toBe(0o600);
+      const key = readKeyFile(retired)!;
+      expect(key.id).toBe(keyId);
+      expect(snapshot.secrets.map((s) => open(key, s.account, 'secret', s.ciphertext))).toEqual([SECRET]);
+      if (file === undefined) continue;
+      // The backup restored beside the key file opens: its key is found among the retired ones by its id.
+      const restored = await openStore(file);
+      closing.push(() => restored.close());
+      expect(
+        (await openAccounts(restored, { ...options, databaseFile: file, keyFile }).routes()).route(webhookPath.slice(10))?.secrets,
+      ).toEqual([SECRET]);
+    }
   });
 
   it('survives a crash between the steps of a rekey', async () => {
@@ -216,7 +248,7 @@ describe.each(ENGINES)('the accounts registry on $name', (engine: EngineUnderTes
     // Crashed after the commit, before the files were swapped: undo the swap by hand.
     const third = await openAccounts(store, options).rekey();
     renameSync(keyFile, `${keyFile}.next`);
-    renameSync(`${keyFile}.previous`, keyFile);
+    copyFileSync(third.previousKeyFile!, keyFile);
     const reopened = openAccounts(store, options);
     expect((await reopened.routes()).route(key)?.secrets).toEqual([SECRET]);
     // ... and opening it finished the swap.
@@ -230,7 +262,7 @@ describe.each(ENGINES)('the accounts registry on $name', (engine: EngineUnderTes
     await expect(bare.add({ account: 'lyon', secret: SECRET })).rejects.toThrow(/needs its key file: give --accounts-key-file/);
     const { webhookPath } = await accounts.add({ account: 'lyon', secret: SECRET });
     const rekeyed = await accounts.rekey();
-    // Cut after the key file went to .previous, before .next became the key file.
+    // Cut with no key file and the new key in .next (0.4.0's rekey renamed the key file away first).
     renameSync(keyFile, `${keyFile}.next`);
     expect((await openAccounts(store, options).routes()).route(webhookPath.slice(10))?.secrets).toEqual([SECRET]);
     expect(readKeyFile(keyFile)!.id).toBe(rekeyed.keyId);

@@ -61,6 +61,11 @@ describe('documents', () => {
     expect(read('README.md')).toContain(`\`\`\`ts\n${example}\`\`\`\n`);
   });
 
+  it('the README\'s "One handler for several kinds" example is test/examples/readme-handlers.test.ts, verbatim', () => {
+    const example = read('test/examples/readme-handlers.test.ts').replace(/^\/\/.*\n/, '');
+    expect(read('README.md')).toContain(`\`\`\`ts\n${example}\`\`\`\n`);
+  });
+
   it("the README's Node versions are package.json's engines, and .ci/run tests the lines it names beside Node 20", () => {
     const engines = (JSON.parse(read('package.json')) as { engines: { node: string } }).engines.node;
     const paragraph = /\*\*Node versions\.\*\*([\s\S]*?)\n\n/.exec(read('README.md'))?.[1] ?? '';

@@ -35,6 +35,8 @@ export interface ErasureRecord {
 }
 
 export interface PeopleReads {
+  /** The projected candidates whose e-mail (any case) or phone (any spacing) this is, in id order: whom an erasure by it reaches. */
+  candidatesMatching(match: { email: string } | { phone: string }): Promise<PersonValues[]>;
   /** The candidate's interview responses, by position. */
   responses(candidateId: string): Promise<ExportedResponse[]>;
   /** Every stored row naming one of these people: exactly those an erasure of them would redact. */

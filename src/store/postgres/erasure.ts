@@ -3,7 +3,7 @@
 // touched tables vacuumed, so that the dead tuples holding the erased values are gone. An erasure
 // reaches one account's rows (docs/projection.md section 9); its hooks are claimed across accounts.
 import { erasureInstants, REDACTED_REASONS_JSON, redactedBody, type PersonValues } from '../../events/index.js';
-import { candidateLookup, erasureCounts, PHONE_DIGITS_SQL, reasonsOnceRedacted, rowsNaming, unprojected } from '../erasure-rows.js';
+import { candidatesMatching, erasureCounts, reasonsOnceRedacted, rowsNaming, unprojected } from '../erasure-rows.js';
 import type { ErasureHookRow, ErasureHookSettlement, ErasureOutcome, ErasureRequest } from '../store.js';
 import { postgresSql } from './reads.js';
 import { query, type Engine, type Session } from './session.js';
@@ -37,12 +37,9 @@ export async function erasures(tx: Session, account: string, candidateIds: reado
   return erasureInstants(rows);
 }
 
-const ASCII_FOLDED_EMAIL = `translate(email, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')`; // as SQLite's lower()
-
 /**
  * The people a request names among the account's projected candidates, locked: by id, or every
- * candidate whose e-mail (ASCII case folded) or phone (as E.164) matches: the SQL narrows, the
- * lookup decides.
+ * candidate whose e-mail or phone matches.
  */
 async function find(tx: Session, account: string, match: ErasureRequest['match']): Promise<PersonValues[]> {
   if ('candidateIds' in match || 'candidateId' in match) {
@@ -53,15 +50,7 @@ async function find(tx: Session, account: string, match: ErasureRequest['match']
       [ids, account],
     );
   }
-  const lookup = candidateLookup(match);
-  const where =
-    'email' in match ? `${ASCII_FOLDED_EMAIL} = $1` : lookup.forms.length > 0 ? `${PHONE_DIGITS_SQL} = ANY($1::text[])` : 'phone = $1';
-  const rows = await query<PersonValues>(
-    tx,
-    `SELECT candidate_id, email, phone FROM candidates WHERE account = $2 AND ${where} ORDER BY candidate_id FOR UPDATE`,
-    [lookup.forms.length > 0 ? lookup.forms : lookup.parameters[0], account],
-  );
-  return rows.filter(lookup.matches);
+  return await candidatesMatching(postgresSql(tx), account, match, ' FOR UPDATE');
 }
 
 /** Puts these bodies in place of the stored ones (an erased candidate's events, redacted). */

@@ -3,7 +3,7 @@
 // scrub that leaves none of the erased bytes in the file or its WAL. An erasure reaches one
 // account's rows (docs/projection.md section 9); the hooks it owes are claimed across accounts.
 import { erasureInstants, REDACTED_REASONS_JSON, redactedBody, type PersonValues } from '../../events/index.js';
-import { candidateLookup, erasureCounts, PHONE_DIGITS_SQL, reasonsOnceRedacted, rowsNaming, unprojected } from '../erasure-rows.js';
+import { candidatesMatching, erasureCounts, reasonsOnceRedacted, rowsNaming, unprojected } from '../erasure-rows.js';
 import type { ErasureHookRow, ErasureHookSettlement, ErasureOutcome, ErasureRequest } from '../store.js';
 import { prepared, read, type SqliteConnection } from './connection.js';
 import { sqliteSql } from './reads.js';
@@ -29,25 +29,11 @@ function byIds(connection: SqliteConnection, account: string, ids: readonly stri
   return [...new Set(ids)].flatMap((id) => (statement.get(account, id) as PersonValues | undefined) ?? []);
 }
 
-/**
- * The people a request names, as projected: by id, or every candidate whose e-mail (ASCII case
- * folded, as lower() does here) or phone (as E.164) matches: the SQL narrows, the lookup decides.
- */
-function find(connection: SqliteConnection, account: string, match: ErasureRequest['match']): PersonValues[] {
+/** The people a request names, as projected: by id, or every candidate whose e-mail or phone matches. */
+async function find(connection: SqliteConnection, account: string, match: ErasureRequest['match']): Promise<PersonValues[]> {
   if ('candidateIds' in match) return byIds(connection, account, match.candidateIds);
   if ('candidateId' in match) return byIds(connection, account, [match.candidateId]);
-  const lookup = candidateLookup(match);
-  const sql =
-    'email' in match
-      ? 'lower(email) = ?'
-      : lookup.forms.length > 0
-        ? `${PHONE_DIGITS_SQL} IN (${lookup.forms.map(() => '?').join(', ')})`
-        : 'phone = ?';
-  const rows = prepared(
-    connection,
-    `SELECT candidate_id, email, phone FROM candidates WHERE account = ? AND ${sql} ORDER BY candidate_id`,
-  ).all(account, ...lookup.parameters) as PersonValues[];
-  return rows.filter(lookup.matches);
+  return await candidatesMatching(sqliteSql(connection), account, match);
 }
 
 /** Redacts a row: its body and reasons replaced, and its handlers' failures stripped of their messages (which may name the person). */
@@ -58,7 +44,7 @@ function redactRow(connection: SqliteConnection, inboxId: number, redacted: Uint
 
 /** Erases a person of the account (one candidate or several) inside the caller's write transaction. */
 export async function eraseCandidate(connection: SqliteConnection, account: string, request: ErasureRequest): Promise<ErasureOutcome> {
-  const projected = find(connection, account, request.match);
+  const projected = await find(connection, account, request.match);
   const people = projected.length === 0 ? unprojected(request.match) : projected;
   if (people.length === 0) return { found: false };
   const rows = await rowsNaming(sqliteSql(connection), account, people);

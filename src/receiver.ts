@@ -199,6 +199,7 @@ function receiverState(options: ReceiverOptions): ReceiverState {
       () => runningOf(state)?.store,
       () => budget.held(),
       () => runningOf(state)?.accounts?.known() ?? [DEFAULT_ACCOUNT],
+      () => budget.cuts(),
     ),
     budget,
     storeOptions: {

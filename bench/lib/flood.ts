@@ -171,7 +171,7 @@ export async function deliverFrom(url: string, body: string, headers: Record<str
 }
 
 /** Eight loopback addresses a flood is spread over; the sender sends from 127.0.0.1. */
-export const SPREAD = Array.from({ length: 8 }, (_, i) => `127.0.0.${i + 2}`);
+const SPREAD = Array.from({ length: 8 }, (_, i) => `127.0.0.${i + 2}`);
 export const SENDER_ADDRESS = '127.0.0.1';
 
 export interface FloodShape {

@@ -146,6 +146,24 @@ function storeGauges(own: Registry, store: () => GaugedStore | undefined, accoun
   });
 }
 
+/** Bodies the budget cut off before their end, by reason: room made for another client's, or too slow. */
+function cutCounter(own: Registry, cuts: () => Readonly<Record<string, number>>): void {
+  const told: Record<string, number> = {};
+  new Counter({
+    name: `${PREFIX}bodies_cut_total`,
+    help: 'Request bodies cut off before their end: evicted (room made for another client, README "Limits") or too_slow (slower than --min-body-rate).',
+    labelNames: ['reason'],
+    registers: [own],
+    collect() {
+      for (const [reason, count] of Object.entries(cuts())) {
+        const more = count - (told[reason] ?? 0);
+        if (more > 0 || told[reason] === undefined) this.inc({ reason }, more);
+        told[reason] = count;
+      }
+    },
+  });
+}
+
 /** What the intake holds now: the bytes of request bodies read but not yet answered. */
 function bufferedGauge(own: Registry, bufferedBytes: () => number): void {
   new Gauge({
@@ -166,12 +184,14 @@ export function createMetrics(
   store: () => GaugedStore | undefined,
   bufferedBytes: () => number = () => 0,
   accounts: () => readonly string[] = () => [DEFAULT_ACCOUNT],
+  cuts: () => Readonly<Record<string, number>> = () => ({}),
 ) {
   processDefaults ??= processDefaultMetrics();
   const own = new Registry();
   const { requests, ack, events, lag, handlerCalls, erasures, redacted } = countedSeries(own);
   storeGauges(own, store, accounts);
   bufferedGauge(own, bufferedBytes);
+  cutCounter(own, cuts);
 
   // Before the merge: it copies the metrics registered so far.
   const secretUse = secretUseOf(own);

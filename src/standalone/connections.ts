@@ -14,7 +14,7 @@ import { clientAddress } from '../receive/client.js';
 import { CONTENTION_GRACE_MS, DEFAULT_SLOW_BYTES_PER_SECOND } from '../receive/budget.js';
 import { RecentRate, victimFor, type Holding } from '../receive/fair-share.js';
 
-export type ConnectionClosing = 'connection_evicted' | 'connection_refused';
+type ConnectionClosing = 'connection_evicted' | 'connection_refused';
 
 interface Connection extends Holding {
   readonly socket: Socket;

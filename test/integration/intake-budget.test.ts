@@ -149,6 +149,8 @@ describe('the budget of bodies held, through node:http and Express', () => {
       socket.end(body.slice(20));
       await answered;
       expect(text.slice(0, 12)).toBe('HTTP/1.1 200');
+      const cuts = await receiver.metrics().getSingleMetric('prequal_hooks_bodies_cut_total')!.get();
+      expect(cuts.values.find((v) => v.labels.reason === 'evicted')?.value).toBeGreaterThanOrEqual(1);
       for (const f of flood) f.socket.destroy();
       await until(async () => (await held()) === 0, 'every byte to come back');
     });

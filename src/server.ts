@@ -112,16 +112,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
   };
   const refusals = refusalSummary(logger);
   const server = httpServer(state, logger, tls, refusals);
-  const connections = governConnections(server, {
-    maxConnections,
-    trustProxy,
-    tls: tls !== undefined,
-    onClosed: (reason, client) => refusals.note(reason, undefined, client),
-  });
-  // A request that arrives on a connection already shut out (it was answered 503) is not served.
-  server.prependListener('request', (req: IncomingMessage) => {
-    if (connections.wasClosed(req.socket)) req.socket.destroy();
-  });
+  capConnections(server, { maxConnections, trustProxy, tls: tls !== undefined }, refusals);
   await listen(server, port, host);
   try {
     const receiver = accessLogged(
@@ -165,6 +156,19 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
       refusals.flush();
     },
   };
+}
+
+/** At the cap, the connection that has delivered least for longest gives way (standalone/connections.ts). */
+function capConnections(
+  server: Server,
+  options: { maxConnections: number; trustProxy: boolean; tls: boolean },
+  refusals: RefusalSummary,
+): void {
+  const connections = governConnections(server, { ...options, onClosed: (reason, client) => refusals.note(reason, undefined, client) });
+  // A request that arrives on a connection already shut out (it was answered 503) is not served.
+  server.prependListener('request', (req: IncomingMessage) => {
+    if (connections.wasClosed(req.socket)) req.socket.destroy();
+  });
 }
 
 /** TLS 1.2 at least (the service's own floor); Node's default ciphers otherwise. */

@@ -78,8 +78,13 @@ export function createDashboard(source: DashboardSource, options: DashboardOptio
       error: { code: 'RESOURCE_NOT_FOUND', message: `Nothing is served at ${req.method} ${req.baseUrl}${req.path}.`, details: {} },
     });
   });
-  // No candidate data in answers or logs: parameter errors name the parameter, others only their kind.
-  const failed: ErrorRequestHandler = (error: unknown, req, res, _next) => {
+  router.use(consoleErrors(options.logger));
+  return router;
+}
+
+/** No candidate data in answers or logs: parameter errors name the parameter, others only their kind. */
+function consoleErrors(logger: DashboardOptions['logger']): ErrorRequestHandler {
+  return (error: unknown, req, res, _next) => {
     if (error instanceof QueryParameterError) {
       res.status(400).json(error.toJSON());
       return;
@@ -107,7 +112,7 @@ export function createDashboard(source: DashboardSource, options: DashboardOptio
       return;
     }
     // The route, not the URL: a query string may name a candidate.
-    options.logger?.error(
+    logger?.error(
       {
         err: { name: (error as Error)?.name, code: (error as { code?: unknown })?.code },
         method: req.method,
@@ -119,8 +124,6 @@ export function createDashboard(source: DashboardSource, options: DashboardOptio
       .status(500)
       .json({ error: { code: 'INTERNAL', message: 'The console failed to answer; the receiver logs say more.', details: {} } });
   };
-  router.use(failed);
-  return router;
 }
 
 /** The pages and actions of one account; a POST needs that account's CSRF token. */

@@ -76,99 +76,112 @@ interface LiveClaim extends BodyClaim, Holding {
   cut(reason: CutReason): void;
 }
 
+/** One budget's state, shared by the plain functions below. */
+interface Budget {
+  readonly limitBytes: number;
+  readonly reserve: number;
+  readonly now: () => number;
+  readonly minRate: number;
+  readonly minRateGraceMs: number;
+  readonly rules: FairnessRules;
+  readonly live: Set<LiveClaim>;
+  readonly cuts: Record<CutReason, number>;
+  held: number;
+  heartbeat: NodeJS.Timeout | undefined;
+}
+
 export function createBodyBudget(limitBytes: number, rates: IntakeRates = {}): BodyBudget {
-  const now = rates.now ?? (() => performance.now());
-  const minRate = rates.minBytesPerSecond ?? DEFAULT_MIN_BYTES_PER_SECOND;
-  const minRateGraceMs = rates.minRateGraceMs ?? DEFAULT_MIN_RATE_GRACE_MS;
-  const rules: FairnessRules = {
-    graceMs: CONTENTION_GRACE_MS,
-    slowBytesPerSecond: rates.slowBytesPerSecond ?? DEFAULT_SLOW_BYTES_PER_SECOND,
+  const budget: Budget = {
+    limitBytes,
+    reserve: reserveFor(limitBytes),
+    now: rates.now ?? (() => performance.now()),
+    minRate: rates.minBytesPerSecond ?? DEFAULT_MIN_BYTES_PER_SECOND,
+    minRateGraceMs: rates.minRateGraceMs ?? DEFAULT_MIN_RATE_GRACE_MS,
+    rules: { graceMs: CONTENTION_GRACE_MS, slowBytesPerSecond: rates.slowBytesPerSecond ?? DEFAULT_SLOW_BYTES_PER_SECOND },
+    live: new Set(),
+    cuts: { evicted: 0, too_slow: 0 },
+    held: 0,
+    heartbeat: undefined,
   };
-  const reserve = reserveFor(limitBytes);
-  const live = new Set<LiveClaim>();
-  const cuts: Record<CutReason, number> = { evicted: 0, too_slow: 0 };
-  let held = 0;
-  let heartbeat: NodeJS.Timeout | undefined;
-
-  /** Once a second while bodies are being read (it stops itself once none is): the rate windows move on, and the too slow are cut off. */
-  const beat = () => {
-    if (live.size === 0) {
-      clearInterval(heartbeat);
-      heartbeat = undefined;
-      return;
-    }
-    const at = now();
-    for (const claim of live) {
-      claim.rate.tick(at, claim.held);
-      if (!claim.evictable) continue;
-      const seconds = (at - claim.since) / 1000;
-      if (at - claim.since >= minRateGraceMs && claim.held / seconds < minRate) claim.cut('too_slow');
-    }
-  };
-  const watch = () => {
-    if (heartbeat === undefined && minRate > 0) heartbeat = setInterval(beat, 1000).unref();
-  };
-
-  /** Cuts others off, by the fair-share rules, until `need` more bytes fit; false when nobody may go. */
-  const makeRoom = (requester: LiveClaim, need: number): boolean => {
-    while (held + need > limitBytes) {
-      const at = now();
-      const others = [...live].filter((claim) => claim !== requester);
-      // Nothing for a whole grace is as slow as it gets, whatever came before.
-      for (const claim of others) claim.recentRate = at - claim.lastAt >= CONTENTION_GRACE_MS ? 0 : claim.rate.rate(at, claim.held);
-      const victim = victimFor(others, { address: requester.address, need }, at, rules);
-      if (victim === undefined) return false;
-      victim.cut('evicted');
-    }
-    return true;
-  };
-
   return {
     limitBytes,
-    minBytesPerSecond: minRate,
-    held: () => held,
-    cuts: () => ({ ...cuts }),
-    claim(address = '') {
-      let done = false;
-      const since = now();
-      const claim: LiveClaim = {
-        address,
-        held: 0,
-        since,
-        lastAt: since,
-        evictable: true,
-        recentRate: 0,
-        rate: new RecentRate(since),
-        onCut: undefined,
-        take(bytes, completing = false) {
-          if (done) return false;
-          const fits = held + bytes <= limitBytes || (completing && held + bytes <= limitBytes + reserve);
-          if (!fits && !makeRoom(claim, bytes)) return false;
-          held += bytes;
-          claim.held += bytes;
-          claim.lastAt = now();
-          return true;
-        },
-        complete() {
-          claim.evictable = false;
-        },
-        release() {
-          if (done) return;
-          done = true;
-          held -= claim.held;
-          claim.held = 0;
-          live.delete(claim);
-        },
-        cut(reason) {
-          if (done) return;
-          cuts[reason]++;
-          claim.release();
-          claim.onCut?.(reason);
-        },
-      };
-      live.add(claim);
-      watch();
-      return claim;
+    minBytesPerSecond: budget.minRate,
+    held: () => budget.held,
+    cuts: () => ({ ...budget.cuts }),
+    claim: (address = '') => claimOf(budget, address),
+  };
+}
+
+/** Once a second while bodies are being read (it stops itself once none is): the rate windows move on, and the too slow are cut off. */
+function beat(budget: Budget): void {
+  if (budget.live.size === 0) {
+    clearInterval(budget.heartbeat);
+    budget.heartbeat = undefined;
+    return;
+  }
+  const at = budget.now();
+  for (const claim of budget.live) {
+    claim.rate.tick(at, claim.held);
+    if (!claim.evictable || budget.minRate === 0) continue;
+    const seconds = (at - claim.since) / 1000;
+    if (at - claim.since >= budget.minRateGraceMs && claim.held / seconds < budget.minRate) claim.cut('too_slow');
+  }
+}
+
+/** Cuts others off, by the fair-share rules, until `need` more bytes fit; false when nobody may go. */
+function makeRoom(budget: Budget, requester: LiveClaim, need: number): boolean {
+  while (budget.held + need > budget.limitBytes) {
+    const at = budget.now();
+    const others = [...budget.live].filter((claim) => claim !== requester);
+    // Nothing for a whole grace is as slow as it gets, whatever came before.
+    for (const claim of others) claim.recentRate = at - claim.lastAt >= CONTENTION_GRACE_MS ? 0 : claim.rate.rate(at, claim.held);
+    const victim = victimFor(others, { address: requester.address, need }, at, budget.rules);
+    if (victim === undefined) return false;
+    victim.cut('evicted');
+  }
+  return true;
+}
+
+function claimOf(budget: Budget, address: string): BodyClaim {
+  let done = false;
+  const since = budget.now();
+  const claim: LiveClaim = {
+    address,
+    held: 0,
+    since,
+    lastAt: since,
+    evictable: true,
+    recentRate: 0,
+    rate: new RecentRate(since),
+    onCut: undefined,
+    take(bytes, completing = false) {
+      if (done) return false;
+      const total = budget.held + bytes;
+      const fits = total <= budget.limitBytes || (completing && total <= budget.limitBytes + budget.reserve);
+      if (!fits && !makeRoom(budget, claim, bytes)) return false;
+      budget.held += bytes;
+      claim.held += bytes;
+      claim.lastAt = budget.now();
+      return true;
+    },
+    complete() {
+      claim.evictable = false;
+    },
+    release() {
+      if (done) return;
+      done = true;
+      budget.held -= claim.held;
+      claim.held = 0;
+      budget.live.delete(claim);
+    },
+    cut(reason) {
+      if (done) return;
+      budget.cuts[reason]++;
+      claim.release();
+      claim.onCut?.(reason);
     },
   };
+  budget.live.add(claim);
+  if (budget.heartbeat === undefined) budget.heartbeat = setInterval(() => beat(budget), 1000).unref();
+  return claim;
 }

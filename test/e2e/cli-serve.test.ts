@@ -73,18 +73,20 @@ describe.concurrent('prequal-hooks serve', () => {
     expect(postedElsewhere.status).toBe(404);
     await postedElsewhere.arrayBuffer();
 
-    // One JSON log line per webhook request, with status, kind, duplicate flag and duration.
+    // One JSON log line per webhook request taken, with status, kind, duplicate flag and duration;
+    // the refused one counted in a summary line instead.
     const requests = () => serve.logLines().filter((line) => line.msg === 'webhook');
+    const refused = () => serve.logLines().filter((line) => line.outcome === 'refused' && line.reason === 'INVALID_SIGNATURE');
     const deadline = Date.now() + 5000;
-    while (requests().length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    while ((requests().length < 3 || refused().length < 1) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
     const logged = requests();
     expect(logged.map(({ status, kind, duplicate }) => ({ status, kind, duplicate }))).toEqual([
       { status: 200, kind: 'candidate.added', duplicate: false },
       { status: 200, kind: 'candidate.added', duplicate: true },
       { status: 200, kind: 'candidate.interview.completed', duplicate: false },
-      { status: 401, kind: undefined, duplicate: false },
     ]);
     for (const line of logged) expect(line.ms).toEqual(expect.any(Number));
+    expect(refused()).toEqual([expect.objectContaining({ status: 401, count: 1, clients: [{ client: '127.0.0.1', count: 1 }] })]);
 
     // SIGTERM: exit 0 within seconds, everything stored is projected.
     const startedStopping = Date.now();

@@ -61,9 +61,10 @@ function checkSchema(db: SqliteDatabase, path: string): void {
 /**
  * For the commands that stream a whole file or inbox (replay, rebuild): V8's young generation
  * kept at the size it has when the command starts (4 MB a half, once the modules are loaded)
- * instead of growing to 16. They allocate many short-lived objects and keep few, so the larger
- * nursery buys little speed and costs RSS: on the bench's 1,000,000-event replay, peak RSS 117-124
- * MB against 142-148, events/s within the noise, CPU about 1.1x (`npm run bench:replay-memory`).
+ * instead of growing to 16. They allocate many short-lived objects and keep few; the larger
+ * nursery buys some speed and costs 20 MB of RSS: on the bench's 1,000,000-event replay, peak RSS
+ * 115-124 MB against 140-148, for about 0.87x the events/s (noisy: 0.65-1.04 over nine alternated
+ * pairs) and 1.1-1.2x the CPU (`npm run bench:replay-memory`).
  * It sets the growth factor, which V8 reads each time it grows the nursery: `--max-semi-space-size`
  * is read once, when the process starts, and set here it changed nothing. A runtime that refuses
  * the flag keeps its default nursery.

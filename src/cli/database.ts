@@ -60,14 +60,18 @@ function checkSchema(db: SqliteDatabase, path: string): void {
 
 /**
  * For the commands that stream a whole file or inbox (replay, rebuild): V8's young generation
- * kept at 1 MB a half instead of growing to 16. They allocate many short-lived objects and keep
- * few, so the larger nursery buys little speed and costs RSS: measured on the bench's
- * 1,000,000-event replay, peak RSS 152 MB against 160-168 MB, in the same time. V8 reads the
- * flag when it next sizes the nursery; a runtime that refuses it changes nothing.
+ * kept at the size it has when the command starts (4 MB a half, once the modules are loaded)
+ * instead of growing to 16. They allocate many short-lived objects and keep few; the larger
+ * nursery buys some speed and costs 20 MB of RSS: on the bench's 1,000,000-event replay, peak RSS
+ * 115-124 MB against 140-148, for about 0.87x the events/s (noisy: 0.65-1.04 over nine alternated
+ * pairs) and 1.1-1.2x the CPU (`npm run bench:replay-memory`).
+ * It sets the growth factor, which V8 reads each time it grows the nursery: `--max-semi-space-size`
+ * is read once, when the process starts, and set here it changed nothing. A runtime that refuses
+ * the flag keeps its default nursery.
  */
 export function smallNursery(): void {
   try {
-    setFlagsFromString('--max-semi-space-size=1');
+    setFlagsFromString('--semi-space-growth-factor=1');
   } catch {
     // Not V8, or a V8 without the flag: the default nursery.
   }

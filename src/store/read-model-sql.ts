@@ -13,6 +13,7 @@ import type {
   MatchCount,
   ReadModel,
 } from './ports/read-model.js';
+import { averageScoreSql, candidatesCounter, counterSql } from './counters.js';
 import { CAMPAIGN_COLUMNS, CANDIDATE_COLUMNS, decodeCandidate } from './tables.js';
 
 export interface ReadDialect {
@@ -46,13 +47,13 @@ class Parameters {
   }
 }
 
+// A campaign's figures are read from the counters (counters.ts), by key: their cost does not grow
+// with the campaign's candidates.
 const CAMPAIGN_SELECT = `
   SELECT c.campaign_id, ${CAMPAIGN_COLUMNS.map((c) => `c.${c}`).join(', ')},
-         (SELECT COUNT(*) FROM candidates k WHERE k.account = c.account AND k.campaign_id = c.campaign_id) AS total_candidates,
-         (SELECT COUNT(*) FROM candidates k
-           WHERE k.account = c.account AND k.campaign_id = c.campaign_id AND k.status = 'completed') AS interviews_completed,
-         (SELECT AVG(k.interview_score) FROM candidates k
-           WHERE k.account = c.account AND k.campaign_id = c.campaign_id AND k.status = 'completed' AND k.interview_score IS NOT NULL) AS average_score
+         ${counterSql(candidatesCounter(), 'c.account', 'c.campaign_id')} AS total_candidates,
+         ${counterSql(candidatesCounter('completed'), 'c.account', 'c.campaign_id')} AS interviews_completed,
+         ${averageScoreSql('c.account', 'c.campaign_id')} AS average_score
   FROM campaigns c`;
 
 // Date order uses interview_date, falling back to when the candidate was added (docs/projection.md 5).
@@ -112,6 +113,14 @@ export function createReadModel(dialect: ReadDialect, run: RunRead, account: str
   return { ...projectedReads(dialect, run, account), ...inboxReads(dialect, run, account), ...failureReads(dialect, run, account) };
 }
 
+/** How many candidates a list matches: from the counters, unless a minimum score filters them (then counted, within the campaign). */
+function candidatesCount(dialect: ReadDialect, account: string, query: CandidateListQuery): Statement {
+  const p = new Parameters(dialect);
+  if (query.minScore !== undefined)
+    return p.statement(`SELECT COUNT(*) AS total FROM candidates WHERE ${candidateWhere(p, account, query)}`);
+  return p.statement(`SELECT ${counterSql(candidatesCounter(query.status), p.bind(account), p.bind(query.campaignId))} AS total`);
+}
+
 function projectedReads(dialect: ReadDialect, run: RunRead, account: string): Pick<ReadModel, 'campaign' | 'campaigns' | 'listCandidates'> {
   return {
     async campaign(campaignId) {
@@ -130,10 +139,7 @@ function projectedReads(dialect: ReadDialect, run: RunRead, account: string): Pi
       );
     },
     async listCandidates(query) {
-      const counting = new Parameters(dialect);
-      const [counted] = await run<{ total: number }>(
-        counting.statement(`SELECT COUNT(*) AS total FROM candidates WHERE ${candidateWhere(counting, account, query)}`),
-      );
+      const [counted] = await run<{ total: number }>(candidatesCount(dialect, account, query));
       const p = new Parameters(dialect);
       const where = candidateWhere(p, account, query);
       const found = await run<Record<string, unknown>>(

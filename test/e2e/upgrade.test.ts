@@ -89,6 +89,7 @@ describe('a database made by release 0.2.0', () => {
     expect(state.rows).toEqual({ events: 48, dated: 2 });
     expect(state.indexes).toEqual([
       'inbox_by_key',
+      'inbox_by_received',
       'inbox_handlers_pending',
       'inbox_identity',
       'inbox_identity_undated',

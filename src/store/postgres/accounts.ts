@@ -41,5 +41,8 @@ export async function deleteAccountRows(tx: Session, account: string): Promise<{
   }
   await query(tx, 'DELETE FROM erasure_hooks WHERE erasure_id IN (SELECT erasure_id FROM erasures WHERE account = $1)', [account]);
   await query(tx, 'DELETE FROM erasures WHERE account = $1', [account]);
+  // Every counter of the account is at 0 by now (the triggers counted the deletions): its rows go
+  // too, every process's (a transaction of the account still running adds a row of its own later).
+  await query(tx, 'DELETE FROM counters WHERE account = $1', [account]);
   return { inboxRows: deleted!.n };
 }

@@ -15,6 +15,9 @@ export function postgresPresence(run: Run): Pick<Store, 'beat' | 'receivers' | '
          ON CONFLICT (receiver_id) DO UPDATE SET every_ms = excluded.every_ms, seen_at = now()`,
         [r.receiver_id, r.pid, r.host, r.started_at, r.every_ms],
       );
+      // Housekeeping on the beat's rhythm: the counter rows of server processes gone are folded
+      // into one (migration 015), so that a counter stays a few rows however often connections come and go.
+      await run('SELECT fold_counters()');
     },
     async receivers() {
       return await run<ReceiverRow & QueryResultRow>(

@@ -4,6 +4,7 @@
 import type { InterviewResponse } from '../tables.js';
 import type { RowKeys, RowWrites, StoredRow, StoredRows } from '../store.js';
 import { CAMPAIGN_COLUMNS, CANDIDATE_COLUMNS, CREDITS_COLUMNS, type CampaignRow, type CandidateRow, type CreditsRow } from '../tables.js';
+import { recount } from './counters.js';
 import { query, type Session } from './session.js';
 
 // PostgreSQL types of the projected columns (docs/projection.md section 7), for the array casts below.
@@ -61,7 +62,8 @@ export async function saveRows(tx: Session, account: string, writes: RowWrites):
 
 /**
  * Empties the account's projected rows and makes every accepted event of it pending again; returns
- * how many. Row by row (DELETE, not TRUNCATE): other accounts go on projecting meanwhile.
+ * how many, and counts its counters again. Row by row (DELETE, not TRUNCATE): other accounts go on
+ * projecting meanwhile.
  */
 export async function resetProjection(tx: Session, account: string): Promise<number> {
   for (const table of ['interview_responses', 'candidates', 'campaigns', 'credits']) {
@@ -72,6 +74,8 @@ export async function resetProjection(tx: Session, account: string): Promise<num
     `WITH reset AS (UPDATE inbox SET state = 'pending' WHERE account = $1 AND verdict = 'accepted' RETURNING 1) SELECT COUNT(*)::int AS n FROM reset`,
     [account],
   );
+  // The triggers kept the counters; counted again from the rows, a rebuild also mends any that were not.
+  await recount(tx, account);
   return reset[0]!.n;
 }
 

@@ -37,5 +37,8 @@ const DELETIONS = [
 /** Deletes every row of the account, in every table, inside the caller's write transaction; how many inbox rows went. */
 export function deleteAccountRows(connection: SqliteConnection, account: string): { inboxRows: number } {
   for (const sql of DELETIONS) prepared(connection, sql).run({ account });
-  return { inboxRows: prepared(connection, 'DELETE FROM inbox WHERE account = @account').run({ account }).changes };
+  const inboxRows = prepared(connection, 'DELETE FROM inbox WHERE account = @account').run({ account }).changes;
+  // Every counter of the account is at 0 by now (the triggers counted the deletions): its rows go too.
+  prepared(connection, 'DELETE FROM counters WHERE account = @account').run({ account });
+  return { inboxRows };
 }

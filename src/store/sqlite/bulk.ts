@@ -5,6 +5,7 @@ import { erasureInstants } from '../../events/index.js';
 import { runWrite, serialised, writtenByOthers, type SqliteConnection, type Writer } from './connection.js';
 import type { SqliteDatabase } from './database.js';
 import { IdentitySet } from './identity-set.js';
+import { prepareRecount, recount } from './counters.js';
 import { PROJECTED_TABLES } from './projection.js';
 
 // Why a bulk load is fast: a random 64-character key inserted into a B-tree larger than the page
@@ -134,6 +135,7 @@ function beginBulk(
     bulk: bulkOperations(db, mode, statements, scratch, seen),
     finish() {
       for (const { sql } of dropped) db.prepare(sql).run();
+      recount(prepareRecount(db), statements.account);
     },
     close() {
       scratch.close();

@@ -16,6 +16,7 @@ import {
   type CreditsRow,
 } from '../tables.js';
 import type { SqliteDatabase } from './database.js';
+import { prepareRecount, recount, type RecountStatements } from './counters.js';
 import { lockTable, saveTable, versionedTable, type VersionedTable } from './versioned-table.js';
 
 export const PROJECTED_TABLES = ['interview_responses', 'candidates', 'campaigns', 'credits'] as const;
@@ -33,6 +34,7 @@ export interface ProjectionStatements {
   resetInbox: Statement;
   /** The account's rows of each projected table, by table. */
   clearTables: Statement[];
+  recount: RecountStatements;
 }
 
 export function prepareProjection(db: SqliteDatabase): ProjectionStatements {
@@ -67,6 +69,7 @@ export function prepareProjection(db: SqliteDatabase): ProjectionStatements {
     replaceRaw: db.prepare('UPDATE inbox SET raw = ? WHERE inbox_id = ?'),
     resetInbox: db.prepare(`UPDATE inbox SET state = 'pending' WHERE account = ? AND verdict = 'accepted'`),
     clearTables: PROJECTED_TABLES.map((table) => db.prepare(`DELETE FROM ${table} WHERE account = ?`)),
+    recount: prepareRecount(db),
   };
 }
 
@@ -105,8 +108,14 @@ export function settle(
   }
 }
 
-/** Empties the account's projected rows and makes its accepted events pending again; how many are pending now. */
+/**
+ * Empties the account's projected rows and makes its accepted events pending again; how many are
+ * pending now. Its counters are counted again from the rows (the triggers kept them; a rebuild
+ * also mends any that were not).
+ */
 export function resetProjection(s: ProjectionStatements, account: string): number {
   for (const clear of s.clearTables) clear.run(account);
-  return s.resetInbox.run(account).changes;
+  const pending = s.resetInbox.run(account).changes;
+  recount(s.recount, account);
+  return pending;
 }

@@ -25,6 +25,7 @@ import { sqlitePresence } from './presence.js';
 import * as settings from './settings.js';
 import * as erasure from './erasure.js';
 import * as accounts from './accounts.js';
+import * as counters from './counters.js';
 import { DEFAULT_ACCOUNT } from '../../receive/account.js';
 import { peopleReads } from '../people.js';
 import { projectedReads } from '../projected.js';
@@ -104,7 +105,7 @@ function accountView(engine: SqliteEngine, account: string): Store {
     append: (deliveries) => writeTransaction(connection, writer, (tx) => tx.append(deliveries)),
     inboxRow: (id) => read(connection, () => reads.inboxRowById(connection, id)),
     ...sqlitePresence(connection.db, (run) => read(connection, run)),
-    counts: () => read(connection, () => reads.counts(connection, account)),
+    counts: () => read(connection, () => counters.counts(connection, account)),
     hasPending: () => read(connection, () => reads.hasPending(connection, account)),
     setAside: (afterId, limit) => read(connection, () => reads.setAside(connection, account, afterId, limit)),
     requeue: (ids) => inWrite((s) => inbox.requeue(s.inbox, account, ids)),

@@ -314,7 +314,12 @@ describe('prequal-hooks reconcile', () => {
         db.prepare('SELECT COUNT(*) FROM candidates WHERE account = ? AND campaign_id = ?').pluck().get(account, id),
       ) as number;
     await waitFor(() => (count('branch') === 3 && count('default') === 3 ? true : undefined), 30_000, 'both accounts reconciled');
-    expect(serve.logLines().some((l) => l.account === 'branch' && typeof l.msg === 'string' && l.msg.startsWith('reconcile'))).toBe(true);
+    // Its log line, held in the log's batch for up to a second after the rows are in.
+    await waitFor(
+      () => serve.logLines().find((l) => l.account === 'branch' && typeof l.msg === 'string' && l.msg.startsWith('reconcile')),
+      5000,
+      "the branch's reconcile line",
+    );
     expect(serve.stdout() + serve.stderr()).not.toContain(KEY);
     expect(await serve.stop()).toBe(0);
     expect(await sandbox.stop()).toBe(0);

@@ -319,7 +319,7 @@ function figures(
 }
 
 function table(rows: Figure[]): string {
-  const cell = (x: unknown, width: number) => String(x ?? '-').padStart(width);
+  const cell = (x: number | string | null, width: number) => String(x ?? '-').padStart(width);
   const head = `  ${'figure'.padEnd(44)}${cell('big', 11)}${cell('empty', 11)}${cell('ratio', 8)}  ${'goal'.padEnd(18)}met`;
   const lines = rows.map(
     (r) =>

@@ -13,6 +13,7 @@ import type {
   MatchCount,
   ReadModel,
 } from './ports/read-model.js';
+import { EVENT_KINDS, RECONCILE_KINDS } from '../events/index.js';
 import type { InboxState } from './inbox-state.js';
 import { averageScoreSql, candidatesCounter, counterSql } from './counters.js';
 import { CAMPAIGN_COLUMNS, CANDIDATE_COLUMNS, decodeCandidate } from './tables.js';
@@ -245,11 +246,15 @@ function inboxReads(d: ReadDialect, run: RunRead, account: string): Pick<ReadMod
       return row?.oldest ?? null;
     },
     async kinds() {
+      // Every kind the service sends or reconciliation writes can be chosen; the others are found
+      // among the rows set aside, by their index. The kinds of the whole inbox cost a scan of it.
       const p = new Parameters(d);
       const rows = await run<{ kind: string }>(
-        p.statement(`SELECT DISTINCT kind FROM inbox WHERE account = ${p.bind(account)} AND kind IS NOT NULL ORDER BY kind`),
+        p.statement(
+          `SELECT DISTINCT kind FROM inbox WHERE account = ${p.bind(account)} AND state IN ('unknown', 'dead') AND kind IS NOT NULL`,
+        ),
       );
-      return rows.map((r) => r.kind);
+      return [...new Set<string>([...EVENT_KINDS, ...RECONCILE_KINDS, ...rows.map((r) => r.kind)])].sort();
     },
   };
 }

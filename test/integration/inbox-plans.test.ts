@@ -62,4 +62,8 @@ describe('the inbox reads of the console on SQLite', () => {
       expect.stringMatching(/inbox_by_received/),
     ]);
   });
+
+  it('offer the kinds to filter by from the rows set aside, not from every row', async () => {
+    expect(await plansOf((model) => model.kinds())).toEqual([expect.stringMatching(/inbox_set_aside/)]);
+  });
 });

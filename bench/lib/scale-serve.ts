@@ -8,7 +8,7 @@ import type { FrozenBuild } from './snapshot.js';
 import type { RunningServer } from './types.js';
 
 export const SECRET = 'bench-secret-5b1f0c2e9d';
-export const TOKEN = 'bench-console-token-0123456789';
+const TOKEN = 'bench-console-token-0123456789';
 
 export interface PageTiming {
   path: string;

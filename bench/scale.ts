@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Whether what a user waits for grows with what the database holds: `npm run bench:scale` (builds,
 // then node build/bench/scale.js; --events N, default 10,000,000; --rounds 3, --duration 8,
-// --warmup 2, --requests 7, --connections 50, --profile: the big database's ingest servers under
-// node --cpu-prof, their summary in the results).
+// --warmup 2, --requests 7, --connections 50, --profile: one more ingest round of each side under
+// node --cpu-prof, outside the figures, and their functions' CPU a request side by side).
 //
 // A big SQLite database of N distinct events (bench/lib/scale-database.ts: the replay scenario
 // loaded by `prequal-hooks replay`, with dead letters and handler failures; cached in bench/tmp/scale
@@ -30,7 +30,8 @@ import { ensureBigDatabase, writeFirstCampaign, type BigDatabase } from './lib/s
 import { inboxColumnBytes, measureInserts, walkBtrees, type BtreeBytes, type InsertCost } from './lib/scale-pages.js';
 import { SECRET, startServe, timePage, type PageTiming } from './lib/scale-serve.js';
 import { median, round } from './lib/stats.js';
-import { formatSummary, summariseProfile } from './profile-summary.js';
+import { summariseProfile } from './profile-summary.js';
+import type { ProfileRow, ProfileSummary } from './lib/types.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -171,46 +172,93 @@ interface IngestRound {
   non2xx: number;
 }
 
-/** Serve under load, rounds alternating big / baseline; the big side keeps its copy, the baseline gets a fresh one each round. */
+/** One ingest round of one side: a fresh server, warm-up, the measured run; `profile`: under node --cpu-prof, to that file. */
+async function ingestRound(
+  code: FrozenBuild,
+  db: string,
+  side: Side,
+  n: number,
+  load: { pool: RequestPool; cursor: { next: number } },
+  profile?: string,
+) {
+  const nodeOptions = profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', RUN, '--cpu-prof-name', profile.slice(RUN.length + 1)];
+  const { server } = await startServe(code, db, `ingest-${side}-${n}`, nodeOptions);
+  try {
+    const common = { url: server.url, ...load, headerStyle: 'service' as const, connections: settings.connections };
+    const warmup = await fire({ ...common, durationSec: settings.warmupSec });
+    const before = cpuMicros(server.pid);
+    const run = summariseRun(await fire({ ...common, durationSec: settings.durationSec }));
+    const after = cpuMicros(server.pid);
+    const cpu = before !== null && after !== null && run.ok > 0 ? Math.round((after - before) / run.ok) : null;
+    const round: IngestRound = {
+      side,
+      round: n + 1,
+      requestsPerSec: run.requestsPerSec,
+      p50Ms: run.p50Ms,
+      p99Ms: run.p99Ms,
+      cpuUsPerRequest: cpu,
+      non2xx: run.non2xx,
+    };
+    return { round, requests: warmup['2xx'] + run.ok };
+  } finally {
+    await server.stop();
+  }
+}
+
+/**
+ * Serve under load, rounds alternating big / baseline; the big side keeps its copy, the baseline
+ * gets a fresh one each round. With --profile, one more round of each side under the profiler,
+ * outside the figures (the profiler costs CPU of its own).
+ */
 async function measureIngest(code: FrozenBuild, dbs: Record<Side, string>, template: string) {
-  const pool: RequestPool = createRequestPool({ secret: SECRET, size: 20_000 });
-  const cursor = { next: 0 };
+  const load = { pool: createRequestPool({ secret: SECRET, size: 20_000 }), cursor: { next: 0 } };
   const rounds: IngestRound[] = [];
-  const profiles: string[] = [];
   for (let n = 0; n < settings.rounds; n++) {
     for (const side of n % 2 === 0 ? (['big', 'empty'] as const) : (['empty', 'big'] as const)) {
       if (side === 'empty') copyDatabase(template, dbs.empty);
-      const profile = flags.profile && side === 'big' ? join(RUN, `ingest-big-${n}.cpuprofile`) : undefined;
-      const nodeOptions = profile ? ['--cpu-prof', '--cpu-prof-dir', RUN, '--cpu-prof-name', `ingest-big-${n}.cpuprofile`] : [];
-      const { server } = await startServe(code, dbs[side], `ingest-${side}-${n}`, nodeOptions);
-      let r: IngestRound;
-      try {
-        const common = { url: server.url, pool, cursor, headerStyle: 'service' as const, connections: settings.connections };
-        await fire({ ...common, durationSec: settings.warmupSec });
-        const before = cpuMicros(server.pid);
-        const run = summariseRun(await fire({ ...common, durationSec: settings.durationSec }));
-        const after = cpuMicros(server.pid);
-        const cpu = before !== null && after !== null && run.ok > 0 ? Math.round((after - before) / run.ok) : null;
-        r = {
-          side,
-          round: n + 1,
-          requestsPerSec: run.requestsPerSec,
-          p50Ms: run.p50Ms,
-          p99Ms: run.p99Ms,
-          cpuUsPerRequest: cpu,
-          non2xx: run.non2xx,
-        };
-      } finally {
-        await server.stop();
-      }
-      if (profile) profiles.push(profile);
+      const { round: r } = await ingestRound(code, dbs[side], side, n, load);
       log(
         `ingest ${side} ${n + 1}: ${Math.round(r.requestsPerSec)} req/s, p99 ${r.p99Ms} ms, ${r.cpuUsPerRequest} µs CPU/req, ${r.non2xx} non-2xx`,
       );
       rounds.push(r);
     }
   }
+  const profiles: Array<{ side: Side; file: string; requests: number }> = [];
+  if (flags.profile)
+    for (const side of ['big', 'empty'] as const) {
+      if (side === 'empty') copyDatabase(template, dbs.empty);
+      const file = join(RUN, `ingest-${side}.cpuprofile`);
+      const { requests } = await ingestRound(code, dbs[side], side, settings.rounds, load, file);
+      profiles.push({ side, file, requests });
+    }
   return { rounds, profiles };
+}
+
+/** The big side's top functions by self time, in µs a 2xx on each side (each profile over its server's life). */
+function compareProfiles(profiles: Array<{ side: Side; file: string; requests: number }>) {
+  const big = profiles.find((p) => p.side === 'big');
+  const empty = profiles.find((p) => p.side === 'empty');
+  if (big === undefined || empty === undefined) return undefined;
+  const summaries = { big: summariseProfile(big.file, 200), empty: summariseProfile(empty.file, 200) };
+  const perRequest = (rows: ProfileRow[], requests: number) =>
+    new Map(rows.map((r) => [r.name.replace(/ \S+:\d+$/, (m) => m.replace(/^ .*\/dist\//, ' dist/')), (r.selfMs * 1000) / requests]));
+  const b = perRequest(summaries.big.topFunctions, big.requests);
+  const e = perRequest(summaries.empty.topFunctions, empty.requests);
+  const rows = [...b]
+    .filter(([name]) => name !== '(idle)')
+    .sort((x, y) => y[1] - x[1])
+    .slice(0, 20)
+    .map(([name, us]) => ({ name, bigUs: round(us, 1), emptyUs: round(e.get(name) ?? 0, 1) }));
+  // The profiler samples the idle loop too: CPU is the rest.
+  const busyUs = (s: ProfileSummary, requests: number) =>
+    round(((s.totalMs - (s.topFunctions.find((r) => r.name === '(idle)')?.selfMs ?? 0)) * 1000) / requests, 1);
+  return {
+    requests: { big: big.requests, empty: empty.requests },
+    totalUs: { big: busyUs(summaries.big, big.requests), empty: busyUs(summaries.empty, empty.requests) },
+    topFunctions: rows,
+    big: summaries.big,
+    empty: summaries.empty,
+  };
 }
 
 function copyDatabase(from: string, to: string): void {
@@ -318,6 +366,14 @@ function figures(
   return out;
 }
 
+function profileTable(p: NonNullable<ReturnType<typeof compareProfiles>>): string {
+  const lines = [
+    `  ingest under the profiler, CPU µs a 2xx by function (self time, server's whole life), big / empty: all ${p.totalUs.big} / ${p.totalUs.empty}`,
+    ...p.topFunctions.map((r) => `    ${r.name.slice(0, 70).padEnd(72)}${String(r.bigUs).padStart(8)}${String(r.emptyUs).padStart(8)}`),
+  ];
+  return lines.join('\n');
+}
+
 function table(rows: Figure[]): string {
   const cell = (x: number | string | null, width: number) => String(x ?? '-').padStart(width);
   const head = `  ${'figure'.padEnd(44)}${cell('big', 11)}${cell('empty', 11)}${cell('ratio', 8)}  ${'goal'.padEnd(18)}met`;
@@ -375,7 +431,7 @@ async function main(): Promise<void> {
   copyDatabase(baseline.template, dbs.empty);
   const storage = measureStorage(dbs);
   const bytes = bytesPerEvent(big, storage.big.btrees);
-  const profile = ingest.profiles.length > 0 ? summariseProfile(ingest.profiles.at(-1)!, 25) : undefined;
+  const profile = compareProfiles(ingest.profiles);
 
   const rows = figures(startup, pages, commands, ingest.rounds, storage, bytes, baseline.subject);
   console.log(
@@ -383,7 +439,7 @@ async function main(): Promise<void> {
   );
   console.log(table(rows));
   console.log(storageTable(storage, bytes));
-  if (profile) console.log(formatSummary(profile));
+  if (profile) console.log(profileTable(profile));
   machine.loadAverageAtEnd = os.loadavg().map((x) => Math.round(x * 100) / 100);
   const build = { distBuiltAt: code.distBuiltAt, distFingerprint: code.distFingerprint, srcFingerprint: code.srcFingerprint };
   const results = {

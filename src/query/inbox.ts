@@ -103,7 +103,7 @@ export function prepareInboxQueries(store: Store) {
     eventsPerMinute: (minutes = 60, now = Date.now()) => eventsPerMinute(reads, minutes, now),
     /** When the oldest pending row was received (the projection's lag); null when none waits. */
     oldestPending: () => reads.oldestPending(),
-    /** The kinds seen in the inbox, for filter choices. */
+    /** The kinds a filter can choose: the service's, reconciliation's, and those of the rows set aside. */
     kinds: () => reads.kinds(),
     /** Handler failures, newest first, with their event's kind. */
     handlerFailures: (filter: HandlerFailureFilter = {}, limit = 100) => reads.handlerFailures(failureFilter(filter), limit),

@@ -13,6 +13,8 @@ import type {
   MatchCount,
   ReadModel,
 } from './ports/read-model.js';
+import { EVENT_KINDS, RECONCILE_KINDS } from '../events/index.js';
+import type { InboxState } from './inbox-state.js';
 import { averageScoreSql, candidatesCounter, counterSql } from './counters.js';
 import { CAMPAIGN_COLUMNS, CANDIDATE_COLUMNS, decodeCandidate } from './tables.js';
 
@@ -24,6 +26,13 @@ export interface ReadDialect {
   candidateOf: string;
   /** SQL giving `received_at` as its UTC minute, `YYYY-MM-DDTHH:MM`. */
   minuteOf: string;
+  /**
+   * The column as a term the planner will not choose an index by. SQLite keeps no statistics: it
+   * takes `account = ?` for a selective term and reads every row of the account through an index
+   * led by it (inbox_by_received), then sorts them, where reading the inbox backwards by id would
+   * stop at the page's last row. PostgreSQL plans from statistics and needs no hint.
+   */
+  unindexed(column: string): string;
 }
 
 interface Statement {
@@ -72,11 +81,28 @@ function candidateWhere(p: Parameters, account: string, query: CandidateListQuer
   return where.join(' AND ');
 }
 
-/** The WHERE clause of an inbox filter, within the account. */
+// The states a partial index of the inbox holds, led by the account: the rows set aside
+// (inbox_set_aside) and the pending ones (inbox_pending).
+const SET_ASIDE: readonly InboxState[] = ['unknown', 'dead'];
+const STATE_LITERALS: Record<InboxState, string> = { pending: "'pending'", projected: "'projected'", unknown: "'unknown'", dead: "'dead'" };
+
+function byPartialIndex(states: readonly InboxState[]): boolean {
+  return states.length > 0 && (states.every((s) => SET_ASIDE.includes(s)) || states.every((s) => s === 'pending'));
+}
+
+/**
+ * The WHERE clause of an inbox filter, within the account. States are written as literals: SQLite
+ * reads a partial index only when the statement's own terms imply the index's WHERE, which a bound
+ * parameter does not. The account leads the index only when the filter can use an index led by it
+ * (a partial index of its states, a range of received_at); otherwise the inbox is read by id,
+ * newest first, and the read stops at the page's end.
+ */
 function eventWhere(p: Parameters, d: ReadDialect, account: string, filter: InboxFilter): string[] {
-  const clauses: string[] = [`account = ${p.bind(account)}`];
+  const states = filter.states ?? [];
+  const byIndex = byPartialIndex(states) || filter.from !== undefined || filter.to !== undefined;
+  const clauses: string[] = [`${byIndex ? 'account' : d.unindexed('account')} = ${p.bind(account)}`];
+  if (states.length > 0) clauses.push(`state IN (${states.map((s) => stateLiteral(s)).join(', ')})`);
   if (filter.kind !== undefined) clauses.push(`kind = ${p.bind(filter.kind)}`);
-  if (filter.states !== undefined && filter.states.length > 0) clauses.push(`state IN (${filter.states.map((s) => p.bind(s)).join(', ')})`);
   if (filter.campaign !== undefined) clauses.push(`${d.campaignOf} = ${p.bind(filter.campaign)}`);
   if (filter.candidate !== undefined) {
     // The handler key (migration 006) names the candidate without reading the body; rows
@@ -97,6 +123,12 @@ function failureWhere(p: Parameters, account: string, filter: HandlerFailureFilt
   if (filter.kind !== undefined) clauses.push(`i.kind = ${p.bind(filter.kind)}`);
   if (filter.upTo !== undefined) clauses.push(`f.failure_id <= ${p.bind(filter.upTo)}`);
   return all(clauses);
+}
+
+function stateLiteral(state: InboxState): string {
+  const literal = STATE_LITERALS[state];
+  if (literal === undefined) throw new TypeError(`not an inbox state: ${String(state)}`);
+  return literal;
 }
 
 const all = (clauses: readonly string[]): string => (clauses.length === 0 ? 'TRUE' : clauses.join(' AND '));
@@ -206,16 +238,23 @@ function inboxReads(d: ReadDialect, run: RunRead, account: string): Pick<ReadMod
     async oldestPending() {
       const p = new Parameters(d);
       const [row] = await run<{ oldest: string | null }>(
-        p.statement(`SELECT MIN(received_at) AS oldest FROM inbox WHERE account = ${p.bind(account)} AND state = 'pending'`),
+        // By the index of pending rows, not by the account's (see `unindexed`).
+        p.statement(
+          `SELECT MIN(received_at) AS oldest FROM inbox WHERE ${d.unindexed('account')} = ${p.bind(account)} AND state = 'pending'`,
+        ),
       );
       return row?.oldest ?? null;
     },
     async kinds() {
+      // Every kind the service sends or reconciliation writes can be chosen; the others are found
+      // among the rows set aside, by their index. The kinds of the whole inbox cost a scan of it.
       const p = new Parameters(d);
       const rows = await run<{ kind: string }>(
-        p.statement(`SELECT DISTINCT kind FROM inbox WHERE account = ${p.bind(account)} AND kind IS NOT NULL ORDER BY kind`),
+        p.statement(
+          `SELECT DISTINCT kind FROM inbox WHERE account = ${p.bind(account)} AND state IN ('unknown', 'dead') AND kind IS NOT NULL`,
+        ),
       );
-      return rows.map((r) => r.kind);
+      return [...new Set<string>([...EVENT_KINDS, ...RECONCILE_KINDS, ...rows.map((r) => r.kind)])].sort();
     },
   };
 }

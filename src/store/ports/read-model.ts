@@ -102,7 +102,7 @@ export interface ReadModel {
   eventsPerMinute(since: string): Promise<Array<{ minute: string; count: number }>>;
   /** When the oldest pending row was received; null when none waits. */
   oldestPending(): Promise<string | null>;
-  /** The kinds seen in the inbox, in order. */
+  /** The kinds a filter can choose, in order: every kind the service sends or reconciliation writes, and those of the rows set aside. */
   kinds(): Promise<string[]>;
   /** Handler failures, newest first, with their event's kind. */
   handlerFailures(filter: HandlerFailureFilter, limit: number): Promise<HandlerFailureListRow[]>;

@@ -1,0 +1,69 @@
+// The console's reads of the inbox on SQLite, by their query plans. SQLite keeps no statistics
+// unless asked: with an index led by the account (inbox_by_received, for the events per minute),
+// it took `account = ?` for a selective term, read every row of the account through it and sorted
+// them, so the newest page of events (and the overview's oldest pending row) cost the whole inbox.
+// A plan does not depend on how many rows there are (no statistics), so an empty database tells it.
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/store/open.js';
+import type { InboxFilter, ReadModel } from '../../src/store/ports/read-model.js';
+import { createReadModel } from '../../src/store/read-model-sql.js';
+import { SQLITE_READ_DIALECT } from '../../src/store/sqlite/read-model.js';
+import { ENGINES } from '../support/engines.js';
+
+const sqlite = ENGINES.find((engine) => engine.name === 'sqlite')!;
+const NO_FILTER: InboxFilter = {};
+
+describe('the inbox reads of the console on SQLite', () => {
+  let database: string;
+  let cleanup: () => void;
+  beforeAll(async () => {
+    ({ database, cleanup } = await sqlite.fresh());
+    await (await openStore(database)).close();
+  });
+  afterAll(() => cleanup());
+
+  /** The plan of each statement `read` makes, on the migrated schema. */
+  async function plansOf(read: (model: ReadModel) => Promise<unknown>): Promise<string[]> {
+    const statements: string[] = [];
+    const model = createReadModel(
+      SQLITE_READ_DIALECT,
+      async <R>({ text }: { text: string }) => (statements.push(text), [] as R[]),
+      'default',
+    );
+    await read(model).catch(() => undefined);
+    const check = new Database(database, { readonly: true });
+    try {
+      return statements.map((sql) =>
+        (check.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...Array.from(sql.matchAll(/\?/g), () => null)) as Array<{ detail: string }>)
+          .map((r) => r.detail)
+          .join(' | '),
+      );
+    } finally {
+      check.close();
+    }
+  }
+
+  it('read the newest events by id, stopping at the page, not every row of the account sorted', async () => {
+    const plans = await plansOf((model) => model.listEvents(NO_FILTER, { limit: 100 }));
+    expect(plans).toHaveLength(1);
+    expect(plans[0]).not.toMatch(/TEMP B-TREE FOR ORDER BY|inbox_by_received/);
+  });
+
+  it('find the oldest pending row among the pending ones', async () => {
+    expect(await plansOf((model) => model.oldestPending())).toEqual([expect.stringMatching(/inbox_pending/)]);
+  });
+
+  it('still read the rows set aside and a range of instants by their indexes', async () => {
+    expect(await plansOf((model) => model.listEvents({ states: ['unknown', 'dead'] }, { limit: 100 }))).toEqual([
+      expect.stringMatching(/inbox_set_aside/),
+    ]);
+    expect(await plansOf((model) => model.countEvents({ from: '2026-11-20T10:00:00.000Z', to: '2026-11-20T11:00:00.000Z' }))).toEqual([
+      expect.stringMatching(/inbox_by_received/),
+    ]);
+  });
+
+  it('offer the kinds to filter by from the rows set aside, not from every row', async () => {
+    expect(await plansOf((model) => model.kinds())).toEqual([expect.stringMatching(/inbox_set_aside/)]);
+  });
+});

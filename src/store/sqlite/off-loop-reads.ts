@@ -1,0 +1,145 @@
+// Operator reads off the event loop. better-sqlite3 runs a query synchronously, so a console
+// search or list over millions of rows would hold every webhook until it ends. The read model and
+// the people reads of a store on a file go instead to a thread (reader-thread.ts) with its own
+// read-only connection, which WAL lets see every committed transaction; the main connection keeps
+// the writes, the intake's reads and the reads by key, which an index bounds.
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { withDeadline } from '../../deadline.js';
+import type { PeopleReads } from '../ports/people.js';
+import type { ReadModel } from '../ports/read-model.js';
+import { StoreUnavailableError } from '../store.js';
+import { errorOf, THREAD_READS, type ReadAnswer, type ReaderThreadData, type ReadRequest, type ThreadPort } from './reader-protocol.js';
+
+/** A read longer than this is given up (a 503) and its thread replaced: no page waits forever. */
+const READ_TIMEOUT_MS = 60_000;
+
+interface Pending {
+  resolve(value: unknown): void;
+  reject(error: Error): void;
+  timer: NodeJS.Timeout;
+}
+
+/** The thread's life: started at the first read, stopped by a timeout or a crash (started again by the next read), or closed. */
+type ThreadLife = { state: 'idle' } | { state: 'running'; worker: Worker; pending: Map<number, Pending> } | { state: 'closed' };
+
+export interface ReaderThread {
+  readonly module: URL;
+  readonly data: ReaderThreadData;
+  readonly timeoutMs: number;
+  life: ThreadLife;
+  nextId: number;
+}
+
+/**
+ * The thread's module: beside this one once built. Run from the TypeScript sources (the tests),
+ * the built one in dist/, since a thread cannot load TypeScript on Node 20; none, and the reads
+ * stay on the main connection, when neither exists.
+ */
+function threadModule(): URL | undefined {
+  const beside = new URL('./reader-thread.js', import.meta.url);
+  if (existsSync(fileURLToPath(beside))) return beside;
+  const built = new URL(import.meta.url.replace(/\/src\/store\/sqlite\/[^/]+\.ts$/, '/dist/store/sqlite/reader-thread.js'));
+  return built.href.endsWith('.js') && existsSync(fileURLToPath(built)) ? built : undefined;
+}
+
+/** A reader thread for the file at `path`, started at its first read; undefined when it cannot run here. */
+export function readerThread(path: string, timeoutMs = READ_TIMEOUT_MS): ReaderThread | undefined {
+  const module = threadModule();
+  return module && { module, data: { path }, timeoutMs, life: { state: 'idle' }, nextId: 1 };
+}
+
+function start(thread: ReaderThread): Extract<ThreadLife, { state: 'running' }> {
+  const worker = new Worker(thread.module, { workerData: thread.data, stdout: false, stderr: false });
+  const life = { state: 'running' as const, worker, pending: new Map<number, Pending>() };
+  worker.on('message', (answer: ReadAnswer) => settle(life, answer));
+  worker.on('error', (error) =>
+    stop(thread, life, new StoreUnavailableError('READER_FAILED', `the reader thread failed: ${error.message}`)),
+  );
+  worker.on('exit', () => stop(thread, life, new StoreUnavailableError('READER_EXITED', 'the reader thread exited')));
+  // Only a read in flight keeps the process alive: an idle thread never holds its exit.
+  worker.unref();
+  thread.life = life;
+  return life;
+}
+
+function settle(life: Extract<ThreadLife, { state: 'running' }>, answer: ReadAnswer): void {
+  const pending = life.pending.get(answer.id);
+  if (pending === undefined) return;
+  life.pending.delete(answer.id);
+  clearTimeout(pending.timer);
+  if (life.pending.size === 0) life.worker.unref();
+  if (answer.ok) pending.resolve(withBuffers(answer.value));
+  else pending.reject(errorOf(answer.error));
+}
+
+/** Bytes as the main connection gives them (a Buffer), where the copy across threads made them a plain Uint8Array. */
+function buffer<T>(value: T): T {
+  return value instanceof Uint8Array && !Buffer.isBuffer(value)
+    ? (Buffer.from(value.buffer, value.byteOffset, value.byteLength) as T)
+    : value;
+}
+
+/** A read's value with the bytes of its rows (a row, or a list of rows) as Buffers. */
+function withBuffers(value: unknown): unknown {
+  const row = (r: unknown) => {
+    if (typeof r !== 'object' || r === null || Object.getPrototypeOf(r) !== Object.prototype) return buffer(r);
+    for (const [key, field] of Object.entries(r)) if (field instanceof Uint8Array) (r as Record<string, unknown>)[key] = buffer(field);
+    return r;
+  };
+  return Array.isArray(value) ? value.map(row) : row(value);
+}
+
+/** Fails the reads in flight on this life of the thread, and ends it; the next read starts another. */
+function stop(thread: ReaderThread, life: Extract<ThreadLife, { state: 'running' }>, error: Error): void {
+  if (thread.life === life) thread.life = { state: 'idle' };
+  for (const pending of life.pending.values()) {
+    clearTimeout(pending.timer);
+    pending.reject(error);
+  }
+  life.pending.clear();
+  // A thread in a long query ends when SQLite returns; unreferenced, it does not hold the process meanwhile.
+  life.worker.unref();
+  void life.worker.terminate().catch(() => undefined);
+}
+
+/** One read of one account's port, by method name, answered by the thread. */
+function readInThread(thread: ReaderThread, account: string, port: ThreadPort, method: string, args: unknown[]): Promise<unknown> {
+  if (thread.life.state === 'closed') return Promise.reject(new StoreUnavailableError('CLOSED', 'the database is closed'));
+  const life = thread.life.state === 'running' ? thread.life : start(thread);
+  const id = thread.nextId++;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => stop(thread, life, new StoreUnavailableError('TIMEOUT', `the read took longer than ${thread.timeoutMs} ms`)),
+      thread.timeoutMs,
+    );
+    life.pending.set(id, { resolve, reject, timer });
+    life.worker.ref();
+    life.worker.postMessage({ id, account, port, method, args } satisfies ReadRequest);
+  });
+}
+
+/** Closes the thread: reads in flight fail as on a closed database; waits at most a moment for it to end. */
+export async function closeReaderThread(thread: ReaderThread): Promise<void> {
+  const life = thread.life;
+  thread.life = { state: 'closed' };
+  if (life.state !== 'running') return;
+  const exited = new Promise<void>((resolve) => life.worker.once('exit', () => resolve()));
+  stop(thread, life, new StoreUnavailableError('CLOSED', 'the database is closed'));
+  await withDeadline(exited, 1000, { unref: true });
+}
+
+/** A port whose every read (listed in THREAD_READS) is answered by the thread. */
+function threadPort<P>(thread: ReaderThread, account: string, port: ThreadPort): P {
+  const reads = Object.keys(THREAD_READS[port]).map((method) => [
+    method,
+    (...args: unknown[]) => readInThread(thread, account, port, method, args),
+  ]);
+  return Object.fromEntries(reads) as P;
+}
+
+/** One account's read model and people reads, answered by the thread. */
+export function threadReads(thread: ReaderThread, account: string): { readModel: ReadModel; people: PeopleReads } {
+  return { readModel: threadPort<ReadModel>(thread, account, 'readModel'), people: threadPort<PeopleReads>(thread, account, 'people') };
+}

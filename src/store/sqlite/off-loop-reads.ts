@@ -21,7 +21,7 @@ interface Pending {
   timer: NodeJS.Timeout;
 }
 
-/** The thread's life: started at the first read, stopped by a timeout or a crash (started again by the next read), or closed. */
+/** The thread's life: started with the store, stopped by a timeout or a crash (started again by the next read), or closed. */
 type ThreadLife = { state: 'idle' } | { state: 'running'; worker: Worker; pending: Map<number, Pending> } | { state: 'closed' };
 
 export interface ReaderThread {
@@ -44,10 +44,16 @@ function threadModule(): URL | undefined {
   return built.href.endsWith('.js') && existsSync(fileURLToPath(built)) ? built : undefined;
 }
 
-/** A reader thread for the file at `path`, started at its first read; undefined when it cannot run here. */
-export function readerThread(path: string, timeoutMs = READ_TIMEOUT_MS): ReaderThread | undefined {
+/**
+ * A reader thread for the file at `path`, started now so that its connection opens the file the
+ * main one has; undefined when it cannot run here.
+ */
+export function readerThread(data: ReaderThreadData, timeoutMs = READ_TIMEOUT_MS): ReaderThread | undefined {
   const module = threadModule();
-  return module && { module, data: { path }, timeoutMs, life: { state: 'idle' }, nextId: 1 };
+  if (module === undefined) return undefined;
+  const thread: ReaderThread = { module, data, timeoutMs, life: { state: 'idle' }, nextId: 1 };
+  start(thread);
+  return thread;
 }
 
 function start(thread: ReaderThread): Extract<ThreadLife, { state: 'running' }> {

@@ -40,6 +40,8 @@ export type ThreadPort = keyof typeof THREAD_READS;
 export interface ReaderThreadData {
   /** The SQLite file, opened read-only by the thread. */
   path: string;
+  /** How long a read waits for a lock before giving up (ms): the store's busy timeout. */
+  busyTimeoutMs: number;
 }
 
 export interface ReadRequest {

@@ -8,16 +8,26 @@ import { unavailable } from './connection.js';
 import { errorShape, isThreadRead, type ReadAnswer, type ReaderThreadData, type ReadRequest } from './reader-protocol.js';
 import { createSqliteStore } from './store.js';
 
-const { path } = workerData as ReaderThreadData;
+const { path, busyTimeoutMs } = workerData as ReaderThreadData;
 let store: Store | undefined;
 
-/** The read-only store, opened at the first read (and again after a failed open: the file may come back). */
+/**
+ * The read-only store, opened when the thread starts, beside the main connection: a file moved or
+ * deleted later is still read, as the main connection reads it. Opened again at a read if that failed.
+ */
 function opened(): Store {
   if (store !== undefined) return store;
   const db = new Database(path, { readonly: true, fileMustExist: true });
-  // The same lock waits as the main connection's reads (none): a locked file answers as it did.
-  store = createSqliteStore(db, { location: `sqlite:${path}`, busyTimeoutMs: 0, ownsConnection: true, readonly: true });
+  store = createSqliteStore(db, { location: `sqlite:${path}`, busyTimeoutMs, ownsConnection: true, readonly: true });
+  // Off the event loop, a read may wait for a lock (a checkpoint, another process's recovery) as a write does.
+  db.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
   return store;
+}
+
+try {
+  opened();
+} catch {
+  // Said by the first read, as its error.
 }
 
 async function answer(request: ReadRequest): Promise<ReadAnswer> {

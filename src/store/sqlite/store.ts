@@ -84,7 +84,9 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
   const connection = openConnection(db, options.busyTimeoutMs);
   const statements = options.readonly ? undefined : prepareStatements(db);
   // A read-only store serves a command (inspect), not an intake: its reads stay on its connection.
-  const reader = options.readonly || db.memory ? undefined : readerThread(db.name);
+  // Without WAL a writer's commit would block the thread's reads: they stay on the connection too.
+  const wal = !options.readonly && !db.memory && db.pragma('journal_mode', { simple: true }) === 'wal';
+  const reader = wal ? readerThread({ path: db.name, busyTimeoutMs: options.busyTimeoutMs }) : undefined;
   return accountView({ connection, statements, options, views: new Map(), reader }, DEFAULT_ACCOUNT);
 }
 

@@ -22,7 +22,15 @@ interface Pending {
 }
 
 /** The thread's life: started with the store, stopped by a timeout or a crash (started again by the next read), or closed. */
-type ThreadLife = { state: 'idle' } | { state: 'running'; worker: Worker; pending: Map<number, Pending> } | { state: 'closed' };
+type ThreadLife = { state: 'idle' } | Running | { state: 'closed' };
+
+interface Running {
+  state: 'running';
+  worker: Worker;
+  pending: Map<number, Pending>;
+  /** Told when no read is in flight any more. */
+  idle: Array<() => void>;
+}
 
 export interface ReaderThread {
   readonly module: URL;
@@ -56,9 +64,9 @@ export function readerThread(data: ReaderThreadData, timeoutMs = READ_TIMEOUT_MS
   return thread;
 }
 
-function start(thread: ReaderThread): Extract<ThreadLife, { state: 'running' }> {
+function start(thread: ReaderThread): Running {
   const worker = new Worker(thread.module, { workerData: thread.data, stdout: false, stderr: false });
-  const life = { state: 'running' as const, worker, pending: new Map<number, Pending>() };
+  const life: Running = { state: 'running', worker, pending: new Map(), idle: [] };
   worker.on('message', (answer: ReadAnswer) => settle(life, answer));
   worker.on('error', (error) =>
     stop(thread, life, new StoreUnavailableError('READER_FAILED', `the reader thread failed: ${error.message}`)),
@@ -70,12 +78,12 @@ function start(thread: ReaderThread): Extract<ThreadLife, { state: 'running' }> 
   return life;
 }
 
-function settle(life: Extract<ThreadLife, { state: 'running' }>, answer: ReadAnswer): void {
+function settle(life: Running, answer: ReadAnswer): void {
   const pending = life.pending.get(answer.id);
   if (pending === undefined) return;
   life.pending.delete(answer.id);
   clearTimeout(pending.timer);
-  if (life.pending.size === 0) life.worker.unref();
+  if (life.pending.size === 0) idle(life);
   if (answer.ok) pending.resolve(withBuffers(answer.value));
   else pending.reject(errorOf(answer.error));
 }
@@ -97,8 +105,24 @@ function withBuffers(value: unknown): unknown {
   return Array.isArray(value) ? value.map(row) : row(value);
 }
 
+/** No read in flight: the thread no longer holds the process, and those waiting for this are told. */
+function idle(life: Running): void {
+  life.worker.unref();
+  for (const tell of life.idle.splice(0)) tell();
+}
+
+/**
+ * Resolves once no read is in flight. A read holds its snapshot of the file while it runs, and
+ * an erasure's checkpoint cannot empty the WAL under it.
+ */
+export function readsSettled(thread: ReaderThread): Promise<void> {
+  const life = thread.life;
+  if (life.state !== 'running' || life.pending.size === 0) return Promise.resolve();
+  return new Promise((resolve) => life.idle.push(resolve));
+}
+
 /** Fails the reads in flight on this life of the thread, and ends it; the next read starts another. */
-function stop(thread: ReaderThread, life: Extract<ThreadLife, { state: 'running' }>, error: Error): void {
+function stop(thread: ReaderThread, life: Running, error: Error): void {
   if (thread.life === life) thread.life = { state: 'idle' };
   for (const pending of life.pending.values()) {
     clearTimeout(pending.timer);
@@ -106,7 +130,7 @@ function stop(thread: ReaderThread, life: Extract<ThreadLife, { state: 'running'
   }
   life.pending.clear();
   // A thread in a long query ends when SQLite returns; unreferenced, it does not hold the process meanwhile.
-  life.worker.unref();
+  idle(life);
   void life.worker.terminate().catch(() => undefined);
 }
 

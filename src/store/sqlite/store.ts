@@ -30,7 +30,7 @@ import { DEFAULT_ACCOUNT } from '../../receive/account.js';
 import { peopleReads } from '../people.js';
 import { projectedReads } from '../projected.js';
 import { sqliteRegistry } from './registry.js';
-import { closeReaderThread, readerThread, threadReads, type ReaderThread } from './off-loop-reads.js';
+import { closeReaderThread, readerThread, readsSettled, threadReads, type ReaderThread } from './off-loop-reads.js';
 
 export interface SqliteStoreOptions {
   /** For logs: where the file is. */
@@ -126,7 +126,11 @@ function accountView(engine: SqliteEngine, account: string): Store {
     settingOnce: (key, value) => inWrite((s) => settings.settingOnce(connection, s.settings, key, value)),
 
     probe: () => readiness.probe(connection, writer, statements?.readiness),
-    scrub: () => erasure.scrub(connection),
+    // The reader thread's reads in flight first: each holds the snapshot the checkpoint must pass.
+    scrub: async () => {
+      if (reader !== undefined) await readsSettled(reader);
+      return await erasure.scrub(connection);
+    },
     bulkLoad: <T>(mode: BulkMode, work: (bulk: BulkLoad) => Promise<T>) =>
       loadInBulk(connection, writer, bulkStatements(statements, account), mode, work),
     flush: () => readiness.flush(connection, writer),

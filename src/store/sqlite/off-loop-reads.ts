@@ -10,7 +10,15 @@ import { withDeadline } from '../../deadline.js';
 import type { PeopleReads } from '../ports/people.js';
 import type { ReadModel } from '../ports/read-model.js';
 import { StoreUnavailableError } from '../store.js';
-import { errorOf, THREAD_READS, type ReadAnswer, type ReaderThreadData, type ReadRequest, type ThreadPort } from './reader-protocol.js';
+import {
+  errorOf,
+  errorShape,
+  THREAD_READS,
+  type ReadAnswer,
+  type ReaderThreadData,
+  type ReadRequest,
+  type ThreadPort,
+} from './reader-protocol.js';
 
 /** A read longer than this is given up (a 503) and its thread replaced: no page waits forever. */
 const READ_TIMEOUT_MS = 60_000;
@@ -146,7 +154,12 @@ function readInThread(thread: ReaderThread, account: string, port: ThreadPort, m
     );
     life.pending.set(id, { resolve, reject, timer });
     life.worker.ref();
-    life.worker.postMessage({ id, account, port, method, args } satisfies ReadRequest);
+    try {
+      life.worker.postMessage({ id, account, port, method, args } satisfies ReadRequest);
+    } catch (error) {
+      // Arguments that cannot be copied to the thread (a function): the caller's error, the thread untouched.
+      settle(life, { id, ok: false, error: errorShape(error) });
+    }
   });
 }
 

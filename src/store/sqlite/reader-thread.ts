@@ -41,6 +41,15 @@ async function answer(request: ReadRequest): Promise<ReadAnswer> {
   }
 }
 
+/** Sends the answer; a value that cannot be copied back (none of the store's reads gives one) as its error. */
+function reply(answer: ReadAnswer): void {
+  try {
+    parentPort!.postMessage(answer);
+  } catch (error) {
+    parentPort!.postMessage({ id: answer.id, ok: false, error: errorShape(error) } satisfies ReadAnswer);
+  }
+}
+
 parentPort!.on('message', (request: ReadRequest) => {
-  void answer(request).then((reply) => parentPort!.postMessage(reply));
+  void answer(request).then(reply);
 });

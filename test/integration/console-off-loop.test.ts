@@ -101,14 +101,16 @@ describe('console reads on a large SQLite inbox', () => {
 
   it('gives up a read that takes too long as a storage fault, and lets its thread go', async () => {
     const thread = readerThread({ path: tmp.dbPath, busyTimeoutMs: 0 }, 50)!;
+    const store = await openStore(tmp.dbPath);
     try {
-      const reads = threadReads(thread, 'default');
+      const reads = threadReads(thread, 'default', store);
       const failure = await reads.readModel.listEvents({ campaign: 'cmp_none' }, { limit: 1 }).catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(StoreUnavailableError);
       expect(failure).toMatchObject({ code: 'TIMEOUT' });
       expect(thread.life.state).toBe('idle');
     } finally {
       await closeReaderThread(thread);
+      await store.close();
     }
   });
 

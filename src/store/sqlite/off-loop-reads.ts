@@ -13,7 +13,7 @@ import { StoreUnavailableError } from '../store.js';
 import {
   errorOf,
   errorShape,
-  THREAD_READS,
+  READ_PLACES,
   type ReadAnswer,
   type ReaderThreadData,
   type ReadRequest,
@@ -173,16 +173,26 @@ export async function closeReaderThread(thread: ReaderThread): Promise<void> {
   await withDeadline(exited, 1000, { unref: true });
 }
 
-/** A port whose every read (listed in THREAD_READS) is answered by the thread. */
-function threadPort<P>(thread: ReaderThread, account: string, port: ThreadPort): P {
-  const reads = Object.keys(THREAD_READS[port]).map((method) => [
+/** A port whose reads placed in the thread (READ_PLACES) it answers, and the others `onConnection` does. */
+function threadPort<P extends object>(thread: ReaderThread, account: string, port: ThreadPort, onConnection: P): P {
+  const reads = Object.entries(READ_PLACES[port]).map(([method, place]) => [
     method,
-    (...args: unknown[]) => readInThread(thread, account, port, method, args),
+    place === 'thread'
+      ? (...args: unknown[]) => readInThread(thread, account, port, method, args)
+      : (onConnection as Record<string, unknown>)[method],
   ]);
   return Object.fromEntries(reads) as P;
 }
 
-/** One account's read model and people reads, answered by the thread. */
-export function threadReads(thread: ReaderThread, account: string): { readModel: ReadModel; people: PeopleReads } {
-  return { readModel: threadPort<ReadModel>(thread, account, 'readModel'), people: threadPort<PeopleReads>(thread, account, 'people') };
+interface OperatorReads {
+  readModel: ReadModel;
+  people: PeopleReads;
+}
+
+/** One account's read model and people reads: the thread's, and the main connection's for reads an index bounds. */
+export function threadReads(thread: ReaderThread, account: string, onConnection: OperatorReads): OperatorReads {
+  return {
+    readModel: threadPort(thread, account, 'readModel', onConnection.readModel),
+    people: threadPort(thread, account, 'people', onConnection.people),
+  };
 }

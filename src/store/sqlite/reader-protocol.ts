@@ -6,35 +6,42 @@ import type { PeopleReads } from '../ports/people.js';
 import type { ReadModel } from '../ports/read-model.js';
 import { StoreUnavailableError } from '../store.js';
 
-/** The reads the thread answers, by port and method: a method added to a port must be listed here to compile. */
-export const THREAD_READS = {
+/**
+ * Where each read runs, by port and method: in the thread those that may read many rows (lists,
+ * searches, counts, the chart, exports); on the main connection those an index bounds to a few,
+ * which must not queue behind a long read (an event by id; a campaign by id; the backlog's age,
+ * which /metrics reads within a deadline). A method added to a port must be placed here to compile.
+ */
+export const READ_PLACES = {
   readModel: {
-    campaign: true,
-    campaigns: true,
-    listCandidates: true,
-    listEvents: true,
-    countEvents: true,
-    eventIds: true,
-    event: true,
-    eventsPerMinute: true,
-    oldestPending: true,
-    kinds: true,
-    handlerFailures: true,
-    countHandlerFailures: true,
-  } satisfies Record<keyof ReadModel, true>,
+    campaign: 'connection',
+    campaigns: 'thread',
+    listCandidates: 'thread',
+    listEvents: 'thread',
+    countEvents: 'thread',
+    eventIds: 'thread',
+    event: 'connection',
+    eventsPerMinute: 'thread',
+    oldestPending: 'connection',
+    kinds: 'thread',
+    handlerFailures: 'thread',
+    countHandlerFailures: 'thread',
+  } satisfies Record<keyof ReadModel, ReadPlace>,
   people: {
-    candidatesMatching: true,
-    responses: true,
-    rowsNaming: true,
-    erasuresOf: true,
-    latestErasures: true,
-    erasedAmong: true,
-    storedEventsOf: true,
-    candidateVersions: true,
-  } satisfies Record<keyof PeopleReads, true>,
+    candidatesMatching: 'thread',
+    responses: 'thread',
+    rowsNaming: 'thread',
+    erasuresOf: 'thread',
+    latestErasures: 'thread',
+    erasedAmong: 'thread',
+    storedEventsOf: 'thread',
+    candidateVersions: 'thread',
+  } satisfies Record<keyof PeopleReads, ReadPlace>,
 };
 
-export type ThreadPort = keyof typeof THREAD_READS;
+type ReadPlace = 'thread' | 'connection';
+
+export type ThreadPort = keyof typeof READ_PLACES;
 
 /** What the thread is started with. */
 export interface ReaderThreadData {
@@ -61,8 +68,11 @@ interface ErrorShape {
 
 export type ReadAnswer = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: ErrorShape };
 
+/** Whether the thread answers this read: one of the store's own, placed in the thread. */
 export function isThreadRead(port: unknown, method: unknown): port is ThreadPort {
-  return typeof port === 'string' && Object.hasOwn(THREAD_READS, port) && Object.hasOwn(THREAD_READS[port as ThreadPort], method as string);
+  if (typeof port !== 'string' || typeof method !== 'string' || !Object.hasOwn(READ_PLACES, port)) return false;
+  const places: Record<string, ReadPlace> = READ_PLACES[port as ThreadPort];
+  return Object.hasOwn(places, method) && places[method] === 'thread';
 }
 
 export function errorShape(error: unknown): ErrorShape {

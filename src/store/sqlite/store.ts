@@ -117,9 +117,7 @@ function accountView(engine: SqliteEngine, account: string): Store {
     setAside: (afterId, limit) => read(connection, () => reads.setAside(connection, account, afterId, limit)),
     requeue: (ids) => inWrite((s) => inbox.requeue(s.inbox, account, ids)),
     ...handlerClaims(connection, inWrite, account),
-    ...(reader === undefined
-      ? { people: peopleReads(reads.sqliteSql(connection, true), account), readModel: sqliteReadModel(connection, account) }
-      : threadReads(reader, account)),
+    ...operatorReads(connection, reader, account),
     projected: projectedReads(reads.sqliteSql(connection, true), account),
     registry: sqliteRegistry(connection, writer),
     setting: (key) => read(connection, () => settings.setting(connection, key)),
@@ -143,6 +141,16 @@ function accountView(engine: SqliteEngine, account: string): Store {
   };
   engine.views.set(account, view);
   return view;
+}
+
+/** The read model and the people reads of one account: on the connection, or in the reader thread where there is one. */
+function operatorReads(
+  connection: SqliteConnection,
+  reader: ReaderThread | undefined,
+  account: string,
+): Pick<Store, 'readModel' | 'people'> {
+  const own = { people: peopleReads(reads.sqliteSql(connection, true), account), readModel: sqliteReadModel(connection, account) };
+  return reader === undefined ? own : threadReads(reader, account, own);
 }
 
 type InWrite = <T>(work: (s: SqliteStatements) => T) => Promise<T>;

@@ -24,6 +24,8 @@ export interface ReadDialect {
   candidateOf: string;
   /** SQL giving `received_at` as its UTC minute, `YYYY-MM-DDTHH:MM`. */
   minuteOf: string;
+  /** The inbox as the FROM of a read of its pending rows: through the index of pending rows where the planner would not take it. */
+  pendingInbox: string;
 }
 
 interface Statement {
@@ -206,7 +208,7 @@ function inboxReads(d: ReadDialect, run: RunRead, account: string): Pick<ReadMod
     async oldestPending() {
       const p = new Parameters(d);
       const [row] = await run<{ oldest: string | null }>(
-        p.statement(`SELECT MIN(received_at) AS oldest FROM inbox WHERE account = ${p.bind(account)} AND state = 'pending'`),
+        p.statement(`SELECT MIN(received_at) AS oldest FROM ${d.pendingInbox} WHERE account = ${p.bind(account)} AND state = 'pending'`),
       );
       return row?.oldest ?? null;
     },

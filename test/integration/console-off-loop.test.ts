@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReceiver, type Receiver } from '../../src/receiver.js';
 import { closeReaderThread, readerThread, threadReads } from '../../src/store/sqlite/off-loop-reads.js';
 import { openStore } from '../../src/store/open.js';
+import { createReadModel } from '../../src/store/read-model-sql.js';
+import { SQLITE_DIALECT } from '../../src/store/sqlite/read-model.js';
 import { StoreUnavailableError } from '../../src/store/store.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { listen, tempDir } from '../support/servers.js';
@@ -111,6 +113,22 @@ describe('console reads on a large SQLite inbox', () => {
     } finally {
       await closeReaderThread(thread);
       await store.close();
+    }
+  });
+
+  it("reads the backlog's age (on the main connection, for /metrics) through the index of pending rows only", async () => {
+    const file = new Database(tmp.dbPath, { readonly: true });
+    try {
+      const plans: string[] = [];
+      const explained = <R>({ text, values }: { text: string; values: unknown[] }): Promise<R[]> => {
+        const rows = file.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...values) as Array<{ detail: string }>;
+        plans.push(...rows.map((row) => row.detail));
+        return Promise.resolve([]);
+      };
+      await createReadModel(SQLITE_DIALECT, explained, 'default').oldestPending();
+      expect(plans).toEqual([expect.stringContaining('USING INDEX inbox_pending')]);
+    } finally {
+      file.close();
     }
   });
 

@@ -21,6 +21,7 @@ const POSTGRES: ReadDialect = {
   campaignOf: dataField('campaign_id'),
   candidateOf: dataField('candidate_id'),
   minuteOf: `to_char(received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI')`,
+  pendingInbox: 'inbox',
 };
 
 /** The read model of one account. */

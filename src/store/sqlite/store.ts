@@ -30,6 +30,7 @@ import { DEFAULT_ACCOUNT } from '../../receive/account.js';
 import { peopleReads } from '../people.js';
 import { projectedReads } from '../projected.js';
 import { sqliteRegistry } from './registry.js';
+import { closeReaderThread, readerThread, readsSettled, threadReads, type ReaderThread } from './off-loop-reads.js';
 
 export interface SqliteStoreOptions {
   /** For logs: where the file is. */
@@ -68,6 +69,8 @@ interface SqliteEngine {
   statements: SqliteStatements | undefined;
   options: SqliteStoreOptions;
   views: Map<string, Store>;
+  /** Where the read model and the people reads run, off the event loop; none for a read-only store or one in memory. */
+  reader: ReaderThread | undefined;
 }
 
 /**
@@ -80,7 +83,11 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
   db.pragma('busy_timeout = 0');
   const connection = openConnection(db, options.busyTimeoutMs);
   const statements = options.readonly ? undefined : prepareStatements(db);
-  return accountView({ connection, statements, options, views: new Map() }, DEFAULT_ACCOUNT);
+  // A read-only store serves a command (inspect), not an intake: its reads stay on its connection.
+  // Without WAL a writer's commit would block the thread's reads: they stay on the connection too.
+  const wal = !options.readonly && !db.memory && db.pragma('journal_mode', { simple: true }) === 'wal';
+  const reader = wal ? readerThread({ path: db.name, busyTimeoutMs: options.busyTimeoutMs }) : undefined;
+  return accountView({ connection, statements, options, views: new Map(), reader }, DEFAULT_ACCOUNT);
 }
 
 /** The store of one account, made once and cached. */
@@ -89,7 +96,7 @@ function accountView(engine: SqliteEngine, account: string): Store {
   if (cached !== undefined) return cached;
   // Which accounts exist is the caller's to know (the registry): a view of an unknown one reads nothing.
   if (typeof account !== 'string') throw new TypeError('an account is a string');
-  const { connection, statements, options } = engine;
+  const { connection, statements, options, reader } = engine;
   const writer: Writer | undefined = statements && { transactions: statements.transactions, tx: writeTx(connection, statements, account) };
   // A read-only store has no statements, and refuses every write before its work runs.
   const inWrite = <T>(work: (s: SqliteStatements) => T): Promise<T> =>
@@ -110,24 +117,40 @@ function accountView(engine: SqliteEngine, account: string): Store {
     setAside: (afterId, limit) => read(connection, () => reads.setAside(connection, account, afterId, limit)),
     requeue: (ids) => inWrite((s) => inbox.requeue(s.inbox, account, ids)),
     ...handlerClaims(connection, inWrite, account),
-    people: peopleReads(reads.sqliteSql(connection, true), account),
+    ...operatorReads(connection, reader, account),
     projected: projectedReads(reads.sqliteSql(connection, true), account),
-    readModel: sqliteReadModel(connection, account),
     registry: sqliteRegistry(connection, writer),
     setting: (key) => read(connection, () => settings.setting(connection, key)),
     settingOnce: (key, value) => inWrite((s) => settings.settingOnce(connection, s.settings, key, value)),
 
     probe: () => readiness.probe(connection, writer, statements?.readiness),
-    scrub: () => erasure.scrub(connection),
+    // The reader thread's reads in flight first: each holds the snapshot the checkpoint must pass.
+    scrub: async () => {
+      if (reader !== undefined) await readsSettled(reader);
+      return await erasure.scrub(connection);
+    },
     bulkLoad: <T>(mode: BulkMode, work: (bulk: BulkLoad) => Promise<T>) =>
       loadInBulk(connection, writer, bulkStatements(statements, account), mode, work),
     flush: () => readiness.flush(connection, writer),
     onWork: () => () => undefined,
     announceWork: () => undefined,
-    close: () => readiness.close(connection, options.ownsConnection),
+    close: async () => {
+      if (reader !== undefined) await closeReaderThread(reader);
+      await readiness.close(connection, options.ownsConnection);
+    },
   };
   engine.views.set(account, view);
   return view;
+}
+
+/** The read model and the people reads of one account: on the connection, or in the reader thread where there is one. */
+function operatorReads(
+  connection: SqliteConnection,
+  reader: ReaderThread | undefined,
+  account: string,
+): Pick<Store, 'readModel' | 'people'> {
+  const own = { people: peopleReads(reads.sqliteSql(connection, true), account), readModel: sqliteReadModel(connection, account) };
+  return reader === undefined ? own : threadReads(reader, account, own);
 }
 
 type InWrite = <T>(work: (s: SqliteStatements) => T) => Promise<T>;

@@ -1,0 +1,288 @@
+#!/usr/bin/env node
+// What the operator's reads cost the intake: `npm run bench:operator-reads` (builds, then node
+// build/bench/operator-reads.js; --events N, default 500000; --phase-seconds; --readers). A real
+// `prequal-hooks serve` on a SQLite file of N events (a generated scenario replayed by the bulk
+// loader, made once and kept in bench/tmp/operator-reads/, copied for each run), with its console
+// and /metrics. Two phases of the same run: the service's signed deliveries alone, one every 50 ms
+// (the baseline), then the same deliveries while loops read the console's pages and /metrics as
+// fast as they can. For each phase: the deliveries' p50 / p99 / max, and the event-loop lag serve
+// reports on /metrics (prequal_hooks_nodejs_eventloop_lag_*, the worst of the scrapes: each
+// scrape starts a new window). Goal: at most 20 ms added to the p99.
+// Results: a table on stdout, JSON in bench/results/operator-reads[-<label>].json.
+//   BENCH_DIST=<another build's dist folder> node build/bench/operator-reads.js --label before
+import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import Database from 'better-sqlite3';
+import { writeScenario } from './make-scenario.js';
+import { removeDatabase } from './lib/database.js';
+import { gitInfo, machineInfo } from './lib/machine.js';
+import { distModule, distUrl, RESULTS, ROOT, TMP as BENCH_TMP } from './lib/paths.js';
+import { killLeftovers, startServer } from './lib/processes.js';
+import { distribution, round } from './lib/stats.js';
+import type { Distribution } from './lib/types.js';
+
+const TMP = join(BENCH_TMP, 'operator-reads');
+const SECRET = 'bench-secret-operator-reads-41c9';
+const TOKEN = 'bench-console-token-7f3e2a91';
+const AUTH = { authorization: `Bearer ${TOKEN}` };
+const { values: flags } = parseArgs({
+  options: {
+    events: { type: 'string', default: '500000' },
+    'phase-seconds': { type: 'string', default: '20' },
+    readers: { type: 'string', default: '1' },
+    'every-ms': { type: 'string', default: '50' },
+    label: { type: 'string' },
+    fresh: { type: 'boolean', default: false },
+  },
+});
+const settings = {
+  events: Number(flags.events),
+  phaseSeconds: Number(flags['phase-seconds']),
+  readers: Number(flags.readers),
+  everyMs: Number(flags['every-ms']),
+};
+const { sign, replay } = await distModule();
+
+/** The database of N events, made once (scenario, then replay: the bulk loader) and kept for later runs. */
+async function filledDatabase(): Promise<string> {
+  const db = join(TMP, `events-${settings.events}.db`);
+  if (existsSync(db) && !flags.fresh) return db;
+  removeDatabase(db);
+  const scenario = join(TMP, `scenario-${settings.events}.ndjson`);
+  writeScenario({ events: settings.events, duplicates: 0.1, seed: 20261120, out: scenario });
+  const partial = join(TMP, `events-${settings.events}.partial.db`);
+  removeDatabase(partial);
+  const started = performance.now();
+  await replay(scenario, { database: partial });
+  console.log(`made ${db}: ${settings.events} events replayed in ${Math.round((performance.now() - started) / 1000)} s`);
+  rmSync(scenario, { force: true });
+  renameSync(partial, db);
+  if (existsSync(`${partial}.accounts-key`)) renameSync(`${partial}.accounts-key`, `${db}.accounts-key`);
+  return db;
+}
+
+/** What the read loops ask for: ids taken from the database before serve starts. */
+function consolePages(db: string): Array<{ name: string; path: string }> {
+  const file = new Database(db, { readonly: true, fileMustExist: true });
+  try {
+    const one = (sql: string) => file.prepare(sql).pluck().get() as string;
+    const campaign = one('SELECT campaign_id FROM candidates GROUP BY campaign_id ORDER BY COUNT(*) DESC LIMIT 1');
+    const candidate = one(`SELECT candidate_id FROM candidates WHERE campaign_id = '${campaign}' ORDER BY candidate_id LIMIT 1`);
+    return [
+      { name: 'overview', path: '/dashboard/' },
+      { name: 'per-minute chart', path: '/dashboard/api/events-per-minute' },
+      { name: 'events', path: '/dashboard/events' },
+      { name: 'events of a campaign', path: `/dashboard/events?campaign=${campaign}` },
+      { name: 'events of a candidate', path: `/dashboard/events?candidate=${candidate}` },
+      { name: 'dead letters', path: '/dashboard/dead-letters' },
+      { name: 'campaigns', path: '/dashboard/campaigns' },
+      { name: 'candidates of a campaign', path: `/dashboard/campaigns/${campaign}?status=completed&sort=score_desc` },
+      { name: 'candidate', path: `/dashboard/candidates/${candidate}` },
+      { name: 'export', path: `/dashboard/candidates/${candidate}/export` },
+      { name: 'metrics', path: '/metrics' },
+    ];
+  } finally {
+    file.close();
+  }
+}
+
+interface Timed {
+  status: number;
+  ms: number;
+}
+
+async function deliver(url: string, n: number): Promise<Timed> {
+  const body = JSON.stringify({
+    event: 'candidate.added',
+    timestamp: '2026-11-27T10:00:00Z',
+    data: { campaign_id: 'cmp_bench_reads', candidate_id: `cand_reads_${n}`, first_name: 'Bench', last_name: `Reads ${n}` },
+  });
+  const started = performance.now();
+  try {
+    const response = await fetch(`${url}/webhooks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-service-signature': sign(SECRET, body) },
+      body,
+      signal: AbortSignal.timeout(30_000),
+    });
+    await response.arrayBuffer();
+    return { status: response.status, ms: performance.now() - started };
+  } catch {
+    return { status: 0, ms: performance.now() - started };
+  }
+}
+
+/** The worst event-loop lag windows serve reported on the scrapes of a phase (seconds in, ms out). */
+class LoopLag {
+  maxMs = 0;
+  p99Ms = 0;
+  scrapes = 0;
+  note(metrics: string): void {
+    const value = (name: string) =>
+      Number(new RegExp(`^prequal_hooks_nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(metrics)?.[1]);
+    const max = value('max');
+    const p99 = value('p99');
+    if (Number.isFinite(max)) this.maxMs = Math.max(this.maxMs, max * 1000);
+    if (Number.isFinite(p99)) this.p99Ms = Math.max(this.p99Ms, p99 * 1000);
+    this.scrapes++;
+  }
+}
+
+async function get(url: string, lag: LoopLag): Promise<Timed> {
+  const started = performance.now();
+  try {
+    const response = await fetch(url, { headers: AUTH, signal: AbortSignal.timeout(120_000) });
+    const text = await response.text();
+    if (url.endsWith('/metrics')) lag.note(text);
+    return { status: response.status, ms: performance.now() - started };
+  } catch {
+    return { status: 0, ms: performance.now() - started };
+  }
+}
+
+interface PhaseResult {
+  deliveries: Distribution & { statuses: Record<string, number> };
+  loopLag: { maxMs: number | null; p99Ms: number | null; scrapes: number };
+  reads: { count: number; perSecond: number | null; statuses: Record<string, number>; meanMsByPage: Record<string, number | null> };
+}
+
+const statuses = (answers: readonly Timed[]) => {
+  const by: Record<string, number> = {};
+  for (const a of answers) by[String(a.status)] = (by[String(a.status)] ?? 0) + 1;
+  return by;
+};
+
+/** A read loop: the pages in turn, as fast as they answer, until `ends`. */
+async function readLoop(url: string, pages: ReturnType<typeof consolePages>, lag: LoopLag, ends: number, into: Map<string, Timed[]>) {
+  for (let i = 0; Date.now() < ends; i++) {
+    const page = pages[i % pages.length]!;
+    const answer = await get(`${url}${page.path}`, lag);
+    into.set(page.name, [...(into.get(page.name) ?? []), answer]);
+  }
+}
+
+/** One phase: a delivery every `everyMs` for the phase's seconds, with the read loops or alone, and /metrics every 500 ms. */
+async function phase(url: string, pages: ReturnType<typeof consolePages>, withReads: boolean, first: number): Promise<PhaseResult> {
+  const lag = new LoopLag();
+  await get(`${url}/metrics`, lag); // a new window from here
+  lag.maxMs = lag.p99Ms = lag.scrapes = 0;
+  const ends = Date.now() + settings.phaseSeconds * 1000;
+  const reads = new Map<string, Timed[]>();
+  const loops = withReads ? Array.from({ length: settings.readers }, () => readLoop(url, pages, lag, ends, reads)) : [];
+  const sampler = (async () => {
+    while (Date.now() < ends) {
+      await get(`${url}/metrics`, lag);
+      await delay(500);
+    }
+  })();
+  const sent: Array<Promise<Timed>> = [];
+  for (let n = first; Date.now() < ends; n++) {
+    sent.push(deliver(url, n));
+    await delay(settings.everyMs);
+  }
+  const deliveries = await Promise.all(sent);
+  await Promise.all([...loops, sampler]);
+  const all = [...reads.values()].flat();
+  return {
+    deliveries: { ...distribution(deliveries.map((d) => d.ms)), statuses: statuses(deliveries) },
+    loopLag: { maxMs: round(lag.maxMs), p99Ms: round(lag.p99Ms), scrapes: lag.scrapes },
+    reads: {
+      count: all.length,
+      perSecond: withReads ? round(all.length / settings.phaseSeconds) : null,
+      statuses: statuses(all),
+      meanMsByPage: Object.fromEntries(
+        [...reads].map(([name, answers]) => [name, round(answers.reduce((s, a) => s + a.ms, 0) / answers.length)]),
+      ),
+    },
+  };
+}
+
+function report(alone: PhaseResult, withReads: PhaseResult): void {
+  const ms = (x: number | null | undefined) => (x === null || x === undefined ? '-' : `${round(x)} ms`);
+  const ratio = (a: number | null | undefined, b: number | null | undefined) => (a && b ? `×${round(b / a, 2)}` : '-');
+  const row = (label: string, a: number | null | undefined, b: number | null | undefined) =>
+    console.log(
+      `  ${label.padEnd(24)} ${ms(a).padStart(11)} ${ms(b).padStart(11)} ${ms(a === undefined || a === null || b === undefined || b === null ? null : b - a).padStart(11)} ${ratio(a, b).padStart(8)}`,
+    );
+  console.log(
+    `operator reads: serve (${process.env.BENCH_DIST ?? 'dist'}) on SQLite, ${settings.events} events; a signed delivery every ${settings.everyMs} ms, ${settings.phaseSeconds} s a phase; ${settings.readers} read loop(s)`,
+  );
+  console.log(`  ${''.padEnd(24)} ${'alone'.padStart(11)} ${'with reads'.padStart(11)} ${'added'.padStart(11)} ${'ratio'.padStart(8)}`);
+  row('delivery p50', alone.deliveries.p50, withReads.deliveries.p50);
+  row('delivery p99', alone.deliveries.p99, withReads.deliveries.p99);
+  row('delivery max', alone.deliveries.max, withReads.deliveries.max);
+  row('event-loop lag p99', alone.loopLag.p99Ms, withReads.loopLag.p99Ms);
+  row('event-loop lag max', alone.loopLag.maxMs, withReads.loopLag.maxMs);
+  console.log(
+    `  deliveries ${JSON.stringify(alone.deliveries.statuses)} / ${JSON.stringify(withReads.deliveries.statuses)}; console reads ${withReads.reads.count} (${withReads.reads.perSecond}/s) ${JSON.stringify(withReads.reads.statuses)}`,
+  );
+  console.log(`  mean read by page: ${JSON.stringify(withReads.reads.meanMsByPage)}`);
+  const added = (withReads.deliveries.p99 ?? 0) - (alone.deliveries.p99 ?? 0);
+  console.log(`  goal: at most 20 ms added to the p99: ${round(added)} ms added, ${added <= 20 ? 'met' : 'NOT met'}`);
+}
+
+async function run(): Promise<void> {
+  mkdirSync(TMP, { recursive: true });
+  const filled = await filledDatabase();
+  const db = join(TMP, 'serve.db');
+  removeDatabase(db);
+  copyFileSync(filled, db);
+  // On disk before serve starts: the copy's write-back would otherwise slow serve's first fsyncs (the baseline's).
+  const copy = openSync(db, 'r+');
+  fsyncSync(copy);
+  closeSync(copy);
+  if (existsSync(`${filled}.accounts-key`)) copyFileSync(`${filled}.accounts-key`, `${db}.accounts-key`);
+  const pages = consolePages(db);
+  const cli = fileURLToPath(distUrl('cli/main.js'));
+  const server = await startServer({
+    name: 'serve',
+    command: process.execPath,
+    args: [
+      cli,
+      'serve',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--db',
+      db,
+      '--secret',
+      SECRET,
+      '--dashboard-token',
+      TOKEN,
+      '--log-level',
+      'warn',
+    ],
+    logFile: join(TMP, 'serve.log'),
+  });
+  try {
+    // Warm: the first delivery and a round of every page (prepared statements, page caches).
+    await deliver(server.url, 0);
+    for (const page of pages) await get(`${server.url}${page.path}`, new LoopLag());
+    const alone = await phase(server.url, pages, false, 1);
+    const withReads = await phase(server.url, pages, true, 1_000_000);
+    report(alone, withReads);
+    const results = {
+      machine: machineInfo(ROOT, TMP),
+      git: gitInfo(ROOT),
+      dist: process.env.BENCH_DIST ?? 'dist',
+      settings,
+      alone,
+      withReads,
+    };
+    mkdirSync(RESULTS, { recursive: true });
+    writeFileSync(join(RESULTS, `operator-reads${flags.label ? `-${flags.label}` : ''}.json`), `${JSON.stringify(results, null, 2)}\n`);
+  } finally {
+    await server.stop();
+    removeDatabase(db);
+  }
+}
+
+try {
+  await run();
+} finally {
+  killLeftovers();
+}

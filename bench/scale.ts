@@ -43,6 +43,7 @@ const { values: flags } = parseArgs({
     connections: { type: 'string', default: '50' },
     'insert-batches': { type: 'string', default: '40' },
     profile: { type: 'boolean', default: false },
+    'make-only': { type: 'boolean', default: false },
   },
 });
 const settings = {
@@ -57,7 +58,9 @@ const settings = {
 };
 
 const CACHE = join(BENCH_TMP, 'scale');
-const RUN = join(CACHE, 'run');
+// --make-only makes (or upgrades) the cached database and stops, in a folder of its own, so that it
+// can run beside a measuring run on a smaller database.
+const RUN = join(CACHE, flags['make-only'] ? `make-${process.pid}` : 'run');
 const log = (message: string): void => {
   process.stderr.write(`[scale ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 };
@@ -420,8 +423,13 @@ async function main(): Promise<void> {
   const big = await ensureBigDatabase({ events: settings.events, dir: CACHE, cli: code.cli, env: { BENCH_DIST: code.dist }, log });
   log(
     `${big.cached ? 'cached' : 'made'}: ${big.file} (${Math.round(big.bytes / 2 ** 20)} MiB), generated in ${Math.round(big.generation.totalMs / 1000)} s ` +
-      `(scenario ${Math.round(big.generation.scenarioMs / 1000)} s, replay ${Math.round(big.generation.replayMs / 1000)} s)`,
+      `(scenario ${Math.round(big.generation.scenarioMs / 1000)} s, replay ${Math.round(big.generation.replayMs / 1000)} s)` +
+      (big.upgrades ?? []).map((u) => `; upgraded from migration ${u.from} to ${u.to} in ${(u.ms / 1000).toFixed(1)} s`).join(''),
   );
+  if (flags['make-only']) {
+    rmSync(RUN, { recursive: true, force: true });
+    return;
+  }
   const baseline = await makeBaseline(code);
   const dbs: Record<Side, string> = { big: join(RUN, 'big.db'), empty: join(RUN, 'empty.db') };
   const copyStarted = performance.now();

@@ -3,8 +3,10 @@
 // (unknown kinds, invalid envelopes), loaded by `prequal-hooks replay` (the bulk loader, one
 // transaction into an empty database), then each row's receipt moved to its event's instant (a
 // replay stamps them all with the load's) and handler failures added beside some projected rows.
-// Cached under bench/tmp/scale by N, the newest SQLite migration and a hash of the generator, so
-// that a second run reuses it; the NDJSON is removed once loaded (the database is what is kept).
+// Cached under bench/tmp/scale by N and a hash of the generator, so that a second run reuses it;
+// the NDJSON is removed once loaded (the database is what is kept). A cache made by an older
+// schema is upgraded in place by `prequal-hooks migrate`, as an operator's database would be, and
+// the upgrade's time is kept with it (making ten million events again takes half an hour).
 import { createHash } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,6 +29,8 @@ export interface BigDatabase {
   events: number;
   migration: number;
   cached: boolean;
+  /** Each upgrade of the cached file by `prequal-hooks migrate`: from, to, how long it took. */
+  upgrades?: Array<{ from: number; to: number; ms: number }>;
   bytes: number;
   /** How long each step took when it was made (kept with the cache). */
   generation: { scenarioMs: number; replayMs: number; extrasMs: number; totalMs: number; replayMaxRssMb: number };
@@ -151,10 +155,20 @@ export async function ensureBigDatabase({
 }): Promise<BigDatabase> {
   mkdirSync(dir, { recursive: true });
   const migration = newestMigration();
-  const file = join(dir, `big-${events}-m${migration}-g${generatorHash()}.db`);
+  const file = join(dir, `big-${events}-g${generatorHash()}.db`);
   const metaFile = `${file}.meta.json`;
   if (existsSync(file) && existsSync(metaFile)) {
     const meta = JSON.parse(readFileSync(metaFile, 'utf8')) as BigDatabase;
+    if (meta.migration < migration) {
+      log(`upgrading the cached database from migration ${meta.migration} to ${migration} with prequal-hooks migrate …`);
+      const upgradeStarted = performance.now();
+      const run = await measureCommand(process.execPath, [cli, 'migrate', '--db', file, '--json'], { cwd: ROOT, env });
+      if (run.code !== 0) throw new Error(`migrate exited with ${run.code}:\n${run.stderr.slice(-3000)}`);
+      meta.upgrades = [...(meta.upgrades ?? []), { from: meta.migration, to: migration, ms: Math.round(performance.now() - upgradeStarted) }];
+      meta.migration = migration;
+      meta.rows = describe(file);
+      writeFileAtomically(metaFile, `${JSON.stringify({ ...meta, file }, null, 2)}\n`);
+    }
     return { ...meta, file, cached: true, bytes: statSync(file).size };
   }
   const started = performance.now();

@@ -94,22 +94,20 @@ function byPartialIndex(states: readonly InboxState[]): boolean {
  * The WHERE clause of an inbox filter, within the account. States are written as literals: SQLite
  * reads a partial index only when the statement's own terms imply the index's WHERE, which a bound
  * parameter does not. The account leads the index only when the filter can use an index led by it
- * (a partial index of its states, a range of received_at); otherwise the inbox is read by id,
- * newest first, and the read stops at the page's end.
+ * (a partial index of its states, a range of received_at, a candidate's handler key); otherwise the
+ * inbox is read by id, newest first, and the read stops at the page's end.
  */
 function eventWhere(p: Parameters, d: ReadDialect, account: string, filter: InboxFilter): string[] {
   const states = filter.states ?? [];
-  const byIndex = byPartialIndex(states) || filter.from !== undefined || filter.to !== undefined;
+  const byIndex = byPartialIndex(states) || filter.from !== undefined || filter.to !== undefined || filter.candidate !== undefined;
   const clauses: string[] = [`${byIndex ? 'account' : d.unindexed('account')} = ${p.bind(account)}`];
   if (states.length > 0) clauses.push(`state IN (${states.map((s) => stateLiteral(s)).join(', ')})`);
   if (filter.kind !== undefined) clauses.push(`kind = ${p.bind(filter.kind)}`);
   if (filter.campaign !== undefined) clauses.push(`${d.campaignOf} = ${p.bind(filter.campaign)}`);
-  if (filter.candidate !== undefined) {
-    // The handler key (migration 006) names the candidate without reading the body; rows
-    // stored before it have none, and are read as JSON.
-    const key = p.bind(`candidate:${filter.candidate}`);
-    clauses.push(`(handler_key = ${key} OR (handler_key IS NULL AND ${d.candidateOf} = ${p.bind(filter.candidate)}))`);
-  }
+  // The handler key names the candidate of every accepted body that has one (set at intake; rows
+  // stored before it got theirs in a migration), as erasure and export find them: by the index led
+  // by the account, newest first, never by reading bodies.
+  if (filter.candidate !== undefined) clauses.push(`handler_key = ${p.bind(`candidate:${filter.candidate}`)}`);
   if (filter.from !== undefined) clauses.push(`received_at >= ${p.bind(filter.from)}`);
   if (filter.to !== undefined) clauses.push(`received_at < ${p.bind(filter.to)}`);
   if (filter.verdict !== undefined) clauses.push(`verdict = ${p.bind(filter.verdict)}`);

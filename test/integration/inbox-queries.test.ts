@@ -1,10 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReceiver, type Receiver } from '../../src/receiver.js';
 import { prepareInboxQueries, QueryParameterError, type InboxQueries } from '../../src/query/index.js';
 import { signedRequest } from '../../src/testing/index.js';
-import { ENGINES } from '../support/engines.js';
+import { loadMigrations } from '../../src/store/migrations.js';
+import { openStore } from '../../src/store/open.js';
+import { migrate as migratePostgres } from '../../src/store/postgres/migrations.js';
+import { migrate as migrateSqlite } from '../../src/store/sqlite/migrations.js';
+import { ENGINES, type EngineUnderTest } from '../support/engines.js';
 import { sqlOn } from '../support/sql.js';
 
 const FIXTURES = join(import.meta.dirname, '../../fixtures/');
@@ -83,9 +89,9 @@ describe.each(ENGINES)('inbox queries of the console ($name)', (engine) => {
     // Found by its handler key, though PostgreSQL text cannot hold the NUL of its body.
     expect(eloise.events.length).toBe(SCENARIO.filter((l) => l.includes(ELOISE)).length + 1);
     expect(eloise.events[0]!.kind).toBe('candidate.note');
-    // Rows stored before handler keys existed are read as JSON.
-    await sqlOn(database).query('UPDATE inbox SET handler_key = NULL WHERE kind = ?', ['candidate.added']);
-    expect((await inbox.listEvents({ candidate: ELOISE, kind: 'candidate.added' })).events).toHaveLength(1);
+    // Only accepted bodies name a candidate: the rows without a handler key are bodies that are not envelopes.
+    const unkeyed = await sqlOn(database).query<{ verdict: string }>('SELECT verdict FROM inbox WHERE handler_key IS NULL');
+    expect(unkeyed.map((r) => r.verdict)).toEqual(['invalid_json']);
 
     const setAside = await inbox.listEvents({ state: ['unknown', 'dead'] });
     expect(setAside.events.every((e) => e.reasons.length > 0)).toBe(true);
@@ -178,6 +184,44 @@ describe.each(ENGINES)('inbox queries on a body nested 100,000 levels ($name)', 
     } finally {
       await receiver.close();
       fresh.cleanup();
+    }
+  });
+});
+
+/** A database at the schema before handler keys (migration 6), holding one event about `candidate` as that version stored it. */
+async function beforeHandlerKeys(engine: EngineUnderTest, candidate: string): Promise<{ database: string; cleanup: () => void }> {
+  const { database, cleanup } = await engine.fresh();
+  const raw = Buffer.from(
+    JSON.stringify({ event: 'candidate.added', timestamp: '2026-11-20T10:00:00Z', data: { candidate_id: candidate } }),
+  );
+  const row = ['2026-11-20T10:00:01.000Z', raw, 'a'.repeat(64), 'candidate.added', 'accepted', 'pending'];
+  const migrations = loadMigrations(engine.name).filter((m) => m.version < 6);
+  if (engine.name === 'postgres') {
+    const client = new pg.Client({ connectionString: database });
+    await client.connect();
+    await migratePostgres(client as unknown as pg.PoolClient, undefined, migrations);
+    await client.query('INSERT INTO inbox (received_at, raw, identity, kind, verdict, state) VALUES ($1, $2, $3, $4, $5, $6)', row);
+    await client.end();
+  } else {
+    const db = new Database(database);
+    migrateSqlite(db, migrations);
+    db.prepare('INSERT INTO inbox (received_at, raw, identity, kind, verdict, state) VALUES (?, ?, ?, ?, ?, ?)').run(...row);
+    db.close();
+  }
+  return { database, cleanup };
+}
+
+describe.each(ENGINES)('inbox queries on a database from before handler keys ($name)', (engine) => {
+  it("find an event stored then among its candidate's, by the key the upgrade gave it", async () => {
+    const { database, cleanup } = await beforeHandlerKeys(engine, 'cand-before-keys');
+    const store = await openStore(database);
+    try {
+      const inbox = prepareInboxQueries(store);
+      expect((await inbox.listEvents({ candidate: 'cand-before-keys' })).events.map((e) => e.kind)).toEqual(['candidate.added']);
+      expect((await inbox.listEvents({ candidate: 'someone-else' })).events).toEqual([]);
+    } finally {
+      await store.close();
+      cleanup();
     }
   });
 });

@@ -21,6 +21,8 @@ export {
   QueryParameterError,
   type Queries,
   type CampaignWithStats,
+  type CampaignPage,
+  type CampaignPageParameters,
   type CampaignStats,
   type CandidatePage,
   type CandidateListParameters,

@@ -262,6 +262,7 @@ function intakeOf(state: ReceiverState): Intake {
 function waitingQueries(use: () => Promise<{ queries: Queries }>): Queries {
   return {
     getCampaign: async (...args) => (await use()).queries.getCampaign(...args),
+    listCampaignPage: async (...args) => (await use()).queries.listCampaignPage(...args),
     listCampaigns: async () => (await use()).queries.listCampaigns(),
     listCandidates: async (...args) => (await use()).queries.listCandidates(...args),
     getCandidate: async (...args) => (await use()).queries.getCandidate(...args),

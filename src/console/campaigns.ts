@@ -6,7 +6,7 @@ import { href, html, layout, revealNote, when, type PageContext } from './html.j
 import { count } from '../words.js';
 import { shown } from './mask.js';
 import { eventsTable } from './events.js';
-import { param, type ConsoleData } from './source.js';
+import { idParam, param, type ConsoleData } from './source.js';
 
 function score(value: number | null): string {
   return value === null ? '—' : String(Math.round(value * 100) / 100);
@@ -25,19 +25,27 @@ export function campaignRoutes(router: Router, data: ConsoleData): void {
   router.get('/candidates/:id', (req, res) => candidatePage(data, req, res));
 }
 
-/** The campaigns with the service's stats. */
+/** The campaigns with the service's stats, a page at a time (newest first), `after` paging on. */
 async function campaignsPage(data: ConsoleData, req: Request, res: Response): Promise<void> {
   const context = data.context(req);
-  const campaigns = await data.source.query.listCampaigns();
-  const body =
+  const after = param(req, 'after');
+  const limit = idParam(req.query.limit);
+  const page = await data.source.query.listCampaignPage({ after, limit: limit ?? 50 });
+  const { campaigns } = page;
+  const list =
     campaigns.length === 0
-      ? html`<p class="empty">No campaign yet.</p>`
+      ? html`<p class="empty">${after === undefined ? 'No campaign yet.' : 'No campaign after this one.'}</p>`
       : html`<table class="campaigns"><thead><tr><th>campaign</th><th>job title</th><th>contract</th><th>status</th><th>created</th><th>candidates</th><th>completed</th><th>average score</th></tr></thead><tbody>
 ${campaigns.map(
   (c) => html`<tr data-campaign-id="${c.campaign_id}">
 <td><a href="${context.base}/campaigns/${encodeURIComponent(c.campaign_id)}">${c.campaign_id}</a></td><td>${c.job_title ?? '—'}</td><td>${c.contract_type ?? '—'}</td>
 <td>${c.status ?? '—'}</td><td>${when(c.created_at)}</td><td class="num">${c.stats.total_candidates}</td><td class="num">${c.stats.interviews_completed}</td><td class="num">${score(c.stats.average_score)}</td></tr>`,
 )}</tbody></table>`;
+  const body = html`${list}
+<nav class="pages" id="pagination">
+${after === undefined ? '' : html`<a href="${href(context.base, '/campaigns')}">« newest</a>`}
+${page.next === null ? '' : html`<a rel="next" href="${href(context.base, '/campaigns', { after: page.next, limit })}">older »</a>`}
+</nav>`;
   res.type('html').send(layout(context, 'Campaigns', '/campaigns', body));
 }
 

@@ -5,7 +5,7 @@ import { prepareCampaignQueries } from './campaigns.js';
 import { prepareCandidateQueries } from './candidates.js';
 
 export { QueryParameterError } from './errors.js';
-export type { CampaignStats, CampaignWithStats } from './campaigns.js';
+export type { CampaignPage, CampaignPageParameters, CampaignStats, CampaignWithStats } from './campaigns.js';
 export type { CandidateListParameters, CandidatePage } from './candidates.js';
 export { CANDIDATE_SORTS, CANDIDATE_STATUSES } from './candidates.js';
 export { prepareInboxQueries, INBOX_STATES, type InboxQueries, type EventListParameters, type EventSummary } from './inbox.js';

@@ -65,6 +65,40 @@ const CAMPAIGN_SELECT = `
          ${averageScoreSql('c.account', 'c.campaign_id')} AS average_score
   FROM campaigns c`;
 
+/** A stretch of the campaigns list that campaigns_by_created holds in the list's order. */
+interface CampaignRange {
+  where: (p: Parameters) => string;
+  order: string;
+}
+
+const DATED_ORDER = 'c.created_at DESC NULLS LAST, c.campaign_id';
+const UNDATED: CampaignRange = { where: () => 'c.created_at IS NULL', order: 'c.campaign_id' };
+
+/**
+ * The campaigns list (newest first, the undated last by id) after a campaign, as up to three
+ * ranges of campaigns_by_created, each read in the index's order and stopping at the page's end:
+ * the cursor's date after its id, the older dates, the undated. The cursor's date is read by SQL,
+ * never carried in the link (PostgreSQL keeps microseconds that ISO text with milliseconds drops).
+ */
+async function campaignRanges(dialect: ReadDialect, run: RunRead, account: string, after: string | undefined): Promise<CampaignRange[]> {
+  if (after === undefined) return [{ where: () => 'c.created_at IS NOT NULL', order: DATED_ORDER }, UNDATED];
+  const p = new Parameters(dialect);
+  const [cursor] = await run<{ undated: boolean | number }>(
+    p.statement(
+      `SELECT created_at IS NULL AS undated FROM campaigns WHERE account = ${p.bind(account)} AND campaign_id = ${p.bind(after)}`,
+    ),
+  );
+  if (cursor === undefined) return [];
+  if (cursor.undated) return [{ where: (q) => `c.created_at IS NULL AND c.campaign_id > ${q.bind(after)}`, order: 'c.campaign_id' }];
+  const dateOf = (q: Parameters) =>
+    `(SELECT created_at FROM campaigns WHERE account = ${q.bind(account)} AND campaign_id = ${q.bind(after)})`;
+  return [
+    { where: (q) => `c.created_at = ${dateOf(q)} AND c.campaign_id > ${q.bind(after)}`, order: 'c.campaign_id' },
+    { where: (q) => `c.created_at < ${dateOf(q)}`, order: DATED_ORDER },
+    UNDATED,
+  ];
+}
+
 // Date order uses interview_date, falling back to when the candidate was added (docs/projection.md 5).
 const DATE = 'COALESCE(interview_date, added_at)';
 const CANDIDATE_ORDER: Record<CandidateSort, string> = {
@@ -160,13 +194,19 @@ function projectedReads(dialect: ReadDialect, run: RunRead, account: string): Pi
       );
       return row;
     },
-    campaigns() {
-      const p = new Parameters(dialect);
-      return run<CampaignStatsRow>(
-        p.statement(
-          `${CAMPAIGN_SELECT} WHERE c.account = ${p.bind(account)} ORDER BY c.created_at IS NULL, c.created_at DESC, c.campaign_id`,
-        ),
-      );
+    async campaigns({ after, limit }) {
+      const rows: CampaignStatsRow[] = [];
+      for (const range of await campaignRanges(dialect, run, account, after)) {
+        if (rows.length >= limit) break;
+        const p = new Parameters(dialect);
+        const where = `c.account = ${p.bind(account)} AND ${range.where(p)}`; // bound in the order written, as SQLite's ? are
+        rows.push(
+          ...(await run<CampaignStatsRow>(
+            p.statement(`${CAMPAIGN_SELECT} WHERE ${where} ORDER BY ${range.order} LIMIT ${p.bind(limit - rows.length)}`),
+          )),
+        );
+      }
+      return rows;
     },
     async listCandidates(query) {
       const [counted] = await run<{ total: number }>(candidatesCount(dialect, account, query));

@@ -182,6 +182,45 @@ describe.each(ENGINES)('the Credits card on $name', (engine) => {
   });
 });
 
+describe.each(ENGINES)('the campaigns, a page at a time, on $name', (engine) => {
+  const running = consoleOn(engine);
+  // Newest first, a tie of dates by id, then the campaigns known only through a candidate by id.
+  const ORDER = ['cmp_e', 'cmp_b', 'cmp_c', 'cmp_a', 'cmp_d', 'cmp_x', 'cmp_y', 'cmp_z'];
+  beforeAll(async () => {
+    const created = (id: string, hour: number) =>
+      sampleEvent('campaign.created', { timestamp: `2026-11-20T${String(hour).padStart(2, '0')}:00:00.000Z`, data: { campaign_id: id } });
+    await running.receiver.replay([
+      created('cmp_a', 10),
+      created('cmp_c', 11),
+      created('cmp_b', 11),
+      created('cmp_d', 9),
+      created('cmp_e', 12),
+      ...['cmp_z', 'cmp_x', 'cmp_y'].map((id) =>
+        sampleEvent('candidate.added', { data: { campaign_id: id, candidate_id: `cand-of-${id}` } }),
+      ),
+    ]);
+    await running.receiver.drain();
+  });
+
+  it('links each page to the next until the last, every campaign once and in order', async () => {
+    const pages: string[][] = [];
+    for (let path: string | undefined = '/ops/campaigns?limit=2'; path !== undefined;) {
+      const answer = await fetch(`${running.server.url}${path.replaceAll('&amp;', '&')}`, { headers: AUTH });
+      expect(answer.status).toBe(200);
+      const text = await answer.text();
+      pages.push([...text.matchAll(/<tr data-campaign-id="([^"]+)"/g)].map((m) => m[1]!));
+      path = /<a rel="next" href="([^"]+)">older/.exec(text)?.[1];
+      if (pages.length > 1) expect(text).toContain('« newest');
+    }
+    expect(pages).toEqual([ORDER.slice(0, 2), ORDER.slice(2, 4), ORDER.slice(4, 6), ORDER.slice(6, 8)]);
+    expect((await running.receiver.query.listCampaigns()).map((c) => c.campaign_id)).toEqual(ORDER);
+    expect(await running.receiver.query.listCampaignPage({ after: 'cmp_unknown' })).toEqual({ campaigns: [], next: null });
+    const first = await fetch(`${running.server.url}/ops/campaigns`, { headers: AUTH });
+    expect((await first.text()).match(/<tr data-campaign-id=/g)).toHaveLength(ORDER.length);
+    expect((await fetch(`${running.server.url}/ops/campaigns?limit=501`, { headers: AUTH })).status).toBe(400);
+  });
+});
+
 describe.each(ENGINES)('export and erasure in the console on $name', (engine) => {
   const ANA = 'cand-console-erase-1';
   const running = consoleOn(engine);

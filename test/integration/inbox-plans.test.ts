@@ -1,4 +1,4 @@
-// The console's reads of the inbox on SQLite, by their query plans. SQLite keeps no statistics
+// The console's reads of the inbox (and of the campaigns) on SQLite, by their query plans. SQLite keeps no statistics
 // unless asked: with an index led by the account (inbox_by_received, for the events per minute),
 // it took `account = ?` for a selective term, read every row of the account through it and sorted
 // them, so the newest page of events (and the overview's oldest pending row) cost the whole inbox.
@@ -23,12 +23,12 @@ describe('the inbox reads of the console on SQLite', () => {
   });
   afterAll(() => cleanup());
 
-  /** The plan of each statement `read` makes, on the migrated schema. */
-  async function plansOf(read: (model: ReadModel) => Promise<unknown>): Promise<string[]> {
+  /** The plan of each statement `read` makes, on the migrated schema; `answer` gives a statement's rows (none by default). */
+  async function plansOf(read: (model: ReadModel) => Promise<unknown>, answer: (text: string) => unknown[] = () => []): Promise<string[]> {
     const statements: string[] = [];
     const model = createReadModel(
       SQLITE_READ_DIALECT,
-      async <R>({ text }: { text: string }) => (statements.push(text), [] as R[]),
+      async <R>({ text }: { text: string }) => (statements.push(text), answer(text) as R[]),
       'default',
     );
     await read(model).catch(() => undefined);
@@ -67,6 +67,17 @@ describe('the inbox reads of the console on SQLite', () => {
     expect(await plansOf((model) => model.countEvents({ from: '2026-11-20T10:00:00.000Z', to: '2026-11-20T11:00:00.000Z' }))).toEqual([
       expect.stringMatching(/inbox_by_received/),
     ]);
+  });
+
+  it('read a page of campaigns in the order of their index, wherever it starts, never sorting every campaign', async () => {
+    const first = await plansOf((model) => model.campaigns({ limit: 51 }));
+    const cursor = (undated: number) => (text: string) => (text.includes('AS undated') ? [{ undated }] : []);
+    const afterDated = await plansOf((model) => model.campaigns({ after: 'cmp-1', limit: 51 }), cursor(0));
+    const afterUndated = await plansOf((model) => model.campaigns({ after: 'cmp-1', limit: 51 }), cursor(1));
+    expect([first.length, afterDated.length, afterUndated.length]).toEqual([2, 4, 2]);
+    for (const plan of [...first, ...afterDated.slice(1), ...afterUndated.slice(1)])
+      expect(plan).toMatch(/^SEARCH c USING INDEX campaigns_by_created \(account=\? AND created_at[=<>]/);
+    for (const plan of [...first, ...afterDated, ...afterUndated]) expect(plan).not.toMatch(/TEMP B-TREE|SCAN c\b|SCAN campaigns/);
   });
 
   it('offer the kinds to filter by from the rows set aside, not from every row', async () => {

@@ -45,7 +45,7 @@ async function fullCount(sql: TestSql) {
 }
 
 async function counted(store: Store) {
-  const campaigns = (await store.readModel.campaigns())
+  const campaigns = (await store.readModel.campaigns({ limit: 10_000 }))
     .map(({ campaign_id, total_candidates, interviews_completed, average_score }) => ({
       campaign_id,
       total_candidates,

@@ -190,7 +190,7 @@ describe.each(ENGINES)('on $name: accounts fed the same ids converge each to its
               handler_failures: 0,
             });
           }
-          const stats = await second.forAccount(account).readModel.campaigns();
+          const stats = await second.forAccount(account).readModel.campaigns({ limit: 10_000 });
           expect(stats.map((c) => [c.campaign_id, Number(c.total_candidates), Number(c.interviews_completed)]).sort(), account).toEqual(
             expected.tables.campaigns
               .map((c) => {

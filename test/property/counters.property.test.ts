@@ -127,7 +127,7 @@ async function fullCount(sql: TestSql, account: string) {
 
 /** The same figures as the store reads them (the counters). */
 async function counted(store: Store) {
-  const campaigns = await store.readModel.campaigns();
+  const campaigns = await store.readModel.campaigns({ limit: 10_000 });
   const stats = await Promise.all(
     [...campaigns]
       .sort((a, b) => (a.campaign_id < b.campaign_id ? -1 : 1))

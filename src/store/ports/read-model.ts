@@ -87,8 +87,11 @@ export interface MatchCount {
 
 export interface ReadModel {
   campaign(campaignId: string): Promise<CampaignStatsRow | undefined>;
-  /** Newest first; campaigns known only through candidates (no created_at) last, by id. */
-  campaigns(): Promise<CampaignStatsRow[]>;
+  /**
+   * A page of the campaigns: newest first, campaigns known only through candidates (no created_at)
+   * last, by id. `after`: only those after this campaign in that order (none when it is unknown).
+   */
+  campaigns(page: { after?: string; limit: number }): Promise<CampaignStatsRow[]>;
   /** The page asked for, and how many candidates match in all. */
   listCandidates(query: CandidateListQuery): Promise<{ total: number; candidates: CandidateRow[] }>;
 

@@ -16,7 +16,7 @@ const dataField = (field: 'campaign_id' | 'candidate_id') =>
      AND length(convert_from(raw, 'UTF8')) - length(translate(convert_from(raw, 'UTF8'), '[{', '')) < 1000
    THEN (convert_from(raw, 'UTF8')::json -> 'data' ->> '${field}') END`;
 
-const POSTGRES: ReadDialect = {
+export const POSTGRES_READ_DIALECT: ReadDialect = {
   placeholder: (n) => `$${n}`,
   campaignOf: dataField('campaign_id'),
   candidateOf: dataField('candidate_id'),
@@ -27,7 +27,7 @@ const POSTGRES: ReadDialect = {
 /** The read model of one account. */
 export function postgresReadModel(db: Session, account: string): ReadModel {
   return createReadModel(
-    POSTGRES,
+    POSTGRES_READ_DIALECT,
     async <R>({ text, values }: { text: string; values: unknown[] }) => (await query<QueryResultRow>(db, text, values)) as R[],
     account,
   );

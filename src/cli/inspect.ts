@@ -19,6 +19,8 @@ export const INSPECT_OPTIONS = {
   ...databaseOptions('must exist'),
   ...ACCOUNT_OPTIONS,
   ...flagsOnly({
+    after: optional({ placeholder: '<id>', help: 'the campaigns after this one (the "next" of the page before)' }),
+    limit: optional({ placeholder: '<n>', help: 'campaigns a page, 1 to 500', defaultHelp: '50' }),
     campaign: optional({ placeholder: '<id>', help: "list this campaign's candidates" }),
     status: optional({ placeholder: '<s>', help: `only candidates in this status: ${CANDIDATE_STATUSES.join(', ')}` }),
     'min-score': optional({ placeholder: '<n>', help: 'only candidates scored at least n (0 to 10)' }),
@@ -33,14 +35,15 @@ export const INSPECT_HELP = `Usage: prequal-hooks inspect [options]
        prequal-hooks inspect --campaign <id> [--status <s>] [--min-score <n>] [--page <n>] [--per-page <n>] [options]
 
 Shows the projected state, read-only (safe beside a running receiver): campaigns with their
-statistics, credits and inbox counts; or, with --campaign, that campaign's candidates, best
-score first.
+statistics (newest first, a page at a time: --after pages on), credits and inbox counts; or,
+with --campaign, that campaign's candidates, best score first.
 
 ${optionsHelp(INSPECT_OPTIONS)}
 
 JSON without --campaign:
   {"campaigns": [{campaign_id, job_title, contract_type, candidate_link, questions_count, status,
                   created_at, stats: {total_candidates, interviews_completed, average_score}}],
+   "next": the --after of the next page, or null on the last,
    "credits": {credits_remaining, low_threshold, last_campaign_id},
    "inbox": {pending, projected, unknown, dead, handler_failures}}
 JSON with --campaign:
@@ -75,13 +78,30 @@ function candidateColumns(offset: number): Array<Column<CandidateRow>> {
   ];
 }
 
-async function overview(store: Store) {
+/** The flags that page the campaigns, by the query parameter they set. */
+const CAMPAIGN_PAGE_FLAGS = { after: 'after', limit: 'limit' } as const;
+
+async function overview(store: Store, paging: { after?: string; limit?: string }) {
   const queries = createQueries(store);
+  const limit = paging.limit === undefined ? undefined : Number(paging.limit);
+  const page = await asUsage(CAMPAIGN_PAGE_FLAGS, () => queries.listCampaignPage({ after: paging.after, limit }));
   return {
-    campaigns: await queries.listCampaigns(),
+    campaigns: page.campaigns,
+    next: page.next,
     credits: await queries.getCredits(),
     inbox: await store.counts(),
   };
+}
+
+/** Runs a query, a parameter it refuses being the error of the flag that set it. */
+async function asUsage<T>(flags: Record<string, string>, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (!(error instanceof QueryParameterError)) throw error;
+    const flag = Object.entries(flags).find(([, parameter]) => parameter === error.parameter)?.[0] ?? error.parameter;
+    throw new UsageError(`--${flag}: ${error.message.slice(error.parameter.length + 2)}`);
+  }
 }
 
 function printOverview(io: CommandIo, state: Awaited<ReturnType<typeof overview>>): void {
@@ -91,6 +111,7 @@ function printOverview(io: CommandIo, state: Awaited<ReturnType<typeof overview>
     '',
     `Credits  ${credits.credits_remaining ?? 'unknown'} remaining, low threshold ${credits.low_threshold ?? 'unknown'}, last campaign ${credits.last_campaign_id ?? 'unknown'}`,
     `Inbox    ${inbox.projected} projected, ${inbox.pending} pending, ${inbox.unknown} unknown, ${inbox.dead} dead; ${inbox.handler_failures} handler failures`,
+    ...(state.next === null ? [] : ['', `More campaigns: prequal-hooks inspect --after ${state.next}`]),
   ];
   io.stdout.write(`${lines.join('\n')}\n`);
 }
@@ -99,13 +120,7 @@ async function campaignPage(store: Store, campaignId: string, parameters: Candid
   const queries = createQueries(store);
   const campaign = await queries.getCampaign(campaignId);
   if (campaign === undefined) throw new CommandError(`no campaign ${campaignId} in this database; "prequal-hooks inspect" lists them`);
-  try {
-    return { campaign, ...(await queries.listCandidates(campaignId, parameters)) };
-  } catch (error) {
-    if (!(error instanceof QueryParameterError)) throw error;
-    const flag = Object.entries(LIST_FLAGS).find(([, parameter]) => parameter === error.parameter)?.[0] ?? error.parameter;
-    throw new UsageError(`--${flag}: ${error.message.slice(error.parameter.length + 2)}`);
-  }
+  return { campaign, ...(await asUsage(LIST_FLAGS, () => queries.listCandidates(campaignId, parameters))) };
 }
 
 function printCampaignPage(io: CommandIo, page: Awaited<ReturnType<typeof campaignPage>>): void {
@@ -139,13 +154,16 @@ export async function inspect(argv: string[], io: CommandIo): Promise<number> {
     if (values.campaign === undefined) throw new UsageError(`--${flag} filters a candidate list: give --campaign <id> too`);
     parameters[parameter] = value;
   }
+  for (const flag of Object.keys(CAMPAIGN_PAGE_FLAGS))
+    if (values.campaign !== undefined && values[flag as keyof typeof CAMPAIGN_PAGE_FLAGS] !== undefined)
+      throw new UsageError(`--${flag} pages the campaigns: not with --campaign (--page pages its candidates)`);
 
   const { location, postgres } = databaseOf(command);
   const opened = await openForReading(location, postgres);
   try {
     const store = await accountStore(opened, location, values.account);
     if (values.campaign === undefined) {
-      const state = await overview(store);
+      const state = await overview(store, { after: values.after, limit: values.limit });
       if (format === 'json') printJson(io, state);
       else printOverview(io, state);
     } else {

@@ -21,7 +21,8 @@ describe.concurrent('prequal-hooks inspect, after replaying the lifecycle scenar
     expect(result.code).toBe(0);
     expect(result.stderr).toBe('');
     const state = JSON.parse(result.stdout);
-    expect(Object.keys(state)).toEqual(['campaigns', 'credits', 'inbox']);
+    expect(Object.keys(state)).toEqual(['campaigns', 'next', 'credits', 'inbox']);
+    expect(state.next).toBeNull();
     const stats = Object.fromEntries(state.campaigns.map((c: { campaign_id: string; stats: unknown }) => [c.campaign_id, c.stats]));
     expect(stats).toEqual({
       cmp_Rk4vN8qWz2: { total_candidates: 8, interviews_completed: 4, average_score: 7.375 },
@@ -40,6 +41,20 @@ describe.concurrent('prequal-hooks inspect, after replaying the lifecycle scenar
     const result = await runCli(['inspect'], { env: { PREQUAL_HOOKS_DB: tmp.dbPath } });
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout).campaigns).toHaveLength(2);
+  });
+
+  it('pages the campaigns, newest first, with --limit and --after', async () => {
+    const first = await runCli(['inspect', '--db', tmp.dbPath, '--json', '--limit', '1']);
+    expect(first.code).toBe(0);
+    const page = JSON.parse(first.stdout);
+    expect([page.campaigns.map((c: { campaign_id: string }) => c.campaign_id), page.next]).toEqual([['cmp_bT9mXe3Lh6'], 'cmp_bT9mXe3Lh6']);
+    const second = JSON.parse((await runCli(['inspect', '--db', tmp.dbPath, '--json', '--limit', '1', '--after', page.next])).stdout);
+    expect([second.campaigns.map((c: { campaign_id: string }) => c.campaign_id), second.next]).toEqual([['cmp_Rk4vN8qWz2'], null]);
+    const text = await runCli(['inspect', '--db', tmp.dbPath, '--table', '--limit', '1']);
+    expect(text.stdout).toContain('More campaigns: prequal-hooks inspect --after cmp_bT9mXe3Lh6');
+    const refused = await runCli(['inspect', '--db', tmp.dbPath, '--limit', '0']);
+    expect([refused.code, refused.stderr]).toEqual([2, expect.stringContaining('--limit: an integer from 1 to 500')]);
+    expect((await runCli(['inspect', '--db', tmp.dbPath, '--campaign', 'cmp_Rk4vN8qWz2', '--after', 'x'])).code).toBe(2);
   });
 
   it("lists a campaign's candidates best score first, candidates without a score last", async () => {

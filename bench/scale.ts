@@ -96,6 +96,8 @@ const pagesOf = ({ campaignId, candidateId }: Subject): Array<[label: string, pa
   ['candidates list', `/dashboard/campaigns/${encodeURIComponent(campaignId)}`],
   ['candidate detail', `/dashboard/candidates/${encodeURIComponent(candidateId)}`],
   ['events list', '/dashboard/events'],
+  ['events of a campaign', `/dashboard/events?campaign=${encodeURIComponent(campaignId)}`],
+  ['events of a kind', '/dashboard/events?kind=credits.low'],
   ['dead letters', '/dashboard/dead-letters'],
   ['accounts', '/dashboard/accounts'],
   ['GET /metrics', '/metrics'],

@@ -1,7 +1,7 @@
 // Events: the inbox newest first, filtered; one event's body (masked but for the fields known to
 // hold no personal data, until revealed), verdict, reasons and the secret that matched.
 import type { Request, Router } from 'express';
-import { INBOX_STATES, type EventListParameters, type EventSummary } from '../query/index.js';
+import { INBOX_STATES, type EventListParameters, type EventPage, type EventSummary } from '../query/index.js';
 import type { InboxState } from '../store/store.js';
 import { actionForm, href, html, layout, revealNote, when, type PageContext } from './html.js';
 import { MASKED, showBody, shownIssue, shownSummary } from './mask.js';
@@ -78,6 +78,14 @@ ${extra.map(([name, label, placeholder]) => html`<label>${label} <input name="${
 </form>`;
 }
 
+/** Which rows a filter that no index serves searched for this page, and that older » searches on. */
+function searchedNote(page: EventPage) {
+  if (page.searched === null) return '';
+  const { from, to } = page.searched;
+  const on = page.next === null ? '' : ' "older »" searches on.';
+  return html`<p class="note" id="searched">Searched inbox rows ${from.toLocaleString('en')}–${to.toLocaleString('en')}: a filter on a kind, a campaign, a verdict or the projected state tests each row, so each page searches a bounded range.${on}</p>`;
+}
+
 export function eventRoutes(router: Router, data: ConsoleData): void {
   router.get('/api/events', async (req, res) => {
     const page = await (await data.inbox()).listEvents(listParameters(req));
@@ -99,6 +107,7 @@ ${filterForm(context, '/events', filter, kinds, INBOX_STATES, [
   ['to', 'to (ISO, UTC)', '2026-11-20T11:00Z'],
 ])}
 ${eventsTable(context, page.events)}
+${searchedNote(page)}
 <nav class="pages">
 ${parameters.before === undefined ? '' : html`<a href="${href(context.base, '/events', filter)}">« newest</a>`}
 ${page.next === null ? '' : html`<a rel="next" href="${href(context.base, '/events', { ...filter, before: page.next, limit: parameters.limit })}">older »</a>`}

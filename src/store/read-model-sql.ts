@@ -133,7 +133,7 @@ function byPartialIndex(states: readonly InboxState[]): boolean {
  */
 function eventWhere(p: Parameters, d: ReadDialect, account: string, filter: InboxFilter): string[] {
   const states = filter.states ?? [];
-  const byIndex = byPartialIndex(states) || filter.from !== undefined || filter.to !== undefined || filter.candidate !== undefined;
+  const byIndex = servedByIndex(filter);
   const clauses: string[] = [`${byIndex ? 'account' : d.unindexed('account')} = ${p.bind(account)}`];
   if (states.length > 0) clauses.push(`state IN (${states.map((s) => stateLiteral(s)).join(', ')})`);
   if (filter.kind !== undefined) clauses.push(`kind = ${p.bind(filter.kind)}`);
@@ -147,6 +147,21 @@ function eventWhere(p: Parameters, d: ReadDialect, account: string, filter: Inbo
   if (filter.verdict !== undefined) clauses.push(`verdict = ${p.bind(filter.verdict)}`);
   if (filter.upTo !== undefined) clauses.push(`inbox_id <= ${p.bind(filter.upTo)}`);
   return clauses;
+}
+
+function servedByIndex(filter: InboxFilter): boolean {
+  return byPartialIndex(filter.states ?? []) || filter.from !== undefined || filter.to !== undefined || filter.candidate !== undefined;
+}
+
+/**
+ * Whether a filter is read by going through the inbox by id, testing each row (a kind, a campaign,
+ * a verdict, the projected state): no index serves it, so a page of it is searched within a window
+ * of ids (query/inbox.ts) rather than until it fills, which could mean the whole inbox.
+ */
+export function searchesInbox(filter: InboxFilter): boolean {
+  const terms =
+    filter.kind !== undefined || filter.campaign !== undefined || filter.verdict !== undefined || (filter.states ?? []).length > 0;
+  return terms && !servedByIndex(filter);
 }
 
 function failureWhere(p: Parameters, account: string, filter: HandlerFailureFilter): string {
@@ -223,7 +238,7 @@ function projectedReads(dialect: ReadDialect, run: RunRead, account: string): Pi
   };
 }
 
-type InboxReads = 'listEvents' | 'countEvents' | 'eventIds' | 'event' | 'eventsPerMinute' | 'oldestPending' | 'kinds';
+type InboxReads = 'listEvents' | 'countEvents' | 'eventIds' | 'event' | 'newestEventId' | 'eventsPerMinute' | 'oldestPending' | 'kinds';
 
 function inboxReads(d: ReadDialect, run: RunRead, account: string): Pick<ReadModel, InboxReads> {
   return {
@@ -231,6 +246,7 @@ function inboxReads(d: ReadDialect, run: RunRead, account: string): Pick<ReadMod
       const p = new Parameters(d);
       const where = eventWhere(p, d, account, filter);
       if (page.before !== undefined) where.push(`inbox_id < ${p.bind(page.before)}`);
+      if (page.since !== undefined) where.push(`inbox_id >= ${p.bind(page.since)}`);
       return run<EventSummaryRow>(
         p.statement(
           `SELECT inbox_id, received_at, kind, state, verdict, attempts, processed_at, reasons, ${d.campaignOf} AS campaign_id, ${d.candidateOf} AS candidate_id
@@ -263,6 +279,10 @@ function inboxReads(d: ReadDialect, run: RunRead, account: string): Pick<ReadMod
         ),
       );
       return row;
+    },
+    async newestEventId() {
+      const [row] = await run<{ id: number | null }>(new Parameters(d).statement('SELECT MAX(inbox_id) AS id FROM inbox'));
+      return row?.id === null || row?.id === undefined ? null : Number(row.id);
     },
     async eventsPerMinute(since) {
       const p = new Parameters(d);

@@ -143,6 +143,37 @@ describe.each(ENGINES)('inbox queries of the console ($name)', (engine) => {
     expect(await inbox.countHandlerFailures({ handler: 'other' })).toEqual({ count: 0, upTo: null });
   });
 
+  it('search a filter that no index serves a window of ids a page, and find every match by following next', async () => {
+    const all = (await inbox.listEvents({ limit: 500 })).events;
+    const newest = all[0]!.inbox_id;
+    const completed = all.filter((e) => e.kind === 'candidate.interview.completed').map((e) => e.inbox_id);
+    expect(completed.length).toBeGreaterThan(1);
+    const windowed = prepareInboxQueries(await receiver.store(), { searchWindow: 7 });
+    const first = await windowed.listEvents({ kind: 'candidate.interview.completed', limit: 50 });
+    // The newest 7 ids only, however many match further back; then next searches on below them.
+    expect(first.searched).toEqual({ from: newest - 6, to: newest });
+    expect(first.events.every((e) => e.inbox_id > newest - 7)).toBe(true);
+    expect(first.next).toBe(newest - 6);
+    const found = [...first.events];
+    let pages = 1;
+    for (let before = first.next; before !== null; pages++) {
+      const page = await windowed.listEvents({ kind: 'candidate.interview.completed', limit: 50, before });
+      expect(page.searched).toEqual({ from: Math.max(1, before - 7), to: before - 1 });
+      found.push(...page.events);
+      before = page.next;
+    }
+    expect(found.map((e) => e.inbox_id)).toEqual(completed);
+    expect(pages).toBe(Math.ceil(newest / 7));
+    // A page that fills before its window ends pages on from its last row, as an indexed one does.
+    const wide = prepareInboxQueries(await receiver.store(), { searchWindow: 1000 });
+    const full = await wide.listEvents({ kind: 'candidate.interview.completed', limit: 1 });
+    expect(full.next).toBe(completed[0]);
+    // An index serves these: no window.
+    expect((await windowed.listEvents({ candidate: ELOISE, limit: 50 })).searched).toBeNull();
+    expect((await windowed.listEvents({ state: ['unknown', 'dead'], kind: 'candidate.added', limit: 50 })).searched).toBeNull();
+    expect((await windowed.listEvents({ limit: 5 })).searched).toBeNull();
+  });
+
   it('read the same whatever the store calls its location: the engine, not a log string, picks the SQL', async () => {
     const store = await receiver.store();
     // A wrapper store (the database option takes any Store) whose label names the other engine.

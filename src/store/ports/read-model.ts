@@ -95,12 +95,14 @@ export interface ReadModel {
   /** The page asked for, and how many candidates match in all. */
   listCandidates(query: CandidateListQuery): Promise<{ total: number; candidates: CandidateRow[] }>;
 
-  /** Inbox rows, newest first; `before`: only rows older than this inbox id. */
-  listEvents(filter: InboxFilter, page: { before?: number; limit: number }): Promise<EventSummaryRow[]>;
+  /** Inbox rows, newest first; `before`: only rows older than this inbox id; `since`: only from this inbox id on. */
+  listEvents(filter: InboxFilter, page: { before?: number; since?: number; limit: number }): Promise<EventSummaryRow[]>;
   countEvents(filter: InboxFilter): Promise<MatchCount>;
   /** Inbox ids that match, oldest first. */
   eventIds(filter: InboxFilter, limit: number): Promise<number[]>;
   event(inboxId: number): Promise<EventDetailRow | undefined>;
+  /** The highest inbox id of any account (ids are shared), null when the inbox is empty. */
+  newestEventId(): Promise<number | null>;
   /** Rows received since `since` (ISO) by UTC minute (`YYYY-MM-DDTHH:MM`); minutes without rows absent. */
   eventsPerMinute(since: string): Promise<Array<{ minute: string; count: number }>>;
   /** When the oldest pending row was received; null when none waits. */

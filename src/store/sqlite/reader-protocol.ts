@@ -21,6 +21,7 @@ export const READ_PLACES = {
     countEvents: 'thread',
     eventIds: 'thread',
     event: 'connection',
+    newestEventId: 'connection',
     eventsPerMinute: 'thread',
     oldestPending: 'connection',
     kinds: 'thread',

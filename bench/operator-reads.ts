@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // What the operator's reads cost the intake: `npm run bench:operator-reads` (builds, then node
 // build/bench/operator-reads.js; --engine sqlite|postgres|both, default sqlite; --events N,
-// default 500000; --phase-seconds; --readers). A real `prequal-hooks serve` on a database of N
+// default 500000; --phase-seconds; --readers, default 1, or a list: 1,8). A real `prequal-hooks serve` on a database of N
 // events (a generated scenario replayed by `replay`), with its console and /metrics. SQLite: the
 // file is made once and kept in bench/tmp/operator-reads/, copied for each run. PostgreSQL: a
 // durable server of the machine's binaries (bench/lib/postgres.ts), loaded by `prequal-hooks
@@ -15,8 +15,8 @@
 // database while deliveries keep coming (bench/lib/counters-migration.ts).
 // Results: a table on stdout per engine, JSON in bench/results/operator-reads[-postgres][-<label>].json.
 //   BENCH_DIST=<another build's dist folder> node build/bench/operator-reads.js --label before
-import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -29,6 +29,7 @@ import { gitInfo, machineInfo } from './lib/machine.js';
 import { distModule, distUrl, RESULTS, ROOT, TMP as BENCH_TMP } from './lib/paths.js';
 import { startBenchPostgres } from './lib/postgres.js';
 import { killLeftovers, measureCommand, startServer } from './lib/processes.js';
+import { snapshotBuild } from './lib/snapshot.js';
 import { distribution, round } from './lib/stats.js';
 import type { Distribution } from './lib/types.js';
 
@@ -55,10 +56,16 @@ if (engines.length === 0) throw new Error(`--engine ${flags.engine}: sqlite, pos
 const settings = {
   events: Number(flags.events),
   phaseSeconds: Number(flags['phase-seconds']),
-  readers: Number(flags.readers),
+  /** Read loops at once in each phase with reads, one phase per count. */
+  readers: flags.readers.split(',').map(Number),
   everyMs: Number(flags['every-ms']),
 };
-const DIST = process.env.BENCH_DIST ?? join(ROOT, 'dist');
+// The code under test, frozen for the run (the children read migrations/ beside dist/), unless another build's is given.
+if (process.env.BENCH_DIST === undefined) {
+  rmSync(join(TMP, 'code'), { recursive: true, force: true });
+  process.env.BENCH_DIST = snapshotBuild(ROOT, join(TMP, 'code')).dist;
+}
+const DIST = process.env.BENCH_DIST;
 const CLI = fileURLToPath(distUrl('cli/main.js'));
 const { sign, replay } = await distModule();
 
@@ -146,7 +153,7 @@ async function postgresTarget(): Promise<Target> {
   const postgres = await startBenchPostgres(DIST);
   try {
     const db = await postgres.fresh();
-    const run = await measureCommand(process.execPath, [CLI, 'replay', scenario, '--db', db], { cwd: ROOT, env: { BENCH_DIST: DIST } });
+    const run = await measureCommand(process.execPath, [CLI, 'replay', scenario, '--db', db], { cwd: ROOT });
     if (run.code !== 0) throw new Error(`replay into PostgreSQL exited with ${run.code}:\n${run.stderr.slice(-3000)}`);
     const loaded = { wallMs: Math.round(run.wallMs), eventsPerSec: Math.round(settings.events / (run.wallMs / 1000)) };
     console.log(`loaded PostgreSQL ${postgres.version}: ${settings.events} events replayed in ${Math.round(run.wallMs / 1000)} s`);
@@ -249,13 +256,14 @@ async function readLoop(url: string, pages: readonly Page[], lag: LoopLag, ends:
 }
 
 /** One phase: a delivery every `everyMs` for the phase's seconds, with the read loops or alone, and /metrics every 500 ms. */
-async function phase(url: string, pages: readonly Page[], withReads: boolean, first: number): Promise<PhaseResult> {
+async function phase(url: string, pages: readonly Page[], readers: number, first: number): Promise<PhaseResult> {
+  const withReads = readers > 0;
   const lag = new LoopLag();
   await get(`${url}/metrics`, lag); // a new window from here
   lag.maxMs = lag.p99Ms = lag.scrapes = 0;
   const ends = Date.now() + settings.phaseSeconds * 1000;
   const reads = new Map<string, Timed[]>();
-  const loops = withReads ? Array.from({ length: settings.readers }, () => readLoop(url, pages, lag, ends, reads)) : [];
+  const loops = withReads ? Array.from({ length: readers }, () => readLoop(url, pages, lag, ends, reads)) : [];
   const sampler = (async () => {
     while (Date.now() < ends) {
       await get(`${url}/metrics`, lag);
@@ -284,7 +292,7 @@ async function phase(url: string, pages: readonly Page[], withReads: boolean, fi
   };
 }
 
-function report(target: Target, alone: PhaseResult, withReads: PhaseResult): void {
+function report(target: Target, alone: PhaseResult, withReads: PhaseResult, readers: number): void {
   const ms = (x: number | null | undefined) => (x === null || x === undefined ? '-' : `${round(x)} ms`);
   const ratio = (a: number | null | undefined, b: number | null | undefined) => (a && b ? `×${round(b / a, 2)}` : '-');
   const row = (label: string, a: number | null | undefined, b: number | null | undefined) =>
@@ -293,7 +301,7 @@ function report(target: Target, alone: PhaseResult, withReads: PhaseResult): voi
     );
   const engine = target.engine === 'sqlite' ? 'SQLite' : 'PostgreSQL';
   console.log(
-    `operator reads: serve (${process.env.BENCH_DIST ?? 'dist'}) on ${engine}, ${settings.events} events; a signed delivery every ${settings.everyMs} ms, ${settings.phaseSeconds} s a phase; ${settings.readers} read loop(s)`,
+    `operator reads: serve (${relative(ROOT, DIST)}) on ${engine}, ${settings.events} events; a signed delivery every ${settings.everyMs} ms, ${settings.phaseSeconds} s a phase; ${readers} read loop(s)`,
   );
   console.log(`  ${''.padEnd(24)} ${'alone'.padStart(11)} ${'with reads'.padStart(11)} ${'added'.padStart(11)} ${'ratio'.padStart(8)}`);
   row('delivery p50', alone.deliveries.p50, withReads.deliveries.p50);
@@ -345,15 +353,19 @@ async function measure(target: Target) {
     // Warm: the first delivery and a round of every page (prepared statements, page caches).
     await deliver(server.url, 0);
     for (const page of target.pages) await get(`${server.url}${page.path}`, new LoopLag());
-    const alone = await phase(server.url, target.pages, false, 1);
-    const withReads = await phase(server.url, target.pages, true, 1_000_000);
-    report(target, alone, withReads);
+    const alone = await phase(server.url, target.pages, 0, 1);
+    const byReaders: Record<string, PhaseResult> = {};
+    for (const [i, readers] of settings.readers.entries()) {
+      byReaders[readers] = await phase(server.url, target.pages, readers, 1_000_000 * (i + 1));
+      report(target, alone, byReaders[readers], readers);
+    }
+    const withReads = byReaders[settings.readers[0]!]!;
     let countersMigration: CountersMigration | undefined;
     if (target.engine === 'postgres' && flags['counters-migration']) {
       countersMigration = await measureCountersMigration(target.db, (n) => deliver(server.url, n), settings.everyMs);
       reportMigration(countersMigration);
     }
-    return { alone, withReads, ...(countersMigration && { countersMigration }) };
+    return { alone, withReads, ...(settings.readers.length > 1 && { byReaders }), ...(countersMigration && { countersMigration }) };
   } finally {
     await server.stop();
   }
@@ -369,7 +381,7 @@ async function run(): Promise<void> {
       const results = {
         machine: machineInfo(ROOT, TMP),
         git: gitInfo(ROOT),
-        dist: process.env.BENCH_DIST ?? 'dist',
+        dist: relative(ROOT, DIST),
         engine,
         ...(target.server && { server: target.server }),
         settings,

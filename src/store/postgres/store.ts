@@ -17,6 +17,7 @@ import { counts } from './counters.js';
 import { peopleReads } from '../people.js';
 import { projectedReads } from '../projected.js';
 import { postgresReadModel } from './read-model.js';
+import { gatedReads, readGate, type ReadGate } from './operator-reads.js';
 import { flush, prepareSchema, probe } from './readiness.js';
 import { createEngine, inTransaction, query, type Engine, type Session } from './session.js';
 import { postgresPresence } from './presence.js';
@@ -39,10 +40,11 @@ export interface PostgresStoreOptions {
   logger?: Pick<Logger, 'warn' | 'error'>;
 }
 
-/** What every account's view shares: the pool, the work channel, the views made so far. */
+/** What every account's view shares: the pool, the work channel, the long reads' gate, the views made so far. */
 interface Shared {
   engine: Engine;
   work: WorkChannel;
+  reads: ReadGate;
   options: PostgresStoreOptions;
   views: Map<string, Store>;
 }
@@ -51,7 +53,23 @@ interface Shared {
 export async function createPostgresStore(pool: Pool, options: PostgresStoreOptions): Promise<Store> {
   const engine = createEngine(pool, await typeParsers());
   await prepareSchema(engine, options);
-  return viewOf({ engine, work: createWorkChannel(engine), options, views: new Map() }, DEFAULT_ACCOUNT);
+  return viewOf({ engine, work: createWorkChannel(engine), reads: operatorReadGate(pool), options, views: new Map() }, DEFAULT_ACCOUNT);
+}
+
+/** The pool's settings we size by: those of a pool we made, or of one given (then pg's defaults where it has none). */
+function poolSettings(pool: Pool): { max: number; connectionTimeoutMillis: number } {
+  const options = (pool as { options?: { max?: number; connectionTimeoutMillis?: number } }).options;
+  return { max: options?.max ?? 10, connectionTimeoutMillis: options?.connectionTimeoutMillis ?? 0 };
+}
+
+/**
+ * Long operator reads take at most a fifth of the pool (2 of the default 10): the intake's writers
+ * (half of it), the projection, the handlers and the listener keep the rest. A read waits for its
+ * turn as long as for a connection (4 s by default, 10 s for a given pool without a limit).
+ */
+function operatorReadGate(pool: Pool): ReadGate {
+  const { max, connectionTimeoutMillis } = poolSettings(pool);
+  return readGate(Math.floor(max / 5), connectionTimeoutMillis > 0 ? connectionTimeoutMillis : 10_000);
 }
 
 /** The account's view, made at its first use. */
@@ -66,7 +84,7 @@ function viewOf(shared: Shared, account: string): Store {
 
 /** What reaches the account's rows only, or rows by inbox id. */
 function accountView(shared: Shared, account: string): Omit<Store, keyof ReturnType<typeof databaseWide>> {
-  const { engine, work } = shared;
+  const { engine, work, reads } = shared;
   const db = engine.pooled;
   return {
     account,
@@ -83,9 +101,8 @@ function accountView(shared: Shared, account: string): Omit<Store, keyof ReturnT
     claimHandlers: (claim) => claimHandlers(db, account, claim),
     handlerFailures: (afterId, limit) => handlerFailures(db, account, afterId, limit),
     retryHandlerFailures: (ids) => retryHandlerFailures(engine, account, ids),
-    people: peopleReads(postgresSql(db), account),
+    ...gatedReads(reads, { people: peopleReads(postgresSql(db), account), readModel: postgresReadModel(db, account) }),
     projected: projectedReads(postgresSql(db), account),
-    readModel: postgresReadModel(db, account),
   };
 }
 
@@ -95,7 +112,7 @@ function databaseWide({ engine, work, options }: Shared) {
   return {
     location: options.location,
     // Leave connections for projection, handlers, reads and the listener.
-    writeConcurrency: Math.max(1, Math.floor(((engine.pool as { options?: { max?: number } }).options?.max ?? 10) / 2)),
+    writeConcurrency: Math.max(1, Math.floor(poolSettings(engine.pool).max / 2)),
     // One INSERT is its own transaction: committed (synchronous_commit on) when it returns.
     append: (deliveries) => appendDeliveries(db, deliveries),
     inboxRow: (id) => inboxRow(db, id),

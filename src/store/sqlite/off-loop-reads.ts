@@ -7,18 +7,9 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { withDeadline } from '../../deadline.js';
-import type { PeopleReads } from '../ports/people.js';
-import type { ReadModel } from '../ports/read-model.js';
+import { withLongReads, type OperatorPort, type OperatorReads } from '../long-reads.js';
 import { StoreUnavailableError } from '../store.js';
-import {
-  errorOf,
-  errorShape,
-  READ_PLACES,
-  type ReadAnswer,
-  type ReaderThreadData,
-  type ReadRequest,
-  type ThreadPort,
-} from './reader-protocol.js';
+import { errorOf, errorShape, type ReadAnswer, type ReaderThreadData, type ReadRequest } from './reader-protocol.js';
 
 /** A read longer than this is given up (a 503) and its thread replaced: no page waits forever. */
 const READ_TIMEOUT_MS = 60_000;
@@ -143,7 +134,7 @@ function stop(thread: ReaderThread, life: Running, error: Error): void {
 }
 
 /** One read of one account's port, by method name, answered by the thread. */
-function readInThread(thread: ReaderThread, account: string, port: ThreadPort, method: string, args: unknown[]): Promise<unknown> {
+function readInThread(thread: ReaderThread, account: string, port: OperatorPort, method: string, args: unknown[]): Promise<unknown> {
   if (thread.life.state === 'closed') return Promise.reject(new StoreUnavailableError('CLOSED', 'the database is closed'));
   const life = thread.life.state === 'running' ? thread.life : start(thread);
   const id = thread.nextId++;
@@ -173,20 +164,15 @@ export async function closeReaderThread(thread: ReaderThread): Promise<void> {
   await withDeadline(exited, 1000, { unref: true });
 }
 
-/** A port whose reads placed in the thread (READ_PLACES) it answers, and the others `onConnection` does. */
-function threadPort<P extends object>(thread: ReaderThread, account: string, port: ThreadPort, onConnection: P): P {
-  const reads = Object.entries(READ_PLACES[port]).map(([method, place]) => [
-    method,
-    place === 'thread'
-      ? (...args: unknown[]) => readInThread(thread, account, port, method, args)
-      : (onConnection as Record<string, unknown>)[method],
-  ]);
-  return Object.fromEntries(reads) as P;
-}
-
-interface OperatorReads {
-  readModel: ReadModel;
-  people: PeopleReads;
+/** A port whose long reads (../long-reads.ts) the thread answers, and the others `onConnection` does. */
+function threadPort<P extends object>(thread: ReaderThread, account: string, port: OperatorPort, onConnection: P): P {
+  return withLongReads(
+    port,
+    onConnection,
+    (method) =>
+      (...args) =>
+        readInThread(thread, account, port, method, args),
+  );
 }
 
 /** One account's read model and people reads: the thread's, and the main connection's for reads an index bounds. */

@@ -2,47 +2,8 @@
 // account's port by method name, and its rows or its error. Both sides take the names from here,
 // so a read can only be one the store already has.
 import Database from 'better-sqlite3';
-import type { PeopleReads } from '../ports/people.js';
-import type { ReadModel } from '../ports/read-model.js';
+import { READ_LENGTHS, type OperatorPort, type ReadLength } from '../long-reads.js';
 import { StoreUnavailableError } from '../store.js';
-
-/**
- * Where each read runs, by port and method: in the thread those that may read many rows (lists,
- * searches, counts, the chart, exports); on the main connection those an index bounds to a few,
- * which must not queue behind a long read (an event by id; a campaign by id; the backlog's age,
- * which /metrics reads within a deadline). A method added to a port must be placed here to compile.
- */
-export const READ_PLACES = {
-  readModel: {
-    campaign: 'connection',
-    campaigns: 'thread',
-    listCandidates: 'thread',
-    listEvents: 'thread',
-    countEvents: 'thread',
-    eventIds: 'thread',
-    event: 'connection',
-    newestEventId: 'connection',
-    eventsPerMinute: 'thread',
-    oldestPending: 'connection',
-    kinds: 'thread',
-    handlerFailures: 'thread',
-    countHandlerFailures: 'thread',
-  } satisfies Record<keyof ReadModel, ReadPlace>,
-  people: {
-    candidatesMatching: 'thread',
-    responses: 'thread',
-    rowsNaming: 'thread',
-    erasuresOf: 'thread',
-    latestErasures: 'thread',
-    erasedAmong: 'thread',
-    storedEventsOf: 'thread',
-    candidateVersions: 'thread',
-  } satisfies Record<keyof PeopleReads, ReadPlace>,
-};
-
-type ReadPlace = 'thread' | 'connection';
-
-export type ThreadPort = keyof typeof READ_PLACES;
 
 /** What the thread is started with. */
 export interface ReaderThreadData {
@@ -55,7 +16,7 @@ export interface ReaderThreadData {
 export interface ReadRequest {
   id: number;
   account: string;
-  port: ThreadPort;
+  port: OperatorPort;
   method: string;
   args: unknown[];
 }
@@ -69,11 +30,11 @@ interface ErrorShape {
 
 export type ReadAnswer = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: ErrorShape };
 
-/** Whether the thread answers this read: one of the store's own, placed in the thread. */
-export function isThreadRead(port: unknown, method: unknown): port is ThreadPort {
-  if (typeof port !== 'string' || typeof method !== 'string' || !Object.hasOwn(READ_PLACES, port)) return false;
-  const places: Record<string, ReadPlace> = READ_PLACES[port as ThreadPort];
-  return Object.hasOwn(places, method) && places[method] === 'thread';
+/** Whether the thread answers this read: one of the store's own long reads (../long-reads.ts), the thread's. */
+export function isThreadRead(port: unknown, method: unknown): port is OperatorPort {
+  if (typeof port !== 'string' || typeof method !== 'string' || !Object.hasOwn(READ_LENGTHS, port)) return false;
+  const lengths: Record<string, ReadLength> = READ_LENGTHS[port as OperatorPort];
+  return Object.hasOwn(lengths, method) && lengths[method] === 'long';
 }
 
 export function errorShape(error: unknown): ErrorShape {

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // What the operator's reads cost the intake: `npm run bench:operator-reads` (builds, then node
 // build/bench/operator-reads.js; --engine sqlite|postgres|both, default sqlite; --events N,
-// default 500000; --phase-seconds; --readers, default 1, or a list: 1,8). A real `prequal-hooks serve` on a database of N
+// default 500000; --phase-seconds; --readers, default 1, or a list: 1,8; --profile). A real `prequal-hooks serve` on a database of N
 // events (a generated scenario replayed by `replay`), with its console and /metrics. SQLite: the
 // file is made once and kept in bench/tmp/operator-reads/, copied for each run. PostgreSQL: a
 // durable server of the machine's binaries (bench/lib/postgres.ts), loaded by `prequal-hooks
@@ -46,6 +46,7 @@ const { values: flags } = parseArgs({
     'every-ms': { type: 'string', default: '50' },
     'counters-migration': { type: 'boolean', default: false },
     label: { type: 'string' },
+    profile: { type: 'boolean', default: false },
     fresh: { type: 'boolean', default: false },
   },
 });
@@ -332,6 +333,8 @@ async function measure(target: Target) {
     name: 'serve',
     command: process.execPath,
     args: [
+      // --profile: serve's threads under the V8 profiler (a file each, in bench/tmp/operator-reads/profile).
+      ...(flags.profile ? ['--cpu-prof', '--cpu-prof-dir', join(TMP, 'profile')] : []),
       CLI,
       'serve',
       '--host',

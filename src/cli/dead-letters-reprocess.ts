@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import type { Issue } from '../events/index.js';
 import { prepareDeadLetters } from '../dispatch/dead-letters.js';
 import { createLogger } from '../logging.js';
-import { createReceiver } from '../receiver.js';
+import { createReceiver } from '../receiver/create-receiver.js';
 import { openStore } from '../store/open.js';
 import type { InboxRow, InboxState, Store } from '../store/store.js';
 import { UsageError, type CommandIo } from './args.js';

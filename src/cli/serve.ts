@@ -1,7 +1,7 @@
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { createLogger, logDestination, type Logger } from '../logging.js';
-import { startStandalone, type Standalone } from '../server.js';
+import { startStandalone, type Standalone } from '../standalone/start-standalone.js';
 import { isPostgresUrl, openStore } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import { displayLocation } from './database.js';

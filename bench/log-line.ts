@@ -103,7 +103,7 @@ const VARIANTS: Record<string, (fd: number) => Made> = {
   },
 };
 
-/** The line of src/server.ts accessLogged, built the same way. */
+/** The line of src/standalone/start-standalone.ts accessLogged, built the same way. */
 function accessLine(logger: Logger, i: number, startedAt: bigint): void {
   const trace = undefined as { trace_id: string; span_id: string } | undefined;
   logger.info(

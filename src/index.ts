@@ -1,7 +1,7 @@
 // The public API of prequal-hooks, and nothing else.
 export * from './events/index.js';
 export { sign, verify, secretFingerprint, type Secret, type RawBody, type Verification } from './signature.js';
-export { createReceiver, type Receiver, type ReceiverOptions } from './receiver.js';
+export { createReceiver, type Receiver, type ReceiverOptions } from './receiver/create-receiver.js';
 export { ConfigurationError } from './errors.js';
 export { createIntake, DEFAULT_MAX_BODY_BYTES, DEFAULT_SIGNATURE_HEADER, DEFAULT_EVENT_HEADER } from './receive/intake.js';
 export type { IntakeOptions, IntakeResult, IncomingRequest } from './receive/intake.js';

@@ -5,7 +5,9 @@ import { distModule, distUrl } from '../lib/paths.js';
 import { announce, serverArgs } from './common.js';
 
 // Not public: what `prequal-hooks serve` runs, from the dist under test.
-const { startStandalone } = (await import(distUrl('server.js'))) as typeof import('../../dist/server.js');
+const { startStandalone } = (await import(
+  distUrl('standalone/start-standalone.js')
+)) as typeof import('../../dist/standalone/start-standalone.js');
 const { createLogger } = await distModule();
 
 const { port, host, db, secret } = serverArgs();

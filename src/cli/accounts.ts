@@ -19,7 +19,8 @@ import {
 import { commandAccounts } from './account-target.js';
 import { openForReading, requireDatabaseFile } from './database.js';
 import { resolveFileVariants } from './file-variants.js';
-import { databaseOf, optionsHelp, parseCommand, type OptionTable, type ParsedCommand } from './options.js';
+import { databaseOf, optionsHelp, type OptionTable, type ParsedCommand } from './options.js';
+import { defineCommand, type Command } from './command.js';
 import { outputFormat, printJson, renderTable, shortInstant, type Column } from './output.js';
 import { WEAK_SECRET_LENGTH } from './serve-options.js';
 
@@ -54,17 +55,24 @@ rekey          re-encrypts every secret and key under a new key; the key file th
 Run "prequal-hooks accounts <verb> --help" for a verb's options. Exits 1 when the account is
 unknown or the key is wrong, 2 when the command is called wrongly.`;
 
-type Verb = (argv: string[], io: CommandIo) => Promise<number>;
+/** A verb: its options parsed (file variants read), and `Usage: prequal-hooks accounts <verb>` with them on --help. */
+function verb<O extends OptionTable>(name: string, table: O, run: (command: ParsedCommand<O>, io: CommandIo) => Promise<number>): Command {
+  return defineCommand({
+    options: table,
+    help: `Usage: prequal-hooks accounts ${name} [options]\n\n${optionsHelp(table)}`,
+    run: (parsed, io) => run(resolveFileVariants(table, parsed), io),
+  });
+}
 
-const VERBS: Record<string, Verb> = {
-  add,
-  list,
-  disable: (argv, io) => setState(argv, io, 'disabled'),
-  enable: (argv, io) => setState(argv, io, 'active'),
-  remove,
-  'rotate-secret': rotateSecret,
-  'set-api-key': setApiKey,
-  rekey,
+const VERBS: Record<string, Command> = {
+  add: verb('add', ADD_OPTIONS, add),
+  list: verb('list', LIST_OPTIONS, list),
+  disable: verb('disable', STATE_OPTIONS, (command, io) => setState(command, io, 'disabled')),
+  enable: verb('enable', STATE_OPTIONS, (command, io) => setState(command, io, 'active')),
+  remove: verb('remove', REMOVE_OPTIONS, remove),
+  'rotate-secret': verb('rotate-secret', ROTATE_OPTIONS, rotateSecret),
+  'set-api-key': verb('set-api-key', API_KEY_OPTIONS, setApiKey),
+  rekey: verb('rekey', REKEY_OPTIONS, rekey),
 };
 
 export async function accounts(argv: string[], io: CommandIo): Promise<number> {
@@ -82,14 +90,6 @@ export async function accounts(argv: string[], io: CommandIo): Promise<number> {
     if (error instanceof AccountRequestError) throw new CommandError(error.message);
     throw error;
   }
-}
-
-/** A verb's options parsed (file variants read); its help printed when asked, then undefined. */
-function parseVerb<O extends OptionTable>(verb: string, table: O, argv: string[], io: CommandIo): ParsedCommand<O> | undefined {
-  const command = parseCommand(table, argv, io.env);
-  if (!command.help) return resolveFileVariants(table, command);
-  io.stdout.write(`Usage: prequal-hooks accounts ${verb} [options]\n\n${optionsHelp(table)}\n`);
-  return undefined;
 }
 
 /** The account id given, checked: a usage error when absent, not a slug, or the default account. */
@@ -134,9 +134,7 @@ function warnIfWeak(io: CommandIo, secret: string | undefined): void {
     );
 }
 
-async function add(argv: string[], io: CommandIo): Promise<number> {
-  const command = parseVerb('add', ADD_OPTIONS, argv, io);
-  if (command === undefined) return 0;
+async function add(command: ParsedCommand<typeof ADD_OPTIONS>, io: CommandIo): Promise<number> {
   const { values } = command;
   const account = accountOf(values);
   warnIfWeak(io, values.secret);
@@ -168,19 +166,14 @@ const COLUMNS: Array<Column<AccountSummary>> = [
   { header: 'CREATED (UTC)', value: (a) => (a.createdAt === null ? null : shortInstant(a.createdAt)) },
 ];
 
-async function list(argv: string[], io: CommandIo): Promise<number> {
-  const command = parseVerb('list', LIST_OPTIONS, argv, io);
-  if (command === undefined) return 0;
+async function list(command: ParsedCommand<typeof LIST_OPTIONS>, io: CommandIo): Promise<number> {
   const listed = await withAccounts(command, io, { readOnly: true }, (registry) => registry.list());
   if (outputFormat(command.values, io) === 'json') printJson(io, { accounts: listed });
   else io.stdout.write(`${renderTable(listed, COLUMNS)}\n`);
   return 0;
 }
 
-async function setState(argv: string[], io: CommandIo, state: 'active' | 'disabled'): Promise<number> {
-  const verb = state === 'active' ? 'enable' : 'disable';
-  const command = parseVerb(verb, STATE_OPTIONS, argv, io);
-  if (command === undefined) return 0;
+async function setState(command: ParsedCommand<typeof STATE_OPTIONS>, io: CommandIo, state: 'active' | 'disabled'): Promise<number> {
   const account = accountOf(command.values);
   const summary = await withAccounts(command, io, {}, (registry) =>
     state === 'active' ? registry.enable(account) : registry.disable(account),
@@ -193,9 +186,7 @@ async function setState(argv: string[], io: CommandIo, state: 'active' | 'disabl
   return 0;
 }
 
-async function remove(argv: string[], io: CommandIo): Promise<number> {
-  const command = parseVerb('remove', REMOVE_OPTIONS, argv, io);
-  if (command === undefined) return 0;
+async function remove(command: ParsedCommand<typeof REMOVE_OPTIONS>, io: CommandIo): Promise<number> {
   const { values } = command;
   const account = accountOf(values);
   if (!values['erase-data'])
@@ -216,9 +207,7 @@ async function remove(argv: string[], io: CommandIo): Promise<number> {
   return 0;
 }
 
-async function rotateSecret(argv: string[], io: CommandIo): Promise<number> {
-  const command = parseVerb('rotate-secret', ROTATE_OPTIONS, argv, io);
-  if (command === undefined) return 0;
+async function rotateSecret(command: ParsedCommand<typeof ROTATE_OPTIONS>, io: CommandIo): Promise<number> {
   const { values } = command;
   const account = accountOf(values);
   const secret = values.secret;
@@ -237,9 +226,7 @@ async function rotateSecret(argv: string[], io: CommandIo): Promise<number> {
   return 0;
 }
 
-async function setApiKey(argv: string[], io: CommandIo): Promise<number> {
-  const command = parseVerb('set-api-key', API_KEY_OPTIONS, argv, io);
-  if (command === undefined) return 0;
+async function setApiKey(command: ParsedCommand<typeof API_KEY_OPTIONS>, io: CommandIo): Promise<number> {
   const { values } = command;
   const account = accountOf(values);
   const apiKey = values['api-key'];
@@ -251,9 +238,7 @@ async function setApiKey(argv: string[], io: CommandIo): Promise<number> {
   return 0;
 }
 
-async function rekey(argv: string[], io: CommandIo): Promise<number> {
-  const command = parseVerb('rekey', REKEY_OPTIONS, argv, io);
-  if (command === undefined) return 0;
+async function rekey(command: ParsedCommand<typeof REKEY_OPTIONS>, io: CommandIo): Promise<number> {
   const { values } = command;
   const newKey = values['new-key-file'] === undefined ? undefined : readNewKey(values['new-key-file']);
   const rekeyed = await withAccounts(command, io, {}, (registry) => registry.rekey(newKey === undefined ? {} : { newKey }));

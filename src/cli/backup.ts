@@ -4,9 +4,10 @@ import { chmodSync, existsSync, realpathSync, renameSync, rmSync, statSync } fro
 import { basename, dirname, join } from 'node:path';
 import { isPostgresUrl } from '../store/open.js';
 import { copyDatabaseFile } from '../store/sqlite/backup.js';
-import { CommandError, UsageError, type CommandIo } from './args.js';
+import { CommandError, UsageError } from './args.js';
 import { displayLocation, openForReading, requireDatabaseFile } from './database.js';
-import { databaseOf, databaseOptions, flag, flagsOnly, optional, optionsHelp, parseCommand } from './options.js';
+import { databaseOf, databaseOptions, flag, flagsOnly, optional, optionsHelp } from './options.js';
+import { defineCommand } from './command.js';
 import { printJson } from './output.js';
 
 export const BACKUP_OPTIONS = {
@@ -41,44 +42,43 @@ and to restore, into an empty database (serve stopped):
 Or take base backups with WAL archiving (pg_basebackup) for point-in-time recovery.\n`;
 }
 
-export async function backup(argv: string[], io: CommandIo): Promise<number> {
-  const command = parseCommand(BACKUP_OPTIONS, argv, io.env);
-  if (command.help) {
-    io.stdout.write(`${BACKUP_HELP}\n`);
-    return 0;
-  }
-  const { location, postgres } = databaseOf(command);
-  if (isPostgresUrl(location)) {
-    io.stderr.write(postgresAdvice(location, postgres.schema));
-    return 2;
-  }
-  const to = command.values.to;
-  if (to === undefined || to === '') throw new UsageError('--to <file> is required');
-  requireDatabaseFile(location);
-  if (existsSync(to) && realpathSync(to) === realpathSync(location))
-    throw new CommandError(`--to names the database itself (${location}): give another file`);
-  if (existsSync(to) && !command.values.force) throw new CommandError(`${to} exists: choose another --to, or give --force to replace it`);
-  // The schema checked (ours, this version's) before anything is written.
-  await (await openForReading(location)).close();
-  const started = performance.now();
-  const partial = join(dirname(to), `.${basename(to)}.partial-${process.pid}`);
-  rmSync(partial, { force: true });
-  const previous = process.umask(0o077); // the copy holds the secret and personal data: owner-only from its creation
-  try {
-    const copied = copyDatabaseFile(location, partial);
-    if (!copied.ok) throw new CommandError(`the copy failed its integrity check (${copied.problem}); ${to} was not written`);
-    const { events } = copied;
-    chmodSync(partial, 0o600);
-    renameSync(partial, to);
-    const result = { from: location, to, events, bytes: statSync(to).size, ms: Math.round(performance.now() - started) };
-    if (command.values.json) printJson(io, result);
-    else
-      io.stdout.write(
-        `copied ${location} to ${to}: ${result.events} stored events, ${(result.bytes / 1048576).toFixed(1)} MB, integrity ok, in ${result.ms} ms\n`,
-      );
-    return 0;
-  } finally {
-    process.umask(previous);
+export const backup = defineCommand({
+  options: BACKUP_OPTIONS,
+  help: BACKUP_HELP,
+  async run(command, io) {
+    const { location, postgres } = databaseOf(command);
+    if (isPostgresUrl(location)) {
+      io.stderr.write(postgresAdvice(location, postgres.schema));
+      return 2;
+    }
+    const to = command.values.to;
+    if (to === undefined || to === '') throw new UsageError('--to <file> is required');
+    requireDatabaseFile(location);
+    if (existsSync(to) && realpathSync(to) === realpathSync(location))
+      throw new CommandError(`--to names the database itself (${location}): give another file`);
+    if (existsSync(to) && !command.values.force) throw new CommandError(`${to} exists: choose another --to, or give --force to replace it`);
+    // The schema checked (ours, this version's) before anything is written.
+    await (await openForReading(location)).close();
+    const started = performance.now();
+    const partial = join(dirname(to), `.${basename(to)}.partial-${process.pid}`);
     rmSync(partial, { force: true });
-  }
-}
+    const previous = process.umask(0o077); // the copy holds the secret and personal data: owner-only from its creation
+    try {
+      const copied = copyDatabaseFile(location, partial);
+      if (!copied.ok) throw new CommandError(`the copy failed its integrity check (${copied.problem}); ${to} was not written`);
+      const { events } = copied;
+      chmodSync(partial, 0o600);
+      renameSync(partial, to);
+      const result = { from: location, to, events, bytes: statSync(to).size, ms: Math.round(performance.now() - started) };
+      if (command.values.json) printJson(io, result);
+      else
+        io.stdout.write(
+          `copied ${location} to ${to}: ${result.events} stored events, ${(result.bytes / 1048576).toFixed(1)} MB, integrity ok, in ${result.ms} ms\n`,
+        );
+      return 0;
+    } finally {
+      process.umask(previous);
+      rmSync(partial, { force: true });
+    }
+  },
+});

@@ -2,13 +2,14 @@ import { pino } from 'pino';
 import type { Issue } from '../events/index.js';
 import { prepareDeadLetters } from '../dispatch/dead-letters.js';
 import { createLogger } from '../logging.js';
-import { createReceiver } from '../receiver.js';
+import { createReceiver } from '../receiver/create-receiver.js';
 import { openStore } from '../store/open.js';
 import type { InboxRow, InboxState, Store } from '../store/store.js';
-import { UsageError, type CommandIo } from './args.js';
+import { UsageError } from './args.js';
 import { accountStore } from './account-target.js';
-import { LIST_OPTIONS, REPROCESS_ONLY_OPTIONS } from './dead-letters-options.js';
-import { databaseOf, parseCommand } from './options.js';
+import { DEAD_LETTERS_HELP, REPROCESS_OPTIONS } from './dead-letters-options.js';
+import { databaseOf } from './options.js';
+import { defineCommand } from './command.js';
 import { requireDatabaseFile } from './database.js';
 import { ownerJson, ownershipOf, ownerText, type Ownership } from './owner.js';
 import { outputFormat, printJson, reasonsText, renderTable, type Column } from './output.js';
@@ -85,60 +86,59 @@ async function reprocessHere(store: Store, ids: readonly number[] | 'all') {
  * Requeues event dead letters, then projects them: the receiver running on the database does (its
  * handlers run for them), or this process when none runs or with --project-here.
  */
-export async function reprocess(argv: string[], io: CommandIo, help: string): Promise<number> {
-  const { limit: _listOnly, ...listOptions } = LIST_OPTIONS;
-  const command = parseCommand({ ...listOptions, ...REPROCESS_ONLY_OPTIONS }, argv, io.env, true);
-  const { values, positionals } = command;
-  if (command.help) {
-    io.stdout.write(`${help}\n`);
+export const reprocess = defineCommand({
+  options: REPROCESS_OPTIONS,
+  help: DEAD_LETTERS_HELP,
+  positionals: true,
+  async run(command, io) {
+    const { values, positionals } = command;
+    const format = outputFormat(values, io);
+    if (values.all && positionals.length > 0) throw new UsageError('give --all or inbox ids, not both');
+    if (!values.all && positionals.length === 0) throw new UsageError('give the inbox ids to reprocess, or --all');
+    const ids = values.all ? 'all' : [...new Set(positionals.map(inboxId))];
+    const { location: path, postgres } = databaseOf(command);
+    requireDatabaseFile(path);
+
+    const opened = await openStore(path, postgres);
+    let report: Awaited<ReturnType<typeof reprocessRows>>;
+    let ownership: Ownership;
+    try {
+      const store = await accountStore(opened, path, values.account);
+      ownership = await ownershipOf(store, values['project-here']);
+      report =
+        ownership.owner === undefined
+          ? await reprocessHere(store, ids)
+          : await reprocessRows(store, ids, (wanted) => prepareDeadLetters(store, () => store.announceWork()).reprocess(wanted));
+    } finally {
+      await opened.close();
+    }
+    const { results, skipped } = report;
+    const { owner, note } = ownership;
+
+    if (format === 'json') {
+      printJson(io, {
+        requeued: results.map((r) => r.inbox_id),
+        skipped,
+        results,
+        projectedBy: owner === undefined ? 'here' : 'owner',
+        owner: ownerJson(owner),
+      });
+    } else {
+      const projected = results.filter((r) => r.after === 'projected').length;
+      const done =
+        owner === undefined
+          ? `Requeued and processed ${results.length}: ${projected} projected, ${results.length - projected} still set aside.`
+          : `Requeued ${results.length} for ${ownerText(owner)}, which projects them and runs its handlers; "prequal-hooks dead-letters" lists those set aside again.`;
+      const lines = results.length === 0 ? ['Nothing was requeued.'] : [renderTable(results, RESULT_COLUMNS), '', done];
+      lines.push(...skipped.map((s) => `Skipped inbox id ${s.inbox_id}: ${s.reason}.`));
+      io.stdout.write(`${lines.join('\n')}\n`);
+    }
+    if (note !== undefined) io.stderr.write(`prequal-hooks dead-letters: ${note}.\n`);
+    // Ids asked for by name that could not be requeued are a mistake worth an exit code; --all skips quietly.
+    if (!values.all && skipped.length > 0) {
+      io.stderr.write(`prequal-hooks dead-letters: could not reprocess ${skipped.map((s) => `${s.inbox_id} (${s.reason})`).join(', ')}\n`);
+      return 1;
+    }
     return 0;
-  }
-  const format = outputFormat(values, io);
-  if (values.all && positionals.length > 0) throw new UsageError('give --all or inbox ids, not both');
-  if (!values.all && positionals.length === 0) throw new UsageError('give the inbox ids to reprocess, or --all');
-  const ids = values.all ? 'all' : [...new Set(positionals.map(inboxId))];
-  const { location: path, postgres } = databaseOf(command);
-  requireDatabaseFile(path);
-
-  const opened = await openStore(path, postgres);
-  let report: Awaited<ReturnType<typeof reprocessRows>>;
-  let ownership: Ownership;
-  try {
-    const store = await accountStore(opened, path, values.account);
-    ownership = await ownershipOf(store, values['project-here']);
-    report =
-      ownership.owner === undefined
-        ? await reprocessHere(store, ids)
-        : await reprocessRows(store, ids, (wanted) => prepareDeadLetters(store, () => store.announceWork()).reprocess(wanted));
-  } finally {
-    await opened.close();
-  }
-  const { results, skipped } = report;
-  const { owner, note } = ownership;
-
-  if (format === 'json') {
-    printJson(io, {
-      requeued: results.map((r) => r.inbox_id),
-      skipped,
-      results,
-      projectedBy: owner === undefined ? 'here' : 'owner',
-      owner: ownerJson(owner),
-    });
-  } else {
-    const projected = results.filter((r) => r.after === 'projected').length;
-    const done =
-      owner === undefined
-        ? `Requeued and processed ${results.length}: ${projected} projected, ${results.length - projected} still set aside.`
-        : `Requeued ${results.length} for ${ownerText(owner)}, which projects them and runs its handlers; "prequal-hooks dead-letters" lists those set aside again.`;
-    const lines = results.length === 0 ? ['Nothing was requeued.'] : [renderTable(results, RESULT_COLUMNS), '', done];
-    lines.push(...skipped.map((s) => `Skipped inbox id ${s.inbox_id}: ${s.reason}.`));
-    io.stdout.write(`${lines.join('\n')}\n`);
-  }
-  if (note !== undefined) io.stderr.write(`prequal-hooks dead-letters: ${note}.\n`);
-  // Ids asked for by name that could not be requeued are a mistake worth an exit code; --all skips quietly.
-  if (!values.all && skipped.length > 0) {
-    io.stderr.write(`prequal-hooks dead-letters: could not reprocess ${skipped.map((s) => `${s.inbox_id} (${s.reason})`).join(', ')}\n`);
-    return 1;
-  }
-  return 0;
-}
+  },
+});

@@ -14,6 +14,7 @@ import { CommandError, UsageError, type CommandIo } from './args.js';
 import { accountStore } from './account-target.js';
 import { displayLocation, requireDatabaseFile } from './database.js';
 import { databaseOf, ACCOUNT_OPTIONS, databaseOptions, flag, flagsOnly, optional, optionsHelp, parseCommand } from './options.js';
+import { defineCommand } from './command.js';
 import { printJson } from './output.js';
 
 export const ERASE_OPTIONS = {
@@ -76,51 +77,50 @@ function matchOf(values: { candidate: string | undefined; email: string | undefi
       : { phone: values.phone! };
 }
 
-export async function erase(argv: string[], io: CommandIo): Promise<number> {
-  const command = parseCommand(ERASE_OPTIONS, argv, io.env);
-  const { values } = command;
-  if (command.help) {
-    io.stdout.write(`${ERASE_HELP}\n`);
-    return 0;
-  }
-  if (values.reason === undefined || values.reason.trim() === '')
-    throw new UsageError('--reason is required: it is kept in the audit trail (say why, without personal data)');
-  if (values['inactive-for'] !== undefined) {
-    if ([values.candidate, values.email, values.phone].some((v) => v !== undefined))
-      throw new UsageError('give --inactive-for or one candidate, not both');
-    return await retention(command, io, values['inactive-for'], values.reason);
-  }
-  const match = matchOf(values);
-  const { location, postgres } = databaseOf(command);
-  requireDatabaseFile(location);
-  const opened = await openStore(location, postgres);
-  let report: ErasureReport;
-  try {
-    const store = await accountStore(opened, location, command.values.account);
-    report = await eraseCandidate(store, match, { reason: values.reason, dryRun: values['dry-run'] });
-  } catch (error) {
-    if (error instanceof UnknownCandidateError || error instanceof ErasureRequestError)
-      throw new CommandError(`${error.message}; nothing was changed`);
-    throw error;
-  } finally {
-    await opened.close();
-  }
-  if (values.json) printJson(io, { ...report, database: displayLocation(location) });
-  else if (report.dryRun)
-    io.stdout.write(
-      `dry run: would erase ${candidates(report.candidateIds)} and redact ${count(report.eventsRedacted, 'stored event')}; nothing changed\n`,
-    );
-  else {
-    io.stdout.write(
-      `erased ${candidates(report.candidateIds)}: ${count(report.eventsRedacted, 'stored event')} redacted, recorded in erasures at ${report.erasedAt}\n`,
-    );
-    if (!report.scrubbed)
-      io.stderr.write(
-        'prequal-hooks erase: a reader kept the WAL from being emptied; the erased bytes leave it at its next checkpoint (run erase again, or stop the readers)\n',
+export const erase = defineCommand({
+  options: ERASE_OPTIONS,
+  help: ERASE_HELP,
+  async run(command, io) {
+    const { values } = command;
+    if (values.reason === undefined || values.reason.trim() === '')
+      throw new UsageError('--reason is required: it is kept in the audit trail (say why, without personal data)');
+    if (values['inactive-for'] !== undefined) {
+      if ([values.candidate, values.email, values.phone].some((v) => v !== undefined))
+        throw new UsageError('give --inactive-for or one candidate, not both');
+      return await retention(command, io, values['inactive-for'], values.reason);
+    }
+    const match = matchOf(values);
+    const { location, postgres } = databaseOf(command);
+    requireDatabaseFile(location);
+    const opened = await openStore(location, postgres);
+    let report: ErasureReport;
+    try {
+      const store = await accountStore(opened, location, command.values.account);
+      report = await eraseCandidate(store, match, { reason: values.reason, dryRun: values['dry-run'] });
+    } catch (error) {
+      if (error instanceof UnknownCandidateError || error instanceof ErasureRequestError)
+        throw new CommandError(`${error.message}; nothing was changed`);
+      throw error;
+    } finally {
+      await opened.close();
+    }
+    if (values.json) printJson(io, { ...report, database: displayLocation(location) });
+    else if (report.dryRun)
+      io.stdout.write(
+        `dry run: would erase ${candidates(report.candidateIds)} and redact ${count(report.eventsRedacted, 'stored event')}; nothing changed\n`,
       );
-  }
-  return 0;
-}
+    else {
+      io.stdout.write(
+        `erased ${candidates(report.candidateIds)}: ${count(report.eventsRedacted, 'stored event')} redacted, recorded in erasures at ${report.erasedAt}\n`,
+      );
+      if (!report.scrubbed)
+        io.stderr.write(
+          'prequal-hooks erase: a reader kept the WAL from being emptied; the erased bytes leave it at its next checkpoint (run erase again, or stop the readers)\n',
+        );
+    }
+    return 0;
+  },
+});
 
 /** The ids erased, each named: `candidate a`, or `2 candidates (a, b)` (a person who applied twice). */
 function candidates(ids: readonly string[]): string {

@@ -1,8 +1,9 @@
 import { exportCandidate, exportPerson, UnknownCandidateError } from '../privacy/index.js';
-import { CommandError, UsageError, type CommandIo } from './args.js';
+import { CommandError, UsageError } from './args.js';
 import { accountStore } from './account-target.js';
 import { openForReading } from './database.js';
-import { databaseOf, ACCOUNT_OPTIONS, databaseOptions, flagsOnly, optional, optionsHelp, parseCommand } from './options.js';
+import { databaseOf, ACCOUNT_OPTIONS, databaseOptions, flagsOnly, optional, optionsHelp } from './options.js';
+import { defineCommand } from './command.js';
 import { printJson } from './output.js';
 
 export const EXPORT_OPTIONS = {
@@ -30,26 +31,25 @@ none matches.
 
 ${optionsHelp(EXPORT_OPTIONS)}`;
 
-export async function exportCommand(argv: string[], io: CommandIo): Promise<number> {
-  const command = parseCommand(EXPORT_OPTIONS, argv, io.env);
-  if (command.help) {
-    io.stdout.write(`${EXPORT_HELP}\n`);
+export const exportCommand = defineCommand({
+  options: EXPORT_OPTIONS,
+  help: EXPORT_HELP,
+  async run(command, io) {
+    const { candidate, email, phone } = command.values;
+    if ([candidate, email, phone].filter((v) => v !== undefined).length !== 1)
+      throw new UsageError('name the candidate with exactly one of --candidate <id>, --email <e> or --phone <p>');
+    const { location, postgres } = databaseOf(command);
+    const opened = await openForReading(location, postgres);
+    try {
+      const store = await accountStore(opened, location, command.values.account);
+      if (candidate !== undefined) printJson(io, await exportCandidate(store, candidate));
+      else printJson(io, await exportPerson(store, email !== undefined ? { email } : { phone: phone! }));
+    } catch (error) {
+      if (error instanceof UnknownCandidateError) throw new CommandError(error.message);
+      throw error;
+    } finally {
+      await opened.close();
+    }
     return 0;
-  }
-  const { candidate, email, phone } = command.values;
-  if ([candidate, email, phone].filter((v) => v !== undefined).length !== 1)
-    throw new UsageError('name the candidate with exactly one of --candidate <id>, --email <e> or --phone <p>');
-  const { location, postgres } = databaseOf(command);
-  const opened = await openForReading(location, postgres);
-  try {
-    const store = await accountStore(opened, location, command.values.account);
-    if (candidate !== undefined) printJson(io, await exportCandidate(store, candidate));
-    else printJson(io, await exportPerson(store, email !== undefined ? { email } : { phone: phone! }));
-  } catch (error) {
-    if (error instanceof UnknownCandidateError) throw new CommandError(error.message);
-    throw error;
-  } finally {
-    await opened.close();
-  }
-  return 0;
-}
+  },
+});

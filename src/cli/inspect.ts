@@ -11,7 +11,8 @@ import {
 import type { Store } from '../store/store.js';
 import { CommandError, UsageError, type CommandIo } from './args.js';
 import { accountStore } from './account-target.js';
-import { databaseOf, ACCOUNT_OPTIONS, databaseOptions, flagsOnly, FORMAT_OPTIONS, optional, optionsHelp, parseCommand } from './options.js';
+import { databaseOf, ACCOUNT_OPTIONS, databaseOptions, flagsOnly, FORMAT_OPTIONS, optional, optionsHelp } from './options.js';
+import { defineCommand } from './command.js';
 import { openForReading } from './database.js';
 import { outputFormat, printJson, renderTable, shortInstant, shortNumber, type Column } from './output.js';
 
@@ -139,40 +140,39 @@ function printCampaignPage(io: CommandIo, page: Awaited<ReturnType<typeof campai
   io.stdout.write(`${lines.join('\n')}\n`);
 }
 
-export async function inspect(argv: string[], io: CommandIo): Promise<number> {
-  const command = parseCommand(INSPECT_OPTIONS, argv, io.env);
-  const { values } = command;
-  if (command.help) {
-    io.stdout.write(`${INSPECT_HELP}\n`);
-    return 0;
-  }
-  const format = outputFormat(values, io);
-  const parameters: Record<string, string> = { sort: 'score_desc' };
-  for (const [flag, parameter] of Object.entries(LIST_FLAGS)) {
-    const value = values[flag as keyof typeof LIST_FLAGS];
-    if (value === undefined) continue;
-    if (values.campaign === undefined) throw new UsageError(`--${flag} filters a candidate list: give --campaign <id> too`);
-    parameters[parameter] = value;
-  }
-  for (const flag of Object.keys(CAMPAIGN_PAGE_FLAGS))
-    if (values.campaign !== undefined && values[flag as keyof typeof CAMPAIGN_PAGE_FLAGS] !== undefined)
-      throw new UsageError(`--${flag} pages the campaigns: not with --campaign (--page pages its candidates)`);
-
-  const { location, postgres } = databaseOf(command);
-  const opened = await openForReading(location, postgres);
-  try {
-    const store = await accountStore(opened, location, values.account);
-    if (values.campaign === undefined) {
-      const state = await overview(store, { after: values.after, limit: values.limit });
-      if (format === 'json') printJson(io, state);
-      else printOverview(io, state);
-    } else {
-      const page = await campaignPage(store, values.campaign, parameters);
-      if (format === 'json') printJson(io, page);
-      else printCampaignPage(io, page);
+export const inspect = defineCommand({
+  options: INSPECT_OPTIONS,
+  help: INSPECT_HELP,
+  async run(command, io) {
+    const { values } = command;
+    const format = outputFormat(values, io);
+    const parameters: Record<string, string> = { sort: 'score_desc' };
+    for (const [flag, parameter] of Object.entries(LIST_FLAGS)) {
+      const value = values[flag as keyof typeof LIST_FLAGS];
+      if (value === undefined) continue;
+      if (values.campaign === undefined) throw new UsageError(`--${flag} filters a candidate list: give --campaign <id> too`);
+      parameters[parameter] = value;
     }
-  } finally {
-    await opened.close();
-  }
-  return 0;
-}
+    for (const flag of Object.keys(CAMPAIGN_PAGE_FLAGS))
+      if (values.campaign !== undefined && values[flag as keyof typeof CAMPAIGN_PAGE_FLAGS] !== undefined)
+        throw new UsageError(`--${flag} pages the campaigns: not with --campaign (--page pages its candidates)`);
+
+    const { location, postgres } = databaseOf(command);
+    const opened = await openForReading(location, postgres);
+    try {
+      const store = await accountStore(opened, location, values.account);
+      if (values.campaign === undefined) {
+        const state = await overview(store, { after: values.after, limit: values.limit });
+        if (format === 'json') printJson(io, state);
+        else printOverview(io, state);
+      } else {
+        const page = await campaignPage(store, values.campaign, parameters);
+        if (format === 'json') printJson(io, page);
+        else printCampaignPage(io, page);
+      }
+    } finally {
+      await opened.close();
+    }
+    return 0;
+  },
+});

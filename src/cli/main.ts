@@ -2,8 +2,7 @@
 // prequal-hooks: routes to one file per command; expected errors become exit codes, not stack traces.
 import { readFileSync } from 'node:fs';
 import { CommandError, UsageError, type CommandIo } from './args.js';
-
-type Command = (argv: string[], io: CommandIo) => Promise<number>;
+import type { Command } from './command.js';
 
 // Each command is imported when it runs, so that `inspect` or `secret` do not load the HTTP stack.
 /** The commands that open a listening socket (their address errors are about --host and --port). */

@@ -2,9 +2,9 @@
 // who start `serve --no-migrate`; the same migrations a start applies, once across replicas.
 import { existsSync } from 'node:fs';
 import { isPostgresUrl, migrateDatabase, type MigrationReport } from '../store/open.js';
-import type { CommandIo } from './args.js';
 import { displayLocation } from './database.js';
-import { databaseOf, databaseOptions, flag, flagsOnly, optionsHelp, parseCommand } from './options.js';
+import { databaseOf, databaseOptions, flag, flagsOnly, optionsHelp } from './options.js';
+import { defineCommand } from './command.js';
 import { printJson } from './output.js';
 
 export const MIGRATE_OPTIONS = {
@@ -33,35 +33,34 @@ opened or is newer than this version, 2 when the command is called wrongly.`;
 
 const listed = (pending: MigrationReport['pending']) => pending.map((m) => `  ${String(m.version).padStart(3, '0')} ${m.name}`).join('\n');
 
-export async function migrateCommand(argv: string[], io: CommandIo): Promise<number> {
-  const command = parseCommand(MIGRATE_OPTIONS, argv, io.env);
-  if (command.help) {
-    io.stdout.write(`${MIGRATE_HELP}\n`);
+export const migrateCommand = defineCommand({
+  options: MIGRATE_OPTIONS,
+  help: MIGRATE_HELP,
+  async run(command, io) {
+    const { location, postgres } = databaseOf(command);
+    const dryRun = command.values['dry-run'];
+    if (!isPostgresUrl(location) && !existsSync(location)) {
+      io.stderr.write(
+        `prequal-hooks migrate: no database at ${location}; ${dryRun ? 'every migration would apply (a dry run creates nothing)' : 'creating it'}\n`,
+      );
+    }
+    const report = await migrateDatabase(location, { ...postgres, dryRun });
+    if (command.values.json) {
+      printJson(io, { ...report, dryRun });
+      return 0;
+    }
+    const where = displayLocation(location);
+    if (report.pending.length === 0) io.stdout.write(`${where} is up to date (schema version ${report.known}).\n`);
+    else if (dryRun)
+      io.stdout.write(
+        `${where} is at schema version ${report.from}; ${report.pending.length} pending (nothing applied, --dry-run):\n${listed(report.pending)}\n`,
+      );
+    else if (report.applied.length === 0)
+      io.stdout.write(`${where} was migrated meanwhile by another process: it is up to date (schema version ${report.known}).\n`);
+    else
+      io.stdout.write(
+        `${where}: schema version ${report.from} → ${report.known}, applied:\n${listed(report.pending.filter((m) => report.applied.includes(m.version)))}\n`,
+      );
     return 0;
-  }
-  const { location, postgres } = databaseOf(command);
-  const dryRun = command.values['dry-run'];
-  if (!isPostgresUrl(location) && !existsSync(location)) {
-    io.stderr.write(
-      `prequal-hooks migrate: no database at ${location}; ${dryRun ? 'every migration would apply (a dry run creates nothing)' : 'creating it'}\n`,
-    );
-  }
-  const report = await migrateDatabase(location, { ...postgres, dryRun });
-  if (command.values.json) {
-    printJson(io, { ...report, dryRun });
-    return 0;
-  }
-  const where = displayLocation(location);
-  if (report.pending.length === 0) io.stdout.write(`${where} is up to date (schema version ${report.known}).\n`);
-  else if (dryRun)
-    io.stdout.write(
-      `${where} is at schema version ${report.from}; ${report.pending.length} pending (nothing applied, --dry-run):\n${listed(report.pending)}\n`,
-    );
-  else if (report.applied.length === 0)
-    io.stdout.write(`${where} was migrated meanwhile by another process: it is up to date (schema version ${report.known}).\n`);
-  else
-    io.stdout.write(
-      `${where}: schema version ${report.from} → ${report.known}, applied:\n${listed(report.pending.filter((m) => report.applied.includes(m.version)))}\n`,
-    );
-  return 0;
-}
+  },
+});

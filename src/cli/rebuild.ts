@@ -1,8 +1,8 @@
 import { rebuild as rebuildStore, type RebuildSummary } from '../replay/index.js';
 import { openStore } from '../store/open.js';
-import type { CommandIo } from './args.js';
 import { accountStore } from './account-target.js';
-import { databaseOf, ACCOUNT_OPTIONS, databaseOptions, flag, flagsOnly, optionsHelp, parseCommand } from './options.js';
+import { databaseOf, ACCOUNT_OPTIONS, databaseOptions, flag, flagsOnly, optionsHelp } from './options.js';
+import { defineCommand } from './command.js';
 import { displayLocation, requireDatabaseFile, smallNursery } from './database.js';
 import { printJson } from './output.js';
 
@@ -33,33 +33,32 @@ Progress goes to stderr after each batch; the summary (events, projected, unknow
 
 const line = (s: RebuildSummary) => `events ${s.events}, projected ${s.projected}, unknown ${s.unknown}, dead ${s.dead}`;
 
-export async function rebuild(argv: string[], io: CommandIo): Promise<number> {
-  const command = parseCommand(REBUILD_OPTIONS, argv, io.env);
-  const { values } = command;
-  if (command.help) {
-    io.stdout.write(`${REBUILD_HELP}\n`);
+export const rebuild = defineCommand({
+  options: REBUILD_OPTIONS,
+  help: REBUILD_HELP,
+  async run(command, io) {
+    const { values } = command;
+    const { location, postgres } = databaseOf(command);
+    requireDatabaseFile(location);
+    smallNursery();
+    const opened = await openStore(location, postgres);
+    const started = Date.now();
+    let summary: RebuildSummary;
+    try {
+      const store = await accountStore(opened, location, values.account);
+      summary = await rebuildStore(store, {
+        bulk: values.batched !== true,
+        onProgress(running) {
+          const done = running.projected + running.unknown + running.dead;
+          const perSecond = Math.round(done / Math.max(0.001, (Date.now() - started) / 1000));
+          io.stderr.write(`prequal-hooks rebuild: ${done} of ${running.events} events (${perSecond} events/s)\n`);
+        },
+      });
+    } finally {
+      await opened.close();
+    }
+    if (values.json) printJson(io, summary);
+    else io.stdout.write(`${line(summary)} (${displayLocation(location)})\n`);
     return 0;
-  }
-  const { location, postgres } = databaseOf(command);
-  requireDatabaseFile(location);
-  smallNursery();
-  const opened = await openStore(location, postgres);
-  const started = Date.now();
-  let summary: RebuildSummary;
-  try {
-    const store = await accountStore(opened, location, values.account);
-    summary = await rebuildStore(store, {
-      bulk: values.batched !== true,
-      onProgress(running) {
-        const done = running.projected + running.unknown + running.dead;
-        const perSecond = Math.round(done / Math.max(0.001, (Date.now() - started) / 1000));
-        io.stderr.write(`prequal-hooks rebuild: ${done} of ${running.events} events (${perSecond} events/s)\n`);
-      },
-    });
-  } finally {
-    await opened.close();
-  }
-  if (values.json) printJson(io, summary);
-  else io.stdout.write(`${line(summary)} (${displayLocation(location)})\n`);
-  return 0;
-}
+  },
+});

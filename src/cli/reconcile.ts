@@ -2,9 +2,10 @@ import { existsSync } from 'node:fs';
 import { PrequalApiError, PrequalNetworkError, PrequalRedirectError, PrequalResponseError } from '../client/errors.js';
 import { reconcileInto, type ReconcileReport, type Repair } from '../reconcile/index.js';
 import { isPostgresUrl, openStore } from '../store/open.js';
-import { CommandError, type CommandIo } from './args.js';
+import { CommandError } from './args.js';
 import { accountStore, refuseAccountOfNoDatabase } from './account-target.js';
-import { databaseOf, ACCOUNT_OPTIONS, databaseOptions, flag, flagsOnly, list, optionsHelp, parseCommand } from './options.js';
+import { databaseOf, ACCOUNT_OPTIONS, databaseOptions, flag, flagsOnly, list, optionsHelp } from './options.js';
+import { defineCommand } from './command.js';
 import { SERVICE_OPTIONS, serviceClient } from './service.js';
 import { displayLocation } from './database.js';
 import { count } from '../words.js';
@@ -97,75 +98,74 @@ function describe(report: ReconcileReport): string {
   return lines.join('\n');
 }
 
-export async function reconcile(argv: string[], io: CommandIo): Promise<number> {
-  const parsed = parseCommand(RECONCILE_OPTIONS, argv, io.env);
-  const command = parsed.help ? parsed : resolveFileVariants(RECONCILE_OPTIONS, parsed);
-  const { values } = command;
-  if (command.help) {
-    io.stdout.write(`${RECONCILE_HELP}\n`);
-    return 0;
-  }
-  const { client, apiUrl } = serviceClient(values);
-  const { location, postgres } = databaseOf(command);
-  const dryRun = values['dry-run'];
-  // State built from the service alone starts from no database: created as serve does; a dry
-  // run, which writes nothing, compares with an empty one in memory instead.
-  refuseAccountOfNoDatabase(location, values.account);
-  const fresh = !isPostgresUrl(location) && !existsSync(location);
-  if (fresh)
-    io.stderr.write(
-      `prequal-hooks reconcile: no database at ${location}; ${dryRun ? 'comparing with an empty one (a dry run creates nothing)' : 'creating it'}\n`,
-    );
-
-  // Ctrl-C stops after the campaign being read; the next run resumes there.
-  const stop = new AbortController();
-  // A second one stops at once: what the finished campaigns repaired is committed already, and
-  // the campaign being read is read again next time.
-  const onSignal = () => {
-    if (!stop.signal.aborted) {
-      stop.abort();
-      io.stderr.write('prequal-hooks reconcile: stopping after the campaign being read (Ctrl-C again to stop now).\n');
-      return;
-    }
-    io.stderr.write('prequal-hooks reconcile: stopped; run it again to go on from where it stopped.\n');
-    process.exit(130);
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  const opened = await openStore(fresh && dryRun ? ':memory:' : location, fresh && dryRun ? {} : postgres);
-  let report: ReconcileReport;
-  try {
-    const store = await accountStore(opened, location, values.account);
-    report = await reconcileInto(
-      { store },
-      {
-        client,
-        ...(values.campaign.length > 0 && { campaigns: values.campaign }),
-        dryRun,
-        signal: stop.signal,
-        onProgress: ({ campaign, done, total }) =>
-          io.stderr.write(`prequal-hooks reconcile: campaign ${campaign} read (${done} of ${total})\n`),
-      },
-    );
-  } catch (error) {
-    if (error instanceof PrequalApiError)
-      throw new CommandError(
-        `the service answered ${error.status} ${error.code}: ${error.message}${error.status === 401 ? ' (check the API key)' : ''}. Run again to resume`,
+export const reconcile = defineCommand({
+  options: RECONCILE_OPTIONS,
+  help: RECONCILE_HELP,
+  async run(parsed, io) {
+    const command = resolveFileVariants(RECONCILE_OPTIONS, parsed);
+    const { values } = command;
+    const { client, apiUrl } = serviceClient(values);
+    const { location, postgres } = databaseOf(command);
+    const dryRun = values['dry-run'];
+    // State built from the service alone starts from no database: created as serve does; a dry
+    // run, which writes nothing, compares with an empty one in memory instead.
+    refuseAccountOfNoDatabase(location, values.account);
+    const fresh = !isPostgresUrl(location) && !existsSync(location);
+    if (fresh)
+      io.stderr.write(
+        `prequal-hooks reconcile: no database at ${location}; ${dryRun ? 'comparing with an empty one (a dry run creates nothing)' : 'creating it'}\n`,
       );
-    if (error instanceof PrequalNetworkError)
-      throw new CommandError(`cannot reach the service at ${apiUrl}: ${error.message}. Run again to resume`);
-    if (error instanceof PrequalRedirectError || error instanceof PrequalResponseError) throw new CommandError(error.message);
-    throw error;
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    await opened.close();
-  }
-  if (values.json) printJson(io, { ...report, repairs: report.repairs.map(printable), database: displayLocation(location) });
-  else io.stdout.write(`${describe(report)}\n`);
-  if (report.interrupted) {
-    io.stderr.write('prequal-hooks reconcile: interrupted; run it again to go on from where it stopped.\n');
-    return 130;
-  }
-  return 0;
-}
+
+    // Ctrl-C stops after the campaign being read; the next run resumes there.
+    const stop = new AbortController();
+    // A second one stops at once: what the finished campaigns repaired is committed already, and
+    // the campaign being read is read again next time.
+    const onSignal = () => {
+      if (!stop.signal.aborted) {
+        stop.abort();
+        io.stderr.write('prequal-hooks reconcile: stopping after the campaign being read (Ctrl-C again to stop now).\n');
+        return;
+      }
+      io.stderr.write('prequal-hooks reconcile: stopped; run it again to go on from where it stopped.\n');
+      process.exit(130);
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    const opened = await openStore(fresh && dryRun ? ':memory:' : location, fresh && dryRun ? {} : postgres);
+    let report: ReconcileReport;
+    try {
+      const store = await accountStore(opened, location, values.account);
+      report = await reconcileInto(
+        { store },
+        {
+          client,
+          ...(values.campaign.length > 0 && { campaigns: values.campaign }),
+          dryRun,
+          signal: stop.signal,
+          onProgress: ({ campaign, done, total }) =>
+            io.stderr.write(`prequal-hooks reconcile: campaign ${campaign} read (${done} of ${total})\n`),
+        },
+      );
+    } catch (error) {
+      if (error instanceof PrequalApiError)
+        throw new CommandError(
+          `the service answered ${error.status} ${error.code}: ${error.message}${error.status === 401 ? ' (check the API key)' : ''}. Run again to resume`,
+        );
+      if (error instanceof PrequalNetworkError)
+        throw new CommandError(`cannot reach the service at ${apiUrl}: ${error.message}. Run again to resume`);
+      if (error instanceof PrequalRedirectError || error instanceof PrequalResponseError) throw new CommandError(error.message);
+      throw error;
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      await opened.close();
+    }
+    if (values.json) printJson(io, { ...report, repairs: report.repairs.map(printable), database: displayLocation(location) });
+    else io.stdout.write(`${describe(report)}\n`);
+    if (report.interrupted) {
+      io.stderr.write('prequal-hooks reconcile: interrupted; run it again to go on from where it stopped.\n');
+      return 130;
+    }
+    return 0;
+  },
+});

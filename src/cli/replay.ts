@@ -1,9 +1,10 @@
 import { replayInto, type ReplaySummary } from '../replay/index.js';
 import { openStore } from '../store/open.js';
 import type { ReceiverRow } from '../store/store.js';
-import { integer, UsageError, type CommandIo } from './args.js';
+import { integer, UsageError } from './args.js';
 import { accountStore, refuseAccountOfNoDatabase } from './account-target.js';
-import { databaseOf, ACCOUNT_OPTIONS, databaseOptions, flag, flagsOnly, optionsHelp, parseCommand, value } from './options.js';
+import { databaseOf, ACCOUNT_OPTIONS, databaseOptions, flag, flagsOnly, optionsHelp, value } from './options.js';
+import { defineCommand } from './command.js';
 import { count } from '../words.js';
 import { displayLocation, smallNursery } from './database.js';
 import { ownerJson, ownershipOf, ownerText, PROJECT_HERE_OPTION, type Ownership } from './owner.js';
@@ -63,55 +64,55 @@ function summaryLine(summary: ReplaySummary, owner: ReceiverRow | undefined): st
   return `received ${summary.received}, duplicates ${summary.duplicates}, enqueued ${summary.enqueued} for ${ownerText(owner)}, dead ${summary.dead}`;
 }
 
-export async function replay(argv: string[], io: CommandIo): Promise<number> {
-  const command = parseCommand(REPLAY_OPTIONS, argv, io.env, true);
-  const { values, positionals } = command;
-  if (command.help) {
-    io.stdout.write(`${REPLAY_HELP}\n`);
-    return 0;
-  }
-  if (positionals.length === 0) throw new UsageError('give at least one .json or .ndjson file, or a folder of them');
-  const progressEvery = values.progress;
-  const { location: dbPath, postgres } = databaseOf(command);
+export const replay = defineCommand({
+  options: REPLAY_OPTIONS,
+  help: REPLAY_HELP,
+  positionals: true,
+  async run(command, io) {
+    const { values, positionals } = command;
+    if (positionals.length === 0) throw new UsageError('give at least one .json or .ndjson file, or a folder of them');
+    const progressEvery = values.progress;
+    const { location: dbPath, postgres } = databaseOf(command);
 
-  smallNursery();
-  const startedAt = Date.now();
-  let nextProgress = progressEvery;
-  refuseAccountOfNoDatabase(dbPath, values.account);
-  const opened = await openStore(dbPath, postgres);
-  let ownership: Ownership;
-  let summary: ReplaySummary;
-  try {
-    const store = await accountStore(opened, dbPath, values.account);
-    ownership = await ownershipOf(store, values['project-here']);
-    const owner = ownership.owner;
-    summary = await replayInto({ store }, positionals, {
-      bulk: values.batched !== true,
-      enqueue: owner !== undefined,
-      onProgress(running) {
-        // Called after each committed batch: report when a multiple of --progress was passed.
-        if (progressEvery === 0 || running.received < nextProgress) return;
-        nextProgress = (Math.floor(running.received / progressEvery) + 1) * progressEvery;
-        const perSecond = Math.round(running.received / Math.max(0.001, (Date.now() - startedAt) / 1000));
-        io.stderr.write(`prequal-hooks replay: ${summaryLine(running, owner)} (${perSecond} events/s)\n`);
-      },
-    });
-  } finally {
-    await opened.close();
-  }
+    smallNursery();
+    const startedAt = Date.now();
+    let nextProgress = progressEvery;
+    refuseAccountOfNoDatabase(dbPath, values.account);
+    const opened = await openStore(dbPath, postgres);
+    let ownership: Ownership;
+    let summary: ReplaySummary;
+    try {
+      const store = await accountStore(opened, dbPath, values.account);
+      ownership = await ownershipOf(store, values['project-here']);
+      const owner = ownership.owner;
+      summary = await replayInto({ store }, positionals, {
+        bulk: values.batched !== true,
+        enqueue: owner !== undefined,
+        onProgress(running) {
+          // Called after each committed batch: report when a multiple of --progress was passed.
+          if (progressEvery === 0 || running.received < nextProgress) return;
+          nextProgress = (Math.floor(running.received / progressEvery) + 1) * progressEvery;
+          const perSecond = Math.round(running.received / Math.max(0.001, (Date.now() - startedAt) / 1000));
+          io.stderr.write(`prequal-hooks replay: ${summaryLine(running, owner)} (${perSecond} events/s)\n`);
+        },
+      });
+    } finally {
+      await opened.close();
+    }
 
-  // The readable inputs were replayed: say what became of them, then name the others (exit 1).
-  const { owner, note } = ownership;
-  if (values.json) printJson(io, { ...summary, projectedBy: owner === undefined ? 'here' : 'owner', owner: ownerJson(owner) });
-  else io.stdout.write(`${summaryLine(summary, owner)} (${displayLocation(dbPath)})\n`);
-  if (note !== undefined) io.stderr.write(`prequal-hooks replay: ${note}.\n`);
-  if (summary.unknown + summary.dead > 0) {
-    io.stderr.write(
-      `prequal-hooks replay: ${count(summary.unknown + summary.dead, 'event')} set aside; "prequal-hooks dead-letters --db ${displayLocation(dbPath)}" lists them.\n`,
-    );
-  }
-  for (const { origin, message } of summary.unreadable) {
-    io.stderr.write(`prequal-hooks replay: could not read ${origin}: ${message}\n`);
-  }
-  return summary.unreadable.length > 0 ? 1 : 0;
-}
+    // The readable inputs were replayed: say what became of them, then name the others (exit 1).
+    const { owner, note } = ownership;
+    if (values.json) printJson(io, { ...summary, projectedBy: owner === undefined ? 'here' : 'owner', owner: ownerJson(owner) });
+    else io.stdout.write(`${summaryLine(summary, owner)} (${displayLocation(dbPath)})\n`);
+    if (note !== undefined) io.stderr.write(`prequal-hooks replay: ${note}.\n`);
+    if (summary.unknown + summary.dead > 0) {
+      io.stderr.write(
+        `prequal-hooks replay: ${count(summary.unknown + summary.dead, 'event')} set aside; "prequal-hooks dead-letters --db ${displayLocation(dbPath)}" lists them.\n`,
+      );
+    }
+    for (const { origin, message } of summary.unreadable) {
+      io.stderr.write(`prequal-hooks replay: could not read ${origin}: ${message}\n`);
+    }
+    return summary.unreadable.length > 0 ? 1 : 0;
+  },
+});

@@ -1,9 +1,10 @@
 import { isApiKeyFormat } from '../api/index.js';
 import { EVENT_KINDS, isServiceEventKind, type ServiceEventKind } from '../events/index.js';
 import { createSandbox } from '../sandbox/index.js';
-import { integer, UsageError, webhookUrl, type CommandIo } from './args.js';
+import { integer, UsageError, webhookUrl } from './args.js';
 import { resolveFileVariants, withFileVariants } from './file-variants.js';
-import { flag, flagsOnly, list, optional, optionsHelp, parseCommand, value, type OptionValues } from './options.js';
+import { flag, flagsOnly, list, optional, optionsHelp, value, type OptionValues } from './options.js';
+import { defineCommand } from './command.js';
 import { count } from '../words.js';
 
 export const SANDBOX_OPTIONS = withFileVariants(
@@ -128,48 +129,47 @@ function eventList(name: string, value: string): ServiceEventKind[] {
   return kinds as ServiceEventKind[];
 }
 
-export async function sandbox(argv: string[], io: CommandIo): Promise<number> {
-  const parsed = parseCommand(SANDBOX_OPTIONS, argv, io.env);
-  if (parsed.help) {
-    io.stdout.write(`${SANDBOX_HELP}\n`);
-    return 0;
-  }
-  const { values } = resolveFileVariants(SANDBOX_OPTIONS, parsed);
-  const apiKeys = values['api-key'];
-  for (const key of [...apiKeys, ...values['inactive-api-key']]) {
-    // The key itself is not repeated: it is a secret.
-    if (!isApiKeyFormat(key))
-      throw new UsageError('--api-key must be a prefix ending in "live_" followed by 32 or more letters, digits, "_" or "-"');
-  }
-  const secret = values['webhook-secret'][0];
-  const running = await createSandbox({
-    port: values.port,
-    host: values.host,
-    apiKeys,
-    inactiveApiKeys: values['inactive-api-key'],
-    credits: values.credits,
-    ...(values.seed !== undefined && { seed: values.seed }),
-    interviewMs: values['interview-ms'],
-    ...(values['webhook-url'] !== undefined && { webhookUrl: values['webhook-url'] }),
-    ...(secret !== undefined && { webhookSecret: secret }),
-    events: values.events,
-    retryBaseMs: values['retry-base-ms'],
-    duplicates: values.duplicates,
-    reorder: values.reorder,
-    reserialize: values.reserialize,
-    log: (line) => io.stderr.write(line),
-  });
-  const stopped = new Promise<number>((done) => {
-    const stop = () => void running.close().then(() => done(0));
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
-  });
+export const sandbox = defineCommand({
+  options: SANDBOX_OPTIONS,
+  help: SANDBOX_HELP,
+  async run(parsed, io) {
+    const { values } = resolveFileVariants(SANDBOX_OPTIONS, parsed);
+    const apiKeys = values['api-key'];
+    for (const key of [...apiKeys, ...values['inactive-api-key']]) {
+      // The key itself is not repeated: it is a secret.
+      if (!isApiKeyFormat(key))
+        throw new UsageError('--api-key must be a prefix ending in "live_" followed by 32 or more letters, digits, "_" or "-"');
+    }
+    const secret = values['webhook-secret'][0];
+    const running = await createSandbox({
+      port: values.port,
+      host: values.host,
+      apiKeys,
+      inactiveApiKeys: values['inactive-api-key'],
+      credits: values.credits,
+      ...(values.seed !== undefined && { seed: values.seed }),
+      interviewMs: values['interview-ms'],
+      ...(values['webhook-url'] !== undefined && { webhookUrl: values['webhook-url'] }),
+      ...(secret !== undefined && { webhookSecret: secret }),
+      events: values.events,
+      retryBaseMs: values['retry-base-ms'],
+      duplicates: values.duplicates,
+      reorder: values.reorder,
+      reserialize: values.reserialize,
+      log: (line) => io.stderr.write(line),
+    });
+    const stopped = new Promise<number>((done) => {
+      const stop = () => void running.close().then(() => done(0));
+      process.once('SIGTERM', stop);
+      process.once('SIGINT', stop);
+    });
 
-  // What a user copies (the address, the key) is output: on stdout, so that `> file` or a pipe
-  // keeps it; delivery diagnostics stay on stderr.
-  io.stdout.write(`${startLines(running, values).join('\n')}\n`);
-  return await stopped;
-}
+    // What a user copies (the address, the key) is output: on stdout, so that `> file` or a pipe
+    // keeps it; delivery diagnostics stay on stderr.
+    io.stdout.write(`${startLines(running, values).join('\n')}\n`);
+    return await stopped;
+  },
+});
 
 /** What the person at the terminal needs: the API's address, the key, where webhooks go. */
 function startLines(running: Awaited<ReturnType<typeof createSandbox>>, values: OptionValues<typeof SANDBOX_OPTIONS>): string[] {

@@ -1,7 +1,8 @@
 import { secretFingerprint } from '../signature.js';
 import { GENERATED_SECRET } from '../store/settings.js';
 import { CommandError, UsageError, type CommandIo } from './args.js';
-import { databaseOf, databaseOptions, flag, flagsOnly, optional, optionsHelp, parseCommand, type ParsedCommand } from './options.js';
+import { databaseOf, databaseOptions, flag, flagsOnly, optional, optionsHelp, type ParsedCommand } from './options.js';
+import { defineCommand } from './command.js';
 import { ACCOUNTS_KEY_OPTIONS } from './accounts-options.js';
 import { DEFAULT_ACCOUNT } from '../receive/account.js';
 import { readAccountTarget } from './account-target.js';
@@ -36,37 +37,36 @@ metrics and the console show them, to tell which secret of a rotation is still i
 
 ${optionsHelp(SECRET_OPTIONS)}`;
 
-export async function secret(argv: string[], io: CommandIo): Promise<number> {
-  const command = parseCommand(SECRET_OPTIONS, argv, io.env);
-  if (command.help) {
-    io.stdout.write(`${SECRET_HELP}\n`);
-    return 0;
-  }
-  if (command.values.fingerprint) {
-    for (const name of ['db', 'schema'] as const) {
-      if (command.sources[name].from === 'flag')
-        throw new UsageError(`--fingerprint reads secrets from standard input, not from a database: drop --${name}`);
+export const secret = defineCommand({
+  options: SECRET_OPTIONS,
+  help: SECRET_HELP,
+  async run(command, io) {
+    if (command.values.fingerprint) {
+      for (const name of ['db', 'schema'] as const) {
+        if (command.sources[name].from === 'flag')
+          throw new UsageError(`--fingerprint reads secrets from standard input, not from a database: drop --${name}`);
+      }
+      return await printFingerprints(io);
     }
-    return await printFingerprints(io);
-  }
-  const { location: path, postgres } = databaseOf(command);
-  const { account } = command.values;
-  if (account !== undefined && account !== DEFAULT_ACCOUNT) return await printAccountFingerprints(command, account, io);
-  const store = await openForReading(path, postgres);
-  let stored: string | undefined;
-  try {
-    stored = (await store.setting(GENERATED_SECRET))?.value;
-  } finally {
-    await store.close();
-  }
-  if (stored === undefined) {
-    throw new CommandError(
-      `${displayLocation(path)} holds no generated secret: "prequal-hooks serve" generates one only when started without --secret, PREQUAL_HOOKS_SECRET or --allow-unsigned`,
-    );
-  }
-  io.stdout.write(`${stored}\n`);
-  return 0;
-}
+    const { location: path, postgres } = databaseOf(command);
+    const { account } = command.values;
+    if (account !== undefined && account !== DEFAULT_ACCOUNT) return await printAccountFingerprints(command, account, io);
+    const store = await openForReading(path, postgres);
+    let stored: string | undefined;
+    try {
+      stored = (await store.setting(GENERATED_SECRET))?.value;
+    } finally {
+      await store.close();
+    }
+    if (stored === undefined) {
+      throw new CommandError(
+        `${displayLocation(path)} holds no generated secret: "prequal-hooks serve" generates one only when started without --secret, PREQUAL_HOOKS_SECRET or --allow-unsigned`,
+      );
+    }
+    io.stdout.write(`${stored}\n`);
+    return 0;
+  },
+});
 
 /** The fingerprints of an account's live secrets, current first: which one signs is told, the secret never. */
 async function printAccountFingerprints(command: ParsedCommand<typeof SECRET_OPTIONS>, account: string, io: CommandIo): Promise<number> {

@@ -3,7 +3,8 @@ import { EVENT_KINDS, parseInstant } from '../events/index.js';
 import { DEFAULT_EVENT_HEADER, DEFAULT_SIGNATURE_HEADER } from '../receive/intake.js';
 import { signedRequest } from '../testing/signed-request.js';
 import { CommandError, integer, UsageError, webhookUrl, type CommandIo } from './args.js';
-import { databaseOf, databaseOptions, flagsOnly, list, optional, optionsHelp, parseCommand, value, type ParsedCommand } from './options.js';
+import { databaseOf, databaseOptions, flagsOnly, list, optional, optionsHelp, value, type ParsedCommand } from './options.js';
+import { defineCommand } from './command.js';
 import { ACCOUNTS_KEY_OPTIONS } from './accounts-options.js';
 import { DEFAULT_ACCOUNT } from '../receive/account.js';
 import { readAccountTarget } from './account-target.js';
@@ -92,59 +93,59 @@ async function readBody(path: string): Promise<Buffer> {
   }
 }
 
-export async function send(argv: string[], io: CommandIo): Promise<number> {
-  const command = parseCommand(SEND_OPTIONS, argv, io.env, true);
-  const { values, positionals } = command;
-  if (command.help) {
-    io.stdout.write(`${SEND_HELP}\n`);
-    return 0;
-  }
-  const [kind, ...extra] = positionals;
-  if (extra.length > 0) throw new UsageError(`one event at a time: unexpected "${extra.join(' ')}"`);
-  if (kind === undefined && values.file === undefined)
-    throw new UsageError('give an event kind (such as candidate.added) or --file <path>');
-  if (kind !== undefined && values.file !== undefined) throw new UsageError('give an event kind or --file, not both');
-  if (values.file !== undefined && values.set.length > 0) throw new UsageError('--set changes a sample; a --file is sent byte for byte');
-  const event = kind === undefined ? undefined : sampleToSend(kind, values.set, Date.now());
-  if (values.url === undefined) throw new UsageError("--url is required: the receiver's webhook URL");
-  const target =
-    values.account === undefined || values.account === DEFAULT_ACCOUNT ? undefined : await accountTarget(command, values.account, io);
-  const url = webhookUrl('--url', target === undefined ? values.url : `${values.url.replace(/\/+$/, '')}/${target.routeKey}`);
-  const timeoutMs = values.timeout;
-  const secret = values.secret[0] ?? target?.secret;
-  const headerNames = {
-    signatureHeader: values['signature-header'],
-    eventHeader: values['event-header'],
-  };
+export const send = defineCommand({
+  options: SEND_OPTIONS,
+  help: SEND_HELP,
+  positionals: true,
+  async run(command, io) {
+    const { values, positionals } = command;
+    const [kind, ...extra] = positionals;
+    if (extra.length > 0) throw new UsageError(`one event at a time: unexpected "${extra.join(' ')}"`);
+    if (kind === undefined && values.file === undefined)
+      throw new UsageError('give an event kind (such as candidate.added) or --file <path>');
+    if (kind !== undefined && values.file !== undefined) throw new UsageError('give an event kind or --file, not both');
+    if (values.file !== undefined && values.set.length > 0) throw new UsageError('--set changes a sample; a --file is sent byte for byte');
+    const event = kind === undefined ? undefined : sampleToSend(kind, values.set, Date.now());
+    if (values.url === undefined) throw new UsageError("--url is required: the receiver's webhook URL");
+    const target =
+      values.account === undefined || values.account === DEFAULT_ACCOUNT ? undefined : await accountTarget(command, values.account, io);
+    const url = webhookUrl('--url', target === undefined ? values.url : `${values.url.replace(/\/+$/, '')}/${target.routeKey}`);
+    const timeoutMs = values.timeout;
+    const secret = values.secret[0] ?? target?.secret;
+    const headerNames = {
+      signatureHeader: values['signature-header'],
+      eventHeader: values['event-header'],
+    };
 
-  let request;
-  if (event === undefined) {
-    const bytes = await readBody(values.file!);
-    request = signedRequest(bytes, { ...headerNames, ...(secret !== undefined && { secret }) });
-    const claimed = kindOf(bytes);
-    if (claimed !== undefined) request.headers[headerNames.eventHeader.toLowerCase()] = claimed;
-  } else {
-    if (typeof event.timestamp !== 'string' || parseInstant(event.timestamp) === null) {
+    let request;
+    if (event === undefined) {
+      const bytes = await readBody(values.file!);
+      request = signedRequest(bytes, { ...headerNames, ...(secret !== undefined && { secret }) });
+      const claimed = kindOf(bytes);
+      if (claimed !== undefined) request.headers[headerNames.eventHeader.toLowerCase()] = claimed;
+    } else {
+      if (typeof event.timestamp !== 'string' || parseInstant(event.timestamp) === null) {
+        io.stderr.write(
+          `prequal-hooks send: warning: timestamp ${JSON.stringify(event.timestamp)} is not ISO 8601 with a zone; the receiver will keep the event as a dead letter.\n`,
+        );
+      }
+      request = signedRequest(event, { ...headerNames, ...(secret !== undefined && { secret }) });
+    }
+    if (secret === undefined) {
       io.stderr.write(
-        `prequal-hooks send: warning: timestamp ${JSON.stringify(event.timestamp)} is not ISO 8601 with a zone; the receiver will keep the event as a dead letter.\n`,
+        'prequal-hooks send: warning: no secret (--secret or PREQUAL_HOOKS_SECRET), so the event is sent unsigned; a receiver with a secret answers 401.\n',
       );
     }
-    request = signedRequest(event, { ...headerNames, ...(secret !== undefined && { secret }) });
-  }
-  if (secret === undefined) {
-    io.stderr.write(
-      'prequal-hooks send: warning: no secret (--secret or PREQUAL_HOOKS_SECRET), so the event is sent unsigned; a receiver with a secret answers 401.\n',
-    );
-  }
 
-  const caSource = command.sources.ca;
-  const trusted = values.ca === undefined ? undefined : trustedWith(values.ca, caSource.from === 'default' ? '--ca' : caSource.name);
-  const answer = await exchange(url, request, timeoutMs, trusted);
-  io.stdout.write(
-    `HTTP ${answer.status} ${answer.statusText}\n${answer.text}${answer.text.endsWith('\n') || answer.text === '' ? '' : '\n'}`,
-  );
-  return answer.status >= 200 && answer.status < 300 ? 0 : 1;
-}
+    const caSource = command.sources.ca;
+    const trusted = values.ca === undefined ? undefined : trustedWith(values.ca, caSource.from === 'default' ? '--ca' : caSource.name);
+    const answer = await exchange(url, request, timeoutMs, trusted);
+    io.stdout.write(
+      `HTTP ${answer.status} ${answer.statusText}\n${answer.text}${answer.text.endsWith('\n') || answer.text === '' ? '' : '\n'}`,
+    );
+    return answer.status >= 200 && answer.status < 300 ? 0 : 1;
+  },
+});
 
 /** An account's route key and current secret, from the registry of --db opened with the accounts key. */
 async function accountTarget(

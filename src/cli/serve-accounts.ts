@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import type { Accounts } from '../accounts/index.js';
 import { createClient } from '../client/client.js';
 import type { Logger } from '../logging.js';
-import type { Receiver } from '../receiver.js';
+import type { Receiver } from '../receiver/create-receiver.js';
 import { scheduleReconcile, type ReconcileSchedule } from '../reconcile/index.js';
 
 /** How often the list of accounts to reconcile is read again. */

@@ -4,7 +4,7 @@ import { ACCOUNTS_KEY_OPTIONS } from './accounts-options.js';
 import { MIN_TOKEN_LENGTH } from '../console/auth.js';
 import { DEFAULT_EVENT_HEADER, DEFAULT_MAX_BODY_BYTES, DEFAULT_SIGNATURE_HEADER } from '../receive/intake.js';
 import { DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MIN_BYTES_PER_SECOND, DEFAULT_MIN_RATE_GRACE_MS } from '../receive/budget.js';
-import { DEFAULT_MAX_CONNECTIONS } from '../server.js';
+import { DEFAULT_MAX_CONNECTIONS } from '../standalone/start-standalone.js';
 import { byteSize, databasePath, integer, schemaFor, UsageError } from './args.js';
 import { SERVICE_OPTIONS } from './service.js';
 import { parseDuration } from '../privacy/retention.js';
@@ -17,7 +17,6 @@ import {
   list,
   optional,
   optionsHelp,
-  parseCommand,
   value,
   type OptionValues,
   type ParsedCommand,
@@ -267,26 +266,27 @@ export type ServeCommand = ParsedCommand<typeof SERVE_OPTIONS>;
 const TOKEN_OPTIONS = ['dashboard-token', 'dashboard-readonly-token', 'metrics-token'] as const;
 export type TokenOption = (typeof TOKEN_OPTIONS)[number];
 
+/** What serve parses: its options, and the removed ones, so that an old configuration still starts. */
+export const SERVE_ACCEPTED_OPTIONS = { ...SERVE_OPTIONS, ...REMOVED_OPTIONS };
+
 /**
- * The options from argv and the environment, with any secret files read in place of their option;
- * `removed`: a warning for each removed option given.
+ * The options parsed from argv and the environment, with any secret files read in place of their
+ * option; `removed`: a warning for each removed option given.
  */
-export function parseServe(
-  argv: string[],
-  env: NodeJS.ProcessEnv,
+export function serveCommand(
+  command: ParsedCommand<typeof SERVE_ACCEPTED_OPTIONS>,
 ): ServeCommand & { files: Partial<Record<keyof typeof SERVE_OPTIONS, string>>; removed: string[] } {
-  const command = parseCommand({ ...SERVE_OPTIONS, ...REMOVED_OPTIONS }, argv, env);
   const removed = Object.entries(REMOVED_OPTIONS).flatMap(([name, spec]) => {
     const source = command.sources[name as keyof typeof REMOVED_OPTIONS];
     return source.from === 'default'
       ? []
       : [`${source.name} is ignored (the option was removed): ${spec.help}; remove it from the configuration`];
   });
-  return { ...(command.help ? { ...command, files: {} } : resolveFileVariants(SERVE_OPTIONS, command)), removed };
+  return { ...resolveFileVariants(SERVE_OPTIONS, command), removed };
 }
 
 /** The options' values, checked against each other, as the typed configuration the steps take. */
-export function serveConfig(command: ReturnType<typeof parseServe>): ServeConfig {
+export function serveConfig(command: ReturnType<typeof serveCommand>): ServeConfig {
   const values: OptionValues<typeof SERVE_OPTIONS> = command.values;
   const tls = tlsFiles(command);
   const database = databasePath(values.db, {});
@@ -330,7 +330,9 @@ export function serveConfig(command: ReturnType<typeof parseServe>): ServeConfig
 }
 
 /** The secret files given, each with the option or variable that named it, made absolute for the logs of a reload. */
-function secretFiles(command: ReturnType<typeof parseServe>): Pick<ServeConfig, 'secretFile' | 'tokenFiles' | 'tokenNames' | 'apiKeyFile'> {
+function secretFiles(
+  command: ReturnType<typeof serveCommand>,
+): Pick<ServeConfig, 'secretFile' | 'tokenFiles' | 'tokenNames' | 'apiKeyFile'> {
   const fileOf = (option: 'secret' | 'api-key' | TokenOption): SecretFile | undefined => {
     const path = command.files[option];
     // The -file options are added by withFileVariants, outside the table's type.

@@ -3,7 +3,7 @@
 // what is in use, with an error naming the file and the option or variable that gave it.
 import type { Client } from '../client/client.js';
 import type { Logger } from '../logging.js';
-import type { Standalone } from '../server.js';
+import type { Standalone } from '../standalone/start-standalone.js';
 import { secretFingerprint } from '../signature.js';
 import { count } from '../words.js';
 import { looseFileWarning, readSecretLine, readSecretLines, type SecretFile } from './file-variants.js';

@@ -1,7 +1,7 @@
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { createLogger, logDestination, type Logger } from '../logging.js';
-import { startStandalone, type Standalone } from '../server.js';
+import { startStandalone, type Standalone } from '../standalone/start-standalone.js';
 import { isPostgresUrl, openStore } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import { displayLocation } from './database.js';
@@ -12,7 +12,16 @@ import { scheduleReconcile, type ReconcileSchedule } from '../reconcile/index.js
 import type { CommandIo } from './args.js';
 import { printJson } from './output.js';
 import { count } from '../words.js';
-import { parseServe, serveConfig, serveConfigDump, SERVE_HELP, WEAK_SECRET_LENGTH, type ServeConfig } from './serve-options.js';
+import {
+  SERVE_ACCEPTED_OPTIONS,
+  serveCommand,
+  serveConfig,
+  serveConfigDump,
+  SERVE_HELP,
+  WEAK_SECRET_LENGTH,
+  type ServeConfig,
+} from './serve-options.js';
+import { defineCommand } from './command.js';
 import { reloadOnHangup, warnLooseFiles, type Reconciling } from './serve-reload.js';
 import { reconcileAccounts } from './serve-accounts.js';
 import { readTlsPair, type TlsPair } from './tls-files.js';
@@ -53,51 +62,51 @@ function loggerFor(io: CommandIo, level: string): Logger {
  * check the address, open the store, listen, start background work, install signal handling,
  * announce. Each step is a function below.
  */
-export async function serve(argv: string[], io: CommandIo): Promise<number> {
-  const command = parseServe(argv, io.env);
-  if (command.help) {
-    io.stdout.write(`${SERVE_HELP}\n`);
-    return 0;
-  }
-  for (const warning of command.removed) io.stderr.write(`prequal-hooks serve: WARNING: ${warning}\n`);
-  const config = serveConfig(command);
-  if (config.printConfig) {
-    printJson(io, serveConfigDump(command));
-    return 0;
-  }
-  const reconciling: Reconciling | undefined =
-    config.reconcileEvery > 0 ? { client: serviceClient(config.api, '--reconcile-every').client } : undefined;
-  // A wrong certificate or key is said before anything is opened or bound.
-  const tls = config.tls === undefined ? undefined : readTlsPair(config.tls);
-  // Before the logger and the receiver: both decide once whether to trace.
-  const tracing = await startTracing(io.env, io);
-  const logger = loggerFor(io, config.logLevel);
-  warnShortSecrets(config.secrets, io);
-  warnLooseFiles(config, logger);
-  // A port in use or a wrong --host fails here, before a database file is created for nothing.
-  await checkListenable(config.port, config.host);
-  const database = await openStore(config.database, {
-    logger,
-    poolSize: config.poolSize,
-    migrate: config.migrate,
-    ...(config.schema !== undefined && { schema: config.schema }),
-  });
-  let standalone: Standalone;
-  try {
-    standalone = await listen(config, tls, database, logger, io);
-  } catch (error) {
-    await database.close();
-    throw error;
-  }
-  const schedule = reconciling === undefined ? undefined : await startReconciling(config, reconciling, standalone, logger);
-  const retention = config.eraseInactiveAfter > 0 ? startRetention(config.eraseInactiveAfter, standalone, logger) : undefined;
-  // Signal handlers before the address is announced: from then on a SIGTERM must drain, and
-  // without a handler the default action would kill the process outright.
-  const stopReloading = reloadOnHangup(config, { standalone, reconciling }, logger);
-  const stopped = stopOnSignal({ standalone, database, schedule, retention, tracing, logger }).finally(stopReloading);
-  announce(config, standalone, await servedAccounts(standalone), logger, io);
-  return await stopped;
-}
+export const serve = defineCommand({
+  options: SERVE_ACCEPTED_OPTIONS,
+  help: SERVE_HELP,
+  async run(parsed, io) {
+    const command = serveCommand(parsed);
+    for (const warning of command.removed) io.stderr.write(`prequal-hooks serve: WARNING: ${warning}\n`);
+    const config = serveConfig(command);
+    if (config.printConfig) {
+      printJson(io, serveConfigDump(command));
+      return 0;
+    }
+    const reconciling: Reconciling | undefined =
+      config.reconcileEvery > 0 ? { client: serviceClient(config.api, '--reconcile-every').client } : undefined;
+    // A wrong certificate or key is said before anything is opened or bound.
+    const tls = config.tls === undefined ? undefined : readTlsPair(config.tls);
+    // Before the logger and the receiver: both decide once whether to trace.
+    const tracing = await startTracing(io.env, io);
+    const logger = loggerFor(io, config.logLevel);
+    warnShortSecrets(config.secrets, io);
+    warnLooseFiles(config, logger);
+    // A port in use or a wrong --host fails here, before a database file is created for nothing.
+    await checkListenable(config.port, config.host);
+    const database = await openStore(config.database, {
+      logger,
+      poolSize: config.poolSize,
+      migrate: config.migrate,
+      ...(config.schema !== undefined && { schema: config.schema }),
+    });
+    let standalone: Standalone;
+    try {
+      standalone = await listen(config, tls, database, logger, io);
+    } catch (error) {
+      await database.close();
+      throw error;
+    }
+    const schedule = reconciling === undefined ? undefined : await startReconciling(config, reconciling, standalone, logger);
+    const retention = config.eraseInactiveAfter > 0 ? startRetention(config.eraseInactiveAfter, standalone, logger) : undefined;
+    // Signal handlers before the address is announced: from then on a SIGTERM must drain, and
+    // without a handler the default action would kill the process outright.
+    const stopReloading = reloadOnHangup(config, { standalone, reconciling }, logger);
+    const stopped = stopOnSignal({ standalone, database, schedule, retention, tracing, logger }).finally(stopReloading);
+    announce(config, standalone, await servedAccounts(standalone), logger, io);
+    return await stopped;
+  },
+});
 
 /** Starts the receiver and its HTTP server; a generated secret is stored and shown only once it listens. */
 async function listen(config: ServeConfig, tls: TlsPair | undefined, database: Store, logger: Logger, io: CommandIo): Promise<Standalone> {

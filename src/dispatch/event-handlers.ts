@@ -9,7 +9,7 @@ import { callWithRetries } from './handler-retries.js';
 import type { HandlerContext, HandlerRegistry } from './handlers.js';
 import type { DispatchObserver } from './options.js';
 import type { Tracing } from '../tracing/otel.js';
-import { handlerCallTraced } from '../tracing/dispatch-spans.js';
+import { handlerCallTraced } from './spans.js';
 
 /** What the handlers of one account's event read their row with and record failures in. */
 export interface AccountHandlerTarget {

@@ -19,7 +19,7 @@ import type { HandlerRegistry } from './handlers.js';
 import type { DispatchObserver } from './options.js';
 import type { KeptReadings } from './kept-readings.js';
 import type { Tracing } from '../tracing/otel.js';
-import { recordProjection } from '../tracing/dispatch-spans.js';
+import { recordProjection } from './spans.js';
 
 /** The part of a write transaction a projection batch uses: claims, then the projected rows. */
 type ProjectionTx = ClaimsTx & ProjectionWritesTx;

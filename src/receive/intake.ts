@@ -8,7 +8,7 @@ import { DEFAULT_ACCOUNT, type AccountRoutes, type RoutedAccount } from './accou
 import { headerValue, type IncomingHeaders } from './headers.js';
 import { createBodyBudget, DEFAULT_MAX_BUFFERED_BYTES, type BodyBudget, type CutReason } from './budget.js';
 import { spanIds, type Span, type Tracing } from '../tracing/otel.js';
-import { receiveTraced, storeTraced } from '../tracing/intake-spans.js';
+import { receiveTraced, storeTraced } from './spans.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 export const DEFAULT_SIGNATURE_HEADER = 'X-Service-Signature';

@@ -3,10 +3,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorAnswer } from '../receive/answer.js';
 import { writeAnswer } from '../receive/node-http.js';
-import type { Receiver } from '../receiver.js';
+import type { Receiver } from '../receiver/create-receiver.js';
 import { scopeOf, servesConsole, servesMetrics, type AccessTokens } from './access.js';
 
-/** What the routes read of the running server; the assembly (src/server.ts) fills it in as it starts and stops. */
+/** What the routes read of the running server; the assembly (start-standalone.ts) fills it in as it starts and stops. */
 export interface StandaloneState {
   path: string;
   /** Digests of the console and metrics tokens; none: neither /metrics nor the console is served. */

@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTENT_SECURITY_POLICY } from '../../src/console/headers.js';
-import { createReceiver, type Receiver } from '../../src/receiver.js';
+import { createReceiver, type Receiver } from '../../src/receiver/create-receiver.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { FIXTURES, killChildren, readDb, runCli, startServe, type ServeProcess } from '../support/cli-process.js';
 import { crawlConsole, withReveal } from '../support/console-crawl.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKeyFile, newKey } from '../../src/accounts/key-file.js';
-import { createReceiver, type Receiver } from '../../src/receiver.js';
+import { createReceiver, type Receiver } from '../../src/receiver/create-receiver.js';
 import { sampleEvent } from '../../src/testing/index.js';
 import { crawlConsole } from '../support/console-crawl.js';
 import { ENGINES, type EngineUnderTest } from '../support/engines.js';

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createReceiver, type Receiver } from '../../src/receiver.js';
+import { createReceiver, type Receiver } from '../../src/receiver/create-receiver.js';
 import { sampleEvent } from '../../src/testing/index.js';
 import { crawlConsole, withReveal } from '../support/console-crawl.js';
 import { ENGINES, type EngineUnderTest } from '../support/engines.js';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createReceiver, type Receiver } from '../../src/receiver.js';
+import { createReceiver, type Receiver } from '../../src/receiver/create-receiver.js';
 import { closeReaderThread, readerThread, threadReads } from '../../src/store/sqlite/off-loop-reads.js';
 import { openStore } from '../../src/store/open.js';
 import { createReadModel } from '../../src/store/read-model-sql.js';

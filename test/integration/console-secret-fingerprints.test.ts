@@ -3,7 +3,7 @@
 // could test guesses of a weak secret against it offline).
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createReceiver, type Receiver } from '../../src/receiver.js';
+import { createReceiver, type Receiver } from '../../src/receiver/create-receiver.js';
 import { secretFingerprint } from '../../src/signature.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { listen, tempDir } from '../support/servers.js';

@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WebhookEvent } from '../../src/events/index.js';
 import { createLogger } from '../../src/logging.js';
-import { createReceiver, type Receiver } from '../../src/receiver.js';
+import { createReceiver, type Receiver } from '../../src/receiver/create-receiver.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { waitFor } from '../support/cli-process.js';
 import { tempDir } from '../support/servers.js';

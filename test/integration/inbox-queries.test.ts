@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createReceiver, type Receiver } from '../../src/receiver.js';
+import { createReceiver, type Receiver } from '../../src/receiver/create-receiver.js';
 import { prepareInboxQueries, QueryParameterError, type InboxQueries } from '../../src/query/index.js';
 import { signedRequest } from '../../src/testing/index.js';
 import { loadMigrations } from '../../src/store/migrations.js';

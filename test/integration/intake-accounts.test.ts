@@ -3,7 +3,7 @@
 // account's secrets only, and handlers are told the account.
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createReceiver, type Receiver } from '../../src/receiver.js';
+import { createReceiver, type Receiver } from '../../src/receiver/create-receiver.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { listen, tempDir } from '../support/servers.js';
 import { sqlOn } from '../support/sql.js';

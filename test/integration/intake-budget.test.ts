@@ -16,7 +16,7 @@ import { fetchHandler } from '../../src/receive/fetch.js';
 import { ConfigurationError } from '../../src/errors.js';
 import { createIntake, type Intake } from '../../src/receive/intake.js';
 import { nodeHandler } from '../../src/receive/node-http.js';
-import { createReceiver, type Receiver } from '../../src/receiver.js';
+import { createReceiver, type Receiver } from '../../src/receiver/create-receiver.js';
 import { sign } from '../../src/signature.js';
 import { answerClientErrors } from '../../src/standalone/client-errors.js';
 import { refusalSummary } from '../../src/standalone/refusals.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createReceiver, type Receiver } from '../../src/receiver.js';
+import { createReceiver, type Receiver } from '../../src/receiver/create-receiver.js';
 import { sign } from '../../src/signature.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { listen, post, tempDir } from '../support/servers.js';

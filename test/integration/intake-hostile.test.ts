@@ -12,7 +12,7 @@ import { expressMiddleware } from '../../src/receive/express.js';
 import { fetchHandler } from '../../src/receive/fetch.js';
 import { createIntake } from '../../src/receive/intake.js';
 import { nodeHandler } from '../../src/receive/node-http.js';
-import { createReceiver, type Receiver } from '../../src/receiver.js';
+import { createReceiver, type Receiver } from '../../src/receiver/create-receiver.js';
 import { sign } from '../../src/signature.js';
 import { listen, post, tempDir } from '../support/servers.js';
 

@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logging.js';
-import { createReceiver } from '../../src/receiver.js';
+import { createReceiver } from '../../src/receiver/create-receiver.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { listen, post, tempDir } from '../support/servers.js';
 

@@ -4,7 +4,7 @@ import { readEnvelope } from '../../src/events/index.js';
 import { createLogger } from '../../src/logging.js';
 import { deliveryOf } from '../../src/receive/delivery.js';
 import { DEFAULT_ACCOUNT } from '../../src/receive/account.js';
-import { createReceiver } from '../../src/receiver.js';
+import { createReceiver } from '../../src/receiver/create-receiver.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { ENGINES, freshStore } from '../support/engines.js';
 

@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logging.js';
 import { ConfigurationError } from '../../src/errors.js';
-import { createReceiver } from '../../src/receiver.js';
+import { createReceiver } from '../../src/receiver/create-receiver.js';
 import { openStore, type StoreOptions } from '../../src/store/open.js';
 import { isRunning } from '../../src/store/presence.js';
 import { StoreUnavailableError, type Store } from '../../src/store/store.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openAccounts, UnknownAccountError } from '../../src/accounts/index.js';
 import { createKeyFile, newKey } from '../../src/accounts/key-file.js';
-import { createReceiver, type Receiver } from '../../src/receiver.js';
+import { createReceiver, type Receiver } from '../../src/receiver/create-receiver.js';
 import { openStore } from '../../src/store/open.js';
 import { sampleEvent } from '../../src/testing/index.js';
 import { waitFor } from '../support/cli-process.js';

@@ -2,7 +2,7 @@
 // delivers no webhooks at all: everything the projection gets comes from the service's API.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client/index.js';
-import { createReceiver, type Receiver } from '../../src/receiver.js';
+import { createReceiver, type Receiver } from '../../src/receiver/create-receiver.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { ENGINES } from '../support/engines.js';
 import { JOB, KEY_A, person } from '../support/sandbox-api.js';

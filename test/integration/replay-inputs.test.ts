@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createReceiver } from '../../src/receiver.js';
+import { createReceiver } from '../../src/receiver/create-receiver.js';
 import { replay, ReplayInputError } from '../../src/replay/index.js';
 import { FIXTURES_DIR, sampleEvent } from '../../src/testing/index.js';
 

@@ -1,7 +1,7 @@
 // receiver.setSecrets: a rotation without restart, for applications that hold their own receiver.
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logging.js';
-import { createReceiver } from '../../src/receiver.js';
+import { createReceiver } from '../../src/receiver/create-receiver.js';
 import { secretFingerprint } from '../../src/signature.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 

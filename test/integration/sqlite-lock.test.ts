@@ -5,7 +5,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logging.js';
-import { startStandalone, type Standalone } from '../../src/server.js';
+import { startStandalone, type Standalone } from '../../src/standalone/start-standalone.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { tempDir } from '../support/servers.js';
 

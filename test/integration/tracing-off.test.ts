@@ -3,7 +3,7 @@
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logging.js';
-import { createReceiver, type Receiver } from '../../src/receiver.js';
+import { createReceiver, type Receiver } from '../../src/receiver/create-receiver.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { activeTracing } from '../../src/tracing/otel.js';
 import { tempDir } from '../support/servers.js';

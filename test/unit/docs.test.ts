@@ -75,6 +75,17 @@ describe('documents', () => {
     for (const major of others) expect(paragraph).toContain(`Node ${major}`);
   });
 
+  it('docs/architecture.md names every folder of src/, written `name/`, and every file at its top', () => {
+    const architecture = read('docs/architecture.md');
+    const units = readdirSync(join(ROOT, 'src'), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory() || entry.name.endsWith('.ts'))
+      .map((entry) => (entry.isDirectory() ? `${entry.name}/` : entry.name));
+    expect(
+      units.filter((unit) => !architecture.includes(`\`${unit}\``)),
+      'say in a line of docs/architecture.md, "The pipeline", what each of these holds',
+    ).toEqual([]);
+  });
+
   it('names no document users cannot open (the steering documents are not in the repository)', () => {
     for (const document of [
       'README.md',

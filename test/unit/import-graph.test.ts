@@ -1,8 +1,10 @@
-// No module in src/ imports, through any chain, a module that imports it back: the folders read as
-// the pipeline, and a reader can follow any import without coming round to where they started.
+// The imports of src/ run one way. Each folder (and each file at the top of src/) has a rank, in the
+// order an event travels; a module imports only from its own folder and from folders of a lower
+// rank, so a stage never reaches back up the pipeline. And no module imports, through any chain, a
+// module that imports it back.
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
@@ -115,9 +117,117 @@ function circleWithin(graph: ReadonlyMap<string, readonly string[]>, group: Read
   return [...group, start];
 }
 
+/**
+ * Each folder of src/ and each file at its top, with its rank. A module may import from its own
+ * folder and from those of a lower rank: never from one of the same rank (folders side by side do
+ * not know each other) or a higher one. docs/architecture.md describes them in this order.
+ */
+const RANKS: Readonly<Record<string, number>> = {
+  // Under everything: they import nothing of ours (tracing/ is the optional OpenTelemetry seam).
+  'errors.ts': 0,
+  'deadline.ts': 0,
+  'words.ts': 0,
+  'signature.ts': 0,
+  'tracing/': 0,
+  'logging.ts': 1,
+  // The pipeline, in the order an event travels.
+  'events/': 1,
+  'receive/': 2,
+  'store/': 3,
+  'project/': 4,
+  'dispatch/': 5,
+  'query/': 6,
+  // What runs the same path again or reads it: replay and rebuild, erasure, accounts, metrics. The
+  // service's REST contract and the helpers for users' tests sit here too, so that no stage of the
+  // pipeline imports them.
+  'replay/': 7,
+  'privacy/': 7,
+  'accounts/': 7,
+  'metrics/': 7,
+  'api/': 7,
+  'testing/': 7,
+  // Built on those: the console, the typed client and the sandbox of the service, reconciliation.
+  'console/': 8,
+  'client/': 8,
+  'sandbox/': 8,
+  'reconcile/': 9,
+  // What a user runs: the receiver, the standalone server, the commands and the public API.
+  'receiver/': 10,
+  'standalone/': 11,
+  'cli/': 12,
+  'index.ts': 12,
+};
+
+/** The unit a module belongs to: its folder under src/ (`store/` for src/store/sqlite/x.ts), or its own name at the top. */
+function unitOf(file: string): string {
+  const [first = '', ...rest] = relative(SRC, file).split(sep);
+  return rest.length === 0 ? first : `${first}/`;
+}
+
+/** Each import that does not run down the ranks, as a sentence naming both files and the rule. */
+function upwardImports(graph: ReadonlyMap<string, readonly string[]>, ranks: Readonly<Record<string, number>>): string[] {
+  const found: string[] = [];
+  for (const [file, targets] of graph) {
+    const from = unitOf(file);
+    const rank = ranks[from];
+    for (const target of targets) {
+      const to = unitOf(target);
+      const targetRank = ranks[to];
+      // A unit without a rank is the other test's to report.
+      if (from === to || rank === undefined || targetRank === undefined || targetRank < rank) continue;
+      found.push(
+        `${relative(ROOT, file)} imports ${relative(ROOT, target)}: ${from} (rank ${rank}) may import only its own folder ` +
+          `and ranks below ${rank}, and ${to} is rank ${targetRank}`,
+      );
+    }
+  }
+  return found.sort();
+}
+
+/** The graph of src/, read once for the tests that need it. */
+let readGraph: Map<string, string[]> | undefined;
+const srcGraph = () => (readGraph ??= importGraph(sourceFiles(SRC)));
+
 describe('imports in src/', () => {
+  it('every folder of src/ and every file at its top has a rank', () => {
+    const units = readdirSync(SRC, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory() || /\.m?ts$/.test(entry.name))
+      .map((entry) => (entry.isDirectory() ? `${entry.name}/` : entry.name));
+    expect(
+      units.filter((unit) => RANKS[unit] === undefined),
+      'give each new folder or file a rank in RANKS (above what it imports, below what imports it) and a line in docs/architecture.md',
+    ).toEqual([]);
+    expect(
+      Object.keys(RANKS).filter((unit) => !units.includes(unit)),
+      'these have a rank but are no longer in src/: remove them from RANKS',
+    ).toEqual([]);
+  });
+
+  it('run down the ranks: no stage imports from one beside it or after it', () => {
+    const upward = upwardImports(srcGraph(), RANKS);
+    expect(
+      upward,
+      'these imports run back up the pipeline. Move what the lower module needs down to a folder it may import ' +
+        '(a type into the stage that makes it, for instance), rather than raising its rank:\n' +
+        upward.join('\n'),
+    ).toEqual([]);
+  });
+
+  it('the rank check names an import that runs up or sideways, and lets one within a folder or down through', () => {
+    const at = (path: string) => join(SRC, path);
+    const graph = new Map([
+      [at('query/candidates.ts'), [at('query/errors.ts'), at('project/read.ts'), at('dispatch/handlers.ts')]],
+      [at('store/sqlite/inbox.ts'), [at('store/store.ts'), at('receive/delivery.ts'), at('query/inbox.ts')]],
+      [at('replay/replay.ts'), [at('privacy/erase.ts')]],
+    ]);
+    expect(upwardImports(graph, RANKS)).toEqual([
+      'src/replay/replay.ts imports src/privacy/erase.ts: replay/ (rank 7) may import only its own folder and ranks below 7, and privacy/ is rank 7',
+      'src/store/sqlite/inbox.ts imports src/query/inbox.ts: store/ (rank 3) may import only its own folder and ranks below 3, and query/ is rank 6',
+    ]);
+  });
+
   it('form no circle', () => {
-    const cycles = importCycles(importGraph(sourceFiles(SRC)));
+    const cycles = importCycles(srcGraph());
     const named = cycles.map((cycle) => cycle.map((file) => relative(ROOT, file)).join(' -> '));
     expect(
       named,

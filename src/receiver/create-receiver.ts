@@ -1,30 +1,30 @@
 // createReceiver: the intake, the durable inbox behind it, the dispatcher, the projected state and
 // its queries, wired from their modules (src/receiver/: options, lifecycle, api).
-import type { EventKind } from './events/index.js';
-import { createHandlerRegistry } from './dispatch/handlers.js';
-import { createLogger, type Logger } from './logging.js';
-import type { Queries } from './query/index.js';
-import { replayInto, requireReadable } from './replay/index.js';
-import { reconcileInto } from './reconcile/index.js';
-import { createErasureHooks, eraseCandidate, eraseInactive, exportCandidate } from './privacy/index.js';
-import { dispatchSettings } from './dispatch/options.js';
-import type { Store } from './store/store.js';
-import { expressMiddleware } from './receive/express.js';
-import { fetchHandler } from './receive/fetch.js';
-import { ConfigurationError } from './errors.js';
-import { createIntake, type Intake } from './receive/intake.js';
-import { createBodyBudget, DEFAULT_MAX_BUFFERED_BYTES } from './receive/budget.js';
-import { nodeHandler, type ResultListener } from './receive/node-http.js';
-import { createMetrics } from './metrics/prometheus.js';
-import { activeTracing } from './tracing/otel.js';
-import { createDashboard } from './console/dashboard.js';
-import { isStore } from './store/open.js';
-import { HEARTBEAT_MS } from './store/presence.js';
-import type { AccountReceiver, Receiver } from './receiver/api.js';
-import { createQueries } from './query/index.js';
-import { prepareDeadLetters, type DeadLetters } from './dispatch/dead-letters.js';
-import { DEFAULT_ACCOUNT, isAccountId } from './receive/account.js';
-import { UnknownAccountError } from './accounts/errors.js';
+import type { EventKind } from '../events/index.js';
+import { createHandlerRegistry } from '../dispatch/handlers.js';
+import { createLogger, type Logger } from '../logging.js';
+import type { Queries } from '../query/index.js';
+import { replayInto, requireReadable } from '../replay/index.js';
+import { reconcileInto } from '../reconcile/index.js';
+import { createErasureHooks, eraseCandidate, eraseInactive, exportCandidate } from '../privacy/index.js';
+import { dispatchSettings } from '../dispatch/options.js';
+import type { Store } from '../store/store.js';
+import { expressMiddleware } from '../receive/express.js';
+import { fetchHandler } from '../receive/fetch.js';
+import { ConfigurationError } from '../errors.js';
+import { createIntake, type Intake } from '../receive/intake.js';
+import { createBodyBudget, DEFAULT_MAX_BUFFERED_BYTES } from '../receive/budget.js';
+import { nodeHandler, type ResultListener } from '../receive/node-http.js';
+import { createMetrics } from '../metrics/prometheus.js';
+import { activeTracing } from '../tracing/otel.js';
+import { createDashboard } from '../console/dashboard.js';
+import { isStore } from '../store/open.js';
+import { HEARTBEAT_MS } from '../store/presence.js';
+import type { AccountReceiver, Receiver } from './api.js';
+import { createQueries } from '../query/index.js';
+import { prepareDeadLetters, type DeadLetters } from '../dispatch/dead-letters.js';
+import { DEFAULT_ACCOUNT, isAccountId } from '../receive/account.js';
+import { UnknownAccountError } from '../accounts/errors.js';
 import {
   abandon,
   closeReceiver,
@@ -35,8 +35,8 @@ import {
   whenOpen,
   type ReceiverState,
   type Running,
-} from './receiver/lifecycle.js';
-import type { ReceiverOptions } from './receiver/options.js';
+} from './lifecycle.js';
+import type { ReceiverOptions } from './options.js';
 
 export type { Receiver, ReceiverOptions };
 

@@ -3,9 +3,9 @@
 // never the body: it holds names, e-mails and phone numbers. The spans are passed along, not made
 // active: entering a context on every request halved ingest on Node 20 (bench/tracing.js).
 import type { EnvelopeReading } from '../events/index.js';
-import type { Delivery, StoreDelivery, StoreOutcome } from '../receive/delivery.js';
-import { headerValue, type IncomingHeaders } from '../receive/headers.js';
-import { spanIds, SpanKind, StatusCode, traceparentOf, type Span, type Tracing } from './otel.js';
+import type { Delivery, StoreDelivery, StoreOutcome } from './delivery.js';
+import { headerValue, type IncomingHeaders } from './headers.js';
+import { spanIds, SpanKind, StatusCode, traceparentOf, type Span, type Tracing } from '../tracing/otel.js';
 
 /** What a span records of the intake's result (its IntakeResult, named here without importing it). */
 interface Received {

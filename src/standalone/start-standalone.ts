@@ -2,15 +2,15 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
-import { accessTokens } from './standalone/access.js';
-import { createReceiver, type Receiver, type ReceiverOptions } from './receiver.js';
-import { ConfigurationError } from './errors.js';
-import { accessLogger, type Logger } from './logging.js';
-import { answerClientErrors, HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from './standalone/client-errors.js';
-import { route, routeKeyUnder, type StandaloneState } from './standalone/routes.js';
-import { clientAddress } from './receive/client.js';
-import { governConnections } from './standalone/connections.js';
-import { refusalSummary, type RefusalSummary } from './standalone/refusals.js';
+import { accessTokens } from './access.js';
+import { createReceiver, type Receiver, type ReceiverOptions } from '../receiver/create-receiver.js';
+import { ConfigurationError } from '../errors.js';
+import { accessLogger, type Logger } from '../logging.js';
+import { answerClientErrors, HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from './client-errors.js';
+import { route, routeKeyUnder, type StandaloneState } from './routes.js';
+import { clientAddress } from '../receive/client.js';
+import { governConnections } from './connections.js';
+import { refusalSummary, type RefusalSummary } from './refusals.js';
 
 /** After a stop is asked, how long new connections are still taken in (and answered 503). */
 const SHUTDOWN_GRACE_MS = 100;

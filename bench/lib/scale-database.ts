@@ -164,7 +164,10 @@ export async function ensureBigDatabase({
       const upgradeStarted = performance.now();
       const run = await measureCommand(process.execPath, [cli, 'migrate', '--db', file, '--json'], { cwd: ROOT, env });
       if (run.code !== 0) throw new Error(`migrate exited with ${run.code}:\n${run.stderr.slice(-3000)}`);
-      meta.upgrades = [...(meta.upgrades ?? []), { from: meta.migration, to: migration, ms: Math.round(performance.now() - upgradeStarted) }];
+      meta.upgrades = [
+        ...(meta.upgrades ?? []),
+        { from: meta.migration, to: migration, ms: Math.round(performance.now() - upgradeStarted) },
+      ];
       meta.migration = migration;
       meta.rows = describe(file);
       writeFileAtomically(metaFile, `${JSON.stringify({ ...meta, file }, null, 2)}\n`);

@@ -8,7 +8,14 @@ export { QueryParameterError } from './errors.js';
 export type { CampaignPage, CampaignPageParameters, CampaignStats, CampaignWithStats } from './campaigns.js';
 export type { CandidateListParameters, CandidatePage } from './candidates.js';
 export { CANDIDATE_SORTS, CANDIDATE_STATUSES } from './candidates.js';
-export { prepareInboxQueries, INBOX_STATES, type InboxQueries, type EventListParameters, type EventPage, type EventSummary } from './inbox.js';
+export {
+  prepareInboxQueries,
+  INBOX_STATES,
+  type InboxQueries,
+  type EventListParameters,
+  type EventPage,
+  type EventSummary,
+} from './inbox.js';
 
 /** Reads of the projected state, on either engine (the receiver's store, or a read-only one). */
 export function createQueries(store: Store) {

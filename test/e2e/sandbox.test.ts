@@ -4,9 +4,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { killChildren, readDb, runCli, startSandbox, startServe, waitFor } from '../support/cli-process.js';
+import { killChildren, readDb, runCli, startSandbox, startServe } from '../support/cli-process.js';
 import { apiClient, JOB, person, untilIdle } from '../support/sandbox-api.js';
 import { tempDir } from '../support/servers.js';
+import { waitFor } from '../support/wait-for.js';
 
 const SECRET = 'whsec_sandbox_e2e_8d41c7';
 const KEY = `agency_live_${'k7Qm2'.repeat(8)}`;
@@ -163,12 +164,16 @@ describe.concurrent('prequal-hooks sandbox', () => {
         })
       ).status,
     ).toBeLessThan(300);
-    const attempts = await waitFor(async () => {
-      const listed = (await (await fetch(`${sandbox.baseUrl}/sandbox/deliveries`)).json()) as {
-        attempts: Array<{ status: number | null }>;
-      };
-      return listed.attempts.length > 0 ? listed.attempts : undefined;
-    });
+    const attempts = await waitFor(
+      async () => {
+        const listed = (await (await fetch(`${sandbox.baseUrl}/sandbox/deliveries`)).json()) as {
+          attempts: Array<{ status: number | null }>;
+        };
+        return listed.attempts.length > 0 ? listed.attempts : undefined;
+      },
+      5000,
+      "the sandbox's first delivery attempt",
+    );
     expect(attempts[0]!.status).toBe(200);
     expect(await sandbox.stop()).toBe(0);
     await serve.stop();

@@ -10,8 +10,9 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliverFrom, fairnessShapes, SENDER_ADDRESS, startFlood, type SentDelivery } from '../../bench/lib/flood.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
-import { killChildren, runCli, startServe, waitFor, type ServeProcess } from '../support/cli-process.js';
+import { killChildren, runCli, startServe, type ServeProcess } from '../support/cli-process.js';
 import { tempDir } from '../support/servers.js';
+import { waitFor } from '../support/wait-for.js';
 
 const SECRET = 'whsec_fairness_e2e_7c1d09a3';
 const ACCOUNT_SECRET = 'whsec_fairness_account_41e0b7';

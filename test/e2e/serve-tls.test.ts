@@ -11,8 +11,9 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { secretFingerprint } from '../../src/signature.js';
-import { killChildren, runCli, startServe, waitFor, type ServeProcess } from '../support/cli-process.js';
+import { killChildren, runCli, startServe, type ServeProcess } from '../support/cli-process.js';
 import { tempDir } from '../support/servers.js';
+import { waitFor } from '../support/wait-for.js';
 
 const OLD = 'whsec_old_rotation_3f9a7c1e';
 const NEW = 'whsec_new_rotation_b2d84e60';

@@ -83,7 +83,11 @@ describe.concurrent('prequal-hooks sandbox', () => {
       candidates: Array.from({ length: 10 }, (_, i) => (i < 2 ? person(20 + i, { phone_number: `01 23 45 67 0${i}` }) : person(20 + i))),
     });
     expect(sms.body).toMatchObject({ candidates_sourced: 10, sms_sent: 8, emails_sent: 2, errors: [] });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Until a call comes due while paused: it leaves the sandbox's timers to wait for the campaign.
+    const scheduled = async () =>
+      ((await (await fetch(`${sandbox.baseUrl}/sandbox/deliveries`)).json()) as { pending: { interviews: number } }).pending.interviews;
+    const atPause = await scheduled();
+    await waitFor(async () => (await scheduled()) < atPause, 5000, 'a call to come due while the campaign is paused');
     expect((await call('PATCH', `/campaigns/${id}/status`, { status: 'active' })).status).toBe(200);
     // 6 e-mail invitations, 2 of them without an e-mail: sent by SMS (0.5 credit).
     const emails = await call('POST', `/campaigns/${id}/candidates`, {

@@ -331,13 +331,18 @@ describe('SIGHUP', () => {
       }
     };
     const workers = [worker(), worker(), worker(), worker()];
+    // Deliveries go on between the reloads: each step waits for 20 more answers, not for a time.
+    const traffic = async (what: string) => {
+      const from = statuses.length + failures.length;
+      await waitFor(() => statuses.length + failures.length >= from + 20, 10_000, `20 more deliveries ${what}`);
+    };
     const hangUp = async (message: string, times: number) => {
       serve.child.kill('SIGHUP');
       await waitFor(() => (logsWith(serve, message).length >= times ? true : undefined), 5000, message);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await traffic(`after "${message}"`);
     };
 
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await traffic('before any reload');
     writeFileSync(secretFile, `${OLD}\n${NEW}\n`);
     await hangUp('SIGHUP: webhook secrets re-read', 1);
     signing = NEW;
@@ -345,7 +350,11 @@ describe('SIGHUP', () => {
     writeFileSync(key, readFileSync(two.key));
     await hangUp('SIGHUP: TLS certificate and key re-read', 1);
     certificateSwapped = true;
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await waitFor(
+      () => reusedAfterNewCertificate > 0,
+      10_000,
+      'a connection opened on the first certificate to carry a delivery after the swap',
+    );
     writeFileSync(secretFile, `${NEW}\n`);
     await hangUp('SIGHUP: webhook secrets re-read', 2);
     running = false;

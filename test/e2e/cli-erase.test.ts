@@ -198,6 +198,8 @@ describe('prequal-hooks erase and export', () => {
           { env: cliEnv(), stdio: 'ignore' },
         );
         const exited = new Promise((resolve) => child.once('exit', resolve));
+        // A fixed pause on purpose: the kill lands at three moments of the command's run (before
+        // it opens the database, early, late), as a crash would, with nothing to wait for.
         await new Promise((resolve) => setTimeout(resolve, delayMs));
         child.kill('SIGKILL');
         await exited;

@@ -75,6 +75,8 @@ describe('prequal-hooks serve under an anonymous flood of slow bodies', () => {
     const deliveries: Array<Promise<Delivery>> = [];
     for (let n = 1, ends = Date.now() + FLOOD_MS; Date.now() < ends; n++) {
       deliveries.push(deliver(serve.webhookUrl, n));
+      // A fixed pause on purpose: the service's own sender delivers at its pace (two a second)
+      // all through the flood; the pace is the scenario, not a wait for something to happen.
       await delay(500);
     }
     const answered = await Promise.all(deliveries);

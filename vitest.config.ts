@@ -27,6 +27,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // A test that asserts nothing fails: it would pass whatever the code did.
+    expect: { requireAssertions: true },
     projects: [
       {
         extends: true,

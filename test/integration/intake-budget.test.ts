@@ -231,6 +231,7 @@ describe('every byte claimed comes back, however a request ends', () => {
         await waitFor(() => intake.budget.held() >= 70_000, 5000, 'the body to be held');
         sender.socket.destroy();
         await waitFor(() => intake.budget.held() === 0, 5000, 'the bytes to come back');
+        expect(intake.budget.held()).toBe(0);
       }
     });
   }
@@ -264,6 +265,8 @@ describe('every byte claimed comes back, however a request ends', () => {
       // Not awaiting the close: this sender never closes its half.
       await waitFor(() => /^HTTP\/1\.1 408 /.test(sender.received()), 5000, 'the 408');
       await waitFor(() => intake.budget.held() === 0, 5000, 'the bytes to come back after the 408');
+      expect(sender.received()).toMatch(/^HTTP\/1\.1 408 /);
+      expect(intake.budget.held()).toBe(0);
     } finally {
       clearInterval(dribble);
       sender.socket.destroy();

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 // Three projects, by what a test needs before it starts (CONTRIBUTING.md, "The test suite"):
@@ -27,6 +28,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // One test file a core (vitest's default leaves one core to itself: on 2 cores, one file at a
+    // time). The files spend most of their time waiting on the processes and servers they start.
+    maxWorkers: availableParallelism(),
     // A test that asserts nothing fails: it would pass whatever the code did.
     expect: { requireAssertions: true },
     projects: [

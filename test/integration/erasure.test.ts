@@ -200,10 +200,10 @@ describe.each(ENGINES)('erasing a candidate on $name', (engine: EngineUnderTest)
   });
 
   // Replicas project concurrently: a projection that read no tombstone must commit before the
-  // erasure deletes, or it would leave the person's row behind it. (SQLite has one writer.)
-  it.runIf(engine.name === 'postgres')(
-    'waits for a projection that read no tombstone, and the next projection sees the erasure',
-    async () => {
+  // erasure deletes, or it would leave the person's row behind it. (SQLite has one writer: not
+  // defined there rather than skipped, so that a skip in a CI run means something went untested.)
+  if (engine.name === 'postgres') {
+    it('waits for a projection that read no tombstone, and the next projection sees the erasure', async () => {
       const { receiver: r, database } = await started();
       const store = await r.store();
       let release!: () => void;
@@ -227,8 +227,8 @@ describe.each(ENGINES)('erasing a candidate on $name', (engine: EngineUnderTest)
       await erasing;
       expect(read.size).toBe(0);
       expect((await store.write((tx) => tx.erasures([K]))).has(K)).toBe(true);
-    },
-  );
+    });
+  }
 });
 
 describe('erasure on SQLite, on disk', () => {

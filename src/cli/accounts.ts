@@ -75,6 +75,9 @@ const VERBS: Record<string, Command> = {
   rekey: verb('rekey', REKEY_OPTIONS, rekey),
 };
 
+/** The verbs of `accounts`, each with its own --help (docs/cli.md prints them). */
+export const ACCOUNT_VERBS: readonly string[] = Object.keys(VERBS);
+
 export async function accounts(argv: string[], io: CommandIo): Promise<number> {
   const [verb, ...rest] = argv;
   if (verb === undefined || verb === '--help' || verb === '-h' || verb === 'help') {
@@ -82,7 +85,7 @@ export async function accounts(argv: string[], io: CommandIo): Promise<number> {
     return verb === undefined ? 2 : 0;
   }
   const run = VERBS[verb];
-  if (run === undefined) throw new UsageError(`unknown verb "${verb}": use ${Object.keys(VERBS).join(', ')}`);
+  if (run === undefined) throw new UsageError(`unknown verb "${verb}": use ${ACCOUNT_VERBS.join(', ')}`);
   try {
     return await run(rest, io);
   } catch (error) {

@@ -1,4 +1,4 @@
-// The documents users read: the events page matches the schemas, and every link in the README,
+// The documents users read: the generated pages match the schemas and the commands, and every link in the README,
 // the CHANGELOG and docs/ names a file that exists and that the package ships.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
@@ -8,6 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { renderEventsDoc } from '../../scripts/events-doc.mjs';
 // @ts-expect-error: a plain .mjs script (it reads serve's option table in dist/)
 import { renderConfigurationDoc } from '../../scripts/configuration-doc.mjs';
+// @ts-expect-error: a plain .mjs script (it runs the built commands' --help)
+import { renderCliDoc } from '../../scripts/cli-doc.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
@@ -19,6 +21,10 @@ describe('documents', () => {
 
   it("docs/configuration.md is what serve's option table says (run `npm run docs` after changing it)", () => {
     expect(read('docs/configuration.md')).toBe(renderConfigurationDoc());
+  });
+
+  it("docs/cli.md is what the commands' help says (run `npm run docs` after changing a help text or an option table)", async () => {
+    expect(read('docs/cli.md')).toBe(await renderCliDoc());
   });
 
   it('every relative link of README.md, CHANGELOG.md, fixtures/README.md and docs/*.md names a file the package ships', () => {

@@ -67,10 +67,9 @@ describe.skipIf(postgresUrl() === '')('the command line on PostgreSQL', () => {
     expect((await runCli(['inspect', '--db', url])).stderr).toMatch(/not a prequal-hooks database/); // nothing was created
   });
 
-  it("runs the README's PostgreSQL commands as written: every command finds a database made with --schema", async () => {
+  it("runs docs/postgresql.md's commands as written: every command finds a database made with --schema", async () => {
     const url = await createDatabase(postgresUrl(), `cli_${randomBytes(4).toString('hex')}`);
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const section = readme.slice(readme.indexOf('## PostgreSQL: several replicas'), readme.indexOf('## The projected state'));
+    const section = readFileSync(new URL('../../docs/postgresql.md', import.meta.url), 'utf8');
     const block = /```sh\n([\s\S]*?)```/.exec(section)![1]!;
     const written = 'postgres://hooks:secret@db.internal:5432/agency';
     expect(block).toContain(written);

@@ -62,14 +62,14 @@ describe('documents', () => {
     expect(new Set(tarballs)).toEqual(new Set([`${name}-${version}.tgz`]));
   });
 
-  it('the README\'s "PostgreSQL in tests" example is test/examples/readme-postgres.test.ts, verbatim', () => {
-    const example = read('test/examples/readme-postgres.test.ts').replace(/^\/\/.*\n/, '');
-    expect(read('README.md')).toContain(`\`\`\`ts\n${example}\`\`\`\n`);
-  });
-
-  it('the README\'s "One handler for several kinds" example is test/examples/readme-handlers.test.ts, verbatim', () => {
-    const example = read('test/examples/readme-handlers.test.ts').replace(/^\/\/.*\n/, '');
-    expect(read('README.md')).toContain(`\`\`\`ts\n${example}\`\`\`\n`);
+  // Each example of a page is a file of test/examples, run by the e2e project: the page holds it verbatim.
+  it.each([
+    ['docs/testing.md', 'Replay in tests', 'test/examples/readme.test.ts'],
+    ['docs/testing.md', 'PostgreSQL in tests', 'test/examples/readme-postgres.test.ts'],
+    ['docs/handlers.md', 'One handler for several kinds', 'test/examples/readme-handlers.test.ts'],
+  ])('the example of %s, "%s", is %s, verbatim', (page, _section, file) => {
+    const example = read(file).replace(/^\/\/.*\n/, '');
+    expect(read(page)).toContain(`\`\`\`ts\n${example}\`\`\`\n`);
   });
 
   it("the README's Node versions are package.json's engines, and .ci/run tests the lines it names beside Node 20", () => {
@@ -97,9 +97,9 @@ describe('documents', () => {
       'README.md',
       'CHANGELOG.md',
       'fixtures/README.md',
-      'docs/projection.md',
-      'docs/events.md',
-      'docs/architecture.md',
+      ...readdirSync(join(ROOT, 'docs'))
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => `docs/${f}`),
     ]) {
       expect(read(document), document).not.toMatch(/PROJECTION\.md|service-api\.md|\/work\//);
     }

@@ -1,4 +1,4 @@
-// The README's "Signing by hand" block, run as written with bash, curl and openssl against a real
+// docs/security.md's "Signing by hand" block, run as written with bash, curl and openssl against a real
 // `serve`: if a user following it would get a 401, so does this test.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -11,15 +11,15 @@ import { needs } from '../support/needs.js';
 const missing = ['bash', 'curl', 'openssl'].filter((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0);
 const tools = needs(missing.join(', '), missing.length === 0, {
   install: `\`apt-get install -y ${missing.join(' ')}\` (.ci/run does)`,
-  untested: "the README's hand-signing example",
+  untested: "docs/security.md's hand-signing example",
 });
 
-describe.skipIf(!tools)("the README's hand-signing example", () => {
+describe.skipIf(!tools)("docs/security.md's hand-signing example", () => {
   afterAll(() => killChildren());
 
   it('signs with curl and openssl exactly as the service does: 200, and the event is projected', async () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const section = readme.slice(readme.indexOf('### Signing by hand'), readme.indexOf('## Security'));
+    const page = readFileSync(new URL('../../docs/security.md', import.meta.url), 'utf8');
+    const section = page.slice(page.indexOf('## Signing by hand'), page.indexOf('## Limits'));
     const script = /```sh\n([\s\S]*?)```/.exec(section)![1]!;
     const secret = /SECRET='([^']+)'/.exec(script)![1]!;
     const db = join(mkdtempSync(join(tmpdir(), 'prequal-hand-')), 'hooks.db');

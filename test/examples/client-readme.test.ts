@@ -1,5 +1,5 @@
-// The README's "Client" example against a sandbox, through the package's own export
-// (prequal-hooks/client): if this file breaks, so does the README.
+// docs/client.md's example against a sandbox, through the package's own export
+// (prequal-hooks/client): if this file breaks, so does the page.
 import { expect, it } from 'vitest';
 import { createClient, PrequalApiError } from 'prequal-hooks/client';
 import { createSandbox } from 'prequal-hooks/sandbox';

@@ -1,4 +1,4 @@
-// The README's "One handler for several kinds" example, verbatim: if this file breaks, so does the README.
+// docs/handlers.md's "One handler for several kinds" example, verbatim: if this file breaks, so does the page.
 import { describe, expect, it } from 'vitest';
 import { createReceiver, type Handler } from 'prequal-hooks';
 import { sampleEvent } from 'prequal-hooks/testing';

@@ -1,4 +1,4 @@
-// The README's "PostgreSQL in tests" example, verbatim: if this file breaks, so does the README.
+// docs/testing.md's "PostgreSQL in tests" example, verbatim: if this file breaks, so does the page.
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReceiver } from 'prequal-hooks';

@@ -4,7 +4,7 @@ export const API_PREFIX = '/api/v1';
 /**
  * The operations of the REST API, with their method and path under `API_PREFIX` (`:name` is a
  * path parameter). Those marked `documented: false` are the document's "referred to, not shown"
- * operations, in the shape the sandbox chose (README, section "Sandbox").
+ * operations, in the shape the sandbox chose (docs/sandbox.md).
  */
 export const ENDPOINTS = {
   createCampaign: { method: 'POST', path: '/campaigns/create', documented: true },

@@ -73,7 +73,7 @@ export interface ClientOptions {
   allowInsecureHttp?: boolean;
   /** An answer's body is read up to this many bytes (default 8 MB); a longer one is a `PrequalResponseError`. */
   maxResponseBytes?: number;
-  /** Retries of 429, 5xx and network failures (see README, "Client"). */
+  /** Retries of 429, 5xx and network failures (see docs/client.md). */
   retry?: RetryOptions;
   /**
    * The per-key limits the client spaces its requests by (default 60 a minute, 1,000 an hour);

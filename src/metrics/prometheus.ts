@@ -151,7 +151,7 @@ function cutCounter(own: Registry, cuts: () => Readonly<Record<string, number>>)
   const told: Record<string, number> = {};
   new Counter({
     name: `${PREFIX}bodies_cut_total`,
-    help: 'Request bodies cut off before their end: evicted (room made for another client, README "Limits") or too_slow (slower than --min-body-rate).',
+    help: 'Request bodies cut off before their end: evicted (room made for another client, docs/security.md, "Limits") or too_slow (slower than --min-body-rate).',
     labelNames: ['reason'],
     registers: [own],
     collect() {

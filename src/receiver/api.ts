@@ -111,7 +111,7 @@ export interface Receiver extends AccountReceiver {
    * `/webhooks/<route key>` goes to that account, any other to the default account, unless
    * `routeKeyOf` finds the key otherwise. A body's bytes are charged to the client address
    * `clientOf` gives (by default the peer's), for its share of the budget of bodies held
-   * (the README, "Limits").
+   * (docs/security.md, "Limits").
    */
   nodeHandler(routing?: {
     routeKeyOf?: (req: IncomingMessage) => string | undefined;

@@ -47,7 +47,7 @@ export interface ReceiverOptions {
    * How slowly a body may come: after `minRateGraceMs` (default 5000), a body that came slower
    * than `minBytesPerSecond` (default 240; 0: no minimum) since its start is cut off with 408.
    * While the budget is full, a body that received less than `slowBytesPerSecond` (default 16 KiB)
-   * in the last second gives way to one that needs the room (the README, "Limits").
+   * in the last second gives way to one that needs the room (docs/security.md, "Limits").
    */
   bodyRates?: Omit<IntakeRates, 'now'>;
   /** Default `X-Service-Signature`: put the service's real name in place of "Service". */

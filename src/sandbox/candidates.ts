@@ -161,7 +161,7 @@ function candidateRecord(c: Candidate): CandidateRecord {
   };
 }
 
-// The receiver's order (README "Queries"): the date is the interview's, else when the candidate
+// The receiver's order (docs/queries.md): the date is the interview's, else when the candidate
 // was added; ties by candidate id; candidates without a score come last in score order.
 const dateOf = (c: Candidate) => c.interview_date ?? c.added_at;
 const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

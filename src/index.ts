@@ -10,7 +10,10 @@ export type { Delivery, StoreOutcome } from './receive/delivery.js';
 export { openDatabase, configureDatabase, type SqliteDatabase } from './store/sqlite/database.js';
 export { DatabaseTooNewError } from './store/migrations.js';
 export { openStore, type DatabaseOption, type StoreOptions, type PostgresPool } from './store/open.js';
-export { StoreUnavailableError, type Store, type InboxRow, type InboxState, type HandlerFailureRow } from './store/store.js';
+export { StoreUnavailableError } from './store/errors.js';
+export type { Store } from './store/store.js';
+export type { InboxRow, HandlerFailureRow } from './store/rows.js';
+export type { InboxState } from './store/inbox-state.js';
 export type { Handler, AnyHandler, HandlerContext, RowOf } from './dispatch/handlers.js';
 export { HandlerTimeoutError, type DispatcherOptions } from './dispatch/dispatcher.js';
 export type { DeadLetter, EventDeadLetter, HandlerDeadLetter } from './dispatch/dead-letters.js';
@@ -65,7 +68,7 @@ export {
   type EraseHookContext,
   type ErasedCandidate,
 } from './privacy/index.js';
-export type { CandidateMatch } from './store/store.js';
+export type { CandidateMatch } from './store/rows.js';
 export {
   openAccounts,
   watchAccounts,

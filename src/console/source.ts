@@ -5,7 +5,9 @@ import type { AccountSummary } from '../accounts/registry.js';
 import type { DeadLetters } from '../dispatch/dead-letters.js';
 import { prepareInboxQueries, type InboxQueries, type Queries } from '../query/index.js';
 import { DEFAULT_ACCOUNT } from '../receive/account.js';
-import type { CandidateMatch, InboxState, ReadinessProbe, Store } from '../store/store.js';
+import type { CandidateMatch, ReadinessProbe } from '../store/rows.js';
+import type { InboxState } from '../store/inbox-state.js';
+import type { Store } from '../store/store.js';
 import type { CandidateExport, EraseOptions, ErasureReport } from '../privacy/index.js';
 import type { AccountChoice, PageContext } from './html.js';
 

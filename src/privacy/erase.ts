@@ -1,6 +1,7 @@
 // Erasing a person (GDPR article 17, docs/projection.md section 8): one transaction on either engine,
 // then nothing of what was erased left where the engine can reach it.
-import type { CandidateMatch, ErasureOutcome, Store } from '../store/store.js';
+import type { CandidateMatch, ErasureOutcome } from '../store/rows.js';
+import type { Store } from '../store/store.js';
 
 /** A request the erasure refuses before touching anything: no reason, or no one named. */
 export class ErasureRequestError extends Error {

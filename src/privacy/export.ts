@@ -4,7 +4,8 @@
 import type { PersonValues } from '../events/index.js';
 import type { ErasureRecord, ExportedResponse } from '../store/ports/people.js';
 import type { CandidateRow } from '../store/tables.js';
-import type { CandidateMatch, Store } from '../store/store.js';
+import type { CandidateMatch } from '../store/rows.js';
+import type { Store } from '../store/store.js';
 import { checkedMatch, described, UnknownCandidateError } from './erase.js';
 
 export interface StoredEventExport {

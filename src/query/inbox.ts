@@ -5,7 +5,8 @@
 import type { Issue } from '../events/index.js';
 import type { EventDetailRow, EventSummaryRow, HandlerFailureFilter, InboxFilter, ReadModel } from '../store/ports/read-model.js';
 import { searchesInbox } from '../store/read-model-sql.js';
-import type { InboxState, Store } from '../store/store.js';
+import type { InboxState } from '../store/inbox-state.js';
+import type { Store } from '../store/store.js';
 import { QueryParameterError } from './errors.js';
 
 export const INBOX_STATES = ['pending', 'projected', 'unknown', 'dead'] as const satisfies readonly InboxState[];

@@ -2,7 +2,8 @@ import { readEnvelope } from '../events/index.js';
 import { projectable, projectBatch } from '../project/batch.js';
 import { changesRow, outcomeOf, processedWith, settlementsOf } from '../project/settlement.js';
 import { projectStaged, stagedEffectsOf } from '../project/bulk.js';
-import type { Settlement, StagedEffect, Store } from '../store/store.js';
+import type { Settlement, StagedEffect } from '../store/rows.js';
+import type { Store } from '../store/store.js';
 
 export interface RebuildSummary {
   /** Events in the inbox made pending again and projected anew. */

@@ -3,7 +3,9 @@ import { projectable, projectBatch, type Processed } from '../project/batch.js';
 import { outcomeOf, processedWith, type Outcome } from '../project/settlement.js';
 import { projectStaged, stagedEffectsOf } from '../project/bulk.js';
 import { deliveryOf, identityKeyOf, type Delivery } from '../receive/delivery.js';
-import type { IdentityKey, SettledDelivery, StagedEffect, Store, WriteTx } from '../store/store.js';
+import type { IdentityKey, SettledDelivery, StagedEffect } from '../store/rows.js';
+import type { Store } from '../store/store.js';
+import type { WriteTx } from '../store/write-ports.js';
 import { readSources, type ReplayInput } from './sources.js';
 
 export interface ReplaySummary {

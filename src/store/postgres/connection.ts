@@ -1,6 +1,6 @@
 // node-postgres, loaded only when a PostgreSQL URL or pool is given: SQLite users never load it.
 import type { Pool, PoolClient, QueryConfig } from 'pg';
-import { StoreUnavailableError } from '../store.js';
+import { StoreUnavailableError } from '../errors.js';
 
 export type { Pool, PoolClient };
 

@@ -5,6 +5,8 @@ import type { PersonValues } from '../events/index.js';
 import type { ErasureRecord, ExportedResponse } from '../store/ports/people.js';
 import type { CandidateRow } from '../store/tables.js';
 import type { CandidateMatch } from '../store/rows.js';
+import type { StoreHandle } from '../store/handle.js';
+import { storePorts } from '../store/store.js';
 import type { Store } from '../store/store.js';
 import { checkedMatch, described, UnknownCandidateError } from './erase.js';
 
@@ -38,7 +40,8 @@ function bodyOf(raw: Uint8Array): unknown {
 }
 
 /** Everything held about one candidate, as one JSON-ready document. */
-export async function exportCandidate(store: Store, candidateId: string, now: () => number = Date.now): Promise<CandidateExport> {
+export async function exportCandidate(handle: StoreHandle, candidateId: string, now: () => number = Date.now): Promise<CandidateExport> {
+  const store = storePorts(handle);
   const row = await store.projected.candidate(candidateId);
   const responses = await store.people.responses(candidateId);
   // Exactly the rows an erasure of this candidate would redact (src/store/erasure-rows.ts).

@@ -1,6 +1,8 @@
 // Retention (docs/projection.md section 8): erasing every candidate not heard of for a given age, with
 // the same rules as one erasure, and the rows set aside received before it.
 import { instantOfOrderKey, parseInstant, readEnvelope } from '../events/index.js';
+import type { StoreHandle } from '../store/handle.js';
+import { storePorts } from '../store/store.js';
 import type { Store } from '../store/store.js';
 import { ErasureRequestError } from './erase.js';
 
@@ -88,7 +90,8 @@ async function staleCandidates(store: Store, cutoffMs: number): Promise<string[]
  * Erases, in one transaction, every candidate whose latest event is older than the cutoff, and
  * redacts the rows set aside received before it; then scrubs. Returns counts and ids only.
  */
-export async function eraseInactive(store: Store, options: RetentionOptions): Promise<RetentionReport> {
+export async function eraseInactive(handle: StoreHandle, options: RetentionOptions): Promise<RetentionReport> {
+  const store = storePorts(handle);
   const now = (options.now ?? Date.now)();
   const cutoffMs = options.olderThan instanceof Date ? options.olderThan.getTime() : now - options.olderThan;
   if (!Number.isFinite(cutoffMs) || (!(options.olderThan instanceof Date) && !(options.olderThan > 0))) {

@@ -5,6 +5,8 @@ import { PrequalApiError } from '../client/errors.js';
 import type { EventKind, ReconcileKind } from '../events/index.js';
 import { createRowReaders } from '../project/read.js';
 import { replayInto } from '../replay/replay.js';
+import type { StoreHandle } from '../store/handle.js';
+import { storePorts } from '../store/store.js';
 import type { Store } from '../store/store.js';
 import type { CandidateRow } from '../store/tables.js';
 import { compareCampaign, compareCandidate, compareCredits, repairData, type Fields } from './compare.js';
@@ -76,8 +78,9 @@ interface Progress {
   finished: boolean;
 }
 
+/** Where `reconcileInto` writes: a store, and which kinds the caller's handlers want. */
 export interface ReconcileTarget {
-  store: Store;
+  store: StoreHandle;
   wantsHandlers?: (kind: EventKind) => boolean;
   now?: () => number;
 }
@@ -91,15 +94,16 @@ export interface ReconcileTarget {
 export async function reconcileInto(target: ReconcileTarget, options: ReconcileOptions): Promise<ReconcileReport> {
   const now = target.now ?? Date.now;
   const dryRun = options.dryRun ?? false;
-  const { plan, resumed } = await planOf(target.store, dryRun, [...new Set(options.campaigns ?? [])].sort(), now);
+  const store = storePorts(target.store);
+  const { plan, resumed } = await planOf(store, dryRun, [...new Set(options.campaigns ?? [])].sort(), now);
   const run: Run = {
     target,
-    store: target.store,
+    store,
     client: options.client,
     dryRun,
     now,
     stamp: () => new Date(now()).toISOString(),
-    rows: createRowReaders(target.store),
+    rows: createRowReaders(store),
     plan,
     report: { dryRun, resumed, campaigns: [], repairs: [], written: 0, interrupted: false },
   };

@@ -3,6 +3,7 @@
 // (store/sqlite/, store/postgres/) implements it. Every call is asynchronous, since an engine may
 // be remote. Row shapes are in rows.ts, the error type in errors.ts.
 import type { AccountsRegistry } from './accounts-registry.js';
+import type { StoreHandle } from './handle.js';
 import type { InboxPort } from './ports/inbox.js';
 import type { PeopleReads } from './ports/people.js';
 import type { ProjectedReads } from './ports/projected.js';
@@ -22,14 +23,12 @@ import type {
   WriteTx,
 } from './write-ports.js';
 
+/** What a store does for its life beside `StoreHandle`'s `location` and `close`. */
 interface Lifecycle {
-  /** Where the data lives, without credentials, for logs: `sqlite:./data/x.db`, `postgres://host:5432/db`. */
-  readonly location: string;
   /** Makes every write committed so far durable, those committed with `durable: false` included. */
   flush(): Promise<void>;
   /** Whether a write can be taken now (readiness), without waiting on another's lock. */
   probe(): Promise<ReadinessProbe>;
-  close(): Promise<void>;
 }
 
 /**
@@ -57,6 +56,7 @@ export interface AccountScope {
  */
 export interface Store
   extends
+    StoreHandle,
     Transactions<WriteTx>,
     IntakePort,
     InboxPort,
@@ -68,6 +68,8 @@ export interface Store
     WorkSignals,
     Lifecycle,
     AccountScope {
+  /** The same store scoped to another account, with all its ports (`AccountScope.forAccount`). */
+  forAccount(account: string): Store;
   /** What is read about a person (export, retention) and the audit trail of erasures. */
   readonly people: PeopleReads;
   /** The projected rows by key. */
@@ -83,4 +85,12 @@ export interface Store
    * without it (PostgreSQL) take the batched path.
    */
   bulkLoad?<T>(mode: BulkMode, work: (bulk: BulkLoad) => Promise<T>): Promise<T | undefined>;
+}
+
+/** The ports behind a handle. Every handle is a `Store` of one of this package's engines. */
+export function storePorts(handle: StoreHandle): Store {
+  if (typeof (handle as Partial<Store>).write !== 'function') {
+    throw new TypeError('Not a store this package opened: pass what openStore returns (or a receiver’s store()).');
+  }
+  return handle as Store;
 }

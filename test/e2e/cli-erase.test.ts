@@ -8,6 +8,7 @@ import { sampleEvent, sendSigned } from '../../src/testing/index.js';
 import { CLI, cliEnv, killChildren, runCli, startServe } from '../support/cli-process.js';
 import { ENGINES } from '../support/engines.js';
 import { tempDir } from '../support/servers.js';
+import { waitFor } from '../support/wait-for.js';
 
 const SECRET = 'erase-test-secret-0123456789';
 const PERSON = {
@@ -164,7 +165,6 @@ describe('prequal-hooks erase and export', () => {
       '1d',
     ]);
     try {
-      const { waitFor } = await import('../support/cli-process.js');
       const line = await waitFor(
         () => serve.logLines().find((l) => typeof l.msg === 'string' && l.msg.startsWith('retention:')),
         10_000,
@@ -198,6 +198,8 @@ describe('prequal-hooks erase and export', () => {
           { env: cliEnv(), stdio: 'ignore' },
         );
         const exited = new Promise((resolve) => child.once('exit', resolve));
+        // A fixed pause on purpose: the kill lands at three moments of the command's run (before
+        // it opens the database, early, late), as a crash would, with nothing to wait for.
         await new Promise((resolve) => setTimeout(resolve, delayMs));
         child.kill('SIGKILL');
         await exited;

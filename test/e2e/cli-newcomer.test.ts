@@ -4,8 +4,9 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { count } from '../../src/words.js';
-import { killChildren, runCli, startServe, waitFor } from '../support/cli-process.js';
+import { killChildren, runCli, startServe } from '../support/cli-process.js';
 import { tempDir } from '../support/servers.js';
+import { waitFor } from '../support/wait-for.js';
 
 const ROOT = new URL('../../', import.meta.url);
 

@@ -11,10 +11,11 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { eventIdentity, type WebhookEvent } from '../../src/events/index.js';
 import { openStore } from '../../src/store/open.js';
 import { sampleEvent } from '../../src/testing/index.js';
-import { FIXTURES, killChildren, readDb, runCli, startScript, startServe, waitFor } from '../support/cli-process.js';
+import { FIXTURES, killChildren, readDb, runCli, startScript, startServe } from '../support/cli-process.js';
 import { postgresUrl } from '../support/engines.js';
 import { createDatabase } from '../support/postgres-server.js';
 import { tempDir } from '../support/servers.js';
+import { waitFor } from '../support/wait-for.js';
 
 const APP = fileURLToPath(new URL('../support/recording-app.mjs', import.meta.url));
 const tmp = tempDir('prequal-hooks-ownership-');
@@ -91,8 +92,10 @@ describe('prequal-hooks replay into the SQLite database of a running application
     });
     expect(await calledFor(callsFile, identities)).toEqual([...identities].sort());
     expect(callsIn(callsFile).every((c) => c.pid === app.child.pid && c.kind === 'candidate.interview.completed')).toBe(true);
-    await waitFor(() =>
-      readDb(db, (r) => r.prepare("SELECT COUNT(*) FROM inbox WHERE state = 'projected'").pluck().get()) === 10 ? true : undefined,
+    await waitFor(
+      () => (readDb(db, (r) => r.prepare("SELECT COUNT(*) FROM inbox WHERE state = 'projected'").pluck().get()) === 10 ? true : undefined),
+      5000,
+      'the ten events projected',
     );
     expect(
       readDb(db, (r) =>
@@ -198,6 +201,7 @@ describe('prequal-hooks replay into the SQLite database of a running application
     await waitFor(
       () => (readDb(db, (r) => r.prepare("SELECT COUNT(*) FROM inbox WHERE state = 'pending'").pluck().get()) === 0 ? true : undefined),
       10_000,
+      'nothing pending',
     );
     expect(readDb(db, (r) => r.prepare('SELECT COUNT(*) FROM candidates').pluck().get())).toBe(14);
     expect(await serve.stop()).toBe(0);
@@ -232,10 +236,14 @@ describe('prequal-hooks dead-letters reprocess on the database of a running appl
     expect(outcome.results).toEqual([
       expect.objectContaining({ inbox_id: id, before: 'dead', after: expect.stringMatching(/^(pending|projected)$/) }),
     ]);
-    const calls = await waitFor(() => {
-      const found = callsIn(callsFile).filter((c) => c.inboxId === id);
-      return found.length > 0 ? found : undefined;
-    });
+    const calls = await waitFor(
+      () => {
+        const found = callsIn(callsFile).filter((c) => c.inboxId === id);
+        return found.length > 0 ? found : undefined;
+      },
+      5000,
+      "the handler's call for the mended event",
+    );
     expect(calls).toEqual([expect.objectContaining({ kind: 'candidate.interview.completed', pid: app.child.pid })]);
     expect(readDb(db, (r) => r.prepare('SELECT status, interview_score FROM candidates WHERE candidate_id = ?').get('mended-1'))).toEqual({
       status: 'completed',
@@ -271,7 +279,11 @@ describe('prequal-hooks dead-letters reprocess on the database of a running appl
       `Requeued 1 for the running receiver (pid ${app.child.pid} on host ${hostname()}), which projects them and runs its handlers;`,
     );
     // Called once, for the requeue, once it came: never for the --project-here run before it.
-    await waitFor(() => (callsIn(callsFile).some((c) => c.inboxId === id) ? true : undefined));
+    await waitFor(
+      () => (callsIn(callsFile).some((c) => c.inboxId === id) ? true : undefined),
+      5000,
+      "the handler's call for the requeued event",
+    );
     expect(callsIn(callsFile)).toEqual([
       expect.objectContaining({ inboxId: id, pid: app.child.pid, kind: 'candidate.interview.completed' }),
     ]);

@@ -6,6 +6,7 @@ import { signedRequest } from 'prequal-hooks/testing';
 import { FIXTURES, killChildren, runCli, SHUFFLED, startServe } from '../support/cli-process.js';
 import { postgresUrl } from '../support/engines.js';
 import { createDatabase } from '../support/postgres-server.js';
+import { waitFor } from '../support/wait-for.js';
 
 describe.skipIf(postgresUrl() === '')('the command line on PostgreSQL', () => {
   afterAll(() => killChildren());
@@ -134,12 +135,16 @@ describe.skipIf(postgresUrl() === '')('the command line on PostgreSQL', () => {
   });
 
   async function waitForInspect(url: string): Promise<void> {
-    for (let tries = 0; ; tries++) {
-      const inspected = await runCli(['inspect', '--db', url, '--schema', 'hooks', '--json']);
-      const campaigns = JSON.parse(inspected.stdout).campaigns as Array<{ campaign_id: string }>;
-      if (campaigns.some((c) => c.campaign_id === 'cmp_readme')) return;
-      if (tries > 20) throw new Error(`the campaign never showed: ${inspected.stdout}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    // Each check is a command-line process: one every 200 ms is plenty.
+    await waitFor(
+      async () => {
+        const inspected = await runCli(['inspect', '--db', url, '--schema', 'hooks', '--json']);
+        const campaigns = JSON.parse(inspected.stdout).campaigns as Array<{ campaign_id: string }>;
+        return campaigns.some((c) => c.campaign_id === 'cmp_readme');
+      },
+      15_000,
+      'inspect to show the campaign cmp_readme',
+      { everyMs: 200 },
+    );
   }
 });

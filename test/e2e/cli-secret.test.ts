@@ -4,8 +4,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { secretFingerprint } from '../../src/signature.js';
-import { killChildren, runCli, startServe, waitFor } from '../support/cli-process.js';
+import { killChildren, runCli, startServe } from '../support/cli-process.js';
 import { tempDir } from '../support/servers.js';
+import { waitFor } from '../support/wait-for.js';
 
 const OLD = 'whsec_fingerprint_old_6a1f93c2';
 const NEW = 'whsec_fingerprint_new_0d8e47b5';

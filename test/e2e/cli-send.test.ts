@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_KINDS } from '../../src/events/index.js';
 import { sampleEvent } from '../../src/testing/index.js';
 import { tempDir } from '../support/servers.js';
-import { FIXTURES, killChildren, readDb, runCli, startServe, waitFor, type ServeProcess } from '../support/cli-process.js';
+import { FIXTURES, killChildren, readDb, runCli, startServe, type ServeProcess } from '../support/cli-process.js';
+import { waitFor } from '../support/wait-for.js';
 
 const SECRET = 'whsec_send_e2e_4d2a71';
 

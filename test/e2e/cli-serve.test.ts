@@ -4,7 +4,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { secretFingerprint } from '../../src/signature.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { tempDir } from '../support/servers.js';
-import { killChildren, readDb, runCli, startServe, waitFor } from '../support/cli-process.js';
+import { killChildren, readDb, runCli, startServe } from '../support/cli-process.js';
+import { waitFor } from '../support/wait-for.js';
 
 const OLD_SECRET = 'whsec_serve_old_6c1f9a';
 const NEW_SECRET = 'whsec_serve_new_02be4d';

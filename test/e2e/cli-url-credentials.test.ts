@@ -3,10 +3,11 @@
 // one: the password is in no configuration dump, log line or error, whatever fails.
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { killChildren, runCli, startServe, waitFor } from '../support/cli-process.js';
+import { killChildren, runCli, startServe } from '../support/cli-process.js';
 import { postgresUrl } from '../support/engines.js';
 import { createDatabase } from '../support/postgres-server.js';
 import { tempDir } from '../support/servers.js';
+import { waitFor } from '../support/wait-for.js';
 
 const PASSWORD = 'pg-Pa55word-in-url-7f3a';
 const API_PASSWORD = 'api-Pa55word-in-url-91c2';

@@ -9,9 +9,10 @@ import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReceiver, type Receiver } from '../../src/receiver/create-receiver.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
-import { killChildren, runCli, startServe, waitFor, type ServeProcess } from '../support/cli-process.js';
+import { killChildren, runCli, startServe, type ServeProcess } from '../support/cli-process.js';
 import { findExecutable, needs } from '../support/needs.js';
 import { listen, tempDir } from '../support/servers.js';
+import { waitFor } from '../support/wait-for.js';
 
 const SECRET = 'whsec_console_accounts_3a8f';
 const ACME_SECRET = 'whsec_console_accounts_acme_6b1d';

@@ -24,6 +24,7 @@ import {
 } from '../support/personal-bodies.js';
 import { findExecutable, needs } from '../support/needs.js';
 import { listen, tempDir } from '../support/servers.js';
+import { waitFor } from '../support/wait-for.js';
 
 const SECRET = 'whsec_console_e2e_41b7';
 const TOKEN = 'console-token-7d1f9a2c4e6b';
@@ -47,14 +48,6 @@ async function feed(serve: ServeProcess, bodies: string[], to = { url: serve.web
     const answer = await fetch(to.url, { method: 'POST', headers: request.headers, body: request.body });
     // A body that is not JSON is answered 400, and still kept as a dead letter.
     expect(answer.status).toBe(body.startsWith('{') ? 200 : 400);
-  }
-}
-
-async function waitUntil(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
@@ -178,7 +171,7 @@ describe('the console over HTTP', () => {
       data: { candidate_id: 'cand-xss', first_name: '<script>alert(1)</script>', last_name: '"><img src=x onerror=alert(2)>' },
     });
     await feed(serve, [JSON.stringify(hostile)]);
-    await waitUntil(() => (inboxCounts(tmp.dbPath).pending ?? 0) === 0, 'the projection');
+    await waitFor(() => (inboxCounts(tmp.dbPath).pending ?? 0) === 0, 10_000, 'the projection');
     for (const path of ['/candidates/cand-xss?reveal=1', `/campaigns/${hostile.data.campaign_id}?reveal=1`, '/events?candidate=cand-xss']) {
       const text = await (await fetch(`${serve.baseUrl}/dashboard${path}`, { headers: BEARER })).text();
       expect(text, path).not.toContain('<script>alert');
@@ -277,7 +270,7 @@ describe("personal data in free text, to a real serve's read-only and full token
       [...ZELPHINE_EVENTS, INVALID_EVENT, UNKNOWN_KIND_EVENT].map((e) => JSON.stringify(e)),
       { url: `${serve.baseUrl}${acmePath}`, secret: ACME_SECRET },
     );
-    await waitUntil(() => (inboxCounts(tmp.dbPath).pending ?? 0) === 0, 'the projection');
+    await waitFor(() => (inboxCounts(tmp.dbPath).pending ?? 0) === 0, 10_000, 'the projection');
   });
   afterAll(async () => {
     await serve.stop();
@@ -391,7 +384,7 @@ describe.skipIf(!HAS_CHROMIUM)('the console in Chromium', () => {
     serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', tmp.dbPath, '--secret', SECRET, '--dashboard-token', TOKEN]);
     dashboard = `${serve.baseUrl}/dashboard`;
     await feed(serve, [...LIFECYCLE, UNKNOWN, INVALID, 'this is { not json']);
-    await waitUntil(() => (inboxCounts(tmp.dbPath).pending ?? 0) === 0, 'the projection');
+    await waitFor(() => (inboxCounts(tmp.dbPath).pending ?? 0) === 0, 10_000, 'the projection');
     const context = await browser.newContext({
       httpCredentials: { username: 'ops', password: TOKEN },
       viewport: { width: 1280, height: 900 },
@@ -465,12 +458,13 @@ describe.skipIf(!HAS_CHROMIUM)('the console in Chromium', () => {
     db.close();
     await row.locator('button', { hasText: 'Reprocess' }).click();
     await page.waitForURL(/requeued=1/);
-    await waitUntil(
+    await waitFor(
       () =>
         readDb(
           tmp.dbPath,
           (d) => (d.prepare('SELECT state FROM inbox WHERE inbox_id = ?').get(dead!.inbox_id) as { state: string }).state,
         ) === 'projected',
+      10_000,
       'the mended row projected',
     );
     await page.goto(`${dashboard}/events/${dead!.inbox_id}`);

@@ -1,8 +1,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { eventIdentity } from '../../src/events/index.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
-import { killChildren, readDb, startServe, waitFor } from '../support/cli-process.js';
+import { killChildren, readDb, startServe } from '../support/cli-process.js';
 import { tempDir } from '../support/servers.js';
+import { waitFor } from '../support/wait-for.js';
 
 const SECRET = 'whsec_crash_3b7a';
 

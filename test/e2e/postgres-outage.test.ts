@@ -7,6 +7,7 @@ import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { killChildren, startServe } from '../support/cli-process.js';
 import { needs } from '../support/needs.js';
 import { findBinaries, POSTGRES_INSTALL, startPostgres, type PostgresServer } from '../support/postgres-server.js';
+import { waitFor } from '../support/wait-for.js';
 
 const SECRET = 'whsec_outage_8d2f';
 const hasBinaries = needs('PostgreSQL', (await findBinaries()) !== undefined, {
@@ -55,10 +56,8 @@ describe.skipIf(!hasBinaries)('when PostgreSQL goes away under load and comes ba
     expect(await readiness()).toBe(200);
     await server.pause();
     const whileDown = acknowledged.size;
-    await new Promise((resolve) => setTimeout(resolve, 2500));
-    expect(await readiness()).toBe(503);
-    const refusedWhileDown = refused.length;
-    expect(refusedWhileDown).toBeGreaterThan(0);
+    // Down until serve says so: not ready, and deliveries refused (each within the sender's 5 s).
+    await waitFor(async () => (await readiness()) === 503 && refused.length > 0, 15_000, 'not ready and a delivery refused');
     await server.restart();
 
     // Back: acknowledgements resume, and readiness with them, without restarting serve.
@@ -80,12 +79,12 @@ describe.skipIf(!hasBinaries)('when PostgreSQL goes away under load and comes ba
     await client.connect();
     const stored = new Set((await client.query<{ identity: string }>('SELECT identity FROM inbox')).rows.map((r) => r.identity));
     expect([...acknowledged].filter((identity) => !stored.has(identity))).toEqual([]);
-    let pending = -1;
-    for (let i = 0; i < 100 && pending !== 0; i++) {
-      pending = (await client.query<{ n: number }>("SELECT COUNT(*)::int AS n FROM inbox WHERE state = 'pending'")).rows[0]!.n;
-      if (pending !== 0) await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    expect(pending).toBe(0);
+    await waitFor(
+      async () => (await client.query<{ n: number }>("SELECT COUNT(*)::int AS n FROM inbox WHERE state = 'pending'")).rows[0]!.n === 0,
+      10_000,
+      'every stored event projected',
+      { everyMs: 100 },
+    );
     await client.end();
     expect(await serve.stop('SIGTERM')).toBe(0);
   }, 60_000);

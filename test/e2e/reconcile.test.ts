@@ -8,11 +8,12 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sendSigned } from '../../src/testing/signed-request.js';
-import { CLI, cliEnv, killChildren, readDb, runCli, startSandbox, startServe, waitFor, type ServeProcess } from '../support/cli-process.js';
+import { CLI, cliEnv, killChildren, readDb, runCli, startSandbox, startServe, type ServeProcess } from '../support/cli-process.js';
 import { createSandbox } from '../../src/sandbox/index.js';
 import { openStore } from '../../src/store/open.js';
 import { apiClient, JOB, person, untilIdle as untilSandboxIdle } from '../support/sandbox-api.js';
 import { tempDir } from '../support/servers.js';
+import { waitFor } from '../support/wait-for.js';
 
 const SECRET = 'whsec_reconcile_e2e_51ad9e';
 const KEY = `agency_live_${'R3cnc'.repeat(8)}`;

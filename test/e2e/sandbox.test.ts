@@ -4,9 +4,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { killChildren, readDb, runCli, startSandbox, startServe, waitFor } from '../support/cli-process.js';
+import { killChildren, readDb, runCli, startSandbox, startServe } from '../support/cli-process.js';
 import { apiClient, JOB, person, untilIdle } from '../support/sandbox-api.js';
 import { tempDir } from '../support/servers.js';
+import { waitFor } from '../support/wait-for.js';
 
 const SECRET = 'whsec_sandbox_e2e_8d41c7';
 const KEY = `agency_live_${'k7Qm2'.repeat(8)}`;
@@ -82,7 +83,11 @@ describe.concurrent('prequal-hooks sandbox', () => {
       candidates: Array.from({ length: 10 }, (_, i) => (i < 2 ? person(20 + i, { phone_number: `01 23 45 67 0${i}` }) : person(20 + i))),
     });
     expect(sms.body).toMatchObject({ candidates_sourced: 10, sms_sent: 8, emails_sent: 2, errors: [] });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Until a call comes due while paused: it leaves the sandbox's timers to wait for the campaign.
+    const scheduled = async () =>
+      ((await (await fetch(`${sandbox.baseUrl}/sandbox/deliveries`)).json()) as { pending: { interviews: number } }).pending.interviews;
+    const atPause = await scheduled();
+    await waitFor(async () => (await scheduled()) < atPause, 5000, 'a call to come due while the campaign is paused');
     expect((await call('PATCH', `/campaigns/${id}/status`, { status: 'active' })).status).toBe(200);
     // 6 e-mail invitations, 2 of them without an e-mail: sent by SMS (0.5 credit).
     const emails = await call('POST', `/campaigns/${id}/candidates`, {
@@ -163,12 +168,16 @@ describe.concurrent('prequal-hooks sandbox', () => {
         })
       ).status,
     ).toBeLessThan(300);
-    const attempts = await waitFor(async () => {
-      const listed = (await (await fetch(`${sandbox.baseUrl}/sandbox/deliveries`)).json()) as {
-        attempts: Array<{ status: number | null }>;
-      };
-      return listed.attempts.length > 0 ? listed.attempts : undefined;
-    });
+    const attempts = await waitFor(
+      async () => {
+        const listed = (await (await fetch(`${sandbox.baseUrl}/sandbox/deliveries`)).json()) as {
+          attempts: Array<{ status: number | null }>;
+        };
+        return listed.attempts.length > 0 ? listed.attempts : undefined;
+      },
+      5000,
+      "the sandbox's first delivery attempt",
+    );
     expect(attempts[0]!.status).toBe(200);
     expect(await sandbox.stop()).toBe(0);
     await serve.stop();

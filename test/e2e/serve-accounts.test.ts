@@ -5,8 +5,9 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
-import { killChildren, readDb, runCli, startServe, waitFor } from '../support/cli-process.js';
+import { killChildren, readDb, runCli, startServe } from '../support/cli-process.js';
 import { tempDir } from '../support/servers.js';
+import { waitFor } from '../support/wait-for.js';
 
 const DEFAULT_SECRET = 'whsec_default_account_7f3a9c';
 const ACME_SECRET = 'whsec_acme_account_0b12de44';

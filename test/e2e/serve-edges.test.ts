@@ -7,9 +7,10 @@ import { connect as tlsConnect } from 'node:tls';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
-import { killChildren, runCli, SHUFFLED, startServe, waitFor, type ServeProcess } from '../support/cli-process.js';
+import { killChildren, runCli, SHUFFLED, startServe, type ServeProcess } from '../support/cli-process.js';
 import { warnSkipped } from '../support/needs.js';
 import { tempDir } from '../support/servers.js';
+import { waitFor } from '../support/wait-for.js';
 
 const SECRET = 'whsec_edges_7a3e';
 

@@ -10,8 +10,9 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliverFrom, fairnessShapes, SENDER_ADDRESS, startFlood, type SentDelivery } from '../../bench/lib/flood.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
-import { killChildren, runCli, startServe, waitFor, type ServeProcess } from '../support/cli-process.js';
+import { killChildren, runCli, startServe, type ServeProcess } from '../support/cli-process.js';
 import { tempDir } from '../support/servers.js';
+import { waitFor } from '../support/wait-for.js';
 
 const SECRET = 'whsec_fairness_e2e_7c1d09a3';
 const ACCOUNT_SECRET = 'whsec_fairness_account_41e0b7';
@@ -56,6 +57,8 @@ describe('prequal-hooks serve: the real sender gets through anonymous floods', (
           'the flood to open',
         );
         const deliveries: Array<Promise<SentDelivery>> = [];
+        // A fixed pause on purpose: the sender delivers at its own pace (four a second) for as long
+        // as the flood is measured; the pace is the scenario, not a wait for something to happen.
         for (const ends = Date.now() + DELIVERING_MS; Date.now() < ends; await delay(250)) {
           const request = signedRequest(sampleEvent('candidate.added', { data: { candidate_id: `cand_fair_${n++}` } }), { secret });
           deliveries.push(deliverFrom(url, request.body.toString(), request.headers, SENDER_ADDRESS));

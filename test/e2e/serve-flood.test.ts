@@ -11,6 +11,7 @@ import { memoryOf, startFlood } from '../../bench/lib/flood.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { killChildren, startServe, type ServeProcess } from '../support/cli-process.js';
 import { tempDir } from '../support/servers.js';
+import { waitFor } from '../support/wait-for.js';
 
 const SECRET = 'whsec_flood_e2e_5d21c9a0';
 const METRICS_TOKEN = 'metrics-token-flood-e2e-93f1';
@@ -30,15 +31,6 @@ async function deliver(url: string, n: number): Promise<Delivery> {
   const response = await fetch(url, { method: 'POST', headers: request.headers, body: request.body, signal: AbortSignal.timeout(10_000) });
   const body = (await response.json()) as Delivery['body'];
   return { status: response.status, ms: performance.now() - started, retryAfter: response.headers.get('retry-after'), body };
-}
-
-/** Polls an asynchronous check until it gives a value, or fails after `timeoutMs`. */
-async function waitForAsync<T>(check: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
-  for (const deadline = Date.now() + timeoutMs; ; await delay(100)) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-  }
 }
 
 async function bufferedBytes(serve: ServeProcess): Promise<number> {
@@ -83,6 +75,8 @@ describe('prequal-hooks serve under an anonymous flood of slow bodies', () => {
     const deliveries: Array<Promise<Delivery>> = [];
     for (let n = 1, ends = Date.now() + FLOOD_MS; Date.now() < ends; n++) {
       deliveries.push(deliver(serve.webhookUrl, n));
+      // A fixed pause on purpose: the service's own sender delivers at its pace (two a second)
+      // all through the flood; the pace is the scenario, not a wait for something to happen.
       await delay(500);
     }
     const answered = await Promise.all(deliveries);
@@ -107,7 +101,7 @@ describe('prequal-hooks serve under an anonymous flood of slow bodies', () => {
       else expect(delivery).toMatchObject({ status: 200, body: { received: true } });
     }
     // Nothing is left held: the budget comes back to zero, and a delivery is stored at once.
-    await waitForAsync(async () => ((await bufferedBytes(serve!)) === 0 ? true : undefined), 5000, 'the budget to be empty');
+    await waitFor(async () => ((await bufferedBytes(serve!)) === 0 ? true : undefined), 5000, 'the budget to be empty');
     expect(await deliver(serve.webhookUrl, 10_000)).toMatchObject({ status: 200, body: { received: true } });
   });
 
@@ -143,7 +137,7 @@ describe('prequal-hooks serve under an anonymous flood of slow bodies', () => {
     for (const socket of holders) socket.write('POST /webhooks HTTP/1.1\r\nHost: x\r\n');
     // Within their first second they are not slow yet: a newcomer may be closed unanswered (the
     // sender retries). Past it, the newcomer takes the place of a holder.
-    const delivered = await waitForAsync(
+    const delivered = await waitFor(
       async () => {
         const delivery = await deliver(capped.webhookUrl, 20_000).catch(() => undefined);
         return delivery?.status === 200 ? delivery : undefined;
@@ -156,7 +150,7 @@ describe('prequal-hooks serve under an anonymous flood of slow bodies', () => {
     // Closed before its headers were whole: told so in the envelope, not cut off unanswered.
     expect(answers.find((text) => text !== '')).toMatch(/^HTTP\/1\.1 503 [\s\S]*"code":"BUSY"/);
     const evictions = () => capped.logLines().filter((line) => line.outcome === 'refused' && line.reason === 'connection_evicted');
-    const summary = await waitForAsync(async () => evictions()[0], 3000, 'the summary line');
+    const summary = await waitFor(async () => evictions()[0], 3000, 'the summary line');
     expect(summary).toMatchObject({ count: expect.any(Number), clients: [{ client: '127.0.0.1', count: expect.any(Number) }] });
     for (const socket of holders) socket.destroy();
     expect(await capped.stop()).toBe(0);

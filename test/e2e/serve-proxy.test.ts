@@ -11,9 +11,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
-import { killChildren, startServe, waitFor } from '../support/cli-process.js';
+import { killChildren, startServe } from '../support/cli-process.js';
 import { findExecutable, needs } from '../support/needs.js';
 import { tempDir } from '../support/servers.js';
+import { waitFor } from '../support/wait-for.js';
 
 const SECRET = 'whsec_behind_a_proxy_51e0a9c4';
 const README = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');

@@ -11,8 +11,9 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { secretFingerprint } from '../../src/signature.js';
-import { killChildren, runCli, startServe, waitFor, type ServeProcess } from '../support/cli-process.js';
+import { killChildren, runCli, startServe, type ServeProcess } from '../support/cli-process.js';
 import { tempDir } from '../support/servers.js';
+import { waitFor } from '../support/wait-for.js';
 
 const OLD = 'whsec_old_rotation_3f9a7c1e';
 const NEW = 'whsec_new_rotation_b2d84e60';
@@ -330,13 +331,18 @@ describe('SIGHUP', () => {
       }
     };
     const workers = [worker(), worker(), worker(), worker()];
+    // Deliveries go on between the reloads: each step waits for 20 more answers, not for a time.
+    const traffic = async (what: string) => {
+      const from = statuses.length + failures.length;
+      await waitFor(() => statuses.length + failures.length >= from + 20, 10_000, `20 more deliveries ${what}`);
+    };
     const hangUp = async (message: string, times: number) => {
       serve.child.kill('SIGHUP');
       await waitFor(() => (logsWith(serve, message).length >= times ? true : undefined), 5000, message);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await traffic(`after "${message}"`);
     };
 
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await traffic('before any reload');
     writeFileSync(secretFile, `${OLD}\n${NEW}\n`);
     await hangUp('SIGHUP: webhook secrets re-read', 1);
     signing = NEW;
@@ -344,7 +350,11 @@ describe('SIGHUP', () => {
     writeFileSync(key, readFileSync(two.key));
     await hangUp('SIGHUP: TLS certificate and key re-read', 1);
     certificateSwapped = true;
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await waitFor(
+      () => reusedAfterNewCertificate > 0,
+      10_000,
+      'a connection opened on the first certificate to carry a delivery after the swap',
+    );
     writeFileSync(secretFile, `${NEW}\n`);
     await hangUp('SIGHUP: webhook secrets re-read', 2);
     running = false;

@@ -6,8 +6,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
-import { killChildren, runCli, startScript, startServe, waitFor } from '../support/cli-process.js';
+import { killChildren, runCli, startScript, startServe } from '../support/cli-process.js';
 import { listen, tempDir } from '../support/servers.js';
+import { waitFor } from '../support/wait-for.js';
 
 const SECRET = 'whsec_serve_tracing_8d2f4a';
 const TRACE = '0af7651916cd43dd8448eb211c80319c';

@@ -6,9 +6,10 @@ import { copyFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sendSigned } from '../../src/testing/index.js';
-import { killChildren, readDb, runCli, startServe, waitFor } from '../support/cli-process.js';
+import { killChildren, readDb, runCli, startServe } from '../support/cli-process.js';
 import { tempDir } from '../support/servers.js';
 import { readTables } from '../support/tables.js';
+import { waitFor } from '../support/wait-for.js';
 
 const RELEASE_DB = new URL('../fixtures/databases/0.2.0.db', import.meta.url);
 const SECRET = 'release-database-secret-7f3a';

@@ -3,7 +3,7 @@
 // removal with the account's rows, rekey and a crash between its steps, and route keys.
 import { copyFileSync, existsSync, readFileSync, readdirSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AccountsKeyError, openAccounts, watchAccounts, type AccountsOptions } from '../../src/index.js';
 import { open } from '../../src/accounts/cipher.js';
 import { createKeyFile, newKey, readKeyFile } from '../../src/accounts/key-file.js';
@@ -11,6 +11,7 @@ import { copyDatabaseFile } from '../../src/store/sqlite/backup.js';
 import { openStore } from '../../src/store/open.js';
 import { ENGINES, type EngineUnderTest } from '../support/engines.js';
 import { tempDir } from '../support/servers.js';
+import { waitFor } from '../support/wait-for.js';
 import { readEnvelope } from '../../src/events/index.js';
 import { deliveryOf } from '../../src/receive/delivery.js';
 import { sampleEvent } from '../../src/testing/index.js';
@@ -276,10 +277,10 @@ describe.each(ENGINES)('the accounts registry on $name', (engine: EngineUnderTes
     const seen: number[] = [];
     const stop = watchAccounts(replica, { onChange: (r) => seen.push(r.size) });
     try {
-      await until(() => seen.length === 1);
+      await waitFor(() => seen.length === 1, 3000, "the watcher's first routes");
       const started = Date.now();
       await accounts.add({ account: 'lyon', secret: SECRET });
-      await until(() => seen.at(-1) === 1, 2000);
+      await waitFor(() => seen.at(-1) === 1, 2000, 'the added account, seen through the other connection');
       expect(Date.now() - started).toBeLessThan(2000);
     } finally {
       stop();
@@ -311,10 +312,10 @@ describe.each(ENGINES)('the accounts registry on $name', (engine: EngineUnderTes
       onChange: (r) => seen.push(r.route(key)!.secrets.length),
     });
     try {
-      await until(() => seen.length === 1);
+      await waitFor(() => seen.length === 1, 3000, "the watcher's first routes");
       expect(seen).toEqual([2]);
       clock.now += HOUR;
-      await until(() => seen.length === 2);
+      await waitFor(() => seen.length === 2, 3000, 'the routes without the expired secret');
       expect(seen).toEqual([2, 1]);
     } finally {
       stop();
@@ -324,46 +325,43 @@ describe.each(ENGINES)('the accounts registry on $name', (engine: EngineUnderTes
   it('retries a watcher whose first poll fails at its pace, not in a tight loop', async () => {
     const errors: unknown[] = [];
     const down = { version: () => Promise.reject(new Error('down')), routes: () => Promise.reject(new Error('down')) };
-    const stop = watchAccounts(down, { everyMs: 50, onChange: () => undefined, onError: (e) => errors.push(e) });
-    await new Promise((resolve) => setTimeout(resolve, 180));
-    stop();
-    expect(errors.length).toBeGreaterThanOrEqual(2);
-    expect(errors.length).toBeLessThanOrEqual(5);
+    vi.useFakeTimers();
+    try {
+      const stop = watchAccounts(down, { everyMs: 50, onChange: () => undefined, onError: (e) => errors.push(e) });
+      // 180 ms of the watcher's clock: the first poll, then one every 50 ms.
+      await vi.advanceTimersByTimeAsync(180);
+      stop();
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(errors).toHaveLength(4);
   });
 
   it('reports changes to a watcher within its poll, and keeps the last routes when a poll fails', async () => {
     const { accounts } = await fresh();
     const seen: number[] = [];
-    const errors: unknown[] = [];
+    const errors: number[] = [];
     let failing = false;
     const source = {
       version: () => (failing ? Promise.reject(new Error('down')) : accounts.version()),
       routes: () => accounts.routes(),
     };
-    const stop = watchAccounts(source, { everyMs: 20, onChange: (r) => seen.push(r.size), onError: (e) => errors.push(e) });
+    const stop = watchAccounts(source, { everyMs: 20, onChange: (r) => seen.push(r.size), onError: () => errors.push(performance.now()) });
     try {
-      await until(() => seen.length === 1);
+      await waitFor(() => seen.length === 1, 3000, "the watcher's first routes");
       await accounts.add({ account: 'lyon', secret: SECRET });
-      await until(() => seen.at(-1) === 1);
+      await waitFor(() => seen.at(-1) === 1, 3000, 'the added account');
       failing = true;
-      await until(() => errors.length > 0);
-      // Retried at its pace, not in a tight loop.
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(errors.length).toBeLessThan(10);
+      await waitFor(() => errors.length >= 3, 3000, 'three failed polls');
+      // Retried at its pace (every 20 ms), not in a tight loop.
+      const gaps = errors.slice(1, 3).map((at, i) => at - errors[i]!);
+      expect(Math.min(...gaps)).toBeGreaterThanOrEqual(15);
       failing = false;
       await accounts.add({ account: 'paris', secret: SECRET });
-      await until(() => seen.at(-1) === 2);
+      await waitFor(() => seen.at(-1) === 2, 3000, 'the second account after the failures');
     } finally {
       stop();
     }
     expect(seen).toEqual([0, 1, 2]);
   });
 });
-
-async function until(condition: () => boolean, timeoutMs = 3000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}

@@ -7,6 +7,7 @@ import { createReceiver, eraseCandidate, type ErasedCandidate, type Receiver } f
 import { sampleEvent } from '../../src/testing/index.js';
 import { ENGINES, type EngineUnderTest } from '../support/engines.js';
 import { sqlOn } from '../support/sql.js';
+import { waitFor } from '../support/wait-for.js';
 
 const quiet = createLogger({ level: 'silent' });
 
@@ -17,14 +18,6 @@ function people(...ids: string[]) {
       data: { campaign_id: 'cmp_hooks', candidate_id: id, email: `${id}@example.org`, first_name: 'Hook', last_name: 'Person' },
     }),
   );
-}
-
-async function until(check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 describe.each(ENGINES)('onErase hooks on $name', (engine: EngineUnderTest) => {
@@ -85,10 +78,10 @@ describe.each(ENGINES)('onErase hooks on $name', (engine: EngineUnderTest) => {
     expect(calls).toBe(2);
     const [first] = await owed(database);
     expect(first).toMatchObject({ rounds: 1, last_error: 'crm: Error (ECONNREFUSED)' });
-    await until(async () => (await owed(database))[0]?.rounds === 2);
+    await waitFor(async () => (await owed(database))[0]?.rounds === 2, 10_000, "the hook's second round");
     expect(calls).toBe(4);
     failUntil = 0;
-    await until(async () => (await owed(database)).length === 0);
+    await waitFor(async () => (await owed(database)).length === 0, 10_000, 'nothing owed');
     expect(calls).toBe(5);
   });
 
@@ -102,14 +95,14 @@ describe.each(ENGINES)('onErase hooks on $name', (engine: EngineUnderTest) => {
     const app = receiverOn(database, { eraseHooks: { pollMs: 50 } });
     const erased: string[] = [];
     app.onErase((e) => void erased.push(e.candidateId));
-    await until(() => erased.length === 1);
+    await waitFor(() => erased.length === 1, 10_000, 'the hook for the erasure made before it');
     expect(erased).toEqual(['cand-h4']);
 
     // Another process (a CLI on the same database) erases; the application's receiver calls its hook.
     await eraseCandidate(await writer.store(), { candidateId: 'cand-h5' }, { reason: 'from the command line' });
-    await until(() => erased.length === 2);
+    await waitFor(() => erased.length === 2, 10_000, "the hook for the other process's erasure");
     await writer.eraseInactive({ olderThan: new Date('2026-06-01T00:00:00Z'), reason: 'retention' });
-    await until(() => erased.length === 3);
+    await waitFor(() => erased.length === 3, 10_000, "the hook for retention's erasure");
     expect(erased).toEqual(['cand-h4', 'cand-h5', 'cand-h6']);
     await app.drain();
     expect(await owed(database)).toEqual([]);
@@ -126,13 +119,13 @@ describe.each(ENGINES)('onErase hooks on $name', (engine: EngineUnderTest) => {
     await first.replay(people('cand-h7'));
     await first.drain();
     await first.erase({ candidateId: 'cand-h7' }, { reason: 'asked' });
-    await until(() => started === 1);
+    await waitFor(() => started === 1, 10_000, 'the hook to start');
     await first.close(1000);
 
     const second = receiverOn(database);
     const erased: string[] = [];
     second.onErase((e) => void erased.push(e.candidateId));
-    await until(() => erased.length === 1);
+    await waitFor(() => erased.length === 1, 10_000, "the second receiver's call");
     expect(erased).toEqual(['cand-h7']);
     await second.drain();
     expect(await owed(database)).toEqual([]);

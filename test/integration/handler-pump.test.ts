@@ -1,6 +1,6 @@
 // The dispatcher's handler pump alone (no projection loop: rows are made due by hand), on a real
 // in-memory SQLite store that two pumps share as two processes would share a database.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createHandlerPump, type HandlerPumpSettings } from '../../src/dispatch/handler-pump.js';
 import { createHandlerRegistry, type HandlerRegistry } from '../../src/dispatch/handlers.js';
 import { readEnvelope } from '../../src/events/index.js';
@@ -9,6 +9,7 @@ import { DEFAULT_ACCOUNT } from '../../src/receive/account.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
 import { sampleEvent } from '../../src/testing/index.js';
+import { waitFor } from '../support/wait-for.js';
 
 const quiet = { warn: () => {}, error: () => {} };
 const SETTINGS: HandlerPumpSettings = {
@@ -37,9 +38,6 @@ async function storeWithDue(events: unknown[]): Promise<Store> {
 
 const event = (kind: 'candidate.added' | 'candidate.interview.started', candidate: string) =>
   sampleEvent(kind, { data: { candidate_id: candidate } });
-const until = async (condition: () => boolean) => {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
-};
 
 describe('the handler pump', () => {
   const cleanups: Array<() => unknown> = [];
@@ -90,6 +88,9 @@ describe('the handler pump', () => {
   });
 
   it('leaves a claim another process renews alone, and takes it once its lease ends', async () => {
+    // The leases' clock and the renewals' interval are fake: the test moves them on by hand.
+    vi.useFakeTimers({ toFake: ['Date', 'setInterval', 'clearInterval'] });
+    cleanups.push(() => vi.useRealTimers());
     const store = await storeWithDue([event('candidate.added', 'a'), event('candidate.added', 'b')]);
     cleanups.push(() => store.close());
     const started: string[] = [];
@@ -100,18 +101,18 @@ describe('the handler pump', () => {
     });
     const first = pump(store, hanging, 'process-1');
     first.pump.pump();
-    await until(() => started.length === 2);
+    await waitFor(() => started.length === 2, 5000, 'both handlers of the first process to start');
 
     const second = createHandlerRegistry();
     second.onAny((e) => void started.push(`2:${(e.data as { candidate_id: string }).candidate_id}`));
     const { pump: other } = pump(store, second, 'process-2');
     // Three leases long: the first process renews its claims all along.
-    await new Promise((resolve) => setTimeout(resolve, 3 * SETTINGS.handlerLeaseMs));
+    await vi.advanceTimersByTimeAsync(3 * SETTINGS.handlerLeaseMs);
     expect(await other.claimDue()).toBe(0);
 
     // The first process stops renewing (as a process that hangs or dies): its claims end with their leases.
     first.pump.stop();
-    await new Promise((resolve) => setTimeout(resolve, SETTINGS.handlerLeaseMs + 200));
+    await vi.advanceTimersByTimeAsync(SETTINGS.handlerLeaseMs + 200);
     expect(await other.claimDue()).toBe(2);
     await other.whenIdle();
     expect(started).toEqual(['1:a', '1:b', '2:a', '2:b']);
@@ -130,7 +131,7 @@ describe('the handler pump', () => {
     });
     const first = pump(store, hanging, 'process-1');
     first.pump.pump();
-    await until(() => running);
+    await waitFor(() => running, 5000, 'the handler to run');
     first.stopping.abort();
     first.pump.stop();
     await first.pump.finishing();

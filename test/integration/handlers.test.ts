@@ -6,9 +6,10 @@ import type { WebhookEvent } from '../../src/events/index.js';
 import { createLogger } from '../../src/logging.js';
 import { createReceiver, type Receiver } from '../../src/receiver/create-receiver.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
-import { waitFor } from '../support/cli-process.js';
+
 import { tempDir } from '../support/servers.js';
 import { sqlOn } from '../support/sql.js';
+import { waitFor } from '../support/wait-for.js';
 
 const SECRET = 'whsec_handlers_77e2';
 const INVALID = join(import.meta.dirname, '../../fixtures/invalid');

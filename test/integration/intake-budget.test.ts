@@ -24,6 +24,7 @@ import { storePorts } from '../../src/store/store.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { ENGINES } from '../support/engines.js';
 import { listen, post } from '../support/servers.js';
+import { waitFor } from '../support/wait-for.js';
 
 const SECRET = 'whsec_budget_2b7e91';
 const LIMIT = 100_000;
@@ -52,12 +53,6 @@ function holdBody(
   socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
   socket.on('error', () => undefined);
   return { socket, answer: new Promise((resolve) => socket.on('close', () => resolve(text))), received: () => text };
-}
-
-async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
-  for (const deadline = Date.now() + timeoutMs; !(await check()); await delay(20)) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-  }
 }
 
 const signedSmall = (n: number) =>
@@ -97,15 +92,15 @@ describe('the budget of bodies held, through node:http and Express', () => {
       const url = `${servers[index]!.url}/webhooks`;
       // Thirty connections announcing a body at the limit and sending 10 bytes hold 300 bytes, not 30 limits.
       const announced = Array.from({ length: 30 }, () => holdBody(url, LIMIT, 10));
-      await until(async () => (await held()) === 300, 'the thirty bodies to be held');
+      await waitFor(async () => (await held()) === 300, 5000, 'the thirty bodies to be held');
       const small = signedSmall(1);
       expect((await post(url, small.body, small.headers)).status).toBe(200);
       for (const body of announced) body.socket.destroy();
-      await until(async () => (await held()) === 0, 'every byte to come back');
+      await waitFor(async () => (await held()) === 0, 5000, 'every byte to come back');
 
       const first = holdBody(url, LIMIT, LIMIT - 1);
       const second = holdBody(url, 'chunked', LIMIT - 5000);
-      await until(async () => (await held()) === 2 * LIMIT - 5001, 'the two bodies to be held');
+      await waitFor(async () => (await held()) === 2 * LIMIT - 5001, 5000, 'the two bodies to be held');
       // A small signed delivery still fits beside them; a body that grows past the room left does not.
       const fits = signedSmall(2);
       expect((await post(url, fits.body, fits.headers)).status).toBe(200);
@@ -121,7 +116,7 @@ describe('the budget of bodies held, through node:http and Express', () => {
       });
       first.socket.destroy();
       second.socket.destroy();
-      await until(async () => (await held()) === 0, 'every byte to come back');
+      await waitFor(async () => (await held()) === 0, 5000, 'every byte to come back');
       const after = signedSmall(3);
       expect((await post(url, after.body, after.headers)).status).toBe(200);
     });
@@ -129,7 +124,7 @@ describe('the budget of bodies held, through node:http and Express', () => {
     it(`${via}: another address holding the budget gives way to a delivery from an address that holds nothing`, async () => {
       const url = `${servers[index]!.url}/webhooks`;
       const flood = [holdBody(url, LIMIT, LIMIT - 1, { from: '127.0.0.2' }), holdBody(url, LIMIT, LIMIT - 1, { from: '127.0.0.2' })];
-      await until(async () => (await held()) === 2 * LIMIT - 2, 'the flood to fill the budget');
+      await waitFor(async () => (await held()) === 2 * LIMIT - 2, 5000, 'the flood to fill the budget');
       const { hostname, port } = new URL(url);
       const small = signedSmall(4);
       const body = small.body.toString();
@@ -153,7 +148,7 @@ describe('the budget of bodies held, through node:http and Express', () => {
       const cuts = await receiver.metrics().getSingleMetric('prequal_hooks_bodies_cut_total')!.get();
       expect(cuts.values.find((v) => v.labels.reason === 'evicted')?.value).toBeGreaterThanOrEqual(1);
       for (const f of flood) f.socket.destroy();
-      await until(async () => (await held()) === 0, 'every byte to come back');
+      await waitFor(async () => (await held()) === 0, 5000, 'every byte to come back');
     });
   }
 });
@@ -214,7 +209,7 @@ describe('every byte claimed comes back, however a request ends', () => {
       ];
       for (const [name, run, status] of cases) {
         expect(await run(), name).toBe(status);
-        await until(() => intake.budget.held() === 0, `${name}: the budget to be empty`);
+        await waitFor(() => intake.budget.held() === 0, 5000, `${name}: the budget to be empty`);
       }
       // A body of unknown length that grows past the room left: 503 BUSY, and its claim comes back too.
       // The room is held by a body being answered, which is never cut off to make room.
@@ -234,9 +229,10 @@ describe('every byte claimed comes back, however a request ends', () => {
       closing.push(close);
       for (const declared of [LIMIT, 'chunked'] as const) {
         const sender = holdBody(url, declared, 70_000);
-        await until(() => intake.budget.held() >= 70_000, 'the body to be held');
+        await waitFor(() => intake.budget.held() >= 70_000, 5000, 'the body to be held');
         sender.socket.destroy();
-        await until(() => intake.budget.held() === 0, 'the bytes to come back');
+        await waitFor(() => intake.budget.held() === 0, 5000, 'the bytes to come back');
+        expect(intake.budget.held()).toBe(0);
       }
     });
   }
@@ -266,10 +262,12 @@ describe('every byte claimed comes back, however a request ends', () => {
     // It keeps writing after the 408: its request must not stay alive, holding its claim.
     const dribble = setInterval(() => sender.socket.writable && sender.socket.write(' '), 100);
     try {
-      await until(() => intake.budget.held() >= 1000, 'the body to be held');
+      await waitFor(() => intake.budget.held() >= 1000, 5000, 'the body to be held');
       // Not awaiting the close: this sender never closes its half.
-      await until(() => /^HTTP\/1\.1 408 /.test(sender.received()), 'the 408');
-      await until(() => intake.budget.held() === 0, 'the bytes to come back after the 408');
+      await waitFor(() => /^HTTP\/1\.1 408 /.test(sender.received()), 5000, 'the 408');
+      await waitFor(() => intake.budget.held() === 0, 5000, 'the bytes to come back after the 408');
+      expect(sender.received()).toMatch(/^HTTP\/1\.1 408 /);
+      expect(intake.budget.held()).toBe(0);
     } finally {
       clearInterval(dribble);
       sender.socket.destroy();

@@ -15,6 +15,7 @@ import { announceWork, createWorkChannel, onWork, stopListening } from '../../sr
 import { sampleEvent } from '../../src/testing/index.js';
 import { postgresUrl } from '../support/engines.js';
 import { createDatabase } from '../support/postgres-server.js';
+import { waitFor } from '../support/wait-for.js';
 
 const delivery = (kind: 'candidate.added' | 'candidate.interview.started', candidate: string): Delivery => {
   const raw = Buffer.from(JSON.stringify(sampleEvent(kind, { data: { candidate_id: candidate } })));
@@ -104,7 +105,11 @@ describe.skipIf(postgresUrl() === '')('PostgreSQL operations, alone', () => {
     const announcing = createWorkChannel(announcer);
     for (let i = 0; i < 5; i++) announceWork(announcing);
     await expect.poll(() => wakes).toBe(3);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(wakes).toBe(3);
+    // No more come: a last announcement, made once the five are sent, is delivered after anything
+    // they sent (a listener gets notifications in commit order), and it is the only wake left.
+    await waitFor(() => !announcing.announcing, 5000, 'the announcements to be sent');
+    announceWork(createWorkChannel(announcer));
+    await waitFor(() => wakes >= 4, 5000, 'the last announcement');
+    expect(wakes).toBe(4);
   });
 });

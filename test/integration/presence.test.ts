@@ -13,9 +13,10 @@ import { isRunning } from '../../src/store/presence.js';
 import { StoreUnavailableError } from '../../src/store/errors.js';
 import type { Store } from '../../src/store/store.js';
 import { sampleEvent } from '../../src/testing/index.js';
-import { waitFor } from '../support/cli-process.js';
+
 import { ENGINES, freshStore } from '../support/engines.js';
 import { tempDir } from '../support/servers.js';
+import { waitFor } from '../support/wait-for.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {

@@ -246,9 +246,10 @@ describe.each(ENGINES)('setting aside the event that fails alone, on $name', (en
     }
   });
 
-  it.runIf(engine.name === 'postgres')(
-    'leaves to a replica the failing row it holds, and sets aside no other row in its place',
-    async () => {
+  // PostgreSQL only: replicas project concurrently there (SQLite has one writer). Not defined on
+  // SQLite rather than skipped, so that a skip in a CI run always means something went untested.
+  if (engine.name === 'postgres') {
+    it('leaves to a replica the failing row it holds, and sets aside no other row in its place', async () => {
       const { store: real, database, close } = await freshStore(engine);
       const replica = await openStore(database);
       const stopping = new AbortController();
@@ -304,6 +305,6 @@ describe.each(ENGINES)('setting aside the event that fails alone, on $name', (en
         await replica.close();
         await close();
       }
-    },
-  );
+    });
+  }
 });

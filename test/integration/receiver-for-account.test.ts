@@ -8,10 +8,11 @@ import { createKeyFile, newKey } from '../../src/accounts/key-file.js';
 import { createReceiver, type Receiver } from '../../src/receiver/create-receiver.js';
 import { openStore } from '../../src/store/open.js';
 import { sampleEvent } from '../../src/testing/index.js';
-import { waitFor } from '../support/cli-process.js';
+
 import { ENGINES } from '../support/engines.js';
 import { tempDir } from '../support/servers.js';
 import { sqlOn } from '../support/sql.js';
+import { waitFor } from '../support/wait-for.js';
 
 const SECRET = 'whsec_for-account-test-default-91d2';
 const event = sampleEvent('campaign.created', { data: { campaign_id: 'camp-for-account' } });
@@ -37,14 +38,18 @@ describe.each(ENGINES)('receiver.forAccount on $name', (engine) => {
 
   /** Once the receiver has read the registry, an unknown id throws at once. */
   const thrownFor = (receiver: Receiver, account: string) =>
-    waitFor(() => {
-      try {
-        receiver.forAccount(account);
-        return undefined;
-      } catch (error) {
-        return error;
-      }
-    });
+    waitFor(
+      () => {
+        try {
+          receiver.forAccount(account);
+          return undefined;
+        } catch (error) {
+          return error;
+        }
+      },
+      5000,
+      `forAccount(${account}) to throw once the registry is read`,
+    );
 
   it('throws UnknownAccountError for an id the registry does not hold, and writes nothing for it', async () => {
     const { receiver, stored } = await fresh('watched');

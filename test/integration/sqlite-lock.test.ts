@@ -62,15 +62,17 @@ describe('a SQLite write lock held by another connection', () => {
         resolve();
       }, lockedFor),
     );
-    // 8 senders while the lock is held, and health checks beside them.
+    // 8 senders while the lock is held, and health checks beside them, one after the other until
+    // every sender has its answer.
     const answers = Promise.all(Array.from({ length: 8 }, (_, w) => send(w)));
+    let answered = false;
+    void answers.finally(() => (answered = true));
     const health: number[] = [];
-    while (health.length < 10) {
+    while (!answered || health.length < 10) {
       const started = performance.now();
       const response = await fetch(`${standalone.url}/healthz`);
       expect(response.status).toBe(200);
       health.push(performance.now() - started);
-      await new Promise((resolve) => setTimeout(resolve, 100));
     }
     const during = await answers;
     await released;

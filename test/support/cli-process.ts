@@ -138,17 +138,6 @@ async function startListening(child: ChildProcess, timeoutMs: number): Promise<S
   };
 }
 
-/** Polls `check` (which may be async) until it returns a value other than undefined, or fails after `timeoutMs`. */
-export async function waitFor<T>(check: () => T | undefined | Promise<T | undefined>, timeoutMs = 5000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
 /** Reads the SQLite file as a user would, on its own read-only connection. */
 export function readDb<T>(path: string, read: (db: Database.Database) => T): T {
   const db = new Database(path, { readonly: true, fileMustExist: true });

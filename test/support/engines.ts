@@ -11,7 +11,14 @@ export interface EngineUnderTest {
   fresh(): Promise<{ database: string; cleanup: () => void }>;
 }
 
-export const postgresUrl = (): string => inject('postgresUrl');
+/** The test server's URL ('' when none could be started); only the projects with its global setup have one. */
+export function postgresUrl(): string {
+  const url = inject('postgresUrl') as string | undefined;
+  if (url === undefined) {
+    throw new Error('this test uses the PostgreSQL test server, which only the integration and e2e projects start (vitest.config.ts)');
+  }
+  return url;
+}
 
 const sqlite: EngineUnderTest = {
   name: 'sqlite',

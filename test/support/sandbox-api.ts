@@ -1,4 +1,5 @@
 // Calls a sandbox's REST API as an agency's integration would, over real HTTP.
+import { waitFor } from './wait-for.js';
 
 /** Keys of the documented format, one agency each. */
 export const KEY_A = `sk_test_live_${'a'.repeat(32)}`;
@@ -66,11 +67,13 @@ async function deliveries(baseUrl: string): Promise<{ idle: boolean; attempts: A
 
 /** Polls until the sandbox has nothing scheduled and nothing to deliver. */
 export async function untilIdle(baseUrl: string, timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const state = await deliveries(baseUrl);
-    if (state.idle) return state;
-    if (Date.now() > deadline) throw new Error('the sandbox did not become idle');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  return await waitFor(
+    async () => {
+      const state = await deliveries(baseUrl);
+      return state.idle ? state : undefined;
+    },
+    timeoutMs,
+    'the sandbox to have nothing scheduled and nothing to deliver',
+    { everyMs: 50 },
+  );
 }

@@ -1,3 +1,4 @@
+// In a process of its own, on the built CLI module (dist/cli/database.js), as replay and rebuild run.
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';

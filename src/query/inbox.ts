@@ -103,7 +103,7 @@ function failureFilter(filter: HandlerFailureFilter): HandlerFailureFilter {
 const issues = (reasons: string | null): Issue[] => (reasons === null ? [] : (JSON.parse(reasons) as Issue[]));
 
 /** The inbox's queries on one store (SQLite or PostgreSQL): the console's and the CLI's reads. */
-export function prepareInboxQueries(store: Store, { searchWindow = SEARCH_WINDOW }: { searchWindow?: number } = {}) {
+export function prepareInboxQueries(store: Pick<Store, 'readModel'>, { searchWindow = SEARCH_WINDOW }: { searchWindow?: number } = {}) {
   const reads = store.readModel;
   return {
     listEvents: (parameters: EventListParameters = {}) => listEvents(reads, parameters, searchWindow),

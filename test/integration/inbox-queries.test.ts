@@ -177,11 +177,9 @@ describe.each(ENGINES)('inbox queries of the console ($name)', (engine) => {
 
   it('read the same whatever the store calls its location: the engine, not a log string, picks the SQL', async () => {
     const store = storePorts(await receiver.store());
-    // A wrapper store (the database option takes any Store) whose label names the other engine.
-    const renamed = prepareInboxQueries({
-      ...store,
-      location: engine.name === 'sqlite' ? 'postgres://elsewhere/db' : 'sqlite:./looks-like.db',
-    });
+    // The same ports under a label that names the other engine.
+    const relabelled = { ...store, location: engine.name === 'sqlite' ? 'postgres://elsewhere/db' : 'sqlite:./looks-like.db' };
+    const renamed = prepareInboxQueries(relabelled);
     expect(await renamed.listEvents({ limit: 50, campaign: RK4 })).toEqual(await inbox.listEvents({ limit: 50, campaign: RK4 }));
     expect(await renamed.listEvents({ limit: 50, candidate: ELOISE })).toEqual(await inbox.listEvents({ limit: 50, candidate: ELOISE }));
     const now = Date.now();

@@ -2,7 +2,7 @@
 // then nothing of what was erased left where the engine can reach it.
 import type { CandidateMatch, ErasureOutcome } from '../store/rows.js';
 import type { StoreHandle } from '../store/handle.js';
-import { storePorts } from '../store/store.js';
+import { storePorts, type Store } from '../store/store.js';
 
 /** A request the erasure refuses before touching anything: no reason, or no one named. */
 export class ErasureRequestError extends Error {
@@ -84,7 +84,7 @@ export function described(match: CandidateMatch): string {
  * receivers run.
  */
 export async function eraseCandidate(handle: StoreHandle, match: CandidateMatch, options: EraseOptions): Promise<ErasureReport> {
-  const store = storePorts(handle);
+  const store: Pick<Store, 'write' | 'scrub'> = storePorts(handle);
   const request = checked(match, options.reason);
   const erasedAt = new Date((options.now ?? Date.now)()).toISOString();
   const dryRun = options.dryRun === true;

@@ -41,8 +41,11 @@ export function requireReadable(summary: ReplaySummary): ReplaySummary {
   return summary;
 }
 
+/** The ports a replay writes through: transactions, the bulk path where the engine has one, durability, the wake-up. */
+export type ReplayPorts = Pick<Store, 'account' | 'write' | 'bulkLoad' | 'flush' | 'announceWork'>;
+
 export interface ReplayTarget {
-  store: Store;
+  store: ReplayPorts;
   /** Whether application handlers want events of this kind (they run after the replay commits). */
   wantsHandlers?: (kind: EventKind) => boolean;
   now?: () => number;
@@ -209,7 +212,7 @@ function effectsOf(p: Processed): StagedEffect[] {
  * One batch stored pending, in input order, as the intake stores webhooks (`ReplayOptions.enqueue`),
  * then announced to the receivers on the database: they project it and run their handlers.
  */
-async function enqueue(store: Store, raws: readonly Buffer[], at: string, summary: ReplaySummary): Promise<void> {
+async function enqueue(store: ReplayPorts, raws: readonly Buffer[], at: string, summary: ReplaySummary): Promise<void> {
   const deliveries = raws.map((raw) => deliveryOf(store.account, raw, readEnvelope(raw), at, null));
   const appended = await store.write((tx) => tx.append(deliveries), { durable: false });
   const before = summary.enqueued;

@@ -18,9 +18,12 @@ import type { HandlerRegistry } from './handlers.js';
 import type { DispatchObserver, DispatchSettings } from './options.js';
 import type { KeptReadings } from './kept-readings.js';
 
+/** One account's view, as the pump uses it: that account's handler claims and its projected rows. */
+type AccountHandlerView = HandlerClaimsPort & Pick<Store, 'projected'>;
+
 export interface HandlerPumpContext {
   /** Its leases (any account's, by inbox id), and each account's claims and rows (`forAccount`). */
-  store: HandlerClaimsPort & Pick<AccountScope, 'accountsWithWork'> & { forAccount(account: string): Store };
+  store: HandlerClaimsPort & Pick<AccountScope, 'accountsWithWork'> & { forAccount(account: string): AccountHandlerView };
   handlers: HandlerRegistry;
   logger: Pick<Logger, 'warn' | 'error'>;
   observer?: DispatchObserver | undefined;

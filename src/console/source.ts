@@ -34,10 +34,10 @@ export interface DashboardSource extends AccountSource {
   accounts?(): Promise<{ list(): Promise<AccountSummary[]> } | undefined>;
 }
 
-/** One account's reads and actions, its store view included. */
+/** One account's reads and actions, and the reads of its store the pages make themselves (the inbox, the erasures). */
 export interface ScopedSource extends AccountSource {
   readonly account: string;
-  store(): Promise<Store>;
+  store(): Promise<Pick<Store, 'readModel' | 'people'>>;
   probe(): Promise<ReadinessProbe>;
   secretUse(): Promise<Array<{ fingerprint: string; requests: number }>>;
 }

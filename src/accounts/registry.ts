@@ -115,7 +115,8 @@ const WEBHOOKS_PATH = '/webhooks';
 
 /** What each operation works with. */
 interface RegistryContext {
-  store: Store;
+  /** Only for a removal: deleting the account's rows, then scrubbing them from the file. */
+  store: Pick<Store, 'scrub'> & { forAccount(account: string): Pick<Store, 'write'> };
   registry: AccountsRegistry;
   keys: KeySource;
   now: () => number;

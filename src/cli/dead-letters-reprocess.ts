@@ -49,7 +49,7 @@ function whySkipped(row: InboxRow | undefined): string {
 type Requeue = (ids: readonly number[]) => Promise<{ requeued: number[]; skipped: number[] }>;
 
 /** Requeues with `requeue`, and says what became of each row, from its state before and after. */
-async function reprocessRows(store: Store, ids: readonly number[] | 'all', requeue: Requeue) {
+async function reprocessRows(store: Pick<Store, 'setAside' | 'inboxRow'>, ids: readonly number[] | 'all', requeue: Requeue) {
   const wanted = ids === 'all' ? (await store.setAside(0, Number.MAX_SAFE_INTEGER)).map((row) => row.inbox_id) : ids;
   const before = new Map<number, InboxRow | undefined>();
   for (const id of wanted) before.set(id, await store.inboxRow(id));

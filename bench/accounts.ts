@@ -19,7 +19,16 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { candidateAdded, postgresEngine, SECRETS, sqliteEngine, type Engine, type Route, type Template } from './lib/accounts.js';
+import {
+  candidateAdded,
+  postgresEngine,
+  SECRETS,
+  sqliteEngine,
+  storePorts,
+  type Engine,
+  type Route,
+  type Template,
+} from './lib/accounts.js';
 import { gitInfo, machineInfo } from './lib/machine.js';
 import { distModule, RESULTS, ROOT, TMP as BENCH_TMP } from './lib/paths.js';
 import { distribution, round } from './lib/stats.js';
@@ -54,7 +63,7 @@ const pkg = await distModule();
 const logger = pkg.createLogger({ level: 'warn' }, process.stderr);
 
 type Receiver = ReturnType<typeof pkg.createReceiver>;
-type Store = Awaited<ReturnType<typeof pkg.openStore>>;
+type Store = ReturnType<typeof storePorts>;
 
 interface ProbeTiming {
   /** 2xx -> the row no longer pending (ms). */
@@ -155,7 +164,7 @@ async function runCase(engine: Engine, template: Template, name: string, route: 
   const receiver = pkg.createReceiver({ ...database, secrets: [SECRETS.default], logger });
   const handled = settings.handlers ? handlerWatcher(receiver) : undefined;
   try {
-    const store = await receiver.store();
+    const store = storePorts(await receiver.store());
     const drain: Drain = {};
     const drained = receiver.drain().then(() => (drain.endedMs = performance.now() - started));
     const pending: Array<Promise<ProbeTiming>> = [];

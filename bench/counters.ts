@@ -9,7 +9,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { writeScenario } from './make-scenario.js';
-import { distModule, TMP } from './lib/paths.js';
+import { distModule, distUrl, TMP } from './lib/paths.js';
 import { median, round } from './lib/stats.js';
 
 const { values } = parseArgs({
@@ -22,6 +22,8 @@ const { values } = parseArgs({
 const events = Number(values.events);
 const reads = Number(values.reads);
 const { openStore, replay, createQueries } = await distModule();
+// The inbox counts are a port the public handle keeps internal.
+const { storePorts } = (await import(distUrl('store/store.js'))) as typeof import('../dist/store/store.js');
 
 /** Milliseconds of each of `reads` calls of `read`, after one to warm the caches. */
 async function timed(read: () => Promise<unknown>): Promise<number | null> {
@@ -45,7 +47,7 @@ if (values.postgres === undefined) rmSync(database, { force: true });
 const loadStarted = performance.now();
 await replay(scenario, { database });
 const loadMs = round(performance.now() - loadStarted, 0);
-const store = await openStore(database);
+const store = storePorts(await openStore(database));
 try {
   const queries = createQueries(store);
   const countsMs = await timed(() => store.counts());

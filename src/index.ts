@@ -1,4 +1,7 @@
 // The public API of prequal-hooks, and nothing else.
+import type { StoreHandle } from './store/handle.js';
+import { openStore as openEngine, type DatabaseOption, type StoreOptions } from './store/open.js';
+
 export * from './events/index.js';
 export { sign, verify, secretFingerprint, type Secret, type RawBody, type Verification } from './signature.js';
 export { createReceiver, type Receiver, type ReceiverOptions } from './receiver/create-receiver.js';
@@ -7,10 +10,13 @@ export { createIntake, DEFAULT_MAX_BODY_BYTES, DEFAULT_SIGNATURE_HEADER, DEFAULT
 export type { IntakeOptions, IntakeResult, IncomingRequest } from './receive/intake.js';
 export type { Answer } from './receive/answer.js';
 export type { Delivery, StoreOutcome } from './receive/delivery.js';
-export { openDatabase, configureDatabase, type SqliteDatabase } from './store/sqlite/database.js';
+export type { SqliteDatabase } from './store/sqlite/database.js';
 export { DatabaseTooNewError } from './store/migrations.js';
-export { openStore, type DatabaseOption, type StoreOptions, type PostgresPool } from './store/open.js';
-export { StoreUnavailableError, type Store, type InboxRow, type InboxState, type HandlerFailureRow } from './store/store.js';
+export type { DatabaseOption, StoreOptions, PostgresPool } from './store/open.js';
+export type { StoreHandle } from './store/handle.js';
+export { StoreUnavailableError } from './store/errors.js';
+export type { InboxRow, HandlerFailureRow } from './store/rows.js';
+export type { InboxState } from './store/inbox-state.js';
 export type { Handler, AnyHandler, HandlerContext, RowOf } from './dispatch/handlers.js';
 export { HandlerTimeoutError, type DispatcherOptions } from './dispatch/dispatcher.js';
 export type { DeadLetter, EventDeadLetter, HandlerDeadLetter } from './dispatch/dead-letters.js';
@@ -65,7 +71,7 @@ export {
   type EraseHookContext,
   type ErasedCandidate,
 } from './privacy/index.js';
-export type { CandidateMatch } from './store/store.js';
+export type { CandidateMatch } from './store/rows.js';
 export {
   openAccounts,
   watchAccounts,
@@ -83,3 +89,9 @@ export {
   type AccountRoutesSnapshot,
   type WatchOptions,
 } from './accounts/index.js';
+
+/**
+ * Opens the engine the option names, migrated and ready: a SQLite path (created with its folder),
+ * `:memory:`, an open better-sqlite3 database, a PostgreSQL URL or pool. Close it when done.
+ */
+export const openStore: (database: DatabaseOption, options?: StoreOptions) => Promise<StoreHandle> = openEngine;

@@ -11,10 +11,13 @@ import { startBenchPostgres, type BenchPostgres } from './postgres.js';
 import { median } from './stats.js';
 // Not public: the replay of a scoped store (`replay --enqueue` into an account), from the dist under test.
 type ReplayModule = typeof import('../../dist/replay/replay.js');
+type StoreModule = typeof import('../../dist/store/store.js');
 type ReceiverOptions = import('prequal-hooks').ReceiverOptions;
 
 const pkg = await distModule();
 const { replayInto } = (await import(distUrl('replay/replay.js'))) as ReplayModule;
+// The bench measures the store's own ports, which the public handle keeps internal.
+export const { storePorts } = (await import(distUrl('store/store.js'))) as StoreModule;
 
 /** Where probes go: an account's route key and secret. */
 export interface Route {
@@ -74,7 +77,7 @@ function* backlogEvents(count: number): Generator<object> {
 
 /** Registers A and B on the database, then stores the backlog in A as `replay --enqueue` would. */
 async function fill(database: string, accountsOptions: { databaseFile?: string; keyFile?: string }, backlog: number): Promise<Template> {
-  const store = await pkg.openStore(database);
+  const store = storePorts(await pkg.openStore(database));
   try {
     const accounts = pkg.openAccounts(store, accountsOptions);
     const routes = {} as Template['routes'];

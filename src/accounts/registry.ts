@@ -5,6 +5,8 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { DEFAULT_ACCOUNT, isAccountId } from '../receive/account.js';
 import type { AccountRecord, AccountSecretRecord, AccountsRegistry, RegistrySnapshot, RegistryTx } from '../store/accounts-registry.js';
+import type { StoreHandle } from '../store/handle.js';
+import { storePorts } from '../store/store.js';
 import type { Store } from '../store/store.js';
 import { secretFingerprint } from '../signature.js';
 import { accountsKey, open, seal } from './cipher.js';
@@ -113,7 +115,8 @@ const WEBHOOKS_PATH = '/webhooks';
 
 /** What each operation works with. */
 interface RegistryContext {
-  store: Store;
+  /** Only for a removal: deleting the account's rows, then scrubbing them from the file. */
+  store: Pick<Store, 'scrub'> & { forAccount(account: string): Pick<Store, 'write'> };
   registry: AccountsRegistry;
   keys: KeySource;
   now: () => number;
@@ -130,7 +133,8 @@ function webhookPathOf(routeKey: string): string {
 }
 
 /** Opens the registry of the store's database; the key file is read (or made) when a value is first sealed or opened. */
-export function openAccounts(store: Store, options: AccountsOptions = {}): Accounts {
+export function openAccounts(handle: StoreHandle, options: AccountsOptions = {}): Accounts {
+  const store = storePorts(handle);
   const path = options.keyFile ?? (options.databaseFile === undefined ? undefined : `${options.databaseFile}.accounts-key`);
   const context: RegistryContext = {
     store,

@@ -4,7 +4,9 @@ import { prepareDeadLetters } from '../dispatch/dead-letters.js';
 import { createLogger } from '../logging.js';
 import { createReceiver } from '../receiver/create-receiver.js';
 import { openStore } from '../store/open.js';
-import type { InboxRow, InboxState, Store } from '../store/store.js';
+import type { InboxRow } from '../store/rows.js';
+import type { InboxState } from '../store/inbox-state.js';
+import type { Store } from '../store/store.js';
 import { UsageError } from './args.js';
 import { accountStore } from './account-target.js';
 import { DEAD_LETTERS_HELP, REPROCESS_OPTIONS } from './dead-letters-options.js';
@@ -47,7 +49,7 @@ function whySkipped(row: InboxRow | undefined): string {
 type Requeue = (ids: readonly number[]) => Promise<{ requeued: number[]; skipped: number[] }>;
 
 /** Requeues with `requeue`, and says what became of each row, from its state before and after. */
-async function reprocessRows(store: Store, ids: readonly number[] | 'all', requeue: Requeue) {
+async function reprocessRows(store: Pick<Store, 'setAside' | 'inboxRow'>, ids: readonly number[] | 'all', requeue: Requeue) {
   const wanted = ids === 'all' ? (await store.setAside(0, Number.MAX_SAFE_INTEGER)).map((row) => row.inbox_id) : ids;
   const before = new Map<number, InboxRow | undefined>();
   for (const id of wanted) before.set(id, await store.inboxRow(id));

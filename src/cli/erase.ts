@@ -9,7 +9,7 @@ import {
 } from '../privacy/index.js';
 import { count } from '../words.js';
 import { openStore } from '../store/open.js';
-import type { CandidateMatch } from '../store/store.js';
+import type { CandidateMatch } from '../store/rows.js';
 import { CommandError, UsageError, type CommandIo } from './args.js';
 import { accountStore } from './account-target.js';
 import { displayLocation, requireDatabaseFile } from './database.js';

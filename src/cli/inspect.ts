@@ -8,6 +8,7 @@ import {
   type CampaignWithStats,
   type CandidateListParameters,
 } from '../query/index.js';
+import type { StoreHandle } from '../store/handle.js';
 import type { Store } from '../store/store.js';
 import { CommandError, UsageError, type CommandIo } from './args.js';
 import { accountStore } from './account-target.js';
@@ -82,7 +83,7 @@ function candidateColumns(offset: number): Array<Column<CandidateRow>> {
 /** The flags that page the campaigns, by the query parameter they set. */
 const CAMPAIGN_PAGE_FLAGS = { after: 'after', limit: 'limit' } as const;
 
-async function overview(store: Store, paging: { after?: string; limit?: string }) {
+async function overview(store: StoreHandle & Pick<Store, 'counts'>, paging: { after?: string; limit?: string }) {
   const queries = createQueries(store);
   const limit = paging.limit === undefined ? undefined : Number(paging.limit);
   const page = await asUsage(CAMPAIGN_PAGE_FLAGS, () => queries.listCampaignPage({ after: paging.after, limit }));
@@ -117,7 +118,7 @@ function printOverview(io: CommandIo, state: Awaited<ReturnType<typeof overview>
   io.stdout.write(`${lines.join('\n')}\n`);
 }
 
-async function campaignPage(store: Store, campaignId: string, parameters: CandidateListParameters) {
+async function campaignPage(store: StoreHandle, campaignId: string, parameters: CandidateListParameters) {
   const queries = createQueries(store);
   const campaign = await queries.getCampaign(campaignId);
   if (campaign === undefined) throw new CommandError(`no campaign ${campaignId} in this database; "prequal-hooks inspect" lists them`);

@@ -2,7 +2,8 @@
 // the database, so that its handlers run for them as for webhooks; or, when none runs (or with
 // --project-here), this process, as for an offline database.
 import { MISSED_BEATS, receiversOn } from '../store/presence.js';
-import type { PresencePort, ReceiverRow } from '../store/store.js';
+import type { PresencePort } from '../store/write-ports.js';
+import type { ReceiverRow } from '../store/rows.js';
 import { flag } from './options.js';
 
 /** The option of the commands that hand their events to a running receiver. */

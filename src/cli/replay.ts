@@ -1,6 +1,6 @@
 import { replayInto, type ReplaySummary } from '../replay/index.js';
 import { openStore } from '../store/open.js';
-import type { ReceiverRow } from '../store/store.js';
+import type { ReceiverRow } from '../store/rows.js';
 import { integer, UsageError } from './args.js';
 import { accountStore, refuseAccountOfNoDatabase } from './account-target.js';
 import { databaseOf, ACCOUNT_OPTIONS, databaseOptions, flag, flagsOnly, optionsHelp, value } from './options.js';

@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { createLogger, logDestination, type Logger } from '../logging.js';
@@ -50,11 +51,27 @@ async function checkListenable(port: number, host: string): Promise<void> {
 }
 
 function loggerFor(io: CommandIo, level: string): Logger {
-  if ((io.stdout as { isTTY?: boolean }).isTTY) {
-    // Pretty only for a person at a terminal; JSON lines for everything else.
-    return createLogger({ level }, pino.transport({ target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l' } }));
+  // Pretty only for a person at a terminal; JSON lines for everything else.
+  const pretty = (io.stdout as { isTTY?: boolean }).isTTY === true ? prettyTarget(io) : undefined;
+  if (pretty !== undefined) {
+    return createLogger({ level }, pino.transport({ target: pretty, options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l' } }));
   }
   return createLogger({ level }, logDestination(1));
+}
+
+/**
+ * pino-pretty's path, or undefined (one line says how to get it) when it is not installed: it is
+ * a development nicety, not a dependency, so a terminal without it gets the JSON lines.
+ */
+function prettyTarget(io: CommandIo): string | undefined {
+  try {
+    return createRequire(import.meta.url).resolve('pino-pretty');
+  } catch {
+    io.stderr.write(
+      'prequal-hooks serve: logging JSON lines; for readable logs at a terminal, `npm install pino-pretty` beside prequal-hooks.\n',
+    );
+    return undefined;
+  }
 }
 
 /**

@@ -5,7 +5,7 @@
 import express, { Router, type ErrorRequestHandler } from 'express';
 import { QueryParameterError } from '../query/index.js';
 import type { Logger } from '../logging.js';
-import { StoreUnavailableError } from '../store/store.js';
+import { StoreUnavailableError } from '../store/errors.js';
 import { UnknownAccountError } from '../accounts/errors.js';
 import { serveAssets } from './assets.js';
 import { requireToken, tokenDigest } from './auth.js';

@@ -2,7 +2,7 @@
 // act on one, or on all that match a filter after a preview of how many. A bulk action carries
 // the newest id its preview counted, so what arrived since is left for the next look.
 import type { Request, Response, Router } from 'express';
-import type { InboxState } from '../store/store.js';
+import type { InboxState } from '../store/inbox-state.js';
 import { actionForm, href, html, layout, revealNote, when } from './html.js';
 import { shownError, shownSummary } from './mask.js';
 import { agreed } from '../words.js';

@@ -2,7 +2,7 @@
 // hold no personal data, until revealed), verdict, reasons and the secret that matched.
 import type { Request, Router } from 'express';
 import { INBOX_STATES, type EventListParameters, type EventPage, type EventSummary } from '../query/index.js';
-import type { InboxState } from '../store/store.js';
+import type { InboxState } from '../store/inbox-state.js';
 import { actionForm, href, html, layout, revealNote, when, type PageContext } from './html.js';
 import { MASKED, showBody, shownIssue, shownSummary } from './mask.js';
 import { idParam, param, type ConsoleData } from './source.js';

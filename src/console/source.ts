@@ -5,7 +5,11 @@ import type { AccountSummary } from '../accounts/registry.js';
 import type { DeadLetters } from '../dispatch/dead-letters.js';
 import { prepareInboxQueries, type InboxQueries, type Queries } from '../query/index.js';
 import { DEFAULT_ACCOUNT } from '../receive/account.js';
-import type { CandidateMatch, InboxState, ReadinessProbe, Store } from '../store/store.js';
+import type { CandidateMatch, ReadinessProbe } from '../store/rows.js';
+import type { InboxState } from '../store/inbox-state.js';
+import type { StoreHandle } from '../store/handle.js';
+import { storePorts } from '../store/store.js';
+import type { Store } from '../store/store.js';
 import type { CandidateExport, EraseOptions, ErasureReport } from '../privacy/index.js';
 import type { AccountChoice, PageContext } from './html.js';
 
@@ -20,7 +24,7 @@ interface AccountSource {
 
 /** The receiver as the console sees it: the default account's members, and the way to the others. */
 export interface DashboardSource extends AccountSource {
-  store(): Promise<Store>;
+  store(): Promise<StoreHandle>;
   probe(): Promise<ReadinessProbe>;
   /** Verified requests by secret fingerprint since the process started (a receiver has it). */
   secretUse?(account?: string): Promise<Array<{ fingerprint: string; requests: number }>>;
@@ -30,10 +34,10 @@ export interface DashboardSource extends AccountSource {
   accounts?(): Promise<{ list(): Promise<AccountSummary[]> } | undefined>;
 }
 
-/** One account's reads and actions, its store view included. */
+/** One account's reads and actions, and the reads of its store the pages make themselves (the inbox, the erasures). */
 export interface ScopedSource extends AccountSource {
   readonly account: string;
-  store(): Promise<Store>;
+  store(): Promise<Pick<Store, 'readModel' | 'people'>>;
   probe(): Promise<ReadinessProbe>;
   secretUse(): Promise<Array<{ fingerprint: string; requests: number }>>;
 }
@@ -62,7 +66,7 @@ export function scopedSource(source: DashboardSource, account: string): ScopedSo
     erase: (match, options) => own().erase(match, options),
     exportCandidate: (candidateId) => own().exportCandidate(candidateId),
     counts: () => own().counts(),
-    store: async () => (await source.store()).forAccount(account),
+    store: async () => storePorts(await source.store()).forAccount(account),
     probe: () => source.probe(),
     secretUse: async () => (await source.secretUse?.(account)) ?? [],
   };

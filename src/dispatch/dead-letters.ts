@@ -1,5 +1,6 @@
 import type { Issue } from '../events/index.js';
-import type { DeadLettersPort, HandlerFailureRow } from '../store/store.js';
+import type { DeadLettersPort } from '../store/write-ports.js';
+import type { HandlerFailureRow } from '../store/rows.js';
 
 /** An event set aside: of a kind this version does not know, or whose data did not validate. */
 export interface EventDeadLetter {

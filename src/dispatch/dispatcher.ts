@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
-import type { AccountScope, WorkSignals } from '../store/store.js';
+import type { AccountScope } from '../store/store.js';
+import type { WorkSignals } from '../store/write-ports.js';
 import { createHandlerPump, type HandlerPump, type HandlerPumpContext } from './handler-pump.js';
 import type { HandlerRegistry } from './handlers.js';
 import { dispatchSettings, type DispatcherOptions, type DispatchObserver } from './options.js';

@@ -3,7 +3,7 @@
 import type { Logger } from 'pino';
 import { KIND_SUBJECTS, type WebhookEvent } from '../events/index.js';
 import type { RowReaders } from '../project/read.js';
-import type { HandlerClaimsPort } from '../store/store.js';
+import type { HandlerClaimsPort } from '../store/write-ports.js';
 import type { HandlerCalls } from './handler-calls.js';
 import { callWithRetries } from './handler-retries.js';
 import type { HandlerContext, HandlerRegistry } from './handlers.js';

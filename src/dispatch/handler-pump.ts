@@ -7,7 +7,10 @@ import type { Logger } from 'pino';
 import { readEnvelope } from '../events/index.js';
 import { readStored, type Processed } from '../project/batch.js';
 import { createRowReaders } from '../project/read.js';
-import { describeStorageError, type AccountScope, type HandlerClaimsPort, type InboxRow, type Store } from '../store/store.js';
+import { describeStorageError } from '../store/errors.js';
+import type { AccountScope, Store } from '../store/store.js';
+import type { HandlerClaimsPort } from '../store/write-ports.js';
+import type { InboxRow } from '../store/rows.js';
 import { createHandlerCalls, type HandlerCalls } from './handler-calls.js';
 import { callHandlers, type AccountHandlerTarget, type EventHandlersContext } from './event-handlers.js';
 import type { Tracing } from '../tracing/otel.js';
@@ -15,9 +18,12 @@ import type { HandlerRegistry } from './handlers.js';
 import type { DispatchObserver, DispatchSettings } from './options.js';
 import type { KeptReadings } from './kept-readings.js';
 
+/** One account's view, as the pump uses it: that account's handler claims and its projected rows. */
+type AccountHandlerView = HandlerClaimsPort & Pick<Store, 'projected'>;
+
 export interface HandlerPumpContext {
   /** Its leases (any account's, by inbox id), and each account's claims and rows (`forAccount`). */
-  store: HandlerClaimsPort & Pick<AccountScope, 'accountsWithWork'> & { forAccount(account: string): Store };
+  store: HandlerClaimsPort & Pick<AccountScope, 'accountsWithWork'> & { forAccount(account: string): AccountHandlerView };
   handlers: HandlerRegistry;
   logger: Pick<Logger, 'warn' | 'error'>;
   observer?: DispatchObserver | undefined;

@@ -1,6 +1,6 @@
 // What the dispatcher's two parts (the projection loop and the handler pump) are given: the options
 // as a user passes them, resolved once into settings with their defaults, and the observer.
-import type { InboxRow } from '../store/store.js';
+import type { InboxRow } from '../store/rows.js';
 
 export interface DispatcherOptions {
   /** Events projected per transaction (the intake answers between batches). Default 64. */

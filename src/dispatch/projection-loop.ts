@@ -6,15 +6,9 @@ import type { Logger } from 'pino';
 import { readEnvelope, type EnvelopeReading, type Issue } from '../events/index.js';
 import { projectBatch, type Processed } from '../project/batch.js';
 import { settlementsOf } from '../project/settlement.js';
-import {
-  describeStorageError,
-  StoreUnavailableError,
-  type ClaimsTx,
-  type InboxRow,
-  type AccountsWithWork,
-  type ProjectionWritesTx,
-  type Transactions,
-} from '../store/store.js';
+import { describeStorageError, StoreUnavailableError } from '../store/errors.js';
+import type { ClaimsTx, ProjectionWritesTx, Transactions } from '../store/write-ports.js';
+import type { InboxRow, AccountsWithWork } from '../store/rows.js';
 import type { HandlerRegistry } from './handlers.js';
 import type { DispatchObserver } from './options.js';
 import type { KeptReadings } from './kept-readings.js';

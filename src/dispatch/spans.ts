@@ -1,7 +1,7 @@
 // The dispatcher's spans: each projection batch and each handler call is a messaging "process"
 // span linked to the request span of every row it processes, through the traceparent stored with
 // the inbox row (processing runs later, often in another process, so it is a link, not a parent).
-import type { InboxRow } from '../store/store.js';
+import type { InboxRow } from '../store/rows.js';
 import { linkFrom, SpanKind, StatusCode, type Tracing } from '../tracing/otel.js';
 
 const MESSAGING = { 'messaging.system': 'prequal-hooks', 'messaging.operation.type': 'process' } as const;

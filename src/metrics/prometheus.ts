@@ -5,7 +5,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { isEventKind } from '../events/index.js';
 import { prepareInboxQueries } from '../query/inbox.js';
-import type { InboxPort } from '../store/store.js';
+import type { InboxPort } from '../store/ports/inbox.js';
 import { withDeadline } from '../deadline.js';
 import { DEFAULT_ACCOUNT } from '../receive/account.js';
 

@@ -1,6 +1,8 @@
 // Erasing a person (GDPR article 17, docs/projection.md section 8): one transaction on either engine,
 // then nothing of what was erased left where the engine can reach it.
-import type { CandidateMatch, ErasureOutcome, Store } from '../store/store.js';
+import type { CandidateMatch, ErasureOutcome } from '../store/rows.js';
+import type { StoreHandle } from '../store/handle.js';
+import { storePorts, type Store } from '../store/store.js';
 
 /** A request the erasure refuses before touching anything: no reason, or no one named. */
 export class ErasureRequestError extends Error {
@@ -81,7 +83,8 @@ export function described(match: CandidateMatch): string {
  * (SQLite: WAL checkpointed and truncated; PostgreSQL: the touched tables vacuumed). Safe while
  * receivers run.
  */
-export async function eraseCandidate(store: Store, match: CandidateMatch, options: EraseOptions): Promise<ErasureReport> {
+export async function eraseCandidate(handle: StoreHandle, match: CandidateMatch, options: EraseOptions): Promise<ErasureReport> {
+  const store: Pick<Store, 'write' | 'scrub'> = storePorts(handle);
   const request = checked(match, options.reason);
   const erasedAt = new Date((options.now ?? Date.now)()).toISOString();
   const dryRun = options.dryRun === true;

@@ -4,7 +4,10 @@
 import type { PersonValues } from '../events/index.js';
 import type { ErasureRecord, ExportedResponse } from '../store/ports/people.js';
 import type { CandidateRow } from '../store/tables.js';
-import type { CandidateMatch, Store } from '../store/store.js';
+import type { CandidateMatch } from '../store/rows.js';
+import type { StoreHandle } from '../store/handle.js';
+import { storePorts } from '../store/store.js';
+import type { Store } from '../store/store.js';
 import { checkedMatch, described, UnknownCandidateError } from './erase.js';
 
 export interface StoredEventExport {
@@ -36,8 +39,15 @@ function bodyOf(raw: Uint8Array): unknown {
   }
 }
 
+/** What an export reads: the projected rows, and what is held about a person. Never a write. */
+type ExportReads = Pick<Store, 'people' | 'projected'>;
+
 /** Everything held about one candidate, as one JSON-ready document. */
-export async function exportCandidate(store: Store, candidateId: string, now: () => number = Date.now): Promise<CandidateExport> {
+export async function exportCandidate(handle: StoreHandle, candidateId: string, now: () => number = Date.now): Promise<CandidateExport> {
+  return await candidateDocument(storePorts(handle), candidateId, now);
+}
+
+async function candidateDocument(store: ExportReads, candidateId: string, now: () => number): Promise<CandidateExport> {
   const row = await store.projected.candidate(candidateId);
   const responses = await store.people.responses(candidateId);
   // Exactly the rows an erasure of this candidate would redact (src/store/erasure-rows.ts).
@@ -73,7 +83,7 @@ export interface PersonExport {
  * e-mail (any case) or phone (any spacing) matches, found as an erasure finds them. Rejects with
  * UnknownCandidateError when the e-mail or phone matches no candidate (never repeating it).
  */
-export async function exportPerson(store: Store, match: CandidateMatch, now: () => number = Date.now): Promise<PersonExport> {
+export async function exportPerson(store: ExportReads, match: CandidateMatch, now: () => number = Date.now): Promise<PersonExport> {
   const request = checkedMatch(match);
   const ids =
     'candidateId' in request
@@ -81,6 +91,6 @@ export async function exportPerson(store: Store, match: CandidateMatch, now: () 
       : (await store.people.candidatesMatching(request)).map((person) => person.candidate_id);
   if (ids.length === 0) throw new UnknownCandidateError(described(request));
   const candidates: CandidateExport[] = [];
-  for (const id of ids) candidates.push(await exportCandidate(store, id, now));
+  for (const id of ids) candidates.push(await candidateDocument(store, id, now));
   return { exported_at: new Date(now()).toISOString(), candidates };
 }

@@ -8,7 +8,8 @@
 import type { Logger } from 'pino';
 import { createHandlerCalls, type HandlerCalls } from '../dispatch/handler-calls.js';
 import { callWithRetries } from '../dispatch/handler-retries.js';
-import type { ErasureHookRow, ErasureTx, Transactions } from '../store/store.js';
+import type { ErasureHookRow } from '../store/rows.js';
+import type { ErasureTx, Transactions } from '../store/write-ports.js';
 
 /** What an onErase hook is told: identifiers and the operator's reason, never an erased value. */
 export interface ErasedCandidate {

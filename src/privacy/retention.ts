@@ -1,6 +1,8 @@
 // Retention (docs/projection.md section 8): erasing every candidate not heard of for a given age, with
 // the same rules as one erasure, and the rows set aside received before it.
 import { instantOfOrderKey, parseInstant, readEnvelope } from '../events/index.js';
+import type { StoreHandle } from '../store/handle.js';
+import { storePorts } from '../store/store.js';
 import type { Store } from '../store/store.js';
 import { ErasureRequestError } from './erase.js';
 
@@ -50,7 +52,7 @@ export function latestEventInstant(fieldVersions: string): number {
  * The latest event naming a candidate among the stored rows (ms), for a row whose versions say
  * nothing (written by hand, or by a version that kept none); -Infinity when no row dates it.
  */
-async function latestStoredEvent(store: Store, candidateId: string): Promise<number> {
+async function latestStoredEvent(store: Pick<Store, 'people'>, candidateId: string): Promise<number> {
   const rows = await store.people.storedEventsOf(candidateId);
   let latest = -Infinity;
   for (const row of rows) {
@@ -70,7 +72,7 @@ async function latestStoredEvent(store: Store, candidateId: string): Promise<num
  * (a million candidates need not be in memory at once). A row whose versions say nothing is dated
  * by the stored events naming it, and is stale when none does: nothing says it was heard of.
  */
-async function staleCandidates(store: Store, cutoffMs: number): Promise<string[]> {
+async function staleCandidates(store: Pick<Store, 'people'>, cutoffMs: number): Promise<string[]> {
   const stale: string[] = [];
   for (let after = ''; ;) {
     const page = await store.people.candidateVersions(after, 5000);
@@ -88,7 +90,8 @@ async function staleCandidates(store: Store, cutoffMs: number): Promise<string[]
  * Erases, in one transaction, every candidate whose latest event is older than the cutoff, and
  * redacts the rows set aside received before it; then scrubs. Returns counts and ids only.
  */
-export async function eraseInactive(store: Store, options: RetentionOptions): Promise<RetentionReport> {
+export async function eraseInactive(handle: StoreHandle, options: RetentionOptions): Promise<RetentionReport> {
+  const store: Pick<Store, 'people' | 'write' | 'scrub'> = storePorts(handle);
   const now = (options.now ?? Date.now)();
   const cutoffMs = options.olderThan instanceof Date ? options.olderThan.getTime() : now - options.olderThan;
   if (!Number.isFinite(cutoffMs) || (!(options.olderThan instanceof Date) && !(options.olderThan > 0))) {

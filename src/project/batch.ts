@@ -12,7 +12,8 @@ import {
   type Issue,
   type WebhookEvent,
 } from '../events/index.js';
-import type { ProjectionWritesTx, RowKeys, RowWrites, StoredRow, StoredRows } from '../store/store.js';
+import type { ProjectionWritesTx } from '../store/write-ports.js';
+import type { RowKeys, RowWrites, StoredRow, StoredRows } from '../store/rows.js';
 import type { CampaignRow, CandidateRow, CreditsRow } from '../store/tables.js';
 import { effectsOf } from './effects.js';
 import { emptyState, foldAnyOrder, type ProjectableEvent, type ProjectedState, type Versioned } from './fold.js';

@@ -1,4 +1,5 @@
-import type { BulkLoad, StagedEffect, StoredRow } from '../store/store.js';
+import type { BulkLoad } from '../store/write-ports.js';
+import type { StagedEffect, StoredRow } from '../store/rows.js';
 import { toStored } from './batch.js';
 import { effectsOf, type Effect } from './effects.js';
 import { applyEffect, emptyState, orderKeyOf, type ProjectableEvent, type ProjectedState, type Versioned } from './fold.js';

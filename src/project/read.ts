@@ -2,7 +2,7 @@
 import type { Store } from '../store/store.js';
 
 /** Reads single rows of the projected state by key, on either engine. */
-export function createRowReaders(store: Store) {
+export function createRowReaders(store: Pick<Store, 'projected'>) {
   const projected = store.projected;
   return {
     campaign: (id: string) => projected.campaign(id),

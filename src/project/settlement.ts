@@ -2,7 +2,8 @@
 // dispatcher, replay batched and bulk, rebuild batched and bulk), so that they cannot drift apart.
 // Pure: the caller stores what it returns.
 import type { EnvelopeReading, EventKind } from '../events/index.js';
-import type { InboxState, Settlement } from '../store/store.js';
+import type { InboxState } from '../store/inbox-state.js';
+import type { Settlement } from '../store/rows.js';
 import { keptRedacted, readStored, tombstoned, type Processed } from './batch.js';
 
 /** A row's outcome without its id: its state, reasons, whether its handlers are due, and the redacted body to keep. */

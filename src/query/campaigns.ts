@@ -35,7 +35,7 @@ function withStats(row: CampaignStatsRow): CampaignWithStats {
 }
 
 /** A page of campaigns, newest first; `after` pages on. An unknown `after` gives an empty page. */
-async function campaignPage(store: Store, parameters: CampaignPageParameters): Promise<CampaignPage> {
+async function campaignPage(store: Pick<Store, 'readModel'>, parameters: CampaignPageParameters): Promise<CampaignPage> {
   const limit = parameters.limit ?? 50;
   if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw new QueryParameterError('limit', 'an integer from 1 to 500');
   const after = parameters.after === '' ? undefined : parameters.after;
@@ -45,7 +45,7 @@ async function campaignPage(store: Store, parameters: CampaignPageParameters): P
   return { campaigns, next: rows.length > limit ? campaigns[campaigns.length - 1]!.campaign_id : null };
 }
 
-export function prepareCampaignQueries(store: Store) {
+export function prepareCampaignQueries(store: Pick<Store, 'readModel'>) {
   return {
     /** A campaign with its stats; undefined when no event named it. */
     async getCampaign(campaignId: string): Promise<CampaignWithStats | undefined> {

@@ -25,7 +25,7 @@ export interface CandidatePage {
   pagination: { total: number; page: number; per_page: number; total_pages: number };
 }
 
-export function prepareCandidateQueries(store: Store) {
+export function prepareCandidateQueries(store: Pick<Store, 'readModel' | 'projected'>) {
   const rows = createRowReaders(store);
   return {
     /**

@@ -5,7 +5,8 @@
 import type { Issue } from '../events/index.js';
 import type { EventDetailRow, EventSummaryRow, HandlerFailureFilter, InboxFilter, ReadModel } from '../store/ports/read-model.js';
 import { searchesInbox } from '../store/read-model-sql.js';
-import type { InboxState, Store } from '../store/store.js';
+import type { InboxState } from '../store/inbox-state.js';
+import type { Store } from '../store/store.js';
 import { QueryParameterError } from './errors.js';
 
 export const INBOX_STATES = ['pending', 'projected', 'unknown', 'dead'] as const satisfies readonly InboxState[];
@@ -102,7 +103,7 @@ function failureFilter(filter: HandlerFailureFilter): HandlerFailureFilter {
 const issues = (reasons: string | null): Issue[] => (reasons === null ? [] : (JSON.parse(reasons) as Issue[]));
 
 /** The inbox's queries on one store (SQLite or PostgreSQL): the console's and the CLI's reads. */
-export function prepareInboxQueries(store: Store, { searchWindow = SEARCH_WINDOW }: { searchWindow?: number } = {}) {
+export function prepareInboxQueries(store: Pick<Store, 'readModel'>, { searchWindow = SEARCH_WINDOW }: { searchWindow?: number } = {}) {
   const reads = store.readModel;
   return {
     listEvents: (parameters: EventListParameters = {}) => listEvents(reads, parameters, searchWindow),

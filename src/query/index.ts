@@ -1,6 +1,7 @@
 import { createRowReaders } from '../project/read.js';
 import { emptyCredits, type CreditsRow } from '../store/tables.js';
-import type { Store } from '../store/store.js';
+import type { StoreHandle } from '../store/handle.js';
+import { storePorts } from '../store/store.js';
 import { prepareCampaignQueries } from './campaigns.js';
 import { prepareCandidateQueries } from './candidates.js';
 
@@ -18,7 +19,8 @@ export {
 } from './inbox.js';
 
 /** Reads of the projected state, on either engine (the receiver's store, or a read-only one). */
-export function createQueries(store: Store) {
+export function createQueries(handle: StoreHandle) {
+  const store = storePorts(handle);
   const rows = createRowReaders(store);
   return {
     ...prepareCampaignQueries(store),

@@ -5,7 +5,7 @@ import { openAccounts, watchAccounts, type Accounts } from '../accounts/index.js
 import type { Logger } from '../logging.js';
 import { DEFAULT_ACCOUNT, type AccountRoutes, type RoutedAccount } from '../receive/account.js';
 import { isPostgresUrl } from '../store/open.js';
-import type { Store } from '../store/store.js';
+import type { StoreHandle } from '../store/handle.js';
 import type { ReceiverOptions } from './options.js';
 
 /** What the intake is given: the routes, or 'unavailable' while they cannot be read (routed requests get 503). */
@@ -84,7 +84,7 @@ function databaseFileOf(options: ReceiverOptions): string | undefined {
  */
 export function watchRegistry(
   options: ReceiverOptions,
-  store: Store,
+  store: StoreHandle,
   logger: Logger,
   setRoutes: (routes: RoutesUpdate) => void,
 ): AccountsWatch | undefined {

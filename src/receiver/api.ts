@@ -12,7 +12,9 @@ import type { Secret } from '../signature.js';
 import type { Accounts } from '../accounts/index.js';
 import type { ReconcileOptions, ReconcileReport } from '../reconcile/index.js';
 import type { ReplayInput, ReplayOptions, ReplaySummary } from '../replay/index.js';
-import type { CandidateMatch, InboxState, ReadinessProbe, Store } from '../store/store.js';
+import type { CandidateMatch, ReadinessProbe } from '../store/rows.js';
+import type { InboxState } from '../store/inbox-state.js';
+import type { StoreHandle } from '../store/handle.js';
 import type { CandidateExport, EraseHook, EraseOptions, ErasureReport, RetentionOptions, RetentionReport } from '../privacy/index.js';
 
 /**
@@ -85,7 +87,7 @@ export interface Receiver extends AccountReceiver {
    */
   accounts(): Promise<Accounts | undefined>;
   /** The storage engine behind the receiver (its location says where the data lives). */
-  store(): Promise<Store>;
+  store(): Promise<StoreHandle>;
   /** The framework-free core: raw bytes and headers in, an answer out, the event stored. */
   receive(request: IncomingRequest): Promise<IntakeResult>;
   /**

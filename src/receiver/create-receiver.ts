@@ -8,7 +8,7 @@ import { replayInto, requireReadable } from '../replay/index.js';
 import { reconcileInto } from '../reconcile/index.js';
 import { createErasureHooks, eraseCandidate, eraseInactive, exportCandidate } from '../privacy/index.js';
 import { dispatchSettings } from '../dispatch/options.js';
-import type { Store } from '../store/store.js';
+import type { ErasureTx, Transactions } from '../store/write-ports.js';
 import { expressMiddleware } from '../receive/express.js';
 import { fetchHandler } from '../receive/fetch.js';
 import { ConfigurationError } from '../errors.js';
@@ -220,7 +220,7 @@ function receiverState(options: ReceiverOptions): ReceiverState {
 /** The onErase hooks, called with the dispatcher's attempts, delays and timeout. */
 function eraseHooksOf(
   options: ReceiverOptions,
-  store: () => Store | undefined,
+  store: () => Transactions<ErasureTx> | undefined,
   logger: Logger,
   onCall: (hook: string, result: 'ok' | 'failed' | 'timeout') => void,
 ) {

@@ -17,7 +17,9 @@ import { createKeptReadings, type KeptReadings } from '../dispatch/kept-readings
 import { createGroupCommit, type GroupCommit } from '../store/group-commit.js';
 import { openAtOnce, openStore, type StoreOptions } from '../store/open.js';
 import { keepPresence, type Presence } from '../store/presence.js';
-import { describeStorageError, StoreUnavailableError, type ReadinessProbe, type Store } from '../store/store.js';
+import { describeStorageError, StoreUnavailableError } from '../store/errors.js';
+import type { ReadinessProbe } from '../store/rows.js';
+import type { Store } from '../store/store.js';
 import type { ReceiverOptions } from './options.js';
 import { watchRegistry, type AccountsWatch, type RoutesUpdate } from './accounts.js';
 import { withDeadline } from '../deadline.js';

@@ -4,7 +4,9 @@ import type { Client } from '../client/client.js';
 import { PrequalApiError } from '../client/errors.js';
 import type { EventKind, ReconcileKind } from '../events/index.js';
 import { createRowReaders } from '../project/read.js';
-import { replayInto } from '../replay/replay.js';
+import { replayInto, type ReplayPorts } from '../replay/replay.js';
+import type { StoreHandle } from '../store/handle.js';
+import { storePorts } from '../store/store.js';
 import type { Store } from '../store/store.js';
 import type { CandidateRow } from '../store/tables.js';
 import { compareCampaign, compareCandidate, compareCredits, repairData, type Fields } from './compare.js';
@@ -76,8 +78,9 @@ interface Progress {
   finished: boolean;
 }
 
+/** Where `reconcileInto` writes: a store, and which kinds the caller's handlers want. */
 export interface ReconcileTarget {
-  store: Store;
+  store: StoreHandle;
   wantsHandlers?: (kind: EventKind) => boolean;
   now?: () => number;
 }
@@ -91,15 +94,16 @@ export interface ReconcileTarget {
 export async function reconcileInto(target: ReconcileTarget, options: ReconcileOptions): Promise<ReconcileReport> {
   const now = target.now ?? Date.now;
   const dryRun = options.dryRun ?? false;
-  const { plan, resumed } = await planOf(target.store, dryRun, [...new Set(options.campaigns ?? [])].sort(), now);
+  const store: ReconcilePorts = storePorts(target.store);
+  const { plan, resumed } = await planOf(store, dryRun, [...new Set(options.campaigns ?? [])].sort(), now);
   const run: Run = {
     target,
-    store: target.store,
+    store,
     client: options.client,
     dryRun,
     now,
     stamp: () => new Date(now()).toISOString(),
-    rows: createRowReaders(target.store),
+    rows: createRowReaders(store),
     plan,
     report: { dryRun, resumed, campaigns: [], repairs: [], written: 0, interrupted: false },
   };
@@ -123,10 +127,13 @@ export async function reconcileInto(target: ReconcileTarget, options: ReconcileO
   return run.report;
 }
 
+/** What a run reads the projection with, and writes its repairs (a replay) and its progress through. */
+type ReconcilePorts = Pick<Store, 'setting' | 'projected' | 'people'> & ReplayPorts;
+
 /** One run: what it reads with, where it writes, its plan and its report so far. */
 interface Run {
   target: ReconcileTarget;
-  store: Store;
+  store: ReconcilePorts;
   client: ReconcileOptions['client'];
   dryRun: boolean;
   now: () => number;
@@ -138,7 +145,7 @@ interface Run {
 
 /** The plan: resumed from an unfinished run asked the same way, or made now. */
 async function planOf(
-  store: Store,
+  store: Pick<Store, 'setting' | 'projected'>,
   dryRun: boolean,
   requested: string[],
   now: () => number,
@@ -274,7 +281,7 @@ async function readList(run: Run, campaignId: string): Promise<Map<string, { rec
 }
 
 /** The projected candidates of the campaign, and those of the list wherever they are projected. */
-async function projectedCandidates(store: Store, campaignId: string, ids: string[]): Promise<Map<string, CandidateRow>> {
+async function projectedCandidates(store: Pick<Store, 'projected'>, campaignId: string, ids: string[]): Promise<Map<string, CandidateRow>> {
   const found = new Map<string, CandidateRow>();
   for (const candidate of await store.projected.candidatesOf(campaignId)) found.set(candidate.candidate_id, candidate);
   const elsewhere = ids.filter((id) => !found.has(id));

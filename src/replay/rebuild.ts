@@ -2,7 +2,9 @@ import { readEnvelope } from '../events/index.js';
 import { projectable, projectBatch } from '../project/batch.js';
 import { changesRow, outcomeOf, processedWith, settlementsOf } from '../project/settlement.js';
 import { projectStaged, stagedEffectsOf } from '../project/bulk.js';
-import type { Settlement, StagedEffect, Store } from '../store/store.js';
+import type { Settlement, StagedEffect } from '../store/rows.js';
+import type { StoreHandle } from '../store/handle.js';
+import { storePorts } from '../store/store.js';
 
 export interface RebuildSummary {
   /** Events in the inbox made pending again and projected anew. */
@@ -33,7 +35,8 @@ export interface RebuildOptions {
  * dispatcher would, on either engine. Handlers do not run again. Interrupted, it leaves pending
  * rows that a second rebuild, or any receiver on the same database, projects.
  */
-export async function rebuild(store: Store, options: RebuildOptions = {}): Promise<RebuildSummary> {
+export async function rebuild(handle: StoreHandle, options: RebuildOptions = {}): Promise<RebuildSummary> {
+  const store = storePorts(handle);
   const now = options.now ?? Date.now;
   if (options.bulk !== false && store.bulkLoad !== undefined) {
     const batchSize = options.batchSize ?? 500;

@@ -3,7 +3,9 @@ import { projectable, projectBatch, type Processed } from '../project/batch.js';
 import { outcomeOf, processedWith, type Outcome } from '../project/settlement.js';
 import { projectStaged, stagedEffectsOf } from '../project/bulk.js';
 import { deliveryOf, identityKeyOf, type Delivery } from '../receive/delivery.js';
-import type { IdentityKey, SettledDelivery, StagedEffect, Store, WriteTx } from '../store/store.js';
+import type { IdentityKey, SettledDelivery, StagedEffect } from '../store/rows.js';
+import type { Store } from '../store/store.js';
+import type { WriteTx } from '../store/write-ports.js';
 import { readSources, type ReplayInput } from './sources.js';
 
 export interface ReplaySummary {
@@ -39,8 +41,11 @@ export function requireReadable(summary: ReplaySummary): ReplaySummary {
   return summary;
 }
 
+/** The ports a replay writes through: transactions, the bulk path where the engine has one, durability, the wake-up. */
+export type ReplayPorts = Pick<Store, 'account' | 'write' | 'bulkLoad' | 'flush' | 'announceWork'>;
+
 export interface ReplayTarget {
-  store: Store;
+  store: ReplayPorts;
   /** Whether application handlers want events of this kind (they run after the replay commits). */
   wantsHandlers?: (kind: EventKind) => boolean;
   now?: () => number;
@@ -207,7 +212,7 @@ function effectsOf(p: Processed): StagedEffect[] {
  * One batch stored pending, in input order, as the intake stores webhooks (`ReplayOptions.enqueue`),
  * then announced to the receivers on the database: they project it and run their handlers.
  */
-async function enqueue(store: Store, raws: readonly Buffer[], at: string, summary: ReplaySummary): Promise<void> {
+async function enqueue(store: ReplayPorts, raws: readonly Buffer[], at: string, summary: ReplaySummary): Promise<void> {
   const deliveries = raws.map((raw) => deliveryOf(store.account, raw, readEnvelope(raw), at, null));
   const appended = await store.write((tx) => tx.append(deliveries), { durable: false });
   const before = summary.enqueued;

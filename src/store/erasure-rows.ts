@@ -18,7 +18,7 @@ import {
 } from '../events/index.js';
 import { placeholders, type EngineSql } from './engine-sql.js';
 import type { NamingRow } from './ports/people.js';
-import type { CandidateMatch } from './store.js';
+import type { CandidateMatch } from './rows.js';
 
 type Stored = Omit<NamingRow, 'candidates' | 'inbox_id'> & { inbox_id: number | string };
 

@@ -1,5 +1,7 @@
 import type { Delivery, StoreOutcome } from '../receive/delivery.js';
-import { describeStorageError, type Appended, type IntakePort, type WorkSignals } from './store.js';
+import { describeStorageError } from './errors.js';
+import type { Appended } from './rows.js';
+import type { IntakePort, WorkSignals } from './write-ports.js';
 
 export interface GroupCommitOptions {
   /** Told the inbox ids of new (non-duplicate) rows once their transaction has committed. */

@@ -6,6 +6,7 @@ import { loadMigrations } from './migrations.js';
 import { configureDatabase, createDatabaseFile, openDatabase, writerSettings, type SqliteDatabase } from './sqlite/database.js';
 import { migrate as migrateSqlite, pendingMigrations as pendingSqlite } from './sqlite/migrations.js';
 import { createSqliteStore } from './sqlite/store.js';
+import type { StoreHandle } from './handle.js';
 import type { Store } from './store.js';
 import { withDeadline } from '../deadline.js';
 
@@ -19,9 +20,10 @@ export interface PostgresPool {
 
 /**
  * Where the state lives: a SQLite file path (created with its folder), `:memory:`, an open
- * better-sqlite3 database, a `postgres://` / `postgresql://` URL, or an existing `pg.Pool`.
+ * better-sqlite3 database, a `postgres://` / `postgresql://` URL, an existing `pg.Pool`, or a store
+ * `openStore` opened.
  */
-export type DatabaseOption = string | SqliteDatabase | PostgresPool | Store;
+export type DatabaseOption = string | SqliteDatabase | PostgresPool | StoreHandle;
 
 /** An already opened store (the CLI opens one to read its settings before the receiver starts). */
 export function isStore(value: unknown): value is Store {

@@ -4,7 +4,9 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import { describeStorageError, type PresencePort, type ReceiverRow } from './store.js';
+import { describeStorageError } from './errors.js';
+import type { PresencePort } from './write-ports.js';
+import type { ReceiverRow } from './rows.js';
 import { withDeadline } from '../deadline.js';
 
 /** How often a receiver refreshes its heartbeat (ms), unless told otherwise. */

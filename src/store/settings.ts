@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { SettingsPort } from './store.js';
+import type { SettingsPort } from './write-ports.js';
 
 export const GENERATED_SECRET = 'generated_webhook_secret';
 

@@ -8,6 +8,7 @@ import { chmodSync, chownSync, cpSync, existsSync, mkdtempSync, readdirSync, rea
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { loadPg } from '../store/postgres/connection.js';
 
 export interface PostgresBinaries {
   initdb: string;
@@ -89,7 +90,7 @@ async function freePort(): Promise<number> {
 }
 
 async function waitUntilReady(url: string, child: ChildProcess, log: () => string, timeoutMs = 30_000): Promise<void> {
-  const { default: pg } = await import('pg');
+  const pg = await loadPg();
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`postgres exited with ${child.exitCode}:\n${log()}`);
@@ -226,7 +227,7 @@ function reachable(binaries: PostgresBinaries, base: string, owned: { uid?: numb
 
 /** Creates a fresh, empty database on the server and returns its URL. */
 export async function createDatabase(serverUrl: string, name: string): Promise<string> {
-  const { default: pg } = await import('pg');
+  const pg = await loadPg();
   const client = new pg.Client({ connectionString: serverUrl });
   await client.connect();
   try {

@@ -1,7 +1,8 @@
 // What users get: the packed tarball installed in a new consumer project, whose code (the README's
-// Express and replay examples) must typecheck under `tsc --strict` without skipLibCheck, and run.
+// Express and replay examples) must typecheck under `tsc --strict` without skipLibCheck, and run;
+// without pg, which is an optional peer.
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +14,7 @@ const CONSUMER_CODE = `
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import express from 'express';
-import { createReceiver, verify } from 'prequal-hooks';
+import { createReceiver, openStore, verify } from 'prequal-hooks';
 import { request } from 'node:http';
 import { FIXTURES_DIR, sampleEvent, signedRequest } from 'prequal-hooks/testing';
 
@@ -78,6 +79,9 @@ server.close();
 import type { Client } from 'prequal-hooks/client';
 export const reconcileLater = (client: Client) => receiver.reconcile({ client, dryRun: true });
 await receiver.close();
+
+// pg is an optional peer dependency, not installed here: a PostgreSQL URL says how to get it.
+await assert.rejects(openStore('postgres://127.0.0.1:1/none'), { name: 'ConfigurationError', message: /npm install pg/ });
 console.log('consumer ok');
 `;
 
@@ -101,6 +105,7 @@ describe('the packed package in a consumer project', () => {
     // taken from this repository's (the same version, built for this machine) rather than rebuilt.
     run('npm', ['install', join(dir, tarball), '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline'], consumer);
     cpSync(join(ROOT, 'node_modules/better-sqlite3/build'), join(consumer, 'node_modules/better-sqlite3/build'), { recursive: true });
+    expect(existsSync(join(consumer, 'node_modules/pg')), 'pg, an optional peer, is not installed').toBe(false);
     writeFileSync(join(consumer, 'app.ts'), CONSUMER_CODE);
     try {
       run(process.execPath, [join(consumer, 'node_modules/typescript/bin/tsc'), '-p', '.'], consumer);

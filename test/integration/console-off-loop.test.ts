@@ -12,7 +12,7 @@ import { closeReaderThread, readerThread, threadReads } from '../../src/store/sq
 import { openStore } from '../../src/store/open.js';
 import { createReadModel } from '../../src/store/read-model-sql.js';
 import { SQLITE_READ_DIALECT } from '../../src/store/sqlite/read-model.js';
-import { StoreUnavailableError } from '../../src/store/store.js';
+import { StoreUnavailableError } from '../../src/store/errors.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { listen, tempDir } from '../support/servers.js';
 

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createReceiver, ErasureRequestError, UnknownCandidateError, type Receiver } from '../../src/index.js';
 import { rebuild } from '../../src/replay/index.js';
+import { storePorts } from '../../src/store/store.js';
 import { sampleEvent } from '../../src/testing/index.js';
 import { ENGINES, type EngineUnderTest } from '../support/engines.js';
 import { sqlOn } from '../support/sql.js';
@@ -205,7 +206,7 @@ describe.each(ENGINES)('erasing a candidate on $name', (engine: EngineUnderTest)
   if (engine.name === 'postgres') {
     it('waits for a projection that read no tombstone, and the next projection sees the erasure', async () => {
       const { receiver: r, database } = await started();
-      const store = await r.store();
+      const store = storePorts(await r.store());
       let release!: () => void;
       const held = new Promise<void>((resolve) => (release = resolve));
       let read: Map<string, number> | undefined;

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReceiver, type Receiver } from '../../src/receiver/create-receiver.js';
 import { prepareInboxQueries, QueryParameterError, type InboxQueries } from '../../src/query/index.js';
 import { signedRequest } from '../../src/testing/index.js';
+import { storePorts } from '../../src/store/store.js';
 import { loadMigrations } from '../../src/store/migrations.js';
 import { openStore } from '../../src/store/open.js';
 import { migrate as migratePostgres } from '../../src/store/postgres/migrations.js';
@@ -50,7 +51,7 @@ describe.each(ENGINES)('inbox queries of the console ($name)', (engine) => {
       JSON.stringify({ event: 'candidate.note', timestamp: '2026-11-20T10:00:00Z', data: { candidate_id: ELOISE, note: 'a\u0000b' } }),
     );
     await receiver.drain();
-    inbox = prepareInboxQueries(await receiver.store());
+    inbox = prepareInboxQueries(storePorts(await receiver.store()));
   });
   afterAll(async () => {
     await receiver.close();
@@ -148,7 +149,7 @@ describe.each(ENGINES)('inbox queries of the console ($name)', (engine) => {
     const newest = all[0]!.inbox_id;
     const completed = all.filter((e) => e.kind === 'candidate.interview.completed').map((e) => e.inbox_id);
     expect(completed.length).toBeGreaterThan(1);
-    const windowed = prepareInboxQueries(await receiver.store(), { searchWindow: 7 });
+    const windowed = prepareInboxQueries(storePorts(await receiver.store()), { searchWindow: 7 });
     const first = await windowed.listEvents({ kind: 'candidate.interview.completed', limit: 50 });
     // The newest 7 ids only, however many match further back; then next searches on below them.
     expect(first.searched).toEqual({ from: newest - 6, to: newest });
@@ -165,7 +166,7 @@ describe.each(ENGINES)('inbox queries of the console ($name)', (engine) => {
     expect(found.map((e) => e.inbox_id)).toEqual(completed);
     expect(pages).toBe(Math.ceil(newest / 7));
     // A page that fills before its window ends pages on from its last row, as an indexed one does.
-    const wide = prepareInboxQueries(await receiver.store(), { searchWindow: 1000 });
+    const wide = prepareInboxQueries(storePorts(await receiver.store()), { searchWindow: 1000 });
     const full = await wide.listEvents({ kind: 'candidate.interview.completed', limit: 1 });
     expect(full.next).toBe(completed[0]);
     // An index serves these: no window.
@@ -175,12 +176,10 @@ describe.each(ENGINES)('inbox queries of the console ($name)', (engine) => {
   });
 
   it('read the same whatever the store calls its location: the engine, not a log string, picks the SQL', async () => {
-    const store = await receiver.store();
-    // A wrapper store (the database option takes any Store) whose label names the other engine.
-    const renamed = prepareInboxQueries({
-      ...store,
-      location: engine.name === 'sqlite' ? 'postgres://elsewhere/db' : 'sqlite:./looks-like.db',
-    });
+    const store = storePorts(await receiver.store());
+    // The same ports under a label that names the other engine.
+    const relabelled = { ...store, location: engine.name === 'sqlite' ? 'postgres://elsewhere/db' : 'sqlite:./looks-like.db' };
+    const renamed = prepareInboxQueries(relabelled);
     expect(await renamed.listEvents({ limit: 50, campaign: RK4 })).toEqual(await inbox.listEvents({ limit: 50, campaign: RK4 }));
     expect(await renamed.listEvents({ limit: 50, candidate: ELOISE })).toEqual(await inbox.listEvents({ limit: 50, candidate: ELOISE }));
     const now = Date.now();
@@ -208,7 +207,7 @@ describe.each(ENGINES)('inbox queries on a body nested 100,000 levels ($name)', 
         expect((await receiver.receive({ rawBody: request.body, headers: request.headers })).answer.status).toBe(200);
       }
       await receiver.drain();
-      const inbox = prepareInboxQueries(await receiver.store());
+      const inbox = prepareInboxQueries(storePorts(await receiver.store()));
       expect((await inbox.listEvents({ limit: 10 })).events).toHaveLength(2);
       expect((await inbox.listEvents({ limit: 10, campaign: RK4 })).events.map((e) => e.kind)).toContain('candidate.note');
       expect((await inbox.listEvents({ limit: 10, candidate: 'c-1' })).events.map((e) => e.kind)).toEqual(['candidate.note']);

@@ -20,6 +20,7 @@ import { createReceiver, type Receiver } from '../../src/receiver/create-receive
 import { sign } from '../../src/signature.js';
 import { answerClientErrors } from '../../src/standalone/client-errors.js';
 import { refusalSummary } from '../../src/standalone/refusals.js';
+import { storePorts } from '../../src/store/store.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { ENGINES } from '../support/engines.js';
 import { listen, post } from '../support/servers.js';
@@ -312,7 +313,7 @@ describe.each(ENGINES)('large bodies, read into resizable buffers, stored byte f
         sent.push(body);
       }
     }
-    const store = await receiver.store();
+    const store = storePorts(await receiver.store());
     const rows = await store.setAside(0, 100);
     expect(rows.map((row) => Buffer.from(row.raw).toString('base64'))).toEqual(sent.map((body) => body.toString('base64')));
   });

@@ -10,7 +10,8 @@ import { ConfigurationError } from '../../src/errors.js';
 import { createReceiver } from '../../src/receiver/create-receiver.js';
 import { openStore, type StoreOptions } from '../../src/store/open.js';
 import { isRunning } from '../../src/store/presence.js';
-import { StoreUnavailableError, type Store } from '../../src/store/store.js';
+import { StoreUnavailableError } from '../../src/store/errors.js';
+import type { Store } from '../../src/store/store.js';
 import { sampleEvent } from '../../src/testing/index.js';
 
 import { ENGINES, freshStore } from '../support/engines.js';

@@ -7,7 +7,7 @@ import { openDatabase, type SqliteDatabase } from '../../src/store/sqlite/databa
 import * as handlers from '../../src/store/sqlite/handlers.js';
 import * as inbox from '../../src/store/sqlite/inbox.js';
 import * as projection from '../../src/store/sqlite/projection.js';
-import type { WriteTx } from '../../src/store/store.js';
+import type { WriteTx } from '../../src/store/write-ports.js';
 import { emptyCandidate } from '../../src/store/tables.js';
 
 const delivery = (n: number, handlerKey: string): Delivery => ({

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { READ_LENGTHS, type OperatorReads } from '../../src/store/long-reads.js';
 import { gatedReads, readGate } from '../../src/store/postgres/operator-reads.js';
-import { StoreUnavailableError } from '../../src/store/store.js';
+import { StoreUnavailableError } from '../../src/store/errors.js';
 
 /** Operator reads whose every method records its call and answers when `release(name)` is called. */
 function heldReads() {

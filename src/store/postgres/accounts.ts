@@ -1,6 +1,6 @@
 // Accounts across the database (docs/projection.md section 9): which have work waiting, and the
 // removal of one account's rows.
-import type { AccountsWithWork } from '../store.js';
+import type { AccountsWithWork } from '../rows.js';
 import { query, type Session } from './session.js';
 
 /**

@@ -3,7 +3,8 @@
 // before committing), then settled in it. Handler work is claimed with a lease that outlives the
 // statement, renewed while the handlers run and given back on shutdown. A claim takes one
 // account's rows; what is done by inbox id (settling, leases) reaches the row whatever its account.
-import type { HandlerClaimOptions, InboxRow, Settlement } from '../store.js';
+import type { HandlerClaimOptions } from '../write-ports.js';
+import type { InboxRow, Settlement } from '../rows.js';
 import { asInboxRow, INBOX_COLUMNS, INBOX_COLUMNS_OF_INBOX } from './inbox-columns.js';
 import { replaceBodies } from './erasure.js';
 import { query, type Session } from './session.js';

@@ -1,6 +1,7 @@
 // node-postgres, loaded only when a PostgreSQL URL or pool is given: SQLite users never load it.
 import type { Pool, PoolClient, QueryConfig } from 'pg';
-import { StoreUnavailableError } from '../store.js';
+import { ConfigurationError } from '../../errors.js';
+import { StoreUnavailableError } from '../errors.js';
 
 export type { Pool, PoolClient };
 
@@ -27,9 +28,25 @@ function isoMillis(text: string): string {
   return new Date(`${date}T${time}.${ms}${oh}:${om}`).toISOString();
 }
 
+/**
+ * node-postgres itself: an optional peer dependency, so a SQLite-only install has none and learns
+ * here, when it first asks for PostgreSQL, how to get it.
+ */
+export async function loadPg(): Promise<typeof import('pg').default> {
+  try {
+    return (await import('pg')).default;
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    throw new ConfigurationError(
+      'A PostgreSQL store needs node-postgres, an optional peer dependency of prequal-hooks: `npm install pg` beside prequal-hooks',
+      { cause: error },
+    );
+  }
+}
+
 /** Per-query type parsers: rows read the same as SQLite's (ISO text, plain numbers), without touching pg's globals. */
 export async function typeParsers(): Promise<QueryConfig['types']> {
-  const { default: pg } = await import('pg');
+  const pg = await loadPg();
   return {
     getTypeParser: ((oid: number, format?: string) => {
       if (oid === TIMESTAMPTZ || oid === TIMESTAMP) return (value: string) => isoMillis(value);
@@ -41,7 +58,7 @@ export async function typeParsers(): Promise<QueryConfig['types']> {
 
 /** A pool for a `postgres://` URL, with our timeouts, UTC and the schema on every connection. */
 export async function createPool(url: string, options: PostgresConnectOptions = {}): Promise<Pool> {
-  const { default: pg } = await import('pg');
+  const pg = await loadPg();
   const timeoutMs = options.timeoutMs ?? 4000;
   const settings = [
     // The startup options are split at spaces; a backslash keeps one in a value.

@@ -1,6 +1,6 @@
 // Dead letters: the rows set aside (unknown kinds, refused or invalid bodies), and putting
 // envelopes back to pending; of one account.
-import type { InboxRow } from '../store.js';
+import type { InboxRow } from '../rows.js';
 import { asInboxRow, INBOX_COLUMNS } from './inbox-columns.js';
 import { query, type Session } from './session.js';
 

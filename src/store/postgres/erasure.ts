@@ -4,7 +4,7 @@
 // reaches one account's rows (docs/projection.md section 9); its hooks are claimed across accounts.
 import { erasureInstants, REDACTED_REASONS_JSON, redactedBody, type PersonValues } from '../../events/index.js';
 import { candidatesMatching, erasureCounts, reasonsOnceRedacted, rowsNaming, unprojected } from '../erasure-rows.js';
-import type { ErasureHookRow, ErasureHookSettlement, ErasureOutcome, ErasureRequest } from '../store.js';
+import type { ErasureHookRow, ErasureHookSettlement, ErasureOutcome, ErasureRequest } from '../rows.js';
 import { postgresSql } from './reads.js';
 import { query, type Engine, type Session } from './session.js';
 

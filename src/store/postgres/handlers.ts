@@ -1,7 +1,7 @@
 // Handler bookkeeping: a row's handlers done, the failures recorded, listed and retried. A failure
 // carries its row's account; listing and retrying reach the view's account only.
 import type { QueryResultRow } from 'pg';
-import type { HandlerFailureRow } from '../store.js';
+import type { HandlerFailureRow } from '../rows.js';
 import { inTransaction, query, type Engine, type Session } from './session.js';
 
 /** Every handler of the row succeeded or was given up on: its mark and lease are cleared. */

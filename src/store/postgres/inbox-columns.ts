@@ -1,5 +1,5 @@
 // The inbox columns an `InboxRow` is read from, for every family that reads inbox rows.
-import type { InboxRow } from '../store.js';
+import type { InboxRow } from '../rows.js';
 
 export const INBOX_COLUMNS = `inbox_id, account, received_at, raw, identity, raw_sha256, kind, verdict, secret_id, state, reasons, attempts, processed_at, handlers_pending, trace_context`;
 

@@ -1,7 +1,7 @@
 // Inbox intake: deliveries stored as they arrive (the receiver), or already processed (replay),
 // each under the account it was sent to; identity is per account.
 import type { Delivery } from '../../receive/delivery.js';
-import type { Appended, IdentityKey, SettledDelivery } from '../store.js';
+import type { Appended, IdentityKey, SettledDelivery } from '../rows.js';
 import { query, type Session } from './session.js';
 
 // A delivery is known, within its account, by its identity, or (not an event) by its raw-bytes hash.

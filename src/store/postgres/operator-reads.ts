@@ -6,7 +6,7 @@
 // (a 503) after `waitMs`. The reads an index bounds are not held back.
 import { withDeadline } from '../../deadline.js';
 import { withLongReads, type OperatorReads } from '../long-reads.js';
-import { StoreUnavailableError } from '../store.js';
+import { StoreUnavailableError } from '../errors.js';
 
 /** The long reads of one pool: how many may run at once, how long one waits for its turn, and who waits. */
 export interface ReadGate {

@@ -1,7 +1,8 @@
 // The receivers table on PostgreSQL (migration 007): heartbeats of the receivers that project,
 // on every replica. Beats and ages use the server's clock, so hosts whose clocks differ agree.
 import type { QueryResultRow } from 'pg';
-import type { ReceiverRow, Store } from '../store.js';
+import type { ReceiverRow } from '../rows.js';
+import type { Store } from '../store.js';
 
 /** A statement on the pool, outside any transaction (the store's reads). */
 type Run = <R extends QueryResultRow>(text: string, values?: unknown[]) => Promise<R[]>;

@@ -2,7 +2,7 @@
 // the claim, written back whole, and the reset a rebuild starts from; all of one account, whose
 // rows are keyed (account, id) and whose credits row is keyed by the account alone.
 import type { InterviewResponse } from '../tables.js';
-import type { RowKeys, RowWrites, StoredRow, StoredRows } from '../store.js';
+import type { RowKeys, RowWrites, StoredRow, StoredRows } from '../rows.js';
 import { CAMPAIGN_COLUMNS, CANDIDATE_COLUMNS, CREDITS_COLUMNS, type CampaignRow, type CandidateRow, type CreditsRow } from '../tables.js';
 import { recount } from './counters.js';
 import { query, type Session } from './session.js';

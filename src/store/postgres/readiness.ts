@@ -1,6 +1,6 @@
 // Readiness and durability: the schema made ready at open, the probe behind /readyz, and flush.
 import type { Logger } from 'pino';
-import type { ReadinessProbe } from '../store.js';
+import type { ReadinessProbe } from '../rows.js';
 import { unavailable } from './connection.js';
 import { MigrationsPendingError } from '../migrations.js';
 import { checkSchema, migrate, pendingMigrations } from './migrations.js';

@@ -1,7 +1,7 @@
 // Reads: one inbox row (by id, of any account), whether an account has anything pending (its
 // counts are the counters', counters.ts), and this engine's SQL for the ports' reads (people, projected rows).
 import type { EngineSql } from '../engine-sql.js';
-import type { InboxRow } from '../store.js';
+import type { InboxRow } from '../rows.js';
 import { asInboxRow, INBOX_COLUMNS } from './inbox-columns.js';
 import { query, type Session } from './session.js';
 

@@ -2,7 +2,8 @@
 // takes a `Session` (the pool, or the client of a transaction it is part of); an operation that
 // needs a transaction of its own takes the `Engine` and opens one with `inTransaction`.
 import type { QueryConfig, QueryResultRow } from 'pg';
-import { StoreUnavailableError, type WriteOptions } from '../store.js';
+import { StoreUnavailableError } from '../errors.js';
+import type { WriteOptions } from '../write-ports.js';
 import { unavailable, type Pool, type PoolClient } from './connection.js';
 
 export type TypeParsers = QueryConfig['types'];

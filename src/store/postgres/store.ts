@@ -4,7 +4,8 @@
 // one on the same pool, each passing its account to the statements it runs.
 import type { Logger } from 'pino';
 import { DEFAULT_ACCOUNT } from '../../receive/account.js';
-import type { Store, WriteTx } from '../store.js';
+import type { Store } from '../store.js';
+import type { WriteTx } from '../write-ports.js';
 import { accountsWithWork, deleteAccountRows } from './accounts.js';
 import { claimHandlers, claimPending, claimPendingRow, releaseHandlers, renewHandlerClaims, settle } from './claims.js';
 import { typeParsers, type Pool } from './connection.js';

@@ -1,6 +1,6 @@
 // What spans the accounts of one database (docs/projection.md section 9): which accounts have work
 // waiting, and the removal of an account with every row it holds.
-import type { AccountsWithWork } from '../store.js';
+import type { AccountsWithWork } from '../rows.js';
 import { prepared, type SqliteConnection } from './connection.js';
 
 /**

@@ -1,5 +1,6 @@
 import type { Delivery } from '../../receive/delivery.js';
-import type { BulkLoad, BulkMode, RowWrites, SettledDelivery, Settlement, StagedEffect, StoredEvent } from '../store.js';
+import type { BulkLoad, BulkMode } from '../write-ports.js';
+import type { RowWrites, SettledDelivery, Settlement, StagedEffect, StoredEvent } from '../rows.js';
 import Database from 'better-sqlite3';
 import { erasureInstants } from '../../events/index.js';
 import { runWrite, serialised, writtenByOthers, type SqliteConnection, type Writer } from './connection.js';

@@ -4,7 +4,8 @@
 // reads.ts, settings.ts, readiness.ts) are plain SQL; this is where they become transactions.
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Statement } from 'better-sqlite3';
-import { StoreUnavailableError, type WriteOptions, type WriteTx } from '../store.js';
+import { StoreUnavailableError } from '../errors.js';
+import type { WriteOptions, WriteTx } from '../write-ports.js';
 import type { SqliteDatabase } from './database.js';
 
 export interface SqliteConnection {

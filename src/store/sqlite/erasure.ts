@@ -4,7 +4,7 @@
 // account's rows (docs/projection.md section 9); the hooks it owes are claimed across accounts.
 import { erasureInstants, REDACTED_REASONS_JSON, redactedBody, type PersonValues } from '../../events/index.js';
 import { candidatesMatching, erasureCounts, reasonsOnceRedacted, rowsNaming, unprojected } from '../erasure-rows.js';
-import type { ErasureHookRow, ErasureHookSettlement, ErasureOutcome, ErasureRequest } from '../store.js';
+import type { ErasureHookRow, ErasureHookSettlement, ErasureOutcome, ErasureRequest } from '../rows.js';
 import { prepared, read, type SqliteConnection } from './connection.js';
 import { sqliteSql } from './reads.js';
 

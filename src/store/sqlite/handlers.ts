@@ -3,7 +3,8 @@
 // Claims, lists and retries are of one account (its handler keys order its rows only); leases and
 // settlements are by inbox id, whatever the account.
 import type { Statement } from 'better-sqlite3';
-import type { HandlerClaimOptions, HandlerFailureRow, InboxRow } from '../store.js';
+import type { HandlerClaimOptions } from '../write-ports.js';
+import type { HandlerFailureRow, InboxRow } from '../rows.js';
 import { prepared, type SqliteConnection } from './connection.js';
 import type { SqliteDatabase } from './database.js';
 import { INBOX_SELECT, inboxRowOf } from './inbox.js';

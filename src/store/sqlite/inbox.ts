@@ -4,7 +4,8 @@
 // identities alone it is checked against; reads and claims are of the account a statement binds.
 import type { Statement } from 'better-sqlite3';
 import type { Delivery } from '../../receive/delivery.js';
-import type { Appended, IdentityKey, InboxRow, InboxState, SettledDelivery } from '../store.js';
+import type { Appended, IdentityKey, InboxRow, SettledDelivery } from '../rows.js';
+import type { InboxState } from '../inbox-state.js';
 import type { SqliteDatabase } from './database.js';
 
 const INBOX_COLUMNS = [

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { withDeadline } from '../../deadline.js';
 import { withLongReads, type OperatorPort, type OperatorReads } from '../long-reads.js';
-import { StoreUnavailableError } from '../store.js';
+import { StoreUnavailableError } from '../errors.js';
 import { errorOf, errorShape, type ReadAnswer, type ReaderThreadData, type ReadRequest } from './reader-protocol.js';
 
 /** A read longer than this is given up (a 503) and its thread replaced: no page waits forever. */

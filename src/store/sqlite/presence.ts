@@ -1,6 +1,7 @@
 // The receivers table on SQLite (migration 008): heartbeats of the receivers that project.
 import type { Statement } from 'better-sqlite3';
-import type { ReceiverRow, Store } from '../store.js';
+import type { ReceiverRow } from '../rows.js';
+import type { Store } from '../store.js';
 import type { SqliteDatabase } from './database.js';
 
 /** Runs a statement between this connection's write transactions, as the store's reads do. */

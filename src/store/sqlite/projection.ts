@@ -2,7 +2,7 @@
 // each claimed inbox row was processed; and a rebuild's reset. Rows are the account's a statement
 // binds; inbox rows are settled by id, whatever their account.
 import type { Statement } from 'better-sqlite3';
-import type { RowKeys, RowWrites, Settlement, StoredRows } from '../store.js';
+import type { RowKeys, RowWrites, Settlement, StoredRows } from '../rows.js';
 import {
   CAMPAIGN_COLUMNS,
   CANDIDATE_COLUMNS,

@@ -3,7 +3,7 @@
 // so a read can only be one the store already has.
 import Database from 'better-sqlite3';
 import { READ_LENGTHS, type OperatorPort, type ReadLength } from '../long-reads.js';
-import { StoreUnavailableError } from '../store.js';
+import { StoreUnavailableError } from '../errors.js';
 
 /** What the thread is started with. */
 export interface ReaderThreadData {

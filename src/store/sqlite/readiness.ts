@@ -1,7 +1,7 @@
 // Readiness and the way out: whether a write can be taken now, making every commit durable, and
 // closing once the writes queued have run.
 import type { Statement } from 'better-sqlite3';
-import type { ReadinessProbe } from '../store.js';
+import type { ReadinessProbe } from '../rows.js';
 import { guard, runWrite, serialised, unavailable, writeTransaction, type SqliteConnection, type Writer } from './connection.js';
 import type { SqliteDatabase } from './database.js';
 

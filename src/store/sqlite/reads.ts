@@ -2,7 +2,7 @@
 // read-only store (the CLI's inspect) prepares no write, and a query the caller never runs costs nothing.
 // A row by inbox id is read whatever its account; the other reads are of the account they bind.
 import type { EngineSql } from '../engine-sql.js';
-import type { InboxRow } from '../store.js';
+import type { InboxRow } from '../rows.js';
 import { prepared, read, type SqliteConnection } from './connection.js';
 import { INBOX_SELECT, inboxRowOf } from './inbox.js';
 

@@ -1,7 +1,8 @@
 // The SQLite engine as an assembly of its operation families: each family is plain SQL on the
 // statements it prepared (inbox.ts, projection.ts, handlers.ts, reads.ts, settings.ts,
 // readiness.ts, bulk.ts), and connection.ts turns them into queued transactions and guarded reads.
-import type { BulkLoad, BulkMode, Store, WriteTx } from '../store.js';
+import type { BulkLoad, BulkMode, WriteTx } from '../write-ports.js';
+import type { Store } from '../store.js';
 import { loadInBulk, type BulkStatements } from './bulk.js';
 import {
   guard,

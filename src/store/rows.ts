@@ -1,0 +1,178 @@
+// The shapes of what the store holds and hands back: inbox rows, projected rows as stored, what
+// a batch settles, what an erasure asks and finds. Plain data; the ports that move them are in
+// write-ports.ts and ports/.
+import type { Issue } from '../events/index.js';
+import type { Delivery, DeliveryVerdict } from '../receive/delivery.js';
+import type { InboxState } from './inbox-state.js';
+import type { CampaignRow, CandidateRow, CreditsRow, InterviewResponse } from './tables.js';
+
+export type Appended = { inboxId: number; duplicate: false } | { inboxId: null; duplicate: true };
+
+export interface InboxRow {
+  inbox_id: number;
+  /** The account it was delivered to (docs/projection.md section 9). */
+  account: string;
+  /** UTC ISO 8601 with milliseconds. */
+  received_at: string;
+  raw: Uint8Array;
+  identity: string | null;
+  /** SHA-256 of `raw` for bodies that are not events (null for events, and for rows stored before it existed). */
+  raw_sha256: string | null;
+  kind: string | null;
+  verdict: DeliveryVerdict;
+  secret_id: string | null;
+  state: InboxState;
+  /** JSON array of {path, message}, for unknown and dead rows. */
+  reasons: string | null;
+  attempts: number;
+  processed_at: string | null;
+  handlers_pending: boolean;
+  /** The W3C traceparent of the request that brought it (tracing on), else null. */
+  trace_context?: string | null;
+}
+
+export interface HandlerFailureRow {
+  failure_id: number;
+  inbox_id: number;
+  handler: string;
+  error: string;
+  attempts: number;
+  failed_at: string;
+}
+
+/** A projected row as stored: its columns, and its encoded field versions (src/project/versions.ts). */
+export interface StoredRow<T> {
+  row: T;
+  field_versions: string;
+  /** Not in the table yet (an empty row): `saveRows` must write it even if nothing set a column. */
+  absent?: boolean;
+}
+
+/** The projected rows a batch of events touches. */
+export interface RowKeys {
+  campaigns: readonly string[];
+  candidates: readonly string[];
+  credits: boolean;
+}
+
+/** The rows of `RowKeys`, locked until the transaction ends; a key with no row yet comes as an empty, `absent` row. */
+export interface StoredRows {
+  campaigns: Map<string, StoredRow<CampaignRow>>;
+  candidates: Map<string, StoredRow<CandidateRow>>;
+  credits: StoredRow<CreditsRow> | undefined;
+}
+
+/** Rows to write back whole; `responses` replaces the interview responses of each candidate named. */
+export interface RowWrites {
+  campaigns: readonly StoredRow<CampaignRow>[];
+  candidates: readonly StoredRow<CandidateRow>[];
+  credits: StoredRow<CreditsRow> | undefined;
+  responses: ReadonlyMap<string, readonly InterviewResponse[]>;
+}
+
+/** How an inbox row was processed; `handlers`: its handlers are due (in order with its key's others). */
+export interface Settlement {
+  inboxId: number;
+  state: Exclude<InboxState, 'pending'>;
+  reasons: Issue[] | null;
+  handlers: boolean;
+  /** The body to keep instead of the one stored: an erased candidate's event is redacted when processed. */
+  raw?: Uint8Array;
+}
+
+/** Who to erase (docs/projection.md section 8): by id, or by e-mail (any case) or phone as projected. */
+export type CandidateMatch = { candidateId: string } | { email: string } | { phone: string };
+
+export interface ErasureRequest {
+  /** One person (every candidate whose e-mail or phone matches), or these candidates by id (retention). */
+  match: CandidateMatch | { candidateIds: readonly string[] };
+  /** When the erasure runs: UTC ISO 8601 with milliseconds. */
+  erasedAt: string;
+  reason: string;
+}
+
+/**
+ * What an erasure did: never the erased values. `candidates` in id order, each with the rows that
+ * name it; `eventsRedacted` counts each row once, however many of them it names.
+ */
+export type ErasureOutcome =
+  | { found: false }
+  | { found: true; candidates: Array<{ candidateId: string; eventsRedacted: number }>; eventsRedacted: number; inboxIds: number[] };
+
+/** An erasure whose onErase hooks are owed a call (no personal data: the id only). */
+export interface ErasureHookRow {
+  erasureId: number;
+  /** The account the erased candidate belonged to. */
+  account: string;
+  candidateId: string;
+  /** UTC ISO 8601 with milliseconds. */
+  erasedAt: string;
+  reason: string;
+  /** Rounds of attempts that failed before this one. */
+  rounds: number;
+}
+
+/** How a round of an erasure's hooks ended: all done, failed (next round at `dueAt`), or given back unrun. */
+export type ErasureHookSettlement = { state: 'done' } | { state: 'failed'; error: string; dueAt: string } | { state: 'released' };
+
+/** An identity as the inbox files it (within one account): under the instant of its event (`Delivery.eventAt`). */
+export interface IdentityKey {
+  identity: string;
+  eventAt: number | null;
+}
+
+/** A delivery replay writes already processed, in one insert. */
+export interface SettledDelivery {
+  delivery: Delivery & { identity: string; kind: string };
+  state: Exclude<InboxState, 'pending'>;
+  reasons: Issue[] | null;
+  handlers: boolean;
+}
+
+/**
+ * One effect of one event, kept aside by a bulk load until every event is read: `set` is the
+ * JSON of the columns it sets ('' for none: it only names its row).
+ */
+export interface StagedEffect {
+  table: 'campaigns' | 'candidates' | 'credits';
+  key: string;
+  /** The event's order key (docs/projection.md section 2). */
+  version: string;
+  set: string;
+}
+
+/** An accepted inbox row read back by a bulk rebuild, with how it was last processed. */
+export interface StoredEvent {
+  inbox_id: number;
+  raw: Uint8Array;
+  identity: string | null;
+  state: InboxState;
+  reasons: string | null;
+}
+
+/**
+ * A receiver process that projects, as its heartbeat row says: refreshed every `every_ms` while it
+ * runs, removed when it closes (src/store/presence.ts). Commands that write events consult it.
+ */
+export interface ReceiverRow {
+  /** One per process, made at its start. */
+  receiver_id: string;
+  pid: number;
+  host: string;
+  /** UTC ISO 8601. */
+  started_at: string;
+  /** How often it beats (ms). */
+  every_ms: number;
+  /** Since its last beat (ms): by the database server's clock on PostgreSQL, this host's on SQLite (one host). */
+  age_ms: number;
+}
+
+export type ReadinessProbe = { ok: true } | { ok: false; reason: string };
+
+/** Accounts that have work waiting, each once, in account order (the dispatcher takes them in turn). */
+export interface AccountsWithWork {
+  /** Accounts with rows pending projection. */
+  projection: string[];
+  /** Accounts with rows whose handlers are due (claimed or not). */
+  handlers: string[];
+}

@@ -13,6 +13,15 @@ import { renderCliDoc } from '../../scripts/cli-doc.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
+/** The documents users read: the README, the CHANGELOG, the fixtures' README and every page of docs/. */
+const DOCUMENTS = [
+  'README.md',
+  'CHANGELOG.md',
+  'fixtures/README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 
 describe('documents', () => {
   it('docs/events.md is what the schemas say (run `npm run docs` after changing them)', () => {
@@ -29,16 +38,8 @@ describe('documents', () => {
 
   it('every relative link of README.md, CHANGELOG.md, fixtures/README.md and docs/*.md names a file the package ships', () => {
     const shipped = (JSON.parse(read('package.json')) as { files: string[] }).files;
-    const documents = [
-      'README.md',
-      'CHANGELOG.md',
-      'fixtures/README.md',
-      ...readdirSync(join(ROOT, 'docs'))
-        .filter((f) => f.endsWith('.md'))
-        .map((f) => `docs/${f}`),
-    ];
     const broken: string[] = [];
-    for (const document of documents) {
+    for (const document of DOCUMENTS) {
       for (const [, target] of read(document).matchAll(/\]\(([^)\s]+)\)/g)) {
         if (/^[a-z]+:/i.test(target!) || target!.startsWith('#')) continue;
         const path = normalize(relative(ROOT, join(ROOT, dirname(document), target!.replace(/#.*$/, ''))));
@@ -93,14 +94,7 @@ describe('documents', () => {
   });
 
   it('names no document users cannot open (the steering documents are not in the repository)', () => {
-    for (const document of [
-      'README.md',
-      'CHANGELOG.md',
-      'fixtures/README.md',
-      ...readdirSync(join(ROOT, 'docs'))
-        .filter((f) => f.endsWith('.md'))
-        .map((f) => `docs/${f}`),
-    ]) {
+    for (const document of DOCUMENTS) {
       expect(read(document), document).not.toMatch(/PROJECTION\.md|service-api\.md|\/work\//);
     }
   });

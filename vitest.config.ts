@@ -9,6 +9,7 @@ import { defineConfig } from 'vitest/config';
 // The property tests that run against both engines need the PostgreSQL server: integration.
 const PROPERTIES_ON_BOTH_ENGINES = [
   'test/property/accounts.property.test.ts',
+  'test/property/changes.property.test.ts',
   'test/property/counters.property.test.ts',
   'test/property/erasure.property.test.ts',
   'test/property/projection.property.test.ts',

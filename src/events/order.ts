@@ -19,6 +19,11 @@ export function orderKey(instant: number, kind: EventKind, identity: string): st
   return `${String(instant + INSTANT_SHIFT).padStart(17, '0')}:${RANK_DIGITS[kind]}:${identity}`;
 }
 
+/** The identity an order key ends with. */
+export function identityOfOrderKey(key: string): string {
+  return key.slice(key.indexOf(':', key.indexOf(':') + 1) + 1);
+}
+
 /** The instant (ms) an order key starts with. */
 export function instantOfOrderKey(key: string): number {
   return Number(key.slice(0, 17)) - INSTANT_SHIFT;

@@ -16,7 +16,8 @@ import type { ProjectionWritesTx } from '../store/write-ports.js';
 import type { RowKeys, RowWrites, StoredRow, StoredRows } from '../store/rows.js';
 import type { CampaignRow, CandidateRow, CreditsRow } from '../store/tables.js';
 import { effectsOf } from './effects.js';
-import { emptyState, foldAnyOrder, type ProjectableEvent, type ProjectedState, type Versioned } from './fold.js';
+import { causeKey, changesOfBatch, type Causes } from './changes.js';
+import { applyEffect, emptyState, orderKeyOf, type ProjectableEvent, type ProjectedState, type Versioned } from './fold.js';
 import { decodeVersions, encodeVersions, VERSIONED_FIELDS } from './versions.js';
 
 /** What became of one stored body. */
@@ -69,11 +70,41 @@ export function toStored<T>(current: Versioned<T>, fields: readonly string[]): S
   return { row: current.row, field_versions: encodeVersions(current.versions, fields) };
 }
 
+/** What an effect's row is in a state (undefined: not there yet). */
+function rowIn(state: ProjectedState, table: 'campaigns' | 'candidates' | 'credits', key: string): unknown {
+  return table === 'credits' ? (state.credits ?? undefined) : state[table].get(key);
+}
+
+/**
+ * `foldAnyOrder` (fold.ts), noting which events moved which rows: an event is a cause of a row
+ * when its effect changed the row or its responses, or named a row new to the table.
+ */
+function foldNotingCauses(events: readonly ProjectableEvent[], state: ProjectedState, isNew: (key: string) => boolean): Causes {
+  const causes: Causes = new Map();
+  for (const e of events) {
+    const version = orderKeyOf(e);
+    for (const effect of effectsOf(e.event, e.instant)) {
+      const key = causeKey(effect.table, effect.key);
+      const before = rowIn(state, effect.table, effect.key);
+      const responses = effect.table === 'candidates' ? state.responses.get(effect.key) : undefined;
+      applyEffect(state, effect, version, true);
+      const moved =
+        rowIn(state, effect.table, effect.key) !== before ||
+        (effect.table === 'candidates' && state.responses.get(effect.key) !== responses);
+      if (!moved && !isNew(key)) continue;
+      const list = causes.get(key);
+      if (list === undefined) causes.set(key, [e.identity]);
+      else list.push(e.identity);
+    }
+  }
+  return causes;
+}
+
 /**
  * Folds events into the rows they touch with the pure last-writer-wins merge, and says which
  * rows changed. Only changed rows are written back, each once, whatever the number of events.
  */
-function foldIntoRows(stored: StoredRows, events: readonly ProjectableEvent[]): RowWrites {
+function foldIntoRows(stored: StoredRows, events: readonly ProjectableEvent[]): RowWrites & { causes: Causes } {
   const state: ProjectedState = emptyState();
   const loaded = {
     campaigns: new Map<string, Versioned<CampaignRow>>(),
@@ -92,7 +123,11 @@ function foldIntoRows(stored: StoredRows, events: readonly ProjectableEvent[]): 
   const loadedCredits: Versioned<CreditsRow> | null = stored.credits ? versioned(stored.credits, VERSIONED_FIELDS.credits) : null;
   state.credits = loadedCredits;
 
-  foldAnyOrder(events, state);
+  const causes = foldNotingCauses(events, state, (key) => {
+    const [table, id] = [key.slice(0, key.indexOf(':')), key.slice(key.indexOf(':') + 1)];
+    if (table === 'credits') return stored.credits?.absent === true;
+    return (table === 'campaigns' ? stored.campaigns : stored.candidates).get(id)?.absent === true;
+  });
 
   // mergeEffect returns the row object itself when nothing changed: identity tells what to write.
   // A row new to the table is written even unchanged: naming its key creates it.
@@ -113,7 +148,7 @@ function foldIntoRows(stored: StoredRows, events: readonly ProjectableEvent[]): 
     state.credits !== null && (state.credits !== loadedCredits || creditsAbsent)
       ? { ...toStored(state.credits, VERSIONED_FIELDS.credits), ...(creditsAbsent && { absent: true }) }
       : undefined;
-  return { campaigns, candidates, credits, responses: state.responses };
+  return { campaigns, candidates, credits, responses: state.responses, causes };
 }
 
 /** A body to project, with its row's reasons when read from the inbox (a row set aside has some). */
@@ -136,7 +171,11 @@ export function keptRedacted(p: Processed, storedReasons: string | null | undefi
  * (created empty when new), folds the events into them in memory, writes each changed row once.
  * The caller settles the inbox rows in the same transaction, so both commit together.
  */
-export async function projectBatch(tx: ProjectionWritesTx, bodies: ReadonlyArray<StoredBody>): Promise<Processed[]> {
+export async function projectBatch(
+  tx: ProjectionWritesTx,
+  bodies: ReadonlyArray<StoredBody>,
+  options: { changes?: boolean } = {},
+): Promise<Processed[]> {
   const readings = bodies.map((body) => body.reading ?? readEnvelope(body.raw));
   const processed = bodies.map((body, i) => readStored(body.raw, readings[i]));
   // The tombstones first: an event that must change nothing names no row to lock (PostgreSQL
@@ -146,7 +185,10 @@ export async function projectBatch(tx: ProjectionWritesTx, bodies: ReadonlyArray
   const live = processed.flatMap((p) => (p.state === 'projected' ? projectable(p) : []));
   if (live.length > 0) {
     const stored = await tx.lockRows(rowKeysOf(live));
-    await tx.saveRows(foldIntoRows(stored, live));
+    const { causes, ...writes } = foldIntoRows(stored, live);
+    await tx.saveRows(writes);
+    // Numbered last: on PostgreSQL, numbering holds the account's head until the commit.
+    if (options.changes !== false) await tx.recordChanges(changesOfBatch(tx.account, stored, writes, causes));
   }
   return processed;
 }

@@ -1,6 +1,8 @@
 import type { BulkLoad } from '../store/write-ports.js';
 import type { StagedEffect, StoredRow } from '../store/rows.js';
+import { identityOfOrderKey } from '../events/index.js';
 import { toStored } from './batch.js';
+import { causeKey, changesOfBatch, type Causes } from './changes.js';
 import { effectsOf, type Effect } from './effects.js';
 import { applyEffect, emptyState, orderKeyOf, type ProjectableEvent, type ProjectedState, type Versioned } from './fold.js';
 import { VERSIONED_FIELDS } from './versions.js';
@@ -28,10 +30,19 @@ export function stagedEffectsOf(e: ProjectableEvent): StagedEffect[] {
 export function projectStaged(bulk: BulkLoad, chunk = 1000): number {
   let rows = 0;
   let state = emptyState();
+  // Which events made or moved each row, for the feed (every row is new to the tables).
+  const causes: Causes = new Map();
   for (const effects of bulk.sortedEffects(chunk)) {
     for (const staged of effects) {
       const set = staged.set === '' ? {} : (JSON.parse(staged.set) as Record<string, unknown>);
+      const key = causeKey(staged.table, staged.key);
+      const before = staged.table === 'credits' ? state.credits : state[staged.table].get(staged.key);
       applyEffect(state, { table: staged.table, key: staged.key, set } as Effect, staged.version, true);
+      const after = staged.table === 'credits' ? state.credits : state[staged.table].get(staged.key);
+      if (before !== undefined && before !== null && after === before) continue;
+      const list = causes.get(key);
+      if (list === undefined) causes.set(key, [identityOfOrderKey(staged.version)]);
+      else list.push(identityOfOrderKey(staged.version));
     }
     // The chunk's last row may go on in the next chunk: it stays in memory to be written with it.
     const last = effects[effects.length - 1]!;
@@ -49,18 +60,23 @@ export function projectStaged(bulk: BulkLoad, chunk = 1000): number {
       next.credits = state.credits;
       state.credits = null;
     }
-    rows += save(bulk, state);
+    rows += save(bulk, state, causes);
     state = next;
   }
-  return rows + save(bulk, state);
+  return rows + save(bulk, state, causes);
 }
 
-function save(bulk: BulkLoad, state: ProjectedState): number {
+function save(bulk: BulkLoad, state: ProjectedState, causes: Causes): number {
   const absent = <T>(rows: Map<string, Versioned<T>>, fields: readonly string[]): StoredRow<T>[] =>
     [...rows.values()].map((row) => ({ ...toStored(row, fields), absent: true }));
   const campaigns = absent(state.campaigns, VERSIONED_FIELDS.campaigns);
   const candidates = absent(state.candidates, VERSIONED_FIELDS.candidates);
   const credits = state.credits === null ? undefined : { ...toStored(state.credits, VERSIONED_FIELDS.credits), absent: true };
-  bulk.saveRows({ campaigns, candidates, credits, responses: state.responses });
+  const writes = { campaigns, candidates, credits, responses: state.responses };
+  bulk.saveRows(writes);
+  bulk.recordChanges(changesOfBatch(bulk.account, { campaigns: new Map(), candidates: new Map(), credits: undefined }, writes, causes));
+  for (const row of campaigns) causes.delete(causeKey('campaigns', row.row.campaign_id));
+  for (const row of candidates) causes.delete(causeKey('candidates', row.row.candidate_id));
+  if (credits !== undefined) causes.delete(causeKey('credits', 'account'));
   return campaigns.length + candidates.length + (credits === undefined ? 0 : 1);
 }

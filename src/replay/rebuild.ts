@@ -75,9 +75,11 @@ export async function rebuild(handle: StoreHandle, options: RebuildOptions = {})
     const done = await store.write(
       async (tx) => {
         const rows = await tx.claimPending(batchSize);
+        // The feed gets the difference at the end, not each batch's intermediate rows.
         const processed = await projectBatch(
           tx,
           rows.map((row) => ({ raw: row.raw, reading: readEnvelope(row.raw, row.identity ?? undefined), reasons: row.reasons })),
+          { changes: false },
         );
         for (const p of processed) summary[p.state]++;
         await tx.settle(settlementsOf(rows, processed), new Date(now()).toISOString(), { keepHandlers: true });
@@ -90,6 +92,7 @@ export async function rebuild(handle: StoreHandle, options: RebuildOptions = {})
     if (done === 0) break;
     options.onProgress?.({ ...summary });
   }
+  await store.write((tx) => tx.finishRebuild());
   await store.flush();
   return summary;
 }

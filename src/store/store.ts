@@ -4,6 +4,7 @@
 // be remote. Row shapes are in rows.ts, the error type in errors.ts.
 import type { AccountsRegistry } from './accounts-registry.js';
 import type { StoreHandle } from './handle.js';
+import type { ChangesPort } from './ports/changes.js';
 import type { InboxPort } from './ports/inbox.js';
 import type { PeopleReads } from './ports/people.js';
 import type { ProjectedReads } from './ports/projected.js';
@@ -65,6 +66,7 @@ export interface Store
     SettingsPort,
     PresencePort,
     ErasurePort,
+    ChangesPort,
     WorkSignals,
     Lifecycle,
     AccountScope {

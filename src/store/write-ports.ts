@@ -4,6 +4,7 @@
 import type { Delivery } from '../receive/delivery.js';
 import type {
   Appended,
+  ChangeRecord,
   ErasureHookRow,
   ErasureHookSettlement,
   ErasureOutcome,
@@ -56,13 +57,26 @@ export interface ClaimsTx {
    * untouched; returns how many events are pending now.
    */
   resetProjection(): Promise<number>;
+  /**
+   * A rebuild's end, after its last batch: records the changes its new state differs by from the
+   * state `resetProjection` found (docs/projection.md section 10); how many.
+   */
+  finishRebuild(): Promise<number>;
 }
 
 /** The projected rows a batch reads, locked, and writes back (src/project/batch.ts). */
 export interface ProjectionWritesTx {
+  /** The account whose rows this transaction reaches. */
+  readonly account: string;
   /** Locks and reads the rows of these keys; keys with no row yet come back as empty `absent` rows. */
   lockRows(keys: RowKeys): Promise<StoredRows>;
   saveRows(writes: RowWrites): Promise<void>;
+  /**
+   * Numbers these changes (docs/projection.md section 10) after the account's last and records them,
+   * in this transaction. Nothing, not even a lock, when the list is empty. Call it last: on
+   * PostgreSQL it holds the account's numbering until the commit.
+   */
+  recordChanges(changes: readonly ChangeRecord[]): Promise<void>;
   /** The latest erasure of each of these candidates that has one: candidate id to erased_at (ms). */
   erasures(candidateIds: readonly string[]): Promise<Map<string, number>>;
 }
@@ -127,6 +141,14 @@ export interface BulkLoad {
   sortedEffects(chunk: number): Iterable<StagedEffect[]>;
   /** Inserts folded rows into the (empty) projected tables. */
   saveRows(writes: RowWrites): void;
+  /** The account loaded. */
+  readonly account: string;
+  /**
+   * Records the changes of rows new to the tables (docs/projection.md section 10), in a load into
+   * an empty database; a rebuild ignores them and records its difference from the state before
+   * at its end.
+   */
+  recordChanges(changes: readonly ChangeRecord[]): void;
 }
 
 export type BulkMode =

@@ -137,7 +137,65 @@ export async function emptyTables(database: TestDatabase): Promise<void> {
     'inbox',
     'erasure_hooks',
     'erasures',
+    'changes',
+    'change_heads',
+    'rebuild_campaigns',
+    'rebuild_candidates',
+    'rebuild_credits',
   ]) {
     await sql.query(`DELETE FROM ${table}`);
   }
+}
+
+/** One recorded change, as read back from the `changes` table (`row` and `events` parsed). */
+export interface ChangeRead {
+  seq: number;
+  entity: string;
+  id: string;
+  op: string;
+  row: Record<string, unknown> | null;
+  at: string;
+  events: string[];
+}
+
+/** An account's changes in `seq` order, on either engine. */
+export async function readChanges(database: TestDatabase, account = 'default'): Promise<ChangeRead[]> {
+  const rows = await sqlOn(database).query<{
+    seq: number | string;
+    entity: string;
+    id: string;
+    op: string;
+    row: string | null;
+    at: string;
+    events: string;
+  }>('SELECT seq, entity, id, op, row, at, events FROM changes WHERE account = ? ORDER BY seq', [account]);
+  return rows.map((r) => ({
+    ...r,
+    seq: Number(r.seq),
+    row: r.row === null ? null : (JSON.parse(r.row) as Record<string, unknown>),
+    events: JSON.parse(r.events) as string[],
+  }));
+}
+
+/**
+ * The fold of changes in `seq` order (docs/projection.md section 10): the last upsert of each
+ * entity, removed by an erase; in the shape of `readStoreTables` without the responses.
+ */
+export function foldChanges(changes: readonly ChangeRead[]): Omit<Tables, 'interview_responses'> {
+  const state = new Map<string, Record<string, unknown>>();
+  for (const change of changes) {
+    const key = `${change.entity}:${change.id}`;
+    if (change.op === 'erase') state.delete(key);
+    else state.set(key, change.row!);
+  }
+  const of = (entity: string) => [...state.entries()].filter(([k]) => k.startsWith(`${entity}:`)).map(([, row]) => row);
+  return {
+    campaigns: of('campaign')
+      .map((row) => pick(row, CAMPAIGN))
+      .sort(byKey('campaign_id')),
+    candidates: of('candidate')
+      .map((row) => pick(row, CANDIDATE))
+      .sort(byKey('candidate_id')),
+    credits: of('credits').map((row) => pick(row, CREDITS))[0] ?? null,
+  };
 }

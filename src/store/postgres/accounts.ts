@@ -41,6 +41,12 @@ export async function deleteAccountRows(tx: Session, account: string): Promise<{
   }
   await query(tx, 'DELETE FROM erasure_hooks WHERE erasure_id IN (SELECT erasure_id FROM erasures WHERE account = $1)', [account]);
   await query(tx, 'DELETE FROM erasures WHERE account = $1', [account]);
+  // The feed's numbering goes on if the account comes back: a reader's cursor then learns (410)
+  // that what it had not read is gone, and no number is given twice.
+  for (const table of ['changes', 'rebuild_campaigns', 'rebuild_candidates', 'rebuild_credits']) {
+    await query(tx, `DELETE FROM ${table} WHERE account = $1`, [account]);
+  }
+  await query(tx, 'UPDATE change_heads SET dropped_through = last_seq WHERE account = $1', [account]);
   // Every counter of the account is at 0 by now (the triggers counted the deletions): its rows go
   // too, every process's (a transaction of the account still running adds a row of its own later).
   await query(tx, 'DELETE FROM counters WHERE account = $1', [account]);

@@ -6,6 +6,7 @@ import { erasureInstants, REDACTED_REASONS_JSON, redactedBody, type PersonValues
 import { candidatesMatching, erasureCounts, reasonsOnceRedacted, rowsNaming, unprojected } from '../erasure-rows.js';
 import type { ErasureHookRow, ErasureHookSettlement, ErasureOutcome, ErasureRequest } from '../rows.js';
 import { postgresSql } from './reads.js';
+import { eraseChanges } from './changes.js';
 import { query, type Engine, type Session } from './session.js';
 
 // Erasures and the projection of candidates are serialised by one transaction-level advisory lock
@@ -90,6 +91,8 @@ export async function eraseCandidate(tx: Session, account: string, request: Eras
   const ids = outcome.candidates.map((c) => c.candidateId);
   await query(tx, 'DELETE FROM interview_responses WHERE account = $2 AND candidate_id = ANY($1::text[])', [ids, account]);
   await query(tx, 'DELETE FROM candidates WHERE account = $2 AND candidate_id = ANY($1::text[])', [ids, account]);
+  // A rebuild under way keeps a copy of the row: it goes too.
+  await query(tx, 'DELETE FROM rebuild_candidates WHERE account = $2 AND candidate_id = ANY($1::text[])', [ids, account]);
   await query(
     tx,
     `WITH erased AS (
@@ -99,12 +102,14 @@ export async function eraseCandidate(tx: Session, account: string, request: Eras
      INSERT INTO erasure_hooks (erasure_id, due_at) SELECT erasure_id, erased_at FROM erased`,
     [ids, request.erasedAt, request.reason, outcome.candidates.map((c) => c.eventsRedacted), account],
   );
+  // The feed: their earlier changes reduced to keys, one `erase` each (docs/projection.md section 10).
+  await eraseChanges(tx, account, ids);
   return outcome;
 }
 
 /** After the erasure committed: the tables it touched vacuumed (outside any transaction). */
 export async function scrub(engine: Engine): Promise<{ complete: boolean }> {
-  for (const table of ['inbox', 'candidates', 'interview_responses', 'handler_failures']) {
+  for (const table of ['inbox', 'candidates', 'interview_responses', 'handler_failures', 'changes', 'rebuild_candidates']) {
     await query(engine.pooled, `VACUUM ${table}`);
   }
   return { complete: true };

@@ -83,23 +83,28 @@ async function lockTable<T>(tx: Session, account: string, table: string, key: st
   const found = new Map<string, StoredRow<T>>();
   if (keys.length === 0) return found;
   // Create what is missing, in key order, then lock in key order: processes never wait in a cycle.
-  await query(
+  // The rows made here are `absent` as SQLite's are: new to the table (the feed records them).
+  const created = await query<{ key: string }>(
     tx,
-    `INSERT INTO ${table} (account, ${key}) SELECT $2::text, k FROM unnest($1::text[]) AS k ORDER BY k ON CONFLICT (account, ${key}) DO NOTHING`,
+    `INSERT INTO ${table} (account, ${key}) SELECT $2::text, k FROM unnest($1::text[]) AS k ORDER BY k ON CONFLICT (account, ${key}) DO NOTHING RETURNING ${key} AS key`,
     [keys, account],
   );
+  const made = new Set(created.map((r) => r.key));
   const rows = await query<Record<string, unknown>>(
     tx,
     `SELECT ${key}, ${columns.join(', ')}, field_versions FROM ${table} WHERE account = $2 AND ${key} = ANY($1::text[]) ORDER BY ${key} FOR UPDATE`,
     [keys, account],
   );
-  for (const { field_versions, ...row } of rows) found.set(String(row[key]), { row: row as T, field_versions: field_versions as string });
+  for (const { field_versions, ...row } of rows) {
+    const k = String(row[key]);
+    found.set(k, { row: row as T, field_versions: field_versions as string, ...(made.has(k) && { absent: true }) });
+  }
   return found;
 }
 
 /** The account's credits row, created when missing, locked. */
 async function lockCredits(tx: Session, account: string): Promise<StoredRow<CreditsRow> | undefined> {
-  await query(tx, 'INSERT INTO credits (account) VALUES ($1) ON CONFLICT (account) DO NOTHING', [account]);
+  const created = await query(tx, 'INSERT INTO credits (account) VALUES ($1) ON CONFLICT (account) DO NOTHING RETURNING 1', [account]);
   const [stored] = await query<CreditsRow & { field_versions: string }>(
     tx,
     `SELECT ${CREDITS_COLUMNS.join(', ')}, field_versions FROM credits WHERE account = $1 FOR UPDATE`,
@@ -107,7 +112,7 @@ async function lockCredits(tx: Session, account: string): Promise<StoredRow<Cred
   );
   if (stored === undefined) return undefined;
   const { field_versions, ...row } = stored;
-  return { row, field_versions };
+  return { row, field_versions, ...(created.length > 0 && { absent: true }) };
 }
 
 async function saveTable<T>(

@@ -13,6 +13,7 @@ import { requeue, setAside } from './dead-letters.js';
 import { handlerFailures, handlersDone, recordHandlerFailure, retryHandlerFailures } from './handlers.js';
 import { appendDeliveries, appendSettled, knownIdentities } from './intake.js';
 import { lockRows, resetProjection, saveRows } from './projection.js';
+import { changesAfter, finishRebuild, pruneChanges, recordChanges, startRebuild } from './changes.js';
 import { hasPending, inboxRow, postgresSql } from './reads.js';
 import { counts } from './counters.js';
 import { peopleReads } from '../people.js';
@@ -104,6 +105,7 @@ function accountView(shared: Shared, account: string): Omit<Store, keyof ReturnT
     retryHandlerFailures: (ids) => retryHandlerFailures(engine, account, ids),
     ...gatedReads(reads, { people: peopleReads(postgresSql(db), account), readModel: postgresReadModel(db, account) }),
     projected: projectedReads(postgresSql(db), account),
+    changesAfter: (after, limit) => changesAfter(db, account, after, limit),
   };
 }
 
@@ -117,6 +119,7 @@ function databaseWide({ engine, work, options }: Shared) {
     // One INSERT is its own transaction: committed (synchronous_commit on) when it returns.
     append: (deliveries) => appendDeliveries(db, deliveries),
     inboxRow: (id) => inboxRow(db, id),
+    pruneChanges: (before, limit) => inTransaction(engine, (tx) => pruneChanges(tx, before, limit)),
     renewHandlerClaims: (owner, ids, leaseMs) => renewHandlerClaims(db, owner, ids, leaseMs),
     handlersDone: (id) => handlersDone(db, id),
     releaseHandlers: (owner, ids) => releaseHandlers(db, owner, ids),
@@ -138,6 +141,7 @@ function databaseWide({ engine, work, options }: Shared) {
 /** The work of one write transaction of the account's view, each operation on its client. */
 function writeTx(tx: Session, account: string): WriteTx {
   return {
+    account,
     append: (deliveries) => appendDeliveries(tx, deliveries),
     known: (identities) => knownIdentities(tx, account, identities),
     appendSettled: (rows, at) => appendSettled(tx, rows, at),
@@ -145,7 +149,9 @@ function writeTx(tx: Session, account: string): WriteTx {
     claimPendingRow: (inboxId) => claimPendingRow(tx, inboxId),
     lockRows: (keys) => lockRows(tx, account, keys),
     saveRows: (writes) => saveRows(tx, account, writes),
-    resetProjection: () => resetProjection(tx, account),
+    recordChanges: (records) => recordChanges(tx, account, records),
+    resetProjection: () => startRebuild(tx, account, () => resetProjection(tx, account)),
+    finishRebuild: () => finishRebuild(tx, account),
     putSetting: (key, value) => putSetting(tx, key, value),
     erasures: (ids) => erasure.erasures(tx, account, ids),
     eraseCandidate: (request) => erasure.eraseCandidate(tx, account, request),

@@ -32,6 +32,13 @@ const DELETIONS = [
   'DELETE FROM candidates WHERE account = @account',
   'DELETE FROM campaigns WHERE account = @account',
   'DELETE FROM credits WHERE account = @account',
+  // The feed's numbering goes on if the account comes back: a reader's cursor then learns (410)
+  // that what it had not read is gone, and no number is given twice.
+  'DELETE FROM changes WHERE account = @account',
+  'DELETE FROM rebuild_campaigns WHERE account = @account',
+  'DELETE FROM rebuild_candidates WHERE account = @account',
+  'DELETE FROM rebuild_credits WHERE account = @account',
+  'UPDATE change_heads SET dropped_through = last_seq WHERE account = @account',
 ];
 
 /** Deletes every row of the account, in every table, inside the caller's write transaction; how many inbox rows went. */

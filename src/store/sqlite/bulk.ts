@@ -1,6 +1,6 @@
 import type { Delivery } from '../../receive/delivery.js';
 import type { BulkLoad, BulkMode } from '../write-ports.js';
-import type { RowWrites, SettledDelivery, Settlement, StagedEffect, StoredEvent } from '../rows.js';
+import type { ChangeRecord, RowWrites, SettledDelivery, Settlement, StagedEffect, StoredEvent } from '../rows.js';
 import Database from 'better-sqlite3';
 import { erasureInstants } from '../../events/index.js';
 import { runWrite, serialised, writtenByOthers, type SqliteConnection, type Writer } from './connection.js';
@@ -31,6 +31,12 @@ export interface BulkStatements {
   appendRefused(delivery: Delivery): boolean;
   /** Writes the account's projected rows (insert for absent rows). */
   saveRows(writes: RowWrites): void;
+  /** Numbers and records changes (a load into an empty database). */
+  recordChanges(changes: readonly ChangeRecord[]): void;
+  /** The feed's part of a rebuild (src/store/rebuild-changes.ts): its start around `empty`, which empties the projected rows. */
+  startRebuild<T>(empty: () => T): Promise<T>;
+  /** The feed's part at the end: the changes the new state makes, recorded. */
+  finishRebuild(): Promise<number>;
 }
 
 /** Whether the inbox and the projected tables hold no row, of any account. */
@@ -76,10 +82,14 @@ async function bulkTransaction<T>(
   work: (bulk: BulkLoad) => Promise<T>,
 ): Promise<T | undefined> {
   if (mode === 'empty' && !isEmpty(db)) return undefined;
-  const { bulk, finish, close } = beginBulk(db, mode, statements);
+  // A load into an empty database records each row it makes as it saves it; a rebuild records
+  // its difference from the state before at its end.
+  const begin = () => beginBulk(db, mode, statements);
+  const { bulk, finish, close } = mode === 'rebuild' ? await statements.startRebuild(begin) : begin();
   try {
     const result = await work(bulk);
     finish();
+    if (mode === 'rebuild') await statements.finishRebuild();
     return result;
   } finally {
     close();
@@ -160,7 +170,7 @@ function openScratch(): SqliteDatabase {
     // Both caches small (SQLite's sorter holds as much): rows are appended, and read in order.
     scratch.pragma(`cache_size = ${BULK_CACHE}`);
     scratch.exec(`CREATE TABLE effects (tbl TEXT NOT NULL, key TEXT NOT NULL, version TEXT NOT NULL, body TEXT NOT NULL);
-      CREATE TABLE named (tbl TEXT NOT NULL, key TEXT NOT NULL, PRIMARY KEY (tbl, key)) WITHOUT ROWID;
+      CREATE TABLE named (tbl TEXT NOT NULL, key TEXT NOT NULL, version TEXT NOT NULL, PRIMARY KEY (tbl, key)) WITHOUT ROWID;
       BEGIN`);
     return scratch;
   } catch (error) {
@@ -182,7 +192,8 @@ function bulkOperations(
   // An effect that sets nothing only names its row (every candidate event names its campaign):
   // one mark per row, not one per event. Rows already named are remembered, so that most marks
   // cost no statement; past the bound, the table's primary key ignores the repeats.
-  const stageName = scratch.prepare('INSERT OR IGNORE INTO named (tbl, key) VALUES (?, ?)');
+  // The first event that names the row is kept with the mark: the feed names it as the row's cause.
+  const stageName = scratch.prepare('INSERT OR IGNORE INTO named (tbl, key, version) VALUES (?, ?, ?)');
   const named = new Set<string>();
   const resettle = db.prepare('UPDATE inbox SET state = ?, reasons = ?, processed_at = ?, attempts = attempts + 1 WHERE inbox_id = ?');
   const replaceRaw = db.prepare('UPDATE inbox SET raw = ? WHERE inbox_id = ?');
@@ -210,7 +221,7 @@ function bulkOperations(
           const mark = `${e.table}\n${e.key}`;
           if (named.has(mark)) continue;
           if (named.size < NAMED_IN_MEMORY) named.add(mark);
-          stageName.run(e.table, e.key);
+          stageName.run(e.table, e.key, e.version);
         } else stageEffect.run(e.table, e.key, e.version, e.set);
       }
     },
@@ -243,6 +254,11 @@ function bulkOperations(
       yield* sortedEffects(scratch, chunk);
     },
     saveRows: (writes) => statements.saveRows(writes),
+    account,
+    // A rebuild records its difference at its end (BulkStatements.finishRebuild).
+    recordChanges: (changes) => {
+      if (mode === 'empty') statements.recordChanges(changes);
+    },
   };
 }
 
@@ -250,7 +266,7 @@ function bulkOperations(
 function* sortedEffects(scratch: SqliteDatabase, chunk: number): Generator<StagedEffect[]> {
   const sorted = scratch.prepare(
     `SELECT tbl, key, version, body FROM effects
-         UNION ALL SELECT tbl, key, '', '' FROM named
+         UNION ALL SELECT tbl, key, version, '' FROM named
          ORDER BY tbl, key`,
   );
   let rows: StagedEffect[] = [];

@@ -7,6 +7,7 @@ import { candidatesMatching, erasureCounts, reasonsOnceRedacted, rowsNaming, unp
 import type { ErasureHookRow, ErasureHookSettlement, ErasureOutcome, ErasureRequest } from '../rows.js';
 import { prepared, read, type SqliteConnection } from './connection.js';
 import { sqliteSql } from './reads.js';
+import { eraseChanges } from './changes.js';
 
 /** The latest erasure of each of these candidates of the account that has one (ms). */
 export function erasures(connection: SqliteConnection, account: string, candidateIds: readonly string[]): Map<string, number> {
@@ -54,12 +55,21 @@ export async function eraseCandidate(connection: SqliteConnection, account: stri
   for (const { candidateId, eventsRedacted } of outcome.candidates) {
     prepared(connection, 'DELETE FROM interview_responses WHERE account = ? AND candidate_id = ?').run(account, candidateId);
     prepared(connection, 'DELETE FROM candidates WHERE account = ? AND candidate_id = ?').run(account, candidateId);
+    // A rebuild under way keeps a copy of the row: it goes too.
+    prepared(connection, 'DELETE FROM rebuild_candidates WHERE account = ? AND candidate_id = ?').run(account, candidateId);
     const { lastInsertRowid } = prepared(
       connection,
       'INSERT INTO erasures (account, candidate_id, erased_at, reason, events_redacted) VALUES (?, ?, ?, ?, ?)',
     ).run(account, candidateId, request.erasedAt, request.reason, eventsRedacted);
     prepared(connection, 'INSERT INTO erasure_hooks (erasure_id, due_at) VALUES (?, ?)').run(lastInsertRowid, request.erasedAt);
   }
+  // The feed: their earlier changes reduced to keys, one `erase` each (docs/projection.md section 10).
+  eraseChanges(
+    connection,
+    account,
+    outcome.candidates.map((c) => c.candidateId),
+    new Date().toISOString(),
+  );
   return outcome;
 }
 

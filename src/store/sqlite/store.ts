@@ -27,6 +27,7 @@ import * as settings from './settings.js';
 import * as erasure from './erasure.js';
 import * as accounts from './accounts.js';
 import * as counters from './counters.js';
+import * as changes from './changes.js';
 import { DEFAULT_ACCOUNT } from '../../receive/account.js';
 import { peopleReads } from '../people.js';
 import { projectedReads } from '../projected.js';
@@ -117,6 +118,8 @@ function accountView(engine: SqliteEngine, account: string): Store {
     hasPending: () => read(connection, () => reads.hasPending(connection, account)),
     setAside: (afterId, limit) => read(connection, () => reads.setAside(connection, account, afterId, limit)),
     requeue: (ids) => inWrite((s) => inbox.requeue(s.inbox, account, ids)),
+    changesAfter: (after, limit) => read(connection, () => changes.changesAfter(connection, account, after, limit)),
+    pruneChanges: (before, limit) => inWrite(() => changes.pruneChanges(connection, before, limit)),
     ...handlerClaims(connection, inWrite, account),
     ...operatorReads(connection, reader, account),
     projected: projectedReads(reads.sqliteSql(connection, true), account),
@@ -131,7 +134,7 @@ function accountView(engine: SqliteEngine, account: string): Store {
       return await erasure.scrub(connection);
     },
     bulkLoad: <T>(mode: BulkMode, work: (bulk: BulkLoad) => Promise<T>) =>
-      loadInBulk(connection, writer, bulkStatements(statements, account), mode, work),
+      loadInBulk(connection, writer, bulkStatements(connection, statements, account), mode, work),
     flush: () => readiness.flush(connection, writer),
     onWork: () => () => undefined,
     announceWork: () => undefined,
@@ -189,6 +192,7 @@ function handlerClaims(
 /** The operations of one write transaction of one account: each family's, its errors as the store's. */
 function writeTx(connection: SqliteConnection, s: SqliteStatements, account: string): WriteTx {
   return {
+    account,
     append: (deliveries) => guard(() => inbox.appendAll(s.inbox, deliveries)),
     known: (identities) => guard(() => inbox.known(s.inbox, account, identities)),
     appendSettled: (rows, at) => guard(() => inbox.appendAllSettled(s.inbox, rows, at)),
@@ -196,8 +200,11 @@ function writeTx(connection: SqliteConnection, s: SqliteStatements, account: str
     claimPendingRow: (inboxId) => guard(() => inbox.claimPendingRow(s.inbox, inboxId)),
     lockRows: (keys) => guard(() => projection.lockRows(s.projection, account, keys)),
     saveRows: (writes) => guard(() => projection.saveRows(s.projection, account, writes)),
+    recordChanges: (records) => guard(() => changes.recordChanges(connection, account, records, new Date().toISOString())),
     settle: (settlements, at, options) => guard(() => projection.settle(s.projection, settlements, at, options)),
-    resetProjection: () => guard(() => projection.resetProjection(s.projection, account)),
+    resetProjection: () =>
+      guardAsync(() => changes.startRebuild(connection, account, () => projection.resetProjection(s.projection, account))),
+    finishRebuild: () => guardAsync(() => changes.finishRebuild(connection, account)),
     putSetting: (key, value) => guard(() => settings.putSetting(connection, key, value)),
     erasures: (ids) => guard(() => erasure.erasures(connection, account, ids)),
     eraseCandidate: (request) => guardAsync(() => erasure.eraseCandidate(connection, account, request)),
@@ -209,12 +216,15 @@ function writeTx(connection: SqliteConnection, s: SqliteStatements, account: str
 }
 
 /** What a bulk load of one account writes with: the inbox's and the projection's statements. */
-function bulkStatements(s: SqliteStatements | undefined, account: string): BulkStatements {
+function bulkStatements(connection: SqliteConnection, s: SqliteStatements | undefined, account: string): BulkStatements {
   // Called only inside the load's transaction, which a read-only store (no statements) refuses first.
   return {
     account,
     appendSettled: (row, at) => inbox.appendSettled(s!.inbox, row, at),
     appendRefused: (delivery) => !inbox.append(s!.inbox, delivery).duplicate,
     saveRows: (writes) => projection.saveRows(s!.projection, account, writes),
+    recordChanges: (records) => changes.recordChanges(connection, account, records, new Date().toISOString()),
+    startRebuild: (empty) => changes.startRebuild(connection, account, empty),
+    finishRebuild: () => changes.finishRebuild(connection, account),
   };
 }

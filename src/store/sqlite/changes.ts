@@ -1,0 +1,115 @@
+// The changes of the projected rows (docs/projection.md section 10) on SQLite: numbered in the
+// write transaction that makes them (one writer at a time, so numbers follow commits), read a
+// page at a time by cursor, redacted by an erasure, dropped by retention a prefix at a time.
+import type { ChangeRecord, StoredChange, StoredChangePage } from '../rows.js';
+import { prepared, type SqliteConnection } from './connection.js';
+import { copyForRebuild, finishRebuildChanges, markRebuilding, type EngineWrites } from '../rebuild-changes.js';
+
+/** Numbers the changes after the account's last and inserts them; nothing when there are none. */
+export function recordChanges(connection: SqliteConnection, account: string, changes: readonly ChangeRecord[], at: string): void {
+  if (changes.length === 0) return;
+  const { last_seq: last } = prepared(
+    connection,
+    `INSERT INTO change_heads (account, last_seq) VALUES (?, ?)
+     ON CONFLICT (account) DO UPDATE SET last_seq = last_seq + excluded.last_seq RETURNING last_seq`,
+  ).get(account, changes.length) as { last_seq: number };
+  const insert = prepared(
+    connection,
+    'INSERT INTO changes (account, seq, entity, id, op, row, at, events) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+  );
+  changes.forEach((change, i) => {
+    const row = change.row === null ? null : JSON.stringify(change.row);
+    insert.run(account, last - changes.length + 1 + i, change.entity, change.id, change.op, row, at, JSON.stringify(change.events));
+  });
+}
+
+/**
+ * An erasure's part (docs/projection.md section 8): each earlier change of these candidates keeps
+ * only its keys, and one `erase` change each is recorded.
+ */
+export function eraseChanges(
+  connection: SqliteConnection,
+  account: string,
+  candidateIds: readonly string[],
+  at: string,
+  events: (candidateId: string) => readonly string[] = () => [],
+): void {
+  const redact = prepared(
+    connection,
+    `UPDATE changes SET row = json_object('candidate_id', id, 'campaign_id', json_extract(row, '$.campaign_id'))
+     WHERE account = ? AND entity = 'candidate' AND id = ? AND row IS NOT NULL`,
+  );
+  for (const id of candidateIds) redact.run(account, id);
+  recordChanges(
+    connection,
+    account,
+    candidateIds.map((id) => ({ entity: 'candidate', id, op: 'erase', row: null, events: events(id) })),
+    at,
+  );
+}
+
+/** Up to `limit` of the account's changes after `after`, in order, and where its feed stands. */
+export function changesAfter(connection: SqliteConnection, account: string, after: number, limit: number): StoredChangePage {
+  const changes = prepared(
+    connection,
+    'SELECT seq, entity, id, op, row, at, events FROM changes WHERE account = ? AND seq > ? ORDER BY seq LIMIT ?',
+  ).all(account, after, limit) as StoredChange[];
+  const head = prepared(connection, 'SELECT last_seq, dropped_through FROM change_heads WHERE account = ?').get(account) as
+    { last_seq: number; dropped_through: number } | undefined;
+  const oldest = prepared(connection, 'SELECT seq FROM changes WHERE account = ? ORDER BY seq LIMIT 1').get(account) as
+    { seq: number } | undefined;
+  return { changes, last: head?.last_seq ?? 0, droppedThrough: head?.dropped_through ?? 0, oldest: oldest?.seq ?? null };
+}
+
+/**
+ * Drops, in each account, the oldest changes recorded before `before`, up to `limit` in all, and
+ * notes the highest dropped. Stops at an account's first change recorded since: changes are
+ * recorded in `seq` order, so what is older is a prefix. How many went.
+ */
+export function pruneChanges(connection: SqliteConnection, before: string, limit: number): number {
+  const accounts = prepared(connection, 'SELECT account, dropped_through FROM change_heads').all() as Array<{
+    account: string;
+    dropped_through: number;
+  }>;
+  let dropped = 0;
+  for (const { account, dropped_through } of accounts) {
+    if (dropped >= limit) break;
+    const oldest = prepared(connection, 'SELECT seq, at FROM changes WHERE account = ? AND seq > ? ORDER BY seq LIMIT ?').all(
+      account,
+      dropped_through,
+      limit - dropped,
+    ) as Array<{ seq: number; at: string }>;
+    // Only the prefix: a change recorded since stops it, even if an older one follows (clocks).
+    const recent = oldest.findIndex((change) => change.at >= before);
+    const through = (recent === -1 ? oldest : oldest.slice(0, recent)).at(-1)?.seq;
+    if (through === undefined) continue;
+    dropped += prepared(connection, 'DELETE FROM changes WHERE account = ? AND seq <= ?').run(account, through).changes;
+    prepared(connection, 'UPDATE change_heads SET dropped_through = ? WHERE account = ?').run(through, account);
+  }
+  return dropped;
+}
+
+/** The connection as the SQL written once for both engines takes it (inside a write transaction). */
+function sqliteWrites(connection: SqliteConnection): EngineWrites {
+  return {
+    placeholder: () => '?',
+    rows: <T>(sql: string, parameters: readonly unknown[]) => prepared(connection, sql).all(...parameters) as T[],
+    run: (sql, parameters) => void prepared(connection, sql).run(...parameters),
+  };
+}
+
+/** A rebuild's start (src/store/rebuild-changes.ts) around `empty`, which empties the projected rows; returns what `empty` did. */
+export async function startRebuild<T>(connection: SqliteConnection, account: string, empty: () => T): Promise<T> {
+  const sql = sqliteWrites(connection);
+  const from = await copyForRebuild(sql, account);
+  const result = empty();
+  await markRebuilding(sql, account, from);
+  return result;
+}
+
+/** A rebuild's end: the changes its new state makes, recorded; how many. */
+export function finishRebuild(connection: SqliteConnection, account: string): Promise<number> {
+  return finishRebuildChanges(sqliteWrites(connection), account, (records) =>
+    recordChanges(connection, account, records, new Date().toISOString()),
+  );
+}

@@ -1,7 +1,7 @@
 // The changes a projected batch makes (docs/projection.md section 10): one per row whose columns of
 // section 4 differ after the batch (or whose interview responses were replaced, or that is new),
 // naming the events that moved it. Pure: the store numbers and records them.
-import type { ChangeEntity, ChangeRecord, RowWrites, StoredRow, StoredRows } from '../store/rows.js';
+import type { ChangeEntity, ChangeRecord, RowWrites, StoredChange, StoredRow, StoredRows } from '../store/rows.js';
 import type { CampaignRow, CandidateRow, CreditsRow } from '../store/tables.js';
 
 /** A campaign as a change carries it: its section 4 columns. */
@@ -83,4 +83,34 @@ export function changesOfBatch(account: string, stored: StoredRows, writes: RowW
       () => causes.get(causeKey('credits', 'account')) ?? [],
     ),
   ];
+}
+
+/**
+ * A change as the feed and the destinations carry it (docs/projection.md section 10): `seq` from 1
+ * per account in commit order, the entity and its key, `upsert` with the row after the change
+ * (the columns of section 4) or `erase` with none, when it was recorded, and the identities of the
+ * events that caused it.
+ */
+export interface Change {
+  seq: number;
+  entity: ChangeEntity;
+  id: string;
+  op: 'upsert' | 'erase';
+  row: Record<string, unknown> | null;
+  /** UTC ISO 8601 with milliseconds. */
+  at: string;
+  events: string[];
+}
+
+/** A recorded change as the feed serves it. */
+export function changeOf(stored: StoredChange): Change {
+  return {
+    seq: stored.seq,
+    entity: stored.entity,
+    id: stored.id,
+    op: stored.op,
+    row: stored.row === null ? null : (JSON.parse(stored.row) as Record<string, unknown>),
+    at: stored.at,
+    events: JSON.parse(stored.events) as string[],
+  };
 }

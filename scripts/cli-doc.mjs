@@ -6,6 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ACCOUNT_VERBS } from '../dist/cli/accounts.js';
 import { COMMANDS, USAGE } from '../dist/cli/commands.js';
+import { DESTINATION_VERBS } from '../dist/cli/destinations.js';
 
 const OUT = fileURLToPath(new URL('../docs/cli.md', import.meta.url));
 
@@ -29,6 +30,8 @@ export async function renderCliDoc() {
       parts.splice(2, 0, 'Every option as a table, with its variables and its default: [configuration.md](configuration.md).');
     if (name === 'accounts')
       for (const verb of ACCOUNT_VERBS) parts.push(`### \`accounts ${verb}\``, block(await printed(run, [verb, '--help'])));
+    if (name === 'destinations')
+      for (const verb of DESTINATION_VERBS) parts.push(`### \`destinations ${verb}\``, block(await printed(run, [verb, '--help'])));
     sections.push(parts.join('\n\n'));
   }
   return `# The command line

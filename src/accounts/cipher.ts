@@ -4,7 +4,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 
 /** Which column a ciphertext belongs to: part of its authenticated data. */
-export type SealedColumn = 'secret' | 'api_key';
+export type SealedColumn = 'secret' | 'api_key' | 'destination';
 
 export const KEY_BYTES = 32;
 const IV_BYTES = 12;

@@ -45,6 +45,10 @@ export const COMMANDS: Record<string, { load: () => Promise<Command>; summary: s
     load: async () => (await import('./accounts.js')).accounts,
     summary: 'add, list, disable, remove the agency accounts served; rotate their secrets',
   },
+  destinations: {
+    load: async () => (await import('./destinations.js')).destinations,
+    summary: "POST an account's changes to HTTP destinations, signed: add, list, disable, retry",
+  },
 };
 
 export const USAGE = `Usage: prequal-hooks <command> [options]

@@ -151,6 +151,7 @@ const RANKS: Readonly<Record<string, number>> = {
   'client/': 8,
   'sandbox/': 8,
   'reconcile/': 9,
+  'destinations/': 9,
   // What a user runs: the receiver, the standalone server, the commands and the public API.
   'receiver/': 10,
   'standalone/': 11,

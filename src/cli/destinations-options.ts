@@ -1,0 +1,85 @@
+// The option tables of `prequal-hooks destinations` (one per verb). The accounts key file is the
+// one `accounts` and `serve` take: destinations' URLs and secrets are sealed under it.
+import { parseRate, parseSchedule } from '../destinations/schedule.js';
+import { DestinationRequestError } from '../destinations/errors.js';
+import { UsageError } from './args.js';
+import { ACCOUNTS_KEY_OPTIONS } from './accounts-options.js';
+import { withFileVariants } from './file-variants.js';
+import { ACCOUNT_OPTIONS, databaseOptions, flag, flagsOnly, FORMAT_OPTIONS, list, optional, value } from './options.js';
+
+/** A parser's DestinationRequestError as the usage error it is. */
+function usage<T>(parse: (text: string) => T): (text: string) => T {
+  return (text) => {
+    try {
+      return parse(text);
+    } catch (error) {
+      if (error instanceof DestinationRequestError) throw new UsageError(error.message);
+      throw error;
+    }
+  };
+}
+
+const JSON_FLAG = flagsOnly({ json: flag({ help: 'print the result as JSON' }) });
+
+const DESTINATION = flagsOnly({
+  destination: optional({ placeholder: '<id>', help: 'the destination id (dst_…), as add printed it and list shows it' }),
+});
+
+export const ADD_OPTIONS = withFileVariants({
+  ...databaseOptions('must exist'),
+  ...ACCOUNTS_KEY_OPTIONS,
+  ...ACCOUNT_OPTIONS,
+  ...flagsOnly({
+    url: optional({
+      placeholder: '<url>',
+      help: 'where the changes are POSTed: http:// or https:// (a user name and password in it are sent as Basic authorization, and never shown)',
+    }),
+    secret: optional({
+      placeholder: '<s>',
+      help: 'the signing secret, whsec_ and base64 (Standard Webhooks); default: generated and printed once',
+      secret: true,
+      fileVariant: true,
+    }),
+    filter: list({
+      placeholder: '<field=value>',
+      help: 'entity=campaign|candidate|credits, campaign=<id>, min_score=<n>; repeat to combine (all must hold)',
+    }),
+    rate: value({
+      placeholder: '<n>/s',
+      help: 'requests per second at most (or <n>/m per minute)',
+      default: undefined,
+      parse: usage(parseRate),
+    }),
+    'retry-schedule': value({
+      placeholder: '<delays>',
+      help: 'the delay before each attempt, comma-separated (ms, s, m, h, d)',
+      default: undefined,
+      defaultHelp: '0s,5s,5m,30m,2h,5h,10h,14h,20h,24h',
+      parse: usage(parseSchedule),
+    }),
+  }),
+  ...JSON_FLAG,
+});
+
+export const LIST_OPTIONS = { ...databaseOptions('must exist'), ...ACCOUNT_OPTIONS, ...FORMAT_OPTIONS };
+
+export const STATE_OPTIONS = { ...databaseOptions('must exist'), ...ACCOUNT_OPTIONS, ...DESTINATION, ...JSON_FLAG };
+
+export const RETRY_OPTIONS = {
+  ...databaseOptions('must exist'),
+  ...ACCOUNT_OPTIONS,
+  ...DESTINATION,
+  ...flagsOnly({
+    change: value({
+      placeholder: '<seq>',
+      help: 'retry only this dead change (its seq); default: every dead change of the destination',
+      default: undefined,
+      parse: (text: string, name: string) => {
+        if (!/^\d+$/.test(text)) throw new UsageError(`${name} must be a change's seq (a whole number), got "${text}"`);
+        return Number(text);
+      },
+    }),
+    all: flag({ help: 'every dead change of every destination of the account' }),
+  }),
+  ...JSON_FLAG,
+};

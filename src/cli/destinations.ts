@@ -1,0 +1,192 @@
+// `prequal-hooks destinations`: the HTTP destinations an account's changes are POSTed to
+// (docs/destinations.md), one subcommand a verb. A generated secret is printed once, by `add`; a
+// URL's password never is. A running serve takes every change within 2 seconds.
+import { DestinationRequestError } from '../destinations/errors.js';
+import { parseFilter } from '../destinations/filter.js';
+import { checkUrl, openDestinations, type Destinations, type DestinationSummary } from '../destinations/registry.js';
+import { isPostgresUrl, openStore } from '../store/open.js';
+import type { Store } from '../store/store.js';
+import { accountStore } from './account-target.js';
+import { CommandError, UsageError, type CommandIo } from './args.js';
+import { defineCommand, type Command } from './command.js';
+import { requireDatabaseFile } from './database.js';
+import { ADD_OPTIONS, LIST_OPTIONS, RETRY_OPTIONS, STATE_OPTIONS } from './destinations-options.js';
+import { resolveFileVariants } from './file-variants.js';
+import { databaseOf, optionsHelp, type OptionTable, type ParsedCommand } from './options.js';
+import { outputFormat, printJson, renderTable, shortInstant, type Column } from './output.js';
+
+export const DESTINATIONS_HELP = `Usage: prequal-hooks destinations add --db <db> [--account <id>] --url <url> [--secret <s> | --secret-file <f>] [--filter <field=value>]… [--rate <n>/s] [--retry-schedule <delays>] [--json]
+       prequal-hooks destinations list --db <db> [--account <id>] [--json | --table]
+       prequal-hooks destinations disable|enable|remove --db <db> [--account <id>] --destination <id>
+       prequal-hooks destinations retry --db <db> [--account <id>] (--destination <id> [--change <seq>] | --all)
+
+The URLs an account's changes (campaigns, candidates, credits) are POSTed to by serve, signed per
+Standard Webhooks, in order per entity, retried on a schedule (docs/destinations.md). A new
+destination receives the changes recorded after it was added.
+
+add      registers a destination; without --secret, generates one (whsec_…) and prints it, once
+list     every destination of the account: its state, lag, dead deliveries; never a secret
+disable  stops delivering (changes keep coming in and are sent once it is enabled)
+enable   delivers again (a destination paused by failures, or disabled by a 410, too)
+remove   forgets the destination and its queue
+retry    puts dead deliveries back in the queue: one (--change), a destination's, or --all
+
+Secrets and the URL are stored encrypted under the accounts key (--accounts-key-file; on SQLite
+<db>.accounts-key by default). Exits 1 when the account or destination is unknown, 2 when the
+command is called wrongly.`;
+
+/** A verb: its options parsed (file variants read), with its own --help. */
+function verb<O extends OptionTable>(name: string, table: O, run: (command: ParsedCommand<O>, io: CommandIo) => Promise<number>): Command {
+  return defineCommand({
+    options: table,
+    help: `Usage: prequal-hooks destinations ${name} [options]\n\n${optionsHelp(table)}`,
+    run: (parsed, io) => run(resolveFileVariants(table, parsed), io),
+  });
+}
+
+const VERBS: Record<string, Command> = {
+  add: verb('add', ADD_OPTIONS, add),
+  list: verb('list', LIST_OPTIONS, list),
+  disable: verb('disable', STATE_OPTIONS, (command, io) => setState(command, io, 'disabled')),
+  enable: verb('enable', STATE_OPTIONS, (command, io) => setState(command, io, 'active')),
+  remove: verb('remove', STATE_OPTIONS, remove),
+  retry: verb('retry', RETRY_OPTIONS, retry),
+};
+
+/** The verbs of `destinations`, each with its own --help (docs/cli.md prints them). */
+export const DESTINATION_VERBS: readonly string[] = Object.keys(VERBS);
+
+export async function destinations(argv: string[], io: CommandIo): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    io.stdout.write(`${DESTINATIONS_HELP}\n`);
+    return name === undefined ? 2 : 0;
+  }
+  const run = VERBS[name];
+  if (run === undefined) throw new UsageError(`unknown verb "${name}": use ${DESTINATION_VERBS.join(', ')}`);
+  return await run(rest, io);
+}
+
+type DatabaseCommand = ParsedCommand<Omit<typeof STATE_OPTIONS, 'json' | 'destination'>>;
+
+/** Opens the store, checks the account, runs `work` on the destinations, closes. */
+async function withDestinations<T>(
+  command: ParsedCommand<OptionTable>,
+  io: CommandIo,
+  work: (destinations: Destinations, account: string, store: Store) => Promise<T>,
+): Promise<T> {
+  const database = command as unknown as DatabaseCommand;
+  const { location, postgres } = databaseOf(database);
+  requireDatabaseFile(location);
+  const store = await openStore(location, postgres);
+  const keyFile = (command.values as { 'accounts-key-file'?: string | undefined })['accounts-key-file'];
+  try {
+    const account = (await accountStore(store, location, database.values.account)).account;
+    const opened = openDestinations(store, {
+      ...(keyFile !== undefined && { keyFile }),
+      ...(!isPostgresUrl(location) && { databaseFile: location }),
+      onNotice: (message) => io.stderr.write(`prequal-hooks destinations: ${message}\n`),
+    });
+    return await work(opened, account, store);
+  } catch (error) {
+    if (error instanceof DestinationRequestError) throw new CommandError(error.message);
+    throw error;
+  } finally {
+    await store.close();
+  }
+}
+
+function destinationOf(values: { destination: string | undefined }): string {
+  if (values.destination === undefined)
+    throw new UsageError('--destination is required: the id add printed (destinations list shows them)');
+  return values.destination;
+}
+
+async function add(command: ParsedCommand<typeof ADD_OPTIONS>, io: CommandIo): Promise<number> {
+  const { values } = command;
+  if (values.url === undefined) throw new UsageError('--url is required: where the changes are POSTed');
+  let filter;
+  try {
+    checkUrl(values.url);
+    filter = parseFilter(values.filter);
+  } catch (error) {
+    if (error instanceof DestinationRequestError) throw new UsageError(error.message);
+    throw error;
+  }
+  const url = values.url;
+  const added = await withDestinations(command, io, async (destinations, account) => {
+    try {
+      return await destinations.add({
+        account,
+        url,
+        filter,
+        ...(values.secret !== undefined && { secret: values.secret }),
+        ...(values.rate !== undefined && { rate: values.rate }),
+        ...(values['retry-schedule'] !== undefined && { schedule: values['retry-schedule'] }),
+      });
+    } catch (error) {
+      // What was asked is wrong (the URL, the secret): a usage error, and nothing was stored.
+      if (error instanceof DestinationRequestError) throw new UsageError(error.message);
+      throw error;
+    }
+  });
+  if (values.json) printJson(io, added);
+  else {
+    io.stdout.write(`added destination ${added.destination} of account ${added.account}: ${added.url}\n`);
+    if (added.secret !== undefined) io.stdout.write(`its signing secret, shown once (give it to the receiver): ${added.secret}\n`);
+  }
+  return 0;
+}
+
+const COLUMNS: Array<Column<DestinationSummary>> = [
+  { header: 'DESTINATION', value: (d) => d.destination },
+  { header: 'URL', value: (d) => d.url, max: 50 },
+  { header: 'STATE', value: (d) => (d.reason === null ? d.state : `${d.state} (${d.reason})`) },
+  { header: 'LAG', value: (d) => d.lag, align: 'right' },
+  { header: 'DEAD', value: (d) => d.dead, align: 'right' },
+  { header: 'CREATED (UTC)', value: (d) => shortInstant(d.createdAt) },
+];
+
+async function list(command: ParsedCommand<typeof LIST_OPTIONS>, io: CommandIo): Promise<number> {
+  const listed = await withDestinations(command, io, (destinations, account) => destinations.list(account));
+  if (outputFormat(command.values, io) === 'json') printJson(io, { destinations: listed });
+  else io.stdout.write(`${renderTable(listed, COLUMNS)}\n`);
+  return 0;
+}
+
+async function setState(command: ParsedCommand<typeof STATE_OPTIONS>, io: CommandIo, state: 'active' | 'disabled'): Promise<number> {
+  const destination = destinationOf(command.values);
+  const summary = await withDestinations(command, io, (destinations, account) => destinations.setState(account, destination, state));
+  if (command.values.json) printJson(io, summary);
+  else
+    io.stdout.write(
+      `destination ${destination} ${state === 'active' ? 'enabled: it is delivered to' : 'disabled: nothing is sent to it'}\n`,
+    );
+  return 0;
+}
+
+async function remove(command: ParsedCommand<typeof STATE_OPTIONS>, io: CommandIo): Promise<number> {
+  const destination = destinationOf(command.values);
+  await withDestinations(command, io, (destinations, account) => destinations.remove(account, destination));
+  if (command.values.json) printJson(io, { destination, removed: true });
+  else io.stdout.write(`removed destination ${destination} and its queue\n`);
+  return 0;
+}
+
+async function retry(command: ParsedCommand<typeof RETRY_OPTIONS>, io: CommandIo): Promise<number> {
+  const { values } = command;
+  if (values.all === (values.destination !== undefined))
+    throw new UsageError('give --destination <id> (with --change <seq> for one change), or --all, one of them');
+  if (values.all && values.change !== undefined) throw new UsageError('--change goes with --destination, not --all');
+  const retried = await withDestinations(command, io, async (destinations, account) => {
+    const ids = values.all ? (await destinations.list(account)).map((d) => d.destination) : [values.destination!];
+    let n = 0;
+    for (const id of ids) n += await destinations.retry(account, id, values.change);
+    return n;
+  });
+  if (values.change !== undefined && retried === 0)
+    throw new CommandError(`change ${values.change} is not a dead delivery of ${values.destination}`);
+  if (values.json) printJson(io, { retried });
+  else io.stdout.write(`${retried} dead ${retried === 1 ? 'delivery' : 'deliveries'} queued again\n`);
+  return 0;
+}

@@ -1,0 +1,127 @@
+// The delivery of every account's destinations in a running receiver (docs/destinations.md): a
+// round every `pollMs` (sooner when a delivery ends), each reading the destinations afresh, so
+// a destination the CLI adds, disables or removes, and a change any process commits, are taken
+// up within a second. Stopping waits for the deliveries in flight a bounded time.
+import { randomUUID } from 'node:crypto';
+import { withDeadline } from '../deadline.js';
+import type { Logger } from '../logging.js';
+import type { Store } from '../store/store.js';
+import type { Destinations } from './registry.js';
+import { DELIVERY_TIMEOUT_MS } from './delivery.js';
+import { destinationWorker, type DestinationWorker, type WorkerContext } from './worker.js';
+
+export interface DeliveryLoopOptions {
+  store: Store;
+  destinations: Destinations;
+  logger: Logger;
+  /** How often the destinations and the changes are looked at (ms). Default 500. */
+  pollMs?: number;
+  /** Requests in flight per destination at most. Default 8. */
+  maxInFlight?: number;
+  /** Consecutive failures that pause a destination. Default 5. */
+  pauseAfter?: number;
+  timeoutMs?: number;
+  now?: () => number;
+}
+
+export interface DeliveryLoop {
+  /** Stops taking work, waits up to `timeoutMs` for the deliveries in flight, gives the leases back. */
+  stop(timeoutMs: number): Promise<void>;
+}
+
+const LEASE_MS = 30_000;
+
+/** A wait of `ms` that `wake` ends early; a wake while no one waits ends the next wait at once. */
+function alarm(): { wait: (ms: number) => Promise<void>; wake: () => void } {
+  let wakeUp: (() => void) | undefined;
+  let woken = false;
+  return {
+    wait: (ms) =>
+      new Promise<void>((resolve) => {
+        if (woken) {
+          woken = false;
+          return resolve();
+        }
+        const timer = setTimeout(() => {
+          wakeUp = undefined;
+          resolve();
+        }, ms);
+        wakeUp = () => {
+          clearTimeout(timer);
+          wakeUp = undefined;
+          woken = false;
+          resolve();
+        };
+      }),
+    wake: () => {
+      woken = true;
+      wakeUp?.();
+    },
+  };
+}
+
+/** One round: each destination read afresh and given its worker's round; the workers of removed destinations dropped once idle. */
+async function round(context: WorkerContext, workers: Map<string, DestinationWorker>): Promise<void> {
+  const records = await context.store.destinations.list();
+  const present = new Set<string>();
+  for (const record of records) {
+    const name = `${record.account}/${record.destination}`;
+    present.add(name);
+    let worker = workers.get(name);
+    if (worker === undefined) workers.set(name, (worker = destinationWorker(context, record)));
+    try {
+      await worker.round(record);
+    } catch (error) {
+      context.logger.error({ destination: record.destination, err: { message: (error as Error).message } }, 'destination: round failed');
+    }
+  }
+  for (const [name, worker] of workers) if (!present.has(name) && worker.inFlight.size === 0) workers.delete(name);
+}
+
+export function startDeliveryLoop(options: DeliveryLoopOptions): DeliveryLoop {
+  const { store, logger } = options;
+  const pollMs = options.pollMs ?? 500;
+  const stopping = new AbortController();
+  const workers = new Map<string, DestinationWorker>();
+  const clock = alarm();
+  const context: WorkerContext = {
+    store,
+    destinations: options.destinations,
+    owner: `${process.pid}-${randomUUID()}`,
+    logger,
+    now: options.now ?? Date.now,
+    maxInFlight: options.maxInFlight ?? 8,
+    pauseAfter: options.pauseAfter ?? 5,
+    leaseMs: LEASE_MS,
+    timeoutMs: options.timeoutMs ?? DELIVERY_TIMEOUT_MS,
+    signal: stopping.signal,
+    wake: clock.wake,
+  };
+  stopping.signal.addEventListener('abort', clock.wake, { once: true });
+  let draining = false;
+  const running = (async () => {
+    while (!stopping.signal.aborted) {
+      if (!draining)
+        await round(context, workers).catch((error: unknown) =>
+          logger.error({ err: { message: (error as Error).message } }, 'destinations: could not read them; trying again'),
+        );
+      await clock.wait(pollMs);
+    }
+  })();
+
+  return {
+    async stop(timeoutMs) {
+      draining = true;
+      const inFlight = () => [...workers.values()].flatMap((w) => [...w.inFlight.values()]);
+      // Requests still out at the deadline are aborted; their changes stay queued and are sent again.
+      const ended = await withDeadline(
+        Promise.all(inFlight()).then(() => true),
+        timeoutMs,
+      );
+      stopping.abort();
+      await running;
+      if (ended !== true) await Promise.all(inFlight());
+      await Promise.all([...workers.values()].map((w) => w.release().catch(() => undefined)));
+    },
+  };
+}

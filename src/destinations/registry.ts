@@ -1,0 +1,187 @@
+// The destinations of a database (docs/destinations.md): added, listed, disabled, enabled, removed,
+// their dead deliveries retried. The URL (with its user info) and the signing secrets are sealed
+// under the accounts key, as account secrets are (src/accounts/cipher.ts), the destination's id in
+// the authenticated data; the `url` column holds the URL as people see it, its user info masked.
+import { randomBytes } from 'node:crypto';
+import { open, seal } from '../accounts/cipher.js';
+import { keyOf, sealingKey, type KeySource } from '../accounts/keys.js';
+import { withoutCredentials } from '../client/origin.js';
+import type { DestinationRecord, DestinationState, QueuedDelivery } from '../store/destinations.js';
+import type { StoreHandle } from '../store/handle.js';
+import { storePorts, type Store } from '../store/store.js';
+import { DestinationRequestError } from './errors.js';
+import { filterOf, type DestinationFilter } from './filter.js';
+import { DEFAULT_SCHEDULE } from './schedule.js';
+import { checkSecret, generateSecret } from './signing.js';
+
+export interface DestinationsOptions {
+  /** The accounts key file; on SQLite default `<databaseFile>.accounts-key` (made at first need). */
+  keyFile?: string;
+  /** The SQLite database file, beside which the key is kept by default. */
+  databaseFile?: string;
+  onNotice?: (message: string) => void;
+  now?: () => number;
+}
+
+export interface AddDestination {
+  account: string;
+  url: string;
+  /** Default: generated (`whsec_` and 32 random bytes), returned once. */
+  secret?: string;
+  filter?: DestinationFilter;
+  /** Requests per second at most. */
+  rate?: number;
+  /** The delay in ms before each attempt. */
+  schedule?: readonly number[];
+}
+
+/** A destination as `list` shows it: never a secret, its URL's password masked. */
+export interface DestinationSummary {
+  destination: string;
+  account: string;
+  url: string;
+  state: DestinationState;
+  reason: string | null;
+  filter: DestinationFilter;
+  rate: number | null;
+  schedule: number[];
+  /** Changes of the account not delivered yet: queued, or not looked at yet. */
+  lag: number;
+  queued: number;
+  dead: number;
+  createdAt: string;
+}
+
+/** What the delivery loop opens: where to POST and what to sign with. */
+export interface OpenedDestination {
+  url: string;
+  secrets: string[];
+}
+
+export interface Destinations {
+  add(request: AddDestination): Promise<DestinationSummary & { secret?: string }>;
+  list(account?: string): Promise<DestinationSummary[]>;
+  setState(account: string, destination: string, state: 'active' | 'disabled'): Promise<DestinationSummary>;
+  remove(account: string, destination: string): Promise<void>;
+  /** Dead deliveries back in the queue: one by seq, or all; how many. */
+  retry(account: string, destination: string, seq?: number): Promise<number>;
+  dead(account: string, destination: string, limit: number): Promise<QueuedDelivery[]>;
+  /** The URL and secrets of a destination, opened with the accounts key. */
+  open(record: DestinationRecord): OpenedDestination;
+}
+
+/** `http(s)://…`; `redis://` is a kind planned for later and refused, not stored. */
+export function checkUrl(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new DestinationRequestError(`--url must be an absolute http(s) URL, got "${withoutCredentials(text)}"`);
+  }
+  if (url.protocol === 'redis:' || url.protocol === 'rediss:')
+    throw new DestinationRequestError('redis:// destinations are not yet supported: only http:// and https:// are delivered to');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new DestinationRequestError(`--url must be http:// or https://, got "${withoutCredentials(text)}"`);
+  return url;
+}
+
+const sealedAccount = (account: string, destination: string) => `${account}/${destination}`;
+
+function newId(): string {
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz234567';
+  return `dst_${[...randomBytes(12)].map((b) => alphabet[b % 32]).join('')}`;
+}
+
+async function summaryOf(store: Store, row: DestinationRecord): Promise<DestinationSummary> {
+  const backlog = await store.destinations.backlog(row);
+  return {
+    destination: row.destination,
+    account: row.account,
+    url: row.url,
+    state: row.state,
+    reason: row.state_reason,
+    filter: filterOf(row.filter),
+    rate: row.rate,
+    schedule: JSON.parse(row.schedule) as number[],
+    lag: Math.max(0, backlog.last - row.cursor) + backlog.queued,
+    queued: backlog.queued,
+    dead: backlog.dead,
+    createdAt: row.created_at,
+  };
+}
+
+async function found(store: Store, account: string, destination: string): Promise<DestinationRecord> {
+  const row = await store.destinations.get({ account, destination });
+  if (row === undefined)
+    throw new DestinationRequestError(
+      `account "${account}" has no destination "${destination}" ("prequal-hooks destinations list" shows them)`,
+    );
+  return row;
+}
+
+async function add(store: Store, keys: KeySource, now: () => number, request: AddDestination) {
+  const url = checkUrl(request.url);
+  if (request.secret !== undefined) checkSecret(request.secret);
+  const secret = request.secret ?? generateSecret();
+  const destination = newId();
+  const key = sealingKey(keys, (await store.registry.version()).keyId);
+  const sealed = seal(
+    key,
+    sealedAccount(request.account, destination),
+    'destination',
+    JSON.stringify({ url: url.href, secrets: [secret] }),
+  );
+  const row = await store.destinations.add({
+    account: request.account,
+    destination,
+    url: withoutCredentials(url.href),
+    sealed,
+    key_id: key.id,
+    filter: JSON.stringify(request.filter ?? {}),
+    rate: request.rate ?? null,
+    schedule: JSON.stringify(request.schedule ?? DEFAULT_SCHEDULE),
+    created_at: new Date(now()).toISOString(),
+  });
+  return { ...(await summaryOf(store, row)), ...(request.secret === undefined && { secret }) };
+}
+
+/** Opens the destinations of the store's database; the accounts key is read when a destination is added or opened. */
+export function openDestinations(handle: StoreHandle, options: DestinationsOptions = {}): Destinations {
+  const store = storePorts(handle);
+  const now = options.now ?? Date.now;
+  const keys: KeySource = {
+    path: options.keyFile ?? (options.databaseFile === undefined ? undefined : `${options.databaseFile}.accounts-key`),
+    mayGenerate: options.databaseFile !== undefined,
+    location: store.location,
+    onNotice: options.onNotice ?? (() => undefined),
+  };
+  return {
+    add: (request) => add(store, keys, now, request),
+    list: async (account) => Promise.all((await store.destinations.list(account)).map((row) => summaryOf(store, row))),
+    async setState(account, destination, state) {
+      await found(store, account, destination);
+      await store.destinations.setState({ account, destination }, state, null, new Date(now()).toISOString());
+      return await summaryOf(store, await found(store, account, destination));
+    },
+    async remove(account, destination) {
+      await found(store, account, destination);
+      await store.destinations.remove({ account, destination });
+    },
+    async retry(account, destination, seq) {
+      await found(store, account, destination);
+      return await store.destinations.retryDead({ account, destination }, seq, now());
+    },
+    async dead(account, destination, limit) {
+      await found(store, account, destination);
+      return await store.destinations.deliveries({ account, destination }, 'dead', limit);
+    },
+    open(record) {
+      const text = open(keyOf(keys, record.key_id), sealedAccount(record.account, record.destination), 'destination', record.sealed);
+      if (text === undefined)
+        throw new DestinationRequestError(
+          `the secrets of destination ${record.destination} do not open with the accounts key ${record.key_id}`,
+        );
+      return JSON.parse(text) as OpenedDestination;
+    },
+  };
+}

@@ -1,0 +1,44 @@
+// Standard Webhooks signing (https://www.standardwebhooks.com): `webhook-id`, `webhook-timestamp`
+// (Unix seconds) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per
+// current secret, space-separated), the key being the base64 after `whsec_`.
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+import type { Change } from '../project/changes.js';
+import { DestinationRequestError } from './errors.js';
+
+const PREFIX = 'whsec_';
+
+/** A new secret: `whsec_` and 32 random bytes as base64. */
+export function generateSecret(): string {
+  return `${PREFIX}${randomBytes(32).toString('base64')}`;
+}
+
+/** The key a secret stands for; a secret without `whsec_` is used as its UTF-8 bytes. */
+function keyOf(secret: string): Buffer {
+  return secret.startsWith(PREFIX) ? Buffer.from(secret.slice(PREFIX.length), 'base64') : Buffer.from(secret, 'utf8');
+}
+
+/** Refuses a secret too short to sign with (16 bytes of key at least) or a `whsec_` one that is not base64. */
+export function checkSecret(secret: string): void {
+  if (secret.startsWith(PREFIX) && !/^[A-Za-z0-9+/]+={0,2}$/.test(secret.slice(PREFIX.length)))
+    throw new DestinationRequestError('a whsec_ secret is whsec_ and base64; give none to have one generated');
+  if (keyOf(secret).length < 16) throw new DestinationRequestError('the secret is shorter than 16 bytes; give none to have one generated');
+}
+
+/**
+ * Stable for one change and one destination, so that a receiver drops repeats; and different if a
+ * `seq` were ever given again to another change, since it hashes what the change is about.
+ */
+export function webhookId(destination: string, change: Pick<Change, 'seq' | 'entity' | 'id' | 'events'>): string {
+  const hash = createHash('sha256')
+    .update(JSON.stringify([change.entity, change.id, change.events]))
+    .digest('hex')
+    .slice(0, 16);
+  return `${destination}_${change.seq}_${hash}`;
+}
+
+/** `v1,<signature>` for each secret, space-separated. */
+export function signatureHeader(secrets: readonly string[], id: string, timestamp: number, body: string): string {
+  return secrets
+    .map((secret) => `v1,${createHmac('sha256', keyOf(secret)).update(`${id}.${timestamp}.${body}`).digest('base64')}`)
+    .join(' ');
+}

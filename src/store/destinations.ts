@@ -1,0 +1,361 @@
+// The destinations' SQL (docs/destinations.md; migrations 019 on SQLite, 018 on PostgreSQL),
+// written once for both engines in their own placeholders, as the registry's is. Nothing here
+// runs in the projection's transaction: the delivery loop queues the changes after a destination's
+// cursor, settles each queued change by its seq, and holds the destination under a lease so that
+// one process at a time delivers it (its order per entity, its rate and its breaker are then one
+// process's to keep). Times of the loop (`next_at`, `lease_until`) are ms since the epoch.
+import type { EngineSql } from './engine-sql.js';
+import type { ChangeEntity } from './rows.js';
+
+export type DestinationState = 'active' | 'paused' | 'disabled';
+
+/** A `destinations` row: `sealed` is ciphertext (the secrets and the URL's user info), never a secret. */
+export interface DestinationRecord {
+  account: string;
+  destination: string;
+  url: string;
+  sealed: string;
+  key_id: string;
+  /** JSON of the filter. */
+  filter: string;
+  rate: number | null;
+  /** JSON array of delays in ms, one per attempt. */
+  schedule: string;
+  state: DestinationState;
+  state_reason: string | null;
+  cursor: number;
+  failures: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A change queued for a destination. */
+export interface QueuedDelivery {
+  seq: number;
+  entity: ChangeEntity;
+  entity_id: string;
+  state: 'queued' | 'dead';
+  attempts: number;
+  next_at: number;
+  last_status: number | null;
+  last_error: string | null;
+  failed_at: string | null;
+}
+
+/** How a failed attempt leaves its change and its destination. */
+export interface FailedAttempt {
+  seq: number;
+  /** Set aside ('dead') when the schedule is spent, else due again at `nextAt`. */
+  dead: boolean;
+  nextAt: number;
+  status: number | null;
+  error: string;
+  at: string;
+  /** The destination pauses (the breaker) when its consecutive failures reach this. */
+  pauseAfter: number;
+}
+
+/** A destination's queue in figures. */
+export interface DestinationBacklog {
+  queued: number;
+  dead: number;
+  /** The account's last seq: `last - cursor` changes are not looked at yet. */
+  last: number;
+}
+
+type Key = { account: string; destination: string };
+
+/** The destinations of the database, across accounts (`Store.destinations`). */
+export interface DestinationsPort {
+  /** The change stamp: bumped by every add, state change and removal. */
+  version(): Promise<number>;
+  /** Inserts the destination, its cursor at the account's last change (it delivers what comes after). */
+  add(row: Omit<DestinationRecord, 'cursor' | 'failures' | 'state' | 'state_reason' | 'updated_at'>): Promise<DestinationRecord>;
+  /** Every destination, or one account's, in creation order. */
+  list(account?: string): Promise<DestinationRecord[]>;
+  get(key: Key): Promise<DestinationRecord | undefined>;
+  /** Sets its state (failures back to 0); false when there is no such destination. */
+  setState(key: Key, state: DestinationState, reason: string | null, at: string): Promise<boolean>;
+  /** Removes it and its queue; false when there is no such destination. */
+  remove(key: Key): Promise<boolean>;
+  /** Takes (or renews) the lease on the destination for `owner`; false when another holds a live one. */
+  lease(key: Key, owner: string, now: number, leaseMs: number): Promise<boolean>;
+  release(key: Key, owner: string): Promise<void>;
+  /** Queues these changes and moves the cursor from `from` to `to`; false (nothing done) when the cursor had moved. */
+  enqueue(
+    key: Key,
+    from: number,
+    to: number,
+    changes: ReadonlyArray<{ seq: number; entity: ChangeEntity; id: string }>,
+    now: number,
+  ): Promise<boolean>;
+  /** Queued changes due at `now` that come first for their entity, oldest first; paused: only the oldest queued change. */
+  due(key: Key, now: number, limit: number, onlyOldest: boolean): Promise<QueuedDelivery[]>;
+  /** A delivered change leaves the queue; the destination's failures go back to 0 and a paused one is active again. */
+  delivered(key: Key, seq: number, at: string): Promise<void>;
+  /** A failed attempt: the change due again or set aside; the destination's failures counted, paused at `pauseAfter`. */
+  failed(key: Key, attempt: FailedAttempt): Promise<void>;
+  /** The queue, dead first or not (`state`), oldest first. */
+  deliveries(key: Key, state: 'queued' | 'dead', limit: number): Promise<QueuedDelivery[]>;
+  /** Puts dead changes (one by seq, or all) back in the queue, due at `now` with their attempts from 0; how many. */
+  retryDead(key: Key, seq: number | undefined, now: number): Promise<number>;
+  backlog(key: Key): Promise<DestinationBacklog>;
+}
+
+/** A statement runner of an engine: every statement as a read of its rows (writes use RETURNING when they count). */
+export interface DestinationsEngine {
+  pooled: EngineSql;
+  transaction<T>(work: (sql: EngineSql) => Promise<T>): Promise<T>;
+}
+
+const COLUMNS =
+  'account, destination, url, sealed, key_id, filter, rate, schedule, state, state_reason, cursor, failures, created_at, updated_at';
+const DELIVERY_COLUMNS = 'seq, entity, entity_id, state, attempts, next_at, last_status, last_error, failed_at';
+
+function recordOf(row: DestinationRecord): DestinationRecord {
+  return { ...row, cursor: Number(row.cursor), failures: Number(row.failures), rate: row.rate === null ? null : Number(row.rate) };
+}
+
+function deliveryOf(row: QueuedDelivery): QueuedDelivery {
+  return {
+    ...row,
+    seq: Number(row.seq),
+    attempts: Number(row.attempts),
+    next_at: Number(row.next_at),
+    last_status: row.last_status === null ? null : Number(row.last_status),
+  };
+}
+
+/** `$1, $2 …` or `?, ? …` from the n-th. */
+function marks(sql: EngineSql, count: number, from = 1): string {
+  return Array.from({ length: count }, (_, i) => sql.placeholder(from + i)).join(', ');
+}
+
+async function bump(sql: EngineSql): Promise<void> {
+  await sql.rows('UPDATE destinations_version SET version = version + 1 WHERE only_row = 1 RETURNING version', []);
+}
+
+async function add(engine: DestinationsEngine, row: Parameters<DestinationsPort['add']>[0]): Promise<DestinationRecord> {
+  return await engine.transaction(async (sql) => {
+    await bump(sql);
+    const [head] = await sql.rows<{ last_seq: number | string }>(
+      `SELECT last_seq FROM change_heads WHERE account = ${sql.placeholder(1)}`,
+      [row.account],
+    );
+    const values = [row.account, row.destination, row.url, row.sealed, row.key_id, row.filter, row.rate, row.schedule];
+    const [inserted] = await sql.rows<DestinationRecord>(
+      `INSERT INTO destinations (account, destination, url, sealed, key_id, filter, rate, schedule, cursor, created_at, updated_at)
+       VALUES (${marks(sql, 11)}) RETURNING ${COLUMNS}`,
+      [...values, Number(head?.last_seq ?? 0), row.created_at, row.created_at],
+    );
+    return recordOf(inserted!);
+  });
+}
+
+async function setState(
+  engine: DestinationsEngine,
+  key: Key,
+  state: DestinationState,
+  reason: string | null,
+  at: string,
+): Promise<boolean> {
+  return await engine.transaction(async (sql) => {
+    const $ = (n: number) => sql.placeholder(n);
+    await bump(sql);
+    const updated = await sql.rows(
+      `UPDATE destinations SET state = ${$(1)}, state_reason = ${$(2)}, failures = 0, updated_at = ${$(3)}
+       WHERE account = ${$(4)} AND destination = ${$(5)} RETURNING destination`,
+      [state, reason, at, key.account, key.destination],
+    );
+    return updated.length > 0;
+  });
+}
+
+async function remove(engine: DestinationsEngine, key: Key): Promise<boolean> {
+  return await engine.transaction(async (sql) => {
+    const $ = (n: number) => sql.placeholder(n);
+    await bump(sql);
+    await sql.rows(`DELETE FROM destination_deliveries WHERE account = ${$(1)} AND destination = ${$(2)} RETURNING seq`, [
+      key.account,
+      key.destination,
+    ]);
+    const removed = await sql.rows(`DELETE FROM destinations WHERE account = ${$(1)} AND destination = ${$(2)} RETURNING destination`, [
+      key.account,
+      key.destination,
+    ]);
+    return removed.length > 0;
+  });
+}
+
+async function lease(sql: EngineSql, key: Key, owner: string, now: number, leaseMs: number): Promise<boolean> {
+  const $ = (n: number) => sql.placeholder(n);
+  const taken = await sql.rows(
+    `UPDATE destinations SET lease_owner = ${$(1)}, lease_until = ${$(2)}
+     WHERE account = ${$(3)} AND destination = ${$(4)} AND (lease_owner IS NULL OR lease_owner = ${$(5)} OR lease_until < ${$(6)})
+     RETURNING destination`,
+    [owner, now + leaseMs, key.account, key.destination, owner, now],
+  );
+  return taken.length > 0;
+}
+
+async function enqueue(
+  engine: DestinationsEngine,
+  key: Key,
+  range: { from: number; to: number; now: number },
+  changes: ReadonlyArray<{ seq: number; entity: ChangeEntity; id: string }>,
+): Promise<boolean> {
+  return await engine.transaction(async (sql) => {
+    const $ = (n: number) => sql.placeholder(n);
+    const moved = await sql.rows(
+      `UPDATE destinations SET cursor = ${$(1)} WHERE account = ${$(2)} AND destination = ${$(3)} AND cursor = ${$(4)} RETURNING destination`,
+      [range.to, key.account, key.destination, range.from],
+    );
+    if (moved.length === 0) return false;
+    for (const change of changes)
+      await sql.rows(
+        `INSERT INTO destination_deliveries (account, destination, seq, entity, entity_id, next_at) VALUES (${marks(sql, 6)})
+         ON CONFLICT DO NOTHING RETURNING seq`,
+        [key.account, key.destination, change.seq, change.entity, change.id, range.now],
+      );
+    return true;
+  });
+}
+
+async function due(sql: EngineSql, key: Key, now: number, limit: number, onlyOldest: boolean): Promise<QueuedDelivery[]> {
+  const $ = (n: number) => sql.placeholder(n);
+  if (onlyOldest) {
+    const oldest = await sql.rows<QueuedDelivery>(
+      `SELECT ${DELIVERY_COLUMNS} FROM destination_deliveries WHERE account = ${$(1)} AND destination = ${$(2)} AND state = 'queued'
+       ORDER BY seq LIMIT 1`,
+      [key.account, key.destination],
+    );
+    return oldest.map(deliveryOf).filter((d) => d.next_at <= now);
+  }
+  const rows = await sql.rows<QueuedDelivery>(
+    `SELECT ${DELIVERY_COLUMNS} FROM destination_deliveries d
+     WHERE d.account = ${$(1)} AND d.destination = ${$(2)} AND d.state = 'queued' AND d.next_at <= ${$(3)}
+       AND NOT EXISTS (SELECT 1 FROM destination_deliveries e WHERE e.account = d.account AND e.destination = d.destination
+                        AND e.entity = d.entity AND e.entity_id = d.entity_id AND e.state = 'queued' AND e.seq < d.seq)
+     ORDER BY d.seq LIMIT ${$(4)}`,
+    [key.account, key.destination, now, limit],
+  );
+  return rows.map(deliveryOf);
+}
+
+async function delivered(engine: DestinationsEngine, key: Key, seq: number, at: string): Promise<void> {
+  await engine.transaction(async (sql) => {
+    const $ = (n: number) => sql.placeholder(n);
+    await sql.rows(`DELETE FROM destination_deliveries WHERE account = ${$(1)} AND destination = ${$(2)} AND seq = ${$(3)} RETURNING seq`, [
+      key.account,
+      key.destination,
+      seq,
+    ]);
+    await sql.rows(
+      `UPDATE destinations SET failures = 0,
+         state = CASE WHEN state = 'paused' THEN 'active' ELSE state END,
+         state_reason = CASE WHEN state = 'paused' THEN NULL ELSE state_reason END,
+         updated_at = CASE WHEN state = 'paused' THEN ${$(1)} ELSE updated_at END
+       WHERE account = ${$(2)} AND destination = ${$(3)} RETURNING destination`,
+      [at, key.account, key.destination],
+    );
+  });
+}
+
+async function failed(engine: DestinationsEngine, key: Key, attempt: FailedAttempt): Promise<void> {
+  await engine.transaction(async (sql) => {
+    const $ = (n: number) => sql.placeholder(n);
+    await sql.rows(
+      `UPDATE destination_deliveries SET attempts = attempts + 1, state = ${$(1)}, next_at = ${$(2)}, last_status = ${$(3)},
+         last_error = ${$(4)}, failed_at = ${$(5)}
+       WHERE account = ${$(6)} AND destination = ${$(7)} AND seq = ${$(8)} RETURNING seq`,
+      [
+        attempt.dead ? 'dead' : 'queued',
+        attempt.nextAt,
+        attempt.status,
+        attempt.error,
+        attempt.at,
+        key.account,
+        key.destination,
+        attempt.seq,
+      ],
+    );
+    await sql.rows(
+      `UPDATE destinations SET failures = failures + 1,
+         state = CASE WHEN state = 'active' AND failures + 1 >= ${$(1)} THEN 'paused' ELSE state END,
+         state_reason = CASE WHEN state = 'active' AND failures + 1 >= ${$(2)} THEN ${$(3)} ELSE state_reason END
+       WHERE account = ${$(4)} AND destination = ${$(5)} RETURNING destination`,
+      [attempt.pauseAfter, attempt.pauseAfter, `${attempt.pauseAfter} failures in a row`, key.account, key.destination],
+    );
+  });
+}
+
+async function retryDead(engine: DestinationsEngine, key: Key, seq: number | undefined, now: number): Promise<number> {
+  return await engine.transaction(async (sql) => {
+    const $ = (n: number) => sql.placeholder(n);
+    const one = seq === undefined ? '' : ` AND seq = ${$(4)}`;
+    const retried = await sql.rows(
+      `UPDATE destination_deliveries SET state = 'queued', attempts = 0, next_at = ${$(1)}
+       WHERE account = ${$(2)} AND destination = ${$(3)} AND state = 'dead'${one} RETURNING seq`,
+      [now, key.account, key.destination, ...(seq === undefined ? [] : [seq])],
+    );
+    return retried.length;
+  });
+}
+
+async function backlog(sql: EngineSql, key: Key): Promise<DestinationBacklog> {
+  const $ = (n: number) => sql.placeholder(n);
+  const counts = await sql.rows<{ state: string; n: number | string }>(
+    `SELECT state, count(*) AS n FROM destination_deliveries WHERE account = ${$(1)} AND destination = ${$(2)} GROUP BY state`,
+    [key.account, key.destination],
+  );
+  const [head] = await sql.rows<{ last_seq: number | string }>(`SELECT last_seq FROM change_heads WHERE account = ${$(1)}`, [key.account]);
+  const of = (state: string) => Number(counts.find((c) => c.state === state)?.n ?? 0);
+  return { queued: of('queued'), dead: of('dead'), last: Number(head?.last_seq ?? 0) };
+}
+
+/** The destinations on an engine's statement runner. */
+export function destinationsPort(engine: DestinationsEngine): DestinationsPort {
+  const sql = engine.pooled;
+  const $ = (n: number) => sql.placeholder(n);
+  const byKey = `account = ${$(1)} AND destination = ${$(2)}`;
+  return {
+    version: async () =>
+      Number((await sql.rows<{ version: number | string }>('SELECT version FROM destinations_version', []))[0]?.version ?? 0),
+    add: (row) => add(engine, row),
+    list: async (account) =>
+      (
+        await sql.rows<DestinationRecord>(
+          `SELECT ${COLUMNS} FROM destinations${account === undefined ? '' : ` WHERE account = ${$(1)}`} ORDER BY created_at, destination`,
+          account === undefined ? [] : [account],
+        )
+      ).map(recordOf),
+    get: async (key) => {
+      const [row] = await sql.rows<DestinationRecord>(`SELECT ${COLUMNS} FROM destinations WHERE ${byKey}`, [key.account, key.destination]);
+      return row === undefined ? undefined : recordOf(row);
+    },
+    setState: (key, state, reason, at) => setState(engine, key, state, reason, at),
+    remove: (key) => remove(engine, key),
+    lease: (key, owner, now, leaseMs) => engine.transaction((tx) => lease(tx, key, owner, now, leaseMs)),
+    release: (key, owner) =>
+      engine.transaction(
+        async (tx) =>
+          void (await tx.rows(
+            `UPDATE destinations SET lease_owner = NULL, lease_until = NULL WHERE ${byKey} AND lease_owner = ${$(3)} RETURNING destination`,
+            [key.account, key.destination, owner],
+          )),
+      ),
+    enqueue: (key, from, to, changes, now) => enqueue(engine, key, { from, to, now }, changes),
+    due: (key, now, limit, onlyOldest) => due(sql, key, now, limit, onlyOldest),
+    delivered: (key, seq, at) => delivered(engine, key, seq, at),
+    failed: (key, attempt) => failed(engine, key, attempt),
+    deliveries: async (key, state, limit) =>
+      (
+        await sql.rows<QueuedDelivery>(
+          `SELECT ${DELIVERY_COLUMNS} FROM destination_deliveries WHERE ${byKey} AND state = ${$(3)} ORDER BY seq LIMIT ${$(4)}`,
+          [key.account, key.destination, state, limit],
+        )
+      ).map(deliveryOf),
+    retryDead: (key, seq, now) => retryDead(engine, key, seq, now),
+    backlog: (key) => backlog(sql, key),
+  };
+}

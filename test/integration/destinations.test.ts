@@ -1,0 +1,249 @@
+// Destinations on both engines, as a receiver sees them: a real HTTP server on loopback that
+// verifies each Standard Webhooks signature, fed by the delivery loop from changes the projection
+// records (events replayed through the same path as HTTP). Order per entity, retries after 500s,
+// dead deliveries and retry, the breaker, 410, Retry-After, erasure through a filter, one process
+// at a time per destination, and secrets sealed at rest.
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startDeliveryLoop, type DeliveryLoop } from '../../src/destinations/delivery-loop.js';
+import { openDestinations, type AddDestination, type Destinations } from '../../src/destinations/registry.js';
+import { createLogger } from '../../src/logging.js';
+import { eraseCandidate } from '../../src/privacy/erase.js';
+import { replayInto } from '../../src/replay/index.js';
+import type { Store } from '../../src/store/store.js';
+import { sampleEvent } from '../../src/testing/samples.js';
+import { ENGINES, freshStore } from '../support/engines.js';
+import { listen, tempDir } from '../support/servers.js';
+import { waitFor } from '../support/wait-for.js';
+
+interface Received {
+  id: string;
+  timestamp: number;
+  body: { seq: number; entity: string; id: string; op: string; row: Record<string, unknown> | null; account: string };
+  at: number;
+  status: number;
+}
+
+/** A receiver that checks every signature against `secret` and answers what `answer` says. */
+async function receiver(secret: () => string) {
+  const received: Received[] = [];
+  const verified: boolean[] = [];
+  let answer: (body: Received['body'], attempt: number) => { status: number; headers?: Record<string, string> } = () => ({ status: 200 });
+  const attempts = new Map<string, number>();
+  const server = await listen(async (req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const raw = Buffer.concat(chunks).toString('utf8');
+    const id = String(req.headers['webhook-id']);
+    const timestamp = Number(req.headers['webhook-timestamp']);
+    const key = Buffer.from(secret().slice('whsec_'.length), 'base64');
+    const expected = Buffer.from(createHmac('sha256', key).update(`${id}.${timestamp}.${raw}`).digest('base64'));
+    const ok = String(req.headers['webhook-signature'])
+      .split(' ')
+      .some((s) => {
+        const given = Buffer.from(s.replace(/^v1,/, ''));
+        return given.length === expected.length && timingSafeEqual(given, expected);
+      });
+    verified.push(ok);
+    const body = JSON.parse(raw) as Received['body'];
+    const attempt = (attempts.get(id) ?? 0) + 1;
+    attempts.set(id, attempt);
+    const { status, headers } = answer(body, attempt);
+    received.push({ id, timestamp, body, at: Date.now(), status });
+    res.writeHead(status, headers).end();
+  });
+  return {
+    url: server.url,
+    received,
+    verified,
+    answer: (next: typeof answer) => (answer = next),
+    close: server.close,
+  };
+}
+
+const logger = createLogger({ level: 'silent' });
+
+/** Each event projected in a batch of its own: a batch records one change per row it moves. */
+async function project(store: Store, events: readonly unknown[]): Promise<void> {
+  for (const event of events) await replayInto({ store }, [event]);
+}
+
+function candidateAdded(candidateId: string, minute: number, campaign = 'cmp_1') {
+  return sampleEvent('candidate.added', {
+    timestamp: `2026-11-09T08:${String(minute).padStart(2, '0')}:00.000Z`,
+    data: { candidate_id: candidateId, campaign_id: campaign },
+  });
+}
+
+function interviewCompleted(candidateId: string, minute: number, score: number) {
+  return sampleEvent('candidate.interview.completed', {
+    timestamp: `2026-11-09T08:${String(minute).padStart(2, '0')}:00.000Z`,
+    data: { candidate_id: candidateId, campaign_id: 'cmp_1', interview_score: score },
+  });
+}
+
+describe.each(ENGINES)('destinations on $name', (engine) => {
+  let store: Store;
+  let close: () => Promise<void>;
+  let destinations: Destinations;
+  let loops: DeliveryLoop[];
+  let tmp: ReturnType<typeof tempDir>;
+  let secret: string;
+  let target: Awaited<ReturnType<typeof receiver>>;
+
+  beforeEach(async () => {
+    ({ store, close } = await freshStore(engine));
+    tmp = tempDir();
+    const keyFile = join(tmp.dir, 'accounts-key');
+    writeFileSync(keyFile, randomBytes(32).toString('base64'), { mode: 0o600 });
+    destinations = openDestinations(store, { keyFile });
+    loops = [];
+    target = await receiver(() => secret);
+  });
+
+  afterEach(async () => {
+    await Promise.all(loops.map((loop) => loop.stop(1000)));
+    await target.close();
+    await close();
+    tmp.cleanup();
+  });
+
+  const add = async (request: Partial<AddDestination> = {}) => {
+    // Candidates only: a candidate's first event also records its campaign, which would interleave the seqs.
+    const added = await destinations.add({ account: 'default', url: `${target.url}/hook`, filter: { entity: 'candidate' }, ...request });
+    secret = request.secret ?? added.secret!;
+    return added;
+  };
+  const start = (options: { pauseAfter?: number } = {}) => {
+    const loop = startDeliveryLoop({ store, destinations, logger, pollMs: 20, ...options });
+    loops.push(loop);
+    return loop;
+  };
+  const delivered = () => target.received.filter((r, i) => target.verified[i] === true && r.status === 200);
+  const stateOf = async (destination: string) => (await store.destinations.get({ account: 'default', destination }))!;
+
+  it('seals the URL and the secret, masks the password, and starts after the changes already recorded', async () => {
+    await replayInto({ store }, [candidateAdded('before', 1)]);
+    const added = await add({ url: `http://hook:Pa55-in-url@127.0.0.1:1/x`, secret: 'whsec_' + randomBytes(24).toString('base64') });
+    expect(added.url).toBe('http://***@127.0.0.1:1/x');
+    const row = await stateOf(added.destination);
+    expect(JSON.stringify(row)).not.toContain('Pa55-in-url');
+    expect(JSON.stringify(row)).not.toContain(secret.slice(6));
+    expect(row.cursor).toBe((await store.changesAfter(0, 10)).last);
+    expect(row.cursor).toBeGreaterThan(0);
+    expect(destinations.open(row)).toEqual({ url: 'http://hook:Pa55-in-url@127.0.0.1:1/x', secrets: [secret] });
+    expect((await destinations.list('default')).map((d) => [d.destination, d.lag, d.queued, d.dead])).toEqual([
+      [added.destination, 0, 0, 0],
+    ]);
+  });
+
+  it('delivers each change signed, in order per entity, retrying after 500s with the same webhook-id', async () => {
+    const added = await add({ schedule: [0, 50, 100, 200] });
+    // The first change of candidate A fails twice: its second change waits; B is not held back.
+    target.answer((body, attempt) => ({ status: body.id === 'a' && body.row?.interview_score == null && attempt <= 2 ? 500 : 200 }));
+    start();
+    await project(store, [candidateAdded('a', 1), candidateAdded('b', 2), interviewCompleted('a', 3, 8)]);
+    await waitFor(() => new Set(delivered().map((r) => r.id)).size >= 3 && target.received.length >= 5, 10_000, 'three changes delivered');
+    expect(target.verified.every(Boolean)).toBe(true);
+    const a = target.received.filter((r) => r.body.id === 'a');
+    const [first, second] = [a[0]!.body.seq, a[3]!.body.seq];
+    expect(a.map((r) => r.body.seq)).toEqual([first, first, first, second]);
+    expect(second).toBeGreaterThan(first);
+    expect(new Set(a.slice(0, 3).map((r) => r.id)).size).toBe(1);
+    expect(a[3]!.body.row).toMatchObject({ interview_score: 8 });
+    expect(target.received.find((r) => r.body.id === 'b')!.body).toMatchObject({ account: 'default', entity: 'candidate', op: 'upsert' });
+    // B went while A's first change was still failing, before A's second.
+    expect(target.received.findIndex((r) => r.body.id === 'b')).toBeLessThan(target.received.findIndex((r) => r.body.seq === second));
+    await waitFor(async () => (await destinations.list())[0]!.lag === 0, 5000, 'the lag back to 0');
+    expect((await stateOf(added.destination)).state).toBe('active');
+  });
+
+  it('sets aside a change whose schedule is spent (dead), lets the entity’s next through, and retry sends it again', async () => {
+    const added = await add({ schedule: [0, 10] });
+    target.answer((body) => ({ status: body.row?.interview_score == null ? 500 : 200 }));
+    start();
+    await project(store, [candidateAdded('a', 1), interviewCompleted('a', 2, 5)]);
+    await waitFor(
+      async () => (await destinations.list())[0]!.dead === 1 && target.received.some((r) => r.status === 200),
+      10_000,
+      'one dead, then the next change of its entity delivered',
+    );
+    const seq = target.received[0]!.body.seq;
+    expect(target.received.map((r) => [r.body.seq === seq, r.status])).toEqual([
+      [true, 500],
+      [true, 500],
+      [false, 200],
+    ]);
+    const [dead] = await destinations.dead('default', added.destination, 10);
+    expect(dead).toMatchObject({ seq, state: 'dead', attempts: 2, last_status: 500, last_error: 'answered 500' });
+    target.answer(() => ({ status: 200 }));
+    expect(await destinations.retry('default', added.destination, seq)).toBe(1);
+    await waitFor(() => target.received.filter((r) => r.body.seq === seq).length === 3, 10_000, 'the dead change sent again');
+    await waitFor(async () => (await destinations.list())[0]!.dead === 0, 5000, 'no dead left');
+  });
+
+  it('pauses after consecutive failures, probes with the oldest queued change only, and resumes when it succeeds', async () => {
+    const added = await add({ schedule: [0, 10, 10, 10, 10, 10, 10, 10, 10, 200, 200, 200, 200] });
+    let down = true;
+    target.answer(() => ({ status: down ? 500 : 200 }));
+    start({ pauseAfter: 3 });
+    await project(store, [candidateAdded('a', 1), candidateAdded('b', 2), candidateAdded('c', 3)]);
+    await waitFor(async () => (await stateOf(added.destination)).state === 'paused', 10_000, 'the destination paused');
+    expect((await stateOf(added.destination)).state_reason).toBe('3 failures in a row');
+    // Requests started before the pause may still land; then only the oldest queued change is tried.
+    const sincePause = target.received.length;
+    await waitFor(() => target.received.length >= sincePause + 4, 10_000, 'probes');
+    const oldest = Math.min(...target.received.map((r) => r.body.seq));
+    expect(target.received.slice(-2).map((r) => r.body.seq)).toEqual([oldest, oldest]);
+    down = false;
+    await waitFor(() => new Set(delivered().map((r) => r.body.seq)).size === 3, 10_000, 'everything delivered');
+    expect((await stateOf(added.destination)).state).toBe('active');
+  });
+
+  it('disables a destination that answers 410, keeping what is queued for enable', async () => {
+    const added = await add();
+    target.answer(() => ({ status: 410 }));
+    start();
+    await project(store, [candidateAdded('a', 1)]);
+    await waitFor(async () => (await stateOf(added.destination)).state === 'disabled', 10_000, 'disabled by 410');
+    expect((await destinations.list())[0]).toMatchObject({ state: 'disabled', reason: 'the receiver answered 410 Gone', queued: 1 });
+    target.answer(() => ({ status: 200 }));
+    await destinations.setState('default', added.destination, 'active');
+    await waitFor(() => target.received.length === 2, 10_000, 'delivered once enabled');
+  });
+
+  it('honours Retry-After on 429 over a shorter schedule', async () => {
+    await add({ schedule: [0, 10, 10] });
+    target.answer((_, attempt) => (attempt === 1 ? { status: 429, headers: { 'retry-after': '1' } } : { status: 200 }));
+    start();
+    await project(store, [candidateAdded('a', 1)]);
+    await waitFor(() => target.received.length === 2, 10_000, 'the second attempt');
+    expect(target.received[1]!.at - target.received[0]!.at).toBeGreaterThanOrEqual(1000);
+  });
+
+  it('sends an erasure through a score filter, and a queued change of the person redacted', async () => {
+    await add({ filter: { min_score: 7 } });
+    start();
+    await project(store, [interviewCompleted('a', 1, 9), interviewCompleted('low', 2, 3)]);
+    await waitFor(() => target.received.length === 1, 10_000, 'the high score delivered');
+    expect(target.received[0]!.body.row).toMatchObject({ candidate_id: 'a', interview_score: 9, email: expect.any(String) });
+    await eraseCandidate(store, { candidateId: 'a' }, { reason: 'test' });
+    await waitFor(() => target.received.some((r) => r.body.op === 'erase'), 10_000, 'the erasure delivered');
+    expect(target.received.map((r) => [r.body.id, r.body.op])).toEqual([
+      ['a', 'upsert'],
+      ['a', 'erase'],
+    ]);
+  });
+
+  it('is delivered by one process at a time: two loops on one database send each change once', async () => {
+    await add();
+    start();
+    start();
+    await project(store, [candidateAdded('a', 1), candidateAdded('b', 2), candidateAdded('c', 3), candidateAdded('d', 4)]);
+    await waitFor(async () => (await destinations.list())[0]!.lag === 0 && target.received.length >= 4, 10_000, 'four delivered');
+    expect(target.received.map((r) => r.body.id).sort()).toEqual(['a', 'b', 'c', 'd']);
+  });
+});

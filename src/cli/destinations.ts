@@ -3,6 +3,7 @@
 // URL's password never is. A running serve takes every change within 2 seconds.
 import { DestinationRequestError } from '../destinations/errors.js';
 import { parseFilter } from '../destinations/filter.js';
+import { checkSecret } from '../destinations/signing.js';
 import { checkUrl, openDestinations, type Destinations, type DestinationSummary } from '../destinations/registry.js';
 import { isPostgresUrl, openStore } from '../store/open.js';
 import type { Store } from '../store/store.js';
@@ -108,6 +109,7 @@ async function add(command: ParsedCommand<typeof ADD_OPTIONS>, io: CommandIo): P
   let filter;
   try {
     checkUrl(values.url);
+    if (values.secret !== undefined) checkSecret(values.secret);
     filter = parseFilter(values.filter);
   } catch (error) {
     if (error instanceof DestinationRequestError) throw new UsageError(error.message);

@@ -118,6 +118,8 @@ async function deliver(context: WorkerContext, record: DestinationRecord, opened
 export function destinationWorker(context: WorkerContext, key: { account: string; destination: string }): DestinationWorker {
   const inFlight = new Map<number, Promise<void>>();
   let nextSlot = 0;
+  // Renewed when a third of it is gone, not every round: an idle destination costs no write.
+  let leasedAt = -Infinity;
   let opened: { sealed: string; destination: OpenedDestination } | undefined;
 
   const start = (record: DestinationRecord, destination: OpenedDestination, row: QueuedDelivery) => {
@@ -139,7 +141,11 @@ export function destinationWorker(context: WorkerContext, key: { account: string
     inFlight,
     async round(record) {
       if (record.state === 'disabled' || context.signal.aborted) return;
-      if (!(await context.store.destinations.lease(key, context.owner, context.now(), context.leaseMs))) return;
+      if (context.now() - leasedAt > context.leaseMs / 3) {
+        const at = context.now();
+        if (!(await context.store.destinations.lease(key, context.owner, at, context.leaseMs))) return;
+        leasedAt = at;
+      }
       while (await enqueue(context, record)) record = (await context.store.destinations.get(key)) ?? record;
       if (opened?.sealed !== record.sealed) opened = { sealed: record.sealed, destination: context.destinations.open(record) };
       const paused = record.state === 'paused';
@@ -158,6 +164,9 @@ export function destinationWorker(context: WorkerContext, key: { account: string
         start(record, opened.destination, row);
       }
     },
-    release: () => context.store.destinations.release(key, context.owner),
+    release: async () => {
+      leasedAt = -Infinity;
+      await context.store.destinations.release(key, context.owner);
+    },
   };
 }

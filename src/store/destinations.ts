@@ -43,7 +43,7 @@ export interface QueuedDelivery {
 }
 
 /** How a failed attempt leaves its change and its destination. */
-export interface FailedAttempt {
+interface FailedAttempt {
   seq: number;
   /** Set aside ('dead') when the schedule is spent, else due again at `nextAt`. */
   dead: boolean;
@@ -56,7 +56,7 @@ export interface FailedAttempt {
 }
 
 /** A destination's queue in figures. */
-export interface DestinationBacklog {
+interface DestinationBacklog {
   queued: number;
   dead: number;
   /** The account's last seq: `last - cursor` changes are not looked at yet. */

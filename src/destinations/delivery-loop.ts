@@ -29,7 +29,8 @@ export interface DeliveryLoop {
   stop(timeoutMs: number): Promise<void>;
 }
 
-const LEASE_MS = 30_000;
+// A process killed holding it delays its destinations this long at most (a stop gives it back at once).
+const LEASE_MS = 10_000;
 
 /** A wait of `ms` that `wake` ends early; a wake while no one waits ends the next wait at once. */
 function alarm(): { wait: (ms: number) => Promise<void>; wake: () => void } {

@@ -238,6 +238,16 @@ describe.each(ENGINES)('destinations on $name', (engine) => {
     ]);
   });
 
+  it('keeps to its rate, though the four entities could go in parallel', async () => {
+    await add({ rate: 5 });
+    await project(store, [candidateAdded('a', 1), candidateAdded('b', 2), candidateAdded('c', 3), candidateAdded('d', 4)]);
+    start();
+    await waitFor(() => target.received.length === 4, 10_000, 'four delivered');
+    // 5/s: a request every 200 ms as sent; arrivals jitter by a few ms each, so the span is what is measured.
+    const span = target.received[3]!.at - target.received[0]!.at;
+    expect(span).toBeGreaterThanOrEqual(3 * 200 - 40);
+  });
+
   it('is delivered by one process at a time: two loops on one database send each change once', async () => {
     await add();
     start();

@@ -162,4 +162,44 @@ describe('serve delivers to destinations', () => {
       await target.close();
     }
   });
+
+  it('keeps what is queued through a SIGKILL: the next serve sends it, with the same webhook-id', async () => {
+    const db = `${dir.dir}/killed.db`;
+    const ids: string[] = [];
+    let status = 503;
+    const target = await listen(async (req: IncomingMessage, res: ServerResponse) => {
+      for await (const _ of req) void _;
+      ids.push(String(req.headers['webhook-id']));
+      res.writeHead(status).end();
+    });
+    const serveArgs = ['--db', db, '--port', '0', '--host', '127.0.0.1', '--secret', WEBHOOK_SECRET];
+    let serve = await startServe(serveArgs);
+    try {
+      const added = await destinations(
+        'add',
+        '--db',
+        db,
+        '--url',
+        `${target.url}/in`,
+        '--filter',
+        'entity=candidate',
+        '--retry-schedule',
+        '0s,1s',
+      );
+      expect(added.code, added.stderr).toBe(0);
+      const event = sampleEvent('candidate.added', { data: { candidate_id: 'cand-killed' } });
+      expect((await sendSigned(serve.webhookUrl, event, { secret: WEBHOOK_SECRET })).status).toBe(200);
+      await waitFor(() => ids.length === 1, 5000, 'the first attempt');
+      serve.child.kill('SIGKILL');
+      await new Promise((resolve) => serve.child.once('exit', resolve));
+      status = 200;
+      serve = await startServe(serveArgs);
+      // The killed process's lease ends within 10 s; then the queued change goes.
+      await waitFor(() => ids.length === 2, 20_000, 'the change sent by the next serve');
+      expect(ids[1]).toBe(ids[0]);
+    } finally {
+      await serve.stop('SIGTERM');
+      await target.close();
+    }
+  });
 });

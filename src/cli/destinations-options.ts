@@ -61,7 +61,17 @@ export const ADD_OPTIONS = withFileVariants({
   ...JSON_FLAG,
 });
 
-export const LIST_OPTIONS = { ...databaseOptions('must exist'), ...ACCOUNT_OPTIONS, ...FORMAT_OPTIONS };
+export const LIST_OPTIONS = {
+  ...databaseOptions('must exist'),
+  ...ACCOUNT_OPTIONS,
+  ...flagsOnly({
+    destination: optional({
+      placeholder: '<id>',
+      help: 'only this destination, with its dead deliveries (the first 100: seq, entity, id, attempts, last status and error)',
+    }),
+  }),
+  ...FORMAT_OPTIONS,
+};
 
 export const STATE_OPTIONS = { ...databaseOptions('must exist'), ...ACCOUNT_OPTIONS, ...DESTINATION, ...JSON_FLAG };
 

@@ -6,6 +6,7 @@ import { parseFilter } from '../destinations/filter.js';
 import { checkSecret } from '../destinations/signing.js';
 import { checkUrl, openDestinations, type Destinations, type DestinationSummary } from '../destinations/registry.js';
 import { isPostgresUrl, openStore } from '../store/open.js';
+import type { QueuedDelivery } from '../store/destinations.js';
 import type { Store } from '../store/store.js';
 import { accountStore } from './account-target.js';
 import { CommandError, UsageError, type CommandIo } from './args.js';
@@ -17,7 +18,7 @@ import { databaseOf, optionsHelp, type OptionTable, type ParsedCommand } from '.
 import { outputFormat, printJson, renderTable, shortInstant, type Column } from './output.js';
 
 export const DESTINATIONS_HELP = `Usage: prequal-hooks destinations add --db <db> [--account <id>] --url <url> [--secret <s> | --secret-file <f>] [--filter <field=value>]… [--rate <n>/s] [--retry-schedule <delays>] [--json]
-       prequal-hooks destinations list --db <db> [--account <id>] [--json | --table]
+       prequal-hooks destinations list --db <db> [--account <id>] [--destination <id>] [--json | --table]
        prequal-hooks destinations disable|enable|remove --db <db> [--account <id>] --destination <id>
        prequal-hooks destinations retry --db <db> [--account <id>] (--destination <id> [--change <seq>] | --all)
 
@@ -26,7 +27,8 @@ Standard Webhooks, in order per entity, retried on a schedule (docs/destinations
 destination receives the changes recorded after it was added.
 
 add      registers a destination; without --secret, generates one (whsec_…) and prints it, once
-list     every destination of the account: its state, lag, dead deliveries; never a secret
+list     every destination of the account: its state, lag, dead deliveries; never a secret;
+         with --destination, that one and its dead deliveries
 disable  stops delivering (changes keep coming in and are sent once it is enabled)
 enable   delivers again (a destination paused by failures, or disabled by a 410, too)
 remove   forgets the destination and its queue
@@ -149,12 +151,39 @@ const COLUMNS: Array<Column<DestinationSummary>> = [
   { header: 'CREATED (UTC)', value: (d) => shortInstant(d.createdAt) },
 ];
 
+const DEAD_SHOWN = 100;
+
 async function list(command: ParsedCommand<typeof LIST_OPTIONS>, io: CommandIo): Promise<number> {
-  const listed = await withDestinations(command, io, (destinations, account) => destinations.list(account));
+  const only = command.values.destination;
+  const listed = await withDestinations(
+    command,
+    io,
+    async (destinations, account): Promise<Array<DestinationSummary & { deadDeliveries?: QueuedDelivery[] }>> => {
+      const all = await destinations.list(account);
+      if (only === undefined) return all;
+      const found = all.filter((d) => d.destination === only);
+      if (found.length === 0)
+        throw new CommandError(`account "${account}" has no destination "${only}" ("prequal-hooks destinations list" shows them)`);
+      const dead = await destinations.dead(account, only, DEAD_SHOWN);
+      return found.map((d) => ({ ...d, deadDeliveries: dead }));
+    },
+  );
   if (outputFormat(command.values, io) === 'json') printJson(io, { destinations: listed });
-  else io.stdout.write(`${renderTable(listed, COLUMNS)}\n`);
+  else {
+    io.stdout.write(`${renderTable(listed, COLUMNS)}\n`);
+    const dead = listed[0]?.deadDeliveries ?? [];
+    if (dead.length > 0) io.stdout.write(`\n${renderTable(dead, DEAD_COLUMNS)}\n`);
+  }
   return 0;
 }
+
+const DEAD_COLUMNS: Array<Column<QueuedDelivery>> = [
+  { header: 'DEAD SEQ', value: (d) => d.seq, align: 'right' },
+  { header: 'ENTITY', value: (d) => `${d.entity} ${d.entity_id}`, max: 50 },
+  { header: 'ATTEMPTS', value: (d) => d.attempts, align: 'right' },
+  { header: 'LAST ERROR', value: (d) => d.last_error, max: 60 },
+  { header: 'FAILED (UTC)', value: (d) => (d.failed_at === null ? null : shortInstant(d.failed_at)) },
+];
 
 async function setState(command: ParsedCommand<typeof STATE_OPTIONS>, io: CommandIo, state: 'active' | 'disabled'): Promise<number> {
   const destination = destinationOf(command.values);

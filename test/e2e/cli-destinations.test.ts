@@ -149,6 +149,19 @@ describe('serve delivers to destinations', () => {
       expect(received.filter((r) => r.status === 500)).toHaveLength(3);
       const seq = received.at(-1)!.body.seq;
 
+      const shown = await destinations('list', '--db', dir.dbPath, '--destination', destination, '--json');
+      const [listed] = (JSON.parse(shown.stdout) as { destinations: Array<{ deadDeliveries: unknown[] }> }).destinations;
+      expect(listed!.deadDeliveries).toEqual([
+        expect.objectContaining({
+          seq,
+          entity: 'candidate',
+          entity_id: 'cand-e2e-1',
+          attempts: 3,
+          last_status: 500,
+          last_error: 'answered 500',
+        }),
+      ]);
+
       status = 200;
       const retried = await destinations('retry', '--db', dir.dbPath, '--destination', destination, '--change', String(seq), '--json');
       expect(retried.code, retried.stderr).toBe(0);

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startDeliveryLoop, type DeliveryLoop } from '../../src/destinations/delivery-loop.js';
 import { openDestinations, type AddDestination, type Destinations } from '../../src/destinations/registry.js';
+import { openAccounts } from '../../src/accounts/index.js';
 import { createLogger } from '../../src/logging.js';
 import { eraseCandidate } from '../../src/privacy/erase.js';
 import { replayInto } from '../../src/replay/index.js';
@@ -93,6 +94,7 @@ describe.each(ENGINES)('destinations on $name', (engine) => {
   let tmp: ReturnType<typeof tempDir>;
   let secret: string;
   let target: Awaited<ReturnType<typeof receiver>>;
+  let accountsKeyFile: string;
 
   beforeEach(async () => {
     ({ store, close } = await freshStore(engine));
@@ -100,6 +102,7 @@ describe.each(ENGINES)('destinations on $name', (engine) => {
     const keyFile = join(tmp.dir, 'accounts-key');
     writeFileSync(keyFile, randomBytes(32).toString('base64'), { mode: 0o600 });
     destinations = openDestinations(store, { keyFile });
+    accountsKeyFile = keyFile;
     loops = [];
     target = await receiver(() => secret);
   });
@@ -246,6 +249,16 @@ describe.each(ENGINES)('destinations on $name', (engine) => {
     // 5/s: a request every 200 ms as sent; arrivals jitter by a few ms each, so the span is what is measured.
     const span = target.received[3]!.at - target.received[0]!.at;
     expect(span).toBeGreaterThanOrEqual(3 * 200 - 40);
+  });
+
+  it('goes with its account: removing the account removes its destinations and their queues', async () => {
+    const accounts = openAccounts(store, { keyFile: accountsKeyFile, removalSettleMs: 0 });
+    await accounts.add({ account: 'acme' });
+    const added = await add({ account: 'acme' });
+    expect((await destinations.list('acme')).map((d) => d.destination)).toEqual([added.destination]);
+    await accounts.remove('acme', { reason: 'test' });
+    expect(await destinations.list('acme')).toEqual([]);
+    expect(await store.destinations.get({ account: 'acme', destination: added.destination })).toBeUndefined();
   });
 
   it('is delivered by one process at a time: two loops on one database send each change once', async () => {

@@ -39,6 +39,9 @@ const DELETIONS = [
   'DELETE FROM rebuild_candidates WHERE account = @account',
   'DELETE FROM rebuild_credits WHERE account = @account',
   'UPDATE change_heads SET dropped_through = last_seq WHERE account = @account',
+  // Its destinations and their queues: a URL and secrets of an account that is gone.
+  'DELETE FROM destination_deliveries WHERE account = @account',
+  'DELETE FROM destinations WHERE account = @account',
 ];
 
 /** Deletes every row of the account, in every table, inside the caller's write transaction; how many inbox rows went. */

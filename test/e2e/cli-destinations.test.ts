@@ -215,4 +215,35 @@ describe('serve delivers to destinations', () => {
       await target.close();
     }
   });
+
+  it('on SIGTERM waits for a delivery in flight, and settles it before exiting', async () => {
+    const db = `${dir.dir}/stopping.db`;
+    let release: () => void = () => undefined;
+    const answered = new Promise<void>((resolve) => (release = resolve));
+    let requests = 0;
+    const target = await listen(async (req: IncomingMessage, res: ServerResponse) => {
+      for await (const _ of req) void _;
+      requests += 1;
+      await answered;
+      res.writeHead(200).end();
+    });
+    const serve = await startServe(['--db', db, '--port', '0', '--host', '127.0.0.1', '--secret', WEBHOOK_SECRET]);
+    try {
+      const added = await destinations('add', '--db', db, '--url', `${target.url}/in`, '--filter', 'entity=candidate');
+      expect(added.code, added.stderr).toBe(0);
+      const event = sampleEvent('candidate.added', { data: { candidate_id: 'cand-stopping' } });
+      expect((await sendSigned(serve.webhookUrl, event, { secret: WEBHOOK_SECRET })).status).toBe(200);
+      await waitFor(() => requests === 1, 5000, 'the delivery in flight');
+      const stopped = serve.stop('SIGTERM');
+      await waitFor(() => serve.stdout().includes('stopping'), 5000, 'serve stopping');
+      release();
+      expect(await stopped).toBe(0);
+      const listed = JSON.parse((await destinations('list', '--db', db, '--json')).stdout) as { destinations: Array<{ lag: number }> };
+      expect(listed.destinations[0]!.lag).toBe(0);
+      expect(requests).toBe(1);
+    } finally {
+      release();
+      await target.close();
+    }
+  });
 });

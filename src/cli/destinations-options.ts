@@ -2,6 +2,7 @@
 // one `accounts` and `serve` take: destinations' URLs and secrets are sealed under it.
 import { parseRate, parseSchedule } from '../destinations/schedule.js';
 import { DestinationRequestError } from '../destinations/errors.js';
+import { parseDuration } from '../privacy/index.js';
 import { UsageError } from './args.js';
 import { ACCOUNTS_KEY_OPTIONS } from './accounts-options.js';
 import { withFileVariants } from './file-variants.js';
@@ -93,3 +94,31 @@ export const RETRY_OPTIONS = {
   }),
   ...JSON_FLAG,
 };
+
+export const ROTATE_OPTIONS = withFileVariants({
+  ...databaseOptions('must exist'),
+  ...ACCOUNTS_KEY_OPTIONS,
+  ...ACCOUNT_OPTIONS,
+  ...DESTINATION,
+  ...flagsOnly({
+    secret: optional({
+      placeholder: '<s>',
+      help: 'the new signing secret, whsec_ and base64; default: generated and printed once',
+      secret: true,
+      fileVariant: true,
+    }),
+    'keep-previous': value({
+      placeholder: '<duration>',
+      help: 'how long the previous secret keeps signing beside the new one (units s, m, h, d, w); 0 ends it now',
+      default: 24 * 60 * 60 * 1000,
+      defaultHelp: '24h',
+      parse: (text: string, name: string) => {
+        const ms = text.trim() === '0' ? 0 : parseDuration(text);
+        if (ms === undefined)
+          throw new UsageError(`${name} must be 0, or a whole number and a unit, s, m, h, d or w (such as 24h), got "${text}"`);
+        return ms;
+      },
+    }),
+  }),
+  ...JSON_FLAG,
+});

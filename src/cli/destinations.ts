@@ -12,7 +12,7 @@ import { accountStore } from './account-target.js';
 import { CommandError, UsageError, type CommandIo } from './args.js';
 import { defineCommand, type Command } from './command.js';
 import { requireDatabaseFile } from './database.js';
-import { ADD_OPTIONS, LIST_OPTIONS, RETRY_OPTIONS, STATE_OPTIONS } from './destinations-options.js';
+import { ADD_OPTIONS, LIST_OPTIONS, RETRY_OPTIONS, ROTATE_OPTIONS, STATE_OPTIONS } from './destinations-options.js';
 import { resolveFileVariants } from './file-variants.js';
 import { databaseOf, optionsHelp, type OptionTable, type ParsedCommand } from './options.js';
 import { outputFormat, printJson, renderTable, shortInstant, type Column } from './output.js';
@@ -21,6 +21,7 @@ export const DESTINATIONS_HELP = `Usage: prequal-hooks destinations add --db <db
        prequal-hooks destinations list --db <db> [--account <id>] [--destination <id>] [--json | --table]
        prequal-hooks destinations disable|enable|remove --db <db> [--account <id>] --destination <id>
        prequal-hooks destinations retry --db <db> [--account <id>] (--destination <id> [--change <seq>] | --all)
+       prequal-hooks destinations rotate-secret --db <db> [--account <id>] --destination <id> [--secret <s> | --secret-file <f>] [--keep-previous 24h]
 
 The URLs an account's changes (campaigns, candidates, credits) are POSTed to by serve, signed per
 Standard Webhooks, in order per entity, retried on a schedule (docs/destinations.md). A new
@@ -33,6 +34,8 @@ disable  stops delivering (changes keep coming in and are sent once it is enable
 enable   delivers again (a destination paused by failures, or disabled by a 410, too)
 remove   forgets the destination and its queue
 retry    puts dead deliveries back in the queue: one (--change), a destination's, or --all
+rotate-secret  signs with a new secret at once, and with the previous one too for --keep-previous
+         (each request then carries both signatures); without --secret, generates one, printed once
 
 Secrets and the URL are stored encrypted under the accounts key (--accounts-key-file; on SQLite
 <db>.accounts-key by default). Exits 1 when the account or destination is unknown, 2 when the
@@ -54,6 +57,7 @@ const VERBS: Record<string, Command> = {
   enable: verb('enable', STATE_OPTIONS, (command, io) => setState(command, io, 'active')),
   remove: verb('remove', STATE_OPTIONS, remove),
   retry: verb('retry', RETRY_OPTIONS, retry),
+  'rotate-secret': verb('rotate-secret', ROTATE_OPTIONS, rotateSecret),
 };
 
 /** The verbs of `destinations`, each with its own --help (docs/cli.md prints them). */
@@ -219,5 +223,30 @@ async function retry(command: ParsedCommand<typeof RETRY_OPTIONS>, io: CommandIo
     throw new CommandError(`change ${values.change} is not a dead delivery of ${values.destination}`);
   if (values.json) printJson(io, { retried });
   else io.stdout.write(`${retried} dead ${retried === 1 ? 'delivery' : 'deliveries'} queued again\n`);
+  return 0;
+}
+
+async function rotateSecret(command: ParsedCommand<typeof ROTATE_OPTIONS>, io: CommandIo): Promise<number> {
+  const { values } = command;
+  const destination = destinationOf(values);
+  try {
+    if (values.secret !== undefined) checkSecret(values.secret);
+  } catch (error) {
+    if (error instanceof DestinationRequestError) throw new UsageError(error.message);
+    throw error;
+  }
+  const rotated = await withDestinations(command, io, (destinations, account) =>
+    destinations.rotateSecret(account, destination, {
+      ...(values.secret !== undefined && { secret: values.secret }),
+      keepPreviousMs: values['keep-previous'],
+    }),
+  );
+  if (values.json) printJson(io, { destination, ...rotated });
+  else {
+    io.stdout.write(
+      `destination ${destination}: the new secret signs now${rotated.previousUntil === null ? '' : `; the previous one too, until ${rotated.previousUntil}`}\n`,
+    );
+    if (rotated.secret !== undefined) io.stdout.write(`its new signing secret, shown once (give it to the receiver): ${rotated.secret}\n`);
+  }
   return 0;
 }

@@ -52,10 +52,16 @@ export interface DestinationSummary {
   createdAt: string;
 }
 
-/** What the delivery loop opens: where to POST and what to sign with. */
+/** What the delivery loop opens: where to POST and what to sign with (the current secret first). */
 export interface OpenedDestination {
   url: string;
   secrets: string[];
+}
+
+/** As sealed: each secret with the end of its overlap (null: the current one). */
+interface SealedDestination {
+  url: string;
+  secrets: Array<{ secret: string; until: string | null }>;
 }
 
 export interface Destinations {
@@ -63,10 +69,19 @@ export interface Destinations {
   list(account?: string): Promise<DestinationSummary[]>;
   setState(account: string, destination: string, state: 'active' | 'disabled'): Promise<DestinationSummary>;
   remove(account: string, destination: string): Promise<void>;
+  /**
+   * A new secret (generated and returned, once, when absent) signs at once; the previous ones keep
+   * signing beside it for `keepPreviousMs` more (0: no more), so the receiver can switch without a gap.
+   */
+  rotateSecret(
+    account: string,
+    destination: string,
+    options: { secret?: string; keepPreviousMs: number },
+  ): Promise<{ secret?: string; previousUntil: string | null }>;
   /** Dead deliveries back in the queue: one by seq, or all; how many. */
   retry(account: string, destination: string, seq?: number): Promise<number>;
   dead(account: string, destination: string, limit: number): Promise<QueuedDelivery[]>;
-  /** The URL and secrets of a destination, opened with the accounts key. */
+  /** The URL and the secrets signing now, opened with the accounts key. */
   open(record: DestinationRecord): OpenedDestination;
 }
 
@@ -90,6 +105,43 @@ const sealedAccount = (account: string, destination: string) => `${account}/${de
 function newId(): string {
   const alphabet = 'abcdefghijklmnopqrstuvwxyz234567';
   return `dst_${[...randomBytes(12)].map((b) => alphabet[b % 32]).join('')}`;
+}
+
+function sealedOf(url: string, secrets: SealedDestination['secrets']): SealedDestination {
+  return { url, secrets };
+}
+
+function unseal(keys: KeySource, record: DestinationRecord): SealedDestination {
+  const text = open(keyOf(keys, record.key_id), sealedAccount(record.account, record.destination), 'destination', record.sealed);
+  if (text === undefined)
+    throw new DestinationRequestError(
+      `the secrets of destination ${record.destination} do not open with the accounts key ${record.key_id}`,
+    );
+  return JSON.parse(text) as SealedDestination;
+}
+
+async function rotateSecret(
+  context: { store: Store; keys: KeySource; now: () => number },
+  record: DestinationRecord,
+  options: { secret?: string; keepPreviousMs: number },
+): Promise<{ secret?: string; previousUntil: string | null }> {
+  if (options.secret !== undefined) checkSecret(options.secret);
+  const secret = options.secret ?? generateSecret();
+  const now = context.now();
+  const previousUntil = options.keepPreviousMs > 0 ? new Date(now + options.keepPreviousMs).toISOString() : null;
+  const sealed = unseal(context.keys, record);
+  const kept = sealed.secrets
+    .filter((s) => previousUntil !== null && (s.until === null || Date.parse(s.until) > now))
+    .map((s) => ({ secret: s.secret, until: s.until === null || s.until > previousUntil! ? previousUntil : s.until }));
+  const key = sealingKey(context.keys, (await context.store.registry.version()).keyId);
+  const text = JSON.stringify(sealedOf(sealed.url, [{ secret, until: null }, ...kept]));
+  await context.store.destinations.setSealed(
+    record,
+    seal(key, sealedAccount(record.account, record.destination), 'destination', text),
+    key.id,
+    new Date(now).toISOString(),
+  );
+  return { ...(options.secret === undefined && { secret }), previousUntil };
 }
 
 async function summaryOf(store: Store, row: DestinationRecord): Promise<DestinationSummary> {
@@ -129,7 +181,7 @@ async function add(store: Store, keys: KeySource, now: () => number, request: Ad
     key,
     sealedAccount(request.account, destination),
     'destination',
-    JSON.stringify({ url: url.href, secrets: [secret] }),
+    JSON.stringify(sealedOf(url.href, [{ secret, until: null }])),
   );
   const row = await store.destinations.add({
     account: request.account,
@@ -175,13 +227,13 @@ export function openDestinations(handle: StoreHandle, options: DestinationsOptio
       await found(store, account, destination);
       return await store.destinations.deliveries({ account, destination }, 'dead', limit);
     },
+    async rotateSecret(account, destination, options) {
+      return await rotateSecret({ store, keys, now }, await found(store, account, destination), options);
+    },
     open(record) {
-      const text = open(keyOf(keys, record.key_id), sealedAccount(record.account, record.destination), 'destination', record.sealed);
-      if (text === undefined)
-        throw new DestinationRequestError(
-          `the secrets of destination ${record.destination} do not open with the accounts key ${record.key_id}`,
-        );
-      return JSON.parse(text) as OpenedDestination;
+      const sealed = unseal(keys, record);
+      const at = now();
+      return { url: sealed.url, secrets: sealed.secrets.filter((s) => s.until === null || Date.parse(s.until) > at).map((s) => s.secret) };
     },
   };
 }

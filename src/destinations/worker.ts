@@ -120,7 +120,6 @@ export function destinationWorker(context: WorkerContext, key: { account: string
   let nextSlot = 0;
   // Renewed when a third of it is gone, not every round: an idle destination costs no write.
   let leasedAt = -Infinity;
-  let opened: { sealed: string; destination: OpenedDestination } | undefined;
 
   const start = (record: DestinationRecord, destination: OpenedDestination, row: QueuedDelivery) => {
     const sending = deliver(context, record, destination, row)
@@ -147,7 +146,8 @@ export function destinationWorker(context: WorkerContext, key: { account: string
         leasedAt = at;
       }
       while (await enqueue(context, record)) record = (await context.store.destinations.get(key)) ?? record;
-      if (opened?.sealed !== record.sealed) opened = { sealed: record.sealed, destination: context.destinations.open(record) };
+      // Opened each round: a rotated secret, or the end of a previous one's overlap, is taken at once.
+      const opened = context.destinations.open(record);
       const paused = record.state === 'paused';
       const room = (paused ? 1 : context.maxInFlight) - inFlight.size;
       if (room <= 0) return;
@@ -161,7 +161,7 @@ export function destinationWorker(context: WorkerContext, key: { account: string
           }
           nextSlot = Math.max(now, nextSlot) + 1000 / record.rate;
         }
-        start(record, opened.destination, row);
+        start(record, opened, row);
       }
     },
     release: async () => {

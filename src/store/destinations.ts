@@ -76,6 +76,8 @@ export interface DestinationsPort {
   get(key: Key): Promise<DestinationRecord | undefined>;
   /** Sets its state (failures back to 0); false when there is no such destination. */
   setState(key: Key, state: DestinationState, reason: string | null, at: string): Promise<boolean>;
+  /** Replaces its sealed URL and secrets (a secret rotated); false when there is no such destination. */
+  setSealed(key: Key, sealed: string, keyId: string, at: string): Promise<boolean>;
   /** Removes it and its queue; false when there is no such destination. */
   remove(key: Key): Promise<boolean>;
   /** Takes (or renews) the lease on the destination for `owner`; false when another holds a live one. */
@@ -166,6 +168,19 @@ async function setState(
       `UPDATE destinations SET state = ${$(1)}, state_reason = ${$(2)}, failures = 0, updated_at = ${$(3)}
        WHERE account = ${$(4)} AND destination = ${$(5)} RETURNING destination`,
       [state, reason, at, key.account, key.destination],
+    );
+    return updated.length > 0;
+  });
+}
+
+async function setSealed(engine: DestinationsEngine, key: Key, sealed: { sealed: string; keyId: string }, at: string): Promise<boolean> {
+  return await engine.transaction(async (sql) => {
+    const $ = (n: number) => sql.placeholder(n);
+    await bump(sql);
+    const updated = await sql.rows(
+      `UPDATE destinations SET sealed = ${$(1)}, key_id = ${$(2)}, updated_at = ${$(3)}
+       WHERE account = ${$(4)} AND destination = ${$(5)} RETURNING destination`,
+      [sealed.sealed, sealed.keyId, at, key.account, key.destination],
     );
     return updated.length > 0;
   });
@@ -334,6 +349,7 @@ export function destinationsPort(engine: DestinationsEngine): DestinationsPort {
       return row === undefined ? undefined : recordOf(row);
     },
     setState: (key, state, reason, at) => setState(engine, key, state, reason, at),
+    setSealed: (key, sealed, keyId, at) => setSealed(engine, key, { sealed, keyId }, at),
     remove: (key) => remove(engine, key),
     lease: (key, owner, now, leaseMs) => engine.transaction((tx) => lease(tx, key, owner, now, leaseMs)),
     release: (key, owner) =>

@@ -11,6 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startDeliveryLoop, type DeliveryLoop } from '../../src/destinations/delivery-loop.js';
 import { openDestinations, type AddDestination, type Destinations } from '../../src/destinations/registry.js';
 import { openAccounts } from '../../src/accounts/index.js';
+import { generateSecret } from '../../src/destinations/signing.js';
 import { createLogger } from '../../src/logging.js';
 import { eraseCandidate } from '../../src/privacy/erase.js';
 import { replayInto } from '../../src/replay/index.js';
@@ -259,6 +260,24 @@ describe.each(ENGINES)('destinations on $name', (engine) => {
     await accounts.remove('acme', { reason: 'test' });
     expect(await destinations.list('acme')).toEqual([]);
     expect(await store.destinations.get({ account: 'acme', destination: added.destination })).toBeUndefined();
+  });
+
+  it('signs with the previous secret beside a rotated one until its overlap ends, so a receiver on either verifies', async () => {
+    const added = await add();
+    const previous = secret;
+    const rotated = await destinations.rotateSecret('default', added.destination, { keepPreviousMs: 60_000 });
+    const record = await stateOf(added.destination);
+    expect(destinations.open(record).secrets).toEqual([rotated.secret, previous]);
+    start();
+    await project(store, [candidateAdded('a', 1)]);
+    await waitFor(() => target.received.length === 1, 10_000, 'a delivery verified with the previous secret');
+    secret = rotated.secret!;
+    await project(store, [candidateAdded('b', 2)]);
+    await waitFor(() => target.received.length === 2, 10_000, 'a delivery verified with the new secret');
+    expect(target.verified).toEqual([true, true]);
+    const ended = await destinations.rotateSecret('default', added.destination, { secret: generateSecret(), keepPreviousMs: 0 });
+    expect(ended).toEqual({ previousUntil: null });
+    expect(destinations.open(await stateOf(added.destination)).secrets).toHaveLength(1);
   });
 
   it('is delivered by one process at a time: two loops on one database send each change once', async () => {

@@ -141,6 +141,7 @@ const RANKS: Readonly<Record<string, number>> = {
   // service's REST contract and the helpers for users' tests sit here too, so that no stage of the
   // pipeline imports them.
   'replay/': 7,
+  'destinations/': 7,
   'privacy/': 7,
   'accounts/': 7,
   'metrics/': 7,

@@ -1,7 +1,8 @@
 // What is held about one candidate (GDPR article 15): the projected row, the interview responses,
-// every stored row naming them (the rows an erasure would redact) with its state and times, and
-// the erasure record if erased.
+// every stored row naming them (the rows an erasure would redact) with its state and times, the
+// changes the feed keeps about them, and the erasure record if erased.
 import type { PersonValues } from '../events/index.js';
+import { changeOf, type Change } from '../project/changes.js';
 import type { ErasureRecord, ExportedResponse } from '../store/ports/people.js';
 import type { CandidateRow } from '../store/tables.js';
 import type { CandidateMatch } from '../store/rows.js';
@@ -27,6 +28,8 @@ export interface CandidateExport {
   candidate: CandidateRow | null;
   interview_responses: ExportedResponse[];
   events: StoredEventExport[];
+  /** The changes the feed still keeps about them (and destinations may have received), in `seq` order. */
+  changes: Change[];
   erasures: Array<Omit<ErasureRecord, 'candidate_id'>>;
 }
 
@@ -54,6 +57,7 @@ async function candidateDocument(store: ExportReads, candidateId: string, now: (
   const person: PersonValues = { candidate_id: candidateId, email: row?.email ?? null, phone: row?.phone ?? null };
   const events = await store.people.rowsNaming([person]);
   const erasures = await store.people.erasuresOf(candidateId);
+  const changes = await store.people.changesOf(candidateId);
   return {
     candidate_id: candidateId,
     exported_at: new Date(now()).toISOString(),
@@ -68,6 +72,7 @@ async function candidateDocument(store: ExportReads, candidateId: string, now: (
       processed_at: e.processed_at,
       body: bodyOf(e.raw),
     })),
+    changes: changes.map(changeOf),
     erasures: erasures.map((e) => ({ erased_at: e.erased_at, reason: e.reason, events_redacted: e.events_redacted })),
   };
 }

@@ -1,3 +1,4 @@
+import type { StoredChange } from '../rows.js';
 // What is read about one person for a data-protection request (export, retention) and the audit
 // trail of erasures: the plain reads of privacy/ and of the console, outside any transaction.
 import type { PersonValues } from '../../events/index.js';
@@ -41,6 +42,8 @@ export interface PeopleReads {
   responses(candidateId: string): Promise<ExportedResponse[]>;
   /** Every stored row naming one of these people: exactly those an erasure of them would redact. */
   rowsNaming(people: readonly PersonValues[]): Promise<NamingRow[]>;
+  /** The candidate's changes still kept in the feed (docs/projection.md section 10), in `seq` order. */
+  changesOf(candidateId: string): Promise<StoredChange[]>;
   /** The candidate's erasures, oldest first. */
   erasuresOf(candidateId: string): Promise<ErasureRecord[]>;
   /** The latest erasures, newest first (by when recorded). */

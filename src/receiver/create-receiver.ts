@@ -21,7 +21,7 @@ import { createDashboard } from '../console/dashboard.js';
 import { isStore } from '../store/open.js';
 import { HEARTBEAT_MS } from '../store/presence.js';
 import type { AccountReceiver, Receiver } from './api.js';
-import { createQueries } from '../query/index.js';
+import { createQueries, followChanges, readChanges } from '../query/index.js';
 import { prepareDeadLetters, type DeadLetters } from '../dispatch/dead-letters.js';
 import { DEFAULT_ACCOUNT, isAccountId } from '../receive/account.js';
 import { UnknownAccountError } from '../accounts/errors.js';
@@ -172,6 +172,10 @@ function accountMembers(
     },
     exportCandidate: async (candidateId) => exportCandidate((await scoped()).store, candidateId),
     counts: async () => (await scoped()).store.counts(),
+    changes: async function* (options) {
+      yield* followChanges((await scoped()).store, options);
+    },
+    changesPage: async (parameters) => readChanges((await scoped()).store, parameters),
   };
 }
 

@@ -75,7 +75,8 @@ export interface FollowChangesOptions {
 
 function checkedCursor(after: number | undefined): number | undefined {
   if (after === undefined) return undefined;
-  if (!Number.isSafeInteger(after) || after < 0) throw new QueryParameterError('after', `must be a whole number from 0, got ${String(after)}`);
+  if (!Number.isSafeInteger(after) || after < 0)
+    throw new QueryParameterError('after', `must be a whole number from 0, got ${String(after)}`);
   return after;
 }
 

@@ -23,6 +23,7 @@ export const FOLLOW_POLL_MS = 500;
  */
 export class ChangesDroppedError extends Error {
   override name = 'ChangesDroppedError';
+  /** The error code of the HTTP answer (410). */
   readonly code = 'CHANGES_DROPPED';
   constructor(
     /** The cursor asked for. */
@@ -52,6 +53,7 @@ export interface ChangePageParameters {
  * @public
  */
 export interface ChangePage {
+  /** The changes after the cursor, oldest first. */
   changes: Change[];
   /**
    * The cursor to ask from next: the `seq` of the last change of the page, or when the page is

@@ -5,19 +5,19 @@ import type { ChangeEntity, ChangeRecord, RowWrites, StoredChange, StoredRow, St
 import type { CampaignRow, CandidateRow, CreditsRow } from '../store/tables.js';
 
 /** A campaign as a change carries it: its section 4 columns. */
-export function campaignChangeRow(row: CampaignRow): Record<string, unknown> {
+function campaignChangeRow(row: CampaignRow): Record<string, unknown> {
   const { campaign_id, job_title, contract_type, candidate_link, questions_count, status, created_at } = row;
   return { campaign_id, job_title, contract_type, candidate_link, questions_count, status, created_at };
 }
 
 /** A candidate as a change carries it: its section 4 columns, booleans as booleans (not `added_at`, which is the list's own). */
-export function candidateChangeRow(row: CandidateRow): Record<string, unknown> {
+function candidateChangeRow(row: CandidateRow): Record<string, unknown> {
   const { added_at: _, ...columns } = row;
   return columns;
 }
 
 /** The account's credits as a change carries them. */
-export function creditsChangeRow(row: CreditsRow): Record<string, unknown> {
+function creditsChangeRow(row: CreditsRow): Record<string, unknown> {
   const { credits_remaining, low_threshold, last_campaign_id } = row;
   return { credits_remaining, low_threshold, last_campaign_id };
 }

@@ -10,11 +10,11 @@ import { storePorts } from '../store/store.js';
 import { QueryParameterError } from './errors.js';
 
 /** Changes in one page at most. */
-export const MAX_CHANGES_PAGE = 1000;
+const MAX_CHANGES_PAGE = 1000;
 /** Changes in one page when no limit is given. */
-export const DEFAULT_CHANGES_PAGE = 100;
+const DEFAULT_CHANGES_PAGE = 100;
 /** How often a follower asks the store for what was committed since (by this process or another). */
-export const FOLLOW_POLL_MS = 500;
+const FOLLOW_POLL_MS = 500;
 
 /**
  * The changes after the cursor were dropped by retention before they were read: resume from

@@ -10,7 +10,6 @@ export {
   readChanges,
   followChanges,
   ChangesDroppedError,
-  MAX_CHANGES_PAGE,
   type Change,
   type ChangePage,
   type ChangePageParameters,

@@ -12,7 +12,7 @@ import { writeAnswer } from '../receive/node-http.js';
 import type { Receiver } from '../receiver/create-receiver.js';
 
 /** Live streams at most at once; past it, 503 BUSY (a stream holds a connection and polls the store). */
-export const MAX_FEED_STREAMS = 64;
+const MAX_FEED_STREAMS = 64;
 /** A comment this often keeps proxies from closing a quiet stream. */
 const KEEP_ALIVE_MS = 15_000;
 

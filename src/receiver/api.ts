@@ -66,7 +66,7 @@ export interface AccountReceiver {
    * The account's changes (docs/changes.md): every committed change to a campaign, candidate or
    * the credits, after the cursor `after` (absent: from the oldest kept), in `seq` order, each
    * once; then the changes committed later, by any process on the database, until the iterator is
-   * returned (`break`) or `signal` aborts, or at the end with `follow: false`. Throws
+   * returned (`break`), `signal` aborts or the receiver closes, or at the end with `follow: false`. Throws
    * ChangesDroppedError when retention dropped changes the cursor had not reached.
    */
   changes(options?: FollowChangesOptions): AsyncGenerator<Change, void, undefined>;

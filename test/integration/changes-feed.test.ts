@@ -67,6 +67,18 @@ describe.each(ENGINES)('the change feed of a receiver on $name', (engine) => {
     expect(await receiver.changesPage({ limit: 10 })).toMatchObject({ changes: [{ seq: 1 }, { seq: 2, id: 'cand-default' }], next: 2 });
   });
 
+  it('a follower ends, without an error, when the receiver closes', async () => {
+    const receiver = await fresh();
+    await receiver.replay([candidate('cand-1')]);
+    const following = (async () => {
+      for await (const _change of receiver.changes());
+      return 'ended';
+    })();
+    await receiver.replay([candidate('cand-2')]);
+    await receiver.close();
+    expect(await following).toBe('ended');
+  });
+
   it('pages with next; a cursor retention passed throws ChangesDroppedError with the oldest kept; bad parameters reject', async () => {
     const receiver = await fresh();
     await receiver.replay([candidate('cand-1'), candidate('cand-2'), candidate('cand-3')]);

@@ -243,3 +243,47 @@ describe('serve without a feed or dashboard token', () => {
     expect(await serve.stop('SIGTERM')).toBe(0);
   });
 });
+
+describe('serve --changes-retention', () => {
+  const tmp = tempDir();
+  afterAll(() => {
+    killChildren();
+    tmp.cleanup();
+  });
+
+  it('drops the changes older than the retention at start, and a cursor below them gets 410', async () => {
+    const db = join(tmp.dir, 'retention.db');
+    const args = ['--port', '0', '--host', '127.0.0.1', '--db', db, '--secret', SECRET, '--feed-token', FEED];
+    const first = await startServe(args);
+    const request = signedRequest(JSON.stringify(sampleEvent('campaign.created', { data: { campaign_id: 'cmp_old' } })), {
+      secret: SECRET,
+    });
+    expect((await fetch(first.webhookUrl, { method: 'POST', headers: request.headers, body: request.body })).status).toBe(200);
+    const recorded = await waitFor(
+      async () => ((await (await fetch(`${first.baseUrl}/changes`, { headers: as(FEED) })).json()) as { changes: WireChange[] }).changes[0],
+      5000,
+      'the change recorded',
+    );
+    expect(await first.stop('SIGTERM')).toBe(0);
+    // The change must be older than the retention of the next start: its age passing 1 s is the event awaited.
+    await waitFor(() => Date.now() - Date.parse(recorded.at) > 1000, 5000, 'the change to be more than 1 s old');
+
+    const second = await startServe([...args, '--changes-retention', '1s']);
+    await waitFor(
+      () => second.logLines().find((line) => String(line.msg).startsWith('changes retention: 1 change')),
+      5000,
+      'the prune at start',
+    );
+    const answer = await fetch(`${second.baseUrl}/changes?after=0`, { headers: as(FEED) });
+    expect(answer.status).toBe(410);
+    expect(((await answer.json()) as { oldest: number }).oldest).toBe(2);
+    expect(await second.stop('SIGTERM')).toBe(0);
+
+    const wrong = await runCli(['serve', ...args, '--changes-retention', '30 days']);
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain('--changes-retention must be a whole number and a unit, s, m, h, d or w (such as 30d), got "30 days"');
+    const short = await runCli(['serve', ...args.slice(0, -1), 'too-short']);
+    expect(short.code).toBe(2);
+    expect(short.stderr).toContain('--feed-token must be at least 16 characters');
+  });
+});

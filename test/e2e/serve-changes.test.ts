@@ -212,6 +212,33 @@ describe('serve --feed-token: GET /changes', () => {
     expect(cli.code).toBe(1);
     expect(cli.stderr).toContain('dropped by retention');
   });
+  it('keeps 64 streams open at most: the next one gets 503 BUSY, and a place freed is taken again', async () => {
+    const controllers = Array.from({ length: 64 }, () => new AbortController());
+    const open = (signal?: AbortSignal) =>
+      fetch(`${serve.baseUrl}/changes`, { headers: as(FEED, { Accept: 'text/event-stream' }), ...(signal && { signal }) });
+    const streams = await Promise.all(controllers.map((controller) => open(controller.signal)));
+    expect(new Set(streams.map((s) => s.status))).toEqual(new Set([200]));
+    const refused = await open();
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('5');
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('BUSY');
+    controllers[0]!.abort();
+    const again = await waitFor(
+      async () => {
+        const controller = new AbortController();
+        controllers.push(controller);
+        const answer = await open(controller.signal);
+        if (answer.status === 200) return answer;
+        await answer.body?.cancel();
+        return undefined;
+      },
+      5000,
+      'a place freed by a closed stream',
+    );
+    expect(again.status).toBe(200);
+    for (const controller of controllers) controller.abort();
+  });
+
   it('SIGTERM ends the open streams: serve stops at once and exits 0', async () => {
     const streams = await Promise.all(
       [1, 2].map(() => fetch(`${serve.baseUrl}/changes`, { headers: as(FEED, { Accept: 'text/event-stream' }) })),

@@ -10,20 +10,22 @@ import { DEFAULT_ACCOUNT } from '../receive/account.js';
 import { errorAnswer, type Answer } from '../receive/answer.js';
 import { writeAnswer } from '../receive/node-http.js';
 import type { Receiver } from '../receiver/create-receiver.js';
+import type { Logger } from '../logging.js';
 
 /** Live streams at most at once; past it, 503 BUSY (a stream holds a connection and polls the store). */
 const MAX_FEED_STREAMS = 64;
 /** A comment this often keeps proxies from closing a quiet stream. */
 const KEEP_ALIVE_MS = 15_000;
 
-/** The live streams of the feed: bounded, and ended together when the server stops. */
+/** The live streams of the feed: bounded, and ended together when the server stops; where a failed read is told. */
 export interface FeedStreams {
   readonly open: Set<AbortController>;
   readonly max: number;
+  readonly logger: Pick<Logger, 'error'>;
 }
 
-export function feedStreams(max = MAX_FEED_STREAMS): FeedStreams {
-  return { open: new Set(), max };
+export function feedStreams(logger: Pick<Logger, 'error'>, max = MAX_FEED_STREAMS): FeedStreams {
+  return { open: new Set(), max, logger };
 }
 
 /** Ends every live stream (the server is stopping): each writes nothing more and closes. */
@@ -73,8 +75,12 @@ function answerOf(error: unknown): Answer | undefined {
   return undefined;
 }
 
-function failed(res: ServerResponse, error: unknown): void {
-  const answer = answerOf(error) ?? errorAnswer(500, 'INTERNAL_ERROR', 'The changes could not be read; retry.');
+function failed(res: ServerResponse, error: unknown, logger: Pick<Logger, 'error'>): void {
+  let answer = answerOf(error);
+  if (answer === undefined) {
+    logger.error({ err: { message: (error as Error).message } }, 'GET /changes: the changes could not be read');
+    answer = errorAnswer(500, 'INTERNAL_ERROR', 'The changes could not be read; retry.');
+  }
   if (!res.headersSent) writeAnswer(res, answer);
   else if (!res.writableEnded) res.end(`event: error\ndata: ${JSON.stringify(answer.body)}\n\n`);
 }
@@ -93,7 +99,7 @@ export function serveFeed(receiver: Receiver, streams: FeedStreams, req: Incomin
       }
       await stream(members, request, streams, res);
     } catch (error) {
-      failed(res, error);
+      failed(res, error, streams.logger);
     }
   })();
 }
@@ -124,7 +130,7 @@ async function stream(members: ReturnType<Receiver['forAccount']>, request: Feed
     res.end();
   } catch (error) {
     if (controller.signal.aborted) res.end();
-    else failed(res, error);
+    else failed(res, error, streams.logger);
   } finally {
     clearInterval(keepAlive);
     streams.open.delete(controller);

@@ -116,7 +116,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
     receiver: undefined,
     intake: undefined,
     dashboard: undefined,
-    feedStreams: feedStreams(),
+    feedStreams: feedStreams(logger),
     closing: false,
   };
   const refusals = refusalSummary(logger);

@@ -32,7 +32,7 @@ function starting(req: IncomingMessage, res: ServerResponse): void {
   writeAnswer(res, errorAnswer(503, 'STARTING', 'The receiver is starting; retry.', {}, { 'Retry-After': '1' }));
 }
 
-function shuttingDown(_req: IncomingMessage, res: ServerResponse): void {
+function shuttingDown(res: ServerResponse): void {
   writeAnswer(
     res,
     errorAnswer(503, 'SHUTTING_DOWN', 'The receiver is shutting down; retry.', {}, { 'Retry-After': '5', Connection: 'close' }),
@@ -40,7 +40,7 @@ function shuttingDown(_req: IncomingMessage, res: ServerResponse): void {
 }
 
 const webhook: Route = (state, req, res) => {
-  if (state.closing) return shuttingDown(req, res);
+  if (state.closing) return shuttingDown(res);
   if (state.intake === undefined) return starting(req, res);
   void state.intake(req, res);
 };
@@ -99,7 +99,7 @@ const changes: Route = (state, req, res) => {
       res,
       `The ${scope === 'read-only' ? 'read-only console' : 'metrics'} token does not open /changes: use the feed token.`,
     );
-  if (state.closing) return shuttingDown(req, res);
+  if (state.closing) return shuttingDown(res);
   if (state.receiver === undefined) return starting(req, res);
   serveFeed(state.receiver, state.feedStreams, req, res);
 };

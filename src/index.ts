@@ -32,6 +32,13 @@ export {
   type CampaignStats,
   type CandidatePage,
   type CandidateListParameters,
+  readChanges,
+  followChanges,
+  ChangesDroppedError,
+  type Change,
+  type ChangePage,
+  type ChangePageParameters,
+  type FollowChangesOptions,
 } from './query/index.js';
 export {
   replay,

@@ -25,6 +25,7 @@ import {
 import { defineCommand } from './command.js';
 import { reloadOnHangup, warnLooseFiles, type Reconciling } from './serve-reload.js';
 import { reconcileAccounts } from './serve-accounts.js';
+import { startChangesRetention, type ChangesRetention } from './serve-changes.js';
 import { readTlsPair, type TlsPair } from './tls-files.js';
 import { startTracing, type TracingSdk } from './tracing.js';
 
@@ -116,10 +117,11 @@ export const serve = defineCommand({
     }
     const schedule = reconciling === undefined ? undefined : await startReconciling(config, reconciling, standalone, logger);
     const retention = config.eraseInactiveAfter > 0 ? startRetention(config.eraseInactiveAfter, standalone, logger) : undefined;
+    const changesRetention = startChangesRetention(database, config.changesRetention, logger);
     // Signal handlers before the address is announced: from then on a SIGTERM must drain, and
     // without a handler the default action would kill the process outright.
     const stopReloading = reloadOnHangup(config, { standalone, reconciling }, logger);
-    const stopped = stopOnSignal({ standalone, database, schedule, retention, tracing, logger }).finally(stopReloading);
+    const stopped = stopOnSignal({ standalone, database, schedule, retention, changesRetention, tracing, logger }).finally(stopReloading);
     announce(config, standalone, await servedAccounts(standalone), logger, io);
     return await stopped;
   },
@@ -151,6 +153,7 @@ async function listen(config: ServeConfig, tls: TlsPair | undefined, database: S
     ...(config.dashboardToken !== undefined && { dashboardToken: config.dashboardToken }),
     ...(config.dashboardReadonlyToken !== undefined && { dashboardReadonlyToken: config.dashboardReadonlyToken }),
     ...(config.metricsToken !== undefined && { metricsToken: config.metricsToken }),
+    ...(config.feedToken !== undefined && { feedToken: config.feedToken }),
     ...(tls !== undefined && { tls }),
     trustProxy: config.trustProxy,
     accounts: {
@@ -253,10 +256,11 @@ function stopOnSignal(running: {
   database: Store;
   schedule: ReconcileSchedule | undefined;
   retention: Retention | undefined;
+  changesRetention: ChangesRetention;
   tracing: TracingSdk | undefined;
   logger: Logger;
 }): Promise<number> {
-  const { standalone, database, schedule, retention, tracing, logger } = running;
+  const { standalone, database, schedule, retention, changesRetention, tracing, logger } = running;
   return new Promise<number>((done) => {
     let stopping = false;
     const stop = (signal: string) => {
@@ -270,7 +274,7 @@ function stopOnSignal(running: {
         done(1);
       }, 15_000);
       force.unref();
-      void Promise.all([schedule?.stop(3000), retention?.stop()])
+      void Promise.all([schedule?.stop(3000), retention?.stop(), changesRetention.stop()])
         .then(() => standalone.close(10_000))
         .then(async () => {
           await database.close();

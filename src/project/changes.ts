@@ -92,13 +92,19 @@ export function changesOfBatch(account: string, stored: StoredRows, writes: RowW
  * events that caused it.
  */
 export interface Change {
+  /** From 1, strictly increasing per account in commit order: the cursor of the feed. */
   seq: number;
-  entity: ChangeEntity;
+  /** Which projected row changed. */
+  entity: 'campaign' | 'candidate' | 'credits';
+  /** The row's key: its `campaign_id` or `candidate_id`, or the account for `credits`. */
   id: string;
+  /** `upsert`: `row` is the row after the change; `erase`: the candidate was erased, `row` is null. */
   op: 'upsert' | 'erase';
+  /** The row after the change, with the columns of the projected tables (docs/projection.md section 4); null for `erase`. */
   row: Record<string, unknown> | null;
-  /** UTC ISO 8601 with milliseconds. */
+  /** When the change was committed: UTC ISO 8601 with milliseconds. */
   at: string;
+  /** The identities of the events that caused it (none for an erasure). */
   events: string[];
 }
 

@@ -443,9 +443,10 @@ describe('SIGHUP', () => {
     expect(await serve.stop()).toBe(0);
   });
 
-  it('rotates the console and metrics tokens from their files; a bad token file keeps the tokens in use', async () => {
+  it('rotates the console, metrics and feed tokens from their files; a bad token file keeps the tokens in use', async () => {
     const dashboardFile = write('dash-token.txt', 'dashboard-token-before-0001\n');
     const metricsFile = write('metrics-token.txt', 'metrics-token-before-00001\n');
+    const feedFile = write('feed-token.txt', 'feed-token-before-000001\n');
     const serve = await startServe([
       '--port',
       '0',
@@ -459,14 +460,18 @@ describe('SIGHUP', () => {
       dashboardFile,
       '--metrics-token-file',
       metricsFile,
+      '--feed-token-file',
+      feedFile,
     ]);
     const status = async (path: string, token: string) =>
       (await fetch(`${serve.baseUrl}${path}`, { headers: { Authorization: `Bearer ${token}` } })).status;
     expect(await status('/metrics', 'metrics-token-before-00001')).toBe(200);
     expect(await status('/dashboard/', 'dashboard-token-before-0001')).toBe(200);
+    expect(await status('/changes', 'feed-token-before-000001')).toBe(200);
 
     writeFileSync(dashboardFile, 'dashboard-token-after-00002\n');
     writeFileSync(metricsFile, 'metrics-token-after-000002\n');
+    writeFileSync(feedFile, 'feed-token-after-0000002\n');
     serve.child.kill('SIGHUP');
     await waitFor(() => (logsWith(serve, 'SIGHUP: tokens re-read').length > 0 ? true : undefined), 5000, 'the tokens re-read');
     expect(await status('/metrics', 'metrics-token-before-00001')).toBe(401);
@@ -474,6 +479,8 @@ describe('SIGHUP', () => {
     expect(await status('/metrics', 'metrics-token-after-000002')).toBe(200);
     expect(await status('/dashboard/', 'dashboard-token-after-00002')).toBe(200);
     expect(await status('/dashboard/', 'metrics-token-after-000002')).toBe(403);
+    expect(await status('/changes', 'feed-token-before-000001')).toBe(401);
+    expect(await status('/changes', 'feed-token-after-0000002')).toBe(200);
 
     // Too short, then alike: refused, and the tokens in use kept.
     writeFileSync(metricsFile, 'short\n');

@@ -41,7 +41,7 @@ export interface LogDestination extends DestinationStream {
  * is handed to the system at once with whatever is held before it; the rest waits at most a second.
  * On exit (process.exit, an uncaught exception) what is held is written synchronously (pino
  * registers it). A kill -9 loses what is held: at most a second of info lines, that is access-log
- * lines, while what was stored is in the inbox (docs/operating.md, Logs).
+ * lines, while what was stored is in the inbox (docs/logs-and-traces.md, Logs).
  */
 export function logDestination(fd = 1, { waitMs = BATCH_WAIT_MS }: { waitMs?: number } = {}): LogDestination {
   const sonic = pino.destination({ dest: fd, sync: false, minLength: BATCH_BYTES, maxLength: HELD_BYTES_MAX });

@@ -51,6 +51,15 @@ describe('documents', () => {
     expect(broken).toEqual([]);
   });
 
+  it("the README's Documentation section links every page of docs/, so that none is found only by chance", () => {
+    const section =
+      read('README.md')
+        .split('\n## ')
+        .find((s) => s.startsWith('Documentation\n')) ?? '';
+    const pages = readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md'));
+    expect(pages.filter((page) => !section.includes(`(docs/${page})`))).toEqual([]);
+  });
+
   it('the README says how to install the package, with the tarball name npm pack writes for this version', () => {
     const { name, version } = JSON.parse(read('package.json')) as { name: string; version: string };
     const install = read('README.md')

@@ -5,7 +5,8 @@ import { LIMITS } from './limits.js';
 import { pageQuery, paginationSchema } from './pagination.js';
 import { coded, codedIssue } from './rules.js';
 
-// service-api.md "Resources and their fields / Campaign", "Create a campaign", "Modify a campaign".
+// The campaign's fields, and the operations that create and modify one (docs/client.md's table:
+// createCampaign, modifyCampaign; docs/sandbox.md, "What the document leaves open").
 
 const CONTRACT_TYPES = [
   'CDI',

@@ -5,8 +5,8 @@ import { LIMITS } from './limits.js';
 import { pageQuery, paginationSchema } from './pagination.js';
 import { isEmail, readPhone } from './phone.js';
 
-// service-api.md "Candidate", "Add candidates to a campaign", "Source candidates by SMS",
-// "List candidates of a campaign".
+// The candidate, and the operations that add, source and list candidates (docs/client.md's table:
+// addCandidates, sourceCandidates, listCandidates; docs/sandbox.md, "What the document leaves open").
 
 const CONTACT_MODES = ['call', 'sms', 'email'] as const;
 const SOURCE_CONTACT_MODES = ['call', 'sms'] as const;
@@ -53,8 +53,8 @@ export type CandidateReading = { ok: true; candidate: ReadCandidate } | { ok: fa
 const hasText = (v: unknown): v is string => typeof v === 'string' && /\S/.test(v);
 
 /**
- * One candidate of an add or source request, read for its contact mode (service-api.md
- * "Contact modes"): `call` needs a valid phone and e-mail; `sms` falls back to e-mail when the
+ * One candidate of an add or source request, read for its contact mode (docs/client.md,
+ * "Checked before sending"): `call` needs a valid phone and e-mail; `sms` falls back to e-mail when the
  * phone is absent or invalid; `email` falls back to SMS when the e-mail is. Checked one by one,
  * so that one bad candidate does not refuse the others (it is reported at its index).
  */

@@ -4,7 +4,7 @@ const SUBSCRIPTION_TYPES = ['Service Echo', 'Service Resonance', 'Service Sympho
 export type SubscriptionType = (typeof SUBSCRIPTION_TYPES)[number];
 export type TransactionType = 'campaign' | 'sourcing';
 
-/** What one candidate costs by the channel actually used (service-api.md, add candidates). */
+/** What one candidate costs by the channel actually used (docs/sandbox.md, "The API": credits). */
 export const CHANNEL_COSTS = {
   call: { credits: 1, transaction_type: 'campaign' },
   sms: { credits: 0.25, transaction_type: 'sourcing' },

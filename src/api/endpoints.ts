@@ -1,4 +1,4 @@
-/** Every path begins with this prefix (service-api.md "Versioning"). */
+/** Every path begins with this prefix, the API's version (docs/sandbox.md; docs/client.md, `baseUrl`). */
 export const API_PREFIX = '/api/v1';
 
 /**

@@ -1,9 +1,11 @@
 import { z } from 'zod';
 
 /**
- * Every error code of the service, with its HTTP status and a default message, from the
- * "Error codes" table of service-api.md. `documented: false` marks the one code the sandbox adds
- * for what the document leaves open (a body over the size limit).
+ * Every error code of the service, with its HTTP status and a default message: this table is the
+ * package's record of them, which the sandbox answers with and the client throws (docs/sandbox.md,
+ * docs/client.md). `documented: false` marks the one code the sandbox adds for what the service's
+ * API documentation leaves open (a body over the size limit: docs/sandbox.md, "What the document
+ * leaves open").
  */
 export const ERROR_CODES = {
   MISSING_API_KEY: { status: 401, message: 'The X-API-Key header is missing.', documented: true },

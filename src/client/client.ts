@@ -1,5 +1,5 @@
-// createClient: every operation of service-api.md, typed by the schemas of src/api, each
-// request checked against the documented rules before it is sent.
+// createClient: every operation of the service's REST API (docs/client.md's table), typed by the
+// schemas of src/api, each request checked against the documented rules before it is sent.
 import {
   addCandidatesRequestSchema,
   addCandidatesResponseSchema,

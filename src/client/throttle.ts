@@ -14,7 +14,7 @@ export const systemClock: Clock = {
 };
 
 export interface ThrottleOptions {
-  /** Default 60 (service-api.md "Limits"). */
+  /** Default 60 (`LIMITS`, src/api/limits.ts; docs/client.md, "Throttle"). */
   perMinute?: number;
   /** Default 1000. */
   perHour?: number;

@@ -26,7 +26,7 @@ const candidateNames = {
   last_name: text,
 };
 
-/** The ten kinds the service sends (service-api.md, Events). */
+/** The ten kinds the service sends (docs/events.md, "The ten kinds the service sends"). */
 export const serviceDataSchemas = {
   'campaign.created': z.looseObject({
     campaign_id: id,

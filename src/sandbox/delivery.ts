@@ -1,4 +1,4 @@
-// Webhook delivery as service-api.md "Delivery rules" describe it, plus the faults a real
+// Webhook delivery as the service does it (docs/sandbox.md, "Delivery"), plus the faults a real
 // sender inflicts (duplicates, reordering, other serializations), each off by default.
 import PQueue from 'p-queue';
 import { DEFAULT_EVENT_HEADER, DEFAULT_SIGNATURE_HEADER } from '../receive/intake.js';

@@ -1,4 +1,4 @@
-// createSandbox: the service of service-api.md running locally, wired from its parts.
+// createSandbox: the service running locally, as docs/sandbox.md describes it, wired from its parts.
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { isApiKeyFormat, LIMITS, type SubscriptionType } from '../api/index.js';

@@ -1,7 +1,13 @@
 import { z } from 'zod';
 
-const SUBSCRIPTION_TYPES = ['Service Echo', 'Service Resonance', 'Service Symphony', 'Pay as you go'] as const;
-export type SubscriptionType = (typeof SUBSCRIPTION_TYPES)[number];
+/** The account's plan, as the credits endpoint reports it. */
+export type SubscriptionType = 'Service Echo' | 'Service Resonance' | 'Service Symphony' | 'Pay as you go';
+const SUBSCRIPTION_TYPES = [
+  'Service Echo',
+  'Service Resonance',
+  'Service Symphony',
+  'Pay as you go',
+] as const satisfies readonly SubscriptionType[];
 export type TransactionType = 'campaign' | 'sourcing';
 
 /** What one candidate costs by the channel actually used (service-api.md, add candidates). */

@@ -167,6 +167,7 @@ export interface ReceiverRow {
   age_ms: number;
 }
 
+/** Whether the store can take deliveries now (`receiver.probe()`), and if not, why. */
 export type ReadinessProbe = { ok: true } | { ok: false; reason: string };
 
 /** Accounts that have work waiting, each once, in account order (the dispatcher takes them in turn). */

@@ -55,6 +55,7 @@ export {
   reconcileInto,
   type ReconcileTarget,
   type ReconcileOptions,
+  type ReconcileClient,
   type Fields,
   type FieldDifference,
   type ReconcileReport,
@@ -79,6 +80,19 @@ export {
   type ErasedCandidate,
 } from './privacy/index.js';
 export type { ErasureRecord, ExportedResponse } from './store/ports/people.js';
+// The service's answers that reconciliation reads (types only: prequal-hooks/client has the client).
+export type {
+  CampaignStatusResponse,
+  CandidateRecord,
+  CreditsResponse,
+  ListCandidatesQuery,
+  Pagination,
+  campaignStatusResponseSchema,
+  candidateRecordSchema,
+  creditsResponseSchema,
+  listCandidatesQuerySchema,
+  paginationSchema,
+} from './api/index.js';
 export type { CandidateMatch } from './store/rows.js';
 export {
   openAccounts,

@@ -24,4 +24,5 @@ export const creditsResponseSchema = z.object({
   subscription_type: z.enum(SUBSCRIPTION_TYPES),
   reset_date: z.iso.date(),
 });
+/** The answer of `getCredits`. */
 export type CreditsResponse = z.infer<typeof creditsResponseSchema>;

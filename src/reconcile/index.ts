@@ -2,6 +2,7 @@ export {
   reconcileInto,
   type ReconcileTarget,
   type ReconcileOptions,
+  type ReconcileClient,
   type ReconcileReport,
   type Repair,
   type CampaignReport,

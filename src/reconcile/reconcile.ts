@@ -1,6 +1,8 @@
 import type { CampaignStatusResponse } from '../api/campaigns.js';
 import type { CandidateRecord } from '../api/candidates.js';
-import type { Client } from '../client/client.js';
+import type { CreditsResponse } from '../api/credits.js';
+import type { ListCandidatesQuery } from '../api/candidates.js';
+import type { Pagination } from '../api/pagination.js';
 import { PrequalApiError } from '../client/errors.js';
 import type { EventKind, ReconcileKind } from '../events/index.js';
 import { createRowReaders } from '../project/read.js';
@@ -14,10 +16,20 @@ import { compareCampaign, compareCandidate, compareCredits, repairData, type Fie
 /** Where an interrupted run is kept, so that the next one goes on from the campaign it stopped at. */
 const PROGRESS_SETTING = 'reconcile.progress';
 
+/** The reads `reconcileInto` makes of the service: a client of `prequal-hooks/client` (`createClient`) has them. */
+export interface ReconcileClient {
+  /** `GET /account/credits`. */
+  getCredits(): Promise<CreditsResponse>;
+  /** `GET /campaigns/{campaign_id}/status`. */
+  getCampaignStatus(campaignId: string): Promise<CampaignStatusResponse>;
+  /** `GET /campaigns/{campaign_id}/candidates`: one page. */
+  listCandidates(campaignId: string, query: ListCandidatesQuery): Promise<{ candidates: CandidateRecord[]; pagination: Pagination }>;
+}
+
 /** What `reconcileInto` reads, and how. */
 export interface ReconcileOptions {
   /** A client of the service (`prequal-hooks/client`): its throttle keeps the run within the rate limits. */
-  client: Client;
+  client: ReconcileClient;
   /** Campaigns to read besides those the projection knows (a campaign none of whose webhooks arrived). */
   campaigns?: readonly string[];
   /** Read and compare, write nothing. */

@@ -3,8 +3,11 @@ import { ERROR_CODES, isErrorCode, type ErrorCode } from './errors.js';
 
 /** What a refused request is answered with: the envelope's code, message and details. */
 export interface Violation {
+  /** The service's error code. */
   code: ErrorCode;
+  /** The service's message. */
   message: string;
+  /** The envelope's details, when the code has any. */
   details?: Record<string, unknown>;
 }
 

@@ -24,4 +24,5 @@ export const voicesResponseSchema = z.object({
 });
 export type DefaultVoice = z.infer<typeof defaultVoiceSchema>;
 export type VoiceClone = z.infer<typeof voiceCloneSchema>;
+/** The answer of `listVoices`. */
 export type VoicesResponse = z.infer<typeof voicesResponseSchema>;

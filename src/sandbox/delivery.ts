@@ -37,6 +37,7 @@ export interface DeliveryOptions {
 export interface DeliveryAttempt {
   /** Which delivery (a duplicate is a delivery of its own). */
   delivery_id: number;
+  /** The event's kind. */
   event: string;
   /** The event's identity (docs/projection.md section 1): the same for a duplicate, whatever its bytes. */
   identity: string;
@@ -52,6 +53,7 @@ export interface DeliveryAttempt {
   outcome: 'delivered' | 'retrying' | 'failed';
   /** When the attempt started, ISO 8601. */
   at: string;
+  /** How long the attempt took, in ms. */
   duration_ms: number;
 }
 

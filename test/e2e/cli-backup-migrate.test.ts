@@ -1,18 +1,17 @@
 // `prequal-hooks backup` and `migrate`, and `serve --no-migrate`, as an operator runs them: a
 // backup taken while serve receives signed webhooks, and upgrades of databases made by an older
-// schema (built by applying only the first migrations), on SQLite and PostgreSQL.
+// schema (built by applying only the first migrations), on SQLite and PostgreSQL, with serve started
+// after; migrate processes racing. What needs no process: test/integration/cli-backup-migrate.test.ts.
 import { execFileSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadMigrations } from '../../src/store/migrations.js';
-import { migrate as migrateSqlite } from '../../src/store/sqlite/migrations.js';
-import { migrate as migratePostgres } from '../../src/store/postgres/migrations.js';
 import { sampleEvent, sendSigned } from '../../src/testing/index.js';
 import { killChildren, runCli, startServe } from '../support/cli-process.js';
 import { ENGINES } from '../support/engines.js';
+import { olderDatabase } from '../support/older-database.js';
 import { findBinaries } from '../support/postgres-server.js';
 import { tempDir } from '../support/servers.js';
 
@@ -82,47 +81,7 @@ describe('prequal-hooks backup', () => {
       expect(await serve.stop()).toBe(0);
     }
   });
-
-  it("refuses what it cannot copy: no --to, no database, not ours; PostgreSQL is pg_dump's (exit 2)", async () => {
-    expect((await runCli(['backup', '--db', join(tmp.dir, 'x.db')])).code).toBe(2);
-    const missing = await runCli(['backup', '--db', join(tmp.dir, 'none.db'), '--to', join(tmp.dir, 'y.db')]);
-    expect(missing.code).toBe(1);
-    expect(missing.stderr).toMatch(/no database at/);
-    const foreign = join(tmp.dir, 'foreign.db');
-    new Database(foreign).exec('CREATE TABLE t (x)').close();
-    expect((await runCli(['backup', '--db', foreign, '--to', join(tmp.dir, 'z.db')])).stderr).toMatch(/not a prequal-hooks database/);
-    const postgres = await runCli(['backup', '--db', 'postgres://hooks@127.0.0.1:1/hooks', '--schema', 'hooks', '--to', 'x']);
-    expect(postgres.code).toBe(2);
-    expect(postgres.stderr).toMatch(/pg_dump --format=custom --schema=hooks/);
-    expect(postgres.stderr).toMatch(/pg_restore/);
-  });
 });
-
-/** A database as an older release left it: only the first `upTo` migrations applied. */
-async function olderDatabase(engine: (typeof ENGINES)[number], upTo: number): Promise<string> {
-  const { database } = await engine.fresh();
-  if (engine.name === 'postgres') {
-    const client = new pg.Client({ connectionString: database });
-    await client.connect();
-    try {
-      await migratePostgres(
-        client as never,
-        undefined,
-        loadMigrations('postgres').filter((m) => m.version <= upTo),
-      );
-    } finally {
-      await client.end();
-    }
-  } else {
-    const db = new Database(database);
-    migrateSqlite(
-      db,
-      loadMigrations('sqlite').filter((m) => m.version <= upTo),
-    );
-    db.close();
-  }
-  return database;
-}
 
 describe.each(ENGINES)('prequal-hooks migrate and serve --no-migrate on $name', (engine) => {
   afterAll(() => killChildren());
@@ -173,23 +132,6 @@ describe.each(ENGINES)('prequal-hooks migrate and serve --no-migrate on $name', 
     expect((await sendSigned(serve.webhookUrl, event(1), { secret: SECRET })).status).toBe(200);
     expect(await serve.stop()).toBe(0);
   });
-
-  it('refuses a database written by a newer version', async () => {
-    const database = await olderDatabase(engine, known.at(-1)!.version);
-    if (engine.name === 'postgres') {
-      const client = new pg.Client({ connectionString: database });
-      await client.connect();
-      await client.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'from_the_future', now())");
-      await client.end();
-    } else {
-      const db = new Database(database);
-      db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'from_the_future', 'x')").run();
-      db.close();
-    }
-    const newer = await runCli(['migrate', '--db', database]);
-    expect(newer.code).toBe(1);
-    expect(newer.stderr).toMatch(/written by a newer prequal-hooks \(schema version 999/);
-  });
 });
 
 describe('prequal-hooks migrate on a SQLite path where no database is yet', () => {
@@ -199,30 +141,6 @@ describe('prequal-hooks migrate on a SQLite path where no database is yet', () =
     tmp.cleanup();
   });
   const known = loadMigrations('sqlite').map(({ version, name }) => ({ version, name }));
-
-  it('--dry-run lists every migration and creates nothing, neither the file nor its folder', async () => {
-    const folder = join(tmp.dir, 'dry', 'data');
-    const database = join(folder, 'hooks.db');
-    const json = await runCli(['migrate', '--db', database, '--dry-run', '--json']);
-    expect(json.code, json.stderr).toBe(0);
-    expect(JSON.parse(json.stdout)).toEqual({
-      location: database,
-      engine: 'sqlite',
-      from: 0,
-      known: known.at(-1)!.version,
-      pending: known,
-      applied: [],
-      dryRun: true,
-    });
-    expect(json.stderr).toBe(
-      `prequal-hooks migrate: no database at ${database}; every migration would apply (a dry run creates nothing)\n`,
-    );
-    const text = await runCli(['migrate', '--db', database, '--dry-run']);
-    expect(text.code).toBe(0);
-    expect(text.stdout).toContain(`${database} is at schema version 0; ${known.length} pending (nothing applied, --dry-run):`);
-    for (const m of known) expect(text.stdout).toContain(`${String(m.version).padStart(3, '0')} ${m.name}`);
-    expect(existsSync(join(tmp.dir, 'dry'))).toBe(false);
-  });
 
   it('creates it with its folders, owner-only as serve does, and applies every migration; serve --no-migrate then starts on it', async () => {
     const database = join(tmp.dir, 'new', 'data', 'hooks.db');

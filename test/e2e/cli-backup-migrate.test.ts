@@ -1,7 +1,9 @@
 // `prequal-hooks backup` and `migrate`, and `serve --no-migrate`, as an operator runs them: a
 // backup taken while serve receives signed webhooks, and upgrades of databases made by an older
 // schema (built by applying only the first migrations), on SQLite and PostgreSQL, with serve started
-// after; migrate processes racing. What needs no process: test/integration/cli-backup-migrate.test.ts.
+// after; migrate processes racing. serve, backup beside it (its event loop is not the senders') and
+// the racing migrate are processes; the other commands run in this process (runInProcess). What
+// needs no process at all: test/integration/cli-backup-migrate.test.ts.
 import { execFileSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -10,6 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadMigrations } from '../../src/store/migrations.js';
 import { sampleEvent, sendSigned } from '../../src/testing/index.js';
 import { killChildren, runCli, startServe } from '../support/cli-process.js';
+import { runCli as runInProcess } from '../support/command-io.js';
 import { ENGINES } from '../support/engines.js';
 import { olderDatabase } from '../support/older-database.js';
 import { findBinaries } from '../support/postgres-server.js';
@@ -92,10 +95,10 @@ describe.each(ENGINES)('prequal-hooks migrate and serve --no-migrate on $name', 
     const database = await olderDatabase(engine, upTo);
     const pending = known.filter((m) => m.version > upTo).map(({ version, name }) => ({ version, name }));
 
-    const dry = await runCli(['migrate', '--db', database, '--dry-run', '--json']);
+    const dry = await runInProcess(['migrate', '--db', database, '--dry-run', '--json']);
     expect(dry.code).toBe(0);
     expect(JSON.parse(dry.stdout)).toMatchObject({ from: upTo, known: known.at(-1)!.version, pending, applied: [], dryRun: true });
-    expect(JSON.parse((await runCli(['migrate', '--db', database, '--dry-run', '--json'])).stdout).pending).toEqual(pending); // still pending
+    expect(JSON.parse((await runInProcess(['migrate', '--db', database, '--dry-run', '--json'])).stdout).pending).toEqual(pending); // still pending
 
     const refused = await runCli(['serve', '--db', database, '--port', '0', '--host', '127.0.0.1', '--secret', SECRET, '--no-migrate']);
     expect(refused.code).toBe(1);
@@ -110,11 +113,11 @@ describe.each(ENGINES)('prequal-hooks migrate and serve --no-migrate on $name', 
     });
     expect(byVariable.code).toBe(1);
 
-    const applied = await runCli(['migrate', '--db', database]);
+    const applied = await runInProcess(['migrate', '--db', database]);
     expect(applied.code).toBe(0);
     expect(applied.stdout).toMatch(new RegExp(`schema version ${upTo} → ${known.at(-1)!.version}, applied:`));
     for (const m of pending) expect(applied.stdout).toContain(m.name);
-    expect((await runCli(['migrate', '--db', database])).stdout).toMatch(/is up to date \(schema version \d+\)/);
+    expect((await runInProcess(['migrate', '--db', database])).stdout).toMatch(/is up to date \(schema version \d+\)/);
 
     const serve = await startServe([
       '--db',
@@ -144,7 +147,7 @@ describe('prequal-hooks migrate on a SQLite path where no database is yet', () =
 
   it('creates it with its folders, owner-only as serve does, and applies every migration; serve --no-migrate then starts on it', async () => {
     const database = join(tmp.dir, 'new', 'data', 'hooks.db');
-    const created = await runCli(['migrate', '--db', database, '--json']);
+    const created = await runInProcess(['migrate', '--db', database, '--json']);
     expect(created.code, created.stderr).toBe(0);
     expect(created.stderr).toBe(`prequal-hooks migrate: no database at ${database}; creating it\n`);
     expect(JSON.parse(created.stdout)).toMatchObject({
@@ -156,7 +159,7 @@ describe('prequal-hooks migrate on a SQLite path where no database is yet', () =
     expect(statSync(database).mode & 0o777).toBe(0o600);
     expect(statSync(join(tmp.dir, 'new', 'data')).mode & 0o777).toBe(0o700);
     expect(statSync(join(tmp.dir, 'new')).mode & 0o777).toBe(0o700);
-    const again = await runCli(['migrate', '--db', database]);
+    const again = await runInProcess(['migrate', '--db', database]);
     expect(again.stdout).toBe(`${database} is up to date (schema version ${known.at(-1)!.version}).\n`);
     expect(again.stderr).toBe('');
     const serve = await startServe([
@@ -215,7 +218,7 @@ describe.skipIf(ENGINES.length < 2)('PostgreSQL: replicas migrating at once, and
       console.warn(`SKIPPED: no pg_dump beside the test server's binaries (${bin}): the advised lines are not run`);
       return;
     }
-    const advice = (await runCli(['backup', '--db', database, '--schema', 'hooks'])).stderr;
+    const advice = (await runInProcess(['backup', '--db', database, '--schema', 'hooks'])).stderr;
     const tmp = tempDir();
     const dump = join(tmp.dir, 'hooks.dump');
     const args = (line: string) =>
@@ -230,7 +233,8 @@ describe.skipIf(ENGINES.length < 2)('PostgreSQL: replicas migrating at once, and
       a === '--dbname="<url>"' ? `--dbname=${restored}` : a === 'prequal-hooks.dump' ? dump : a,
     );
     execFileSync(join(bin, 'pg_restore'), restore);
-    const inbox = async (at: string) => JSON.parse((await runCli(['inspect', '--db', at, '--schema', 'hooks', '--json'])).stdout).inbox;
+    const inbox = async (at: string) =>
+      JSON.parse((await runInProcess(['inspect', '--db', at, '--schema', 'hooks', '--json'])).stdout).inbox;
     expect(await inbox(restored)).toEqual(await inbox(database));
     tmp.cleanup();
   }, 40_000);

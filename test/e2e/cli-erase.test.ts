@@ -1,12 +1,14 @@
 // `prequal-hooks erase` and `export` as an operator runs them: beside a running `serve`, on the real
 // SQLite file (and PostgreSQL), with the file and its WAL read byte for byte afterwards, and killed
-// mid-way. A person who applied twice: test/integration/cli-erase.test.ts, in this process.
+// mid-way: serve and the killed erase are processes, the other commands run in this process (runCli
+// of command-io.ts). A person who applied twice: test/integration/cli-erase.test.ts.
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleEvent, sendSigned } from '../../src/testing/index.js';
-import { CLI, cliEnv, killChildren, runCli, startServe } from '../support/cli-process.js';
+import { CLI, cliEnv, killChildren, startServe } from '../support/cli-process.js';
+import { runCli } from '../support/command-io.js';
 import { ENGINES } from '../support/engines.js';
 import { tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';

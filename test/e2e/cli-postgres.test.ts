@@ -1,10 +1,12 @@
 // Every command that takes --db works on a postgres:// URL (and PREQUAL_HOOKS_DB), as on SQLite: with
-// serve's processes here; the other commands in this process, test/integration/cli-postgres.test.ts.
+// serve's processes here, beside which the commands run in this process (runCli of command-io.ts);
+// without serve, test/integration/cli-postgres.test.ts.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { signedRequest } from 'prequal-hooks/testing';
-import { killChildren, runCli, startServe } from '../support/cli-process.js';
+import { killChildren, startServe } from '../support/cli-process.js';
+import { runCli } from '../support/command-io.js';
 import { postgresUrl } from '../support/engines.js';
 import { createDatabase } from '../support/postgres-server.js';
 import { waitFor } from '../support/wait-for.js';
@@ -94,7 +96,7 @@ describe.skipIf(postgresUrl() === '')('the command line on PostgreSQL', () => {
   });
 
   async function waitForInspect(url: string): Promise<void> {
-    // Each check is a command-line process: one every 200 ms is plenty.
+    // Each check is a command's run: one every 200 ms is plenty.
     await waitFor(
       async () => {
         const inspected = await runCli(['inspect', '--db', url, '--schema', 'hooks', '--json']);

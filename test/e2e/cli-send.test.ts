@@ -1,7 +1,6 @@
 // `prequal-hooks send` against a real `prequal-hooks serve`. Its failures with no receiver in the
 // way (nothing listening, no answer, usage errors): test/integration/cli-send.test.ts, in this process.
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleEvent } from '../../src/testing/index.js';
 import { tempDir } from '../support/servers.js';

@@ -1,4 +1,3 @@
-import { pino } from 'pino';
 import type { Issue } from '../events/index.js';
 import { prepareDeadLetters } from '../dispatch/dead-letters.js';
 import { createLogger } from '../logging.js';
@@ -8,7 +7,7 @@ import type { InboxRow } from '../store/rows.js';
 import type { InboxState } from '../store/inbox-state.js';
 import type { StoreHandle } from '../store/handle.js';
 import type { Store } from '../store/store.js';
-import { UsageError } from './args.js';
+import { UsageError, type CommandIo } from './args.js';
 import { accountStore } from './account-target.js';
 import { DEAD_LETTERS_HELP, REPROCESS_OPTIONS } from './dead-letters-options.js';
 import { databaseOf } from './options.js';
@@ -72,9 +71,10 @@ async function reprocessRows(store: ReprocessReads, ids: readonly number[] | 'al
 }
 
 /** Projects the requeued rows in this process: the receiver's own projection and dispatcher. */
-async function reprocessHere(store: StoreHandle & ReprocessReads, ids: readonly number[] | 'all') {
-  // Nothing listens, so no secret is involved; no heartbeat: this process hands nothing over.
-  const logger = createLogger({ level: 'error' }, pino.destination({ dest: 2, sync: true }));
+async function reprocessHere(store: StoreHandle & ReprocessReads, ids: readonly number[] | 'all', io: CommandIo) {
+  // Nothing listens, so no secret is involved; no heartbeat: this process hands nothing over. Its
+  // errors go to the command's stderr.
+  const logger = createLogger({ level: 'error' }, io.stderr);
   const receiver = createReceiver({ database: store, allowUnsigned: true, logger, heartbeat: false });
   try {
     return await reprocessRows(store, ids, async (wanted) => {
@@ -112,7 +112,7 @@ export const reprocess = defineCommand({
       ownership = await ownershipOf(store, values['project-here']);
       report =
         ownership.owner === undefined
-          ? await reprocessHere(store, ids)
+          ? await reprocessHere(store, ids, io)
           : await reprocessRows(store, ids, (wanted) => prepareDeadLetters(store, () => store.announceWork()).reprocess(wanted));
     } finally {
       await opened.close();

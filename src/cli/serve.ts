@@ -4,7 +4,8 @@ import { pino } from 'pino';
 import { createLogger, logDestination, type Logger } from '../logging.js';
 import { startStandalone, type Standalone } from '../standalone/start-standalone.js';
 import { isPostgresUrl, openStore } from '../store/open.js';
-import type { Store } from '../store/store.js';
+import type { StoreHandle } from '../store/handle.js';
+import type { SettingsPort } from '../store/write-ports.js';
 import { displayLocation } from './database.js';
 import { generatedSecret } from '../store/settings.js';
 import { secretFingerprint } from '../signature.js';
@@ -128,7 +129,13 @@ export const serve = defineCommand({
 });
 
 /** Starts the receiver and its HTTP server; a generated secret is stored and shown only once it listens. */
-async function listen(config: ServeConfig, tls: TlsPair | undefined, database: Store, logger: Logger, io: CommandIo): Promise<Standalone> {
+async function listen(
+  config: ServeConfig,
+  tls: TlsPair | undefined,
+  database: StoreHandle & SettingsPort,
+  logger: Logger,
+  io: CommandIo,
+): Promise<Standalone> {
   if (config.allowUnsigned) {
     logger.warn(
       'UNSIGNED EVENTS ARE ACCEPTED (--allow-unsigned): anyone who can reach this port can write events. Configure a secret in production.',
@@ -164,7 +171,7 @@ async function listen(config: ServeConfig, tls: TlsPair | undefined, database: S
 }
 
 /** The secret generated at the first start (stored in the database), said once; its fingerprint later. */
-async function generatedSecretShown(config: ServeConfig, database: Store, io: CommandIo): Promise<string> {
+async function generatedSecretShown(config: ServeConfig, database: SettingsPort, io: CommandIo): Promise<string> {
   const generated = await generatedSecret(database);
   if (generated.created) {
     io.stderr.write(
@@ -253,7 +260,7 @@ function startRetention(olderThanMs: number, standalone: Standalone, logger: Log
 /** SIGTERM or SIGINT: stop accepting, finish requests in flight, drain, close; exit 1 past 15 s. */
 function stopOnSignal(running: {
   standalone: Standalone;
-  database: Store;
+  database: StoreHandle;
   schedule: ReconcileSchedule | undefined;
   retention: Retention | undefined;
   changesRetention: ChangesRetention;

@@ -11,25 +11,39 @@ import { storePorts } from '../store/store.js';
 import type { Store } from '../store/store.js';
 import { checkedMatch, described, UnknownCandidateError } from './erase.js';
 
+/** One stored row that names the candidate, as an export shows it. */
 export interface StoredEventExport {
+  /** Its inbox row. */
   inbox_id: number;
+  /** The body's `event`, as sent. */
   kind: string | null;
+  /** How far it was processed (`projected`, `pending`, `unknown`, `dead`). */
   state: string;
+  /** How its body read (`accepted`, `invalid_json`, `invalid_envelope`). */
   verdict: string;
+  /** When it was received: UTC ISO 8601. */
   received_at: string;
+  /** When it was processed: UTC ISO 8601; null while pending. */
   processed_at: string | null;
   /** The body as stored (redacted once the person was erased). */
   body: unknown;
 }
 
+/** Everything stored about one candidate (GDPR article 15): `exportCandidate` and `receiver.exportCandidate`. */
 export interface CandidateExport {
+  /** The candidate. */
   candidate_id: string;
+  /** When the export was made: UTC ISO 8601. */
   exported_at: string;
+  /** The projected row; null when there is none (erased, or never projected). */
   candidate: CandidateRow | null;
+  /** Their interview responses, in the order asked. */
   interview_responses: ExportedResponse[];
+  /** Every stored row that names them, by id, e-mail or phone. */
   events: StoredEventExport[];
   /** The changes the feed still keeps about them (and destinations may have received), in `seq` order. */
   changes: Change[];
+  /** Their erasures, from the audit trail. */
   erasures: Array<Omit<ErasureRecord, 'candidate_id'>>;
 }
 

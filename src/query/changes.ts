@@ -22,6 +22,7 @@ const FOLLOW_POLL_MS = 500;
  * @public
  */
 export class ChangesDroppedError extends Error {
+  /** Always `ChangesDroppedError`, to tell it apart from other errors. */
   override name = 'ChangesDroppedError';
   /** The error code of the HTTP answer (410). */
   readonly code = 'CHANGES_DROPPED';

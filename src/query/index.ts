@@ -41,4 +41,5 @@ export function createQueries(handle: StoreHandle) {
   };
 }
 
+/** Reads of the projected state: what `createQueries` returns, and `receiver.query`. */
 export type Queries = ReturnType<typeof createQueries>;

@@ -79,6 +79,7 @@ export interface AccountReceiver {
   counts(): Promise<Record<InboxState, number> & { handler_failures: number }>;
 }
 
+/** A receiver (`createReceiver`): HTTP adapters, handlers, the default account's reads and operations, and its lifecycle. */
 export interface Receiver extends AccountReceiver {
   /**
    * The same members for another account (`/webhooks/<route key>`): its queries, dead letters,

@@ -19,19 +19,27 @@ export interface NamingRow {
 
 /** An interview response as an export shows it, with its position. */
 export interface ExportedResponse {
+  /** Its place in the interview, from 0. */
   position: number;
+  /** The question asked. */
   question: string | null;
+  /** The candidate's answer. */
   answer: string | null;
+  /** The answer's score, 0 to 10. */
   score: number | null;
+  /** Why the answer got its score. */
   explanation: string | null;
 }
 
 /** One row of the audit trail: never a name, e-mail or phone. */
 export interface ErasureRecord {
+  /** The candidate erased. */
   candidate_id: string;
   /** UTC ISO 8601 with milliseconds. */
   erased_at: string;
+  /** The operator's reason. */
   reason: string;
+  /** Stored rows redacted by the erasure. */
   events_redacted: number;
 }
 

@@ -3,5 +3,6 @@
 
 /** An option is missing or out of range; the message names it and what it accepts. */
 export class ConfigurationError extends Error {
+  /** Always `ConfigurationError`, to tell it apart from other errors. */
   override name = 'ConfigurationError';
 }

@@ -38,16 +38,31 @@ export interface LogDestination extends DestinationStream {
  * one each, and never on the event loop, so a log reader that stalls (a full pipe, a stuck
  * collector) never stalls the receiver. What waits is bounded (16 MiB): past it lines are dropped,
  * counted, and a warn line says how many once the reader catches up. A warn, error or fatal line
- * is handed to the system at once with whatever is held before it; the rest waits at most a second.
- * On exit (process.exit, an uncaught exception) what is held is written synchronously (pino
- * registers it). A kill -9 loses what is held: at most a second of info lines, that is access-log
- * lines, while what was stored is in the inbox (docs/operating.md, Logs).
+ * is handed to the system at once with whatever is held before it; the rest waits about a second
+ * at most (the wait, plus the one write that may be on its way when it ends). On exit
+ * (process.exit, an uncaught exception) what is held is written synchronously (pino registers it).
+ * A kill -9 loses what is held: at most a second of info lines, that is access-log lines, while
+ * what was stored is in the inbox (docs/logs-and-traces.md, Logs).
+ *
+ * sonic-boom does the batching (`minLength`), the cap and its drops (`maxLength`, 'drop'), the
+ * wait (`periodicFlush`), the retries of a full pipe (EAGAIN, every 100 ms) and, through pino,
+ * the write at exit. What is left here is what it lacks:
+ * - a flush that ends: sonic-boom's flush, asked while a write is on its way, writes nothing more,
+ *   and its `flush(cb)` calls back when that write ends with what came since still held (below
+ *   4 KB, it waits for the next batch or tick), after an fsync that fails on a pipe (EINVAL). So
+ *   the bytes handed over and not yet written are counted ('write', 'drop'), the flush is asked
+ *   again at each 'drain' while any are held, and `done` is called once none are;
+ * - the count of dropped lines and the line that reports it: sonic-boom only emits each one;
+ * - warn and above at once: sonic-boom knows nothing of levels.
  */
 export function logDestination(fd = 1, { waitMs = BATCH_WAIT_MS }: { waitMs?: number } = {}): LogDestination {
-  const sonic = pino.destination({ dest: fd, sync: false, minLength: BATCH_BYTES, maxLength: HELD_BYTES_MAX });
-  // Bytes handed to sonic-boom and not yet written. sonic-boom writes what it holds past 4 KB; below
-  // that, only when asked, and a request made while a write is on its way does nothing: the rest is
-  // asked for again once that write ends ('drain'), until nothing is held.
+  const sonic = pino.destination({
+    dest: fd,
+    sync: false,
+    minLength: BATCH_BYTES,
+    maxLength: HELD_BYTES_MAX,
+    periodicFlush: waitMs,
+  });
   let held = 0;
   let wanted = false;
   const waiting: Array<(error?: Error) => void> = [];
@@ -66,8 +81,9 @@ export function logDestination(fd = 1, { waitMs = BATCH_WAIT_MS }: { waitMs?: nu
     dropped++;
     held -= Buffer.byteLength(line);
   });
+  // After each write that leaves less than a batch held: the periodic flush's ticks end here too,
+  // so the report of dropped lines goes out within a tick of the reader catching up.
   sonic.on('drain', () => {
-    // Room again: the line owed about dropped lines goes first.
     if (held <= 0) report();
     if (held > 0) {
       if (wanted) sonic.flush();
@@ -90,10 +106,6 @@ export function logDestination(fd = 1, { waitMs = BATCH_WAIT_MS }: { waitMs?: nu
     wanted = true;
     sonic.flush();
   };
-  const timer = setInterval(() => {
-    if (held > 0 || dropped > told) flush();
-  }, waitMs);
-  timer.unref();
   const destination = {
     [pino.symbols.needsMetadataGsym]: true,
     lastLevel: 0,

@@ -17,6 +17,7 @@ export function sign(secret: Secret, body: RawBody): string {
   return PREFIX + digest(secret, body).toString('hex');
 }
 
+/** Which secret verified a signature (its index in the list given), or why none did. */
 export type Verification = { ok: true; secretIndex: number } | { ok: false; reason: 'MISSING' | 'MALFORMED' | 'REPEATED' | 'MISMATCH' };
 
 /**

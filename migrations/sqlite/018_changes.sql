@@ -5,6 +5,9 @@
 -- prefix at a time and keeps, in `change_heads.dropped_through`, the highest `seq` it dropped:
 -- a reader whose cursor is below it has missed changes.
 CREATE TABLE changes (
+  -- A rowid table (the numbering's key is the index below): a change is some hundreds of bytes of
+  -- JSON, which a WITHOUT ROWID table would push into overflow pages, a page or two a change.
+  change_id INTEGER PRIMARY KEY,
   account TEXT NOT NULL,
   seq INTEGER NOT NULL,
   entity TEXT NOT NULL CHECK (entity IN ('campaign', 'candidate', 'credits')),
@@ -12,9 +15,9 @@ CREATE TABLE changes (
   op TEXT NOT NULL CHECK (op IN ('upsert', 'erase')),
   row TEXT,
   at TEXT NOT NULL,
-  events TEXT NOT NULL,
-  PRIMARY KEY (account, seq)
-) WITHOUT ROWID;
+  events TEXT NOT NULL
+);
+CREATE UNIQUE INDEX changes_by_seq ON changes (account, seq);
 -- An erasure redacts a person's earlier changes: found by id, without reading the account's feed.
 CREATE INDEX changes_of_candidate ON changes (account, id) WHERE entity = 'candidate';
 CREATE TABLE change_heads (

@@ -10,5 +10,5 @@ export {
   type RemovedAccount,
   type Rekeyed,
 } from './registry.js';
-export { watchAccounts, type AccountRoutesSnapshot, type WatchOptions } from './routes.js';
+export { watchAccounts, type AccountRoutesSnapshot, type WatchOptions, type RoutesSource } from './routes.js';
 export { AccountsKeyError, AccountRequestError, UnknownAccountError } from './errors.js';

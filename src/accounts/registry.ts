@@ -15,6 +15,7 @@ import { keyOf, requirePath, sealingKey, type KeySource } from './keys.js';
 import { NEXT_SUFFIX, createKeyFile, newKey, promoteNextKey, readKeyFile, retiredKeyPath } from './key-file.js';
 import { routesOf, type AccountRoutesSnapshot } from './routes.js';
 
+/** Where `openAccounts` finds the accounts key, and its clock. */
 export interface AccountsOptions {
   /** The accounts key file (32 bytes, base64). Required on PostgreSQL; on SQLite, default `<databaseFile>.accounts-key`, made at first need. */
   keyFile?: string;
@@ -34,11 +35,17 @@ export interface AccountsOptions {
 
 /** An account as `list` shows it: never a secret or a key. */
 export interface AccountSummary {
+  /** The account id (a slug: lowercase letters, digits, `-`, `_`). */
   account: string;
+  /** Its display name. */
   name: string | null;
+  /** The path its deliveries are sent to (`/webhooks/<route key>`). */
   webhookPath: string;
+  /** A disabled account's deliveries are refused (403). */
   state: 'active' | 'disabled';
+  /** When it was added: UTC ISO 8601; null for the default account. */
   createdAt: string | null;
+  /** Whether an API key is stored for it (never the key). */
   hasApiKey: boolean;
   /** The secrets that verify its deliveries now (2 during a rotation's overlap); null for the default account (serve --secret). */
   secrets: number | null;
@@ -46,18 +53,26 @@ export interface AccountSummary {
   previousSecretUntil: string | null;
 }
 
+/** An account to add. */
 export interface AddAccount {
+  /** The account id: a slug of lowercase letters, digits, `-` and `_`, 1 to 63 characters. */
   account: string;
+  /** A display name. */
   name?: string;
   /** The webhook secret; when absent, one is generated and returned, once. */
   secret?: string;
+  /** The service's API key of the account (for reconciliation), stored encrypted. */
   apiKey?: string;
 }
 
+/** The account added, the new secret's fingerprint, and the secret when it was generated (shown this once). */
 export type AddedAccount = AccountSummary & { fingerprint: string; secret?: string };
 
+/** A secret rotation's outcome. */
 export interface RotatedSecret {
+  /** The account. */
   account: string;
+  /** The new secret's fingerprint. */
   fingerprint: string;
   /** The new secret, when it was generated: shown this once. */
   secret?: string;
@@ -65,31 +80,44 @@ export interface RotatedSecret {
   previousSecretUntil: string;
 }
 
+/** An account removal's outcome. */
 export interface RemovedAccount {
+  /** The account removed. */
   account: string;
+  /** When: UTC ISO 8601. */
   removedAt: string;
+  /** Inbox rows erased with it. */
   inboxRows: number;
   /** false when a reader kept SQLite's WAL from being emptied (the bytes leave it at its next checkpoint). */
   scrubbed: boolean;
 }
 
+/** A rekey's outcome. */
 export interface Rekeyed {
+  /** The new key's id. */
   keyId: string;
+  /** The replaced key's id; null when there was none. */
   previousKeyId: string | null;
+  /** The key file, now holding the new key. */
   keyFile: string;
   /**
    * Where the replaced key now is, `<key file>.<its id>` (each replaced key keeps its own file):
    * keep it while backups made before the rekey are kept. Null when the registry held no value.
    */
   previousKeyFile: string | null;
+  /** Values re-encrypted (secrets and API keys). */
   values: number;
 }
 
+/** The accounts registry (docs/accounts.md): `openAccounts` and `receiver.accounts()`. */
 export interface Accounts {
+  /** Adds an account, active; its secret is generated when not given. Rejects with AccountRequestError for an invalid or taken id. */
   add(request: AddAccount): Promise<AddedAccount>;
   /** The default account first (served at /webhooks, its secret from `serve --secret`), then the registry's. */
   list(): Promise<AccountSummary[]>;
+  /** Refuses the account's deliveries (403) from now on; its rows stay. */
   disable(account: string): Promise<AccountSummary>;
+  /** Takes the account's deliveries again. */
   enable(account: string): Promise<AccountSummary>;
   /** Erases every row of the account, then the account and its secrets; the removal is recorded (no secret). */
   remove(account: string, options: { reason: string }): Promise<RemovedAccount>;

@@ -8,6 +8,7 @@ import { AccountsKeyError } from './errors.js';
 
 /** Routes as of one version of the registry, and when they change by themselves (a previous secret expiring). */
 export interface AccountRoutesSnapshot extends AccountRoutes {
+  /** The registry's change stamp these routes were read at. */
   readonly version: number;
   /** The instant (ms) the next previous secret stops verifying, when one does. */
   readonly refreshAt: number | undefined;
@@ -46,6 +47,7 @@ export function routesOf(snapshot: RegistrySnapshot, keyOf: (keyId: string) => A
   };
 }
 
+/** How `watchAccounts` polls. */
 export interface WatchOptions {
   /** How often the change stamp is read (ms). Default 1000: every replica sees a change within 2 s. */
   everyMs?: number;
@@ -61,7 +63,9 @@ export interface WatchOptions {
 
 /** What the poller reads: the registry's change stamp and routes (`openAccounts` gives both). */
 export interface RoutesSource {
+  /** The registry's change stamp: it moves on every change. */
   version(): Promise<number>;
+  /** The routes as of now. */
   routes(): Promise<AccountRoutesSnapshot>;
 }
 

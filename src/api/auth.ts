@@ -2,8 +2,8 @@
 export const API_KEY_HEADER = 'X-API-Key';
 
 /**
- * The key format of service-api.md "Authentication": a fixed prefix ending in `live_`, then 32 or
- * more random characters. The prefix itself is not shown, so any run of letters, digits and
+ * The key format of the service's authentication (docs/sandbox.md, "The API"): a fixed prefix
+ * ending in `live_`, then 32 or more random characters. The prefix itself is not shown, so any run of letters, digits and
  * underscores is accepted before `live_`; 256 characters in all at most.
  */
 const API_KEY_PATTERN = /^[A-Za-z0-9_]*live_[A-Za-z0-9_-]{32,}$/;

@@ -5,7 +5,8 @@ import { LIMITS } from './limits.js';
 import { pageQuery, paginationSchema } from './pagination.js';
 import { coded, codedIssue } from './rules.js';
 
-// service-api.md "Resources and their fields / Campaign", "Create a campaign", "Modify a campaign".
+// The campaign's fields, and the operations that create and modify one (docs/client.md's table:
+// createCampaign, modifyCampaign; docs/sandbox.md, "What the document leaves open").
 
 const CONTRACT_TYPES = [
   'CDI',
@@ -20,7 +21,16 @@ const LANGUAGES = ['fr', 'en', 'es'] as const;
 const QUESTION_WEIGHTS = [0, 0.5, 1, 1.5, 2] as const;
 const SELECTION_THRESHOLDS = [8, 8.5, 9, 9.5, 10] as const;
 const SALARY_QUESTION_FORMATS = ['Non', 'Annuelles', 'Mensuelles', 'Horaires'] as const;
-const LANGUAGE_TEST_MODES = ['none', 'english', 'spanish', 'italian', 'german', 'chinese', 'portuguese', 'arabic'] as const;
+const LANGUAGE_TEST_MODES = [
+  'none',
+  'english',
+  'spanish',
+  'italian',
+  'german',
+  'chinese',
+  'portuguese',
+  'arabic',
+] as const satisfies readonly LanguageTestMode[];
 const REQUIRED_CAMPAIGN_FIELDS = ['job_title', 'contract_type', 'job_description'] as const;
 /** `ai`: the questions were generated from the job description; `default`: the client supplied them. */
 const QUESTIONS_SOURCES = ['ai', 'default'] as const;
@@ -29,8 +39,10 @@ export type ContractType = (typeof CONTRACT_TYPES)[number];
 export type Language = (typeof LANGUAGES)[number];
 export type QuestionWeight = (typeof QUESTION_WEIGHTS)[number];
 type SelectionThreshold = (typeof SELECTION_THRESHOLDS)[number];
-export type LanguageTestMode = (typeof LANGUAGE_TEST_MODES)[number];
-export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
+/** The language a campaign's interview tests, or `none`. */
+export type LanguageTestMode = 'none' | 'english' | 'spanish' | 'italian' | 'german' | 'chinese' | 'portuguese' | 'arabic';
+/** A campaign's status. */
+export type CampaignStatus = 'active' | 'paused' | 'completed';
 
 const oneOf =
   <T>(list: readonly T[]) =>
@@ -72,6 +84,7 @@ const notSent = (why: string) => z.never({ error: why }).optional();
 export interface CampaignFacts {
   /** How many questions the campaign has (supplied or generated). */
   questionCount: number;
+  /** Its language test. */
   languageTestMode: LanguageTestMode;
 }
 
@@ -183,6 +196,7 @@ export const createCampaignRequestSchema = z
     ),
   );
 
+/** The body of `createCampaign`, as a caller writes it. */
 export type CreateCampaignRequest = z.input<typeof createCampaignRequestSchema>;
 
 /** Which code a modify request gets when it breaks several rules. */
@@ -214,6 +228,7 @@ export function modifyCampaignRequestSchema(current?: CampaignFacts) {
     );
 }
 
+/** The body of `modifyCampaign`: any subset of the campaign's fields. */
 export type ModifyCampaignRequest = z.input<ReturnType<typeof modifyCampaignRequestSchema>>;
 
 /** 201 answer of `POST /campaigns/create`. */
@@ -224,10 +239,12 @@ export const createCampaignResponseSchema = z.object({
   questions_generated: z.int().min(0),
   questions_source: z.enum(QUESTIONS_SOURCES),
 });
+/** The answer of `createCampaign`. */
 export type CreateCampaignResponse = z.infer<typeof createCampaignResponseSchema>;
 
 /** 200 answer of `PATCH /campaigns/{campaign_id}`. */
 export const modifyCampaignResponseSchema = z.object({ campaign_id: z.string(), updated_at: z.iso.datetime() });
+/** The answer of `modifyCampaign`. */
 export type ModifyCampaignResponse = z.infer<typeof modifyCampaignResponseSchema>;
 
 /** Body of `PATCH /campaigns/{campaign_id}/status` (not shown in the document: the sandbox's choice). */
@@ -242,6 +259,7 @@ export const changeStatusResponseSchema = z.object({
   new_status: z.enum(CAMPAIGN_STATUSES),
   updated_at: z.iso.datetime(),
 });
+/** The answer of `changeCampaignStatus`. */
 export type ChangeStatusResponse = z.infer<typeof changeStatusResponseSchema>;
 
 /** The `stats` object of `GET /campaigns/{campaign_id}/status`. */
@@ -262,6 +280,7 @@ export const campaignStatusResponseSchema = z.object({
   updated_at: z.iso.datetime(),
   stats: campaignStatsSchema,
 });
+/** The answer of `getCampaignStatus`: a campaign's status and stats. */
 export type CampaignStatusResponse = z.infer<typeof campaignStatusResponseSchema>;
 
 /** A campaign as `GET /campaigns/{campaign_id}` returns it (the record is not shown: the sandbox's choice). */
@@ -299,6 +318,7 @@ export const campaignRecordSchema = z.object({
   custom_language_question: z.string().nullable(),
   stats: campaignStatsSchema,
 });
+/** The answer of `getCampaign`: every field of a campaign. */
 export type CampaignRecord = z.infer<typeof campaignRecordSchema>;
 
 /** Query of `GET /campaigns` (the list is referred to, not shown: the sandbox's choice). */
@@ -306,6 +326,7 @@ export const listCampaignsQuerySchema = z.object({
   ...pageQuery,
   status: z.enum(CAMPAIGN_STATUSES, { error: `must be one of ${CAMPAIGN_STATUSES.join(', ')}` }).optional(),
 });
+/** The query of `listCampaigns`: the page, its size, a status filter. */
 export type ListCampaignsQuery = z.input<typeof listCampaignsQuerySchema>;
 
 /** 200 answer of `GET /campaigns`: the agency's campaigns, newest first, each as its status answer. */
@@ -313,4 +334,5 @@ export const listCampaignsResponseSchema = z.object({
   campaigns: z.array(campaignStatusResponseSchema),
   pagination: paginationSchema,
 });
+/** The answer of `listCampaigns`: one page of campaigns. */
 export type ListCampaignsResponse = z.infer<typeof listCampaignsResponseSchema>;

@@ -5,8 +5,8 @@ import { LIMITS } from './limits.js';
 import { pageQuery, paginationSchema } from './pagination.js';
 import { isEmail, readPhone } from './phone.js';
 
-// service-api.md "Candidate", "Add candidates to a campaign", "Source candidates by SMS",
-// "List candidates of a campaign".
+// The candidate, and the operations that add, source and list candidates (docs/client.md's table:
+// addCandidates, sourceCandidates, listCandidates; docs/sandbox.md, "What the document leaves open").
 
 const CONTACT_MODES = ['call', 'sms', 'email'] as const;
 const SOURCE_CONTACT_MODES = ['call', 'sms'] as const;
@@ -23,11 +23,17 @@ export type Channel = (typeof CHANNELS)[number];
 
 /** A candidate as submitted. The phone may be named `phone_number` or `phone` (both appear in the document). */
 export interface SubmittedCandidate {
+  /** First name. */
   first_name: string;
+  /** Last name. */
   last_name: string;
+  /** The phone number: a French mobile, national or international. */
   phone_number?: string;
+  /** The phone number, under its other name. */
   phone?: string;
+  /** E-mail address. */
   email?: string;
+  /** Any other field, sent as given. */
   [field: string]: unknown;
 }
 
@@ -53,8 +59,8 @@ export type CandidateReading = { ok: true; candidate: ReadCandidate } | { ok: fa
 const hasText = (v: unknown): v is string => typeof v === 'string' && /\S/.test(v);
 
 /**
- * One candidate of an add or source request, read for its contact mode (service-api.md
- * "Contact modes"): `call` needs a valid phone and e-mail; `sms` falls back to e-mail when the
+ * One candidate of an add or source request, read for its contact mode (docs/client.md,
+ * "Checked before sending"): `call` needs a valid phone and e-mail; `sms` falls back to e-mail when the
  * phone is absent or invalid; `email` falls back to SMS when the e-mail is. Checked one by one,
  * so that one bad candidate does not refuse the others (it is reported at its index).
  */
@@ -115,6 +121,7 @@ export const addCandidatesRequestSchema = z.object({
   candidates: submittedCandidates,
   contact_mode: z.enum(CONTACT_MODES, { error: `must be one of ${CONTACT_MODES.join(', ')}` }).default('call'),
 });
+/** The body of `addCandidates`. */
 export type AddCandidatesRequest = z.input<typeof addCandidatesRequestSchema>;
 
 /**
@@ -125,6 +132,7 @@ export const sourceCandidatesRequestSchema = z.object({
   candidates: submittedCandidates,
   contact_mode: z.enum(SOURCE_CONTACT_MODES, { error: `must be one of ${SOURCE_CONTACT_MODES.join(', ')}` }).default('sms'),
 });
+/** The body of `sourceCandidates`. */
 export type SourceCandidatesRequest = z.input<typeof sourceCandidatesRequestSchema>;
 
 export const CANDIDATE_REQUEST_RULES: readonly ErrorCode[] = ['TOO_MANY_CANDIDATES'];
@@ -132,17 +140,18 @@ export const CANDIDATE_REQUEST_RULES: readonly ErrorCode[] = ['TOO_MANY_CANDIDAT
 const candidateErrorSchema = z.looseObject({ index: z.int().min(0), error: z.string(), code: z.string().optional() });
 
 /** 201 answer in `call` mode. */
-const callModeResponseSchema = z.object({
+export const callModeResponseSchema = z.object({
   campaign_id: z.string(),
   candidates_added: z.int().min(0),
   candidates_skipped: z.int().min(0),
   calls_queued: z.int().min(0),
   errors: z.array(candidateErrorSchema),
 });
+/** The answer of `addCandidates` in `call` mode. */
 export type CallModeResponse = z.infer<typeof callModeResponseSchema>;
 
 /** 201 answer in `sms` and `email` modes, and of the source operation. */
-const invitationResponseSchema = z.object({
+export const invitationResponseSchema = z.object({
   campaign_id: z.string(),
   candidates_sourced: z.int().min(0),
   candidates_skipped: z.int().min(0),
@@ -150,6 +159,7 @@ const invitationResponseSchema = z.object({
   emails_sent: z.int().min(0),
   errors: z.array(candidateErrorSchema),
 });
+/** The answer of `addCandidates` in `sms` and `email` modes, and of `sourceCandidates`. */
 export type InvitationResponse = z.infer<typeof invitationResponseSchema>;
 
 export const addCandidatesResponseSchema = z.union([callModeResponseSchema, invitationResponseSchema]);
@@ -165,12 +175,13 @@ export const listCandidatesQuerySchema = z.object({
     .max(10, 'must be a number from 0 to 10')
     .optional(),
 });
+/** The query of `listCandidates`: the page, its size, the order, filters. */
 export type ListCandidatesQuery = z.input<typeof listCandidatesQuerySchema>;
 
 const nullableText = z.string().nullable();
 
 /** A candidate as the list returns it. `email` and `phone` are null when the candidate gave none. */
-const candidateRecordSchema = z.object({
+export const candidateRecordSchema = z.object({
   candidate_id: z.uuid(),
   first_name: z.string(),
   last_name: z.string(),
@@ -186,12 +197,15 @@ const candidateRecordSchema = z.object({
   concerns: nullableText,
   is_sourced: z.boolean(),
 });
+/** A candidate as `listCandidates` returns it. */
 export type CandidateRecord = z.infer<typeof candidateRecordSchema>;
 
+/** 200 answer of `GET /campaigns/{campaign_id}/candidates`: one page of a campaign's candidates. */
 export const listCandidatesResponseSchema = z.object({
   candidates: z.array(candidateRecordSchema),
   pagination: paginationSchema,
 });
+/** The answer of `listCandidates`: one page of candidates. */
 export type ListCandidatesResponse = z.infer<typeof listCandidatesResponseSchema>;
 
 /** One candidate with its interview's details (the operation is referred to, not shown: the sandbox's choice). */
@@ -203,4 +217,5 @@ export const candidateDetailsSchema = candidateRecordSchema.extend({
   failure_reason: z.enum(FAILURE_REASONS).nullable(),
   responses: z.array(z.object({ question: z.string(), answer: z.string(), score: z.number(), explanation: z.string() })),
 });
+/** The answer of `getCandidate`: a candidate and their interview. */
 export type CandidateDetails = z.infer<typeof candidateDetailsSchema>;

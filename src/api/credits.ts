@@ -1,10 +1,16 @@
 import { z } from 'zod';
 
-const SUBSCRIPTION_TYPES = ['Service Echo', 'Service Resonance', 'Service Symphony', 'Pay as you go'] as const;
-export type SubscriptionType = (typeof SUBSCRIPTION_TYPES)[number];
+/** The account's plan, as the credits endpoint reports it. */
+export type SubscriptionType = 'Service Echo' | 'Service Resonance' | 'Service Symphony' | 'Pay as you go';
+const SUBSCRIPTION_TYPES = [
+  'Service Echo',
+  'Service Resonance',
+  'Service Symphony',
+  'Pay as you go',
+] as const satisfies readonly SubscriptionType[];
 export type TransactionType = 'campaign' | 'sourcing';
 
-/** What one candidate costs by the channel actually used (service-api.md, add candidates). */
+/** What one candidate costs by the channel actually used (docs/sandbox.md, "The API": credits). */
 export const CHANNEL_COSTS = {
   call: { credits: 1, transaction_type: 'campaign' },
   sms: { credits: 0.25, transaction_type: 'sourcing' },
@@ -18,4 +24,5 @@ export const creditsResponseSchema = z.object({
   subscription_type: z.enum(SUBSCRIPTION_TYPES),
   reset_date: z.iso.date(),
 });
+/** The answer of `getCredits`. */
 export type CreditsResponse = z.infer<typeof creditsResponseSchema>;

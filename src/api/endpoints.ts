@@ -1,4 +1,4 @@
-/** Every path begins with this prefix (service-api.md "Versioning"). */
+/** Every path begins with this prefix, the API's version (docs/sandbox.md; docs/client.md, `baseUrl`). */
 export const API_PREFIX = '/api/v1';
 
 /**
@@ -19,6 +19,19 @@ export const ENDPOINTS = {
   sourceCandidates: { method: 'POST', path: '/campaigns/:campaign_id/source', documented: true },
   listVoices: { method: 'GET', path: '/voices', documented: true },
   getCredits: { method: 'GET', path: '/account/credits', documented: true },
-} as const satisfies Record<string, { method: 'GET' | 'POST' | 'PATCH'; path: string; documented: boolean }>;
+} as const satisfies Record<EndpointName, { method: 'GET' | 'POST' | 'PATCH'; path: string; documented: boolean }>;
 
-export type EndpointName = keyof typeof ENDPOINTS;
+/** An operation of the REST API, by its client method's name (`ENDPOINTS` has exactly these). */
+export type EndpointName =
+  | 'createCampaign'
+  | 'listCampaigns'
+  | 'getCampaign'
+  | 'modifyCampaign'
+  | 'changeCampaignStatus'
+  | 'getCampaignStatus'
+  | 'addCandidates'
+  | 'listCandidates'
+  | 'getCandidate'
+  | 'sourceCandidates'
+  | 'listVoices'
+  | 'getCredits';

@@ -1,9 +1,41 @@
 import { z } from 'zod';
 
+/** A code of the service's error table (`ERROR_CODES` has exactly these). */
+export type ErrorCode =
+  | 'MISSING_API_KEY'
+  | 'INVALID_API_KEY_FORMAT'
+  | 'INVALID_API_KEY'
+  | 'AGENCY_INACTIVE'
+  | 'INSUFFICIENT_CREDITS'
+  | 'MISSING_REQUIRED_FIELDS'
+  | 'INVALID_CONTRACT_TYPE'
+  | 'INVALID_LANGUAGE'
+  | 'TOO_MANY_QUESTIONS'
+  | 'MISSING_QUESTION_WEIGHTS'
+  | 'WEIGHTS_MISMATCH'
+  | 'INVALID_WEIGHT_VALUE'
+  | 'BINARY_EVALUATIONS_MISMATCH'
+  | 'INVALID_AUTOMATIC_SELECTION_THRESHOLD'
+  | 'MESSAGE_TOO_LONG'
+  | 'INVALID_OVERRIDE_AGENT_ID'
+  | 'CUSTOM_LANGUAGE_QUESTION_REQUIRES_TEST_MODE'
+  | 'CAMPAIGN_NOT_FOUND'
+  | 'VALIDATION_ERROR'
+  | 'INVALID_PHONE_NUMBER'
+  | 'TOO_MANY_CANDIDATES'
+  | 'DUPLICATE_CANDIDATE'
+  | 'RESOURCE_NOT_FOUND'
+  | 'RESOURCE_CONFLICT'
+  | 'RATE_LIMIT_EXCEEDED'
+  | 'INTERNAL_ERROR'
+  | 'REQUEST_TOO_LARGE';
+
 /**
- * Every error code of the service, with its HTTP status and a default message, from the
- * "Error codes" table of service-api.md. `documented: false` marks the one code the sandbox adds
- * for what the document leaves open (a body over the size limit).
+ * Every error code of the service, with its HTTP status and a default message: this table is the
+ * package's record of them, which the sandbox answers with and the client throws (docs/sandbox.md,
+ * docs/client.md). `documented: false` marks the one code the sandbox adds for what the service's
+ * API documentation leaves open (a body over the size limit: docs/sandbox.md, "What the document
+ * leaves open").
  */
 export const ERROR_CODES = {
   MISSING_API_KEY: { status: 401, message: 'The X-API-Key header is missing.', documented: true },
@@ -49,9 +81,7 @@ export const ERROR_CODES = {
   RATE_LIMIT_EXCEEDED: { status: 429, message: 'Too many requests for this API key.', documented: true },
   INTERNAL_ERROR: { status: 500, message: 'An internal error occurred.', documented: true },
   REQUEST_TOO_LARGE: { status: 413, message: 'The request body is larger than 10 MB.', documented: false },
-} as const satisfies Record<string, { status: number; message: string; documented: boolean }>;
-
-export type ErrorCode = keyof typeof ERROR_CODES;
+} as const satisfies Record<ErrorCode, { status: number; message: string; documented: boolean }>;
 
 export function isErrorCode(code: unknown): code is ErrorCode {
   return typeof code === 'string' && Object.hasOwn(ERROR_CODES, code);

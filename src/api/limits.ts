@@ -1,4 +1,4 @@
-/** The "Limits" table of service-api.md, as constants. */
+/** The service's limits, as constants: docs/sandbox.md ("The API") and docs/client.md ("Throttle") say them. */
 export const LIMITS = {
   /** Requests per minute and per hour, each API key. */
   requestsPerMinute: 60,

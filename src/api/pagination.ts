@@ -16,12 +16,14 @@ export const pageQuery = {
     .default(LIMITS.defaultPerPage),
 };
 
+/** Where a page is in its list, as list answers carry it. */
 export const paginationSchema = z.object({
   total: z.int().min(0),
   page: z.int().min(1),
   per_page: z.int().min(1),
   total_pages: z.int().min(0),
 });
+/** Where a page is in its list: `total` items, `page` of `total_pages`, `per_page` each. */
 export type Pagination = z.infer<typeof paginationSchema>;
 
 /** The page of `items` asked for, and its `pagination` object. */

@@ -1,5 +1,5 @@
 /**
- * Candidate phone numbers (service-api.md "Candidate (as submitted)" and "Limits"): French mobile
+ * Candidate phone numbers (docs/sandbox.md, "The API"; docs/client.md, "Checked before sending"): French mobile
  * numbers, 06 or 07, in one of three forms: `0612345678`, `06 12 34 56 78` or `+33612345678`.
  * Read into E.164 (`+33612345678`), the form the service sends back in lists and webhooks.
  */

@@ -3,8 +3,11 @@ import { ERROR_CODES, isErrorCode, type ErrorCode } from './errors.js';
 
 /** What a refused request is answered with: the envelope's code, message and details. */
 export interface Violation {
+  /** The service's error code. */
   code: ErrorCode;
+  /** The service's message. */
   message: string;
+  /** The envelope's details, when the code has any. */
   details?: Record<string, unknown>;
 }
 
@@ -41,7 +44,7 @@ function codeOf(issue: z.core.$ZodIssue): ErrorCode | undefined {
 /**
  * The one error a request is answered with when its body breaks several rules: the first code
  * of `priority` that any issue carries; otherwise `VALIDATION_ERROR`, whose details map each
- * field to its message (service-api.md "Error codes").
+ * field to its message (the codes: ERROR_CODES, src/api/errors.ts).
  */
 function violationOf(error: z.ZodError, priority: readonly ErrorCode[]): Violation {
   for (const code of priority) {

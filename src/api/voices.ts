@@ -1,6 +1,9 @@
 import { z } from 'zod';
 
-/** A default service voice (service-api.md "Voice"); its `agent_id` is usable as `override_agent_id`. */
+/**
+ * A default service voice (docs/sandbox.md, "What the document leaves open": voices); its
+ * `agent_id` is usable as `override_agent_id`.
+ */
 const defaultVoiceSchema = z.object({
   agent_id: z.string(),
   voice_name: z.string(),
@@ -21,4 +24,5 @@ export const voicesResponseSchema = z.object({
 });
 export type DefaultVoice = z.infer<typeof defaultVoiceSchema>;
 export type VoiceClone = z.infer<typeof voiceCloneSchema>;
+/** The answer of `listVoices`. */
 export type VoicesResponse = z.infer<typeof voicesResponseSchema>;

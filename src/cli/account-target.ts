@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import { openAccounts, type Accounts, type AccountSummary } from '../accounts/index.js';
 import { DEFAULT_ACCOUNT } from '../receive/account.js';
-import type { Store } from '../store/store.js';
+import type { StoreHandle } from '../store/handle.js';
 import { isPostgresUrl } from '../store/open.js';
 import { CommandError, type CommandIo } from './args.js';
 import { displayLocation, openForReading } from './database.js';
@@ -19,7 +19,13 @@ export interface AccountTarget {
  * The registry of a command's database, with the accounts key it names (or, on SQLite, the one
  * beside the file); its notices (a key generated, a key file others can read) go to stderr.
  */
-export function commandAccounts(store: Store, location: string, keyFile: string | undefined, io: CommandIo, command: string): Accounts {
+export function commandAccounts(
+  store: StoreHandle,
+  location: string,
+  keyFile: string | undefined,
+  io: CommandIo,
+  command: string,
+): Accounts {
   return openAccounts(store, {
     ...(keyFile !== undefined && { keyFile }),
     ...(!isPostgresUrl(location) && { databaseFile: location }),
@@ -33,7 +39,7 @@ function unknownAccount(location: string, account: string): CommandError {
 }
 
 /** The registry's summary of the account, or the CommandError that names the database and how to list its accounts. */
-async function registeredAccount(store: Store, location: string, account: string): Promise<AccountSummary> {
+async function registeredAccount(store: StoreHandle, location: string, account: string): Promise<AccountSummary> {
   // The list is read without the accounts key: no secret is opened.
   const found = (await openAccounts(store).list()).find((a) => a.account === account);
   if (found === undefined) throw unknownAccount(location, account);
@@ -44,8 +50,14 @@ async function registeredAccount(store: Store, location: string, account: string
  * The view of the store for the account a command names (`--account`), once the registry holds
  * it: an unknown id is refused before the command reads or writes anything, rather than reading
  * as empty or storing rows under an account no command can reach. `default` is always there.
+ * It reads the registry through the handle and scopes with `forAccount`; the view it returns has
+ * the ports of `opened`'s views, whatever the command uses of them.
  */
-export async function accountStore(opened: Store, location: string, account: string): Promise<Store> {
+export async function accountStore<View extends StoreHandle>(
+  opened: Omit<StoreHandle, 'forAccount'> & { forAccount(account: string): View },
+  location: string,
+  account: string,
+): Promise<View> {
   if (account !== DEFAULT_ACCOUNT) await registeredAccount(opened, location, account);
   return opened.forAccount(account);
 }

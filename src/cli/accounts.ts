@@ -5,7 +5,6 @@ import { AccountRequestError, UnknownAccountError, type Accounts, type AccountSu
 import { parseKey } from '../accounts/key-file.js';
 import { DEFAULT_ACCOUNT, isAccountId } from '../receive/account.js';
 import { openStore } from '../store/open.js';
-import type { Store } from '../store/store.js';
 import { CommandError, readFailure, UsageError, type CommandIo } from './args.js';
 import {
   ADD_OPTIONS,
@@ -115,14 +114,14 @@ async function withAccounts<T>(
   command: ParsedCommand<OptionTable>,
   io: CommandIo,
   options: { creates?: boolean; readOnly?: boolean },
-  work: (accounts: Accounts, store: Store) => Promise<T>,
+  work: (accounts: Accounts) => Promise<T>,
 ): Promise<T> {
   const { location, postgres } = databaseOf(command as ParsedCommand<typeof LIST_OPTIONS>);
   if (options.creates !== true) requireDatabaseFile(location);
   const store = options.readOnly ? await openForReading(location, postgres) : await openStore(location, postgres);
   const keyFile = (command.values as { 'accounts-key-file'?: string | undefined })['accounts-key-file'];
   try {
-    return await work(commandAccounts(store, location, keyFile, io, 'accounts'), store);
+    return await work(commandAccounts(store, location, keyFile, io, 'accounts'));
   } finally {
     await store.close();
   }

@@ -3,11 +3,13 @@ import { withoutCredentials } from '../client/origin.js';
 
 /** A mistake in how a command was called: exit 2 with a one-line hint, no stack trace. */
 export class UsageError extends Error {
+  /** Always `UsageError`, to tell it apart from other errors. */
   override name = 'UsageError';
 }
 
 /** An expected failure while running a command: exit 1 with its message, no stack trace. */
 export class CommandError extends Error {
+  /** Always `CommandError`, to tell it apart from other errors. */
   override name = 'CommandError';
 }
 

@@ -36,6 +36,10 @@ export const COMMANDS: Record<string, { load: () => Promise<Command>; summary: s
     load: async () => (await import('./export.js')).exportCommand,
     summary: 'print everything held about one candidate as JSON (GDPR article 15)',
   },
+  changes: {
+    load: async () => (await import('./changes.js')).changes,
+    summary: "print an account's changes (campaigns, candidates, credits) after a cursor; --follow for new ones",
+  },
   backup: { load: async () => (await import('./backup.js')).backup, summary: 'copy a SQLite database safely while serve writes to it' },
   migrate: {
     load: async () => (await import('./migrate.js')).migrateCommand,

@@ -1,4 +1,3 @@
-import { pino } from 'pino';
 import type { Issue } from '../events/index.js';
 import { prepareDeadLetters } from '../dispatch/dead-letters.js';
 import { createLogger } from '../logging.js';
@@ -6,8 +5,9 @@ import { createReceiver } from '../receiver/create-receiver.js';
 import { openStore } from '../store/open.js';
 import type { InboxRow } from '../store/rows.js';
 import type { InboxState } from '../store/inbox-state.js';
+import type { StoreHandle } from '../store/handle.js';
 import type { Store } from '../store/store.js';
-import { UsageError } from './args.js';
+import { UsageError, type CommandIo } from './args.js';
 import { accountStore } from './account-target.js';
 import { DEAD_LETTERS_HELP, REPROCESS_OPTIONS } from './dead-letters-options.js';
 import { databaseOf } from './options.js';
@@ -47,9 +47,11 @@ function whySkipped(row: InboxRow | undefined): string {
 }
 
 type Requeue = (ids: readonly number[]) => Promise<{ requeued: number[]; skipped: number[] }>;
+/** What the report reads: the rows set aside, and each row before and after. */
+type ReprocessReads = Pick<Store, 'setAside' | 'inboxRow'>;
 
 /** Requeues with `requeue`, and says what became of each row, from its state before and after. */
-async function reprocessRows(store: Pick<Store, 'setAside' | 'inboxRow'>, ids: readonly number[] | 'all', requeue: Requeue) {
+async function reprocessRows(store: ReprocessReads, ids: readonly number[] | 'all', requeue: Requeue) {
   const wanted = ids === 'all' ? (await store.setAside(0, Number.MAX_SAFE_INTEGER)).map((row) => row.inbox_id) : ids;
   const before = new Map<number, InboxRow | undefined>();
   for (const id of wanted) before.set(id, await store.inboxRow(id));
@@ -69,9 +71,10 @@ async function reprocessRows(store: Pick<Store, 'setAside' | 'inboxRow'>, ids: r
 }
 
 /** Projects the requeued rows in this process: the receiver's own projection and dispatcher. */
-async function reprocessHere(store: Store, ids: readonly number[] | 'all') {
-  // Nothing listens, so no secret is involved; no heartbeat: this process hands nothing over.
-  const logger = createLogger({ level: 'error' }, pino.destination({ dest: 2, sync: true }));
+async function reprocessHere(store: StoreHandle & ReprocessReads, ids: readonly number[] | 'all', io: CommandIo) {
+  // Nothing listens, so no secret is involved; no heartbeat: this process hands nothing over. Its
+  // errors go to the command's stderr.
+  const logger = createLogger({ level: 'error' }, io.stderr);
   const receiver = createReceiver({ database: store, allowUnsigned: true, logger, heartbeat: false });
   try {
     return await reprocessRows(store, ids, async (wanted) => {
@@ -109,7 +112,7 @@ export const reprocess = defineCommand({
       ownership = await ownershipOf(store, values['project-here']);
       report =
         ownership.owner === undefined
-          ? await reprocessHere(store, ids)
+          ? await reprocessHere(store, ids, io)
           : await reprocessRows(store, ids, (wanted) => prepareDeadLetters(store, () => store.announceWork()).reprocess(wanted));
     } finally {
       await opened.close();

@@ -28,6 +28,16 @@ const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'
 /** Shorter than this, a secret can be guessed offline from one signed request. */
 export const WEAK_SECRET_LENGTH = 16;
 
+/** How long the feed's changes are kept by default (docs/changes.md). */
+const DEFAULT_CHANGES_RETENTION_MS = 30 * 24 * 60 * 60_000;
+
+function durationOf(text: string, name: string, example: string): number {
+  const ms = parseDuration(text);
+  if (ms === undefined)
+    throw new UsageError(`${name} must be a whole number and a unit, s, m, h, d or w (such as ${example}), got "${text}"`);
+  return ms;
+}
+
 export const SERVE_OPTIONS = withFileVariants({
   port: value({
     placeholder: '<n>',
@@ -157,6 +167,19 @@ export const SERVE_OPTIONS = withFileVariants({
     secret: true,
     fileVariant: true,
   }),
+  'feed-token': optional({
+    placeholder: '<t>',
+    help: 'serve the change feed, GET /changes (docs/changes.md), to requests carrying this token (16 characters or more), and nothing else; the dashboard token opens it too, the read-only one never (a change holds personal data); without either it is not served',
+    secret: true,
+    fileVariant: true,
+  }),
+  'changes-retention': value({
+    placeholder: '<duration>',
+    help: 'keep the changes of the feed this long from when they were recorded (e.g. 30d; units s, m, h, d, w); older ones are dropped hourly, and a reader left behind them is told (410)',
+    default: DEFAULT_CHANGES_RETENTION_MS,
+    defaultHelp: '30d',
+    parse: (text: string, name: string) => durationOf(text, name, '30d'),
+  }),
   ...ACCOUNTS_KEY_OPTIONS,
   'reconcile-every': value({
     placeholder: '<m>',
@@ -174,12 +197,7 @@ export const SERVE_OPTIONS = withFileVariants({
     placeholder: '<duration>',
     help: 'retention: at start and then daily, erase every candidate not heard of for this long (e.g. 730d; units s, m, h, d, w), by the rules of "prequal-hooks erase"; logs counts only',
     default: 0,
-    parse: (text: string, name: string) => {
-      const ms = parseDuration(text);
-      if (ms === undefined)
-        throw new UsageError(`${name} must be a whole number and a unit, s, m, h, d or w (such as 730d), got "${text}"`);
-      return ms;
-    },
+    parse: (text: string, name: string) => durationOf(text, name, '730d'),
   }),
   'print-config': flag({ help: 'print the effective configuration as JSON (secrets masked) and exit', env: [] }),
 });
@@ -204,7 +222,8 @@ database and reused at later starts: paste it in the agency dashboard (API secti
 
 Also served: GET /healthz (process up) and GET /readyz (database writable, handlers keeping up);
 with a dashboard token, the operator console at /dashboard and GET /metrics;
---dashboard-readonly-token opens the console read-only, --metrics-token only GET /metrics.
+--dashboard-readonly-token opens the console read-only, --metrics-token only GET /metrics;
+with the dashboard token or --feed-token, the change feed at GET /changes.
 SIGHUP re-reads --secret-file, the token files, --api-key-file and the TLS certificate and key
 without dropping a connection; a file that cannot be read keeps what was in use, and an error
 naming it and where it was given is logged. A file holding a secret that other users can read
@@ -239,6 +258,10 @@ export interface ServeConfig {
   dashboardReadonlyToken?: string;
   /** Opens /metrics only. */
   metricsToken?: string;
+  /** Opens the change feed (GET /changes) only. */
+  feedToken?: string;
+  /** How long the feed's changes are kept (ms), pruned hourly. */
+  changesRetention: number;
   /** HTTPS: the PEM files, read at start and at each SIGHUP. */
   tls?: TlsFiles;
   /** Log the client's address from X-Forwarded-For (behind a reverse proxy). */
@@ -263,8 +286,9 @@ export interface ServeConfig {
 
 export type ServeCommand = ParsedCommand<typeof SERVE_OPTIONS>;
 
-const TOKEN_OPTIONS = ['dashboard-token', 'dashboard-readonly-token', 'metrics-token'] as const;
+const TOKEN_OPTIONS = ['dashboard-token', 'dashboard-readonly-token', 'metrics-token', 'feed-token'] as const;
 export type TokenOption = (typeof TOKEN_OPTIONS)[number];
+type TokenField = 'dashboardToken' | 'dashboardReadonlyToken' | 'metricsToken' | 'feedToken';
 
 /** What serve parses: its options, and the removed ones, so that an old configuration still starts. */
 export const SERVE_ACCEPTED_OPTIONS = { ...SERVE_OPTIONS, ...REMOVED_OPTIONS };
@@ -324,6 +348,7 @@ export function serveConfig(command: ReturnType<typeof serveCommand>): ServeConf
     ...(values['accounts-key-file'] !== undefined && { accountsKeyFile: resolve(values['accounts-key-file']) }),
     reconcileEvery: values['reconcile-every'],
     eraseInactiveAfter: values['erase-inactive-after'],
+    changesRetention: values['changes-retention'],
     api: { 'api-url': values['api-url'], 'api-key': values['api-key'], 'allow-insecure-api-url': values['allow-insecure-api-url'] },
     printConfig: values['print-config'],
   };
@@ -357,10 +382,11 @@ const GUARDS = {
   'dashboard-token': 'it guards candidate data and actions',
   'dashboard-readonly-token': 'it guards candidate data',
   'metrics-token': 'anyone who reaches the port can try tokens',
+  'feed-token': 'it guards candidate data',
 } as const;
 
 /** The console and metrics tokens: each long enough, and no two alike (a token has one scope). */
-function checkedTokens(command: ServeCommand): Pick<ServeConfig, 'dashboardToken' | 'dashboardReadonlyToken' | 'metricsToken'> {
+function checkedTokens(command: ServeCommand): Pick<ServeConfig, TokenField> {
   return tokensChecked(command.values, (option) => nameOf(command, option));
 }
 
@@ -371,7 +397,7 @@ function checkedTokens(command: ServeCommand): Pick<ServeConfig, 'dashboardToken
 export function tokensChecked(
   values: Partial<Record<keyof typeof GUARDS, string | undefined>>,
   nameOf: (option: keyof typeof GUARDS) => string,
-): Pick<ServeConfig, 'dashboardToken' | 'dashboardReadonlyToken' | 'metricsToken'> {
+): Pick<ServeConfig, TokenField> {
   const given = (Object.keys(GUARDS) as Array<keyof typeof GUARDS>).filter((option) => values[option] !== undefined);
   for (const option of given) {
     if (values[option]!.length < MIN_TOKEN_LENGTH) {
@@ -385,11 +411,17 @@ export function tokensChecked(
     if (same !== undefined)
       throw new UsageError(`${nameOf(option)} and ${nameOf(same)} must differ: each token opens its own part, so one value cannot be both`);
   }
-  const { 'dashboard-token': dashboardToken, 'dashboard-readonly-token': dashboardReadonlyToken, 'metrics-token': metricsToken } = values;
+  const {
+    'dashboard-token': dashboardToken,
+    'dashboard-readonly-token': dashboardReadonlyToken,
+    'metrics-token': metricsToken,
+    'feed-token': feedToken,
+  } = values;
   return {
     ...(dashboardToken !== undefined && { dashboardToken }),
     ...(dashboardReadonlyToken !== undefined && { dashboardReadonlyToken }),
     ...(metricsToken !== undefined && { metricsToken }),
+    ...(feedToken !== undefined && { feedToken }),
   };
 }
 

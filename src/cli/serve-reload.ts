@@ -20,6 +20,7 @@ const TOKEN_HOLDS: Record<TokenOption, string> = {
   'dashboard-token': 'the console token',
   'dashboard-readonly-token': 'the read-only console token',
   'metrics-token': 'the metrics token',
+  'feed-token': 'the feed token',
 };
 
 /** Each file given that holds a secret, and what it holds. */
@@ -92,6 +93,7 @@ async function reloadTokens(config: ServeConfig, standalone: Standalone, logger:
       'dashboard-token': config.dashboardToken,
       'dashboard-readonly-token': config.dashboardReadonlyToken,
       'metrics-token': config.metricsToken,
+      'feed-token': config.feedToken,
     };
     const tokens = tokensChecked({ ...current, ...read }, (option) => config.tokenNames[option]);
     await standalone.setTokens(tokens);
@@ -99,6 +101,7 @@ async function reloadTokens(config: ServeConfig, standalone: Standalone, logger:
       dashboardToken: tokens.dashboardToken,
       dashboardReadonlyToken: tokens.dashboardReadonlyToken,
       metricsToken: tokens.metricsToken,
+      feedToken: tokens.feedToken,
     });
     logger.info({ files: paths }, 'SIGHUP: tokens re-read; requests from now on are checked against them');
   } catch (error) {

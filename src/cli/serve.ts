@@ -4,7 +4,8 @@ import { pino } from 'pino';
 import { createLogger, logDestination, type Logger } from '../logging.js';
 import { startStandalone, type Standalone } from '../standalone/start-standalone.js';
 import { isPostgresUrl, openStore } from '../store/open.js';
-import type { Store } from '../store/store.js';
+import type { StoreHandle } from '../store/handle.js';
+import type { SettingsPort } from '../store/write-ports.js';
 import { displayLocation } from './database.js';
 import { generatedSecret } from '../store/settings.js';
 import { secretFingerprint } from '../signature.js';
@@ -27,6 +28,7 @@ import { reloadOnHangup, warnLooseFiles, type Reconciling } from './serve-reload
 import { reconcileAccounts } from './serve-accounts.js';
 import { startDestinations } from './serve-destinations.js';
 import type { DeliveryLoop } from '../destinations/delivery-loop.js';
+import { startChangesRetention, type ChangesRetention } from './serve-changes.js';
 import { readTlsPair, type TlsPair } from './tls-files.js';
 import { startTracing, type TracingSdk } from './tracing.js';
 
@@ -119,17 +121,24 @@ export const serve = defineCommand({
     const schedule = reconciling === undefined ? undefined : await startReconciling(config, reconciling, standalone, logger);
     const retention = config.eraseInactiveAfter > 0 ? startRetention(config.eraseInactiveAfter, standalone, logger) : undefined;
     const delivering = startDestinations(config, database, logger);
+    const changesRetention = startChangesRetention(database, config.changesRetention, logger);
     // Signal handlers before the address is announced: from then on a SIGTERM must drain, and
     // without a handler the default action would kill the process outright.
     const stopReloading = reloadOnHangup(config, { standalone, reconciling }, logger);
-    const stopped = stopOnSignal({ standalone, database, schedule, retention, delivering, tracing, logger }).finally(stopReloading);
+    const stopped = stopOnSignal({ standalone, database, schedule, retention, changesRetention, delivering, tracing, logger }).finally(stopReloading);
     announce(config, standalone, await servedAccounts(standalone), logger, io);
     return await stopped;
   },
 });
 
 /** Starts the receiver and its HTTP server; a generated secret is stored and shown only once it listens. */
-async function listen(config: ServeConfig, tls: TlsPair | undefined, database: Store, logger: Logger, io: CommandIo): Promise<Standalone> {
+async function listen(
+  config: ServeConfig,
+  tls: TlsPair | undefined,
+  database: StoreHandle & SettingsPort,
+  logger: Logger,
+  io: CommandIo,
+): Promise<Standalone> {
   if (config.allowUnsigned) {
     logger.warn(
       'UNSIGNED EVENTS ARE ACCEPTED (--allow-unsigned): anyone who can reach this port can write events. Configure a secret in production.',
@@ -154,6 +163,7 @@ async function listen(config: ServeConfig, tls: TlsPair | undefined, database: S
     ...(config.dashboardToken !== undefined && { dashboardToken: config.dashboardToken }),
     ...(config.dashboardReadonlyToken !== undefined && { dashboardReadonlyToken: config.dashboardReadonlyToken }),
     ...(config.metricsToken !== undefined && { metricsToken: config.metricsToken }),
+    ...(config.feedToken !== undefined && { feedToken: config.feedToken }),
     ...(tls !== undefined && { tls }),
     trustProxy: config.trustProxy,
     accounts: {
@@ -164,7 +174,7 @@ async function listen(config: ServeConfig, tls: TlsPair | undefined, database: S
 }
 
 /** The secret generated at the first start (stored in the database), said once; its fingerprint later. */
-async function generatedSecretShown(config: ServeConfig, database: Store, io: CommandIo): Promise<string> {
+async function generatedSecretShown(config: ServeConfig, database: SettingsPort, io: CommandIo): Promise<string> {
   const generated = await generatedSecret(database);
   if (generated.created) {
     io.stderr.write(
@@ -253,14 +263,15 @@ function startRetention(olderThanMs: number, standalone: Standalone, logger: Log
 /** SIGTERM or SIGINT: stop accepting, finish requests in flight, drain, close; exit 1 past 15 s. */
 function stopOnSignal(running: {
   standalone: Standalone;
-  database: Store;
+  database: StoreHandle;
   schedule: ReconcileSchedule | undefined;
   retention: Retention | undefined;
+  changesRetention: ChangesRetention;
   delivering: DeliveryLoop;
   tracing: TracingSdk | undefined;
   logger: Logger;
 }): Promise<number> {
-  const { standalone, database, schedule, retention, delivering, tracing, logger } = running;
+  const { standalone, database, schedule, retention, changesRetention, delivering, tracing, logger } = running;
   return new Promise<number>((done) => {
     let stopping = false;
     const stop = (signal: string) => {
@@ -274,7 +285,7 @@ function stopOnSignal(running: {
         done(1);
       }, 15_000);
       force.unref();
-      void Promise.all([schedule?.stop(3000), retention?.stop(), delivering.stop(5000)])
+      void Promise.all([schedule?.stop(3000), retention?.stop(), changesRetention.stop(), delivering.stop(5000)])
         .then(() => standalone.close(10_000))
         .then(async () => {
           await database.close();

@@ -1,5 +1,5 @@
-// createClient: every operation of service-api.md, typed by the schemas of src/api, each
-// request checked against the documented rules before it is sent.
+// createClient: every operation of the service's REST API (docs/client.md's table), typed by the
+// schemas of src/api, each request checked against the documented rules before it is sent.
 import {
   addCandidatesRequestSchema,
   addCandidatesResponseSchema,
@@ -61,6 +61,7 @@ import { RETRY_DEFAULTS, type RetryOptions } from './retry.js';
 import { createThrottle, systemClock, type Clock, type Throttle, type ThrottleOptions } from './throttle.js';
 import { createTransport, type Transport } from './transport.js';
 
+/** Where a client sends, with which key, and how it paces, retries and checks. */
 export interface ClientOptions {
   /** The agency's key, sent as `X-API-Key`. */
   apiKey: string;
@@ -94,6 +95,7 @@ export interface ClientOptions {
 
 /** A candidate list's filters and order, without the page (the iterator walks them). */
 export type CandidateWalk = Omit<ListCandidatesQuery, 'page'>;
+/** The campaign list's filters and order, without the page (the iterator walks them). */
 export type CampaignWalk = Omit<ListCampaignsQuery, 'page'>;
 
 const isThrottle = (value: unknown): value is Throttle => typeof (value as Throttle | undefined)?.acquire === 'function';
@@ -104,6 +106,7 @@ interface Caller {
   transport: Transport;
 }
 
+/** A client of the service's REST API: one method per operation, each request checked against the documented rules before it is sent, throttled and retried. Throws TypeError for a base URL that is not https (unless `allowInsecureHttp`) or invalid options. */
 export function createClient(options: ClientOptions) {
   const c: Caller = { apiKey: options.apiKey, transport: transportFor(options) };
   // Every method is async: a broken rule rejects the promise like an error answer would, never throws synchronously.
@@ -349,4 +352,5 @@ async function listCandidates(c: Caller, campaignId: string, query: ListCandidat
   });
 }
 
+/** A client of the service's REST API, as `createClient` returns it. */
 export type Client = ReturnType<typeof createClient>;

@@ -8,10 +8,13 @@ import type { EndpointName } from '../api/index.js';
  * enumerable, so that logging or serialising the error does not print it; the API key is never kept.
  */
 export interface SentRequest {
+  /** The operation, by its client method's name. */
   endpoint: EndpointName;
+  /** The HTTP method. */
   method: string;
   /** The full URL, query included. */
   url: string;
+  /** The request body, when it had one (not enumerable). */
   body?: unknown;
 }
 
@@ -27,11 +30,15 @@ export function describeRequest(endpoint: EndpointName, method: string, url: str
  * before sending: same status, code and details as the service would answer.
  */
 export class PrequalApiError extends Error {
+  /** Always `PrequalApiError`, to tell it apart from other errors. */
   override readonly name = 'PrequalApiError';
+  /** The HTTP status (the service's, or the one it would answer). */
   readonly status: number;
   /** A code of the service's table, or another one a newer service answers. */
   readonly code: ErrorCode | (string & {});
+  /** The envelope's `details`, when it had any. */
   readonly details: Record<string, unknown> | undefined;
+  /** The request it answered. */
   readonly request: SentRequest;
   /** True when the client refused the call itself, before any request. */
   readonly local: boolean;
@@ -64,11 +71,15 @@ export class PrequalApiError extends Error {
 
 /** No answer: the connection failed, was reset, or the per-attempt timeout passed. */
 export class PrequalNetworkError extends Error {
+  /** Always `PrequalNetworkError`, to tell it apart from other errors. */
   override readonly name = 'PrequalNetworkError';
+  /** The request that failed. */
   readonly request: SentRequest;
+  /** Attempts made, retries included. */
   readonly attempts: number;
   /** The connection was refused or the host not found: the request surely never reached the service. */
   readonly notSent: boolean;
+  /** Whether the last attempt outlived `timeoutMs`. */
   readonly timedOut: boolean;
 
   constructor(init: { cause: unknown; request: SentRequest; attempts: number; notSent: boolean; timedOut: boolean }) {
@@ -91,8 +102,11 @@ export class PrequalNetworkError extends Error {
  * an error status without the service's envelope (a proxy's HTML page, say).
  */
 export class PrequalResponseError extends Error {
+  /** Always `PrequalResponseError`, to tell it apart from other errors. */
   override readonly name = 'PrequalResponseError';
+  /** The HTTP status of the answer. */
   readonly status: number;
+  /** The request it answered. */
   readonly request: SentRequest;
   /** Where the body departs from the schema (paths and messages; no values). */
   readonly issues: string[];
@@ -114,12 +128,15 @@ export class PrequalResponseError extends Error {
  * the service's new home).
  */
 export class PrequalRedirectError extends Error {
+  /** Always `PrequalRedirectError`, to tell it apart from other errors. */
   override readonly name = 'PrequalRedirectError';
   /** The redirect's status: 301, 302, 303, 307 or 308. */
   readonly status: number;
   /** Where the redirect pointed (resolved, without credentials). */
   readonly target: string;
+  /** The request that was redirected. */
   readonly request: SentRequest;
+  /** Attempts made, retries included. */
   readonly attempts: number;
 
   constructor(init: { status: number; target: string; reason: string; from: string; request: SentRequest; attempts: number }) {
@@ -134,4 +151,5 @@ export class PrequalRedirectError extends Error {
   }
 }
 
+/** Every error a client call rejects with. */
 export type PrequalError = PrequalApiError | PrequalNetworkError | PrequalResponseError | PrequalRedirectError;

@@ -1,8 +1,11 @@
 // Walks a paginated list page by page, as an async iterator of its items.
 import type { Pagination } from '../api/index.js';
 
+/** One page of a list: its items, and where it is in the list. */
 export interface Page<T> {
+  /** The page's items. */
   items: T[];
+  /** The list's `total`, this `page` of `total_pages`, `per_page` each. */
   pagination: Pagination;
 }
 

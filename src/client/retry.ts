@@ -1,6 +1,7 @@
 // When a failed attempt is tried again, and after how long.
 import type { EndpointName } from '../api/index.js';
 
+/** When a client retries a failed attempt, and how long it waits. */
 export interface RetryOptions {
   /** Attempts after the first, for 429, 5xx and network failures together (default 3). */
   maxRetries?: number;
@@ -15,6 +16,7 @@ export interface RetryOptions {
   maxRetryAfterMs?: number;
 }
 
+/** The retry options' defaults: 3 retries, 500 ms doubling up to 20 s, a `retry_after` of at most 60 s waited for. */
 export const RETRY_DEFAULTS: Required<RetryOptions> = { maxRetries: 3, baseDelayMs: 500, maxDelayMs: 20_000, maxRetryAfterMs: 60_000 };
 
 /**

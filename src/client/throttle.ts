@@ -4,23 +4,29 @@ import { LIMITS } from '../api/index.js';
 
 /** Where time comes from; tests pass a virtual one so that no test waits a real minute. */
 export interface Clock {
+  /** The time, in Unix ms. */
   now(): number;
+  /** Resolves after `ms` milliseconds. */
   sleep(ms: number): Promise<void>;
 }
 
+/** The real clock: `Date.now` and `setTimeout`. */
 export const systemClock: Clock = {
   now: () => Date.now(),
   sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
 };
 
+/** The limits a throttle keeps to. */
 export interface ThrottleOptions {
-  /** Default 60 (service-api.md "Limits"). */
+  /** Default 60 (`LIMITS`, src/api/limits.ts; docs/client.md, "Throttle"). */
   perMinute?: number;
   /** Default 1000. */
   perHour?: number;
+  /** Where time comes from. Default `systemClock`. */
   clock?: Clock;
 }
 
+/** Spaces requests to stay within per-key limits; one throttle may be shared by the clients of one key. */
 export interface Throttle {
   /** Resolves when one more request may be sent, and counts it as sent then. First come, first served. */
   acquire(): Promise<void>;
@@ -38,6 +44,7 @@ function positiveWhole(name: string, value: number): number {
   return value;
 }
 
+/** A throttle of `perMinute` and `perHour` requests in sliding windows. Throws RangeError for a limit that is not a whole number from 1. */
 export function createThrottle(options: ThrottleOptions = {}): Throttle {
   const perMinute = positiveWhole('perMinute', options.perMinute ?? LIMITS.requestsPerMinute);
   const perHour = positiveWhole('perHour', options.perHour ?? LIMITS.requestsPerHour);

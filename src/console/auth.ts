@@ -8,6 +8,7 @@ import type { RequestHandler } from 'express';
 export const MIN_TOKEN_LENGTH = 16;
 
 class DashboardTokenError extends Error {
+  /** Always `DashboardTokenError`, to tell it apart from other errors. */
   override name = 'DashboardTokenError';
 }
 

@@ -19,6 +19,7 @@ import { privacyRoutes } from './privacy.js';
 import { accountPages, accountsRoutes } from './accounts.js';
 import { consoleData, noteRoot, scopedSource, type DashboardSource } from './source.js';
 
+/** How `receiver.dashboard` guards and shows the operator's console. */
 export interface DashboardOptions {
   /**
    * Required, at least 16 characters: requests carry it as HTTP Basic's password (any user name)

@@ -5,8 +5,12 @@ import PQueue from 'p-queue';
 
 /** A handler call that outlived `handlerTimeoutMs`: a failed attempt, retried like an exception. */
 export class HandlerTimeoutError extends Error {
+  /** Always `HandlerTimeoutError`, to tell it apart from other errors. */
   override name = 'HandlerTimeoutError';
-  constructor(readonly timeoutMs: number) {
+  constructor(
+    /** The limit it outlived (`handlerTimeoutMs`), in ms. */
+    readonly timeoutMs: number,
+  ) {
     super(`the handler did not settle within ${timeoutMs} ms`);
   }
 }

@@ -4,11 +4,13 @@ import type { CampaignRow, CandidateRow, CreditsRow } from '../store/tables.js';
 /** The projected row an event's handler sees: its candidate, campaign or the credits row. */
 export type RowOf<K extends EventKind> = { candidate: CandidateRow; campaign: CampaignRow; credits: CreditsRow }[(typeof KIND_SUBJECTS)[K]];
 
+/** What a handler is told besides the event. */
 export interface HandlerContext<K extends EventKind = EventKind> {
   /** The account the event was sent to (docs/accounts.md); `row` is that account's. */
   account: string;
   /** docs/projection.md identity (within its account): the same event delivered twice has one identity. */
   identity: string;
+  /** The inbox row of the event. */
   inboxId: number;
   /** 1 on the first call, then 2, 3 … on retries. */
   attempt: number;
@@ -22,7 +24,9 @@ export interface HandlerContext<K extends EventKind = EventKind> {
   signal: AbortSignal;
 }
 
+/** A handler of one kind: called at least once per event, after the event is projected; a rejection is retried. */
 export type Handler<K extends EventKind> = (event: EventOf<K>, context: HandlerContext<K>) => unknown;
+/** A handler of every kind (`receiver.onAny`). */
 export type AnyHandler = (event: WebhookEvent, context: HandlerContext) => unknown;
 
 interface Registered {

@@ -2,6 +2,7 @@
 // as a user passes them, resolved once into settings with their defaults, and the observer.
 import type { InboxRow } from '../store/rows.js';
 
+/** How the receiver projects events and runs handlers; every field has a default. */
 export interface DispatcherOptions {
   /** Events projected per transaction (the intake answers between batches). Default 64. */
   batchSize?: number;

@@ -21,8 +21,12 @@ export function readCanonicalJson(value: unknown): CanonicalReading {
 
 /** A JSON value that has no faithful canonical JSON (see `readCanonicalJson`). */
 export class UnrepresentableJsonError extends Error {
+  /** Always `UnrepresentableJsonError`, to tell it apart from other errors. */
   override name = 'UnrepresentableJsonError';
-  constructor(readonly issue: Issue) {
+  constructor(
+    /** What cannot be represented, and where. */
+    readonly issue: Issue,
+  ) {
     super(issue.path === '' ? issue.message : `${issue.path}: ${issue.message}`);
   }
 }
@@ -34,9 +38,13 @@ export function canonicalJson(value: unknown): string {
   return reading.canonical;
 }
 
+/** The members of an envelope that its identity reads, whatever their types. */
 export interface EnvelopeFields {
+  /** The `event` member. */
   event: unknown;
+  /** The `timestamp` member. */
   timestamp: unknown;
+  /** The `data` member. */
   data: unknown;
 }
 

@@ -3,6 +3,8 @@
 
 /** A problem found in a body, with a readable path such as `data.interview_score`. */
 export interface Issue {
+  /** Where, e.g. `data.interview_score`; empty for the whole body. */
   path: string;
+  /** What is wrong. */
   message: string;
 }

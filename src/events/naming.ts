@@ -7,14 +7,19 @@ import { parseJson } from './json.js';
 
 /** A person's values as projected: what their stored rows may hold. */
 export interface PersonValues {
+  /** The candidate's id. */
   candidate_id: string;
+  /** Their projected e-mail. */
   email: string | null;
+  /** Their projected phone. */
   phone: string | null;
 }
 
 /** The values of the people being erased, normalised, each mapped to the candidates it belongs to. */
 export interface NamingIndex {
+  /** Candidate ids that are one word, each to itself. */
   ids: Map<string, Set<string>>;
+  /** E-mails that are one word, as `emailKey` writes them, to the candidates they belong to. */
   emails: Map<string, Set<string>>;
   /** Digits of each phone in every written form (national, international with or without 00). */
   phones: Map<string, Set<string>>;
@@ -56,6 +61,7 @@ function add(map: Map<string, Set<string>>, key: string, candidate: string): voi
   map.set(key, set);
 }
 
+/** Indexes the values of the people being erased, for `candidatesNamed`. */
 export function namingIndex(people: readonly PersonValues[]): NamingIndex {
   const index: NamingIndex = { ids: new Map(), emails: new Map(), phones: new Map(), texts: [] };
   for (const { candidate_id: id, email, phone } of people) {

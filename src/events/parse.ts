@@ -6,14 +6,17 @@ import { parseJson } from './json.js';
 import { dataSchemas, isEventKind, TIMESTAMP_MESSAGE, type Envelope, type WebhookEvent } from './schemas.js';
 import { parseInstant } from './timestamp.js';
 
+/** Stage one's reading of a body: an envelope and its identity, or why it is not one. */
 export type EnvelopeReading =
   { ok: true; envelope: Envelope; identity: string } | { ok: false; reason: 'INVALID_JSON' | 'INVALID_ENVELOPE'; issues: Issue[] };
 
+/** Stage two's reading of an envelope: an event of a known kind and its instant, or why not. */
 export type EventReading =
   | { ok: true; event: WebhookEvent; instant: number }
   | { ok: false; reason: 'UNKNOWN_KIND'; kind: string; issues: Issue[] }
   | { ok: false; reason: 'INVALID_DATA'; kind: string; issues: Issue[] };
 
+/** A zod error's issues, with readable paths such as `data.responses[0].score`. */
 export function issuesOf(error: z.ZodError): Issue[] {
   return error.issues.map((issue) => ({
     path: issue.path.map((part, i) => (typeof part === 'number' ? `[${part}]` : i === 0 ? String(part) : `.${String(part)}`)).join(''),

@@ -9,14 +9,19 @@ const id = z.string().min(1);
 const text = z.string().nullish();
 const flag = z.boolean().nullish();
 
+/** The statuses a campaign can have. */
 export const CAMPAIGN_STATUSES = ['active', 'paused', 'completed'] as const;
+/** The statuses a candidate can have. */
 export const CANDIDATE_STATUSES = ['pending', 'completed', 'voicemail', 'incomplete'] as const;
+/** Why an interview failed (`candidate.interview.failed`). */
 export const FAILURE_REASONS = ['voicemail', 'no_answer', 'user_hangup', 'technical_error'] as const;
 
 const campaignStatus = z.enum(CAMPAIGN_STATUSES);
 const score = z.number().min(0).max(10);
 
+/** The message of a timestamp that `timestampSchema` refuses. */
 export const TIMESTAMP_MESSAGE = 'must be ISO 8601 with seconds and a zone (Z or ±hh:mm), e.g. 2026-11-20T10:00:00Z';
+/** An ISO 8601 timestamp with seconds and a zone, as events carry. */
 export const timestampSchema = z.string().refine((value) => parseInstant(value) !== null, { message: TIMESTAMP_MESSAGE });
 
 const candidateNames = {
@@ -26,7 +31,7 @@ const candidateNames = {
   last_name: text,
 };
 
-/** The ten kinds the service sends (service-api.md, Events). */
+/** The ten kinds the service sends (docs/events.md, "The ten kinds the service sends"). */
 export const serviceDataSchemas = {
   'campaign.created': z.looseObject({
     campaign_id: id,
@@ -80,13 +85,14 @@ export const serviceDataSchemas = {
     credits_remaining: z.number(),
     last_campaign_id: text,
   }),
-} as const;
+} as const satisfies Record<ServiceEventKind, z.ZodType>;
 
 // What reconciliation read from the service's API and found different from the projection
 // (src/reconcile/). Stamped with the time of the reading, they are ordered against webhooks by
 // the same last-writer-wins rule: an older webhook does not undo them, a newer one wins. Each
 // carries only the fields that differed, besides its keys.
 const readTimestamp = z.string().refine((value) => parseInstant(value) !== null, { message: TIMESTAMP_MESSAGE });
+/** The `data` of each kind reconciliation writes, by kind. */
 export const reconcileDataSchemas = {
   'reconcile.campaign': z.looseObject({
     campaign_id: id,
@@ -115,8 +121,9 @@ export const reconcileDataSchemas = {
   'reconcile.credits': z.looseObject({
     credits_remaining: z.number(),
   }),
-} as const;
+} as const satisfies Record<ReconcileKind, z.ZodType>;
 
+/** The `data` of every kind this version projects, by kind. */
 export const dataSchemas = { ...serviceDataSchemas, ...reconcileDataSchemas } as const;
 
 function completedFields() {
@@ -135,11 +142,21 @@ function completedFields() {
 }
 
 /** Every kind this version projects: the service's ten, and reconciliation's own. */
-export type EventKind = keyof typeof dataSchemas;
-/** A kind the service sends. */
-export type ServiceEventKind = keyof typeof serviceDataSchemas;
-/** A kind reconciliation writes (never sent by the service). */
-export type ReconcileKind = keyof typeof reconcileDataSchemas;
+export type EventKind = ServiceEventKind | ReconcileKind;
+/** A kind the service sends (`serviceDataSchemas` has exactly these). */
+export type ServiceEventKind =
+  | 'campaign.created'
+  | 'campaign.status_changed'
+  | 'candidate.added'
+  | 'candidate.sourced'
+  | 'candidate.interview.started'
+  | 'candidate.interview.failed'
+  | 'candidate.interview.completed'
+  | 'candidate.interview.completed.extended'
+  | 'credits.low'
+  | 'credits.depleted';
+/** A kind reconciliation writes, never sent by the service (`reconcileDataSchemas` has exactly these). */
+export type ReconcileKind = 'reconcile.campaign' | 'reconcile.candidate' | 'reconcile.credits';
 /** The ten kinds the service sends. */
 export const EVENT_KINDS = Object.keys(serviceDataSchemas) as ServiceEventKind[];
 /** The kinds reconciliation writes into the inbox. */
@@ -191,9 +208,13 @@ export function isServiceEventKind(kind: string): kind is ServiceEventKind {
 
 /** The envelope every delivery must be: a JSON object with a string event and timestamp and an object data. */
 export interface Envelope {
+  /** The kind, as sent (known or not). */
   event: string;
+  /** When it happened, as sent. */
   timestamp: string;
+  /** The kind's fields. */
   data: Record<string, unknown>;
+  /** Any other field, kept as sent. */
   [field: string]: unknown;
 }
 
@@ -205,6 +226,7 @@ function eventSchema<K extends EventKind>(kind: K) {
   });
 }
 
+/** A whole event of a known kind: `event`, `timestamp` and its kind's `data`; unknown fields are kept. */
 export const webhookEventSchema = z.discriminatedUnion('event', [
   eventSchema('campaign.created'),
   eventSchema('campaign.status_changed'),

@@ -6,11 +6,13 @@ import { storePorts, type Store } from '../store/store.js';
 
 /** A request the erasure refuses before touching anything: no reason, or no one named. */
 export class ErasureRequestError extends Error {
+  /** Always `ErasureRequestError`, to tell it apart from other errors. */
   override name = 'ErasureRequestError';
 }
 
 /** No candidate matches: nothing was changed. The message never repeats an e-mail or a phone. */
 export class UnknownCandidateError extends Error {
+  /** Always `UnknownCandidateError`, to tell it apart from other errors. */
   override name = 'UnknownCandidateError';
 }
 
@@ -32,9 +34,11 @@ export interface ErasureReport {
   dryRun: boolean;
 }
 
+/** Why and how `eraseCandidate` erases. */
 export interface EraseOptions {
   /** The operator's words, kept in the audit trail (`erasures.reason`). Required. */
   reason: string;
+  /** The clock of `erasedAt`, in Unix ms. Default `Date.now`. */
   now?: () => number;
   /** Say what would be erased, change nothing (the erasure runs in its transaction, then rolls back). */
   dryRun?: boolean;

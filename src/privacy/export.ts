@@ -1,7 +1,8 @@
 // What is held about one candidate (GDPR article 15): the projected row, the interview responses,
-// every stored row naming them (the rows an erasure would redact) with its state and times, and
-// the erasure record if erased.
+// every stored row naming them (the rows an erasure would redact) with its state and times, the
+// changes the feed keeps about them, and the erasure record if erased.
 import type { PersonValues } from '../events/index.js';
+import { changeOf, type Change } from '../project/changes.js';
 import type { ErasureRecord, ExportedResponse } from '../store/ports/people.js';
 import type { CandidateRow } from '../store/tables.js';
 import type { CandidateMatch } from '../store/rows.js';
@@ -10,23 +11,39 @@ import { storePorts } from '../store/store.js';
 import type { Store } from '../store/store.js';
 import { checkedMatch, described, UnknownCandidateError } from './erase.js';
 
+/** One stored row that names the candidate, as an export shows it. */
 export interface StoredEventExport {
+  /** Its inbox row. */
   inbox_id: number;
+  /** The body's `event`, as sent. */
   kind: string | null;
+  /** How far it was processed (`projected`, `pending`, `unknown`, `dead`). */
   state: string;
+  /** How its body read (`accepted`, `invalid_json`, `invalid_envelope`). */
   verdict: string;
+  /** When it was received: UTC ISO 8601. */
   received_at: string;
+  /** When it was processed: UTC ISO 8601; null while pending. */
   processed_at: string | null;
   /** The body as stored (redacted once the person was erased). */
   body: unknown;
 }
 
+/** Everything stored about one candidate (GDPR article 15): `exportCandidate` and `receiver.exportCandidate`. */
 export interface CandidateExport {
+  /** The candidate. */
   candidate_id: string;
+  /** When the export was made: UTC ISO 8601. */
   exported_at: string;
+  /** The projected row; null when there is none (erased, or never projected). */
   candidate: CandidateRow | null;
+  /** Their interview responses, in the order asked. */
   interview_responses: ExportedResponse[];
+  /** Every stored row that names them, by id, e-mail or phone. */
   events: StoredEventExport[];
+  /** The changes the feed still keeps about them (and destinations may have received), in `seq` order. */
+  changes: Change[];
+  /** Their erasures, from the audit trail. */
   erasures: Array<Omit<ErasureRecord, 'candidate_id'>>;
 }
 
@@ -54,6 +71,7 @@ async function candidateDocument(store: ExportReads, candidateId: string, now: (
   const person: PersonValues = { candidate_id: candidateId, email: row?.email ?? null, phone: row?.phone ?? null };
   const events = await store.people.rowsNaming([person]);
   const erasures = await store.people.erasuresOf(candidateId);
+  const changes = await store.people.changesOf(candidateId);
   return {
     candidate_id: candidateId,
     exported_at: new Date(now()).toISOString(),
@@ -68,6 +86,7 @@ async function candidateDocument(store: ExportReads, candidateId: string, now: (
       processed_at: e.processed_at,
       body: bodyOf(e.raw),
     })),
+    changes: changes.map(changeOf),
     erasures: erasures.map((e) => ({ erased_at: e.erased_at, reason: e.reason, events_redacted: e.events_redacted })),
   };
 }

@@ -13,15 +13,19 @@ import type { ErasureTx, Transactions } from '../store/write-ports.js';
 
 /** What an onErase hook is told: identifiers and the operator's reason, never an erased value. */
 export interface ErasedCandidate {
+  /** The erasure's id in the audit trail (`erasures`). */
   erasureId: number;
   /** The account the candidate was erased from (docs/accounts.md). */
   account: string;
+  /** The candidate erased. */
   candidateId: string;
   /** When the erasure ran (UTC, ISO 8601 with milliseconds). */
   erasedAt: string;
+  /** The reason recorded. */
   reason: string;
 }
 
+/** What an erase hook is told besides the erasure. */
 export interface EraseHookContext {
   /** 1 on the first call of this round, then 2, 3 … on its retries. */
   attempt: number;
@@ -31,6 +35,7 @@ export interface EraseHookContext {
   signal: AbortSignal;
 }
 
+/** Called once per erased candidate after the erasure commits, to erase them elsewhere too; a rejection is retried. */
 export type EraseHook = (erasure: ErasedCandidate, context: EraseHookContext) => unknown;
 
 export interface ErasureHookOptions {

@@ -6,24 +6,33 @@ import { storePorts } from '../store/store.js';
 import type { Store } from '../store/store.js';
 import { ErasureRequestError } from './erase.js';
 
+/** Which candidates `eraseInactive` erases, and how. */
 export interface RetentionOptions {
   /** How old a candidate's latest event (by its timestamp) must be: a duration in ms, or a cutoff date. */
   olderThan: number | Date;
   /** Kept in the audit trail; default `retention`. */
   reason?: string;
+  /** The clock the cutoff is counted from, in Unix ms. Default `Date.now`. */
   now?: () => number;
   /** Say what would be erased, change nothing (the transaction runs, then rolls back). */
   dryRun?: boolean;
 }
 
+/** What a retention run erased. */
 export interface RetentionReport {
   /** Events (by their timestamp) and rows set aside (by when received) older than this were erased. */
   cutoff: string;
+  /** Candidates erased. */
   candidatesErased: number;
+  /** Their ids, in id order. */
   candidateIds: string[];
+  /** Stored events redacted. */
   eventsRedacted: number;
+  /** Rows set aside (unknown or dead) redacted, being older than the cutoff. */
   setAsideRedacted: number;
+  /** Whether the erased bytes are gone from the engine's files; false in a dry run. */
   scrubbed: boolean;
+  /** A dry run: what it would do; nothing was changed. */
   dryRun: boolean;
 }
 

@@ -5,19 +5,19 @@ import type { ChangeEntity, ChangeRecord, RowWrites, StoredChange, StoredRow, St
 import type { CampaignRow, CandidateRow, CreditsRow } from '../store/tables.js';
 
 /** A campaign as a change carries it: its section 4 columns. */
-export function campaignChangeRow(row: CampaignRow): Record<string, unknown> {
+function campaignChangeRow(row: CampaignRow): Record<string, unknown> {
   const { campaign_id, job_title, contract_type, candidate_link, questions_count, status, created_at } = row;
   return { campaign_id, job_title, contract_type, candidate_link, questions_count, status, created_at };
 }
 
 /** A candidate as a change carries it: its section 4 columns, booleans as booleans (not `added_at`, which is the list's own). */
-export function candidateChangeRow(row: CandidateRow): Record<string, unknown> {
+function candidateChangeRow(row: CandidateRow): Record<string, unknown> {
   const { added_at: _, ...columns } = row;
   return columns;
 }
 
 /** The account's credits as a change carries them. */
-export function creditsChangeRow(row: CreditsRow): Record<string, unknown> {
+function creditsChangeRow(row: CreditsRow): Record<string, unknown> {
   const { credits_remaining, low_threshold, last_campaign_id } = row;
   return { credits_remaining, low_threshold, last_campaign_id };
 }
@@ -92,13 +92,19 @@ export function changesOfBatch(account: string, stored: StoredRows, writes: RowW
  * events that caused it.
  */
 export interface Change {
+  /** From 1, strictly increasing per account in commit order: the cursor of the feed. */
   seq: number;
-  entity: ChangeEntity;
+  /** Which projected row changed. */
+  entity: 'campaign' | 'candidate' | 'credits';
+  /** The row's key: its `campaign_id` or `candidate_id`, or the account for `credits`. */
   id: string;
+  /** `upsert`: `row` is the row after the change; `erase`: the candidate was erased, `row` is null. */
   op: 'upsert' | 'erase';
+  /** The row after the change, with the columns of the projected tables (docs/projection.md section 4); null for `erase`. */
   row: Record<string, unknown> | null;
-  /** UTC ISO 8601 with milliseconds. */
+  /** When the change was committed: UTC ISO 8601 with milliseconds. */
   at: string;
+  /** The identities of the events that caused it (none for an erasure). */
   events: string[];
 }
 

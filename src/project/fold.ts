@@ -16,15 +16,21 @@ import {
 /** For each column, the order key of the event that last set it. */
 export type FieldVersions = Record<string, string>;
 
+/** A projected row and, for each of its columns, the order key of the event that last set it. */
 export interface Versioned<T> {
+  /** The row. */
   row: T;
-  versions: FieldVersions;
+  /** For each column, the order key (`orderKey`) of the event that last set it. */
+  versions: Record<string, string>;
 }
 
 /** An event ready to project: parsed, with its instant and identity. */
 export interface ProjectableEvent {
+  /** The parsed event. */
   event: WebhookEvent;
+  /** The instant of its timestamp, in Unix ms. */
   instant: number;
+  /** Its identity (docs/projection.md section 1). */
   identity: string;
 }
 
@@ -64,10 +70,15 @@ function laterThan(versions: FieldVersions, columns: readonly string[], version:
   return taken;
 }
 
+/** The projection held in memory, as the fold functions build it: the rows the database would hold. */
 export interface ProjectedState {
+  /** Campaigns by `campaign_id`. */
   campaigns: Map<string, Versioned<CampaignRow>>;
+  /** Candidates by `candidate_id`. */
   candidates: Map<string, Versioned<CandidateRow>>;
+  /** Interview responses by `candidate_id`, in the order asked. */
   responses: Map<string, InterviewResponse[]>;
+  /** The account's credits, or null before any credits event. */
   credits: Versioned<CreditsRow> | null;
 }
 

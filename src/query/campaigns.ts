@@ -5,14 +5,18 @@ import { QueryParameterError } from './errors.js';
 
 /** Mirrors the service's `GET /campaigns/{id}/status` `stats`. */
 export interface CampaignStats {
+  /** Candidates in the campaign. */
   total_candidates: number;
+  /** Candidates whose interview completed. */
   interviews_completed: number;
   /** Mean score of the completed interviews; null when there are none. */
   average_score: number | null;
 }
 
+/** A projected campaign and its stats. */
 export type CampaignWithStats = CampaignRow & { stats: CampaignStats };
 
+/** Which page of campaigns `listCampaignPage` returns. */
 export interface CampaignPageParameters {
   /** The cursor: the campaigns after this one (its id) in the list's order. */
   after?: string;
@@ -20,7 +24,9 @@ export interface CampaignPageParameters {
   limit?: number;
 }
 
+/** One page of campaigns, newest first. */
 export interface CampaignPage {
+  /** The campaigns of this page. */
   campaigns: CampaignWithStats[];
   /** The `after` of the next page; null on the last one. */
   next: string | null;

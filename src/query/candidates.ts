@@ -18,10 +18,25 @@ const listParameters = z.object({
   min_score: z.coerce.number().min(0).max(10).optional(),
 });
 
-export type CandidateListParameters = z.input<typeof listParameters>;
+/** Which candidates of a campaign `listCandidates` returns, as the service's list takes them; numbers may be query-string text. */
+export interface CandidateListParameters {
+  /** The page, from 1. Default 1. */
+  page?: number | string;
+  /** Candidates a page, 1 to 100. Default 50. */
+  per_page?: number | string;
+  /** The order. Default `date_desc` (newest first). */
+  sort?: 'date_desc' | 'date_asc' | 'score_desc' | 'score_asc';
+  /** Only candidates with this status. */
+  status?: 'pending' | 'completed' | 'voicemail' | 'incomplete';
+  /** Only candidates whose interview scored at least this, 0 to 10. */
+  min_score?: number | string;
+}
 
+/** One page of a campaign's candidates, as the service lists them. */
 export interface CandidatePage {
+  /** The candidates of this page. */
   candidates: CandidateRow[];
+  /** Where the page is: `total` candidates, `page` of `total_pages`, `per_page` each. */
   pagination: { total: number; page: number; per_page: number; total_pages: number };
 }
 

@@ -1,8 +1,11 @@
 /** An invalid query parameter, named like the service's 400 VALIDATION_ERROR. */
 export class QueryParameterError extends Error {
+  /** Always `QueryParameterError`, to tell it apart from other errors. */
   override name = 'QueryParameterError';
+  /** Always `VALIDATION_ERROR`, the service's code for the same refusal. */
   readonly code = 'VALIDATION_ERROR';
   constructor(
+    /** The parameter refused, e.g. `per_page`. */
     readonly parameter: string,
     message: string,
   ) {

@@ -6,6 +6,15 @@ import { prepareCampaignQueries } from './campaigns.js';
 import { prepareCandidateQueries } from './candidates.js';
 
 export { QueryParameterError } from './errors.js';
+export {
+  readChanges,
+  followChanges,
+  ChangesDroppedError,
+  type Change,
+  type ChangePage,
+  type ChangePageParameters,
+  type FollowChangesOptions,
+} from './changes.js';
 export type { CampaignPage, CampaignPageParameters, CampaignStats, CampaignWithStats } from './campaigns.js';
 export type { CandidateListParameters, CandidatePage } from './candidates.js';
 export { CANDIDATE_SORTS, CANDIDATE_STATUSES } from './candidates.js';
@@ -32,4 +41,5 @@ export function createQueries(handle: StoreHandle) {
   };
 }
 
+/** Reads of the projected state: what `createQueries` returns, and `receiver.query`. */
 export type Queries = ReturnType<typeof createQueries>;

@@ -24,7 +24,9 @@ export function isAccountId(value: string): boolean {
 
 /** What the intake knows of an account it routes to: whether it takes deliveries, and the secrets that verify them. */
 export interface RoutedAccount {
+  /** The account id. */
   readonly account: string;
+  /** A disabled account's deliveries are refused (403) before their body is read. */
   readonly state: 'active' | 'disabled';
   /** The secrets that verify its deliveries (more than one during a rotation's overlap). Never empty for an active account. */
   readonly secrets: readonly (string | Uint8Array)[];

@@ -1,7 +1,10 @@
 /** The answer to one webhook request, independent of any HTTP framework. */
 export interface Answer {
+  /** The HTTP status. */
   status: number;
+  /** Headers to set besides the content type (`Retry-After` on a 503). */
   headers: Record<string, string>;
+  /** The JSON body: `{"received":true,"duplicate":…}`, or the service's error envelope. */
   body: unknown;
 }
 

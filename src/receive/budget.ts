@@ -16,10 +16,11 @@ import { RecentRate, victimFor, type FairnessRules, type Holding } from './fair-
 /** 64 MiB: 64 bodies at the 1 MiB limit, and far more of the service's own (a few KiB each). */
 export const DEFAULT_MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
 
+/** How slow a body may come before it is cut off, so that slow senders cannot hold the budget of buffered bodies. */
 export interface IntakeRates {
   /** A body that came slower than this since its start (bytes a second), after `minRateGraceMs`, is cut off. Default 240. */
   minBytesPerSecond?: number;
-  /** Default 5000. */
+  /** How long a body may come slowly before `minBytesPerSecond` applies (ms). Default 5000. */
   minRateGraceMs?: number;
   /** When the budget is full, a body that received less than this in the last second gives way (after 1 s). Default 16 KiB. */
   slowBytesPerSecond?: number;

@@ -1,5 +1,6 @@
 import { parseInstant, rawIdentity, subjectKey, type EnvelopeReading, type Issue } from '../events/index.js';
 
+/** How a stored body read: an event envelope (`accepted`), not JSON, or JSON that is not an envelope. */
 export type DeliveryVerdict = 'accepted' | 'invalid_json' | 'invalid_envelope';
 
 /** What the intake keeps of one authenticated request, before answering it. */
@@ -8,6 +9,7 @@ export interface Delivery {
   account: string;
   /** The exact bytes received. */
   raw: Uint8Array;
+  /** When it was received: UTC ISO 8601 with milliseconds. */
   receivedAt: string;
   /** docs/projection.md identity; null when the body is not an event. */
   identity: string | null;
@@ -27,6 +29,7 @@ export interface Delivery {
   kind: string | null;
   /** The candidate, campaign or account it is about (`subjectKey`): its handlers run in order with that key's others. */
   handlerKey?: string | null;
+  /** How its body read (`accepted`: an envelope; the others are dead letters). */
   verdict: DeliveryVerdict;
   /** Fingerprint of the secret that matched; null when unsigned events are allowed. */
   secretId: string | null;

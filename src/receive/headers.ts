@@ -1,5 +1,10 @@
 /** Headers as node:http gives them (lower-case keys) or as a fetch `Headers`. */
-export type IncomingHeaders = Record<string, string | readonly string[] | undefined> | { get(name: string): string | null };
+export type IncomingHeaders =
+  | Record<string, string | readonly string[] | undefined>
+  | {
+      /** The header's value by name, any case; null when absent. */
+      get(name: string): string | null;
+    };
 
 export function headerValue(headers: IncomingHeaders, name: string): string | readonly string[] | undefined {
   if (typeof (headers as { get?: unknown }).get === 'function') {

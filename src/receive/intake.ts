@@ -10,53 +10,67 @@ import { createBodyBudget, DEFAULT_MAX_BUFFERED_BYTES, type BodyBudget, type Cut
 import { spanIds, type Span, type Tracing } from '../tracing/otel.js';
 import { receiveTraced, storeTraced } from './spans.js';
 
+/** The largest body an intake accepts by default, in bytes: 1 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+/** The header carrying the signature by default (`sha256=<hex>`); the service's name replaces "Service". */
 export const DEFAULT_SIGNATURE_HEADER = 'X-Service-Signature';
+/** The header carrying the event name by default; the service's name replaces "Service". */
 export const DEFAULT_EVENT_HEADER = 'X-Service-Event';
 /** Seconds a sender is asked to wait after a 503: the service retries only 3 times. */
 const RETRY_AFTER_SECONDS = '5';
 
+/** How `createIntake` verifies and stores requests. */
 export interface IntakeOptions {
   /** Shared secrets of the default account (`/webhooks`); any one of them may sign (rotation). */
   secrets?: readonly Secret[];
   /** Accept unsigned requests to the default account. Only when no secret is configured, and only when set explicitly. */
   allowUnsigned?: boolean;
-  /**
-   * The other accounts, by the key of their webhook path (`/webhooks/<route key>`); none: a request
-   * with a route key is 404; 'unavailable' while they cannot be read (503: the sender retries).
-   * Replaced as a whole with `setAccounts`.
-   */
-  accounts?: AccountRoutes | 'unavailable';
   /** Largest body accepted, in bytes. Default 1 MiB. */
   maxBodyBytes?: number;
-  /**
-   * The bytes of bodies the adapters may hold at once before verifying them, shared by all their
-   * requests (and by other intakes given the same budget); past it, new bodies get 503 BUSY
-   * unread. Default: a budget of its own, 64 MiB. No smaller than `maxBodyBytes`.
-   */
-  budget?: BodyBudget;
   /** Header carrying `sha256=<hex>`; the service's name replaces "Service". */
   signatureHeader?: string;
   /** Header carrying the event name (informational: the body's `event` wins). */
   eventHeader?: string;
   /** Writes a delivery durably; the intake answers 2xx only after it resolves ok. */
   store: StoreDelivery;
+  /** Where store failures and unexpected errors are logged. Default: not logged. */
   logger?: Pick<Logger, 'warn' | 'error'>;
+  /** The clock of `receivedAt`, in Unix ms. Default `Date.now`. */
   now?: () => number;
+}
+
+/** What a receiver adds to an intake: the accounts it routes to, the budget it shares, its tracing. */
+interface IntakeWiring extends IntakeOptions {
+  /**
+   * The other accounts, by the key of their webhook path (`/webhooks/<route key>`); none: a request
+   * with a route key is 404; 'unavailable' while they cannot be read (503: the sender retries).
+   * Replaced as a whole with `setAccounts`.
+   */
+  accounts?: AccountRoutes | 'unavailable';
+  /**
+   * The bytes of bodies the adapters may hold at once before verifying them, shared by all their
+   * requests (and by other intakes given the same budget); past it, new bodies get 503 BUSY
+   * unread. Default: a budget of its own, 64 MiB. No smaller than `maxBodyBytes`.
+   */
+  budget?: BodyBudget;
   /** OpenTelemetry spans for each request and its inbox commit; none: no span, no cost. */
   tracing?: Tracing | undefined;
 }
 
 /** What the intake did with a request, beside the answer: for logs and for the dispatcher. */
 export interface IntakeResult {
+  /** The HTTP answer to send back. */
   answer: Answer;
   /**
    * `busy`: answered 503 unread, the bodies held already filling the budget; `failed`: an
    * unexpected exception, answered 500 (nothing acknowledged).
    */
   outcome: 'stored' | 'duplicate' | 'refused' | 'busy' | 'kept_invalid' | 'unavailable' | 'failed';
+  /** The body's `event`, when the body is an envelope. */
   kind?: string;
+  /** The event's identity (docs/projection.md section 1), when the body is an event. */
   identity?: string;
+  /** The inbox row it was stored as; absent for a duplicate or when nothing was stored. */
   inboxId?: number;
   /** The fingerprint of the secret that verified the signature (none: unsigned intake). */
   secretFingerprint?: string;
@@ -66,9 +80,11 @@ export interface IntakeResult {
   account?: string;
 }
 
+/** One HTTP request as the intake reads it, whatever the framework. */
 export interface IncomingRequest {
   /** The exact bytes of the body, never a parsed or re-serialised form. */
   rawBody: Uint8Array;
+  /** Its headers: a record keyed by lowercase name (node:http), or anything with `get` (fetch `Headers`). */
   headers: IncomingHeaders;
   /** The key of its webhook path (`/webhooks/<route key>`); absent: the default account's `/webhooks`. */
   routeKey?: string | undefined;
@@ -97,11 +113,28 @@ interface IntakeConfig {
   tracing: Tracing | undefined;
 }
 
+/** The framework-free core of a receiver, as `createIntake` returns it. */
+export interface RequestIntake {
+  /** Verifies a request, stores it as a delivery and says what to answer; never rejects (an unexpected error is a 500). */
+  receive(request: IncomingRequest): Promise<IntakeResult>;
+  /**
+   * Replaces the secrets for the requests that start from now on (a rotation without restart).
+   * Throws, changing nothing, when the new set is empty on a signed intake.
+   */
+  setSecrets(secrets: readonly Secret[]): void;
+  /** The largest body accepted, in bytes. */
+  readonly maxBodyBytes: number;
+  /** The header read for the signature. */
+  readonly signatureHeader: string;
+  /** The header read for the event name. */
+  readonly eventHeader: string;
+}
+
 /**
  * The framework-free core: raw bytes and headers in, a stored delivery and an answer out.
  * Express, node:http and fetch adapters all call `receive`.
  */
-export function createIntake(options: IntakeOptions) {
+export function createIntake(options: IntakeWiring) {
   const allowUnsigned = options.allowUnsigned === true;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const budget = options.budget ?? createBodyBudget(DEFAULT_MAX_BUFFERED_BYTES);

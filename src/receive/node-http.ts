@@ -60,6 +60,7 @@ export async function receiveRequest(
   }
 }
 
+/** Called after each request is answered, with what the intake did, the request, and when it started (`process.hrtime.bigint()`). */
 export type ResultListener = (result: IntakeResult, req: IncomingMessage, startedAt: bigint) => void;
 
 /** Tells the listener; a listener that throws is logged, never allowed to reject the request handler. */

@@ -6,7 +6,7 @@ import type { DashboardOptions } from '../console/dashboard.js';
 import type { DeadLetters } from '../dispatch/dead-letters.js';
 import type { AnyHandler, Handler } from '../dispatch/handlers.js';
 import type { EventKind } from '../events/index.js';
-import type { Queries } from '../query/index.js';
+import type { Change, ChangePage, ChangePageParameters, FollowChangesOptions, Queries } from '../query/index.js';
 import type { IncomingRequest, IntakeResult } from '../receive/intake.js';
 import type { Secret } from '../signature.js';
 import type { Accounts } from '../accounts/index.js';
@@ -62,10 +62,24 @@ export interface AccountReceiver {
   eraseInactive(options: RetentionOptions): Promise<RetentionReport>;
   /** Everything held about one candidate (GDPR article 15), as one JSON-ready document: the rows an erasure would redact, and its projected rows. */
   exportCandidate(candidateId: string): Promise<CandidateExport>;
+  /**
+   * The account's changes (docs/changes.md): every committed change to a campaign, candidate or
+   * the credits, after the cursor `after` (absent: from the oldest kept), in `seq` order, each
+   * once; then the changes committed later, by any process on the database, until the iterator is
+   * returned (`break`), `signal` aborts or the receiver closes, or at the end with `follow: false`. Throws
+   * ChangesDroppedError when retention dropped changes the cursor had not reached.
+   */
+  changes(options?: FollowChangesOptions): AsyncGenerator<Change, void, undefined>;
+  /**
+   * One page of the account's changes after `after` (at most `limit`, 1 to 1000, default 100) and
+   * the cursor to ask from next. Rejects with ChangesDroppedError, or QueryParameterError.
+   */
+  changesPage(parameters?: ChangePageParameters): Promise<ChangePage>;
   /** Inbox counts by state, and the handler failures. */
   counts(): Promise<Record<InboxState, number> & { handler_failures: number }>;
 }
 
+/** A receiver (`createReceiver`): HTTP adapters, handlers, the default account's reads and operations, and its lifecycle. */
 export interface Receiver extends AccountReceiver {
   /**
    * The same members for another account (`/webhooks/<route key>`): its queries, dead letters,

@@ -21,7 +21,7 @@ import { createDashboard } from '../console/dashboard.js';
 import { isStore } from '../store/open.js';
 import { HEARTBEAT_MS } from '../store/presence.js';
 import type { AccountReceiver, Receiver } from './api.js';
-import { createQueries } from '../query/index.js';
+import { createQueries, followChanges, readChanges } from '../query/index.js';
 import { prepareDeadLetters, type DeadLetters } from '../dispatch/dead-letters.js';
 import { DEFAULT_ACCOUNT, isAccountId } from '../receive/account.js';
 import { UnknownAccountError } from '../accounts/errors.js';
@@ -61,6 +61,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   // Replay and reconciliation mark handlers due only for kinds that have some.
   const wantsHandlers = (kind: EventKind) => state.handlers.for(kind).length > 0;
   const accounts = new Map<string, AccountReceiver>();
+  // Ends the feed's followers when the receiver closes, rather than leaving them to fail on a closed store.
+  const closing = new AbortController();
   const receiver: Receiver = {
     ready: async () => void (await (await use()).presence?.firstBeat),
     store: () => use().then((r) => r.store),
@@ -80,13 +82,13 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       runningOf(state)?.dispatcher.start();
     },
     onErase: (hook, hookOptions) => state.eraseHooks.on(hook, hookOptions),
-    ...accountMembers(state, use, wantsHandlers, DEFAULT_ACCOUNT),
+    ...accountMembers(state, use, wantsHandlers, DEFAULT_ACCOUNT, closing.signal),
     forAccount(account) {
       if (!isAccountId(account)) throw new ConfigurationError(`"${account}" is not an account id: a slug of a-z, 0-9, - and _`);
       // Known at once from the routes the receiver keeps current; before their first reading, the members ask the registry.
       if (runningOf(state)?.accounts?.holds(account) === false) throw new UnknownAccountError(account);
       let members = accounts.get(account);
-      if (members === undefined) accounts.set(account, (members = accountMembers(state, use, wantsHandlers, account)));
+      if (members === undefined) accounts.set(account, (members = accountMembers(state, use, wantsHandlers, account, closing.signal)));
       return members;
     },
     metrics: () => state.metrics.registry,
@@ -98,7 +100,10 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     saturated: () => runningOf(state)?.dispatcher.saturated() ?? false,
     stuckHandlerCalls: () => runningOf(state)?.dispatcher.stuckHandlerCalls() ?? 0,
     probe: () => probeReceiver(state),
-    close: (timeoutMs = 5000) => closeReceiver(state, timeoutMs),
+    close: (timeoutMs = 5000) => {
+      closing.abort();
+      return closeReceiver(state, timeoutMs);
+    },
   };
   return receiver;
 }
@@ -109,6 +114,7 @@ function accountMembers(
   use: () => Promise<Running>,
   wantsHandlers: (kind: EventKind) => boolean,
   account: string,
+  closing: AbortSignal,
 ): AccountReceiver {
   // An account the routes do not hold (not read yet, added elsewhere since, or no watch with
   // `accounts: false`) is looked up in the registry itself: nothing is read or written for an unknown one.
@@ -172,6 +178,11 @@ function accountMembers(
     },
     exportCandidate: async (candidateId) => exportCandidate((await scoped()).store, candidateId),
     counts: async () => (await scoped()).store.counts(),
+    changes: async function* (options) {
+      const signal = options?.signal === undefined ? closing : AbortSignal.any([options.signal, closing]);
+      yield* followChanges((await scoped()).store, { ...options, signal });
+    },
+    changesPage: async (parameters) => readChanges((await scoped()).store, parameters),
   };
 }
 

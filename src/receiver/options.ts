@@ -6,6 +6,7 @@ import type { ResultListener } from '../receive/node-http.js';
 import type { Secret } from '../signature.js';
 import type { DatabaseOption } from '../store/open.js';
 
+/** How `createReceiver` receives, stores and projects; only `database` is required (and a secret, or `allowUnsigned`). */
 export interface ReceiverOptions {
   /**
    * Where the state lives: a SQLite file path (created with its folder), `:memory:`, an open

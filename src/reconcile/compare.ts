@@ -6,11 +6,15 @@ import type { CreditsResponse } from '../api/credits.js';
 import { parseInstant } from '../events/index.js';
 import type { CampaignRow, CandidateRow, CreditsRow } from '../store/tables.js';
 
-interface FieldDifference {
+/** One field that differs: its projected value and the service's. */
+export interface FieldDifference {
+  /** The value in the projected row (undefined when the row is missing). */
   projected: unknown;
+  /** The value the service answered. */
   service: unknown;
 }
 
+/** The fields that differ, by column name. */
 export type Fields = Record<string, FieldDifference>;
 
 /** Two instants in any ISO 8601 spelling, compared at the projection's precision (ms). */

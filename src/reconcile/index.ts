@@ -1,3 +1,11 @@
-export { reconcileInto, type ReconcileOptions, type ReconcileReport, type Repair, type CampaignReport } from './reconcile.js';
-export { compareCandidate, compareCampaign, compareCredits } from './compare.js';
+export {
+  reconcileInto,
+  type ReconcileTarget,
+  type ReconcileOptions,
+  type ReconcileClient,
+  type ReconcileReport,
+  type Repair,
+  type CampaignReport,
+} from './reconcile.js';
+export type { Fields, FieldDifference } from './compare.js';
 export { scheduleReconcile, type ReconcileSchedule } from './schedule.js';

@@ -1,6 +1,8 @@
 import type { CampaignStatusResponse } from '../api/campaigns.js';
 import type { CandidateRecord } from '../api/candidates.js';
-import type { Client } from '../client/client.js';
+import type { CreditsResponse } from '../api/credits.js';
+import type { ListCandidatesQuery } from '../api/candidates.js';
+import type { Pagination } from '../api/pagination.js';
 import { PrequalApiError } from '../client/errors.js';
 import type { EventKind, ReconcileKind } from '../events/index.js';
 import { createRowReaders } from '../project/read.js';
@@ -14,9 +16,20 @@ import { compareCampaign, compareCandidate, compareCredits, repairData, type Fie
 /** Where an interrupted run is kept, so that the next one goes on from the campaign it stopped at. */
 const PROGRESS_SETTING = 'reconcile.progress';
 
+/** The reads `reconcileInto` makes of the service: a client of `prequal-hooks/client` (`createClient`) has them. */
+export interface ReconcileClient {
+  /** `GET /account/credits`. */
+  getCredits(): Promise<CreditsResponse>;
+  /** `GET /campaigns/{campaign_id}/status`. */
+  getCampaignStatus(campaignId: string): Promise<CampaignStatusResponse>;
+  /** `GET /campaigns/{campaign_id}/candidates`: one page. */
+  listCandidates(campaignId: string, query: ListCandidatesQuery): Promise<{ candidates: CandidateRecord[]; pagination: Pagination }>;
+}
+
+/** What `reconcileInto` reads, and how. */
 export interface ReconcileOptions {
   /** A client of the service (`prequal-hooks/client`): its throttle keeps the run within the rate limits. */
-  client: Client;
+  client: ReconcileClient;
   /** Campaigns to read besides those the projection knows (a campaign none of whose webhooks arrived). */
   campaigns?: readonly string[];
   /** Read and compare, write nothing. */
@@ -27,7 +40,9 @@ export interface ReconcileOptions {
   onProgress?: (progress: { campaign: string; done: number; total: number }) => void;
 }
 
+/** One row that differs from the service's, and the event that repairs it. */
 export interface Repair {
+  /** The projected table the row is in. */
   table: 'campaigns' | 'candidates' | 'credits';
   /** The row's key (`account` for credits). */
   key: string;
@@ -43,10 +58,13 @@ export interface Repair {
   readAt: string;
 }
 
+/** What a run found of one campaign. */
 export interface CampaignReport {
+  /** The campaign. */
   campaign_id: string;
   /** Whether the service knows the campaign (a 404 is reported here, never repaired). */
   found: boolean;
+  /** Candidates in the service's list. */
   candidatesRead: number;
   /** Projected candidates of the campaign that the service's list does not have (left as they are). */
   onlyInProjection: string[];
@@ -57,12 +75,15 @@ export interface CampaignReport {
   erasedButListed: string[];
 }
 
+/** What a reconciliation run found and wrote. */
 export interface ReconcileReport {
+  /** Whether the run wrote nothing. */
   dryRun: boolean;
   /** A previous run was interrupted and this one went on from where it stopped. */
   resumed: boolean;
   /** Campaigns read now (those a resumed run had done before are not read again). */
   campaigns: CampaignReport[];
+  /** Every row that differs, with the event that repairs it. */
   repairs: Repair[];
   /** Events written (0 in a dry run). */
   written: number;
@@ -80,8 +101,11 @@ interface Progress {
 
 /** Where `reconcileInto` writes: a store, and which kinds the caller's handlers want. */
 export interface ReconcileTarget {
+  /** The store to compare with and write into. */
   store: StoreHandle;
+  /** Whether the caller's handlers want events of this kind (they then run on the repairs). Default: none. */
   wantsHandlers?: (kind: EventKind) => boolean;
+  /** The clock of the reading, in Unix ms. Default `Date.now`. */
   now?: () => number;
 }
 

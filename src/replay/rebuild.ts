@@ -6,19 +6,25 @@ import type { Settlement, StagedEffect } from '../store/rows.js';
 import type { StoreHandle } from '../store/handle.js';
 import { storePorts } from '../store/store.js';
 
+/** What a rebuild projected, counted by outcome. */
 export interface RebuildSummary {
   /** Events in the inbox made pending again and projected anew. */
   events: number;
+  /** Events projected. */
   projected: number;
+  /** Events of a kind this version does not know, set aside. */
   unknown: number;
+  /** Events whose data did not validate, set aside. */
   dead: number;
 }
 
+/** How `rebuild` batches. */
 export interface RebuildOptions {
   /** Events per transaction (per read, in a bulk load). Default 2000 (bulk: 500, which bounds memory better). */
   batchSize?: number;
   /** Called after each committed batch with the running summary. */
   onProgress?: (summary: RebuildSummary) => void;
+  /** The clock of `processed_at`, in Unix ms. Default `Date.now`. */
   now?: () => number;
   /**
    * Where the engine can (SQLite): one transaction that holds the write lock throughout (a

@@ -8,6 +8,7 @@ import type { Store } from '../store/store.js';
 import type { WriteTx } from '../store/write-ports.js';
 import { readSources, type ReplayInput } from './sources.js';
 
+/** What a replay did with its inputs, counted by outcome. */
 export interface ReplaySummary {
   /** Events read from the inputs. */
   received: number;
@@ -15,6 +16,7 @@ export interface ReplaySummary {
   duplicates: number;
   /** Events stored pending for the receiver running on the database to project (`enqueue`); 0 otherwise. */
   enqueued: number;
+  /** Events projected into the state. */
   projected: number;
   /** Kept as events of a kind this version does not know. */
   unknown: number;
@@ -29,8 +31,12 @@ export interface ReplaySummary {
  * replayed, and `summary` says what became of them. A missing fixture is an error, never a quiet count.
  */
 export class ReplayInputError extends Error {
+  /** Always `ReplayInputError`, to tell it apart from other errors. */
   override name = 'ReplayInputError';
-  constructor(readonly summary: ReplaySummary) {
+  constructor(
+    /** What was replayed, the inputs that could not be read included. */
+    readonly summary: ReplaySummary,
+  ) {
     super(`could not read ${summary.unreadable.map((u) => `${u.origin} (${u.message})`).join(', ')}`);
   }
 }
@@ -51,6 +57,7 @@ export interface ReplayTarget {
   now?: () => number;
 }
 
+/** How `replay` (and `receiver.replay`) batches and stores. */
 export interface ReplayOptions {
   /** Events per transaction. Default 500 (larger batches hold more memory for little speed). */
   batchSize?: number;

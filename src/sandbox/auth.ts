@@ -6,7 +6,10 @@ import type { Agency } from './state.js';
 
 export type Authentication = { ok: true; agency: Agency } | { ok: false; reply: Reply };
 
-/** The four 401s of service-api.md "Authentication", in the order a key is looked at. */
+/**
+ * The four 401s of the service's authentication (docs/sandbox.md, "The API"; their codes in
+ * ERROR_CODES, src/api/errors.ts), in the order a key is looked at.
+ */
 export function authenticate(header: string | string[] | undefined, agencies: ReadonlyMap<string, Agency>): Authentication {
   const details = { header: API_KEY_HEADER };
   if (header === undefined || header === '') return { ok: false, reply: errorReply('MISSING_API_KEY', details) };

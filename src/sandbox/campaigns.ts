@@ -56,7 +56,7 @@ function record(campaign: Campaign): CampaignRecord {
   return { ...fields, stats: campaignStats(campaign) };
 }
 
-// When absent, these inherit the agency's defaults (service-api.md): the sandbox agency's are these.
+// When absent, these inherit the agency's defaults: the sandbox agency's are these.
 const AGENCY_DEFAULTS = { enable_engage: true, enable_recapInterview: true, enable_recapJob: false, enable_close: false } as const;
 
 export function createCampaign(request: ApiRequest, context: SandboxContext): Reply {

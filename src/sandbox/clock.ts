@@ -1,5 +1,6 @@
 /** Where the sandbox reads the time; tests inject one to cross minutes and hours without waiting. */
 export interface Clock {
+  /** The time, in Unix ms. */
   now(): number;
 }
 

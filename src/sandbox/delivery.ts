@@ -1,4 +1,4 @@
-// Webhook delivery as service-api.md "Delivery rules" describe it, plus the faults a real
+// Webhook delivery as the service does it (docs/sandbox.md, "Delivery"), plus the faults a real
 // sender inflicts (duplicates, reordering, other serializations), each off by default.
 import PQueue from 'p-queue';
 import { DEFAULT_EVENT_HEADER, DEFAULT_SIGNATURE_HEADER } from '../receive/intake.js';
@@ -37,6 +37,7 @@ export interface DeliveryOptions {
 export interface DeliveryAttempt {
   /** Which delivery (a duplicate is a delivery of its own). */
   delivery_id: number;
+  /** The event's kind. */
   event: string;
   /** The event's identity (docs/projection.md section 1): the same for a duplicate, whatever its bytes. */
   identity: string;
@@ -52,6 +53,7 @@ export interface DeliveryAttempt {
   outcome: 'delivered' | 'retrying' | 'failed';
   /** When the attempt started, ISO 8601. */
   at: string;
+  /** How long the attempt took, in ms. */
   duration_ms: number;
 }
 

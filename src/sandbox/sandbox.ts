@@ -1,4 +1,4 @@
-// createSandbox: the service of service-api.md running locally, wired from its parts.
+// createSandbox: the service running locally, as docs/sandbox.md describes it, wired from its parts.
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { isApiKeyFormat, LIMITS, type SubscriptionType } from '../api/index.js';
@@ -58,6 +58,7 @@ export interface SandboxOptions {
   log?: (line: string) => void;
 }
 
+/** A running sandbox (`createSandbox`): the service's API and its webhooks, on this machine. */
 export interface Sandbox {
   /** e.g. http://127.0.0.1:40123 */
   url: string;
@@ -75,6 +76,7 @@ export interface Sandbox {
   idle(): boolean;
   /** Resolves once idle (rejects after `timeoutMs`, default 60 s). */
   settle(timeoutMs?: number): Promise<void>;
+  /** Stops sending and listening; pending deliveries are dropped. */
   close(): Promise<void>;
 }
 
@@ -89,6 +91,7 @@ function rate(name: string, value: number | undefined): number {
   return r;
 }
 
+/** Starts a sandbox: the service's REST API on `url`, sending signed webhooks to `webhookUrl` as its state changes. */
 export async function createSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? ((line: string) => process.stderr.write(line));

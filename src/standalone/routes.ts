@@ -1,21 +1,25 @@
 // The standalone server's routes: the webhook path straight into the framework-free intake, the
-// probes, the Prometheus scrape and the console. One function a route; `route` picks one.
+// probes, the Prometheus scrape, the change feed and the console. One function a route; `route` picks one.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorAnswer } from '../receive/answer.js';
 import { writeAnswer } from '../receive/node-http.js';
 import type { Receiver } from '../receiver/create-receiver.js';
-import { scopeOf, servesConsole, servesMetrics, type AccessTokens } from './access.js';
+import { scopeOf, servesConsole, servesFeed, servesMetrics, type AccessTokens } from './access.js';
+import { forbidden, unauthorized } from './denials.js';
+import { serveFeed, type FeedStreams } from './feed.js';
 
 /** What the routes read of the running server; the assembly (start-standalone.ts) fills it in as it starts and stops. */
 export interface StandaloneState {
   path: string;
-  /** Digests of the console and metrics tokens; none: neither /metrics nor the console is served. */
+  /** Digests of the console, metrics and feed tokens; a part none of whose tokens is set is not served. */
   tokens: AccessTokens;
   /** Made once the server listens: requests that come first get 503 STARTING. */
   receiver: Receiver | undefined;
   intake: ReturnType<Receiver['nodeHandler']> | undefined;
   /** The consoles (Express apps holding receiver.dashboard), full and read-only, as their tokens are set. */
   dashboard: { full?: ConsoleApp; readOnly?: ConsoleApp } | undefined;
+  /** The live streams of the feed, ended when the server stops. */
+  feedStreams: FeedStreams;
   closing: boolean;
 }
 
@@ -28,14 +32,15 @@ function starting(req: IncomingMessage, res: ServerResponse): void {
   writeAnswer(res, errorAnswer(503, 'STARTING', 'The receiver is starting; retry.', {}, { 'Retry-After': '1' }));
 }
 
+function shuttingDown(res: ServerResponse): void {
+  writeAnswer(
+    res,
+    errorAnswer(503, 'SHUTTING_DOWN', 'The receiver is shutting down; retry.', {}, { 'Retry-After': '5', Connection: 'close' }),
+  );
+}
+
 const webhook: Route = (state, req, res) => {
-  if (state.closing) {
-    writeAnswer(
-      res,
-      errorAnswer(503, 'SHUTTING_DOWN', 'The receiver is shutting down; retry.', {}, { 'Retry-After': '5', Connection: 'close' }),
-    );
-    return;
-  }
+  if (state.closing) return shuttingDown(res);
   if (state.intake === undefined) return starting(req, res);
   void state.intake(req, res);
 };
@@ -67,31 +72,11 @@ const readyz: Route = (state, _req, res) => {
   })();
 };
 
-const UNAUTHORIZED_HELP = 'HTTP Basic (any user name, the token as password) or Authorization: Bearer <token>.';
-
-function unauthorized(res: ServerResponse, needs: string): void {
-  writeAnswer(
-    res,
-    errorAnswer(
-      401,
-      'UNAUTHORIZED',
-      `This needs ${needs}: ${UNAUTHORIZED_HELP}`,
-      {},
-      { 'WWW-Authenticate': 'Basic realm="prequal-hooks"' },
-    ),
-  );
-}
-
-/** A token of ours that does not open this part: 403, saying what it opens. */
-function forbidden(req: IncomingMessage, res: ServerResponse, message: string): void {
-  req.resume();
-  writeAnswer(res, errorAnswer(403, 'FORBIDDEN', message, {}));
-}
-
 const metrics: Route = (state, req, res) => {
   const scope = scopeOf(req.headers.authorization, state.tokens);
   if (scope === undefined) return unauthorized(res, 'the metrics token or the dashboard token');
   if (scope === 'read-only') return forbidden(req, res, 'The read-only console token does not open /metrics: use the metrics token.');
+  if (scope === 'feed') return forbidden(req, res, 'The feed token opens GET /changes only, not /metrics.');
   void (async () => {
     const registry = state.receiver?.metrics();
     if (registry === undefined) {
@@ -104,9 +89,25 @@ const metrics: Route = (state, req, res) => {
   })();
 };
 
+// A change holds personal data: the feed token or the dashboard token, never the read-only one.
+const changes: Route = (state, req, res) => {
+  const scope = scopeOf(req.headers.authorization, state.tokens);
+  if (scope === undefined) return unauthorized(res, 'the feed token or the dashboard token');
+  if (scope === 'read-only' || scope === 'metrics')
+    return forbidden(
+      req,
+      res,
+      `The ${scope === 'read-only' ? 'read-only console' : 'metrics'} token does not open /changes: use the feed token.`,
+    );
+  if (state.closing) return shuttingDown(res);
+  if (state.receiver === undefined) return starting(req, res);
+  serveFeed(state.receiver, state.feedStreams, req, res);
+};
+
 const dashboard: Route = (state, req, res) => {
   const scope = scopeOf(req.headers.authorization, state.tokens);
   if (scope === 'metrics') return forbidden(req, res, 'The metrics token opens /metrics only, not the console.');
+  if (scope === 'feed') return forbidden(req, res, 'The feed token opens GET /changes only, not the console.');
   if (state.dashboard === undefined) return starting(req, res);
   // No token of ours: a console answers 401 itself, with its security headers and Basic challenge.
   const app = scope === 'read-only' ? state.dashboard.readOnly : (state.dashboard.full ?? state.dashboard.readOnly);
@@ -144,6 +145,7 @@ export function route(state: StandaloneState, req: IncomingMessage): Route {
   if (req.method === 'GET' && url === '/healthz') return healthz;
   if (req.method === 'GET' && url === '/readyz') return readyz;
   if (req.method === 'GET' && url === '/metrics' && servesMetrics(state.tokens)) return metrics;
+  if (req.method === 'GET' && url === '/changes' && servesFeed(state.tokens)) return changes;
   if ((url === '/dashboard' || url?.startsWith('/dashboard/')) && servesConsole(state.tokens)) return dashboard;
   return notFound;
 }

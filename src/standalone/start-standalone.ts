@@ -8,6 +8,7 @@ import { ConfigurationError } from '../errors.js';
 import { accessLogger, type Logger } from '../logging.js';
 import { answerClientErrors, HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from './client-errors.js';
 import { route, routeKeyUnder, type StandaloneState } from './routes.js';
+import { endFeedStreams, feedStreams } from './feed.js';
 import { clientAddress } from '../receive/client.js';
 import { governConnections } from './connections.js';
 import { refusalSummary, type RefusalSummary } from './refusals.js';
@@ -44,6 +45,11 @@ export interface StandaloneOptions extends Omit<ReceiverOptions, 'onRequest' | '
   dashboardReadonlyToken?: string;
   /** Serves `GET /metrics` only to requests that carry it. At least 16 characters. */
   metricsToken?: string;
+  /**
+   * Serves the change feed, `GET /changes` (docs/changes.md), only to requests that carry it; the
+   * dashboard token opens it too, the read-only one never. At least 16 characters.
+   */
+  feedToken?: string;
   /** Serve HTTPS (TLS 1.2 or later) with this PEM certificate chain and key; none: plain HTTP. */
   tls?: { cert: string | Buffer; key: string | Buffer };
   /**
@@ -65,7 +71,7 @@ export interface Standalone {
    */
   setTls(tls: { cert: string | Buffer; key: string | Buffer }): void;
   /**
-   * Replaces the console and metrics tokens for the requests that come from now on (a rotation
+   * Replaces the console, metrics and feed tokens for the requests that come from now on (a rotation
    * without restart). Throws, keeping the tokens in use, when one is under 16 characters. A
    * scope given no token is no longer served; CSRF tokens of forms already shown stop working.
    */
@@ -73,6 +79,7 @@ export interface Standalone {
     dashboardToken?: string | undefined;
     dashboardReadonlyToken?: string | undefined;
     metricsToken?: string | undefined;
+    feedToken?: string | undefined;
   }): Promise<void>;
   /** Stops accepting, finishes requests in flight, drains, closes the database. */
   close(timeoutMs?: number): Promise<void>;
@@ -95,6 +102,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
     dashboardToken,
     dashboardReadonlyToken,
     metricsToken,
+    feedToken,
     tls,
     trustProxy = false,
     ...receiverOptions
@@ -104,10 +112,11 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
   const state: StandaloneState = {
     path,
     // A token too short to keep anyone out throws here, before anything listens.
-    tokens: accessTokens({ dashboardToken, dashboardReadonlyToken, metricsToken }),
+    tokens: accessTokens({ dashboardToken, dashboardReadonlyToken, metricsToken, feedToken }),
     receiver: undefined,
     intake: undefined,
     dashboard: undefined,
+    feedStreams: feedStreams(logger),
     closing: false,
   };
   const refusals = refusalSummary(logger);
@@ -268,6 +277,8 @@ async function consoles(receiver: Receiver, full: string | undefined, readOnly: 
 /** Stops accepting, finishes requests in flight, drains, closes the receiver. */
 async function stop(state: StandaloneState, server: Server, receiver: Receiver, timeoutMs: number): Promise<void> {
   state.closing = true;
+  // A live stream of the feed never ends by itself: ended now, so that the server's close does not wait for it.
+  endFeedStreams(state.feedStreams);
   // Connections the kernel accepted but Node has not yet would be reset by closing the
   // listener at once: let them in first, to get 503 SHUTTING_DOWN.
   await delay(SHUTDOWN_GRACE_MS);

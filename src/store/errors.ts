@@ -1,8 +1,10 @@
 // The store's one error type, and how any engine's error is described in logs and 503s.
 /** A fault of the store (unreachable, locked, full, read-only): the caller answers 503 and retries. */
 export class StoreUnavailableError extends Error {
+  /** Always `StoreUnavailableError`, to tell it apart from other errors. */
   override name = 'StoreUnavailableError';
   constructor(
+    /** Why, as a code: `CLOSED` once the store is closed, `TIMEOUT`, or the engine's own (`SQLITE_BUSY`, a PostgreSQL SQLSTATE, `ECONNREFUSED`). */
     readonly code: string,
     message: string,
     options?: { cause?: unknown },

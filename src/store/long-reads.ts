@@ -35,6 +35,7 @@ export const READ_LENGTHS = {
     erasedAmong: 'long',
     storedEventsOf: 'long',
     candidateVersions: 'long',
+    changesOf: 'long',
   } satisfies Record<keyof PeopleReads, ReadLength>,
 };
 

@@ -10,6 +10,7 @@ export interface Migration {
   sql: string;
 }
 
+/** The database was written by a newer prequal-hooks (a later schema version): upgrade, or use another database. */
 export class DatabaseTooNewError extends Error {
   constructor(found: number, known: number) {
     super(
@@ -34,6 +35,7 @@ export function loadMigrations(engine: 'sqlite' | 'postgres', dir: string = `${M
 
 /** A database that a read-only command cannot read as it is: not ours, or not migrated yet. */
 export class SchemaError extends Error {
+  /** Always `SchemaError`, to tell it apart from other errors. */
   override name = 'SchemaError';
 }
 
@@ -53,6 +55,7 @@ export function checkSchemaVersion(found: number | null, engine: 'sqlite' | 'pos
 
 /** A database that needs migrations, opened by a process told not to apply them (`serve --no-migrate`). */
 export class MigrationsPendingError extends SchemaError {
+  /** Always `MigrationsPendingError`, to tell it apart from other errors. */
   override name = 'MigrationsPendingError';
   constructor(
     where: string,

@@ -12,9 +12,13 @@ import { withDeadline } from '../deadline.js';
 
 /** A `pg.Pool` (node-postgres), described by what we use of it, so that SQLite users need no pg types. */
 export interface PostgresPool {
+  /** Takes a connection from the pool. */
   connect(): Promise<unknown>;
+  /** Runs a statement on any connection. */
   query(...args: never[]): Promise<unknown>;
+  /** Closes the pool. */
   end(): Promise<void>;
+  /** Listens for a pool error (a connection lost while idle). */
   on(event: 'error', listener: (error: Error) => void): unknown;
 }
 
@@ -35,6 +39,7 @@ export function isStore(value: unknown): value is Store {
   );
 }
 
+/** How `openStore` opens and migrates an engine. */
 export interface StoreOptions {
   /** SQLite: how long a write waits for another connection's lock before a 503 (ms). Default 2000. */
   busyTimeoutMs?: number;
@@ -48,6 +53,7 @@ export interface StoreOptions {
   readonly?: boolean;
   /** false: refuse a database that needs migrations (MigrationsPendingError) instead of applying them. Default true. */
   migrate?: boolean;
+  /** Where the engine logs its warnings and errors (a lost connection, a slow disk). Default: not logged. */
   logger?: Pick<Logger, 'warn' | 'error'>;
 }
 

@@ -3,6 +3,7 @@ import type { PersonValues } from '../events/index.js';
 import { placeholders, type EngineSql } from './engine-sql.js';
 import { candidatesMatching, rowsNaming } from './erasure-rows.js';
 import type { ErasureRecord, ExportedResponse, PeopleReads } from './ports/people.js';
+import type { StoredChange } from './rows.js';
 
 const IDS_PER_READ = 200;
 
@@ -22,6 +23,13 @@ export function peopleReads(sql: EngineSql, account: string): PeopleReads {
       ).map((r) => ({ ...r, position: Number(r.position) })),
     candidatesMatching: (match) => candidatesMatching(sql, account, match),
     rowsNaming: (people: readonly PersonValues[]) => rowsNaming(sql, account, people),
+    changesOf: async (candidateId) =>
+      (
+        await rows<StoredChange>(
+          `SELECT seq, entity, id, op, row, at, events FROM changes WHERE account = ${$(1)} AND entity = 'candidate' AND id = ${$(2)} ORDER BY seq`,
+          [account, candidateId],
+        )
+      ).map((c) => ({ ...c, seq: Number(c.seq) })),
     erasuresOf: async (candidateId) =>
       (
         await rows<ErasureRecord>(

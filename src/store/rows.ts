@@ -8,35 +8,53 @@ import type { CampaignRow, CandidateRow, CreditsRow, InterviewResponse } from '.
 
 export type Appended = { inboxId: number; duplicate: false } | { inboxId: null; duplicate: true };
 
+/** One delivery as the inbox keeps it: its exact bytes, how they read, and how far it was processed. */
 export interface InboxRow {
+  /** The row's id, increasing in the order of arrival. */
   inbox_id: number;
   /** The account it was delivered to (docs/projection.md section 9). */
   account: string;
   /** UTC ISO 8601 with milliseconds. */
   received_at: string;
+  /** The exact bytes received. */
   raw: Uint8Array;
+  /** The event's identity (docs/projection.md section 1); null when the body is not an event. */
   identity: string | null;
   /** SHA-256 of `raw` for bodies that are not events (null for events, and for rows stored before it existed). */
   raw_sha256: string | null;
+  /** The body's `event`, as sent (null when the body is not an envelope). */
   kind: string | null;
+  /** How the body read when it was received. */
   verdict: DeliveryVerdict;
+  /** The fingerprint of the secret that verified it; null when unsigned. */
   secret_id: string | null;
+  /** How far it was processed. */
   state: InboxState;
   /** JSON array of {path, message}, for unknown and dead rows. */
   reasons: string | null;
+  /** How many times its projection was tried. */
   attempts: number;
+  /** When it was last processed: UTC ISO 8601; null while pending. */
   processed_at: string | null;
+  /** Whether some of its handlers are still to run. */
   handlers_pending: boolean;
   /** The W3C traceparent of the request that brought it (tracing on), else null. */
   trace_context?: string | null;
 }
 
+/** A handler call that kept failing, set aside after its last attempt. */
 export interface HandlerFailureRow {
+  /** The failure's id (`retryHandlers` takes it). */
   failure_id: number;
+  /** The inbox row of the event it handled. */
   inbox_id: number;
+  /** The handler's name (`kind:function name`, or the `name` it was registered with). */
   handler: string;
+  /** The last error's message. */
   error: string;
+  /** How many calls were made. */
   attempts: number;
+  /** When the last call failed: UTC ISO 8601. */
   failed_at: string;
 }
 
@@ -167,6 +185,7 @@ export interface ReceiverRow {
   age_ms: number;
 }
 
+/** Whether the store can take deliveries now (`receiver.probe()`), and if not, why. */
 export type ReadinessProbe = { ok: true } | { ok: false; reason: string };
 
 /** Accounts that have work waiting, each once, in account order (the dispatcher takes them in turn). */

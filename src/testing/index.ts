@@ -10,3 +10,6 @@ export {
   type PostgresBinaries,
   type StartOptions as TestPostgresOptions,
 } from './postgres.js';
+// The types its signatures name, for users who import only this entry point.
+export type { Secret, RawBody } from '../signature.js';
+export type { EventOf, EventKind, ServiceEventKind, ReconcileKind, WebhookEvent, webhookEventSchema } from '../events/index.js';

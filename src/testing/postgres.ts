@@ -10,16 +10,23 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { loadPg } from '../store/postgres/connection.js';
 
+/** The PostgreSQL programs a test server runs. */
 export interface PostgresBinaries {
+  /** Path of `initdb`. */
   initdb: string;
+  /** Path of `postgres`. */
   postgres: string;
+  /** Where they were found: a folder, or the package that ships them. */
   origin: string;
 }
 
+/** A throwaway PostgreSQL server for tests (`startTestPostgres`). */
 export interface PostgresServer {
   /** `postgres://…` of the server's maintenance database, as the superuser. */
   url: string;
+  /** The TCP port it listens on (127.0.0.1). */
   port: number;
+  /** The programs it runs. */
   binaries: PostgresBinaries;
   /** Stops the server (fast shutdown) and removes its data folder. */
   stop(): Promise<void>;
@@ -108,6 +115,7 @@ async function waitUntilReady(url: string, child: ChildProcess, log: () => strin
   }
 }
 
+/** How `startTestPostgres` configures the server. */
 export interface StartOptions {
   /** fsync and synchronous commits, as in production (default false: tests need no power-loss safety). */
   durable?: boolean;

@@ -1,13 +1,17 @@
 import { DEFAULT_EVENT_HEADER, DEFAULT_SIGNATURE_HEADER } from '../receive/intake.js';
 import { sign, type Secret } from '../signature.js';
 
+/** How `signedRequest` and `sendSigned` sign. */
 export interface SignedRequestOptions {
   /** The shared secret; without it the request goes unsigned (for `allowUnsigned` receivers). */
   secret?: Secret;
+  /** The signature's header. Default `X-Service-Signature`. */
   signatureHeader?: string;
+  /** The event name's header. Default `X-Service-Event`. */
   eventHeader?: string;
 }
 
+/** A request body and the headers the service would send with it. */
 export interface SignedRequest {
   /**
    * The exact bytes to send, over a plain `ArrayBuffer`: `fetch` (whose `BodyInit` refuses a
@@ -15,6 +19,7 @@ export interface SignedRequest {
    * `request.end()` both take it.
    */
   body: Buffer<ArrayBuffer>;
+  /** The content type, the event name and, with a secret, the signature. */
   headers: Record<string, string>;
 }
 

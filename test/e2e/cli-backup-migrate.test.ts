@@ -1,18 +1,20 @@
 // `prequal-hooks backup` and `migrate`, and `serve --no-migrate`, as an operator runs them: a
 // backup taken while serve receives signed webhooks, and upgrades of databases made by an older
-// schema (built by applying only the first migrations), on SQLite and PostgreSQL.
+// schema (built by applying only the first migrations), on SQLite and PostgreSQL, with serve started
+// after; migrate processes racing. serve, backup beside it (its event loop is not the senders') and
+// the racing migrate are processes; the other commands run in this process (runInProcess). What
+// needs no process at all: test/integration/cli-backup-migrate.test.ts.
 import { execFileSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadMigrations } from '../../src/store/migrations.js';
-import { migrate as migrateSqlite } from '../../src/store/sqlite/migrations.js';
-import { migrate as migratePostgres } from '../../src/store/postgres/migrations.js';
 import { sampleEvent, sendSigned } from '../../src/testing/index.js';
 import { killChildren, runCli, startServe } from '../support/cli-process.js';
+import { runCli as runInProcess } from '../support/command-io.js';
 import { ENGINES } from '../support/engines.js';
+import { olderDatabase } from '../support/older-database.js';
 import { findBinaries } from '../support/postgres-server.js';
 import { tempDir } from '../support/servers.js';
 
@@ -82,47 +84,7 @@ describe('prequal-hooks backup', () => {
       expect(await serve.stop()).toBe(0);
     }
   });
-
-  it("refuses what it cannot copy: no --to, no database, not ours; PostgreSQL is pg_dump's (exit 2)", async () => {
-    expect((await runCli(['backup', '--db', join(tmp.dir, 'x.db')])).code).toBe(2);
-    const missing = await runCli(['backup', '--db', join(tmp.dir, 'none.db'), '--to', join(tmp.dir, 'y.db')]);
-    expect(missing.code).toBe(1);
-    expect(missing.stderr).toMatch(/no database at/);
-    const foreign = join(tmp.dir, 'foreign.db');
-    new Database(foreign).exec('CREATE TABLE t (x)').close();
-    expect((await runCli(['backup', '--db', foreign, '--to', join(tmp.dir, 'z.db')])).stderr).toMatch(/not a prequal-hooks database/);
-    const postgres = await runCli(['backup', '--db', 'postgres://hooks@127.0.0.1:1/hooks', '--schema', 'hooks', '--to', 'x']);
-    expect(postgres.code).toBe(2);
-    expect(postgres.stderr).toMatch(/pg_dump --format=custom --schema=hooks/);
-    expect(postgres.stderr).toMatch(/pg_restore/);
-  });
 });
-
-/** A database as an older release left it: only the first `upTo` migrations applied. */
-async function olderDatabase(engine: (typeof ENGINES)[number], upTo: number): Promise<string> {
-  const { database } = await engine.fresh();
-  if (engine.name === 'postgres') {
-    const client = new pg.Client({ connectionString: database });
-    await client.connect();
-    try {
-      await migratePostgres(
-        client as never,
-        undefined,
-        loadMigrations('postgres').filter((m) => m.version <= upTo),
-      );
-    } finally {
-      await client.end();
-    }
-  } else {
-    const db = new Database(database);
-    migrateSqlite(
-      db,
-      loadMigrations('sqlite').filter((m) => m.version <= upTo),
-    );
-    db.close();
-  }
-  return database;
-}
 
 describe.each(ENGINES)('prequal-hooks migrate and serve --no-migrate on $name', (engine) => {
   afterAll(() => killChildren());
@@ -133,10 +95,10 @@ describe.each(ENGINES)('prequal-hooks migrate and serve --no-migrate on $name', 
     const database = await olderDatabase(engine, upTo);
     const pending = known.filter((m) => m.version > upTo).map(({ version, name }) => ({ version, name }));
 
-    const dry = await runCli(['migrate', '--db', database, '--dry-run', '--json']);
+    const dry = await runInProcess(['migrate', '--db', database, '--dry-run', '--json']);
     expect(dry.code).toBe(0);
     expect(JSON.parse(dry.stdout)).toMatchObject({ from: upTo, known: known.at(-1)!.version, pending, applied: [], dryRun: true });
-    expect(JSON.parse((await runCli(['migrate', '--db', database, '--dry-run', '--json'])).stdout).pending).toEqual(pending); // still pending
+    expect(JSON.parse((await runInProcess(['migrate', '--db', database, '--dry-run', '--json'])).stdout).pending).toEqual(pending); // still pending
 
     const refused = await runCli(['serve', '--db', database, '--port', '0', '--host', '127.0.0.1', '--secret', SECRET, '--no-migrate']);
     expect(refused.code).toBe(1);
@@ -151,11 +113,11 @@ describe.each(ENGINES)('prequal-hooks migrate and serve --no-migrate on $name', 
     });
     expect(byVariable.code).toBe(1);
 
-    const applied = await runCli(['migrate', '--db', database]);
+    const applied = await runInProcess(['migrate', '--db', database]);
     expect(applied.code).toBe(0);
     expect(applied.stdout).toMatch(new RegExp(`schema version ${upTo} → ${known.at(-1)!.version}, applied:`));
     for (const m of pending) expect(applied.stdout).toContain(m.name);
-    expect((await runCli(['migrate', '--db', database])).stdout).toMatch(/is up to date \(schema version \d+\)/);
+    expect((await runInProcess(['migrate', '--db', database])).stdout).toMatch(/is up to date \(schema version \d+\)/);
 
     const serve = await startServe([
       '--db',
@@ -173,23 +135,6 @@ describe.each(ENGINES)('prequal-hooks migrate and serve --no-migrate on $name', 
     expect((await sendSigned(serve.webhookUrl, event(1), { secret: SECRET })).status).toBe(200);
     expect(await serve.stop()).toBe(0);
   });
-
-  it('refuses a database written by a newer version', async () => {
-    const database = await olderDatabase(engine, known.at(-1)!.version);
-    if (engine.name === 'postgres') {
-      const client = new pg.Client({ connectionString: database });
-      await client.connect();
-      await client.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'from_the_future', now())");
-      await client.end();
-    } else {
-      const db = new Database(database);
-      db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'from_the_future', 'x')").run();
-      db.close();
-    }
-    const newer = await runCli(['migrate', '--db', database]);
-    expect(newer.code).toBe(1);
-    expect(newer.stderr).toMatch(/written by a newer prequal-hooks \(schema version 999/);
-  });
 });
 
 describe('prequal-hooks migrate on a SQLite path where no database is yet', () => {
@@ -200,33 +145,9 @@ describe('prequal-hooks migrate on a SQLite path where no database is yet', () =
   });
   const known = loadMigrations('sqlite').map(({ version, name }) => ({ version, name }));
 
-  it('--dry-run lists every migration and creates nothing, neither the file nor its folder', async () => {
-    const folder = join(tmp.dir, 'dry', 'data');
-    const database = join(folder, 'hooks.db');
-    const json = await runCli(['migrate', '--db', database, '--dry-run', '--json']);
-    expect(json.code, json.stderr).toBe(0);
-    expect(JSON.parse(json.stdout)).toEqual({
-      location: database,
-      engine: 'sqlite',
-      from: 0,
-      known: known.at(-1)!.version,
-      pending: known,
-      applied: [],
-      dryRun: true,
-    });
-    expect(json.stderr).toBe(
-      `prequal-hooks migrate: no database at ${database}; every migration would apply (a dry run creates nothing)\n`,
-    );
-    const text = await runCli(['migrate', '--db', database, '--dry-run']);
-    expect(text.code).toBe(0);
-    expect(text.stdout).toContain(`${database} is at schema version 0; ${known.length} pending (nothing applied, --dry-run):`);
-    for (const m of known) expect(text.stdout).toContain(`${String(m.version).padStart(3, '0')} ${m.name}`);
-    expect(existsSync(join(tmp.dir, 'dry'))).toBe(false);
-  });
-
   it('creates it with its folders, owner-only as serve does, and applies every migration; serve --no-migrate then starts on it', async () => {
     const database = join(tmp.dir, 'new', 'data', 'hooks.db');
-    const created = await runCli(['migrate', '--db', database, '--json']);
+    const created = await runInProcess(['migrate', '--db', database, '--json']);
     expect(created.code, created.stderr).toBe(0);
     expect(created.stderr).toBe(`prequal-hooks migrate: no database at ${database}; creating it\n`);
     expect(JSON.parse(created.stdout)).toMatchObject({
@@ -238,7 +159,7 @@ describe('prequal-hooks migrate on a SQLite path where no database is yet', () =
     expect(statSync(database).mode & 0o777).toBe(0o600);
     expect(statSync(join(tmp.dir, 'new', 'data')).mode & 0o777).toBe(0o700);
     expect(statSync(join(tmp.dir, 'new')).mode & 0o777).toBe(0o700);
-    const again = await runCli(['migrate', '--db', database]);
+    const again = await runInProcess(['migrate', '--db', database]);
     expect(again.stdout).toBe(`${database} is up to date (schema version ${known.at(-1)!.version}).\n`);
     expect(again.stderr).toBe('');
     const serve = await startServe([
@@ -297,7 +218,7 @@ describe.skipIf(ENGINES.length < 2)('PostgreSQL: replicas migrating at once, and
       console.warn(`SKIPPED: no pg_dump beside the test server's binaries (${bin}): the advised lines are not run`);
       return;
     }
-    const advice = (await runCli(['backup', '--db', database, '--schema', 'hooks'])).stderr;
+    const advice = (await runInProcess(['backup', '--db', database, '--schema', 'hooks'])).stderr;
     const tmp = tempDir();
     const dump = join(tmp.dir, 'hooks.dump');
     const args = (line: string) =>
@@ -312,7 +233,8 @@ describe.skipIf(ENGINES.length < 2)('PostgreSQL: replicas migrating at once, and
       a === '--dbname="<url>"' ? `--dbname=${restored}` : a === 'prequal-hooks.dump' ? dump : a,
     );
     execFileSync(join(bin, 'pg_restore'), restore);
-    const inbox = async (at: string) => JSON.parse((await runCli(['inspect', '--db', at, '--schema', 'hooks', '--json'])).stdout).inbox;
+    const inbox = async (at: string) =>
+      JSON.parse((await runInProcess(['inspect', '--db', at, '--schema', 'hooks', '--json'])).stdout).inbox;
     expect(await inbox(restored)).toEqual(await inbox(database));
     tmp.cleanup();
   }, 40_000);

@@ -1,9 +1,9 @@
-// What a newcomer hit on a fresh clone, each fixed: the words the CLI says must be true.
+// What a newcomer hit on a fresh clone, each fixed: the words the CLI says must be true. What serve
+// says as it starts; the rest in this process, test/integration/cli-newcomer.test.ts.
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { count } from '../../src/words.js';
 import { killChildren, runCli, startServe } from '../support/cli-process.js';
 import { tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
@@ -15,15 +15,6 @@ describe('the command line, as a newcomer meets it', () => {
   afterAll(() => {
     killChildren();
     tmp.cleanup();
-  });
-
-  it('names PORT, not --port, when the bad value came from the environment', async () => {
-    const fromEnv = await runCli(['serve', '--db', join(tmp.dir, 'port.db')], { env: { PORT: 'abc' } });
-    expect(fromEnv.code).toBe(2);
-    expect(fromEnv.stderr).toMatch(/^prequal-hooks serve: PORT must be a whole number from 0 to 65535, got "abc"/);
-    const fromFlag = await runCli(['serve', '--port', 'abc', '--db', join(tmp.dir, 'port.db')]);
-    expect(fromFlag.stderr).toMatch(/--port must be a whole number/);
-    expect(existsSync(join(tmp.dir, 'port.db'))).toBe(false);
   });
 
   it('a port in use fails before any database file or folder is created', async () => {
@@ -101,32 +92,5 @@ describe('the command line, as a newcomer meets it', () => {
     expect(await local.stop()).toBe(0);
     const pkg = JSON.parse(readFileSync(new URL('package.json', ROOT), 'utf8')) as { scripts: { start: string } };
     expect(pkg.scripts.start).toMatch(/serve --host 127\.0\.0\.1$/);
-  });
-
-  it('help texts name both engines', async () => {
-    expect((await runCli(['serve', '--help'])).stdout).toMatch(/stores it in the database \(SQLite\s+or PostgreSQL\)/);
-    const replay = (await runCli(['replay', '--help'])).stdout;
-    expect(replay).toMatch(/--db <path\|url>\s+SQLite file \(folder created\) or postgres:\/\/ URL/);
-    for (const command of ['serve', 'replay', 'inspect', 'dead-letters', 'secret', 'rebuild', 'reconcile']) {
-      expect((await runCli([command, '--help'])).stdout, command).toMatch(
-        /--schema <name>\s+PostgreSQL: the schema of the tables \[PREQUAL_HOOKS_SCHEMA\]/,
-      );
-    }
-  });
-
-  it('--version is the release the CHANGELOG describes first', async () => {
-    const version = (await runCli(['--version'])).stdout.trim();
-    const changelog = readFileSync(new URL('CHANGELOG.md', ROOT), 'utf8');
-    expect(/^## (\S+)/m.exec(changelog)?.[1]).toBe(version);
-  });
-
-  it('counts in the right number', () => {
-    expect([count(0, 'row'), count(1, 'row'), count(2, 'row'), count(1, 'candidate'), count(3, 'candidate')]).toEqual([
-      '0 rows',
-      '1 row',
-      '2 rows',
-      '1 candidate',
-      '3 candidates',
-    ]);
   });
 });

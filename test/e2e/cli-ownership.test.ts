@@ -1,7 +1,8 @@
 // A backfill into a live application's database: `prequal-hooks replay` and `dead-letters
 // reprocess` leave the events to the receiver running on it (a real process whose handler records
 // its calls), so that its handlers run for them; --project-here, and a receiver killed long
-// enough ago, leave today's behaviour: projected by the command, no handler called.
+// enough ago, leave today's behaviour: projected by the command, no handler called. The receivers
+// are processes; the commands run in this process (runCli of command-io.ts), another one.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +12,8 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { eventIdentity, type WebhookEvent } from '../../src/events/index.js';
 import { openStore } from '../../src/store/open.js';
 import { sampleEvent } from '../../src/testing/index.js';
-import { FIXTURES, killChildren, readDb, runCli, startScript, startServe } from '../support/cli-process.js';
+import { FIXTURES, killChildren, readDb, startScript, startServe } from '../support/cli-process.js';
+import { runCli } from '../support/command-io.js';
 import { postgresUrl } from '../support/engines.js';
 import { createDatabase } from '../support/postgres-server.js';
 import { tempDir } from '../support/servers.js';

@@ -1,5 +1,6 @@
 // `prequal-hooks secret --fingerprint`: the fingerprints of the secrets on standard input, the very
-// ones serve logs for a secret file of the same lines, through the real process.
+// ones serve logs for a secret file of the same lines, through the real process. Its refusals are
+// test/integration/cli-secret.test.ts's.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -45,17 +46,5 @@ describe('prequal-hooks secret --fingerprint', () => {
     expect(shown.code).toBe(0);
     const fingerprint = await runCli(['secret', '--fingerprint'], { input: shown.stdout });
     expect(fingerprint).toEqual({ code: 0, stdout: `${secretFingerprint(shown.stdout.trim())}\n`, stderr: '' });
-  });
-
-  it('exits 1 on an empty input, and 2 when a database is named too; never echoes a secret', async () => {
-    const [empty, withDb] = await Promise.all([
-      runCli(['secret', '--fingerprint'], { input: '\n  \n' }),
-      runCli(['secret', '--fingerprint', '--db', join(tmp.dir, 'x.db')], { input: `${OLD}\n` }),
-    ]);
-    expect(empty).toMatchObject({ code: 1, stdout: '' });
-    expect(empty.stderr).toMatch(/no secret on standard input/);
-    expect(withDb).toMatchObject({ code: 2, stdout: '' });
-    expect(withDb.stderr).toMatch(/--fingerprint reads secrets from standard input/);
-    expect(withDb.stderr).not.toContain(OLD);
   });
 });

@@ -1,3 +1,5 @@
+// `prequal-hooks serve` as a process: its environment, logs, secrets and SIGTERM. Its usage errors:
+// test/integration/cli-serve.test.ts, in this process.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -195,23 +197,5 @@ describe.concurrent('prequal-hooks serve', () => {
     expect(unsigned.headers['x-service-signature']).toBeUndefined();
     expect((await post(serve.webhookUrl, unsigned)).status).toBe(200);
     expect(await serve.stop()).toBe(0);
-  });
-
-  it('refuses --allow-unsigned with a secret (flag or environment), and a bad --port, with exit 2 and one line', async () => {
-    const db = join(tmp.dir, 'refused.db');
-    const [withFlag, withEnv, badPort] = await Promise.all([
-      runCli(['serve', '--db', db, '--allow-unsigned', '--secret', OLD_SECRET]),
-      runCli(['serve', '--db', db, '--allow-unsigned'], { env: { PREQUAL_HOOKS_SECRET: OLD_SECRET } }),
-      runCli(['serve', '--db', db, '--port', 'abc']),
-    ]);
-    for (const result of [withFlag, withEnv, badPort]) {
-      expect(result.code).toBe(2);
-      expect(result.stdout).toBe('');
-      expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
-    }
-    expect(withFlag.stderr).toContain('--allow-unsigned');
-    expect(badPort.stderr).toContain('--port');
-    expect(badPort.stderr).toContain('"abc"');
-    expect(existsSync(db)).toBe(false);
   });
 });

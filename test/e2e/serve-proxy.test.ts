@@ -1,4 +1,4 @@
-// docs/operating.md's Caddyfile and nginx server block, run for real in front of `serve --trust-proxy`:
+// docs/deployment.md's Caddyfile and nginx server block, run for real in front of `serve --trust-proxy`:
 // HTTPS at the proxy, the webhook stored behind it, and the access log naming the address the
 // proxy saw, never one the sender wrote. Each is skipped, loudly, where its proxy is not installed
 // (.ci/run installs both); under CI=true, it fails instead.
@@ -17,13 +17,13 @@ import { tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
 
 const SECRET = 'whsec_behind_a_proxy_51e0a9c4';
-const PAGE = readFileSync(fileURLToPath(new URL('../../docs/operating.md', import.meta.url)), 'utf8');
+const PAGE = readFileSync(fileURLToPath(new URL('../../docs/deployment.md', import.meta.url)), 'utf8');
 
 function installed(name: string, override: string | undefined): string | undefined {
   const found = findExecutable([name], { override, alsoIn: ['/usr/sbin', '/usr/local/sbin'] });
   needs(name, found !== undefined, {
     install: `\`apt-get install -y ${name}\` (.ci/run does)`,
-    untested: `docs/operating.md's ${name} example`,
+    untested: `docs/deployment.md's ${name} example`,
   });
   return found;
 }
@@ -31,10 +31,10 @@ function installed(name: string, override: string | undefined): string | undefin
 const CADDY = installed('caddy', process.env.CADDY_PATH);
 const NGINX = installed('nginx', process.env.NGINX_PATH);
 
-/** A fenced block of docs/operating.md, by its language. */
+/** A fenced block of docs/deployment.md, by its language. */
 function readmeBlock(language: string): string {
   const block = new RegExp('```' + language + '\\n([\\s\\S]*?)```').exec(PAGE)?.[1];
-  if (block === undefined) throw new Error(`docs/operating.md has no \`\`\`${language} block`);
+  if (block === undefined) throw new Error(`docs/deployment.md has no \`\`\`${language} block`);
   return block;
 }
 
@@ -46,7 +46,7 @@ interface Setup {
   dir: string;
 }
 
-/** The Caddyfile of docs/operating.md on this test's port and certificate, with nothing written outside the test's folder. */
+/** The Caddyfile of docs/deployment.md on this test's port and certificate, with nothing written outside the test's folder. */
 function caddyfile({ port, upstream, cert, key, dir }: Setup): string {
   const block = readmeBlock('caddyfile');
   expect(block).toContain('webhooks.example.com {');
@@ -57,7 +57,7 @@ function caddyfile({ port, upstream, cert, key, dir }: Setup): string {
   return `{\n\tadmin off\n\tauto_https disable_redirects\n\tskip_install_trust\n\tstorage file_system ${join(dir, 'data')}\n}\n${site}`;
 }
 
-/** The nginx server block of docs/operating.md on this test's port and certificate, in a configuration of its own. */
+/** The nginx server block of docs/deployment.md on this test's port and certificate, in a configuration of its own. */
 function nginxConf({ port, upstream, cert, key, dir }: Setup): string {
   const block = readmeBlock('nginx');
   for (const line of ['listen 443 ssl;', 'http://127.0.0.1:8787;', '/etc/letsencrypt/live/webhooks.example.com/fullchain.pem;'])
@@ -98,7 +98,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-describe.each(PROXIES)('serve behind $name (the docs/operating.md example)', ({ name, binary, file, config, args }) => {
+describe.each(PROXIES)('serve behind $name (the docs/deployment.md example)', ({ name, binary, file, config, args }) => {
   const tmp = tempDir('prequal-hooks-proxy-');
   let proxy: ChildProcess | undefined;
   afterAll(async () => {

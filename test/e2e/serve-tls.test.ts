@@ -1,5 +1,6 @@
 // serve over HTTPS, secrets from files, and SIGHUP: the real process, certificates made here with
-// openssl, real files, real connections (kept alive across the reloads).
+// openssl, real files, real connections (kept alive across the reloads). What serve refuses before
+// it starts (a file it cannot use, --print-config, --help) runs in this process (runInProcess).
 import { execFileSync } from 'node:child_process';
 import { randomUUID, X509Certificate } from 'node:crypto';
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
@@ -11,7 +12,8 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { secretFingerprint } from '../../src/signature.js';
-import { killChildren, runCli, startServe, type ServeProcess } from '../support/cli-process.js';
+import { killChildren, startServe, type ServeProcess } from '../support/cli-process.js';
+import { runCli as runInProcess } from '../support/command-io.js';
 import { tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -213,12 +215,12 @@ describe('serve over HTTPS', () => {
       ],
     ];
     for (const [args, message] of cases) {
-      const result = await runCli(['serve', '--port', '0', '--host', '127.0.0.1', '--db', db, '--secret', OLD, ...args]);
+      const result = await runInProcess(['serve', '--port', '0', '--host', '127.0.0.1', '--db', db, '--secret', OLD, ...args]);
       expect(result.code, result.stderr).toBe(1);
       expect(result.stderr).toMatch(message);
       expect(result.stderr.trim().split('\n')).toHaveLength(1);
     }
-    const alone = await runCli(['serve', '--port', '0', '--db', db, '--secret', OLD, '--tls-cert', one.cert]);
+    const alone = await runInProcess(['serve', '--port', '0', '--db', db, '--secret', OLD, '--tls-cert', one.cert]);
     expect(alone.code).toBe(2);
     expect(alone.stderr).toMatch(/--tls-cert needs --tls-key/);
   });
@@ -234,7 +236,7 @@ describe('secrets from files', () => {
       PREQUAL_HOOKS_DASHBOARD_TOKEN_FILE: tokenFile,
       PREQUAL_HOOKS_API_KEY_FILE: keyFile,
     };
-    const printed = await runCli(['serve', '--print-config'], { env });
+    const printed = await runInProcess(['serve', '--print-config'], { env });
     expect(printed.code, printed.stderr).toBe(0);
     const dump = JSON.parse(printed.stdout) as Record<string, { value: unknown; from: string }>;
     expect(dump.secret).toEqual({ value: ['***', '***'], from: `PREQUAL_HOOKS_SECRET_FILE (${secretFile})` });
@@ -243,7 +245,7 @@ describe('secrets from files', () => {
     expect(dump['api-key']).toEqual({ value: '***', from: `PREQUAL_HOOKS_API_KEY_FILE (${keyFile})` });
     for (const secret of [OLD, NEW, TOKEN, 'key_live_0f9e8d7c6b5a']) expect(printed.stdout).not.toContain(secret);
 
-    const help = await runCli(['serve', '--help']);
+    const help = await runInProcess(['serve', '--help']);
     expect(help.stdout).toMatch(/--secret-file <path>[\s\S]*\[PREQUAL_HOOKS_SECRET_FILE\]/);
     expect(help.stdout).toMatch(/--dashboard-token-file <path>[\s\S]*\[PREQUAL_HOOKS_DASHBOARD_TOKEN_FILE\]/);
     expect(help.stdout).toMatch(/--api-key-file <path>[\s\S]*\[PREQUAL_HOOKS_API_KEY_FILE\]/);
@@ -261,25 +263,25 @@ describe('secrets from files', () => {
   it('refuses a missing or empty file in one line naming it (exit 1), a short token from a file (exit 2), and both a secret and its file', async () => {
     const db = join(tmp.dir, 'refused.db');
     const empty = write('empty.txt', '\n  \n');
-    const missing = await runCli(['serve', '--db', db], { env: { PREQUAL_HOOKS_SECRET_FILE: join(tmp.dir, 'nowhere.txt') } });
+    const missing = await runInProcess(['serve', '--db', db], { env: { PREQUAL_HOOKS_SECRET_FILE: join(tmp.dir, 'nowhere.txt') } });
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(
       /^prequal-hooks serve: cannot read .*nowhere\.txt \(given by PREQUAL_HOOKS_SECRET_FILE\): no such file\n$/,
     );
-    const blank = await runCli(['serve', '--db', db, '--secret-file', empty]);
+    const blank = await runInProcess(['serve', '--db', db, '--secret-file', empty]);
     expect(blank.code).toBe(1);
     expect(blank.stderr).toMatch(/^prequal-hooks serve: .*empty\.txt \(given by --secret-file\) is empty: it must hold the secret\n$/);
-    const short = await runCli(['serve', '--db', db, '--secret', OLD], {
+    const short = await runInProcess(['serve', '--db', db, '--secret', OLD], {
       env: { PREQUAL_HOOKS_DASHBOARD_TOKEN_FILE: write('short.txt', 'tooshort\n') },
     });
     expect(short.code).toBe(2);
     expect(short.stderr).toMatch(/PREQUAL_HOOKS_DASHBOARD_TOKEN_FILE \(.*short\.txt\) must be at least 16 characters/);
     expect(short.stderr).not.toContain('tooshort');
-    const both = await runCli(['serve', '--db', db, '--secret', OLD, '--secret-file', write('s.txt', NEW)]);
+    const both = await runInProcess(['serve', '--db', db, '--secret', OLD, '--secret-file', write('s.txt', NEW)]);
     expect(both.code).toBe(2);
     expect(both.stderr).toMatch(/give --secret or --secret-file, not both/);
     // A flag wins over a variable, whichever of the pair each is.
-    const flagWins = await runCli(['serve', '--print-config', '--secret', OLD], {
+    const flagWins = await runInProcess(['serve', '--print-config', '--secret', OLD], {
       env: { PREQUAL_HOOKS_SECRET_FILE: join(tmp.dir, 'nowhere.txt') },
     });
     expect(flagWins.code).toBe(0);
@@ -443,9 +445,10 @@ describe('SIGHUP', () => {
     expect(await serve.stop()).toBe(0);
   });
 
-  it('rotates the console and metrics tokens from their files; a bad token file keeps the tokens in use', async () => {
+  it('rotates the console, metrics and feed tokens from their files; a bad token file keeps the tokens in use', async () => {
     const dashboardFile = write('dash-token.txt', 'dashboard-token-before-0001\n');
     const metricsFile = write('metrics-token.txt', 'metrics-token-before-00001\n');
+    const feedFile = write('feed-token.txt', 'feed-token-before-000001\n');
     const serve = await startServe([
       '--port',
       '0',
@@ -459,14 +462,18 @@ describe('SIGHUP', () => {
       dashboardFile,
       '--metrics-token-file',
       metricsFile,
+      '--feed-token-file',
+      feedFile,
     ]);
     const status = async (path: string, token: string) =>
       (await fetch(`${serve.baseUrl}${path}`, { headers: { Authorization: `Bearer ${token}` } })).status;
     expect(await status('/metrics', 'metrics-token-before-00001')).toBe(200);
     expect(await status('/dashboard/', 'dashboard-token-before-0001')).toBe(200);
+    expect(await status('/changes', 'feed-token-before-000001')).toBe(200);
 
     writeFileSync(dashboardFile, 'dashboard-token-after-00002\n');
     writeFileSync(metricsFile, 'metrics-token-after-000002\n');
+    writeFileSync(feedFile, 'feed-token-after-0000002\n');
     serve.child.kill('SIGHUP');
     await waitFor(() => (logsWith(serve, 'SIGHUP: tokens re-read').length > 0 ? true : undefined), 5000, 'the tokens re-read');
     expect(await status('/metrics', 'metrics-token-before-00001')).toBe(401);
@@ -474,6 +481,8 @@ describe('SIGHUP', () => {
     expect(await status('/metrics', 'metrics-token-after-000002')).toBe(200);
     expect(await status('/dashboard/', 'dashboard-token-after-00002')).toBe(200);
     expect(await status('/dashboard/', 'metrics-token-after-000002')).toBe(403);
+    expect(await status('/changes', 'feed-token-before-000001')).toBe(401);
+    expect(await status('/changes', 'feed-token-after-0000002')).toBe(200);
 
     // Too short, then alike: refused, and the tokens in use kept.
     writeFileSync(metricsFile, 'short\n');

@@ -1,5 +1,5 @@
 // The typed client against the in-process sandbox over real HTTP: every operation of
-// service-api.md, the typed errors, and walking 250 candidates page by page.
+// docs/client.md's table, the typed errors, and walking 250 candidates page by page.
 import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, PrequalApiError, PrequalNetworkError, type Client } from '../../src/client/index.js';

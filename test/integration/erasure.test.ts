@@ -136,6 +136,13 @@ describe.each(ENGINES)('erasing a candidate on $name', (engine: EngineUnderTest)
       data: { campaign_id: CAMPAIGN, candidate_id: K },
     });
     expect(leaks(JSON.stringify(exported))).toEqual([]);
+    // The feed: their changes reduced to keys, closed by one erase, and nothing of them left in it.
+    expect(exported.changes.at(-1)).toMatchObject({ entity: 'candidate', id: K, op: 'erase', row: null });
+    expect(exported.changes.filter((c) => c.op === 'upsert').map((c) => Object.keys(c.row!).sort())).toContainEqual([
+      'campaign_id',
+      'candidate_id',
+    ]);
+    expect(leaks(JSON.stringify(await sql.query('SELECT * FROM changes')))).toEqual([]);
   });
 
   it('after the erasure: redeliveries are duplicates, late events and reconciliation change nothing and are redacted, a newer webhook is a new contact, rebuild agrees', async () => {
@@ -143,6 +150,7 @@ describe.each(ENGINES)('erasing a candidate on $name', (engine: EngineUnderTest)
     const before = await r.exportCandidate(K);
     expect(before.candidate?.email).toBe(PII.email);
     expect(before.interview_responses).toHaveLength(1);
+    expect(before.changes.some((c) => c.entity === 'candidate' && c.row?.email === PII.email)).toBe(true);
     await r.erase({ candidateId: K }, { reason: 'retention' });
     const store = await r.store();
     const erased = await snapshot(database);

@@ -1,8 +1,12 @@
-// A command run in this process through its `(argv, io)` signature, as main.ts runs it: what it
-// wrote on stdout and stderr, and its exit code or the error main.ts turns into one.
-import { Writable } from 'node:stream';
+// The command line in this process, through the commands' `(argv, io)` signature: `runCli` runs
+// `prequal-hooks <argv>` as main.ts does (src/cli/run.ts: routing, errors turned into exit codes),
+// `runCommand` one command alone (its errors thrown, not mapped). Both collect stdout and stderr
+// in memory, with an environment free of the CLI's variables and stdout not a terminal. The real
+// process (signals, crashes, the bin itself) is test/support/cli-process.ts's.
+import { Readable, Writable } from 'node:stream';
 import type { CommandIo } from '../../src/cli/args.js';
-import { cliEnv } from './cli-process.js';
+import { run } from '../../src/cli/run.js';
+import { cliEnv, type CliResult } from './cli-process.js';
 
 type Command = (argv: string[], io: CommandIo) => Promise<number>;
 
@@ -37,4 +41,17 @@ export async function runCommand(command: Command, argv: string[], env: Record<s
     error = thrown as Error;
   }
   return { code, error, stdout: stdout.text(), stderr: stderr.text() };
+}
+
+/**
+ * Runs `prequal-hooks <argv>` in this process, as cli-process.ts's runCli runs the real one: the
+ * same options (but no working folder: the process's is shared) and the same result. Standard
+ * input holds `input`, or is empty (the real one's is /dev/null).
+ */
+export async function runCli(argv: string[], options: { env?: Record<string, string>; input?: string } = {}): Promise<CliResult> {
+  const stdout = collecting();
+  const stderr = collecting();
+  const stdin = Readable.from(options.input === undefined ? [] : [Buffer.from(options.input)]);
+  const code = await run(argv, { stdin, stdout: stdout.stream, stderr: stderr.stream, env: cliEnv(options.env) });
+  return { code, stdout: stdout.text(), stderr: stderr.text() };
 }

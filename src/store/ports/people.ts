@@ -1,3 +1,4 @@
+import type { StoredChange } from '../rows.js';
 // What is read about one person for a data-protection request (export, retention) and the audit
 // trail of erasures: the plain reads of privacy/ and of the console, outside any transaction.
 import type { PersonValues } from '../../events/index.js';
@@ -18,19 +19,27 @@ export interface NamingRow {
 
 /** An interview response as an export shows it, with its position. */
 export interface ExportedResponse {
+  /** Its place in the interview, from 0. */
   position: number;
+  /** The question asked. */
   question: string | null;
+  /** The candidate's answer. */
   answer: string | null;
+  /** The answer's score, 0 to 10. */
   score: number | null;
+  /** Why the answer got its score. */
   explanation: string | null;
 }
 
 /** One row of the audit trail: never a name, e-mail or phone. */
 export interface ErasureRecord {
+  /** The candidate erased. */
   candidate_id: string;
   /** UTC ISO 8601 with milliseconds. */
   erased_at: string;
+  /** The operator's reason. */
   reason: string;
+  /** Stored rows redacted by the erasure. */
   events_redacted: number;
 }
 
@@ -41,6 +50,8 @@ export interface PeopleReads {
   responses(candidateId: string): Promise<ExportedResponse[]>;
   /** Every stored row naming one of these people: exactly those an erasure of them would redact. */
   rowsNaming(people: readonly PersonValues[]): Promise<NamingRow[]>;
+  /** The candidate's changes still kept in the feed (docs/projection.md section 10), in `seq` order. */
+  changesOf(candidateId: string): Promise<StoredChange[]>;
   /** The candidate's erasures, oldest first. */
   erasuresOf(candidateId: string): Promise<ErasureRecord[]>;
   /** The latest erasures, newest first (by when recorded). */

@@ -189,9 +189,9 @@ function bulkOperations(
 ): BulkLoad {
   let seen: IdentitySet | undefined = identities;
   const stageEffect = scratch.prepare('INSERT INTO effects (tbl, key, version, body) VALUES (?, ?, ?, ?)');
-  // An effect that sets nothing only names its row (every candidate event names its campaign): one mark per row,
-  // not one per event. Rows already named are remembered, so that most marks cost no statement; past the bound, the
-  // table's primary key ignores the repeats. The first event naming the row is kept: the feed names it as the cause.
+  // An effect that sets nothing only names its row (every candidate event names its campaign): one
+  // mark per row, with the first event that names it (the feed's cause), not one per event. Rows
+  // named are remembered, so most marks cost no statement; past the bound, the key ignores repeats.
   const stageName = scratch.prepare('INSERT OR IGNORE INTO named (tbl, key, version) VALUES (?, ?, ?)');
   const named = new Set<string>();
   const resettle = db.prepare('UPDATE inbox SET state = ?, reasons = ?, processed_at = ?, attempts = attempts + 1 WHERE inbox_id = ?');

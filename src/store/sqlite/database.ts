@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import { MigrationsPendingError } from '../migrations.js';
 import { migrate, pendingMigrations } from './migrations.js';
 
+/** An open better-sqlite3 database. */
 export type SqliteDatabase = Database.Database;
 
 export interface OpenDatabaseOptions {
@@ -19,6 +20,7 @@ export interface OpenDatabaseOptions {
 
 /** A database that cannot be created where it was asked: a clear message, never a stack or a hang. */
 class DatabasePathError extends Error {
+  /** Always `DatabasePathError`, to tell it apart from other errors. */
   override name = 'DatabasePathError';
 }
 

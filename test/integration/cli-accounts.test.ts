@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli } from '../support/cli-process.js';
+import { runCli } from '../support/command-io.js';
 import { tempDir } from '../support/servers.js';
 
 const SECRET = 'whsec_cli-accounts-test-secret-7d2e91';

@@ -2,19 +2,17 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../support/servers.js';
-import { killChildren, runCli, SHUFFLED } from '../support/cli-process.js';
+import { SHUFFLED } from '../support/cli-process.js';
+import { runCli } from '../support/command-io.js';
 
-// The tests only read the replayed database: run concurrently, their processes share the cores.
+// The tests only read the replayed database: run concurrently.
 describe.concurrent('prequal-hooks inspect, after replaying the lifecycle scenario', () => {
   const tmp = tempDir('prequal-hooks-inspect-');
   beforeAll(async () => {
     const replayed = await runCli(['replay', SHUFFLED, '--db', tmp.dbPath]);
     expect(replayed.code).toBe(0);
   });
-  afterAll(() => {
-    killChildren();
-    tmp.cleanup();
-  });
+  afterAll(() => tmp.cleanup());
 
   it('prints campaigns with their stats, credits and inbox counts as JSON', async () => {
     const result = await runCli(['inspect', '--db', tmp.dbPath, '--json']);

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../support/servers.js';
-import { FIXTURES, killChildren, readDb, runCli } from '../support/cli-process.js';
+import { FIXTURES, readDb } from '../support/cli-process.js';
+import { runCli } from '../support/command-io.js';
 
 interface Listed {
   events: Array<{
@@ -39,10 +40,7 @@ describe('prequal-hooks dead-letters, after replaying the invalid fixtures', () 
       else notJsonId = event.inbox_id;
     }
   });
-  afterAll(() => {
-    killChildren();
-    tmp.cleanup();
-  });
+  afterAll(() => tmp.cleanup());
 
   it('lists event dead letters with their state, kind, reasons and body, as JSON', async () => {
     const listed = await list();

@@ -1,12 +1,12 @@
-import { afterAll, describe, expect, it } from 'vitest';
-import { killChildren, runCli } from '../support/cli-process.js';
+// The command line's usage, in this process through src/cli/run.ts: each command's help, the
+// general help, and unknown commands and flags. test/e2e/cli-bin.test.ts checks the same exit codes
+// on the real bin.
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../support/command-io.js';
 
 const COMMANDS = ['serve', 'replay', 'send', 'inspect', 'dead-letters', 'secret', 'sandbox'];
 
-// The tests are independent: run concurrently, their processes share the cores.
-describe.concurrent('prequal-hooks usage', () => {
-  afterAll(killChildren);
-
+describe('prequal-hooks usage', () => {
   it("prints each command's help on stdout with exit 0 (--help, -h, and for dead-letters reprocess)", async () => {
     const [short, reprocess, ...results] = await Promise.all([
       runCli(['send', '-h']),

@@ -14,8 +14,8 @@ import { rebuild } from '../../src/cli/rebuild.js';
 import { reconcile } from '../../src/cli/reconcile.js';
 import { replay } from '../../src/cli/replay.js';
 import { openStore } from '../../src/store/open.js';
-import { FIXTURES, runCli } from '../support/cli-process.js';
-import { runCommand } from '../support/command-io.js';
+import { FIXTURES } from '../support/cli-process.js';
+import { runCli, runCommand } from '../support/command-io.js';
 import { ENGINES } from '../support/engines.js';
 import { tempDir } from '../support/servers.js';
 import { sqlOn } from '../support/sql.js';
@@ -87,7 +87,7 @@ describe.each(ENGINES)('--account on $name', (engine) => {
   });
 });
 
-describe('--account typo in the real process', () => {
+describe('--account typo through the command line (src/cli/run.ts)', () => {
   const tmp = tempDir();
   afterAll(() => tmp.cleanup());
 

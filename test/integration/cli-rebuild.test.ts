@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
-import { readDb, runCli, SHUFFLED } from '../support/cli-process.js';
+import { readDb, SHUFFLED } from '../support/cli-process.js';
+import { runCli } from '../support/command-io.js';
 import { tempDir } from '../support/servers.js';
 
 describe('prequal-hooks rebuild', () => {

@@ -1,16 +1,15 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../support/servers.js';
-import { FIXTURES, killChildren, readDb, runCli, SHUFFLED } from '../support/cli-process.js';
+import { FIXTURES, readDb, SHUFFLED } from '../support/cli-process.js';
+import { runCli } from '../support/command-io.js';
 
-// The tests are independent (each its own database): run concurrently, their processes share the cores.
+// In this process; the default database in the working folder is test/e2e/cli-bin.test.ts's (a process's own cwd).
+// The tests are independent (each its own database): run concurrently.
 describe.concurrent('prequal-hooks replay', () => {
   const tmp = tempDir('prequal-hooks-replay-');
-  afterAll(() => {
-    killChildren();
-    tmp.cleanup();
-  });
+  afterAll(() => tmp.cleanup());
 
   it('replays the shuffled lifecycle scenario into the projected state, and a second replay (database from PREQUAL_HOOKS_DB) changes nothing', async () => {
     const dbPath = join(tmp.dir, 'lifecycle.db');
@@ -39,15 +38,6 @@ describe.concurrent('prequal-hooks replay', () => {
     const again = await runCli(['replay', SHUFFLED], { env: { PREQUAL_HOOKS_DB: dbPath } });
     expect(again.code).toBe(0);
     expect(again.stdout).toBe(`received 55, duplicates 55, projected 0, unknown 0, dead 0 (${dbPath})\n`);
-  });
-
-  it('uses ./data/prequal-hooks.db in the working folder when neither --db nor PREQUAL_HOOKS_DB is given', async () => {
-    const cwd = join(tmp.dir, 'workdir');
-    mkdirSync(cwd);
-    const result = await runCli(['replay', `${FIXTURES}events/campaign.created.json`], { cwd });
-    expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/^received 1, duplicates 0, projected 1, unknown 0, dead 0/);
-    expect(existsSync(join(cwd, 'data', 'prequal-hooks.db'))).toBe(true);
   });
 
   it('counts unknown and dead events of a folder, and says where to see them', async () => {

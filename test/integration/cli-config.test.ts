@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { SERVE_OPTIONS } from '../../src/cli/serve-options.js';
 import { envNames } from '../../src/cli/options.js';
-import { runCli } from '../support/cli-process.js';
+import { runCli } from '../support/command-io.js';
 
 const SECRETS = {
   secret: 'rotation-secret-one-0123456789',

@@ -1,0 +1,142 @@
+// The feed of an account's changes (docs/changes.md, docs/projection.md section 10): a page after
+// a cursor, and the same changes followed live. Both engines number changes in commit order, so a
+// cursor (the last `seq` seen) never skips one; only retention can leave a reader behind, and
+// then it says so (ChangesDroppedError) rather than skipping.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { changeOf, type Change } from '../project/changes.js';
+import type { StoreHandle } from '../store/handle.js';
+import type { ChangesPort } from '../store/ports/changes.js';
+import { storePorts } from '../store/store.js';
+import { QueryParameterError } from './errors.js';
+
+/** Changes in one page at most. */
+const MAX_CHANGES_PAGE = 1000;
+/** Changes in one page when no limit is given. */
+const DEFAULT_CHANGES_PAGE = 100;
+/** How often a follower asks the store for what was committed since (by this process or another). */
+const FOLLOW_POLL_MS = 500;
+
+/**
+ * The changes after the cursor were dropped by retention before they were read: resume from
+ * `oldest - 1` (and read the projected state again, since some changes were missed).
+ * @public
+ */
+export class ChangesDroppedError extends Error {
+  /** Always `ChangesDroppedError`, to tell it apart from other errors. */
+  override name = 'ChangesDroppedError';
+  /** The error code of the HTTP answer (410). */
+  readonly code = 'CHANGES_DROPPED';
+  constructor(
+    /** The cursor asked for. */
+    readonly after: number,
+    /** The lowest `seq` still kept (the next to be recorded when none is). */
+    readonly oldest: number,
+  ) {
+    super(
+      `the changes after ${after} were dropped by retention; the oldest kept is ${oldest}: read the projected state again, then follow from ${oldest - 1}`,
+    );
+  }
+}
+
+/**
+ * What `readChanges` takes.
+ * @public
+ */
+export interface ChangePageParameters {
+  /** The cursor: the `seq` of the last change already seen. Absent: from the oldest change kept. */
+  after?: number | undefined;
+  /** Changes at most, 1 to 1000. Default 100. */
+  limit?: number | undefined;
+}
+
+/**
+ * A page of an account's changes, oldest first.
+ * @public
+ */
+export interface ChangePage {
+  /** The changes after the cursor, oldest first. */
+  changes: Change[];
+  /**
+   * The cursor to ask from next: the `seq` of the last change of the page, or when the page is
+   * empty the `after` asked for (absent: the last change dropped by retention, 0 if none).
+   */
+  next: number;
+}
+
+/**
+ * What `followChanges` and `receiver.changes()` take.
+ * @public
+ */
+export interface FollowChangesOptions {
+  /** The cursor: the `seq` of the last change already seen. Absent: from the oldest change kept. */
+  after?: number | undefined;
+  /** false: end once the changes recorded so far are read. Default true: wait for new ones until the iterator is returned or `signal` aborts. */
+  follow?: boolean | undefined;
+  /** Ends the iteration (without an error), also while it waits for new changes. */
+  signal?: AbortSignal | undefined;
+}
+
+function checkedCursor(after: number | undefined): number | undefined {
+  if (after === undefined) return undefined;
+  if (!Number.isSafeInteger(after) || after < 0)
+    throw new QueryParameterError('after', `must be a whole number from 0, got ${String(after)}`);
+  return after;
+}
+
+function checkedLimit(limit: number | undefined): number {
+  if (limit === undefined) return DEFAULT_CHANGES_PAGE;
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_CHANGES_PAGE)
+    throw new QueryParameterError('limit', `must be a whole number from 1 to ${MAX_CHANGES_PAGE}, got ${String(limit)}`);
+  return limit;
+}
+
+/** One page from the port: the 410 rule, then the changes parsed. */
+async function pageOf(port: ChangesPort, after: number | undefined, limit: number): Promise<ChangePage> {
+  const page = await port.changesAfter(after ?? 0, limit);
+  // Only what retention dropped after the cursor: a gap in the numbers alone is no such case.
+  if (after !== undefined && after < page.droppedThrough) throw new ChangesDroppedError(after, page.oldest ?? page.droppedThrough + 1);
+  const changes = page.changes.map(changeOf);
+  return { changes, next: changes.at(-1)?.seq ?? after ?? page.droppedThrough };
+}
+
+/**
+ * Up to `limit` of the account's changes after `after`, in `seq` order. Rejects with
+ * ChangesDroppedError when changes after `after` were dropped by retention, and with
+ * QueryParameterError for a cursor or limit out of range.
+ * @public
+ */
+export async function readChanges(store: StoreHandle, parameters: ChangePageParameters = {}): Promise<ChangePage> {
+  const after = checkedCursor(parameters.after);
+  return await pageOf(storePorts(store), after, checkedLimit(parameters.limit));
+}
+
+/**
+ * The account's changes after `after`, in `seq` order, each once; then, unless `follow: false`,
+ * the changes committed later (by this process or any other on the database), read every half
+ * second, until the iterator is returned (`break`) or `signal` aborts. Throws ChangesDroppedError
+ * when retention dropped changes the cursor had not reached.
+ * @public
+ */
+export async function* followChanges(store: StoreHandle, options: FollowChangesOptions = {}): AsyncGenerator<Change, void, undefined> {
+  const port = storePorts(store);
+  let after = checkedCursor(options.after);
+  const { signal, follow = true } = options;
+  const aborted = () => signal?.aborted === true;
+  while (!aborted()) {
+    const page = await pageOf(port, after, MAX_CHANGES_PAGE);
+    for (const change of page.changes) {
+      if (aborted()) return;
+      yield change;
+    }
+    after = page.next;
+    if (page.changes.length === MAX_CHANGES_PAGE) continue;
+    if (!follow) return;
+    try {
+      await sleep(FOLLOW_POLL_MS, undefined, signal === undefined ? {} : { signal });
+    } catch {
+      return; // aborted
+    }
+  }
+}
+
+export type { Change };

@@ -1,0 +1,76 @@
+import { createClient } from 'redis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultStreamName, openStreamWriter } from '../../src/destinations/redis-stream.js';
+import type { Change } from '../../src/project/changes.js';
+import { hasRedis, startRedis, type RedisUnderTest } from '../support/redis-server.js';
+
+const change = (seq: number, id = `cand-${seq}`): Change => ({
+  seq,
+  entity: 'candidate',
+  id,
+  op: 'upsert',
+  row: { candidate_id: id, campaign_id: 'cmp_A', interview_score: seq },
+  at: '2026-11-28T00:00:00.000Z',
+  events: [`${seq}`.padStart(64, '0')],
+});
+
+describe.skipIf(!hasRedis())('a Redis stream as a destination', () => {
+  let redis: RedisUnderTest;
+  let reader: ReturnType<typeof createClient>;
+  beforeAll(async () => {
+    redis = await startRedis();
+    reader = createClient({ url: redis.url });
+    await reader.connect();
+  });
+  afterAll(async () => {
+    await reader?.close();
+    await redis?.stop();
+  });
+  const entries = async (stream: string) => (await reader.xRange(stream, '-', '+')) ?? [];
+
+  it('appends each change under <seq>-0 with the change as the HTTP body carries it', async () => {
+    const stream = defaultStreamName('agency-a');
+    expect(stream).toBe('prequal-hooks:agency-a:changes');
+    const writer = await openStreamWriter(redis.url, stream);
+    expect(await writer.append('agency-a', [change(1), change(2), change(5)])).toBe(5);
+    await writer.close();
+    const read = await entries(stream);
+    expect(read.map((e) => e.id)).toEqual(['1-0', '2-0', '5-0']);
+    expect(JSON.parse(read[2]!.message.change!)).toEqual({ ...change(5), account: 'agency-a' });
+    expect(read[0]!.message).toMatchObject({ entity: 'candidate', id: 'cand-1', op: 'upsert', account: 'agency-a' });
+  });
+
+  it('a retry after a crash appends nothing twice: what is there is taken as appended, the rest follows', async () => {
+    const stream = 'retry-stream';
+    const writer = await openStreamWriter(redis.url, stream);
+    await writer.append('default', [change(1), change(2), change(3)]);
+    // The process died before noting that 1 to 3 were delivered: it sends them again, with 4.
+    expect(await writer.append('default', [change(1), change(2), change(3), change(4)])).toBe(4);
+    await writer.close();
+    expect((await entries(stream)).map((e) => e.id)).toEqual(['1-0', '2-0', '3-0', '4-0']);
+  });
+
+  it('a server that is gone fails the append, and the writer carries on once it is back', async () => {
+    const other = await startRedis();
+    const writer = await openStreamWriter(other.url, 'gone', { timeoutMs: 500 });
+    await writer.append('default', [change(1)]);
+    await other.stop();
+    await expect(writer.append('default', [change(2)])).rejects.toThrow();
+    await writer.close();
+  });
+
+  it('trims by id: entries below the oldest kept change go, approximately (whole nodes)', async () => {
+    const stream = 'trimmed';
+    const writer = await openStreamWriter(redis.url, stream);
+    await writer.append(
+      'default',
+      Array.from({ length: 300 }, (_, i) => change(i + 1)),
+    );
+    await writer.trim(250);
+    await writer.close();
+    const ids = (await entries(stream)).map((e) => Number(e.id.split('-')[0]));
+    // Some went, none at or above 250.
+    expect(ids[0]).toBeGreaterThan(1);
+    expect(ids.filter((seq) => seq >= 250)).toEqual(Array.from({ length: 51 }, (_, i) => 250 + i));
+  });
+});

@@ -1,0 +1,51 @@
+// A throw-away redis-server for a test file (Debian's package): on a free loopback port, no
+// persistence, stopped with the file. Missing, it skips the tests that need it, or fails them under
+// CI=true (test/support/needs.ts).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { findExecutable, needs } from './needs.js';
+import { waitFor } from './wait-for.js';
+
+const REDIS = findExecutable(['redis-server'], { override: process.env.REDIS_SERVER_PATH, alsoIn: ['/usr/sbin', '/usr/bin'] });
+
+/** Whether redis-server is here (else skipped, or a failure under CI=true). */
+export function hasRedis(): boolean {
+  return needs('redis-server', REDIS !== undefined, {
+    install: 'apt-get install -y redis-server (or set REDIS_SERVER_PATH)',
+    untested: 'the Redis Streams destination',
+  });
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+export interface RedisUnderTest {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Starts a redis-server; resolves once it answers. */
+export async function startRedis(): Promise<RedisUnderTest> {
+  const port = await freePort();
+  const child: ChildProcess = spawn(REDIS!, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  await waitFor(() => output.includes('Ready to accept connections') || child.exitCode !== null, 10_000, 'redis-server ready');
+  if (child.exitCode !== null) throw new Error(`redis-server exited: ${output}`);
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}

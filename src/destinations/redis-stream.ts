@@ -61,6 +61,9 @@ async function connect(url: string, timeoutMs: number) {
   const client = createClient({
     url,
     disableOfflineQueue: true,
+    // A server that takes the command but never answers fails the attempt too; if it did append,
+    // the next attempt is refused as already there.
+    commandOptions: { timeout: timeoutMs },
     socket: {
       connectTimeout: timeoutMs,
       reconnectStrategy: (retries: number, cause: Error) => (connected ? Math.min(100 * 2 ** retries, 5_000) : cause),

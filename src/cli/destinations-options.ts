@@ -33,11 +33,15 @@ export const ADD_OPTIONS = withFileVariants({
   ...flagsOnly({
     url: optional({
       placeholder: '<url>',
-      help: 'where the changes are POSTed: http:// or https:// (a user name and password in it are sent as Basic authorization, and never shown)',
+      help: 'where the changes are POSTed: http:// or https:// (a user name and password in it are sent as Basic authorization, and never shown); or redis://[:password@]host:port[/db] (rediss:// for TLS): appended to a Redis stream',
+    }),
+    stream: optional({
+      placeholder: '<name>',
+      help: "a redis:// destination's stream; default prequal-hooks:<account>:changes",
     }),
     secret: optional({
       placeholder: '<s>',
-      help: 'the signing secret, whsec_ and base64 (Standard Webhooks); default: generated and printed once',
+      help: 'the signing secret, whsec_ and base64 (Standard Webhooks); default: generated and printed once (not for redis://)',
       secret: true,
       fileVariant: true,
     }),
@@ -47,7 +51,7 @@ export const ADD_OPTIONS = withFileVariants({
     }),
     rate: value({
       placeholder: '<n>/s',
-      help: 'requests per second at most (or <n>/m per minute)',
+      help: 'requests per second at most (or <n>/m per minute; not for redis://)',
       default: undefined,
       parse: usage(parseRate),
     }),

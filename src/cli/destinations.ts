@@ -4,7 +4,7 @@
 import { DestinationRequestError } from '../destinations/errors.js';
 import { parseFilter } from '../destinations/filter.js';
 import { checkSecret } from '../destinations/signing.js';
-import { checkUrl, openDestinations, type Destinations, type DestinationSummary } from '../destinations/registry.js';
+import { checkRedisRequest, checkUrl, openDestinations, type Destinations, type DestinationSummary } from '../destinations/registry.js';
 import { isPostgresUrl, openStore } from '../store/open.js';
 import type { QueuedDelivery } from '../store/destinations.js';
 import type { Store } from '../store/store.js';
@@ -18,14 +18,16 @@ import { databaseOf, optionsHelp, type OptionTable, type ParsedCommand } from '.
 import { outputFormat, printJson, renderTable, shortInstant, type Column } from './output.js';
 
 export const DESTINATIONS_HELP = `Usage: prequal-hooks destinations add --db <db> [--account <id>] --url <url> [--secret <s> | --secret-file <f>] [--filter <field=value>]… [--rate <n>/s] [--retry-schedule <delays>] [--json]
+       prequal-hooks destinations add --db <db> [--account <id>] --url redis://host:port[/db] [--stream <name>] [--filter <field=value>]… [--retry-schedule <delays>] [--json]
        prequal-hooks destinations list --db <db> [--account <id>] [--destination <id>] [--json | --table]
        prequal-hooks destinations disable|enable|remove --db <db> [--account <id>] --destination <id>
        prequal-hooks destinations retry --db <db> [--account <id>] (--destination <id> [--change <seq>] | --all)
        prequal-hooks destinations rotate-secret --db <db> [--account <id>] --destination <id> [--secret <s> | --secret-file <f>] [--keep-previous 24h]
 
 The URLs an account's changes (campaigns, candidates, credits) are POSTed to by serve, signed per
-Standard Webhooks, in order per entity, retried on a schedule (docs/destinations.md). A new
-destination receives the changes recorded after it was added.
+Standard Webhooks, in order per entity, retried on a schedule (docs/destinations.md); or the
+Redis streams they are appended to (XADD, entry id <seq>-0), in seq order, retried and never set
+aside. A new destination receives the changes recorded after it was added.
 
 add      registers a destination; without --secret, generates one (whsec_…) and prints it, once
 list     every destination of the account: its state, lag, dead deliveries; never a secret;
@@ -115,6 +117,7 @@ async function add(command: ParsedCommand<typeof ADD_OPTIONS>, io: CommandIo): P
   let filter;
   try {
     checkUrl(values.url);
+    checkRedisRequest({ url: values.url, secret: values.secret, stream: values.stream, rate: values.rate });
     if (values.secret !== undefined) checkSecret(values.secret);
     filter = parseFilter(values.filter);
   } catch (error) {
@@ -129,6 +132,7 @@ async function add(command: ParsedCommand<typeof ADD_OPTIONS>, io: CommandIo): P
         url,
         filter,
         ...(values.secret !== undefined && { secret: values.secret }),
+        ...(values.stream !== undefined && { stream: values.stream }),
         ...(values.rate !== undefined && { rate: values.rate }),
         ...(values['retry-schedule'] !== undefined && { schedule: values['retry-schedule'] }),
       });
@@ -140,7 +144,9 @@ async function add(command: ParsedCommand<typeof ADD_OPTIONS>, io: CommandIo): P
   });
   if (values.json) printJson(io, added);
   else {
-    io.stdout.write(`added destination ${added.destination} of account ${added.account}: ${added.url}\n`);
+    io.stdout.write(
+      `added destination ${added.destination} of account ${added.account}: ${added.url}${added.stream === undefined ? '' : `, stream ${added.stream}`}\n`,
+    );
     if (added.secret !== undefined) io.stdout.write(`its signing secret, shown once (give it to the receiver): ${added.secret}\n`);
   }
   return 0;

@@ -76,7 +76,11 @@ async function round(context: WorkerContext, workers: Map<string, DestinationWor
       context.logger.error({ destination: record.destination, err: { message: (error as Error).message } }, 'destination: round failed');
     }
   }
-  for (const [name, worker] of workers) if (!present.has(name) && worker.inFlight.size === 0) workers.delete(name);
+  for (const [name, worker] of workers)
+    if (!present.has(name) && worker.inFlight.size === 0) {
+      workers.delete(name);
+      await worker.close().catch(() => undefined);
+    }
 }
 
 export function startDeliveryLoop(options: DeliveryLoopOptions): DeliveryLoop {

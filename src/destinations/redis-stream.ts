@@ -54,15 +54,25 @@ async function loadRedis(): Promise<typeof import('redis')> {
 async function connect(url: string, timeoutMs: number) {
   const { createClient } = await loadRedis();
   // No offline queue: a command sent while the server is away fails at once and is retried by
-  // the delivery loop on its schedule, instead of piling up in memory.
+  // the delivery loop on its schedule, instead of piling up in memory. A first connection that
+  // fails fails the attempt (else connect() would wait for the server however long it is away);
+  // once connected, the client reconnects by itself.
+  let connected = false;
   const client = createClient({
     url,
     disableOfflineQueue: true,
-    socket: { connectTimeout: timeoutMs, reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 5_000) },
+    // A server that takes the command but never answers fails the attempt too; if it did append,
+    // the next attempt is refused as already there.
+    commandOptions: { timeout: timeoutMs },
+    socket: {
+      connectTimeout: timeoutMs,
+      reconnectStrategy: (retries: number, cause: Error) => (connected ? Math.min(100 * 2 ** retries, 5_000) : cause),
+    },
   });
   // Errors reach the caller through the commands; the client's own event would crash the process unheard.
   client.on('error', () => undefined);
   await client.connect();
+  connected = true;
   return client;
 }
 

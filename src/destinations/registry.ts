@@ -11,6 +11,7 @@ import type { StoreHandle } from '../store/handle.js';
 import { storePorts, type Store } from '../store/store.js';
 import { DestinationRequestError } from './errors.js';
 import { filterOf, type DestinationFilter } from './filter.js';
+import { defaultStreamName } from './redis-stream.js';
 import { DEFAULT_SCHEDULE } from './schedule.js';
 import { checkSecret, generateSecret } from './signing.js';
 
@@ -33,6 +34,8 @@ export interface AddDestination {
   rate?: number;
   /** The delay in ms before each attempt. */
   schedule?: readonly number[];
+  /** A Redis destination's stream; default `prequal-hooks:<account>:changes`. */
+  stream?: string;
 }
 
 /** A destination as `list` shows it: never a secret, its URL's password masked. */
@@ -52,20 +55,22 @@ export interface DestinationSummary {
   createdAt: string;
 }
 
-/** What the delivery loop opens: where to POST and what to sign with (the current secret first). */
+/** What the delivery loop opens: where to POST and what to sign with (the current secret first); a Redis destination's stream. */
 export interface OpenedDestination {
   url: string;
   secrets: string[];
+  stream?: string;
 }
 
-/** As sealed: each secret with the end of its overlap (null: the current one). */
+/** As sealed: each secret with the end of its overlap (null: the current one); a Redis destination's stream, and no secret. */
 interface SealedDestination {
   url: string;
   secrets: Array<{ secret: string; until: string | null }>;
+  stream?: string;
 }
 
 export interface Destinations {
-  add(request: AddDestination): Promise<DestinationSummary & { secret?: string }>;
+  add(request: AddDestination): Promise<DestinationSummary & { secret?: string; stream?: string }>;
   list(account?: string): Promise<DestinationSummary[]>;
   setState(account: string, destination: string, state: 'active' | 'disabled'): Promise<DestinationSummary>;
   remove(account: string, destination: string): Promise<void>;
@@ -78,26 +83,50 @@ export interface Destinations {
     destination: string,
     options: { secret?: string; keepPreviousMs: number },
   ): Promise<{ secret?: string; previousUntil: string | null }>;
-  /** Dead deliveries back in the queue: one by seq, or all; how many. */
+  /** Dead deliveries back in the queue: one by seq, or all; how many. A Redis destination's first queued change is made due now too. */
   retry(account: string, destination: string, seq?: number): Promise<number>;
   dead(account: string, destination: string, limit: number): Promise<QueuedDelivery[]>;
   /** The URL and the secrets signing now, opened with the accounts key. */
   open(record: DestinationRecord): OpenedDestination;
 }
 
-/** `http(s)://…`; `redis://` is a kind planned for later and refused, not stored. */
+/** Whether a destination's URL (as stored or given) is a Redis server's: its changes go to a stream, not POSTed. */
+export function isRedisUrl(url: string): boolean {
+  return /^rediss?:/i.test(url);
+}
+
+/** `http(s)://…`, or `redis(s)://host:port[/db]` for a Redis stream. */
 export function checkUrl(text: string): URL {
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    throw new DestinationRequestError(`--url must be an absolute http(s) URL, got "${withoutCredentials(text)}"`);
+    throw new DestinationRequestError(`--url must be an absolute http(s):// or redis(s):// URL, got "${withoutCredentials(text)}"`);
   }
-  if (url.protocol === 'redis:' || url.protocol === 'rediss:')
-    throw new DestinationRequestError('redis:// destinations are not yet supported: only http:// and https:// are delivered to');
+  if (url.protocol === 'redis:' || url.protocol === 'rediss:') {
+    if (!/^(\/\d+)?$/.test(url.pathname) || url.search !== '' || url.hash !== '')
+      throw new DestinationRequestError(`--url must be redis://host:port[/db], got "${withoutCredentials(text)}"`);
+    return url;
+  }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new DestinationRequestError(`--url must be http:// or https://, got "${withoutCredentials(text)}"`);
+    throw new DestinationRequestError(`--url must be http://, https://, redis:// or rediss://, got "${withoutCredentials(text)}"`);
   return url;
+}
+
+/** What a Redis destination is given: a stream, and no secret (nothing is signed) nor rate; a stream only for one. */
+export function checkRedisRequest(request: {
+  url: string;
+  secret?: string | undefined;
+  stream?: string | undefined;
+  rate?: number | undefined;
+}): void {
+  if (isRedisUrl(request.url)) {
+    if (request.secret !== undefined)
+      throw new DestinationRequestError('--secret is for http(s) destinations: nothing is signed for a redis:// one');
+    if (request.rate !== undefined)
+      throw new DestinationRequestError('--rate is for http(s) destinations: a Redis stream is appended to one change at a time');
+    if (request.stream !== undefined && request.stream.trim() === '') throw new DestinationRequestError('--stream must not be empty');
+  } else if (request.stream !== undefined) throw new DestinationRequestError('--stream is for redis:// destinations');
 }
 
 const sealedAccount = (account: string, destination: string) => `${account}/${destination}`;
@@ -107,8 +136,8 @@ function newId(): string {
   return `dst_${[...randomBytes(12)].map((b) => alphabet[b % 32]).join('')}`;
 }
 
-function sealedOf(url: string, secrets: SealedDestination['secrets']): SealedDestination {
-  return { url, secrets };
+function sealedOf(url: string, secrets: SealedDestination['secrets'], stream?: string): SealedDestination {
+  return { url, secrets, ...(stream !== undefined && { stream }) };
 }
 
 function unseal(keys: KeySource, record: DestinationRecord): SealedDestination {
@@ -134,6 +163,8 @@ async function rotateSecret(
     .filter((s) => previousUntil !== null && (s.until === null || Date.parse(s.until) > now))
     .map((s) => ({ secret: s.secret, until: s.until === null || s.until > previousUntil! ? previousUntil : s.until }));
   const key = sealingKey(context.keys, (await context.store.registry.version()).keyId);
+  if (sealed.stream !== undefined)
+    throw new DestinationRequestError(`destination ${record.destination} is a Redis stream: it has no secret`);
   const text = JSON.stringify(sealedOf(sealed.url, [{ secret, until: null }, ...kept]));
   await context.store.destinations.setSealed(
     record,
@@ -173,15 +204,18 @@ async function found(store: Store, account: string, destination: string): Promis
 
 async function add(store: Store, keys: KeySource, now: () => number, request: AddDestination) {
   const url = checkUrl(request.url);
+  checkRedisRequest(request);
+  const redis = isRedisUrl(url.href);
   if (request.secret !== undefined) checkSecret(request.secret);
-  const secret = request.secret ?? generateSecret();
+  const secret = redis ? undefined : (request.secret ?? generateSecret());
+  const stream = redis ? (request.stream ?? defaultStreamName(request.account)) : undefined;
   const destination = newId();
   const key = sealingKey(keys, (await store.registry.version()).keyId);
   const sealed = seal(
     key,
     sealedAccount(request.account, destination),
     'destination',
-    JSON.stringify(sealedOf(url.href, [{ secret, until: null }])),
+    JSON.stringify(sealedOf(url.href, secret === undefined ? [] : [{ secret, until: null }], stream)),
   );
   const row = await store.destinations.add({
     account: request.account,
@@ -194,7 +228,11 @@ async function add(store: Store, keys: KeySource, now: () => number, request: Ad
     schedule: JSON.stringify(request.schedule ?? DEFAULT_SCHEDULE),
     created_at: new Date(now()).toISOString(),
   });
-  return { ...(await summaryOf(store, row)), ...(request.secret === undefined && { secret }) };
+  return {
+    ...(await summaryOf(store, row)),
+    ...(stream !== undefined && { stream }),
+    ...(request.secret === undefined && secret !== undefined && { secret }),
+  };
 }
 
 /** Opens the destinations of the store's database; the accounts key is read when a destination is added or opened. */
@@ -220,7 +258,8 @@ export function openDestinations(handle: StoreHandle, options: DestinationsOptio
       await store.destinations.remove({ account, destination });
     },
     async retry(account, destination, seq) {
-      await found(store, account, destination);
+      const record = await found(store, account, destination);
+      if (isRedisUrl(record.url)) return await store.destinations.retryFirst({ account, destination }, seq, now());
       return await store.destinations.retryDead({ account, destination }, seq, now());
     },
     async dead(account, destination, limit) {
@@ -233,7 +272,8 @@ export function openDestinations(handle: StoreHandle, options: DestinationsOptio
     open(record) {
       const sealed = unseal(keys, record);
       const at = now();
-      return { url: sealed.url, secrets: sealed.secrets.filter((s) => s.until === null || Date.parse(s.until) > at).map((s) => s.secret) };
+      const secrets = sealed.secrets.filter((s) => s.until === null || Date.parse(s.until) > at).map((s) => s.secret);
+      return { url: sealed.url, secrets, ...(sealed.stream !== undefined && { stream: sealed.stream }) };
     },
   };
 }

@@ -8,7 +8,8 @@ import type { DestinationRecord, QueuedDelivery } from '../store/destinations.js
 import type { Store } from '../store/store.js';
 import { postChange, type DeliveryOutcome } from './delivery.js';
 import { filterOf, passes } from './filter.js';
-import type { Destinations, OpenedDestination } from './registry.js';
+import { redisSender } from './redis-worker.js';
+import { isRedisUrl, type Destinations, type OpenedDestination } from './registry.js';
 import { delayBefore } from './schedule.js';
 import { webhookId } from './signing.js';
 
@@ -33,7 +34,10 @@ export interface DestinationWorker {
   round(record: DestinationRecord): Promise<void>;
   /** The deliveries in flight. */
   readonly inFlight: ReadonlyMap<number, Promise<void>>;
+  /** Gives the lease back and closes what it holds open (a Redis connection). */
   release(): Promise<void>;
+  /** Closes what it holds open (a Redis connection): the destination was removed. */
+  close(): Promise<void>;
 }
 
 const PAGE = 200;
@@ -121,25 +125,34 @@ export function destinationWorker(context: WorkerContext, key: { account: string
   // Renewed when a third of it is gone, not every round: an idle destination costs no write.
   let leasedAt = -Infinity;
 
-  const start = (record: DestinationRecord, destination: OpenedDestination, row: QueuedDelivery) => {
-    const sending = deliver(context, record, destination, row)
-      .catch((error: unknown) =>
-        context.logger.error(
-          { destination: record.destination, seq: row.seq, err: { message: (error as Error).message } },
-          'destination: delivery',
-        ),
-      )
-      .finally(() => {
-        inFlight.delete(row.seq);
-        context.wake();
-      });
-    inFlight.set(row.seq, sending);
+  const redis = redisSender(context);
+  // Ended, a delivery wakes the loop (the next change may be due now), unless it says nothing more is.
+  const track = (record: DestinationRecord, row: { seq: number }, sending: Promise<boolean | void>) => {
+    inFlight.set(
+      row.seq,
+      sending
+        .catch((error: unknown) =>
+          context.logger.error(
+            { destination: record.destination, seq: row.seq, err: { message: (error as Error).message } },
+            'destination: delivery',
+          ),
+        )
+        .then((more) => {
+          inFlight.delete(row.seq);
+          if (more !== false) context.wake();
+        }),
+    );
   };
+  const start = (record: DestinationRecord, destination: OpenedDestination, row: QueuedDelivery) =>
+    track(record, row, deliver(context, record, destination, row));
 
   return {
     inFlight,
     async round(record) {
-      if (record.state === 'disabled' || context.signal.aborted) return;
+      if (record.state === 'disabled' || context.signal.aborted) {
+        if (inFlight.size === 0) await redis.close();
+        return;
+      }
       if (context.now() - leasedAt > context.leaseMs / 3) {
         const at = context.now();
         if (!(await context.store.destinations.lease(key, context.owner, at, context.leaseMs))) return;
@@ -149,6 +162,11 @@ export function destinationWorker(context: WorkerContext, key: { account: string
       // Opened each round: a rotated secret, or the end of a previous one's overlap, is taken at once.
       const opened = context.destinations.open(record);
       const paused = record.state === 'paused';
+      // A stream is one ordered log: one append at a time, in seq order, never beside another.
+      if (isRedisUrl(record.url)) {
+        if (inFlight.size === 0) track(record, { seq: 0 }, redis.send(record, opened, paused));
+        return;
+      }
       const room = (paused ? 1 : context.maxInFlight) - inFlight.size;
       if (room <= 0) return;
       const due = await context.store.destinations.due(key, context.now(), room + inFlight.size, paused);
@@ -166,7 +184,9 @@ export function destinationWorker(context: WorkerContext, key: { account: string
     },
     release: async () => {
       leasedAt = -Infinity;
+      await redis.close();
       await context.store.destinations.release(key, context.owner);
     },
+    close: () => redis.close(),
   };
 }

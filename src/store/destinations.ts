@@ -101,6 +101,11 @@ export interface DestinationsPort {
   deliveries(key: Key, state: 'queued' | 'dead', limit: number): Promise<QueuedDelivery[]>;
   /** Puts dead changes (one by seq, or all) back in the queue, due at `now` with their attempts from 0; how many. */
   retryDead(key: Key, seq: number | undefined, now: number): Promise<number>;
+  /**
+   * A Redis destination's retry (its changes are never set aside): its first queued change (or the
+   * queued change `seq`) due at `now`, its attempts from 0; how many (0 or 1).
+   */
+  retryFirst(key: Key, seq: number | undefined, now: number): Promise<number>;
   backlog(key: Key): Promise<DestinationBacklog>;
 }
 
@@ -317,6 +322,22 @@ async function retryDead(engine: DestinationsEngine, key: Key, seq: number | und
   });
 }
 
+async function retryFirst(engine: DestinationsEngine, key: Key, seq: number | undefined, now: number): Promise<number> {
+  return await engine.transaction(async (sql) => {
+    const $ = (n: number) => sql.placeholder(n);
+    const which =
+      seq === undefined
+        ? `(SELECT MIN(seq) FROM destination_deliveries WHERE account = ${$(4)} AND destination = ${$(5)} AND state = 'queued')`
+        : $(4);
+    const retried = await sql.rows(
+      `UPDATE destination_deliveries SET attempts = 0, next_at = ${$(1)}
+       WHERE account = ${$(2)} AND destination = ${$(3)} AND state = 'queued' AND seq = ${which} RETURNING seq`,
+      [now, key.account, key.destination, ...(seq === undefined ? [key.account, key.destination] : [seq])],
+    );
+    return retried.length;
+  });
+}
+
 async function backlog(sql: EngineSql, key: Key): Promise<DestinationBacklog> {
   const $ = (n: number) => sql.placeholder(n);
   const counts = await sql.rows<{ state: string; n: number | string }>(
@@ -372,6 +393,7 @@ export function destinationsPort(engine: DestinationsEngine): DestinationsPort {
         )
       ).map(deliveryOf),
     retryDead: (key, seq, now) => retryDead(engine, key, seq, now),
+    retryFirst: (key, seq, now) => retryFirst(engine, key, seq, now),
     backlog: (key) => backlog(sql, key),
   };
 }

@@ -29,10 +29,14 @@ export interface RedisUnderTest {
   stop(): Promise<void>;
 }
 
-/** Starts a redis-server; resolves once it answers. */
-export async function startRedis(): Promise<RedisUnderTest> {
-  const port = await freePort();
-  const child: ChildProcess = spawn(REDIS!, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+/**
+ * Starts a redis-server; resolves once it answers. `port` to start one again where a stopped one
+ * was (a server back after an outage), `password` to require one (`requirepass`).
+ */
+export async function startRedis(options: { port?: number; password?: string } = {}): Promise<RedisUnderTest & { port: number }> {
+  const port = options.port ?? (await freePort());
+  const auth = options.password === undefined ? [] : ['--requirepass', options.password];
+  const child: ChildProcess = spawn(REDIS!, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...auth], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -40,7 +44,8 @@ export async function startRedis(): Promise<RedisUnderTest> {
   await waitFor(() => output.includes('Ready to accept connections') || child.exitCode !== null, 10_000, 'redis-server ready');
   if (child.exitCode !== null) throw new Error(`redis-server exited: ${output}`);
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url: `redis://${options.password === undefined ? '' : `:${encodeURIComponent(options.password)}@`}127.0.0.1:${port}`,
+    port,
     stop: async () => {
       if (child.exitCode !== null) return;
       const exited = new Promise((resolve) => child.once('exit', resolve));

@@ -6,7 +6,7 @@ import { DestinationRequestError } from '../../src/destinations/errors.js';
 import { parseFilter, passes } from '../../src/destinations/filter.js';
 import { DEFAULT_SCHEDULE, delayBefore, parseRate, parseSchedule, retryAfterMs } from '../../src/destinations/schedule.js';
 import { checkSecret, generateSecret, signatureHeader, webhookId } from '../../src/destinations/signing.js';
-import { checkUrl } from '../../src/destinations/registry.js';
+import { checkRedisRequest, checkUrl } from '../../src/destinations/registry.js';
 
 describe('Standard Webhooks signing', () => {
   it("gives the specification's example signature", () => {
@@ -127,10 +127,20 @@ describe('schedules, rates, Retry-After and URLs', () => {
     expect(retryAfterMs('soon', now)).toBeUndefined();
   });
 
-  it('takes http(s) URLs, refuses redis:// as not yet supported and any other scheme, never echoing a password', () => {
+  it('takes http(s) and redis(s) URLs, refuses any other scheme and a redis URL with a path, never echoing a password', () => {
     expect(checkUrl('https://user:pw@example.com/x').hostname).toBe('example.com');
-    expect(() => checkUrl('redis://:hunter2@localhost:6379')).toThrow(/not yet supported/);
-    expect(() => checkUrl('ftp://u:hunter2@example.com')).toThrow(/http:\/\/ or https:\/\//);
+    expect(checkUrl('redis://:hunter2@localhost:6379/2').hostname).toBe('localhost');
+    expect(checkUrl('rediss://localhost:6380').protocol).toBe('rediss:');
+    expect(() => checkUrl('redis://:hunter2@localhost:6379/streams')).toThrow(/redis:\/\/host:port\[\/db\]/);
+    expect(() => checkUrl('redis://:hunter2@localhost:6379/streams')).not.toThrow(/hunter2/);
+    expect(() => checkUrl('ftp://u:hunter2@example.com')).toThrow(/http:\/\/, https:\/\/, redis:\/\/ or rediss:\/\//);
     expect(() => checkUrl('ftp://u:hunter2@example.com')).not.toThrow(/hunter2/);
+  });
+
+  it('refuses a secret or a rate for a redis:// destination, and a stream for an http(s) one', () => {
+    expect(() => checkRedisRequest({ url: 'redis://localhost:6379', secret: generateSecret() })).toThrow(/--secret is for http\(s\)/);
+    expect(() => checkRedisRequest({ url: 'redis://localhost:6379', rate: 5 })).toThrow(/--rate is for http\(s\)/);
+    expect(() => checkRedisRequest({ url: 'https://example.com', stream: 's' })).toThrow(/--stream is for redis:\/\//);
+    expect(() => checkRedisRequest({ url: 'rediss://localhost:6379', stream: 'events' })).not.toThrow();
   });
 });

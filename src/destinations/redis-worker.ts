@@ -1,0 +1,138 @@
+// A Redis destination's delivery (docs/destinations.md, "Redis Streams"): its queued changes
+// appended to its stream one at a time in `seq` order, from the first queued one, and only when
+// that one is due. A failed append is tried again on the destination's schedule, capped at its last
+// step, and never set aside: a later retry of a lower id would be refused by Redis, and taken as
+// appended. Each append is settled by seq in the database at once, so a restart resumes where it
+// was; an append redone after a crash is refused by Redis (its id is the stream's top), not doubled.
+import type { Logger } from '../logging.js';
+import { changeOf, type Change } from '../project/changes.js';
+import type { DestinationRecord, QueuedDelivery } from '../store/destinations.js';
+import type { Store } from '../store/store.js';
+import type { OpenedDestination } from './registry.js';
+import { openStreamWriter, type StreamWriter } from './redis-stream.js';
+import { delayBefore } from './schedule.js';
+
+export interface RedisContext {
+  store: Store;
+  logger: Logger;
+  now: () => number;
+  /** Consecutive failures that pause a destination (the breaker). */
+  pauseAfter: number;
+  timeoutMs: number;
+  signal: AbortSignal;
+}
+
+/** The stream writer of one destination, opened at first need and kept while its URL and stream stay. */
+export interface RedisSender {
+  /**
+   * Appends the queued changes that are due, from the first, in `seq` order; `onlyOne` while paused
+   * (a probe). Whether more may be due now (all it took went in).
+   */
+  send(record: DestinationRecord, opened: OpenedDestination, onlyOne: boolean): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+// Changes read from the feed, and queued changes taken, in one send at most.
+const BATCH = 200;
+
+/** The delay before attempt `attempt`: the schedule's, then its last step again and again (never spent). */
+function cappedDelay(schedule: readonly number[], attempt: number): number {
+  return delayBefore(schedule, Math.min(attempt, Math.max(schedule.length - 1, 0))) ?? 0;
+}
+
+async function failed(context: RedisContext, record: DestinationRecord, row: QueuedDelivery, error: unknown): Promise<void> {
+  const message = (error as Error).message;
+  const nextAt = context.now() + cappedDelay(JSON.parse(record.schedule) as number[], row.attempts + 1);
+  await context.store.destinations.failed(record, {
+    seq: row.seq,
+    dead: false,
+    nextAt,
+    status: null,
+    error: message,
+    at: new Date(context.now()).toISOString(),
+    pauseAfter: context.pauseAfter,
+  });
+  context.logger.warn(
+    { destination: record.destination, account: record.account, seq: row.seq, url: record.url, error: message, attempts: row.attempts + 1 },
+    'destination: append to the Redis stream failed; tried again later (a Redis destination never sets a change aside)',
+  );
+}
+
+/** The queued rows to append now, each with its change read from the feed now; rows retention dropped are settled away. */
+async function batchOf(
+  context: RedisContext,
+  record: DestinationRecord,
+  onlyOne: boolean,
+): Promise<{ rows: Array<{ row: QueuedDelivery; change: Change }>; oldest: number | null }> {
+  const [head] = await context.store.destinations.due(record, context.now(), 1, true);
+  if (head === undefined) return { rows: [], oldest: null };
+  const queued = onlyOne ? [head] : await context.store.destinations.deliveries(record, 'queued', BATCH);
+  const page = await context.store.forAccount(record.account).changesAfter(head.seq - 1, BATCH);
+  const bySeq = new Map(page.changes.map((stored) => [stored.seq, stored]));
+  const first = page.changes[0]?.seq ?? page.last + 1;
+  const rows: Array<{ row: QueuedDelivery; change: Change }> = [];
+  for (const row of queued) {
+    const stored = bySeq.get(row.seq);
+    if (stored !== undefined) rows.push({ row, change: changeOf(stored) });
+    else if (row.seq < first) {
+      // Gone from the feed before it was appended: it cannot be, and it must not hold the stream up.
+      await context.store.destinations.delivered(record, row.seq, new Date(context.now()).toISOString());
+      context.logger.warn(
+        { destination: record.destination, account: record.account, seq: row.seq },
+        'destination: a queued change was dropped by retention before it reached the Redis stream',
+      );
+    } else break;
+  }
+  return { rows, oldest: page.oldest };
+}
+
+export function redisSender(context: RedisContext): RedisSender {
+  let writer: { key: string; opening: Promise<StreamWriter> } | undefined;
+  let trimmedAt: number | undefined;
+
+  const writerOf = (opened: OpenedDestination): Promise<StreamWriter> => {
+    const key = `${opened.url}\n${opened.stream}`;
+    if (writer?.key !== key) {
+      void close();
+      const opening = openStreamWriter(opened.url, opened.stream!, { timeoutMs: context.timeoutMs });
+      writer = { key, opening };
+      // A connection that could not be made is made again at the next attempt.
+      opening.catch(() => {
+        if (writer?.opening === opening) writer = undefined;
+      });
+    }
+    return writer.opening;
+  };
+
+  async function close(): Promise<void> {
+    const closing = writer;
+    writer = undefined;
+    trimmedAt = undefined;
+    if (closing !== undefined) await closing.opening.then((w) => w.close()).catch(() => undefined);
+  }
+
+  return {
+    async send(record, opened, onlyOne) {
+      const { rows, oldest } = await batchOf(context, record, onlyOne);
+      let appended = 0;
+      for (const { row, change } of rows) {
+        if (context.signal.aborted) return false;
+        try {
+          await (await writerOf(opened)).append(record.account, [change]);
+        } catch (error) {
+          await failed(context, record, row, error);
+          return false;
+        }
+        await context.store.destinations.delivered(record, row.seq, new Date(context.now()).toISOString());
+        appended++;
+      }
+      // Trimmed by time: below the oldest change the feed keeps, once it moved.
+      if (appended > 0 && oldest !== null && oldest !== trimmedAt) {
+        await (await writerOf(opened)).trim(oldest);
+        trimmedAt = oldest;
+      }
+      return appended > 0;
+    },
+    close,
+  };
+}

@@ -1,0 +1,217 @@
+// Redis destinations on both engines, against a real redis-server (test/support/redis-server.ts):
+// the delivery loop appending the changes events record to a stream under `<seq>-0`, in seq order,
+// through the filter; an append redone after a crash (between XADD and its settling) not doubled;
+// the server away for a while then back (nothing set aside, nothing lost, order kept, the
+// destination paused and active again); retry making a waiting change due now; trimming at the
+// oldest change the feed keeps; the connection closed when the destination is removed.
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createClient } from 'redis';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startDeliveryLoop, type DeliveryLoop } from '../../src/destinations/delivery-loop.js';
+import { openDestinations, type AddDestination, type Destinations } from '../../src/destinations/registry.js';
+import { createLogger } from '../../src/logging.js';
+import { replayInto } from '../../src/replay/index.js';
+import { storePorts, type Store } from '../../src/store/store.js';
+import { sampleEvent } from '../../src/testing/samples.js';
+import { ENGINES, freshStore } from '../support/engines.js';
+import { hasRedis, startRedis, type RedisUnderTest } from '../support/redis-server.js';
+import { tempDir } from '../support/servers.js';
+import { waitFor } from '../support/wait-for.js';
+
+const logger = createLogger({ level: 'silent' });
+const PASSWORD = 'redis-Pa55-4c1d';
+
+function candidateAdded(candidateId: string, minute: number) {
+  return sampleEvent('candidate.added', {
+    timestamp: `2026-11-09T08:${String(minute).padStart(2, '0')}:00.000Z`,
+    data: { candidate_id: candidateId, campaign_id: 'cmp_1' },
+  });
+}
+
+/** Each event projected in a batch of its own. */
+async function project(store: Store, events: readonly unknown[]): Promise<void> {
+  for (const event of events) await replayInto({ store }, [event]);
+}
+
+const candidates = (from: number, n: number) => Array.from({ length: n }, (_, i) => candidateAdded(`cand_${from + i}`, (from + i) % 60));
+
+describe.skipIf(!hasRedis()).each(ENGINES)('Redis destinations on $name', (engine) => {
+  let redis: RedisUnderTest & { port: number };
+  let reader: ReturnType<typeof createClient>;
+  let store: Store;
+  let close: () => Promise<void>;
+  let destinations: Destinations;
+  let loops: DeliveryLoop[];
+  let tmp: ReturnType<typeof tempDir>;
+
+  beforeAll(async () => {
+    redis = await startRedis({ password: PASSWORD });
+    reader = createClient({ url: redis.url });
+    reader.on('error', () => undefined);
+    await reader.connect();
+  });
+  afterAll(async () => {
+    await reader?.close();
+    await redis?.stop();
+  });
+
+  beforeEach(async () => {
+    ({ store, close } = await freshStore(engine));
+    tmp = tempDir();
+    const keyFile = join(tmp.dir, 'accounts-key');
+    writeFileSync(keyFile, randomBytes(32).toString('base64'), { mode: 0o600 });
+    destinations = openDestinations(store, { keyFile });
+    loops = [];
+  });
+  afterEach(async () => {
+    await Promise.all(loops.map((loop) => loop.stop(1000)));
+    await close();
+    tmp.cleanup();
+  });
+
+  const stream = () => `test:${randomBytes(4).toString('hex')}`;
+  const add = (request: Partial<AddDestination> & { stream: string }) =>
+    destinations.add({ account: 'default', url: redis.url, filter: { entity: 'candidate' }, ...request });
+  const start = (options: { pauseAfter?: number } = {}) => {
+    const loop = startDeliveryLoop({ store, destinations, logger, pollMs: 20, timeoutMs: 1000, ...options });
+    loops.push(loop);
+    return loop;
+  };
+  const entries = async (name: string) => (await reader.xRange(name, '-', '+')) ?? [];
+  const candidateSeqs = async () =>
+    (await store.forAccount('default').changesAfter(0, 1000)).changes.filter((c) => c.entity === 'candidate').map((c) => c.seq);
+
+  it('appends each change that passes the filter under <seq>-0, in seq order, with its fields; the URL password never shown', async () => {
+    const name = stream();
+    const added = await add({ stream: name });
+    expect(added).toMatchObject({ url: `redis://***@127.0.0.1:${redis.port}`, stream: name });
+    expect(added).not.toHaveProperty('secret');
+    expect(JSON.stringify(await destinations.list('default'))).not.toContain(PASSWORD);
+    start();
+    await project(store, candidates(1, 5));
+    const seqs = await candidateSeqs();
+    expect(seqs).toHaveLength(5);
+    await waitFor(async () => (await entries(name)).length === 5, 10_000, 'five entries');
+    const read = await entries(name);
+    expect(read.map((e) => e.id)).toEqual(seqs.map((seq) => `${seq}-0`));
+    expect(read[0]!.message).toMatchObject({ entity: 'candidate', id: 'cand_1', op: 'upsert', account: 'default' });
+    expect(JSON.parse(read[0]!.message.change!)).toMatchObject({ seq: seqs[0], entity: 'candidate', id: 'cand_1', account: 'default' });
+    await waitFor(async () => (await destinations.list('default'))[0]!.lag === 0, 5_000, 'nothing queued');
+  });
+
+  it('the default stream is prequal-hooks:<account>:changes', async () => {
+    const added = await destinations.add({ account: 'default', url: redis.url });
+    expect(added.stream).toBe('prequal-hooks:default:changes');
+  });
+
+  it('a crash between an append and its settling sends it again, and Redis keeps it once', async () => {
+    const name = stream();
+    await add({ stream: name });
+    // The first two settlings fail as a crash would leave them: appended, still queued.
+    const settle = store.destinations.delivered.bind(store.destinations);
+    let crashes = 2;
+    store.destinations.delivered = async (key, seq, at) => {
+      if (crashes-- > 0) throw new Error('killed before settling');
+      await settle(key, seq, at);
+    };
+    start();
+    await project(store, candidates(1, 4));
+    const seqs = await candidateSeqs();
+    await waitFor(async () => (await destinations.list('default'))[0]!.queued === 0 && crashes < 0, 10_000, 'all settled');
+    expect((await entries(name)).map((e) => e.id)).toEqual(seqs.map((seq) => `${seq}-0`));
+  });
+
+  it('a server away for a while: retried (never set aside), paused, and once back everything is appended, in order', async () => {
+    const other = await startRedis();
+    const name = stream();
+    const added = await destinations.add({
+      account: 'default',
+      url: other.url,
+      stream: name,
+      filter: { entity: 'candidate' },
+      schedule: [0, 10, 20],
+    });
+    await other.stop();
+    start({ pauseAfter: 3 });
+    await project(store, candidates(1, 6));
+    const key = { account: 'default', destination: added.destination };
+    await waitFor(
+      async () => (await store.destinations.deliveries(key, 'queued', 1))[0]!.attempts > 5,
+      15_000,
+      'attempts past the end of the schedule',
+    );
+    expect((await store.destinations.get(key))!.state).toBe('paused');
+    expect(await store.destinations.deliveries(key, 'dead', 10)).toEqual([]);
+    const back = await startRedis({ port: other.port });
+    try {
+      const client = createClient({ url: back.url });
+      await client.connect();
+      await waitFor(async () => ((await client.xRange(name, '-', '+')) ?? []).length === 6, 15_000, 'six entries');
+      const seqs = await candidateSeqs();
+      expect(((await client.xRange(name, '-', '+')) ?? []).map((e) => e.id)).toEqual(seqs.map((seq) => `${seq}-0`));
+      await client.close();
+      await waitFor(async () => (await store.destinations.get(key))!.state === 'active', 5_000, 'active again');
+    } finally {
+      await back.stop();
+    }
+  });
+
+  it('retry makes a change waiting for its next attempt due now', async () => {
+    const other = await startRedis();
+    const name = stream();
+    const added = await destinations.add({ account: 'default', url: other.url, stream: name, schedule: [0, 3_600_000] });
+    await other.stop();
+    start();
+    await project(store, candidates(1, 2));
+    const key = { account: 'default', destination: added.destination };
+    await waitFor(async () => (await store.destinations.deliveries(key, 'queued', 1))[0]?.attempts === 1, 10_000, 'one failure');
+    const back = await startRedis({ port: other.port });
+    try {
+      expect(await destinations.retry('default', added.destination)).toBe(1);
+      const client = createClient({ url: back.url });
+      await client.connect();
+      await waitFor(async () => ((await client.xRange(name, '-', '+')) ?? []).length > 0, 10_000, 'appended after retry');
+      await client.close();
+    } finally {
+      await back.stop();
+    }
+  });
+
+  it('trims the stream below the oldest change the feed keeps', async () => {
+    await reader.configSet('stream-node-max-entries', '2');
+    try {
+      const name = stream();
+      await add({ stream: name });
+      start();
+      await project(store, candidates(1, 10));
+      await waitFor(async () => (await entries(name)).length === 10, 10_000, 'ten entries');
+      // Retention drops the oldest changes; the next append trims the stream at the oldest kept.
+      await storePorts(store).pruneChanges('2999-01-01T00:00:00.000Z', 6);
+      const { oldest } = await store.forAccount('default').changesAfter(0, 1);
+      await project(store, candidates(20, 1));
+      await waitFor(
+        async () => Number((await entries(name))[0]!.id.split('-')[0]) >= oldest! - 2,
+        10_000,
+        'trimmed near the oldest kept change',
+      );
+      expect((await entries(name)).at(-1)!.message.id).toBe('cand_20');
+    } finally {
+      await reader.configSet('stream-node-max-entries', '100');
+    }
+  });
+
+  it('closes its connection once the destination is removed', async () => {
+    const name = stream();
+    const added = await add({ stream: name });
+    const clients = async () => (await reader.clientList()).length;
+    start();
+    await project(store, candidates(1, 1));
+    await waitFor(async () => (await entries(name)).length === 1, 10_000, 'one entry');
+    const connected = await clients();
+    await destinations.remove('default', added.destination);
+    await waitFor(async () => (await clients()) === connected - 1, 10_000, 'its connection closed');
+    expect(await clients()).toBe(connected - 1);
+  });
+});

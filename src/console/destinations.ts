@@ -1,11 +1,11 @@
 // An account's destinations (docs/destinations.md) as operators see them: state, lag, the last
 // error and the dead deliveries, each with its Retry and a Retry all. Read through the store's
 // destinations port; URLs are shown with their user info masked and without their query, and
-// payloads never. The actions are POSTs: behind the CSRF check, refused read-only by the router.
+// payloads never; errors are the delivery's own words (a status, a socket code), never a
+// receiver's answer body, so they are shown as they are. The actions are POSTs: behind the CSRF check, refused read-only by the router.
 import type { Request, Response, Router } from 'express';
 import { destinationLag, type DestinationRecord, type QueuedDelivery } from '../store/destinations.js';
 import { actionForm, html, layout, when, type SafeHtml } from './html.js';
-import { shownError } from './mask.js';
 import { idParam, type ConsoleData } from './source.js';
 
 /** Dead deliveries shown per destination; Retry all reaches every one. */
@@ -79,7 +79,7 @@ function destinationSection(data: ConsoleData, req: Request, shown: Shown): Safe
 <dt>URL</dt><dd><code class="url">${maskedUrl(record.url)}</code></dd>
 <dt>State</dt><dd><span class="state ${record.state}">${record.state}</span>${record.state_reason === null ? '' : html` <span class="note">${record.state_reason}</span>`}</dd>
 <dt>Lag</dt><dd><span class="lag-changes">${shown.behind}</span> ${shown.behind === 1 ? 'change' : 'changes'} behind, the oldest <span class="lag-seconds">${seconds(shown.oldestSeconds)}</span> s old</dd>
-<dt>Last error</dt><dd class="error">${shown.lastError === undefined ? '—' : html`${shown.lastError.status === null ? '' : `${shown.lastError.status} `}${shownError(shown.lastError.error, context.reveal)} (${when(shown.lastError.at)})`}</dd>
+<dt>Last error</dt><dd class="error">${shown.lastError === undefined ? '—' : html`${shown.lastError.status === null ? '' : `${shown.lastError.status} `}${shown.lastError.error} (${when(shown.lastError.at)})`}</dd>
 <dt>Dead</dt><dd class="dead-count">${shown.deadCount}</dd>
 </dl>
 ${shown.deadCount === 0 ? '' : actionForm(context, action, `Retry all ${shown.deadCount}`, {}, 'retry-all')}
@@ -91,7 +91,7 @@ ${shown.dead.map(
   (
     d,
   ) => html`<tr data-seq="${d.seq}"><td>${d.seq}</td><td>${d.entity} <code>${d.entity_id}</code></td><td>${d.attempts}</td><td>${d.last_status ?? '—'}</td>
-<td class="error">${d.last_error === null ? '—' : shownError(d.last_error, context.reveal)}</td><td>${when(d.failed_at)}</td>
+<td class="error">${d.last_error ?? '—'}</td><td>${when(d.failed_at)}</td>
 <td>${actionForm(context, action, 'Retry', { seq: d.seq }, 'retry')}</td></tr>`,
 )}</tbody></table>`
 }

@@ -153,12 +153,12 @@ function storeGauges(own: Registry, store: () => GaugedStore | undefined, accoun
 
 /** The destinations of the accounts shown, read at scrape time: how far behind each is, and its dead deliveries. */
 function destinationGauges(own: Registry, store: () => GaugedStore | undefined, accounts: () => readonly string[]): void {
-  // One read feeds both gauges of a scrape (prom-client collects them side by side): kept a second.
-  let recent: { at: number; rows: ReturnType<typeof read> } | undefined;
-  const readOnce = () => {
-    if (recent === undefined || Date.now() - recent.at > 1000) recent = { at: Date.now(), rows: read() };
-    return recent.rows;
-  };
+  // One read feeds both gauges of a scrape (prom-client collects them side by side): shared while it runs.
+  let reading: ReturnType<typeof read> | undefined;
+  const readOnce = () =>
+    (reading ??= read().finally(() => {
+      reading = undefined;
+    }));
   const read = async (): Promise<Array<{ account: string; destination: string; seconds: number; dead: number }>> => {
     const current = store();
     if (current === undefined) return [];

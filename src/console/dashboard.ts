@@ -12,6 +12,7 @@ import { requireToken, tokenDigest } from './auth.js';
 import { campaignRoutes } from './campaigns.js';
 import { createCsrf, type Csrf } from './csrf.js';
 import { deadLetterRoutes } from './dead-letters.js';
+import { destinationRoutes } from './destinations.js';
 import { eventRoutes } from './events.js';
 import { securityHeaders } from './headers.js';
 import { overviewRoutes } from './overview.js';
@@ -135,6 +136,7 @@ function accountRouter(source: DashboardSource, account: string, formToken: stri
   overviewRoutes(pages, data);
   eventRoutes(pages, data);
   deadLetterRoutes(pages, data);
+  destinationRoutes(pages, data);
   campaignRoutes(pages, data);
   privacyRoutes(pages, data);
   return pages;

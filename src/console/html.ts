@@ -79,6 +79,7 @@ const NAV: Array<[path: string, label: string]> = [
   ['/events', 'Events'],
   ['/dead-letters', 'Dead letters'],
   ['/campaigns', 'Campaigns'],
+  ['/destinations', 'Destinations'],
   ['/erasures', 'Erasures'],
 ];
 

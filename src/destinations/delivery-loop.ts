@@ -22,6 +22,8 @@ export interface DeliveryLoopOptions {
   pauseAfter?: number;
   timeoutMs?: number;
   now?: () => number;
+  /** Told each delivery settled, by its outcome (serve counts them in its metrics). */
+  onSettled?: WorkerContext['onSettled'];
 }
 
 export interface DeliveryLoop {
@@ -101,6 +103,7 @@ export function startDeliveryLoop(options: DeliveryLoopOptions): DeliveryLoop {
     timeoutMs: options.timeoutMs ?? DELIVERY_TIMEOUT_MS,
     signal: stopping.signal,
     wake: clock.wake,
+    onSettled: options.onSettled ?? (() => undefined),
   };
   stopping.signal.addEventListener('abort', clock.wake, { once: true });
   let draining = false;

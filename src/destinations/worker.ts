@@ -28,6 +28,8 @@ export interface WorkerContext {
   signal: AbortSignal;
   /** Called when a delivery ends: the next change of its entity may be due now. */
   wake: () => void;
+  /** A delivery settled: delivered, failed (due again, or its destination disabled by a 410) or dead. */
+  onSettled: (account: string, destination: string, outcome: 'delivered' | 'failed' | 'dead') => void;
 }
 
 export interface DestinationWorker {
@@ -65,11 +67,13 @@ async function settle(context: WorkerContext, record: DestinationRecord, row: Qu
   const where = { destination: record.destination, account: record.account, seq: row.seq, url: record.url };
   if (outcome.ok) {
     await store.destinations.delivered(record, row.seq, at);
+    context.onSettled(record.account, record.destination, 'delivered');
     return;
   }
   if (outcome.gone) {
     await store.destinations.setState(record, 'disabled', 'the receiver answered 410 Gone', at);
     logger.warn({ ...where, status: 410 }, 'destination disabled: it answered 410 Gone');
+    context.onSettled(record.account, record.destination, 'failed');
     return;
   }
   const schedule = JSON.parse(record.schedule) as number[];
@@ -85,6 +89,7 @@ async function settle(context: WorkerContext, record: DestinationRecord, row: Qu
     at,
     pauseAfter: context.pauseAfter,
   });
+  context.onSettled(record.account, record.destination, dead ? 'dead' : 'failed');
   logger.warn(
     { ...where, status: outcome.status, error: outcome.error, attempts: row.attempts + 1 },
     dead ? 'destination: delivery failed, its schedule is spent: set aside (dead)' : 'destination: delivery failed; tried again later',

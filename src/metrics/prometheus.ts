@@ -6,10 +6,13 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { isEventKind } from '../events/index.js';
 import { prepareInboxQueries } from '../query/inbox.js';
 import type { InboxPort } from '../store/ports/inbox.js';
+import type { ChangesPort } from '../store/ports/changes.js';
+import { destinationLag, type DestinationsPort } from '../store/destinations.js';
 import { withDeadline } from '../deadline.js';
 import { DEFAULT_ACCOUNT } from '../receive/account.js';
 
 const PREFIX = 'prequal_hooks_';
+const DESTINATION_DELIVERIES = `${PREFIX}destination_deliveries_total`;
 const SCRAPE_TIMEOUT_MS = 2000;
 const ACK_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 4, 5, 7.5, 10];
 
@@ -91,7 +94,9 @@ function countedSeries(own: Registry) {
 }
 
 /** What the gauges read: the inbox's counts, and the oldest pending row through the inbox queries. */
-type GaugedStore = Pick<InboxPort, 'counts'> & Parameters<typeof prepareInboxQueries>[0] & { forAccount(account: string): GaugedStore };
+type GaugedStore = Pick<InboxPort, 'counts'> &
+  Pick<ChangesPort, 'changesAfter'> &
+  Parameters<typeof prepareInboxQueries>[0] & { forAccount(account: string): GaugedStore; readonly destinations: DestinationsPort };
 
 /** The series read from the store at scrape time. */
 function storeGauges(own: Registry, store: () => GaugedStore | undefined, accounts: () => readonly string[]): void {
@@ -146,6 +151,50 @@ function storeGauges(own: Registry, store: () => GaugedStore | undefined, accoun
   });
 }
 
+/** The destinations of the accounts shown, read at scrape time: how far behind each is, and its dead deliveries. */
+function destinationGauges(own: Registry, store: () => GaugedStore | undefined, accounts: () => readonly string[]): void {
+  // One read feeds both gauges of a scrape (prom-client collects them side by side): shared while it runs.
+  let reading: ReturnType<typeof read> | undefined;
+  const readOnce = () =>
+    (reading ??= read().finally(() => {
+      reading = undefined;
+    }));
+  const read = async (): Promise<Array<{ account: string; destination: string; seconds: number; dead: number }>> => {
+    const current = store();
+    if (current === undefined) return [];
+    const shown = new Set(accounts());
+    const records = ((await within(current.destinations.list())) ?? []).filter((r) => shown.has(r.account));
+    const now = Date.now();
+    const lags = await Promise.all(records.map((r) => within(destinationLag(current, r, now))));
+    return records.flatMap((r, i) => {
+      const lag = lags[i];
+      return lag === undefined ? [] : [{ account: r.account, destination: r.destination, seconds: lag.oldestSeconds, dead: lag.dead }];
+    });
+  };
+  new Gauge({
+    name: `${PREFIX}destination_lag_seconds`,
+    help: 'Age of the oldest change not yet delivered to a destination (queued, or not looked at yet; dead ones aside), by account and destination id; 0 when none is behind.',
+    labelNames: ['account', 'destination'] as const,
+    registers: [own],
+    async collect() {
+      const rows = await readOnce();
+      this.reset();
+      for (const r of rows) this.set({ account: r.account, destination: r.destination }, r.seconds);
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}destination_dead_deliveries`,
+    help: 'Deliveries set aside (dead: their retry schedule spent) by account and destination id, waiting for a retry (console or `destinations retry`).',
+    labelNames: ['account', 'destination'] as const,
+    registers: [own],
+    async collect() {
+      const rows = await readOnce();
+      this.reset();
+      for (const r of rows) this.set({ account: r.account, destination: r.destination }, r.dead);
+    },
+  });
+}
+
 /** Bodies the budget cut off before their end, by reason: room made for another client's, or too slow. */
 function cutCounter(own: Registry, cuts: () => Readonly<Record<string, number>>): void {
   const told: Record<string, number> = {};
@@ -190,6 +239,13 @@ export function createMetrics(
   const own = new Registry();
   const { requests, ack, events, lag, handlerCalls, erasures, redacted } = countedSeries(own);
   storeGauges(own, store, accounts);
+  destinationGauges(own, store, accounts);
+  new Counter({
+    name: DESTINATION_DELIVERIES,
+    help: 'Deliveries to HTTP destinations settled by this process, by account, destination (its id, never its URL) and outcome: delivered, failed (due again), dead (its schedule spent: set aside).',
+    labelNames: ['account', 'destination', 'outcome'] as const,
+    registers: [own],
+  });
   bufferedGauge(own, bufferedBytes);
   cutCounter(own, cuts);
 
@@ -246,4 +302,15 @@ function secretUseOf(own: Registry) {
         .sort((a, b) => b.requests - a.requests);
     },
   };
+}
+
+/**
+ * The count of settled deliveries in a receiver's registry (`receiver.metrics()`), as the delivery
+ * loop's `onSettled`: serve runs the loop beside the receiver, whose registry holds the counter.
+ */
+export function destinationDeliveriesOf(
+  registry: Registry,
+): (account: string, destination: string, outcome: 'delivered' | 'failed' | 'dead') => void {
+  const counter = registry.getSingleMetric(DESTINATION_DELIVERIES) as Counter<'account' | 'destination' | 'outcome'> | undefined;
+  return (account, destination, outcome) => counter?.inc({ account, destination, outcome });
 }

@@ -6,6 +6,7 @@
 // process's to keep). Times of the loop (`next_at`, `lease_until`) are ms since the epoch.
 import type { EngineSql } from './engine-sql.js';
 import type { ChangeEntity } from './rows.js';
+import type { ChangesPort } from './ports/changes.js';
 
 export type DestinationState = 'active' | 'paused' | 'disabled';
 
@@ -396,4 +397,35 @@ export function destinationsPort(engine: DestinationsEngine): DestinationsPort {
     retryFirst: (key, seq, now) => retryFirst(engine, key, seq, now),
     backlog: (key) => backlog(sql, key),
   };
+}
+
+/** Where a destination stands, as the console and the metrics show it. */
+export interface DestinationLag {
+  /** Changes not delivered yet, dead ones aside: queued, and not looked at yet. */
+  behind: number;
+  dead: number;
+  /** Age of the oldest of them (when it was recorded), seconds; 0 when none is behind. */
+  oldestSeconds: number;
+}
+
+/**
+ * The lag of a destination: its queue and the changes after its cursor; the oldest of them is read
+ * from the account's feed (a change dropped by retention counts from now).
+ */
+export async function destinationLag(
+  store: { destinations: DestinationsPort; forAccount(account: string): { changesAfter: ChangesPort['changesAfter'] } },
+  record: DestinationRecord,
+  now: number,
+): Promise<DestinationLag> {
+  const backlog = await store.destinations.backlog(record);
+  const unread = Math.max(0, backlog.last - record.cursor);
+  const [first] = backlog.queued > 0 ? await store.destinations.deliveries(record, 'queued', 1) : [];
+  const oldestSeq = first?.seq ?? (unread > 0 ? record.cursor + 1 : undefined);
+  let oldestSeconds = 0;
+  if (oldestSeq !== undefined) {
+    const [change] = (await store.forAccount(record.account).changesAfter(oldestSeq - 1, 1)).changes;
+    const at = change === undefined ? Number.NaN : Date.parse(change.at);
+    oldestSeconds = Number.isFinite(at) ? Math.max(0, now - at) / 1000 : 0;
+  }
+  return { behind: backlog.queued + unread, dead: backlog.dead, oldestSeconds };
 }

@@ -17,7 +17,7 @@
 //     (every change serve recorded arrived at least once, deduped by webhook-id), order per entity
 //     (each entity's seqs increase in arrival order), and no dead delivery.
 // --profile runs "on" under node --cpu-prof (bench/tmp/destinations/profile).
-// Results: a JSON line on stdout, bench/results/destinations.json.
+// Results: a JSON line on stdout, bench/results/destinations[-<--label>].json.
 //   smoke: node build/bench/destinations.js --warmup-seconds 1 --burst-seconds 1 --phase-seconds 2 --rounds 1 --outage 3s
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -45,10 +45,11 @@ const { values: flags } = parseArgs({
     'burst-seconds': { type: 'string', default: '3' },
     'warmup-seconds': { type: 'string', default: '3' },
     'phase-seconds': { type: 'string', default: '10' },
-    rounds: { type: 'string', default: '2' },
+    rounds: { type: 'string', default: '4' },
     entities: { type: 'string', default: '50' },
     outage: { type: 'string', default: '60s' },
     profile: { type: 'boolean', default: false },
+    label: { type: 'string' },
   },
 });
 
@@ -432,7 +433,7 @@ async function run() {
 
 try {
   const result = await run();
-  writeFileSync(join(RESULTS, 'destinations.json'), `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(join(RESULTS, `destinations${flags.label ? `-${flags.label}` : ''}.json`), `${JSON.stringify(result, null, 2)}\n`);
   const { delivery, outage, assertions } = result;
   console.log(
     `delay intake 2xx → destination: p50 ${delivery.delayMs.p50} ms, p99 ${delivery.delayMs.p99} ms (goal ≤ 250, ${delivery.delayMs.count} changes)\n` +

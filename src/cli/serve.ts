@@ -125,7 +125,9 @@ export const serve = defineCommand({
     // Signal handlers before the address is announced: from then on a SIGTERM must drain, and
     // without a handler the default action would kill the process outright.
     const stopReloading = reloadOnHangup(config, { standalone, reconciling }, logger);
-    const stopped = stopOnSignal({ standalone, database, schedule, retention, changesRetention, delivering, tracing, logger }).finally(stopReloading);
+    const stopped = stopOnSignal({ standalone, database, schedule, retention, changesRetention, delivering, tracing, logger }).finally(
+      stopReloading,
+    );
     announce(config, standalone, await servedAccounts(standalone), logger, io);
     return await stopped;
   },

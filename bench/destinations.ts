@@ -414,7 +414,7 @@ async function run() {
       machine,
       loadAverageAtEnd: os.loadavg().map((x) => Math.round(x * 100) / 100),
       git: gitInfo(ROOT),
-      settings: { ...settings, rate, measuredMaxPerSecond: measuredMax === null ? null : Math.round(measuredMax) },
+      settings: { ...settings, profile: flags.profile, rate, measuredMaxPerSecond: measuredMax === null ? null : Math.round(measuredMax) },
       delivery,
       outage,
       assertions: {

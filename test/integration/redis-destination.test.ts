@@ -119,7 +119,12 @@ describe.skipIf(!hasRedis()).each(ENGINES)('Redis destinations on $name', (engin
     start();
     await project(store, candidates(1, 4));
     const seqs = await candidateSeqs();
-    await waitFor(async () => (await destinations.list('default'))[0]!.queued === 0 && crashes < 0, 10_000, 'all settled');
+    // Every change appended and settled (a queue empty before the changes were looked at is not the end).
+    await waitFor(
+      async () => (await entries(name)).length >= seqs.length && (await destinations.list('default'))[0]!.queued === 0 && crashes < 0,
+      10_000,
+      'all appended and settled',
+    );
     expect((await entries(name)).map((e) => e.id)).toEqual(seqs.map((seq) => `${seq}-0`));
   });
 

@@ -14,6 +14,6 @@ function destinationsSql(session: Session): EngineSql {
 export function postgresDestinations(engine: Engine): DestinationsPort {
   return destinationsPort({
     pooled: destinationsSql(engine.pooled),
-    transaction: (work) => inTransaction(engine, (tx) => work(destinationsSql(tx))),
+    transaction: (work, options) => inTransaction(engine, (tx) => work(destinationsSql(tx)), options),
   });
 }

@@ -10,6 +10,6 @@ export function sqliteDestinations(connection: SqliteConnection, writer: Writer 
   const direct: EngineSql = { placeholder: () => '?', rows };
   return destinationsPort({
     pooled: { ...direct, rows: (sql, parameters) => read(connection, () => rows(sql, parameters)) },
-    transaction: (work) => writeTransaction(connection, writer, () => work(direct)),
+    transaction: (work, options) => writeTransaction(connection, writer, () => work(direct), options),
   });
 }

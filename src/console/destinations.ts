@@ -4,23 +4,12 @@
 // payloads never; errors are the delivery's own words (a status, a socket code), never a
 // receiver's answer body, so they are shown as they are. The actions are POSTs: behind the CSRF check, refused read-only by the router.
 import type { Request, Response, Router } from 'express';
-import { destinationLag, type DestinationRecord, type QueuedDelivery } from '../store/destinations.js';
+import { maskedUrl, destinationLag, type DestinationRecord, type QueuedDelivery } from '../store/destinations.js';
 import { actionForm, html, layout, when, type SafeHtml } from './html.js';
 import { idParam, type ConsoleData } from './source.js';
 
 /** Dead deliveries shown per destination; Retry all reaches every one. */
 const DEAD_SHOWN = 100;
-
-/** `https://***@host/path?…`: never the user info nor the query (either may hold a credential). */
-function maskedUrl(address: string): string {
-  try {
-    const url = new URL(address);
-    const userInfo = url.username === '' && url.password === '' ? '' : '***@';
-    return `${url.protocol}//${userInfo}${url.host}${url.pathname}${url.search === '' ? '' : '?…'}`;
-  } catch {
-    return address.replace(/^([a-z][a-z0-9+.-]*:\/\/).*@/is, '$1***@').replace(/\?.*$/s, '?…');
-  }
-}
 
 interface Shown {
   record: DestinationRecord;

@@ -6,7 +6,7 @@
 // was; an append redone after a crash is refused by Redis (its id is the stream's top), not doubled.
 import type { Logger } from '../logging.js';
 import { changeOf, type Change } from '../project/changes.js';
-import type { DestinationRecord, QueuedDelivery } from '../store/destinations.js';
+import { maskedUrl, type DestinationRecord, type QueuedDelivery } from '../store/destinations.js';
 import type { Store } from '../store/store.js';
 import type { OpenedDestination } from './registry.js';
 import { openStreamWriter, type StreamWriter } from './redis-stream.js';
@@ -53,7 +53,14 @@ async function failed(context: RedisContext, record: DestinationRecord, row: Que
     pauseAfter: context.pauseAfter,
   });
   context.logger.warn(
-    { destination: record.destination, account: record.account, seq: row.seq, url: record.url, error: message, attempts: row.attempts + 1 },
+    {
+      destination: record.destination,
+      account: record.account,
+      seq: row.seq,
+      url: maskedUrl(record.url),
+      error: message,
+      attempts: row.attempts + 1,
+    },
     'destination: append to the Redis stream failed; tried again later (a Redis destination never sets a change aside)',
   );
 }

@@ -4,7 +4,7 @@
 // is settled by seq in the database at once, so a restart (or SIGKILL) resumes where it was.
 import type { Logger } from '../logging.js';
 import { changeOf } from '../project/changes.js';
-import type { DestinationRecord, QueuedDelivery } from '../store/destinations.js';
+import { maskedUrl, type DestinationRecord, type QueuedDelivery } from '../store/destinations.js';
 import type { Store } from '../store/store.js';
 import { postChange, type DeliveryOutcome } from './delivery.js';
 import { filterOf, passes } from './filter.js';
@@ -64,7 +64,7 @@ async function enqueue(context: WorkerContext, record: DestinationRecord): Promi
 async function settle(context: WorkerContext, record: DestinationRecord, row: QueuedDelivery, outcome: DeliveryOutcome): Promise<void> {
   const { store, logger, now } = context;
   const at = new Date(now()).toISOString();
-  const where = { destination: record.destination, account: record.account, seq: row.seq, url: record.url };
+  const where = { destination: record.destination, account: record.account, seq: row.seq, url: maskedUrl(record.url) };
   if (outcome.ok) {
     await store.destinations.delivered(record, row.seq, at);
     context.onSettled(record.account, record.destination, 'delivered');

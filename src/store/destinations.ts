@@ -436,3 +436,14 @@ export async function destinationLag(
   }
   return { behind: backlog.queued + unread, dead: backlog.dead, oldestSeconds };
 }
+
+/** `https://***@host/path?…`: never the user info nor the query (either may hold a credential). */
+export function maskedUrl(address: string): string {
+  try {
+    const url = new URL(address);
+    const userInfo = url.username === '' && url.password === '' ? '' : '***@';
+    return `${url.protocol}//${userInfo}${url.host}${url.pathname}${url.search === '' ? '' : '?…'}`;
+  } catch {
+    return address.replace(/^([a-z][a-z0-9+.-]*:\/\/).*@/is, '$1***@').replace(/\?.*$/s, '?…');
+  }
+}

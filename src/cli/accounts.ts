@@ -17,9 +17,8 @@ import {
 } from './accounts-options.js';
 import { commandAccounts } from './account-target.js';
 import { openForReading, requireDatabaseFile } from './database.js';
-import { resolveFileVariants } from './file-variants.js';
-import { databaseOf, optionsHelp, type OptionTable, type ParsedCommand } from './options.js';
-import { defineCommand, type Command } from './command.js';
+import { databaseOf, type OptionTable, type ParsedCommand } from './options.js';
+import { defineVerb, defineVerbs, type Command } from './command.js';
 import { outputFormat, printJson, renderTable, shortInstant, type Column } from './output.js';
 import { WEAK_SECRET_LENGTH } from './serve-options.js';
 
@@ -54,14 +53,8 @@ rekey          re-encrypts every secret and key under a new key; the key file th
 Run "prequal-hooks accounts <verb> --help" for a verb's options. Exits 1 when the account is
 unknown or the key is wrong, 2 when the command is called wrongly.`;
 
-/** A verb: its options parsed (file variants read), and `Usage: prequal-hooks accounts <verb>` with them on --help. */
-function verb<O extends OptionTable>(name: string, table: O, run: (command: ParsedCommand<O>, io: CommandIo) => Promise<number>): Command {
-  return defineCommand({
-    options: table,
-    help: `Usage: prequal-hooks accounts ${name} [options]\n\n${optionsHelp(table)}`,
-    run: (parsed, io) => run(resolveFileVariants(table, parsed), io),
-  });
-}
+const verb = <O extends OptionTable>(name: string, table: O, run: (command: ParsedCommand<O>, io: CommandIo) => Promise<number>) =>
+  defineVerb('accounts', name, table, run);
 
 const VERBS: Record<string, Command> = {
   add: verb('add', ADD_OPTIONS, add),
@@ -77,16 +70,11 @@ const VERBS: Record<string, Command> = {
 /** The verbs of `accounts`, each with its own --help (docs/cli.md prints them). */
 export const ACCOUNT_VERBS: readonly string[] = Object.keys(VERBS);
 
+const run = defineVerbs(ACCOUNTS_HELP, VERBS);
+
 export async function accounts(argv: string[], io: CommandIo): Promise<number> {
-  const [verb, ...rest] = argv;
-  if (verb === undefined || verb === '--help' || verb === '-h' || verb === 'help') {
-    io.stdout.write(`${ACCOUNTS_HELP}\n`);
-    return verb === undefined ? 2 : 0;
-  }
-  const run = VERBS[verb];
-  if (run === undefined) throw new UsageError(`unknown verb "${verb}": use ${ACCOUNT_VERBS.join(', ')}`);
   try {
-    return await run(rest, io);
+    return await run(argv, io);
   } catch (error) {
     if (error instanceof UnknownAccountError) throw new CommandError(error.message);
     if (error instanceof AccountRequestError) throw new CommandError(error.message);

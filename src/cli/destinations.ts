@@ -10,11 +10,10 @@ import type { QueuedDelivery } from '../store/destinations.js';
 import type { Store } from '../store/store.js';
 import { accountStore } from './account-target.js';
 import { CommandError, UsageError, type CommandIo } from './args.js';
-import { defineCommand, type Command } from './command.js';
+import { defineVerb, defineVerbs, type Command } from './command.js';
 import { requireDatabaseFile } from './database.js';
 import { ADD_OPTIONS, LIST_OPTIONS, RETRY_OPTIONS, ROTATE_OPTIONS, STATE_OPTIONS } from './destinations-options.js';
-import { resolveFileVariants } from './file-variants.js';
-import { databaseOf, optionsHelp, type OptionTable, type ParsedCommand } from './options.js';
+import { databaseOf, type OptionTable, type ParsedCommand } from './options.js';
 import { outputFormat, printJson, renderTable, shortInstant, type Column } from './output.js';
 
 export const DESTINATIONS_HELP = `Usage: prequal-hooks destinations add --db <db> [--account <id>] --url <url> [--secret <s> | --secret-file <f>] [--filter <field=value>]… [--rate <n>/s] [--retry-schedule <delays>] [--json]
@@ -43,14 +42,8 @@ Secrets and the URL are stored encrypted under the accounts key (--accounts-key-
 <db>.accounts-key by default). Exits 1 when the account or destination is unknown, 2 when the
 command is called wrongly.`;
 
-/** A verb: its options parsed (file variants read), with its own --help. */
-function verb<O extends OptionTable>(name: string, table: O, run: (command: ParsedCommand<O>, io: CommandIo) => Promise<number>): Command {
-  return defineCommand({
-    options: table,
-    help: `Usage: prequal-hooks destinations ${name} [options]\n\n${optionsHelp(table)}`,
-    run: (parsed, io) => run(resolveFileVariants(table, parsed), io),
-  });
-}
+const verb = <O extends OptionTable>(name: string, table: O, run: (command: ParsedCommand<O>, io: CommandIo) => Promise<number>) =>
+  defineVerb('destinations', name, table, run);
 
 const VERBS: Record<string, Command> = {
   add: verb('add', ADD_OPTIONS, add),
@@ -65,16 +58,7 @@ const VERBS: Record<string, Command> = {
 /** The verbs of `destinations`, each with its own --help (docs/cli.md prints them). */
 export const DESTINATION_VERBS: readonly string[] = Object.keys(VERBS);
 
-export async function destinations(argv: string[], io: CommandIo): Promise<number> {
-  const [name, ...rest] = argv;
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    io.stdout.write(`${DESTINATIONS_HELP}\n`);
-    return name === undefined ? 2 : 0;
-  }
-  const run = VERBS[name];
-  if (run === undefined) throw new UsageError(`unknown verb "${name}": use ${DESTINATION_VERBS.join(', ')}`);
-  return await run(rest, io);
-}
+export const destinations: Command = defineVerbs(DESTINATIONS_HELP, VERBS);
 
 type DatabaseCommand = ParsedCommand<Omit<typeof STATE_OPTIONS, 'json' | 'destination'>>;
 

@@ -63,6 +63,9 @@ export function logDestination(fd = 1, { waitMs = BATCH_WAIT_MS }: { waitMs?: nu
     maxLength: HELD_BYTES_MAX,
     periodicFlush: waitMs,
   });
+  // A reader gone for good (a closed descriptor, a broken pipe) makes sonic-boom emit 'error',
+  // which unheard would end the process: serve goes on, and the lines are lost.
+  sonic.on('error', () => undefined);
   let held = 0;
   let wanted = false;
   const waiting: Array<(error?: Error) => void> = [];

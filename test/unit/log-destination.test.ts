@@ -77,6 +77,19 @@ describe('logDestination', () => {
     expect(lines()).toHaveLength(43);
     await close();
   });
+
+  // Last: the closed descriptor's number is free for the next file opened, which its writes would reach.
+  it('goes on when its descriptor is gone: the write fails without ending the process', async () => {
+    const fd = openSync(join(tmp.dir, 'gone.log'), 'w');
+    const logger = createLogger({ level: 'info' }, logDestination(fd, { waitMs: 10 }));
+    closeSync(fd);
+    // A warn line is written at once, and the periodic flush runs on: each write fails (EBADF),
+    // which an 'error' event nobody hears would turn into an uncaught exception failing this run.
+    logger.warn('to a closed descriptor');
+    await aWriteLater();
+    await new Promise((resolve) => setTimeout(resolve, 50)); // a few periodic flushes (10 ms each) after the close
+    expect(() => logger.info('still logging')).not.toThrow();
+  });
 });
 
 describe('accessLogger', () => {

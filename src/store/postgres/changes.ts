@@ -6,6 +6,7 @@
 // which is the end of the transaction: projection batches of one account commit one after another
 // on every replica, and other accounts' go on.
 import type { ChangeRecord, StoredChange, StoredChangePage } from '../rows.js';
+import { postgresSql } from './reads.js';
 import { query, type Session } from './session.js';
 import { copyForRebuild, finishRebuildChanges, markRebuilding, type EngineWrites } from '../rebuild-changes.js';
 
@@ -107,11 +108,7 @@ export async function pruneChanges(tx: Session, before: string, limit: number): 
 
 /** The transaction as the SQL written once for both engines takes it. */
 function postgresWrites(tx: Session): EngineWrites {
-  return {
-    placeholder: (n) => `$${n}`,
-    rows: async <T>(sql: string, parameters: readonly unknown[]) => (await query(tx, sql, [...parameters])) as T[],
-    run: async (sql, parameters) => void (await query(tx, sql, [...parameters])),
-  };
+  return { ...postgresSql(tx), run: async (sql, parameters) => void (await query(tx, sql, [...parameters])) };
 }
 
 /** A rebuild's start (src/store/rebuild-changes.ts) around `empty`, which empties the projected rows; returns what `empty` did. */

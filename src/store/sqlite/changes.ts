@@ -3,6 +3,7 @@
 // page at a time by cursor, redacted by an erasure, dropped by retention a prefix at a time.
 import type { ChangeRecord, StoredChange, StoredChangePage } from '../rows.js';
 import { prepared, type SqliteConnection } from './connection.js';
+import { sqliteSql } from './reads.js';
 import { copyForRebuild, finishRebuildChanges, markRebuilding, type EngineWrites } from '../rebuild-changes.js';
 
 /** Numbers the changes after the account's last and inserts them; nothing when there are none. */
@@ -89,13 +90,9 @@ export function pruneChanges(connection: SqliteConnection, before: string, limit
   return dropped;
 }
 
-/** The connection as the SQL written once for both engines takes it (inside a write transaction). */
+/** The connection as the SQL written once for both engines takes it (inside a write transaction: statements run at once). */
 function sqliteWrites(connection: SqliteConnection): EngineWrites {
-  return {
-    placeholder: () => '?',
-    rows: <T>(sql: string, parameters: readonly unknown[]) => prepared(connection, sql).all(...parameters) as T[],
-    run: (sql, parameters) => void prepared(connection, sql).run(...parameters),
-  };
+  return { ...sqliteSql(connection), run: (sql, parameters) => void prepared(connection, sql).run(...parameters) };
 }
 
 /** A rebuild's start (src/store/rebuild-changes.ts) around `empty`, which empties the projected rows; returns what `empty` did. */

@@ -1,7 +1,8 @@
 // The delivery of every account's destinations in a running receiver (docs/destinations.md): a
-// round every `pollMs` (sooner when a delivery ends), each reading the destinations afresh, so
-// a destination the CLI adds, disables or removes, and a change any process commits, are taken
-// up within a second. Stopping waits for the deliveries in flight a bounded time.
+// round when a transaction commits changes (this process's; on PostgreSQL any process's, by
+// NOTIFY), when a delivery ends, and every `pollMs` in any case; each reads the destinations
+// afresh, so a destination the CLI adds, disables or removes, and a change any process commits,
+// are taken up within a second. Stopping waits for the deliveries in flight a bounded time.
 import { randomUUID } from 'node:crypto';
 import { withDeadline } from '../deadline.js';
 import type { Logger } from '../logging.js';
@@ -106,6 +107,7 @@ export function startDeliveryLoop(options: DeliveryLoopOptions): DeliveryLoop {
     onSettled: options.onSettled ?? (() => undefined),
   };
   stopping.signal.addEventListener('abort', clock.wake, { once: true });
+  const unsubscribe = store.onChanges(clock.wake);
   let draining = false;
   const running = (async () => {
     while (!stopping.signal.aborted) {
@@ -120,6 +122,7 @@ export function startDeliveryLoop(options: DeliveryLoopOptions): DeliveryLoop {
   return {
     async stop(timeoutMs) {
       draining = true;
+      unsubscribe();
       const inFlight = () => [...workers.values()].flatMap((w) => [...w.inFlight.values()]);
       // Requests still out at the deadline are aborted; their changes stay queued and are sent again.
       const ended = await withDeadline(

@@ -2,18 +2,20 @@
 // a cursor, and the same changes followed live. Both engines number changes in commit order, so a
 // cursor (the last `seq` seen) never skips one; only retention can leave a reader behind, and
 // then it says so (ChangesDroppedError) rather than skipping.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { changeOf, type Change } from '../project/changes.js';
 import type { StoreHandle } from '../store/handle.js';
 import type { ChangesPort } from '../store/ports/changes.js';
-import { storePorts } from '../store/store.js';
+import { storePorts, type Store } from '../store/store.js';
 import { QueryParameterError } from './errors.js';
 
 /** Changes in one page at most. */
 const MAX_CHANGES_PAGE = 1000;
 /** Changes in one page when no limit is given. */
 const DEFAULT_CHANGES_PAGE = 100;
-/** How often a follower asks the store for what was committed since (by this process or another). */
+/**
+ * How often a follower asks the store for what was committed since, at least: it asks at once
+ * when a commit of the account's changes is heard (`Store.onChanges`).
+ */
 const FOLLOW_POLL_MS = 500;
 
 /**
@@ -112,8 +114,8 @@ export async function readChanges(store: StoreHandle, parameters: ChangePagePara
 
 /**
  * The account's changes after `after`, in `seq` order, each once; then, unless `follow: false`,
- * the changes committed later (by this process or any other on the database), read every half
- * second, until the iterator is returned (`break`) or `signal` aborts. Throws ChangesDroppedError
+ * the changes committed later (by this process or any other on the database), read as soon as
+ * their commit is heard and every half second in any case, until the iterator is returned (`break`) or `signal` aborts. Throws ChangesDroppedError
  * when retention dropped changes the cursor had not reached.
  * @public
  */
@@ -121,6 +123,51 @@ export async function* followChanges(store: StoreHandle, options: FollowChangesO
   const port = storePorts(store);
   let after = checkedCursor(options.after);
   const { signal, follow = true } = options;
+  const committed = follow ? commitsOf(port) : undefined;
+  try {
+    yield* pages(port, after, signal, committed);
+  } finally {
+    committed?.close();
+  }
+}
+
+/** A wait that ends after `ms`, at a commit of the account's changes heard since the last wait, or when `signal` aborts. */
+function commitsOf(port: Store): { wait(ms: number, signal: AbortSignal | undefined): Promise<void>; close(): void } {
+  let heard = false;
+  let wake: (() => void) | undefined;
+  const close = port.onChanges((account) => {
+    if (account !== port.account && account !== '') return;
+    heard = true;
+    wake?.();
+  });
+  return {
+    wait: (ms, signal) =>
+      new Promise<void>((resolve) => {
+        if (heard || signal?.aborted === true) {
+          heard = false;
+          return resolve();
+        }
+        const done = () => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', done);
+          wake = undefined;
+          heard = false;
+          resolve();
+        };
+        const timer = setTimeout(done, ms);
+        signal?.addEventListener('abort', done, { once: true });
+        wake = done;
+      }),
+    close,
+  };
+}
+
+async function* pages(
+  port: Store,
+  after: number | undefined,
+  signal: AbortSignal | undefined,
+  committed: ReturnType<typeof commitsOf> | undefined,
+): AsyncGenerator<Change, void, undefined> {
   const aborted = () => signal?.aborted === true;
   while (!aborted()) {
     const page = await pageOf(port, after, MAX_CHANGES_PAGE);
@@ -130,12 +177,8 @@ export async function* followChanges(store: StoreHandle, options: FollowChangesO
     }
     after = page.next;
     if (page.changes.length === MAX_CHANGES_PAGE) continue;
-    if (!follow) return;
-    try {
-      await sleep(FOLLOW_POLL_MS, undefined, signal === undefined ? {} : { signal });
-    } catch {
-      return; // aborted
-    }
+    if (committed === undefined) return;
+    await committed.wait(FOLLOW_POLL_MS, signal);
   }
 }
 

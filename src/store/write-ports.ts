@@ -261,4 +261,11 @@ export interface WorkSignals {
   onWork(listener: () => void): () => void;
   /** Tells other processes that work was stored (after a commit). */
   announceWork(): void;
+  /**
+   * Calls `listener` with the account after a transaction that recorded changes (docs/changes.md)
+   * commits: one of this store's, and on PostgreSQL one of any process (LISTEN/NOTIFY; '' for
+   * any account, when the listening connection was established again). The destinations'
+   * delivery waits on it. Returns the unsubscribe function.
+   */
+  onChanges(listener: (account: string) => void): () => void;
 }

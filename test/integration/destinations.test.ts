@@ -121,7 +121,7 @@ describe.each(ENGINES)('destinations on $name', (engine) => {
     secret = request.secret ?? added.secret!;
     return added;
   };
-  const start = (options: { pauseAfter?: number } = {}) => {
+  const start = (options: { pauseAfter?: number; pollMs?: number } = {}) => {
     const loop = startDeliveryLoop({ store, destinations, logger, pollMs: 20, ...options });
     loops.push(loop);
     return loop;
@@ -240,6 +240,18 @@ describe.each(ENGINES)('destinations on $name', (engine) => {
       ['a', 'upsert'],
       ['a', 'erase'],
     ]);
+  });
+
+  it('is woken by the commit of a change (on PostgreSQL by its NOTIFY), not only by its poll', async () => {
+    await add();
+    await project(store, [candidateAdded('a', 1)]);
+    start({ pollMs: 600_000 });
+    await waitFor(() => delivered().length === 1, 10_000, 'the change recorded before the start');
+    await waitFor(async () => (await destinations.list())[0]!.lag === 0, 5000, 'its delivery settled');
+    // The next poll is ten minutes away: only the commit can bring this one within the wait.
+    await project(store, [candidateAdded('b', 2)]);
+    await waitFor(() => delivered().length === 2, 5000, 'the change delivered once committed');
+    expect(delivered().map((r) => r.body.id)).toEqual(['a', 'b']);
   });
 
   it('keeps to its rate, though the four entities could go in parallel', async () => {

@@ -8,15 +8,21 @@
 import type { ChangeRecord, StoredChange, StoredChangePage } from '../rows.js';
 import { postgresSql } from './reads.js';
 import { query, type Session } from './session.js';
+import { CHANGES_CHANNEL } from './work-channel.js';
 import { copyForRebuild, finishRebuildChanges, markRebuilding, type EngineWrites } from '../rebuild-changes.js';
 
-/** Numbers the changes after the account's last and inserts them; nothing, no lock either, when there are none. */
+/**
+ * Numbers the changes after the account's last and inserts them; nothing, no lock either, when
+ * there are none. The account is notified at the commit (work-channel.ts): a running delivery,
+ * in this process or another, takes them up at once.
+ */
 export async function recordChanges(tx: Session, account: string, changes: readonly ChangeRecord[]): Promise<void> {
   if (changes.length === 0) return;
   const [head] = await query<{ last_seq: string }>(
     tx,
     `INSERT INTO change_heads (account, last_seq) VALUES ($1, $2)
-     ON CONFLICT (account) DO UPDATE SET last_seq = change_heads.last_seq + excluded.last_seq RETURNING last_seq`,
+     ON CONFLICT (account) DO UPDATE SET last_seq = change_heads.last_seq + excluded.last_seq
+     RETURNING last_seq, pg_notify('${CHANGES_CHANNEL}', $1)`,
     [account, changes.length],
   );
   const first = Number(head!.last_seq) - changes.length + 1;

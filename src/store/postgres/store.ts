@@ -27,7 +27,7 @@ import { postgresRegistry } from './registry.js';
 import { postgresDestinations } from './destinations.js';
 import { putSetting, setting, settingOnce } from './settings.js';
 import * as erasure from './erasure.js';
-import { announceWork, createWorkChannel, onWork, stopListening, type WorkChannel } from './work-channel.js';
+import { announceWork, createWorkChannel, onChanges, onWork, stopListening, type WorkChannel } from './work-channel.js';
 
 export interface PostgresStoreOptions {
   /** For logs: the URL without its password. */
@@ -136,6 +136,7 @@ function databaseWide({ engine, work, options }: Shared) {
     flush: () => flush(engine),
     onWork: (callback) => onWork(work, callback),
     announceWork: () => announceWork(work),
+    onChanges: (callback) => onChanges(work, callback),
     close: () => close(engine, work, options.ownsPool),
   } satisfies Partial<Store>;
 }

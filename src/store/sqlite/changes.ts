@@ -9,6 +9,7 @@ import { copyForRebuild, finishRebuildChanges, markRebuilding, type EngineWrites
 /** Numbers the changes after the account's last and inserts them; nothing when there are none. */
 export function recordChanges(connection: SqliteConnection, account: string, changes: readonly ChangeRecord[], at: string): void {
   if (changes.length === 0) return;
+  connection.changed.add(account);
   const { last_seq: last } = prepared(
     connection,
     `INSERT INTO change_heads (account, last_seq) VALUES (?, ?)

@@ -25,11 +25,25 @@ export interface SqliteConnection {
   closed: boolean;
   /** `PRAGMA data_version` when the store was made: it changes when another connection commits. */
   readonly dataVersion: number;
+  /** The accounts whose changes the transaction in progress recorded: told to `changeListeners` once it commits. */
+  readonly changed: Set<string>;
+  /** `Store.onChanges`'s listeners. */
+  readonly changeListeners: Set<(account: string) => void>;
 }
 
 export function openConnection(db: SqliteDatabase, busyTimeoutMs: number): SqliteConnection {
   const dataVersion = db.pragma('data_version', { simple: true }) as number;
-  return { db, busyTimeoutMs, preparedOnUse: new Map(), transaction: undefined, queue: Promise.resolve(), closed: false, dataVersion };
+  return {
+    db,
+    busyTimeoutMs,
+    preparedOnUse: new Map(),
+    transaction: undefined,
+    queue: Promise.resolve(),
+    closed: false,
+    dataVersion,
+    changed: new Set(),
+    changeListeners: new Set(),
+  };
 }
 
 /** Whether another connection has committed to the file since the store was made. */
@@ -125,6 +139,16 @@ export function writeTransaction<T>(
   return serialised(connection, () => runWrite(connection, writer, work, options));
 }
 
+/** Tells `Store.onChanges`'s listeners which accounts' changes the transaction just committed recorded, after this turn. */
+function tellChanged(connection: SqliteConnection): void {
+  if (connection.changed.size === 0 || connection.changeListeners.size === 0) return;
+  const accounts = [...connection.changed];
+  const listeners = [...connection.changeListeners];
+  setImmediate(() => {
+    for (const account of accounts) for (const listener of listeners) listener(account);
+  });
+}
+
 /** Takes the write lock, waiting for another connection's up to `waitMs` without blocking the event loop. */
 async function begin(statements: TransactionStatements, waitMs: number): Promise<void> {
   const deadline = performance.now() + waitMs;
@@ -165,11 +189,13 @@ export async function runWrite<T>(
     try {
       const result = await work(writer.tx);
       transactions.commit.run();
+      tellChanged(connection);
       return result;
     } catch (error) {
       if (connection.db.inTransaction) connection.db.exec('ROLLBACK');
       throw error;
     } finally {
+      connection.changed.clear();
       connection.transaction = undefined;
       ended();
     }

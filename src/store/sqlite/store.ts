@@ -140,6 +140,10 @@ function accountView(engine: SqliteEngine, account: string): Store {
     flush: () => readiness.flush(connection, writer),
     onWork: () => () => undefined,
     announceWork: () => undefined,
+    onChanges: (listener) => {
+      connection.changeListeners.add(listener);
+      return () => connection.changeListeners.delete(listener);
+    },
     close: async () => {
       if (reader !== undefined) await closeReaderThread(reader);
       await readiness.close(connection, options.ownsConnection);

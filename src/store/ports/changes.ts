@@ -8,7 +8,8 @@ export interface ChangesPort {
   /**
    * Retention, across accounts: drops the oldest changes recorded before `before` (UTC ISO 8601),
    * up to `limit` in one transaction; how many went. A reader whose cursor is below what was
-   * dropped learns it from `droppedThrough`.
+   * dropped learns it from `droppedThrough`. A change a destination still needs (queued, dead, or
+   * after its cursor) is kept, with every change after it.
    */
   pruneChanges(before: string, limit: number): Promise<number>;
 }

@@ -9,6 +9,7 @@ import type { ChangeRecord, StoredChange, StoredChangePage } from '../rows.js';
 import { postgresSql } from './reads.js';
 import { query, type Session } from './session.js';
 import { CHANGES_CHANNEL } from './work-channel.js';
+import { pruneChanges as pruneChangesOf } from '../prune-changes.js';
 import { copyForRebuild, finishRebuildChanges, markRebuilding, type EngineWrites } from '../rebuild-changes.js';
 
 /**
@@ -87,29 +88,9 @@ export async function changesAfter(session: Session, account: string, after: num
   };
 }
 
-/**
- * Drops, in each account, the oldest changes recorded before `before`, up to `limit` in all, and
- * notes the highest dropped; a change recorded since stops an account's prefix. How many went.
- */
-export async function pruneChanges(tx: Session, before: string, limit: number): Promise<number> {
-  const heads = await query<{ account: string; dropped_through: string }>(tx, 'SELECT account, dropped_through FROM change_heads');
-  let dropped = 0;
-  for (const { account, dropped_through } of heads) {
-    if (dropped >= limit) break;
-    const oldest = await query<{ seq: string; at: string }>(
-      tx,
-      'SELECT seq, at FROM changes WHERE account = $1 AND seq > $2 ORDER BY seq LIMIT $3',
-      [account, dropped_through, limit - dropped],
-    );
-    const recent = oldest.findIndex((change) => change.at >= before);
-    const through = (recent === -1 ? oldest : oldest.slice(0, recent)).at(-1)?.seq;
-    if (through === undefined) continue;
-    const gone = await query(tx, 'DELETE FROM changes WHERE account = $1 AND seq <= $2 RETURNING 1', [account, through]);
-    dropped += gone.length;
-    // Never lowered: two pruners at once (replicas) each note what they dropped.
-    await query(tx, 'UPDATE change_heads SET dropped_through = GREATEST(dropped_through, $2) WHERE account = $1', [account, through]);
-  }
-  return dropped;
+/** Retention's part (src/store/prune-changes.ts): up to `limit` changes recorded before `before` dropped; how many. */
+export function pruneChanges(tx: Session, before: string, limit: number): Promise<number> {
+  return pruneChangesOf(postgresWrites(tx), before, limit);
 }
 
 /** The transaction as the SQL written once for both engines takes it. */

@@ -4,6 +4,7 @@
 import type { ChangeRecord, StoredChange, StoredChangePage } from '../rows.js';
 import { prepared, type SqliteConnection } from './connection.js';
 import { sqliteSql } from './reads.js';
+import { pruneChanges as pruneChangesOf } from '../prune-changes.js';
 import { copyForRebuild, finishRebuildChanges, markRebuilding, type EngineWrites } from '../rebuild-changes.js';
 
 /** Numbers the changes after the account's last and inserts them; nothing when there are none. */
@@ -63,32 +64,9 @@ export function changesAfter(connection: SqliteConnection, account: string, afte
   return { changes, last: head?.last_seq ?? 0, droppedThrough: head?.dropped_through ?? 0, oldest: oldest?.seq ?? null };
 }
 
-/**
- * Drops, in each account, the oldest changes recorded before `before`, up to `limit` in all, and
- * notes the highest dropped. Stops at an account's first change recorded since: changes are
- * recorded in `seq` order, so what is older is a prefix. How many went.
- */
-export function pruneChanges(connection: SqliteConnection, before: string, limit: number): number {
-  const accounts = prepared(connection, 'SELECT account, dropped_through FROM change_heads').all() as Array<{
-    account: string;
-    dropped_through: number;
-  }>;
-  let dropped = 0;
-  for (const { account, dropped_through } of accounts) {
-    if (dropped >= limit) break;
-    const oldest = prepared(connection, 'SELECT seq, at FROM changes WHERE account = ? AND seq > ? ORDER BY seq LIMIT ?').all(
-      account,
-      dropped_through,
-      limit - dropped,
-    ) as Array<{ seq: number; at: string }>;
-    // Only the prefix: a change recorded since stops it, even if an older one follows (clocks).
-    const recent = oldest.findIndex((change) => change.at >= before);
-    const through = (recent === -1 ? oldest : oldest.slice(0, recent)).at(-1)?.seq;
-    if (through === undefined) continue;
-    dropped += prepared(connection, 'DELETE FROM changes WHERE account = ? AND seq <= ?').run(account, through).changes;
-    prepared(connection, 'UPDATE change_heads SET dropped_through = ? WHERE account = ?').run(through, account);
-  }
-  return dropped;
+/** Retention's part (src/store/prune-changes.ts): up to `limit` changes recorded before `before` dropped; how many. */
+export function pruneChanges(connection: SqliteConnection, before: string, limit: number): Promise<number> {
+  return pruneChangesOf(sqliteWrites(connection), before, limit);
 }
 
 /** The connection as the SQL written once for both engines takes it (inside a write transaction: statements run at once). */

@@ -120,7 +120,7 @@ function accountView(engine: SqliteEngine, account: string): Store {
     setAside: (afterId, limit) => read(connection, () => reads.setAside(connection, account, afterId, limit)),
     requeue: (ids) => inWrite((s) => inbox.requeue(s.inbox, account, ids)),
     changesAfter: (after, limit) => read(connection, () => changes.changesAfter(connection, account, after, limit)),
-    pruneChanges: (before, limit) => inWrite(() => changes.pruneChanges(connection, before, limit)),
+    pruneChanges: (before, limit) => writeTransaction(connection, writer, () => changes.pruneChanges(connection, before, limit)),
     ...handlerClaims(connection, inWrite, account),
     ...operatorReads(connection, reader, account),
     projected: projectedReads(reads.sqliteSql(connection, true), account),

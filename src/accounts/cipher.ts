@@ -26,6 +26,11 @@ export function accountsKey(key: Uint8Array): AccountsKey {
   return { id: keyIdOf(key), key };
 }
 
+/** What a destination's sealed value (src/destinations/registry.ts) is bound to in place of an account: its account and id. */
+export function destinationScope(account: string, destination: string): string {
+  return `${account}/${destination}`;
+}
+
 function additionalData(account: string, column: SealedColumn): Buffer {
   return Buffer.from(`prequal-hooks accounts\0${account}\0${column}`, 'utf8');
 }

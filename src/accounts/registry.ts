@@ -9,7 +9,7 @@ import type { StoreHandle } from '../store/handle.js';
 import { storePorts } from '../store/store.js';
 import type { Store } from '../store/store.js';
 import { secretFingerprint } from '../signature.js';
-import { accountsKey, open, seal } from './cipher.js';
+import { accountsKey, destinationScope, open, seal } from './cipher.js';
 import { AccountRequestError, AccountsKeyError, UnknownAccountError } from './errors.js';
 import { keyOf, requirePath, sealingKey, type KeySource } from './keys.js';
 import { NEXT_SUFFIX, createKeyFile, newKey, promoteNextKey, readKeyFile, retiredKeyPath } from './key-file.js';
@@ -105,7 +105,7 @@ export interface Rekeyed {
    * keep it while backups made before the rekey are kept. Null when the registry held no value.
    */
   previousKeyFile: string | null;
-  /** Values re-encrypted (secrets and API keys). */
+  /** Values re-encrypted (secrets, API keys and destinations). */
   values: number;
 }
 
@@ -434,6 +434,14 @@ async function rekey(context: RegistryContext, given: Uint8Array | undefined): P
       if (a.api_key === null || a.api_key_key_id === null) continue;
       const apiKey = openValue(context, a.api_key_key_id, a.account, 'api_key', a.api_key);
       await tx.updateAccount(a.account, { api_key: seal(next, a.account, 'api_key', apiKey), api_key_key_id: next.id }, iso(context.now()));
+      count += 1;
+    }
+    for (const d of await tx.sealedDestinations()) {
+      const scope = destinationScope(d.account, d.destination);
+      const opened = open(keyOf(context.keys, d.key_id), scope, 'destination', d.sealed);
+      if (opened === undefined)
+        throw new AccountsKeyError(`the secrets of destination ${d.destination} do not decrypt with the accounts key ${d.key_id}`);
+      await tx.rewrapDestination({ ...d, sealed: seal(next, scope, 'destination', opened), key_id: next.id });
       count += 1;
     }
     await tx.setKeyId(next.id);

@@ -47,7 +47,7 @@ remove         erases every row of the account, then the account and its secrets
 rotate-secret  the new secret verifies at once, the previous one for --keep-previous more;
                without --secret, generates one and prints it, once
 set-api-key    sets (or with --clear forgets) the account's API key, for reconciliation
-rekey          re-encrypts every secret and key under a new key; the key file then holds it and
+rekey          re-encrypts every secret, key and destination under a new key; the key file holds it and
                each replaced key is kept as <key file>.<its key id> (for backups made before)
 
 Run "prequal-hooks accounts <verb> --help" for a verb's options. Exits 1 when the account is

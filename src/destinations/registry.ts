@@ -3,7 +3,7 @@
 // under the accounts key, as account secrets are (src/accounts/cipher.ts), the destination's id in
 // the authenticated data; the `url` column holds the URL as people see it, its user info masked.
 import { randomBytes } from 'node:crypto';
-import { open, seal } from '../accounts/cipher.js';
+import { destinationScope, open, seal } from '../accounts/cipher.js';
 import { keyOf, sealingKey, type KeySource } from '../accounts/keys.js';
 import { withoutCredentials } from '../client/origin.js';
 import type { DestinationRecord, DestinationState, QueuedDelivery } from '../store/destinations.js';
@@ -48,6 +48,8 @@ export interface DestinationSummary {
   filter: DestinationFilter;
   rate: number | null;
   schedule: number[];
+  /** A Redis destination's stream (absent for HTTP, or when the accounts key cannot open the destination). */
+  stream?: string;
   /** Changes of the account not delivered yet: queued, or not looked at yet. */
   lag: number;
   queued: number;
@@ -129,8 +131,6 @@ export function checkRedisRequest(request: {
   } else if (request.stream !== undefined) throw new DestinationRequestError('--stream is for redis:// destinations');
 }
 
-const sealedAccount = (account: string, destination: string) => `${account}/${destination}`;
-
 function newId(): string {
   const alphabet = 'abcdefghijklmnopqrstuvwxyz234567';
   return `dst_${[...randomBytes(12)].map((b) => alphabet[b % 32]).join('')}`;
@@ -141,7 +141,7 @@ function sealedOf(url: string, secrets: SealedDestination['secrets'], stream?: s
 }
 
 function unseal(keys: KeySource, record: DestinationRecord): SealedDestination {
-  const text = open(keyOf(keys, record.key_id), sealedAccount(record.account, record.destination), 'destination', record.sealed);
+  const text = open(keyOf(keys, record.key_id), destinationScope(record.account, record.destination), 'destination', record.sealed);
   if (text === undefined)
     throw new DestinationRequestError(
       `the secrets of destination ${record.destination} do not open with the accounts key ${record.key_id}`,
@@ -168,15 +168,26 @@ async function rotateSecret(
   const text = JSON.stringify(sealedOf(sealed.url, [{ secret, until: null }, ...kept]));
   await context.store.destinations.setSealed(
     record,
-    seal(key, sealedAccount(record.account, record.destination), 'destination', text),
+    seal(key, destinationScope(record.account, record.destination), 'destination', text),
     key.id,
     new Date(now).toISOString(),
   );
   return { ...(options.secret === undefined && { secret }), previousUntil };
 }
 
-async function summaryOf(store: Store, row: DestinationRecord): Promise<DestinationSummary> {
+/** A Redis destination's stream, sealed with its URL's credentials; undefined when the key cannot open it. */
+function streamOf(keys: KeySource, row: DestinationRecord): string | undefined {
+  if (!isRedisUrl(row.url)) return undefined;
+  try {
+    return unseal(keys, row).stream ?? defaultStreamName(row.account);
+  } catch {
+    return undefined; // listed without it: the list needs no key
+  }
+}
+
+async function summaryOf(store: Store, keys: KeySource, row: DestinationRecord): Promise<DestinationSummary> {
   const backlog = await store.destinations.backlog(row);
+  const stream = streamOf(keys, row);
   return {
     destination: row.destination,
     account: row.account,
@@ -186,6 +197,7 @@ async function summaryOf(store: Store, row: DestinationRecord): Promise<Destinat
     filter: filterOf(row.filter),
     rate: row.rate,
     schedule: JSON.parse(row.schedule) as number[],
+    ...(stream !== undefined && { stream }),
     lag: Math.max(0, backlog.last - row.cursor) + backlog.queued,
     queued: backlog.queued,
     dead: backlog.dead,
@@ -213,7 +225,7 @@ async function add(store: Store, keys: KeySource, now: () => number, request: Ad
   const key = sealingKey(keys, (await store.registry.version()).keyId);
   const sealed = seal(
     key,
-    sealedAccount(request.account, destination),
+    destinationScope(request.account, destination),
     'destination',
     JSON.stringify(sealedOf(url.href, secret === undefined ? [] : [{ secret, until: null }], stream)),
   );
@@ -229,8 +241,7 @@ async function add(store: Store, keys: KeySource, now: () => number, request: Ad
     created_at: new Date(now()).toISOString(),
   });
   return {
-    ...(await summaryOf(store, row)),
-    ...(stream !== undefined && { stream }),
+    ...(await summaryOf(store, keys, row)),
     ...(request.secret === undefined && secret !== undefined && { secret }),
   };
 }
@@ -247,11 +258,11 @@ export function openDestinations(handle: StoreHandle, options: DestinationsOptio
   };
   return {
     add: (request) => add(store, keys, now, request),
-    list: async (account) => Promise.all((await store.destinations.list(account)).map((row) => summaryOf(store, row))),
+    list: async (account) => Promise.all((await store.destinations.list(account)).map((row) => summaryOf(store, keys, row))),
     async setState(account, destination, state) {
       await found(store, account, destination);
       await store.destinations.setState({ account, destination }, state, null, new Date(now()).toISOString());
-      return await summaryOf(store, await found(store, account, destination));
+      return await summaryOf(store, keys, await found(store, account, destination));
     },
     async remove(account, destination) {
       await found(store, account, destination);

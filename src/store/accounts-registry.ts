@@ -41,6 +41,14 @@ export interface RegistrySnapshot extends RegistryVersion {
   secrets: AccountSecretRecord[];
 }
 
+/** A destination's sealed value as a rekey reads and rewrites it. */
+export interface SealedDestinationRecord {
+  account: string;
+  destination: string;
+  sealed: string;
+  key_id: string;
+}
+
 interface AccountRemoval {
   account: string;
   removed_at: string;
@@ -65,6 +73,10 @@ export interface RegistryTx {
   forgetExpiredSecrets(at: string): Promise<void>;
   /** Replaces a secret's ciphertext (a rekey). */
   rewrapSecret(secretId: number, ciphertext: string, keyId: string): Promise<void>;
+  /** Every destination's sealed URL and secrets (src/destinations/), with the key each is under. */
+  sealedDestinations(): Promise<SealedDestinationRecord[]>;
+  /** Replaces a destination's sealed value (a rekey). */
+  rewrapDestination(row: SealedDestinationRecord): Promise<void>;
   /** The key every ciphertext is under from now on. */
   setKeyId(keyId: string): Promise<void>;
   /** Deletes the account's secrets and row, and records the removal. */
@@ -154,6 +166,17 @@ function registryTx(sql: RegistrySql): RegistryTx {
     forgetExpiredSecrets: (at) => run(`DELETE FROM account_secrets WHERE expires_at IS NOT NULL AND expires_at < ${$(1)}`, [at]),
     rewrapSecret: (secretId, ciphertext, keyId) =>
       run(`UPDATE account_secrets SET ciphertext = ${$(1)}, key_id = ${$(2)} WHERE secret_id = ${$(3)}`, [ciphertext, keyId, secretId]),
+    sealedDestinations: async () =>
+      await sql.rows<SealedDestinationRecord>('SELECT account, destination, sealed, key_id FROM destinations ORDER BY account, destination', []),
+    async rewrapDestination(d) {
+      await run(`UPDATE destinations SET sealed = ${$(1)}, key_id = ${$(2)} WHERE account = ${$(3)} AND destination = ${$(4)}`, [
+        d.sealed,
+        d.key_id,
+        d.account,
+        d.destination,
+      ]);
+      await run('UPDATE destinations_version SET version = version + 1 WHERE only_row = 1', []);
+    },
     setKeyId: (keyId) => run(`UPDATE accounts_version SET key_id = ${$(1)} WHERE only_row = 1`, [keyId]),
     async removeAccount(r) {
       await run(`DELETE FROM account_secrets WHERE account = ${$(1)}`, [r.account]);

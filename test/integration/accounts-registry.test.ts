@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AccountsKeyError, openAccounts, watchAccounts, type AccountsOptions } from '../../src/index.js';
 import { open } from '../../src/accounts/cipher.js';
 import { createKeyFile, newKey, readKeyFile } from '../../src/accounts/key-file.js';
+import { openDestinations } from '../../src/destinations/registry.js';
 import { copyDatabaseFile } from '../../src/store/sqlite/backup.js';
 import { openStore } from '../../src/store/open.js';
 import { ENGINES, type EngineUnderTest } from '../support/engines.js';
@@ -188,12 +189,16 @@ describe.each(ENGINES)('the accounts registry on $name', (engine: EngineUnderTes
     if (engine.name === 'sqlite') expect(readFileSync(database).includes(Buffer.from('cmp-removed-lyon'))).toBe(false);
   });
 
-  it('rekeys every value under a new key, and the key file then holds it', async () => {
+  it('rekeys every value under a new key, destinations too, and the key file then holds it', async () => {
     const { accounts, store, keyFile, options } = await fresh();
     const { webhookPath } = await accounts.add({ account: 'lyon', secret: SECRET, apiKey: API_KEY });
+    const hook = 'https://user:Pa55@ats.example/hook';
+    const added = await openDestinations(store, options).add({ account: 'lyon', url: hook });
     const before = (await store.registry.version()).keyId;
     const rekeyed = await accounts.rekey();
-    expect(rekeyed).toMatchObject({ previousKeyId: before, keyFile, values: 2 });
+    expect(rekeyed).toMatchObject({ previousKeyId: before, keyFile, values: 3 });
+    const destination = (await store.destinations.get({ account: 'lyon', destination: added.destination }))!;
+    expect(destination.key_id).toBe(rekeyed.keyId);
     expect(rekeyed.keyId).not.toBe(before);
     expect((await store.registry.snapshot()).secrets.every((s) => s.key_id === rekeyed.keyId)).toBe(true);
     expect(statSync(keyFile).mode & 0o777).toBe(0o600);
@@ -203,6 +208,7 @@ describe.each(ENGINES)('the accounts registry on $name', (engine: EngineUnderTes
     const later = openAccounts(store, options);
     expect((await later.routes()).route(webhookPath.slice(10))?.secrets).toEqual([SECRET]);
     expect(await later.apiKey('lyon')).toBe(API_KEY);
+    expect(openDestinations(store, options).open(destination)).toEqual({ url: hook, secrets: [added.secret] });
   });
 
   it('keeps each key a rekey replaced under its id, owner-only, and each opens what a backup made before it holds', async () => {

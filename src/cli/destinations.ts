@@ -34,7 +34,8 @@ list     every destination of the account: its state, lag, dead deliveries; neve
 disable  stops delivering (changes keep coming in and are sent once it is enabled)
 enable   delivers again (a destination paused by failures, or disabled by a 410, too)
 remove   forgets the destination and its queue
-retry    puts dead deliveries back in the queue: one (--change), a destination's, or --all
+retry    puts dead deliveries back in the queue, due now: one (--change), a destination's, or --all;
+         a Redis destination (never dead) has its first queued change tried now
 rotate-secret  signs with a new secret at once, and with the previous one too for --keep-previous
          (each request then carries both signatures); without --secret, generates one, printed once
 
@@ -138,7 +139,7 @@ async function add(command: ParsedCommand<typeof ADD_OPTIONS>, io: CommandIo): P
 
 const COLUMNS: Array<Column<DestinationSummary>> = [
   { header: 'DESTINATION', value: (d) => d.destination },
-  { header: 'URL', value: (d) => d.url, max: 50 },
+  { header: 'URL', value: (d) => (d.stream === undefined ? d.url : `${d.url} stream ${d.stream}`), max: 70 },
   { header: 'STATE', value: (d) => (d.reason === null ? d.state : `${d.state} (${d.reason})`) },
   { header: 'LAG', value: (d) => d.lag, align: 'right' },
   { header: 'DEAD', value: (d) => d.dead, align: 'right' },
@@ -210,9 +211,12 @@ async function retry(command: ParsedCommand<typeof RETRY_OPTIONS>, io: CommandIo
     return n;
   });
   if (values.change !== undefined && retried === 0)
-    throw new CommandError(`change ${values.change} is not a dead delivery of ${values.destination}`);
+    throw new CommandError(
+      `change ${values.change} is not a dead delivery of ${values.destination} (nor, for a Redis destination, a queued change)`,
+    );
   if (values.json) printJson(io, { retried });
-  else io.stdout.write(`${retried} dead ${retried === 1 ? 'delivery' : 'deliveries'} queued again\n`);
+  // A Redis destination has no dead delivery: its retry makes its first queued change due now.
+  else io.stdout.write(`${retried} ${retried === 1 ? 'delivery' : 'deliveries'} due again now\n`);
   return 0;
 }
 

@@ -40,6 +40,10 @@ describe.skipIf(!hasRedis())('prequal-hooks destinations with a redis:// URL', (
     expect(plain.stdout).toContain('stream prequal-hooks:default:changes');
     const listed = await destinations('list', '--db', db, '--table');
     expect(listed.stdout).toContain(`redis://***@127.0.0.1:${redis.port}`);
+    expect(listed.stdout).toContain('stream orders:changes');
+    expect(listed.stdout).toContain('stream prequal-hooks:default:changes');
+    const json = JSON.parse((await destinations('list', '--db', db, '--json')).stdout) as { destinations: Array<{ stream?: string }> };
+    expect(json.destinations.map((d) => d.stream).sort()).toEqual(['orders:changes', 'prequal-hooks:default:changes']);
     for (const output of [added, plain, listed]) expect(output.stdout + output.stderr).not.toContain(PASSWORD);
     const secret = await destinations('add', '--db', db, '--url', redis.url, '--secret', WEBHOOK_SECRET);
     expect(secret.code).toBe(2);

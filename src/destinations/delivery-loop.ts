@@ -64,8 +64,24 @@ function alarm(): { wait: (ms: number) => Promise<void>; wake: () => void } {
   };
 }
 
+// A round that fails the same way again (a key file missing, a database away) is logged once a
+// minute: rounds run at every commit of changes, and the log would hold little else.
+const REPEAT_LOG_MS = 60_000;
+
+/** Whether this failure is worth a line: a new one, or the same one a minute after it was logged. */
+function worthLogging(logged: Map<string, { message: string; at: number }>, name: string, message: string, now: number): boolean {
+  const last = logged.get(name);
+  if (last !== undefined && last.message === message && now - last.at < REPEAT_LOG_MS) return false;
+  logged.set(name, { message, at: now });
+  return true;
+}
+
 /** One round: each destination read afresh and given its worker's round; the workers of removed destinations dropped once idle. */
-async function round(context: WorkerContext, workers: Map<string, DestinationWorker>): Promise<void> {
+async function round(
+  context: WorkerContext,
+  workers: Map<string, DestinationWorker>,
+  logged: Map<string, { message: string; at: number }>,
+): Promise<void> {
   const records = await context.store.destinations.list();
   const present = new Set<string>();
   for (const record of records) {
@@ -75,8 +91,11 @@ async function round(context: WorkerContext, workers: Map<string, DestinationWor
     if (worker === undefined) workers.set(name, (worker = destinationWorker(context, record)));
     try {
       await worker.round(record);
+      logged.delete(name);
     } catch (error) {
-      context.logger.error({ destination: record.destination, err: { message: (error as Error).message } }, 'destination: round failed');
+      const { message } = error as Error;
+      if (worthLogging(logged, name, message, context.now()))
+        context.logger.error({ destination: record.destination, err: { message } }, 'destination: round failed');
     }
   }
   for (const [name, worker] of workers)
@@ -109,12 +128,15 @@ export function startDeliveryLoop(options: DeliveryLoopOptions): DeliveryLoop {
   stopping.signal.addEventListener('abort', clock.wake, { once: true });
   const unsubscribe = store.onChanges(clock.wake);
   let draining = false;
+  const logged = new Map<string, { message: string; at: number }>();
   const running = (async () => {
     while (!stopping.signal.aborted) {
       if (!draining)
-        await round(context, workers).catch((error: unknown) =>
-          logger.error({ err: { message: (error as Error).message } }, 'destinations: could not read them; trying again'),
-        );
+        await round(context, workers, logged).catch((error: unknown) => {
+          const { message } = error as Error;
+          if (worthLogging(logged, '', message, context.now()))
+            logger.error({ err: { message } }, 'destinations: could not read them; trying again');
+        });
       await clock.wait(pollMs);
     }
   })();

@@ -1,10 +1,18 @@
 // One destination's delivery, one round at a time (docs/destinations.md): under the destination's
-// lease, queue the account's changes after its cursor that pass its filter, then send the queued
-// changes that are due and first for their entity, a few at a time and at its rate. Each outcome
-// is settled by seq in the database at once, so a restart (or SIGKILL) resumes where it was.
+// lease, settle the answers that came since the last round and queue the account's changes after
+// its cursor that pass its filter, in one transaction; then send the queued changes that are due
+// and first for their entity, a few at a time and at its rate. A change answered but not settled
+// yet is not sent again by this process; after a crash (SIGKILL) it is, with the same webhook-id.
 import type { Logger } from '../logging.js';
 import { changeOf } from '../project/changes.js';
-import { maskedUrl, type DestinationRecord, type QueuedDelivery } from '../store/destinations.js';
+import {
+  maskedUrl,
+  type DestinationRecord,
+  type DueDelivery,
+  type Enqueued,
+  type QueuedDelivery,
+  type Settlement,
+} from '../store/destinations.js';
 import type { Store } from '../store/store.js';
 import { postChange, type DeliveryOutcome } from './delivery.js';
 import { filterOf, passes } from './filter.js';
@@ -44,8 +52,15 @@ export interface DestinationWorker {
 
 const PAGE = 200;
 
-/** Queues the changes after the cursor that pass the filter, a page at a time; whether a full page came (more may wait). */
-async function enqueue(context: WorkerContext, record: DestinationRecord): Promise<boolean> {
+/** A delivery answered, to be settled by the next round's transaction. */
+interface Answered {
+  record: DestinationRecord;
+  row: QueuedDelivery;
+  outcome: DeliveryOutcome;
+}
+
+/** The changes after the cursor that pass the filter, a page of them, as the round's transaction queues them; undefined when none came. */
+async function nextPage(context: WorkerContext, record: DestinationRecord): Promise<{ enqueued: Enqueued; full: boolean } | undefined> {
   const page = await context.store.forAccount(record.account).changesAfter(record.cursor, PAGE);
   if (record.cursor < page.droppedThrough)
     context.logger.warn(
@@ -53,64 +68,56 @@ async function enqueue(context: WorkerContext, record: DestinationRecord): Promi
       'destination: changes were dropped by retention before they were looked at',
     );
   const last = page.changes.at(-1)?.seq ?? Math.max(record.cursor, page.droppedThrough);
-  if (last === record.cursor) return false;
+  if (last === record.cursor) return undefined;
   const filter = filterOf(record.filter);
-  const queued = page.changes.map(changeOf).filter((change) => passes(filter, change));
+  const changes = page.changes.map(changeOf).filter((change) => passes(filter, change));
   context.destinations.open(record); // a destination whose secrets do not open queues nothing
-  await context.store.destinations.enqueue(record, record.cursor, last, queued, context.now());
-  return page.changes.length === PAGE;
+  return { enqueued: { from: record.cursor, to: last, changes, now: context.now() }, full: page.changes.length === PAGE };
 }
 
-async function settle(context: WorkerContext, record: DestinationRecord, row: QueuedDelivery, outcome: DeliveryOutcome): Promise<void> {
-  const { store, logger, now } = context;
-  const at = new Date(now()).toISOString();
-  const where = { destination: record.destination, account: record.account, seq: row.seq, url: maskedUrl(record.url) };
-  if (outcome.ok) {
-    await store.destinations.delivered(record, row.seq, at);
-    context.onSettled(record.account, record.destination, 'delivered');
-    return;
-  }
-  if (outcome.gone) {
-    await store.destinations.setState(record, 'disabled', 'the receiver answered 410 Gone', at);
-    logger.warn({ ...where, status: 410 }, 'destination disabled: it answered 410 Gone');
-    context.onSettled(record.account, record.destination, 'failed');
-    return;
-  }
+/** How the answer leaves the change: delivered, or failed and due again (or set aside) on the destination's schedule. */
+function settlementOf(context: WorkerContext, { record, row, outcome }: Answered): Settlement {
+  const at = new Date(context.now()).toISOString();
+  if (outcome.ok) return { seq: row.seq, at };
   const schedule = JSON.parse(record.schedule) as number[];
   const delay = delayBefore(schedule, row.attempts + 1);
-  const dead = delay === undefined;
-  const nextAt = now() + Math.max(delay ?? 0, outcome.retryAfterMs ?? 0);
-  await store.destinations.failed(record, {
-    seq: row.seq,
-    dead,
-    nextAt,
-    status: outcome.status,
-    error: outcome.error,
-    at,
-    pauseAfter: context.pauseAfter,
-  });
-  context.onSettled(record.account, record.destination, dead ? 'dead' : 'failed');
-  logger.warn(
+  const nextAt = context.now() + Math.max(delay ?? 0, outcome.retryAfterMs ?? 0);
+  const failed = { dead: delay === undefined, nextAt, status: outcome.status, error: outcome.error, pauseAfter: context.pauseAfter };
+  return { seq: row.seq, at, failed };
+}
+
+/** Told once settled: the metrics, and a line for each failure. */
+function report(context: WorkerContext, { record, row, outcome }: Answered, settlement: Settlement): void {
+  const dead = settlement.failed?.dead === true;
+  context.onSettled(record.account, record.destination, outcome.ok ? 'delivered' : dead ? 'dead' : 'failed');
+  if (outcome.ok) return;
+  const where = { destination: record.destination, account: record.account, seq: row.seq, url: maskedUrl(record.url) };
+  context.logger.warn(
     { ...where, status: outcome.status, error: outcome.error, attempts: row.attempts + 1 },
     dead ? 'destination: delivery failed, its schedule is spent: set aside (dead)' : 'destination: delivery failed; tried again later',
   );
 }
 
-/** Sends one queued change: read from `changes` now (so an erasure since reaches it), signed, posted, settled. */
-async function deliver(context: WorkerContext, record: DestinationRecord, opened: OpenedDestination, row: QueuedDelivery): Promise<void> {
-  const page = await context.store.forAccount(record.account).changesAfter(row.seq - 1, 1);
-  const stored = page.changes[0];
-  if (stored?.seq !== row.seq) {
-    const outcome = {
-      ok: false as const,
-      status: null,
-      error: 'the change was dropped by retention',
-      gone: false,
-      retryAfterMs: undefined,
-    };
-    await settle(context, { ...record, schedule: '[]' }, row, outcome);
-    return;
-  }
+/** A 410: the destination is disabled at once, its queue kept for enable. */
+async function gone(context: WorkerContext, record: DestinationRecord, row: QueuedDelivery): Promise<void> {
+  await context.store.destinations.setState(record, 'disabled', 'the receiver answered 410 Gone', new Date(context.now()).toISOString());
+  const where = { destination: record.destination, account: record.account, seq: row.seq, url: maskedUrl(record.url) };
+  context.logger.warn({ ...where, status: 410 }, 'destination disabled: it answered 410 Gone');
+  context.onSettled(record.account, record.destination, 'failed');
+}
+
+const DROPPED = { ok: false as const, status: null, error: 'the change was dropped by retention', gone: false, retryAfterMs: undefined };
+
+/** Sends one due change (as stored when the round read it, so an erasure before reaches it), signed; its answer, or undefined when stopped mid-request. */
+async function deliver(
+  context: WorkerContext,
+  record: DestinationRecord,
+  opened: OpenedDestination,
+  due: DueDelivery,
+): Promise<Answered | undefined> {
+  const { change: stored, ...row } = due;
+  // Retention keeps what a destination needs; a change gone all the same is set aside at once.
+  if (stored === null) return { record: { ...record, schedule: '[]' }, row, outcome: DROPPED };
   const change = changeOf(stored);
   const id = webhookId(record.destination, change);
   const body = JSON.stringify({ account: record.account, ...change });
@@ -120,18 +127,54 @@ async function deliver(context: WorkerContext, record: DestinationRecord, opened
     { id, timestamp, body },
     { signal: context.signal, timeoutMs: context.timeoutMs, now: context.now },
   );
-  if (context.signal.aborted && !outcome.ok) return; // stopped mid-request: it stays queued as it was
-  await settle(context, record, row, outcome);
+  if (context.signal.aborted && !outcome.ok) return undefined; // stopped mid-request: it stays queued as it was
+  return { record, row, outcome };
 }
 
-export function destinationWorker(context: WorkerContext, key: { account: string; destination: string }): DestinationWorker {
+type Key = { account: string; destination: string };
+
+/** Settles the answers waiting (taken from `answered`, put back if the write fails) and queues a page, in one transaction; whether the page was queued. */
+async function commitRound(context: WorkerContext, key: Key, answered: Answered[], enqueued?: Enqueued): Promise<boolean> {
+  const taken = answered.splice(0);
+  const settlements = taken.map((a) => settlementOf(context, a));
+  let queued: boolean;
+  try {
+    queued = await context.store.destinations.commit(key, settlements, enqueued);
+  } catch (error) {
+    answered.unshift(...taken);
+    throw error;
+  }
+  taken.forEach((a, i) => report(context, a, settlements[i]!));
+  return queued;
+}
+
+/** The round's writes: the answers settled, and the changes after the cursor queued, a page a transaction; the record as it then stands. */
+async function settleAndQueue(context: WorkerContext, record: DestinationRecord, answered: Answered[]): Promise<DestinationRecord> {
+  const key = { account: record.account, destination: record.destination };
+  for (;;) {
+    const page = await nextPage(context, record);
+    if (answered.length === 0 && page === undefined) return record;
+    const queued = await commitRound(context, key, answered, page?.enqueued);
+    if (page === undefined) return record;
+    // Moved by another process meanwhile (a lease taken over): read where it is.
+    const next = queued ? { ...record, cursor: page.enqueued.to } : await context.store.destinations.get(key);
+    if (next === undefined || !page.full) return next ?? record;
+    record = next;
+  }
+}
+
+export function destinationWorker(context: WorkerContext, key: Key): DestinationWorker {
+  /** Requests out, by seq. */
   const inFlight = new Map<number, Promise<void>>();
+  /** Answers to settle at the next round, and their seqs (not sent again meanwhile). */
+  const answered: Answered[] = [];
+  const unsettled = new Set<number>();
   let nextSlot = 0;
   // Renewed when a third of it is gone, not every round: an idle destination costs no write.
   let leasedAt = -Infinity;
 
   const redis = redisSender(context);
-  // Ended, a delivery wakes the loop (the next change may be due now), unless it says nothing more is.
+  // Ended, a delivery wakes the loop (its answer is settled, and the next change may be due now), unless it says nothing more is.
   const track = (record: DestinationRecord, row: { seq: number }, sending: Promise<boolean | void>) => {
     inFlight.set(
       row.seq,
@@ -148,13 +191,26 @@ export function destinationWorker(context: WorkerContext, key: { account: string
         }),
     );
   };
-  const start = (record: DestinationRecord, destination: OpenedDestination, row: QueuedDelivery) =>
-    track(record, row, deliver(context, record, destination, row));
+  const start = (record: DestinationRecord, destination: OpenedDestination, row: DueDelivery) => {
+    const sending = deliver(context, record, destination, row).then(async (answer) => {
+      if (answer === undefined) return;
+      if (!answer.outcome.ok && answer.outcome.gone) return await gone(context, record, row);
+      unsettled.add(row.seq);
+      answered.push(answer);
+    });
+    track(record, row, sending);
+  };
+  // What was answered, settled (at every round, and before the lease is given back): its seq may be sent again.
+  const settled = <T>(writing: Promise<T>) =>
+    writing.finally(() => {
+      for (const seq of unsettled) if (!answered.some((a) => a.row.seq === seq)) unsettled.delete(seq);
+    });
 
   return {
     inFlight,
     async round(record) {
       if (record.state === 'disabled' || context.signal.aborted) {
+        if (answered.length > 0) await settled(commitRound(context, key, answered));
         if (inFlight.size === 0) await redis.close();
         return;
       }
@@ -163,7 +219,7 @@ export function destinationWorker(context: WorkerContext, key: { account: string
         if (!(await context.store.destinations.lease(key, context.owner, at, context.leaseMs))) return;
         leasedAt = at;
       }
-      while (await enqueue(context, record)) record = (await context.store.destinations.get(key)) ?? record;
+      record = await settled(settleAndQueue(context, record, answered));
       // Opened each round: a rotated secret, or the end of a previous one's overlap, is taken at once.
       const opened = context.destinations.open(record);
       const paused = record.state === 'paused';
@@ -172,10 +228,11 @@ export function destinationWorker(context: WorkerContext, key: { account: string
         if (inFlight.size === 0) track(record, { seq: 0 }, redis.send(record, opened, paused));
         return;
       }
-      const room = (paused ? 1 : context.maxInFlight) - inFlight.size;
+      const busy = inFlight.size + unsettled.size;
+      const room = (paused ? 1 : context.maxInFlight) - busy;
       if (room <= 0) return;
-      const due = await context.store.destinations.due(key, context.now(), room + inFlight.size, paused);
-      for (const row of due.filter((d) => !inFlight.has(d.seq)).slice(0, room)) {
+      const due = await context.store.destinations.due(key, context.now(), room + busy, paused);
+      for (const row of due.filter((d) => !inFlight.has(d.seq) && !unsettled.has(d.seq)).slice(0, room)) {
         if (record.rate !== null) {
           const now = context.now();
           if (now < nextSlot) {
@@ -190,6 +247,7 @@ export function destinationWorker(context: WorkerContext, key: { account: string
     release: async () => {
       leasedAt = -Infinity;
       await redis.close();
+      if (answered.length > 0) await settled(commitRound(context, key, answered));
       await context.store.destinations.release(key, context.owner);
     },
     close: () => redis.close(),

@@ -5,7 +5,7 @@
 // one process at a time delivers it (its order per entity, its rate and its breaker are then one
 // process's to keep). Times of the loop (`next_at`, `lease_until`) are ms since the epoch.
 import type { EngineSql } from './engine-sql.js';
-import type { ChangeEntity } from './rows.js';
+import type { ChangeEntity, StoredChange } from './rows.js';
 import type { ChangesPort } from './ports/changes.js';
 
 export type DestinationState = 'active' | 'paused' | 'disabled';
@@ -56,6 +56,26 @@ interface FailedAttempt {
   pauseAfter: number;
 }
 
+/** A delivery's outcome as a round settles it: delivered, or `failed` with how it leaves the change. */
+export interface Settlement {
+  seq: number;
+  at: string;
+  failed?: Omit<FailedAttempt, 'seq' | 'at'>;
+}
+
+/** The changes a round queues: those after the cursor `from` that passed the filter, up to `to`. */
+export interface Enqueued {
+  from: number;
+  to: number;
+  changes: ReadonlyArray<{ seq: number; entity: ChangeEntity; id: string }>;
+  now: number;
+}
+
+/** A queued change that is due, with the change as it is stored now (null: dropped by retention). */
+export interface DueDelivery extends QueuedDelivery {
+  change: StoredChange | null;
+}
+
 /** A destination's queue in figures. */
 interface DestinationBacklog {
   queued: number;
@@ -84,16 +104,18 @@ export interface DestinationsPort {
   /** Takes (or renews) the lease on the destination for `owner`; false when another holds a live one. */
   lease(key: Key, owner: string, now: number, leaseMs: number): Promise<boolean>;
   release(key: Key, owner: string): Promise<void>;
-  /** Queues these changes and moves the cursor from `from` to `to`; false (nothing done) when the cursor had moved. */
-  enqueue(
-    key: Key,
-    from: number,
-    to: number,
-    changes: ReadonlyArray<{ seq: number; entity: ChangeEntity; id: string }>,
-    now: number,
-  ): Promise<boolean>;
-  /** Queued changes due at `now` that come first for their entity, oldest first; paused: only the oldest queued change. */
-  due(key: Key, now: number, limit: number, onlyOldest: boolean): Promise<QueuedDelivery[]>;
+  /**
+   * One round's writes, in one transaction that does not wait for the disk: the outcomes, in the
+   * order they came (as `delivered` and `failed`), then the changes `enqueued` queued and the
+   * cursor moved from `from` to `to`. False when the cursor had moved (nothing queued; the
+   * outcomes settled all the same).
+   */
+  commit(key: Key, settlements: readonly Settlement[], enqueued?: Enqueued): Promise<boolean>;
+  /**
+   * Queued changes due at `now` that come first for their entity, oldest first, each with its
+   * change as stored now (so an erasure since reaches it); paused: only the oldest queued change.
+   */
+  due(key: Key, now: number, limit: number, onlyOldest: boolean): Promise<DueDelivery[]>;
   /** A delivered change leaves the queue; the destination's failures go back to 0 and a paused one is active again. */
   delivered(key: Key, seq: number, at: string): Promise<void>;
   /** A failed attempt: the change due again or set aside; the destination's failures counted, paused at `pauseAfter`. */
@@ -226,95 +248,117 @@ async function lease(sql: EngineSql, key: Key, owner: string, now: number, lease
   return taken.length > 0;
 }
 
-async function enqueue(
-  engine: DestinationsEngine,
-  key: Key,
-  range: { from: number; to: number; now: number },
-  changes: ReadonlyArray<{ seq: number; entity: ChangeEntity; id: string }>,
-): Promise<boolean> {
-  return await engine.transaction(async (sql) => {
-    const $ = (n: number) => sql.placeholder(n);
-    const moved = await sql.rows(
-      `UPDATE destinations SET cursor = ${$(1)} WHERE account = ${$(2)} AND destination = ${$(3)} AND cursor = ${$(4)} RETURNING destination`,
-      [range.to, key.account, key.destination, range.from],
+/** Queues the changes and moves the cursor, in the caller's transaction; false when the cursor had moved. */
+async function enqueue(sql: EngineSql, key: Key, enqueued: Enqueued): Promise<boolean> {
+  const $ = (n: number) => sql.placeholder(n);
+  const moved = await sql.rows(
+    `UPDATE destinations SET cursor = ${$(1)} WHERE account = ${$(2)} AND destination = ${$(3)} AND cursor = ${$(4)} RETURNING destination`,
+    [enqueued.to, key.account, key.destination, enqueued.from],
+  );
+  if (moved.length === 0) return false;
+  for (const change of enqueued.changes)
+    await sql.rows(
+      `INSERT INTO destination_deliveries (account, destination, seq, entity, entity_id, next_at) VALUES (${marks(sql, 6)})
+       ON CONFLICT DO NOTHING RETURNING seq`,
+      [key.account, key.destination, change.seq, change.entity, change.id, enqueued.now],
     );
-    if (moved.length === 0) return false;
-    for (const change of changes)
-      await sql.rows(
-        `INSERT INTO destination_deliveries (account, destination, seq, entity, entity_id, next_at) VALUES (${marks(sql, 6)})
-         ON CONFLICT DO NOTHING RETURNING seq`,
-        [key.account, key.destination, change.seq, change.entity, change.id, range.now],
-      );
-    return true;
-  });
+  return true;
 }
 
-async function due(sql: EngineSql, key: Key, now: number, limit: number, onlyOldest: boolean): Promise<QueuedDelivery[]> {
+async function commit(engine: DestinationsEngine, key: Key, settlements: readonly Settlement[], enqueued?: Enqueued): Promise<boolean> {
+  return await engine.transaction(async (sql) => {
+    for (const settlement of settlements)
+      if (settlement.failed === undefined) await settleDelivered(sql, key, settlement.seq, settlement.at);
+      else await settleFailed(sql, key, { ...settlement.failed, seq: settlement.seq, at: settlement.at });
+    return enqueued === undefined || (await enqueue(sql, key, enqueued));
+  }, SETTLEMENT);
+}
+
+/** The delivery's columns, qualified, and its change's (`c_`), joined by `WITH_CHANGE`. */
+const DUE_COLUMNS = `${DELIVERY_COLUMNS.split(', ')
+  .map((c) => `d.${c}`)
+  .join(', ')}, c.seq AS c_seq, c.op AS c_op, c.row AS c_row, c.at AS c_at, c.events AS c_events`;
+const WITH_CHANGE = 'LEFT JOIN changes c ON c.account = d.account AND c.seq = d.seq';
+
+type DueRow = QueuedDelivery & {
+  c_seq: number | string | null;
+  c_op: StoredChange['op'];
+  c_row: string | null;
+  c_at: string;
+  c_events: string;
+};
+
+function dueOf({ c_seq, c_op, c_row, c_at, c_events, ...row }: DueRow): DueDelivery {
+  const delivery = deliveryOf(row);
+  const change =
+    c_seq === null
+      ? null
+      : { seq: delivery.seq, entity: delivery.entity, id: delivery.entity_id, op: c_op, row: c_row, at: c_at, events: c_events };
+  return { ...delivery, change };
+}
+
+async function due(sql: EngineSql, key: Key, now: number, limit: number, onlyOldest: boolean): Promise<DueDelivery[]> {
   const $ = (n: number) => sql.placeholder(n);
   if (onlyOldest) {
-    const oldest = await sql.rows<QueuedDelivery>(
-      `SELECT ${DELIVERY_COLUMNS} FROM destination_deliveries WHERE account = ${$(1)} AND destination = ${$(2)} AND state = 'queued'
-       ORDER BY seq LIMIT 1`,
+    const oldest = await sql.rows<DueRow>(
+      `SELECT ${DUE_COLUMNS} FROM destination_deliveries d ${WITH_CHANGE}
+       WHERE d.account = ${$(1)} AND d.destination = ${$(2)} AND d.state = 'queued' ORDER BY d.seq LIMIT 1`,
       [key.account, key.destination],
     );
-    return oldest.map(deliveryOf).filter((d) => d.next_at <= now);
+    return oldest.map(dueOf).filter((d) => d.next_at <= now);
   }
-  const rows = await sql.rows<QueuedDelivery>(
-    `SELECT ${DELIVERY_COLUMNS} FROM destination_deliveries d
+  const rows = await sql.rows<DueRow>(
+    `SELECT ${DUE_COLUMNS} FROM destination_deliveries d ${WITH_CHANGE}
      WHERE d.account = ${$(1)} AND d.destination = ${$(2)} AND d.state = 'queued' AND d.next_at <= ${$(3)}
        AND NOT EXISTS (SELECT 1 FROM destination_deliveries e WHERE e.account = d.account AND e.destination = d.destination
                         AND e.entity = d.entity AND e.entity_id = d.entity_id AND e.state = 'queued' AND e.seq < d.seq)
      ORDER BY d.seq LIMIT ${$(4)}`,
     [key.account, key.destination, now, limit],
   );
-  return rows.map(deliveryOf);
+  return rows.map(dueOf);
 }
 
-async function delivered(engine: DestinationsEngine, key: Key, seq: number, at: string): Promise<void> {
-  await engine.transaction(async (sql) => {
-    const $ = (n: number) => sql.placeholder(n);
-    await sql.rows(`DELETE FROM destination_deliveries WHERE account = ${$(1)} AND destination = ${$(2)} AND seq = ${$(3)} RETURNING seq`, [
+async function settleDelivered(sql: EngineSql, key: Key, seq: number, at: string): Promise<void> {
+  const $ = (n: number) => sql.placeholder(n);
+  await sql.rows(`DELETE FROM destination_deliveries WHERE account = ${$(1)} AND destination = ${$(2)} AND seq = ${$(3)} RETURNING seq`, [
+    key.account,
+    key.destination,
+    seq,
+  ]);
+  await sql.rows(
+    `UPDATE destinations SET failures = 0,
+       state = CASE WHEN state = 'paused' THEN 'active' ELSE state END,
+       state_reason = CASE WHEN state = 'paused' THEN NULL ELSE state_reason END,
+       updated_at = CASE WHEN state = 'paused' THEN ${$(1)} ELSE updated_at END
+     WHERE account = ${$(2)} AND destination = ${$(3)} RETURNING destination`,
+    [at, key.account, key.destination],
+  );
+}
+
+async function settleFailed(sql: EngineSql, key: Key, attempt: FailedAttempt): Promise<void> {
+  const $ = (n: number) => sql.placeholder(n);
+  await sql.rows(
+    `UPDATE destination_deliveries SET attempts = attempts + 1, state = ${$(1)}, next_at = ${$(2)}, last_status = ${$(3)},
+       last_error = ${$(4)}, failed_at = ${$(5)}
+     WHERE account = ${$(6)} AND destination = ${$(7)} AND seq = ${$(8)} RETURNING seq`,
+    [
+      attempt.dead ? 'dead' : 'queued',
+      attempt.nextAt,
+      attempt.status,
+      attempt.error,
+      attempt.at,
       key.account,
       key.destination,
-      seq,
-    ]);
-    await sql.rows(
-      `UPDATE destinations SET failures = 0,
-         state = CASE WHEN state = 'paused' THEN 'active' ELSE state END,
-         state_reason = CASE WHEN state = 'paused' THEN NULL ELSE state_reason END,
-         updated_at = CASE WHEN state = 'paused' THEN ${$(1)} ELSE updated_at END
-       WHERE account = ${$(2)} AND destination = ${$(3)} RETURNING destination`,
-      [at, key.account, key.destination],
-    );
-  }, SETTLEMENT);
-}
-
-async function failed(engine: DestinationsEngine, key: Key, attempt: FailedAttempt): Promise<void> {
-  await engine.transaction(async (sql) => {
-    const $ = (n: number) => sql.placeholder(n);
-    await sql.rows(
-      `UPDATE destination_deliveries SET attempts = attempts + 1, state = ${$(1)}, next_at = ${$(2)}, last_status = ${$(3)},
-         last_error = ${$(4)}, failed_at = ${$(5)}
-       WHERE account = ${$(6)} AND destination = ${$(7)} AND seq = ${$(8)} RETURNING seq`,
-      [
-        attempt.dead ? 'dead' : 'queued',
-        attempt.nextAt,
-        attempt.status,
-        attempt.error,
-        attempt.at,
-        key.account,
-        key.destination,
-        attempt.seq,
-      ],
-    );
-    await sql.rows(
-      `UPDATE destinations SET failures = failures + 1,
-         state = CASE WHEN state = 'active' AND failures + 1 >= ${$(1)} THEN 'paused' ELSE state END,
-         state_reason = CASE WHEN state = 'active' AND failures + 1 >= ${$(2)} THEN ${$(3)} ELSE state_reason END
-       WHERE account = ${$(4)} AND destination = ${$(5)} RETURNING destination`,
-      [attempt.pauseAfter, attempt.pauseAfter, `${attempt.pauseAfter} failures in a row`, key.account, key.destination],
-    );
-  }, SETTLEMENT);
+      attempt.seq,
+    ],
+  );
+  await sql.rows(
+    `UPDATE destinations SET failures = failures + 1,
+       state = CASE WHEN state = 'active' AND failures + 1 >= ${$(1)} THEN 'paused' ELSE state END,
+       state_reason = CASE WHEN state = 'active' AND failures + 1 >= ${$(2)} THEN ${$(3)} ELSE state_reason END
+     WHERE account = ${$(4)} AND destination = ${$(5)} RETURNING destination`,
+    [attempt.pauseAfter, attempt.pauseAfter, `${attempt.pauseAfter} failures in a row`, key.account, key.destination],
+  );
 }
 
 async function retryDead(engine: DestinationsEngine, key: Key, seq: number | undefined, now: number): Promise<number> {
@@ -389,10 +433,10 @@ export function destinationsPort(engine: DestinationsEngine): DestinationsPort {
             [key.account, key.destination, owner],
           )),
       ),
-    enqueue: (key, from, to, changes, now) => enqueue(engine, key, { from, to, now }, changes),
+    commit: (key, settlements, enqueued) => commit(engine, key, settlements, enqueued),
     due: (key, now, limit, onlyOldest) => due(sql, key, now, limit, onlyOldest),
-    delivered: (key, seq, at) => delivered(engine, key, seq, at),
-    failed: (key, attempt) => failed(engine, key, attempt),
+    delivered: (key, seq, at) => commit(engine, key, [{ seq, at }]).then(() => undefined),
+    failed: (key, attempt) => commit(engine, key, [{ seq: attempt.seq, at: attempt.at, failed: attempt }]).then(() => undefined),
     deliveries: async (key, state, limit) =>
       (
         await sql.rows<QueuedDelivery>(

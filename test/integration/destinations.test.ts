@@ -254,6 +254,31 @@ describe.each(ENGINES)('destinations on $name', (engine) => {
     expect(delivered().map((r) => r.body.id)).toEqual(['a', 'b']);
   });
 
+  it('holds the retention back at the oldest change a destination still needs, queued or not yet looked at', async () => {
+    await project(store, [candidateAdded('a', 1)]);
+    const added = await add({ schedule: [0] });
+    const { cursor } = await stateOf(added.destination);
+    await project(store, [candidateAdded('b', 2), candidateAdded('c', 3)]);
+    const everything = new Date(Date.now() + 60_000).toISOString();
+    const seqs = async () => (await store.changesAfter(0, 100)).changes.map((c) => c.seq);
+    const recorded = await seqs();
+    // Not yet looked at (after the cursor): kept; what came before the destination: dropped.
+    await store.pruneChanges(everything, 1000);
+    expect(await seqs()).toEqual(recorded.filter((seq) => seq > cursor));
+    // Failed and set aside (dead): kept.
+    target.answer(() => ({ status: 500 }));
+    start();
+    await waitFor(async () => (await destinations.dead('default', added.destination, 10)).length === 2, 10_000, 'both dead');
+    await store.pruneChanges(everything, 1000);
+    expect(await seqs()).toEqual(recorded.filter((seq) => seq > cursor));
+    // Delivered: the retention goes on.
+    target.answer(() => ({ status: 200 }));
+    await destinations.retry('default', added.destination);
+    await waitFor(async () => (await destinations.list())[0]!.lag === 0, 10_000, 'both delivered');
+    await store.pruneChanges(everything, 1000);
+    expect(await seqs()).toEqual([]);
+  });
+
   it('keeps to its rate, though the four entities could go in parallel', async () => {
     await add({ rate: 5 });
     await project(store, [candidateAdded('a', 1), candidateAdded('b', 2), candidateAdded('c', 3), candidateAdded('d', 4)]);

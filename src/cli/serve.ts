@@ -120,7 +120,7 @@ export const serve = defineCommand({
     }
     const schedule = reconciling === undefined ? undefined : await startReconciling(config, reconciling, standalone, logger);
     const retention = config.eraseInactiveAfter > 0 ? startRetention(config.eraseInactiveAfter, standalone, logger) : undefined;
-    const delivering = startDestinations(config, database, logger, standalone.receiver.metrics());
+    const delivering = startDestinations(config, database, logger, standalone.receiver);
     const changesRetention = startChangesRetention(database, config.changesRetention, logger);
     // Signal handlers before the address is announced: from then on a SIGTERM must drain, and
     // without a handler the default action would kill the process outright.

@@ -4,6 +4,7 @@
 // afresh, so a destination the CLI adds, disables or removes, and a change any process commits,
 // are taken up within a second. Stopping waits for the deliveries in flight a bounded time.
 import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import { withDeadline } from '../deadline.js';
 import type { Logger } from '../logging.js';
 import type { Store } from '../store/store.js';
@@ -17,12 +18,17 @@ export interface DeliveryLoopOptions {
   logger: Logger;
   /** How often the destinations and the changes are looked at (ms). Default 500. */
   pollMs?: number;
-  /** Requests in flight per destination at most. Default 8. */
+  /** Requests in flight per destination at most. Default 16. */
   maxInFlight?: number;
   /** Consecutive failures that pause a destination. Default 5. */
   pauseAfter?: number;
   timeoutMs?: number;
   now?: () => number;
+  /**
+   * Whether webhooks are waiting for their write (`Receiver.intakeBusy`): a round waits for them,
+   * up to 100 ms, so that delivering never holds the sender's answers back for long.
+   */
+  intakeBusy?: () => boolean;
   /** Told each delivery settled, by its outcome (serve counts them in its metrics). */
   onSettled?: WorkerContext['onSettled'];
 }
@@ -34,6 +40,16 @@ export interface DeliveryLoop {
 
 // A process killed holding it delays its destinations this long at most (a stop gives it back at once).
 const LEASE_MS = 10_000;
+// A round waits for the intake's writes this long at most: under a steady flood of webhooks, the
+// destinations still get a round every tenth of a second.
+const MAX_YIELD_MS = 100;
+
+/** Waits while the intake is busy, up to MAX_YIELD_MS, a millisecond at a time. */
+async function yieldToIntake(intakeBusy: (() => boolean) | undefined, signal: AbortSignal): Promise<void> {
+  if (intakeBusy === undefined) return;
+  const since = performance.now();
+  while (intakeBusy() && !signal.aborted && performance.now() - since < MAX_YIELD_MS) await delay(1);
+}
 
 /** A wait of `ms` that `wake` ends early; a wake while no one waits ends the next wait at once. */
 function alarm(): { wait: (ms: number) => Promise<void>; wake: () => void } {
@@ -117,7 +133,7 @@ export function startDeliveryLoop(options: DeliveryLoopOptions): DeliveryLoop {
     owner: `${process.pid}-${randomUUID()}`,
     logger,
     now: options.now ?? Date.now,
-    maxInFlight: options.maxInFlight ?? 8,
+    maxInFlight: options.maxInFlight ?? 16,
     pauseAfter: options.pauseAfter ?? 5,
     leaseMs: LEASE_MS,
     timeoutMs: options.timeoutMs ?? DELIVERY_TIMEOUT_MS,
@@ -131,6 +147,7 @@ export function startDeliveryLoop(options: DeliveryLoopOptions): DeliveryLoop {
   const logged = new Map<string, { message: string; at: number }>();
   const running = (async () => {
     while (!stopping.signal.aborted) {
+      await yieldToIntake(options.intakeBusy, stopping.signal);
       if (!draining)
         await round(context, workers, logged).catch((error: unknown) => {
           const { message } = error as Error;

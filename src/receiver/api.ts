@@ -171,6 +171,12 @@ export interface Receiver extends AccountReceiver {
    * full, or as many handler calls as may run at once are stuck past `handlerTimeoutMs`.
    */
   saturated(): boolean;
+  /**
+   * Whether webhooks are waiting for their write now. Background work of your own can yield to
+   * them for a moment, as the projection and `serve`'s destinations do, so that the sender's
+   * answers come first.
+   */
+  intakeBusy(): boolean;
   /** Handler calls abandoned at their timeout that have not settled since (readiness says how many). */
   stuckHandlerCalls(): number;
   /** Whether the store can take a write now (readiness), without waiting on a lock. */

@@ -98,6 +98,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       await state.eraseHooks.idle();
     },
     saturated: () => runningOf(state)?.dispatcher.saturated() ?? false,
+    intakeBusy: () => (runningOf(state)?.groupCommit.waiting() ?? 0) > 0,
     stuckHandlerCalls: () => runningOf(state)?.dispatcher.stuckHandlerCalls() ?? 0,
     probe: () => probeReceiver(state),
     close: (timeoutMs = 5000) => {

@@ -121,7 +121,7 @@ describe.each(ENGINES)('destinations on $name', (engine) => {
     secret = request.secret ?? added.secret!;
     return added;
   };
-  const start = (options: { pauseAfter?: number; pollMs?: number } = {}) => {
+  const start = (options: { pauseAfter?: number; pollMs?: number; intakeBusy?: () => boolean } = {}) => {
     const loop = startDeliveryLoop({ store, destinations, logger, pollMs: 20, ...options });
     loops.push(loop);
     return loop;
@@ -277,6 +277,15 @@ describe.each(ENGINES)('destinations on $name', (engine) => {
     await waitFor(async () => (await destinations.list())[0]!.lag === 0, 10_000, 'both delivered');
     await store.pruneChanges(everything, 1000);
     expect(await seqs()).toEqual([]);
+  });
+
+  it('yields to a busy intake without ever stopping: an intake busy for good still lets a round through', async () => {
+    await add();
+    let asked = 0;
+    start({ intakeBusy: () => ++asked > 0 });
+    await project(store, [candidateAdded('a', 1), candidateAdded('b', 2)]);
+    await waitFor(() => delivered().length === 2, 10_000, 'both delivered while the intake stayed busy');
+    expect(asked).toBeGreaterThan(1);
   });
 
   it('keeps to its rate, though the four entities could go in parallel', async () => {

@@ -163,43 +163,64 @@ async function settleAndQueue(context: WorkerContext, record: DestinationRecord,
   }
 }
 
-export function destinationWorker(context: WorkerContext, key: Key): DestinationWorker {
+/** What one destination's worker keeps between rounds. */
+interface WorkerState {
   /** Requests out, by seq. */
-  const inFlight = new Map<number, Promise<void>>();
+  inFlight: Map<number, Promise<void>>;
   /** Answers to settle at the next round, and their seqs (not sent again meanwhile). */
-  const answered: Answered[] = [];
-  const unsettled = new Set<number>();
-  let nextSlot = 0;
-  // Renewed when a third of it is gone, not every round: an idle destination costs no write.
-  let leasedAt = -Infinity;
+  answered: Answered[];
+  unsettled: Set<number>;
+  /** When the next request may go, at the destination's rate. */
+  nextSlot: number;
+}
 
-  const redis = redisSender(context);
-  // Ended, a delivery wakes the loop (its answer is settled, and the next change may be due now), unless it says nothing more is.
-  const track = (record: DestinationRecord, row: { seq: number }, sending: Promise<boolean | void>) => {
-    inFlight.set(
-      row.seq,
-      sending
-        .catch((error: unknown) =>
-          context.logger.error(
-            { destination: record.destination, seq: row.seq, err: { message: (error as Error).message } },
-            'destination: delivery',
-          ),
-        )
-        .then((more) => {
-          inFlight.delete(row.seq);
-          if (more !== false) context.wake();
-        }),
-    );
-  };
-  const start = (record: DestinationRecord, destination: OpenedDestination, row: DueDelivery) => {
-    const sending = deliver(context, record, destination, row).then(async (answer) => {
+/** Ended, a delivery wakes the loop (its answer is settled, and the next change may be due now), unless it says nothing more is. */
+function track(context: WorkerContext, state: WorkerState, record: DestinationRecord, seq: number, sending: Promise<boolean | void>): void {
+  state.inFlight.set(
+    seq,
+    sending
+      .catch((error: unknown) =>
+        context.logger.error({ destination: record.destination, seq, err: { message: (error as Error).message } }, 'destination: delivery'),
+      )
+      .then((more) => {
+        state.inFlight.delete(seq);
+        if (more !== false) context.wake();
+      }),
+  );
+}
+
+/** Sends the due changes that are first for their entity, as many as there is room for, at the destination's rate. */
+async function sendDue(context: WorkerContext, state: WorkerState, record: DestinationRecord, opened: OpenedDestination): Promise<void> {
+  const paused = record.state === 'paused';
+  const busy = state.inFlight.size + state.unsettled.size;
+  const room = (paused ? 1 : context.maxInFlight) - busy;
+  if (room <= 0) return;
+  const due = await context.store.destinations.due(record, context.now(), room + busy, paused);
+  for (const row of due.filter((d) => !state.inFlight.has(d.seq) && !state.unsettled.has(d.seq)).slice(0, room)) {
+    if (record.rate !== null) {
+      const now = context.now();
+      if (now < state.nextSlot) {
+        setTimeout(context.wake, state.nextSlot - now).unref();
+        break;
+      }
+      state.nextSlot = Math.max(now, state.nextSlot) + 1000 / record.rate;
+    }
+    const sending = deliver(context, record, opened, row).then(async (answer) => {
       if (answer === undefined) return;
       if (!answer.outcome.ok && answer.outcome.gone) return await gone(context, record, row);
-      unsettled.add(row.seq);
-      answered.push(answer);
+      state.unsettled.add(row.seq);
+      state.answered.push(answer);
     });
-    track(record, row, sending);
-  };
+    track(context, state, record, row.seq, sending);
+  }
+}
+
+export function destinationWorker(context: WorkerContext, key: Key): DestinationWorker {
+  const state: WorkerState = { inFlight: new Map(), answered: [], unsettled: new Set(), nextSlot: 0 };
+  const { inFlight, answered, unsettled } = state;
+  // Renewed when a third of it is gone, not every round: an idle destination costs no write.
+  let leasedAt = -Infinity;
+  const redis = redisSender(context);
   // What was answered, settled (at every round, and before the lease is given back): its seq may be sent again.
   const settled = <T>(writing: Promise<T>) =>
     writing.finally(() => {
@@ -222,27 +243,12 @@ export function destinationWorker(context: WorkerContext, key: Key): Destination
       record = await settled(settleAndQueue(context, record, answered));
       // Opened each round: a rotated secret, or the end of a previous one's overlap, is taken at once.
       const opened = context.destinations.open(record);
-      const paused = record.state === 'paused';
       // A stream is one ordered log: one append at a time, in seq order, never beside another.
       if (isRedisUrl(record.url)) {
-        if (inFlight.size === 0) track(record, { seq: 0 }, redis.send(record, opened, paused));
+        if (inFlight.size === 0) track(context, state, record, 0, redis.send(record, opened, record.state === 'paused'));
         return;
       }
-      const busy = inFlight.size + unsettled.size;
-      const room = (paused ? 1 : context.maxInFlight) - busy;
-      if (room <= 0) return;
-      const due = await context.store.destinations.due(key, context.now(), room + busy, paused);
-      for (const row of due.filter((d) => !inFlight.has(d.seq) && !unsettled.has(d.seq)).slice(0, room)) {
-        if (record.rate !== null) {
-          const now = context.now();
-          if (now < nextSlot) {
-            setTimeout(context.wake, nextSlot - now).unref();
-            break;
-          }
-          nextSlot = Math.max(now, nextSlot) + 1000 / record.rate;
-        }
-        start(record, opened, row);
-      }
+      await sendDue(context, state, record, opened);
     },
     release: async () => {
       leasedAt = -Infinity;

@@ -167,7 +167,10 @@ function registryTx(sql: RegistrySql): RegistryTx {
     rewrapSecret: (secretId, ciphertext, keyId) =>
       run(`UPDATE account_secrets SET ciphertext = ${$(1)}, key_id = ${$(2)} WHERE secret_id = ${$(3)}`, [ciphertext, keyId, secretId]),
     sealedDestinations: async () =>
-      await sql.rows<SealedDestinationRecord>('SELECT account, destination, sealed, key_id FROM destinations ORDER BY account, destination', []),
+      await sql.rows<SealedDestinationRecord>(
+        'SELECT account, destination, sealed, key_id FROM destinations ORDER BY account, destination',
+        [],
+      ),
     async rewrapDestination(d) {
       await run(`UPDATE destinations SET sealed = ${$(1)}, key_id = ${$(2)} WHERE account = ${$(3)} AND destination = ${$(4)}`, [
         d.sealed,

@@ -25,7 +25,10 @@ async function heldFrom(sql: EngineWrites, account: string): Promise<number | un
 /** Drops up to `limit` changes recorded before `before` (ISO 8601), oldest first per account; how many. */
 export async function pruneChanges(sql: EngineWrites, before: string, limit: number): Promise<number> {
   const p = (n: number) => sql.placeholder(n);
-  const heads = await sql.rows<{ account: string; dropped_through: number | string }>('SELECT account, dropped_through FROM change_heads', []);
+  const heads = await sql.rows<{ account: string; dropped_through: number | string }>(
+    'SELECT account, dropped_through FROM change_heads',
+    [],
+  );
   let dropped = 0;
   for (const head of heads) {
     if (dropped >= limit) break;

@@ -22,7 +22,15 @@ export interface WorkChannel {
 }
 
 export function createWorkChannel(engine: Engine): WorkChannel {
-  return { engine, listeners: new Set(), changeListeners: new Set(), listener: undefined, listening: undefined, announcing: false, announceAgain: false };
+  return {
+    engine,
+    listeners: new Set(),
+    changeListeners: new Set(),
+    listener: undefined,
+    listening: undefined,
+    announcing: false,
+    announceAgain: false,
+  };
 }
 
 /** Calls `callback` on each announcement from any process; returns the unsubscribe function. */

@@ -121,7 +121,7 @@ export async function readChanges(store: StoreHandle, parameters: ChangePagePara
  */
 export async function* followChanges(store: StoreHandle, options: FollowChangesOptions = {}): AsyncGenerator<Change, void, undefined> {
   const port = storePorts(store);
-  let after = checkedCursor(options.after);
+  const after = checkedCursor(options.after);
   const { signal, follow = true } = options;
   const committed = follow ? commitsOf(port) : undefined;
   try {

@@ -42,7 +42,7 @@ export interface RegistrySnapshot extends RegistryVersion {
 }
 
 /** A destination's sealed value as a rekey reads and rewrites it. */
-export interface SealedDestinationRecord {
+interface SealedDestinationRecord {
   account: string;
   destination: string;
   sealed: string;

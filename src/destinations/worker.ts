@@ -195,8 +195,8 @@ async function sendDue(context: WorkerContext, state: WorkerState, record: Desti
   const busy = state.inFlight.size + state.unsettled.size;
   const room = (paused ? 1 : context.maxInFlight) - busy;
   if (room <= 0) return;
-  const due = await context.store.destinations.due(record, context.now(), room + busy, paused);
-  for (const row of due.filter((d) => !state.inFlight.has(d.seq) && !state.unsettled.has(d.seq)).slice(0, room)) {
+  const sent = [...state.inFlight.keys(), ...state.unsettled];
+  for (const row of await context.store.destinations.due(record, context.now(), room, paused, sent)) {
     if (record.rate !== null) {
       const now = context.now();
       if (now < state.nextSlot) {

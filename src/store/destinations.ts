@@ -114,8 +114,9 @@ export interface DestinationsPort {
   /**
    * Queued changes due at `now` that come first for their entity, oldest first, each with its
    * change as stored now (so an erasure since reaches it); paused: only the oldest queued change.
+   * `busy`: seqs this process has sent and not settled yet, left out (their entities wait for them).
    */
-  due(key: Key, now: number, limit: number, onlyOldest: boolean): Promise<DueDelivery[]>;
+  due(key: Key, now: number, limit: number, onlyOldest: boolean, busy?: readonly number[]): Promise<DueDelivery[]>;
   /** A delivered change leaves the queue; the destination's failures go back to 0 and a paused one is active again. */
   delivered(key: Key, seq: number, at: string): Promise<void>;
   /** A failed attempt: the change due again or set aside; the destination's failures counted, paused at `pauseAfter`. */
@@ -297,23 +298,30 @@ function dueOf({ c_seq, c_op, c_row, c_at, c_events, ...row }: DueRow): DueDeliv
   return { ...delivery, change };
 }
 
-async function due(sql: EngineSql, key: Key, now: number, limit: number, onlyOldest: boolean): Promise<DueDelivery[]> {
+async function due(
+  sql: EngineSql,
+  key: Key,
+  query: { now: number; limit: number; onlyOldest: boolean; busy: readonly number[] },
+): Promise<DueDelivery[]> {
   const $ = (n: number) => sql.placeholder(n);
-  if (onlyOldest) {
+  if (query.onlyOldest) {
     const oldest = await sql.rows<DueRow>(
       `SELECT ${DUE_COLUMNS} FROM destination_deliveries d ${WITH_CHANGE}
        WHERE d.account = ${$(1)} AND d.destination = ${$(2)} AND d.state = 'queued' ORDER BY d.seq LIMIT 1`,
       [key.account, key.destination],
     );
-    return oldest.map(dueOf).filter((d) => d.next_at <= now);
+    return oldest.map(dueOf).filter((d) => d.next_at <= query.now && !query.busy.includes(d.seq));
   }
+  // The busy seqs left out here, not after: their bodies are not read again at every round.
+  // Placeholders in the order they appear (SQLite binds `?` by position): the busy seqs, then the limit.
+  const notBusy = query.busy.length === 0 ? '' : ` AND d.seq NOT IN (${marks(sql, query.busy.length, 4)})`;
   const rows = await sql.rows<DueRow>(
     `SELECT ${DUE_COLUMNS} FROM destination_deliveries d ${WITH_CHANGE}
      WHERE d.account = ${$(1)} AND d.destination = ${$(2)} AND d.state = 'queued' AND d.next_at <= ${$(3)}
        AND NOT EXISTS (SELECT 1 FROM destination_deliveries e WHERE e.account = d.account AND e.destination = d.destination
-                        AND e.entity = d.entity AND e.entity_id = d.entity_id AND e.state = 'queued' AND e.seq < d.seq)
-     ORDER BY d.seq LIMIT ${$(4)}`,
-    [key.account, key.destination, now, limit],
+                        AND e.entity = d.entity AND e.entity_id = d.entity_id AND e.state = 'queued' AND e.seq < d.seq)${notBusy}
+     ORDER BY d.seq LIMIT ${$(4 + query.busy.length)}`,
+    [key.account, key.destination, query.now, ...query.busy, query.limit],
   );
   return rows.map(dueOf);
 }
@@ -434,7 +442,7 @@ export function destinationsPort(engine: DestinationsEngine): DestinationsPort {
           )),
       ),
     commit: (key, settlements, enqueued) => commit(engine, key, settlements, enqueued),
-    due: (key, now, limit, onlyOldest) => due(sql, key, now, limit, onlyOldest),
+    due: (key, now, limit, onlyOldest, busy = []) => due(sql, key, { now, limit, onlyOldest, busy }),
     delivered: (key, seq, at) => commit(engine, key, [{ seq, at }]).then(() => undefined),
     failed: (key, attempt) => commit(engine, key, [{ seq: attempt.seq, at: attempt.at, failed: attempt }]).then(() => undefined),
     deliveries: async (key, state, limit) =>

@@ -288,6 +288,30 @@ describe.each(ENGINES)('destinations on $name', (engine) => {
     expect(asked).toBeGreaterThan(1);
   });
 
+  it('sends each change once while others are out and answered but not yet settled', async () => {
+    // Answers 20 ms late: requests overlap the rounds that other answers and the commits start.
+    const ids: string[] = [];
+    const slow = await listen(async (req: IncomingMessage, res: ServerResponse) => {
+      for await (const _ of req);
+      ids.push(String(req.headers['webhook-id']));
+      setTimeout(() => res.writeHead(200).end(), 20);
+    });
+    try {
+      await add({ url: `${slow.url}/hook` });
+      start();
+      const candidates = Array.from({ length: 20 }, (_, i) => `c${i}`);
+      await project(
+        store,
+        candidates.flatMap((id, i) => [candidateAdded(id, i), interviewCompleted(id, i + 20, 7)]),
+      );
+      await waitFor(async () => (await destinations.list())[0]!.lag === 0, 20_000, 'every change delivered');
+      expect(ids.length).toBe(40);
+      expect(new Set(ids).size).toBe(40);
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('keeps to its rate, though the four entities could go in parallel', async () => {
     await add({ rate: 5 });
     await project(store, [candidateAdded('a', 1), candidateAdded('b', 2), candidateAdded('c', 3), candidateAdded('d', 4)]);

@@ -42,7 +42,7 @@ export interface DeliveryLoop {
 const LEASE_MS = 10_000;
 // Rounds are this far apart at least (ms): each answer and each commit wakes the loop, and one
 // round for several of them costs one transaction and one read of what is due instead of several.
-const ROUND_GAP_MS = 2;
+const ROUND_GAP_MS = 5;
 // A round waits for the intake's writes this long at most: under a steady flood of webhooks, the
 // destinations still get a round every tenth of a second.
 const MAX_YIELD_MS = 100;

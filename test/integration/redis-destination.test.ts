@@ -143,7 +143,7 @@ describe.skipIf(!hasRedis()).each(ENGINES)('Redis destinations on $name', (engin
     await project(store, candidates(1, 6));
     const key = { account: 'default', destination: added.destination };
     await waitFor(
-      async () => (await store.destinations.deliveries(key, 'queued', 1))[0]!.attempts > 5,
+      async () => ((await store.destinations.deliveries(key, 'queued', 1))[0]?.attempts ?? 0) > 5,
       15_000,
       'attempts past the end of the schedule',
     );

@@ -6,6 +6,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Writable } from 'node:stream';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startDeliveryLoop, type DeliveryLoop } from '../../src/destinations/delivery-loop.js';
@@ -310,6 +311,34 @@ describe.each(ENGINES)('destinations on $name', (engine) => {
     } finally {
       await slow.close();
     }
+  });
+
+  it('logs a round that fails the same way once, not at every commit', async () => {
+    await add();
+    // Another key than the one the destination was sealed with: every round fails to open it.
+    const otherKey = join(tmp.dir, 'other-key');
+    writeFileSync(otherKey, randomBytes(32).toString('base64'), { mode: 0o600 });
+    const lines: Array<{ msg?: string }> = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(JSON.parse(String(chunk)) as { msg?: string });
+        done();
+      },
+    });
+    let rounds = 0;
+    loops.push(
+      startDeliveryLoop({
+        store,
+        destinations: openDestinations(store, { keyFile: otherKey }),
+        logger: createLogger({ level: 'warn' }, sink),
+        pollMs: 10,
+        intakeBusy: () => (rounds++, false),
+      }),
+    );
+    await project(store, [candidateAdded('a', 1), candidateAdded('b', 2)]);
+    await waitFor(() => rounds >= 20, 10_000, 'twenty rounds');
+    expect(lines.filter((line) => line.msg === 'destination: round failed')).toHaveLength(1);
+    expect(target.received).toEqual([]);
   });
 
   it('keeps to its rate, though the four entities could go in parallel', async () => {

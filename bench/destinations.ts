@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // What delivering the changes to a destination (docs/destinations.md) costs and how fast it goes:
 // `npm run bench:destinations` (builds, then node build/bench/destinations.js). This process runs
-// the destination itself (a node:http server on loopback answering 204, recording when each change
+// the destination itself, in a thread of its own beside the load generator (bench/lib/
+// destination-receiver.ts: a node:http server on loopback answering 204, recording when each change
 // arrives) and three `prequal-hooks serve` on fresh SQLite files: "on" with one destination added
 // by `prequal-hooks destinations add` before it starts, "off" with none, "outage" with one whose
 // receiver answers 500 for --outage, then 204 again.
@@ -21,15 +22,15 @@
 //   smoke: node build/bench/destinations.js --warmup-seconds 1 --burst-seconds 1 --phase-seconds 2 --rounds 1 --outage 3s
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { removeDatabase } from './lib/database.js';
+import type { Arrival, ReceiverCommand, ReceiverMessage } from './lib/destination-receiver.js';
 import { gitInfo, machineInfo } from './lib/machine.js';
 import { distModule, distUrl, RESULTS, ROOT, TMP as BENCH_TMP } from './lib/paths.js';
 import { killLeftovers, startServer } from './lib/processes.js';
@@ -78,46 +79,33 @@ const CLI = fileURLToPath(distUrl('cli/main.js'));
 const { sign } = await distModule();
 const { eventIdentity } = (await import(distUrl('events/index.js'))) as typeof import('../dist/events/index.js');
 
-// --- The destination: this process's receiver ------------------------------------------------
+// --- The destination: the bench's receiver, in a thread of its own ------------------------------
 
-interface Arrival {
-  webhookId: string;
-  at: number;
-  seq: number;
-  entity: string;
-  id: string;
-  events: string[];
-}
-
-/** What each path (one per serve) received, answered 2xx; and the requests answered 500. */
+/** What each path (one per serve) received, answered 2xx (`at` on this thread's performance.now() scale); and the requests answered 500. */
 const arrivals = new Map<string, Arrival[]>();
-let failing = false;
 let answered500 = 0;
 
-function receive(request: IncomingMessage, response: ServerResponse): void {
-  const chunks: Buffer[] = [];
-  request.on('data', (c: Buffer) => chunks.push(c));
-  request.on('end', () => {
-    const path = request.url ?? '/';
-    if (path === '/outage' && failing) {
-      answered500++;
-      response.writeHead(500).end();
-      return;
+/** Starts the receiver thread (bench/lib/destination-receiver.ts); its base URL, and how to make /outage fail and to stop it. */
+async function startReceiver(): Promise<{ base: string; fail(failing: boolean): void; stop(): Promise<void> }> {
+  const thread = new Worker(new URL('./lib/destination-receiver.js', import.meta.url));
+  thread.on('message', (message: ReceiverMessage) => {
+    if (message.type !== 'arrivals') return;
+    answered500 = message.answered500;
+    for (const arrival of message.arrivals) {
+      const list = arrivals.get(arrival.path) ?? [];
+      list.push({ ...arrival, at: arrival.at - performance.timeOrigin });
+      arrivals.set(arrival.path, list);
     }
-    const at = performance.now();
-    const change = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { seq: number; entity: string; id: string; events: string[] };
-    const list = arrivals.get(path) ?? [];
-    list.push({
-      webhookId: String(request.headers['webhook-id']),
-      at,
-      seq: change.seq,
-      entity: change.entity,
-      id: change.id,
-      events: change.events,
-    });
-    arrivals.set(path, list);
-    response.writeHead(204).end();
   });
+  const port = await new Promise<number>((resolve, reject) => {
+    thread.on('message', (message: ReceiverMessage) => message.type === 'listening' && resolve(message.port));
+    thread.once('error', reject);
+  });
+  return {
+    base: `http://127.0.0.1:${port}`,
+    fail: (failing) => thread.postMessage({ type: 'failing', failing } satisfies ReceiverCommand),
+    stop: async () => void (await thread.terminate()),
+  };
 }
 
 // --- The intake: signed deliveries ------------------------------------------------------------
@@ -323,9 +311,8 @@ async function run() {
   mkdirSync(TMP, { recursive: true });
   mkdirSync(RESULTS, { recursive: true });
   const machine = machineInfo(ROOT, TMP);
-  const receiver = createServer(receive);
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  const receiver = await startReceiver();
+  const { base } = receiver;
   const on = await startServe('on', `${base}/on`, flags.profile);
   const off = await startServe('off', null, false);
   try {
@@ -380,10 +367,10 @@ async function run() {
       await burst(outageServe.server.url, settings.warmupSeconds);
       await drained(outageServe, '/outage', 60_000);
       const baseline = figures(await openLoop(outageServe.server.url, rate, settings.phaseSeconds));
-      failing = true;
+      receiver.fail(true);
       const startedAt = performance.now();
       const during = figures(await openLoop(outageServe.server.url, rate, settings.outageSeconds));
-      failing = false;
+      receiver.fail(false);
       const recoveredAt = performance.now();
       const complete = await drained(outageServe, '/outage', 120_000 + step * 1000);
       const caughtUpMs = performance.now() - recoveredAt;
@@ -402,7 +389,6 @@ async function run() {
     } finally {
       await outageServe.server.stop();
     }
-    receiver.close();
     const ok =
       delivery.check.lost === 0 &&
       delivery.check.outOfOrder === 0 &&
@@ -427,7 +413,7 @@ async function run() {
   } finally {
     await on.server.stop();
     await off.server.stop();
-    receiver.close();
+    await receiver.stop();
   }
 }
 

@@ -1,4 +1,5 @@
-// The one way to wait for work at most so long: every "this, or time up" race in the package.
+// The one way to wait for work at most so long: every "this, or time up" race in the package,
+// and the one wait that something happening ends early (`alarm`).
 
 /**
  * Settles as `work` does, or with undefined once `ms` have passed, whichever comes first; the
@@ -17,4 +18,33 @@ export async function withDeadline<T>(work: Promise<T>, ms: number, options: { u
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** A wait of `ms` that `wake` ends early; a wake while no one waits ends the next wait at once. */
+export function alarm(): { wait: (ms: number) => Promise<void>; wake: () => void } {
+  let wakeUp: (() => void) | undefined;
+  let woken = false;
+  return {
+    wait: (ms) =>
+      new Promise<void>((resolve) => {
+        if (woken) {
+          woken = false;
+          return resolve();
+        }
+        const timer = setTimeout(() => {
+          wakeUp = undefined;
+          resolve();
+        }, ms);
+        wakeUp = () => {
+          clearTimeout(timer);
+          wakeUp = undefined;
+          woken = false;
+          resolve();
+        };
+      }),
+    wake: () => {
+      woken = true;
+      wakeUp?.();
+    },
+  };
 }

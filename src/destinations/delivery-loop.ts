@@ -5,7 +5,7 @@
 // are taken up within a second. Stopping waits for the deliveries in flight a bounded time.
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { withDeadline } from '../deadline.js';
+import { alarm, withDeadline } from '../deadline.js';
 import type { Logger } from '../logging.js';
 import type { Store } from '../store/store.js';
 import type { Destinations } from './registry.js';
@@ -52,35 +52,6 @@ async function yieldToIntake(intakeBusy: (() => boolean) | undefined, signal: Ab
   if (intakeBusy === undefined) return;
   const since = performance.now();
   while (intakeBusy() && !signal.aborted && performance.now() - since < MAX_YIELD_MS) await delay(1);
-}
-
-/** A wait of `ms` that `wake` ends early; a wake while no one waits ends the next wait at once. */
-function alarm(): { wait: (ms: number) => Promise<void>; wake: () => void } {
-  let wakeUp: (() => void) | undefined;
-  let woken = false;
-  return {
-    wait: (ms) =>
-      new Promise<void>((resolve) => {
-        if (woken) {
-          woken = false;
-          return resolve();
-        }
-        const timer = setTimeout(() => {
-          wakeUp = undefined;
-          resolve();
-        }, ms);
-        wakeUp = () => {
-          clearTimeout(timer);
-          wakeUp = undefined;
-          woken = false;
-          resolve();
-        };
-      }),
-    wake: () => {
-      woken = true;
-      wakeUp?.();
-    },
-  };
 }
 
 // A round that fails the same way again (a key file missing, a database away) is logged once a

@@ -6,6 +6,7 @@ import { changeOf, type Change } from '../project/changes.js';
 import type { StoreHandle } from '../store/handle.js';
 import type { ChangesPort } from '../store/ports/changes.js';
 import { storePorts, type Store } from '../store/store.js';
+import { alarm } from '../deadline.js';
 import { QueryParameterError } from './errors.js';
 
 /** Changes in one page at most. */
@@ -115,15 +116,16 @@ export async function readChanges(store: StoreHandle, parameters: ChangePagePara
 /**
  * The account's changes after `after`, in `seq` order, each once; then, unless `follow: false`,
  * the changes committed later (by this process or any other on the database), read as soon as
- * their commit is heard and every half second in any case, until the iterator is returned (`break`) or `signal` aborts. Throws ChangesDroppedError
- * when retention dropped changes the cursor had not reached.
+ * their commit is heard and every half second in any case, until the iterator is returned
+ * (`break`) or `signal` aborts. Throws ChangesDroppedError when retention dropped changes the
+ * cursor had not reached.
  * @public
  */
 export async function* followChanges(store: StoreHandle, options: FollowChangesOptions = {}): AsyncGenerator<Change, void, undefined> {
   const port = storePorts(store);
   const after = checkedCursor(options.after);
   const { signal, follow = true } = options;
-  const committed = follow ? commitsOf(port) : undefined;
+  const committed = follow ? commitsOf(port, signal) : undefined;
   try {
     yield* pages(port, after, signal, committed);
   } finally {
@@ -132,33 +134,18 @@ export async function* followChanges(store: StoreHandle, options: FollowChangesO
 }
 
 /** A wait that ends after `ms`, at a commit of the account's changes heard since the last wait, or when `signal` aborts. */
-function commitsOf(port: Store): { wait(ms: number, signal: AbortSignal | undefined): Promise<void>; close(): void } {
-  let heard = false;
-  let wake: (() => void) | undefined;
-  const close = port.onChanges((account) => {
-    if (account !== port.account && account !== '') return;
-    heard = true;
-    wake?.();
+function commitsOf(port: Store, signal: AbortSignal | undefined): { wait(ms: number): Promise<void>; close(): void } {
+  const clock = alarm();
+  const unsubscribe = port.onChanges((account) => {
+    if (account === port.account || account === '') clock.wake();
   });
+  signal?.addEventListener('abort', clock.wake, { once: true });
   return {
-    wait: (ms, signal) =>
-      new Promise<void>((resolve) => {
-        if (heard || signal?.aborted === true) {
-          heard = false;
-          return resolve();
-        }
-        const done = () => {
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', done);
-          wake = undefined;
-          heard = false;
-          resolve();
-        };
-        const timer = setTimeout(done, ms);
-        signal?.addEventListener('abort', done, { once: true });
-        wake = done;
-      }),
-    close,
+    wait: (ms) => (signal?.aborted === true ? Promise.resolve() : clock.wait(ms)),
+    close() {
+      unsubscribe();
+      signal?.removeEventListener('abort', clock.wake);
+    },
   };
 }
 
@@ -178,7 +165,7 @@ async function* pages(
     after = page.next;
     if (page.changes.length === MAX_CHANGES_PAGE) continue;
     if (committed === undefined) return;
-    await committed.wait(FOLLOW_POLL_MS, signal);
+    await committed.wait(FOLLOW_POLL_MS);
   }
 }
 

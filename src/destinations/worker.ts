@@ -133,17 +133,16 @@ async function deliver(
 
 type Key = { account: string; destination: string };
 
-/** Settles the answers waiting (taken from `answered`, put back if the write fails) and queues a page, in one transaction; whether the page was queued. */
+/**
+ * Settles the answers waiting and queues a page, in one transaction; whether the page was queued.
+ * The answers stay in `answered` until the transaction committed (so that their changes are not
+ * sent again meanwhile, nor lost if it fails); answers that come during it are added after them.
+ */
 async function commitRound(context: WorkerContext, key: Key, answered: Answered[], enqueued?: Enqueued): Promise<boolean> {
-  const taken = answered.splice(0);
+  const taken = answered.slice();
   const settlements = taken.map((a) => settlementOf(context, a));
-  let queued: boolean;
-  try {
-    queued = await context.store.destinations.commit(key, settlements, enqueued);
-  } catch (error) {
-    answered.unshift(...taken);
-    throw error;
-  }
+  const queued = await context.store.destinations.commit(key, settlements, enqueued);
+  answered.splice(0, taken.length);
   taken.forEach((a, i) => report(context, a, settlements[i]!));
   return queued;
 }
@@ -167,9 +166,8 @@ async function settleAndQueue(context: WorkerContext, record: DestinationRecord,
 interface WorkerState {
   /** Requests out, by seq. */
   inFlight: Map<number, Promise<void>>;
-  /** Answers to settle at the next round, and their seqs (not sent again meanwhile). */
+  /** Answers to settle at the next round, oldest first (their changes are not sent again meanwhile). */
   answered: Answered[];
-  unsettled: Set<number>;
   /** When the next request may go, at the destination's rate. */
   nextSlot: number;
 }
@@ -192,10 +190,9 @@ function track(context: WorkerContext, state: WorkerState, record: DestinationRe
 /** Sends the due changes that are first for their entity, as many as there is room for, at the destination's rate. */
 async function sendDue(context: WorkerContext, state: WorkerState, record: DestinationRecord, opened: OpenedDestination): Promise<void> {
   const paused = record.state === 'paused';
-  const busy = state.inFlight.size + state.unsettled.size;
-  const room = (paused ? 1 : context.maxInFlight) - busy;
+  const room = (paused ? 1 : context.maxInFlight) - state.inFlight.size - state.answered.length;
   if (room <= 0) return;
-  const sent = [...state.inFlight.keys(), ...state.unsettled];
+  const sent = [...state.inFlight.keys(), ...state.answered.map((a) => a.row.seq)];
   for (const row of await context.store.destinations.due(record, context.now(), room, paused, sent)) {
     if (record.rate !== null) {
       const now = context.now();
@@ -208,7 +205,6 @@ async function sendDue(context: WorkerContext, state: WorkerState, record: Desti
     const sending = deliver(context, record, opened, row).then(async (answer) => {
       if (answer === undefined) return;
       if (!answer.outcome.ok && answer.outcome.gone) return await gone(context, record, row);
-      state.unsettled.add(row.seq);
       state.answered.push(answer);
     });
     track(context, state, record, row.seq, sending);
@@ -216,22 +212,17 @@ async function sendDue(context: WorkerContext, state: WorkerState, record: Desti
 }
 
 export function destinationWorker(context: WorkerContext, key: Key): DestinationWorker {
-  const state: WorkerState = { inFlight: new Map(), answered: [], unsettled: new Set(), nextSlot: 0 };
-  const { inFlight, answered, unsettled } = state;
+  const state: WorkerState = { inFlight: new Map(), answered: [], nextSlot: 0 };
+  const { inFlight, answered } = state;
   // Renewed when a third of it is gone, not every round: an idle destination costs no write.
   let leasedAt = -Infinity;
   const redis = redisSender(context);
-  // What was answered, settled (at every round, and before the lease is given back): its seq may be sent again.
-  const settled = <T>(writing: Promise<T>) =>
-    writing.finally(() => {
-      for (const seq of unsettled) if (!answered.some((a) => a.row.seq === seq)) unsettled.delete(seq);
-    });
 
   return {
     inFlight,
     async round(record) {
       if (record.state === 'disabled' || context.signal.aborted) {
-        if (answered.length > 0) await settled(commitRound(context, key, answered));
+        if (answered.length > 0) await commitRound(context, key, answered);
         if (inFlight.size === 0) await redis.close();
         return;
       }
@@ -240,7 +231,7 @@ export function destinationWorker(context: WorkerContext, key: Key): Destination
         if (!(await context.store.destinations.lease(key, context.owner, at, context.leaseMs))) return;
         leasedAt = at;
       }
-      record = await settled(settleAndQueue(context, record, answered));
+      record = await settleAndQueue(context, record, answered);
       // Opened each round: a rotated secret, or the end of a previous one's overlap, is taken at once.
       const opened = context.destinations.open(record);
       // A stream is one ordered log: one append at a time, in seq order, never beside another.
@@ -253,7 +244,7 @@ export function destinationWorker(context: WorkerContext, key: Key): Destination
     release: async () => {
       leasedAt = -Infinity;
       await redis.close();
-      if (answered.length > 0) await settled(commitRound(context, key, answered));
+      if (answered.length > 0) await commitRound(context, key, answered);
       await context.store.destinations.release(key, context.owner);
     },
     close: () => redis.close(),

@@ -30,6 +30,7 @@ import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { removeDatabase } from './lib/database.js';
+import { postSigned } from './lib/signed-post.js';
 import type { Arrival, ReceiverCommand, ReceiverMessage } from './lib/destination-receiver.js';
 import { gitInfo, machineInfo } from './lib/machine.js';
 import { distModule, distUrl, RESULTS, ROOT, TMP as BENCH_TMP } from './lib/paths.js';
@@ -133,21 +134,9 @@ async function deliver(url: string): Promise<Sent> {
     },
   };
   const body = JSON.stringify(event);
-  const started = performance.now();
-  try {
-    const response = await fetch(`${url}/webhooks`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-service-signature': sign(SECRET, body) },
-      body,
-      signal: AbortSignal.timeout(10_000),
-    });
-    await response.arrayBuffer();
-    const ended = performance.now();
-    if (response.ok) intakeAt.set(eventIdentity(event), ended);
-    return { status: response.status, ms: ended - started };
-  } catch {
-    return { status: 0, ms: performance.now() - started };
-  }
+  const { status, ms, endedAt } = await postSigned(`${url}/webhooks`, body, sign(SECRET, body), 10_000);
+  if (status >= 200 && status < 300) intakeAt.set(eventIdentity(event), endedAt);
+  return { status, ms };
 }
 
 /** Closed loop: `connections` loops, each sending the next as soon as the last is answered; 2xx a second. */

@@ -23,6 +23,7 @@ import { deliverFrom, fairnessShapes, memoryOf, SENDER_ADDRESS, startFlood, type
 import { gitInfo, machineInfo } from './lib/machine.js';
 import { distModule, distUrl, RESULTS, ROOT, TMP as BENCH_TMP } from './lib/paths.js';
 import { killLeftovers, startServer } from './lib/processes.js';
+import { postSigned } from './lib/signed-post.js';
 import { round } from './lib/stats.js';
 
 const TMP = join(BENCH_TMP, 'flood');
@@ -59,19 +60,8 @@ async function deliver(url: string, n: number): Promise<Delivery> {
     timestamp: '2026-11-20T10:00:00Z',
     data: { campaign_id: 'cmp_bench_flood', candidate_id: `cand_flood_${n}` },
   });
-  const started = performance.now();
-  try {
-    const response = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-service-signature': sign(SECRET, body) },
-      body,
-      signal: AbortSignal.timeout(10_000),
-    });
-    await response.arrayBuffer();
-    return { status: response.status, ms: performance.now() - started };
-  } catch {
-    return { status: 0, ms: performance.now() - started };
-  }
+  const { status, ms } = await postSigned(url, body, sign(SECRET, body), 10_000);
+  return { status, ms };
 }
 
 /** The flood against one serve process: memory before, at the peak and after; the deliveries meanwhile. */

@@ -28,6 +28,7 @@ import { removeDatabase } from './lib/database.js';
 import { gitInfo, machineInfo } from './lib/machine.js';
 import { distModule, distUrl, RESULTS, ROOT, TMP as BENCH_TMP } from './lib/paths.js';
 import { startBenchPostgres } from './lib/postgres.js';
+import { postSigned } from './lib/signed-post.js';
 import { killLeftovers, measureCommand, startServer } from './lib/processes.js';
 import { snapshotBuild } from './lib/snapshot.js';
 import { distribution, round } from './lib/stats.js';
@@ -192,19 +193,8 @@ async function deliver(url: string, n: number): Promise<Timed> {
     timestamp: '2026-11-27T10:00:00Z',
     data: { campaign_id: 'cmp_bench_reads', candidate_id: `cand_reads_${n}`, first_name: 'Bench', last_name: `Reads ${n}` },
   });
-  const started = performance.now();
-  try {
-    const response = await fetch(`${url}/webhooks`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-service-signature': sign(SECRET, body) },
-      body,
-      signal: AbortSignal.timeout(30_000),
-    });
-    await response.arrayBuffer();
-    return { status: response.status, ms: performance.now() - started };
-  } catch {
-    return { status: 0, ms: performance.now() - started };
-  }
+  const { status, ms } = await postSigned(`${url}/webhooks`, body, sign(SECRET, body), 30_000);
+  return { status, ms };
 }
 
 /** The worst event-loop lag windows serve reported on the scrapes of a phase (seconds in, ms out). */

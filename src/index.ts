@@ -10,6 +10,8 @@ export type { AccountReceiver } from './receiver/api.js';
 export type { DashboardOptions } from './console/dashboard.js';
 export type { ResultListener } from './receive/node-http.js';
 export type { IntakeRates } from './receive/budget.js';
+export type { AdmissionRules } from './receive/admission.js';
+export type { ConnectionScreen } from './receive/connection-screen.js';
 export { ConfigurationError } from './errors.js';
 export { DEFAULT_MAX_BODY_BYTES, DEFAULT_SIGNATURE_HEADER, DEFAULT_EVENT_HEADER } from './receive/intake.js';
 export type { IntakeOptions, IntakeResult, IncomingRequest, RequestIntake } from './receive/intake.js';

@@ -195,20 +195,46 @@ function destinationGauges(own: Registry, store: () => GaugedStore | undefined, 
   });
 }
 
-/** Bodies the budget cut off before their end, by reason: room made for another client's, or too slow. */
-function cutCounter(own: Registry, cuts: () => Readonly<Record<string, number>>): void {
+/** A counter read from a running total at scrape time, by one label. */
+function countedAtScrape(own: Registry, name: string, help: string, label: string, totals: () => Readonly<Record<string, number>>): void {
   const told: Record<string, number> = {};
   new Counter({
-    name: `${PREFIX}bodies_cut_total`,
-    help: 'Request bodies cut off before their end: evicted (room made for another client, docs/security.md, "Limits") or too_slow (slower than --min-body-rate).',
-    labelNames: ['reason'],
+    name,
+    help,
+    labelNames: [label],
     registers: [own],
     collect() {
-      for (const [reason, count] of Object.entries(cuts())) {
-        const more = count - (told[reason] ?? 0);
-        if (more > 0 || told[reason] === undefined) this.inc({ reason }, more);
-        told[reason] = count;
+      for (const [value, count] of Object.entries(totals())) {
+        const more = count - (told[value] ?? 0);
+        if (more > 0 || told[value] === undefined) this.inc({ [label]: value }, more);
+        told[value] = count;
       }
+    },
+  });
+}
+
+/** Who was refused or cut off for what the intake holds or spends: bodies cut off, addresses refused for their failures, contention. */
+function intakeSeries(own: Registry, readings: IntakeReadings): void {
+  countedAtScrape(
+    own,
+    `${PREFIX}bodies_cut_total`,
+    'Request bodies cut off before their end: evicted (room made for another client, docs/security.md, "Limits") or too_slow (slower than --min-body-rate).',
+    'reason',
+    readings.cuts ?? (() => ({})),
+  );
+  countedAtScrape(
+    own,
+    `${PREFIX}rate_limited_total`,
+    'Requests and connections refused 429 while requests contended, their client address over its budget of failed requests (docs/security.md, "Limits"), by where: connection (unread) or request.',
+    'at',
+    readings.rateLimited ?? (() => ({})),
+  );
+  new Gauge({
+    name: `${PREFIX}intake_contended`,
+    help: '1 while webhook requests contend for the event loop (it was late lately, or requests wait for their turn): addresses with failed requests are then served last or refused.',
+    registers: [own],
+    collect() {
+      this.set(readings.contended?.() === true ? 1 : 0);
     },
   });
 }
@@ -225,16 +251,26 @@ function bufferedGauge(own: Registry, bufferedBytes: () => number): void {
   });
 }
 
+/** What the metrics read of the intake and the receiver at scrape time. */
+interface IntakeReadings {
+  /** Bytes of bodies held now. */
+  bufferedBytes?: () => number;
+  /** The accounts the per-account gauges read. */
+  accounts?: () => readonly string[];
+  /** Bodies cut off so far, by reason. */
+  cuts?: () => Readonly<Record<string, number>>;
+  /** Refusals for an address's failures so far, by where: connection or request. */
+  rateLimited?: () => Readonly<Record<string, number>>;
+  /** Whether requests contend now. */
+  contended?: () => boolean;
+}
+
 /**
  * The receiver's series. `accounts`: the accounts the per-account gauges read (the default one
  * alone unless the receiver routes to others); their cardinality is the number of accounts.
  */
-export function createMetrics(
-  store: () => GaugedStore | undefined,
-  bufferedBytes: () => number = () => 0,
-  accounts: () => readonly string[] = () => [DEFAULT_ACCOUNT],
-  cuts: () => Readonly<Record<string, number>> = () => ({}),
-) {
+export function createMetrics(store: () => GaugedStore | undefined, readings: IntakeReadings = {}) {
+  const accounts = readings.accounts ?? (() => [DEFAULT_ACCOUNT]);
   processDefaults ??= processDefaultMetrics();
   const own = new Registry();
   const { requests, ack, events, lag, handlerCalls, erasures, redacted } = countedSeries(own);
@@ -246,8 +282,8 @@ export function createMetrics(
     labelNames: ['account', 'destination', 'outcome'] as const,
     registers: [own],
   });
-  bufferedGauge(own, bufferedBytes);
-  cutCounter(own, cuts);
+  bufferedGauge(own, readings.bufferedBytes ?? (() => 0));
+  intakeSeries(own, readings);
 
   // Before the merge: it copies the metrics registered so far.
   const secretUse = secretUseOf(own);

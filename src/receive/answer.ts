@@ -27,3 +27,19 @@ export const BODY_ALREADY_READ_MESSAGE =
   'The request body was read before the webhook middleware could verify its signature. ' +
   'Mount receiver.middleware() on its route before any body parser (express.json(), express.text(), ' +
   'express.urlencoded()), e.g. app.post("/webhooks", receiver.middleware()) above app.use(express.json()).';
+
+/**
+ * An answer as the bytes of a whole HTTP/1.1 response that closes its connection, for a socket
+ * answered before (or without) Node's HTTP parser: a connection refused or shut out, a request
+ * Node could not parse.
+ */
+export function rawAnswer(answer: Answer, reason: string): string {
+  const json = JSON.stringify(answer.body);
+  const headers = Object.entries({ ...answer.headers, Connection: 'close' })
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
+  return (
+    `HTTP/1.1 ${answer.status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n${headers}` +
+    `Content-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`
+  );
+}

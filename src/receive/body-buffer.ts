@@ -8,6 +8,12 @@
 // unfinished bodies lives long enough to reach the old generation, which V8 may not collect for
 // minutes once the flood stops. Small bodies (the service's own are a few KiB) keep a plain
 // buffer: a resizable one costs a mapping of its own, about 50 µs a request.
+//
+// A body costs what its bytes cost, not what its framing costs: each piece (a chunk of chunked
+// framing, or a read of a socket written a byte at a time) is a call into JavaScript, so a 1 MiB
+// body in one-byte chunks cost seconds of CPU. Past a free allowance of pieces, a body must bring
+// on average MIN_PIECE_BYTES a piece, or it is refused as fragmented (400, the connection closed):
+// a real sender's body comes in a few pieces, or in pieces of kilobytes (TCP segments at least).
 import type { BodyClaim } from './budget.js';
 
 /** Up to this, a body is held in a plain buffer; past it, in a resizable one. */
@@ -15,16 +21,31 @@ const SMALL_BODY_BYTES = 64 * 1024;
 /** The plain buffer a body of unknown length starts with. */
 const FIRST_CAPACITY = 16 * 1024;
 
-type Added = 'ok' | 'too_large' | 'busy';
+/** Pieces a body may come in before their sizes are looked at. */
+export const FREE_PIECES = 64;
+/** Past the free pieces, the bytes each further piece must bring on average. */
+export const MIN_PIECE_BYTES = 256;
+
+type Added = 'ok' | 'too_large' | 'busy' | 'fragmented';
+
+/** Whether `pieces` that brought `bytes` in all are too many for their size. */
+export function tooFragmented(pieces: number, bytes: number): boolean {
+  return pieces > FREE_PIECES && bytes < (pieces - FREE_PIECES) * MIN_PIECE_BYTES;
+}
 
 export interface BodyBuffer {
-  /** Copies a chunk in; `too_large` past the limit, `busy` when the budget cannot spare the bytes. */
+  /**
+   * Copies a chunk in; `too_large` past the limit, `busy` when the budget cannot spare the bytes,
+   * `fragmented` when the body comes in too many pieces for its size (nothing more is taken).
+   */
   add(chunk: Uint8Array): Added;
   /** The bytes received, to keep; a large body's own storage is handed back. Call once, at the end. */
   bytes(): Buffer;
   /** Hands the storage back, for a body refused or abandoned. */
   discard(): void;
   readonly size: number;
+  /** The pieces added so far. */
+  readonly pieces: number;
 }
 
 /**
@@ -33,6 +54,7 @@ export interface BodyBuffer {
  */
 export function createBodyBuffer(limit: number, claim: BodyClaim, declared: number | undefined): BodyBuffer {
   let size = 0;
+  let pieces = 0;
   // allocUnsafeSlow: its own allocation, outside Node's shared pool.
   let small: Buffer | undefined = Buffer.allocUnsafeSlow(0);
   let large: ResizableArrayBuffer | undefined;
@@ -57,9 +79,13 @@ export function createBodyBuffer(limit: number, claim: BodyClaim, declared: numb
     get size() {
       return size;
     },
+    get pieces() {
+      return pieces;
+    },
     add(chunk) {
       const needed = size + chunk.byteLength;
       if (needed > limit) return 'too_large';
+      if (tooFragmented(++pieces, needed)) return 'fragmented';
       if (!claim.take(chunk.byteLength, needed === declared)) return 'busy';
       makeRoom(needed);
       (small ?? new Uint8Array(large!)).set(chunk, size);

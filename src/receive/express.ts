@@ -1,7 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { BODY_ALREADY_READ_MESSAGE, errorAnswer } from './answer.js';
 import type { Intake, IntakeResult } from './intake.js';
-import { answerOnce, receiveRequest, tellListener, type ResultListener } from './node-http.js';
+import { answerOnce, connectionTurn, finalAnswer, receiveRequest, tellListener, type ResultListener } from './node-http.js';
 
 /** The route parameter that names an account: `app.post('/webhooks/:routeKey', receiver.middleware())`. */
 function routeKeyParameter(req: Request): string | undefined {
@@ -20,6 +20,9 @@ function routeKeyParameter(req: Request): string | undefined {
 export function expressMiddleware(intake: Intake, onResult?: ResultListener): RequestHandler {
   return async (req: Request, res: Response): Promise<void> => {
     const startedAt = process.hrtime.bigint();
+    // Pipelined requests one at a time: one refused closes the connection, and those behind it are dropped.
+    const endTurn = await connectionTurn(req);
+    if (endTurn === undefined) return;
     let result: IntakeResult;
     // Last resort: an exception is answered here, in the service's envelope, rather than passed
     // to Express's default handler (an HTML page with a stack trace).
@@ -37,7 +40,8 @@ export function expressMiddleware(intake: Intake, onResult?: ResultListener): Re
     } catch (error) {
       result = intake.unexpected(error, 'express');
     }
-    answerOnce(res, result.answer);
+    answerOnce(res, finalAnswer(result));
     tellListener(intake, onResult, result, req, startedAt);
+    endTurn();
   };
 }

@@ -3,10 +3,12 @@ import { ConfigurationError } from '../errors.js';
 import { readEnvelope } from '../events/index.js';
 import { secretFingerprint, verify, type Secret } from '../signature.js';
 import { errorAnswer, type Answer } from './answer.js';
+import { FREE_PIECES, MIN_PIECE_BYTES } from './body-buffer.js';
 import { deliveryOf, type StoreDelivery } from './delivery.js';
 import { DEFAULT_ACCOUNT, type AccountRoutes, type RoutedAccount } from './account.js';
 import { headerValue, type IncomingHeaders } from './headers.js';
 import { createBodyBudget, DEFAULT_MAX_BUFFERED_BYTES, type BodyBudget, type CutReason } from './budget.js';
+import { createAdmission, type Admission } from './admission.js';
 import { spanIds, type Span, type Tracing } from '../tracing/otel.js';
 import { receiveTraced, storeTraced } from './spans.js';
 
@@ -53,6 +55,11 @@ interface IntakeWiring extends IntakeOptions {
    * unread. Default: a budget of its own, 64 MiB. No smaller than `maxBodyBytes`.
    */
   budget?: BodyBudget;
+  /**
+   * Who is read and verified first when requests contend for the event loop, by client address
+   * and its failures (admission.ts), shared like the budget. Default: one of its own.
+   */
+  admission?: Admission;
   /** OpenTelemetry spans for each request and its inbox commit; none: no span, no cost. */
   tracing?: Tracing | undefined;
 }
@@ -191,6 +198,7 @@ export function createIntake(options: IntakeWiring) {
     setSecrets,
     maxBodyBytes: config.maxBodyBytes,
     budget,
+    admission: options.admission ?? createAdmission(),
     signatureHeader: config.signatureHeader,
     eventHeader: config.eventHeader,
   };
@@ -432,4 +440,26 @@ export function cutOff(reason: CutReason, budget: BodyBudget): Answer {
 
 export function tooLarge(limit: number): Answer {
   return errorAnswer(413, 'PAYLOAD_TOO_LARGE', `The body is larger than ${limit} bytes.`, { limit_bytes: limit });
+}
+
+/** The 429 of a client address over its budget of failed requests while requests contend (admission.ts). */
+export function tooManyFailures(retryAfterSeconds: number): Answer {
+  const seconds = String(retryAfterSeconds);
+  return errorAnswer(
+    429,
+    'RATE_LIMIT_EXCEEDED',
+    `Too many requests from this address failed verification while others are waiting; retry after ${seconds} s.`,
+    { retry_after: retryAfterSeconds },
+    { 'Retry-After': seconds, Connection: 'close' },
+  );
+}
+
+/** The 400 for a body that came in too many pieces for its size (body-buffer.ts); the rest is not read. */
+export function fragmented(): Answer {
+  return errorAnswer(
+    400,
+    'BODY_TOO_FRAGMENTED',
+    `The body came in too many pieces for its size: past ${FREE_PIECES} pieces, send at least ${MIN_PIECE_BYTES} bytes a piece on average.`,
+    { free_pieces: FREE_PIECES, min_piece_bytes: MIN_PIECE_BYTES },
+  );
 }

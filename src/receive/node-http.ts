@@ -1,9 +1,50 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorAnswer, type Answer } from './answer.js';
-import type { Intake, IntakeResult } from './intake.js';
+import { tooManyFailures, type Intake, type IntakeResult } from './intake.js';
 import { routeKeyOfPath } from './account.js';
-import { readRawBody } from './raw-body.js';
+import { clientGone, readRawBody } from './raw-body.js';
 import { peerAddress, type ClientOf } from './client.js';
+import type { Refusal, Turn, TurnEnd } from './admission.js';
+
+/** The last request taken on each connection: a connection's requests are read and answered one at a time. */
+const connectionTurns = new WeakMap<object, Promise<void>>();
+/** Connections whose last answer closes them: what was pipelined behind it is dropped unread. */
+const closing = new WeakSet<object>();
+
+/**
+ * Waits until the requests before this one on its connection (pipelined behind each other) are
+ * answered. Resolves with the function that ends this request's turn, or undefined when an answer
+ * before it closes the connection: then it is dropped, unread and unanswered, so that a flood of
+ * pipelined bad requests costs its sender a connection for each one verified.
+ */
+export async function connectionTurn(req: IncomingMessage): Promise<(() => void) | undefined> {
+  const socket = req.socket;
+  const before = connectionTurns.get(socket);
+  let end!: () => void;
+  const mine = new Promise<void>((resolve) => (end = resolve));
+  connectionTurns.set(socket, mine);
+  const release = () => {
+    end();
+    if (connectionTurns.get(socket) === mine) connectionTurns.delete(socket);
+  };
+  if (before !== undefined) await before;
+  // Node may emit a pipelined request only once the answer before it is out: the mark outlives the turns.
+  if (closing.has(socket) || socket.destroyed) {
+    release();
+    return undefined;
+  }
+  return release;
+}
+
+/**
+ * The answer as sent: a request refused before or by verification closes its connection (what
+ * was pipelined behind it is not read), so a flood of bad requests costs the flooder a connection each.
+ */
+export function finalAnswer(result: IntakeResult): Answer {
+  const { answer } = result;
+  if (result.outcome !== 'refused' || answer.headers['Connection'] === 'close') return answer;
+  return { ...answer, headers: { ...answer.headers, Connection: 'close' } };
+}
 
 /**
  * Writes an answer unless one was already written, for the adapters' last-resort guards: an
@@ -14,6 +55,11 @@ export function answerOnce(res: ServerResponse, answer: Answer): boolean {
   if (res.headersSent || res.writableEnded || res.destroyed || res.socket?.destroyed === true) return false;
   try {
     writeAnswer(res, answer);
+    if (answer.headers['Connection'] === 'close' && res.socket !== null) {
+      // Nothing more is read from it: Node closes it once the answer is out.
+      closing.add(res.socket);
+      res.socket.pause();
+    }
     return true;
   } catch {
     res.destroy();
@@ -43,21 +89,59 @@ export async function receiveRequest(
   routeKey: string | undefined,
   client: string | undefined,
 ): Promise<IntakeResult> {
+  const address = client ?? '';
   // An unknown path or a disabled account is answered before a byte of the body is held.
   const routing = intake.route(routeKey);
   if (!routing.ok) {
-    req.resume();
+    if (routing.result.outcome === 'refused') intake.admission.failed(address);
     return routing.result;
   }
-  const claim = intake.budget.claim(client ?? '');
+  const turn = await turnOf(intake, req, address);
+  if (turn === undefined) return { outcome: 'refused', answer: clientGone() };
+  if (!turn.ok) return { outcome: 'refused', answer: tooManyFailures(turn.retryAfterSeconds) };
+  let result: IntakeResult | undefined;
+  const claim = intake.budget.claim(address);
   try {
     const reading = await readRawBody(req, intake.maxBodyBytes, intake.budget, claim);
-    return reading.ok
+    result = reading.ok
       ? await intake.receive({ rawBody: reading.body, headers: req.headers, routeKey })
       : { outcome: reading.outcome, answer: reading.answer };
+    return result;
   } finally {
     claim.release();
+    turn.leave(result === undefined ? 'other' : turnEnd(result));
   }
+}
+
+/**
+ * What a request's end does to its address's budget: refused before or by verification (a 4xx,
+ * not a client that went away) is a failure; past verification (stored, a duplicate, kept as a
+ * dead letter, or 503 with the database down) earns one back.
+ */
+function turnEnd(result: IntakeResult): TurnEnd {
+  if (result.outcome === 'refused') {
+    const aborted = (result.answer.body as { error?: { code?: unknown } }).error?.code === 'REQUEST_ABORTED';
+    return result.answer.status >= 400 && result.answer.status < 500 && !aborted ? 'failed' : 'other';
+  }
+  return result.outcome === 'busy' || result.outcome === 'failed' ? 'other' : 'verified';
+}
+
+/**
+ * The request's turn to be read and verified (admission.ts): at once, after a wait (its body
+ * unread meanwhile), or refused; undefined when its client went away while it waited.
+ */
+async function turnOf(intake: Intake, req: IncomingMessage, address: string): Promise<Turn | Refusal | undefined> {
+  const entry = intake.admission.enter(address);
+  if ('turn' in entry) {
+    const gone = () => entry.cancel();
+    req.once('close', gone);
+    try {
+      return await entry.turn;
+    } finally {
+      req.off('close', gone);
+    }
+  }
+  return entry;
 }
 
 /** Called after each request is answered, with what the intake did, the request, and when it started (`process.hrtime.bigint()`). */
@@ -96,11 +180,14 @@ export function nodeHandler(
 ) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const startedAt = process.hrtime.bigint();
+    const endTurn = await connectionTurn(req);
+    if (endTurn === undefined) return;
     let result: IntakeResult;
     // Last resort: whatever throws, the request gets an answer and the returned promise never
     // rejects (an unhandled rejection would end the process).
     try {
       if (req.method !== 'POST') {
+        intake.admission.failed(clientOf(req) ?? '');
         result = {
           outcome: 'refused',
           answer: errorAnswer(405, 'METHOD_NOT_ALLOWED', 'Webhooks are delivered with POST.', {}, { Allow: 'POST' }),
@@ -113,6 +200,7 @@ export function nodeHandler(
     }
     // The access log tells what the client got: an answer Node could not send is not logged
     // here (Node's own answer, such as a 408, is logged where it is sent).
-    if (answerOnce(res, result.answer)) tellListener(intake, onResult, result, req, startedAt);
+    if (answerOnce(res, finalAnswer(result))) tellListener(intake, onResult, result, req, startedAt);
+    endTurn();
   };
 }

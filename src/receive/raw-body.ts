@@ -2,15 +2,14 @@ import type { IncomingMessage } from 'node:http';
 import { BODY_ALREADY_READ_MESSAGE, errorAnswer, type Answer } from './answer.js';
 import { createBodyBuffer } from './body-buffer.js';
 import type { BodyBudget, BodyClaim, CutReason } from './budget.js';
-import { busy, cutOff, tooLarge } from './intake.js';
+import { busy, cutOff, fragmented, tooLarge } from './intake.js';
 
 export type BodyReading = { ok: true; body: Buffer } | { ok: false; outcome: 'refused' | 'busy'; answer: Answer };
 
-const aborted = (): BodyReading => ({
-  ok: false,
-  outcome: 'refused',
-  answer: errorAnswer(400, 'REQUEST_ABORTED', 'The client went away.'),
-});
+/** The answer to a request whose client went away (it is not sent: for the logs and the metrics). */
+export const clientGone = (): Answer => errorAnswer(400, 'REQUEST_ABORTED', 'The client went away.');
+
+const aborted = (): BodyReading => ({ ok: false, outcome: 'refused', answer: clientGone() });
 
 /** The body's announced length, when it announced one Node could read. */
 export function declaredLength(header: string | null | undefined): number | undefined {
@@ -18,11 +17,13 @@ export function declaredLength(header: string | null | undefined): number | unde
   return Number(header);
 }
 
-/** The 413 (the rest of the body unread, so the connection closes), or the 503 of a full budget. */
-export function refusedBody(reason: 'too_large' | 'busy', limit: number, budget: BodyBudget): BodyReading {
-  return reason === 'busy'
-    ? { ok: false, outcome: 'busy', answer: busy(budget) }
-    : { ok: false, outcome: 'refused', answer: { ...tooLarge(limit), headers: { Connection: 'close' } } };
+/**
+ * The 413, or the 400 of a body in too many pieces (the rest of the body unread, so the connection
+ * closes), or the 503 of a full budget.
+ */
+export function refusedBody(reason: 'too_large' | 'busy' | 'fragmented', limit: number, budget: BodyBudget): BodyReading {
+  if (reason === 'busy') return { ok: false, outcome: 'busy', answer: busy(budget) };
+  return { ok: false, outcome: 'refused', answer: reason === 'fragmented' ? fragmented() : tooLarge(limit) };
 }
 
 /** The answer to a body the budget cut off (it closes the connection): 503 to make room, 408 too slow. */
@@ -55,6 +56,7 @@ export async function readRawBody(req: IncomingMessage, limit: number, budget: B
       if (added === 'ok') return;
       // The rest stays unread: the answer closes the connection.
       req.pause();
+      skipRestOfBody(req);
       finish(refusedBody(added, limit, budget));
     };
     const onEnd = () => {
@@ -78,5 +80,27 @@ export async function readRawBody(req: IncomingMessage, limit: number, budget: B
       finish(cutBody(reason, budget));
     };
     req.on('data', onData).once('end', onEnd).once('error', onError).once('close', onClose);
+  });
+}
+
+/** Node's HTTP parser as a socket holds it: its callbacks are slots at the indexes its class names. */
+type ParserSlots = Record<number, unknown> & { constructor: { kOnBody?: unknown } };
+
+/**
+ * Stops what is left of a refused body from costing a call into JavaScript a piece. Node's parser
+ * goes on through what it has read (64 KiB at a time: ten thousand one-byte chunks), copying each
+ * piece and pushing it into a stream nobody reads, about 40 ms of CPU for one read against 1.5 ms
+ * without. Its body callback is set aside until the connection closes, then put back: the parser
+ * serves another connection next. Where Node holds its parser otherwise, nothing is changed.
+ */
+function skipRestOfBody(req: IncomingMessage): void {
+  const socket = req.socket as (typeof req.socket & { parser?: ParserSlots | null }) | null;
+  const parser = socket?.parser;
+  const slot = parser?.constructor.kOnBody;
+  if (socket == null || parser == null || typeof slot !== 'number' || typeof parser[slot] !== 'function') return;
+  const onBody = parser[slot];
+  parser[slot] = undefined;
+  socket.once('close', () => {
+    parser[slot] = onBody;
   });
 }

@@ -1,5 +1,6 @@
 // What createReceiver returns: the public surface of a receiver, one documented member each.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Server as NetServer } from 'node:net';
 import type { RequestHandler, Router } from 'express';
 import type { Registry } from 'prom-client';
 import type { DashboardOptions } from '../console/dashboard.js';
@@ -8,6 +9,7 @@ import type { AnyHandler, Handler } from '../dispatch/handlers.js';
 import type { EventKind } from '../events/index.js';
 import type { Change, ChangePage, ChangePageParameters, FollowChangesOptions, Queries } from '../query/index.js';
 import type { IncomingRequest, IntakeResult } from '../receive/intake.js';
+import type { ConnectionScreen } from '../receive/connection-screen.js';
 import type { Secret } from '../signature.js';
 import type { Accounts } from '../accounts/index.js';
 import type { ReconcileOptions, ReconcileReport } from '../reconcile/index.js';
@@ -133,6 +135,15 @@ export interface Receiver extends AccountReceiver {
     routeKeyOf?: (req: IncomingMessage) => string | undefined;
     clientOf?: (req: IncomingMessage) => string | undefined;
   }): (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+  /**
+   * Refuses, unread, the new connections of `server` from a client address over its budget of
+   * failed requests while requests contend for the event loop: `429` with `Retry-After`, or closed
+   * on TLS (docs/security.md, "Limits"). `serve` does it. Call it on a node:http(s) server of your
+   * own whose peers are the senders themselves, not a reverse proxy (whose one address every
+   * request shares). Without it, such requests are still refused 429 by the handler and the
+   * middleware, but only after Node has parsed what their connection sent.
+   */
+  screenConnections(server: NetServer, screenOptions?: ConnectionScreen): void;
   /** A fetch handler: `(request: Request) => Promise<Response>`; routes as `nodeHandler` does, by the URL's path. */
   fetchHandler(routing?: { routeKeyOf?: (request: Request) => string | undefined }): (request: Request) => Promise<Response>;
   /**

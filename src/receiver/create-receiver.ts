@@ -14,6 +14,8 @@ import { fetchHandler } from '../receive/fetch.js';
 import { ConfigurationError } from '../errors.js';
 import { createIntake, type Intake } from '../receive/intake.js';
 import { createBodyBudget, DEFAULT_MAX_BUFFERED_BYTES } from '../receive/budget.js';
+import { createAdmission } from '../receive/admission.js';
+import { screenConnections } from '../receive/connection-screen.js';
 import { nodeHandler, type ResultListener } from '../receive/node-http.js';
 import { createMetrics } from '../metrics/prometheus.js';
 import { activeTracing } from '../tracing/otel.js';
@@ -73,6 +75,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     middleware: () => expressMiddleware(intake, onRequest),
     nodeHandler: (routing) => nodeHandler(intake, onRequest, routing?.routeKeyOf, routing?.clientOf),
     fetchHandler: (routing) => fetchHandler(intake, routing?.routeKeyOf),
+    screenConnections: (server, screenOptions) => screenConnections(server, state.admission, screenOptions),
     on(kind, handler, handlerOptions) {
       state.handlers.on(kind, handler, handlerOptions);
       runningOf(state)?.dispatcher.start();
@@ -195,6 +198,7 @@ function receiverState(options: ReceiverOptions): ReceiverState {
     throw new ConfigurationError(`heartbeat.everyMs must be a whole number of milliseconds from 100, got ${String(heartbeat.everyMs)}`);
   }
   const budget = createBodyBudget(options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES, options.bodyRates);
+  const admission = createAdmission(options.admission);
   const state: ReceiverState = {
     options,
     logger,
@@ -207,13 +211,15 @@ function receiverState(options: ReceiverOptions): ReceiverState {
       logger,
       (hook, result) => state.metrics.handlerCall(hook, result),
     ),
-    metrics: createMetrics(
-      () => runningOf(state)?.store,
-      () => budget.held(),
-      () => runningOf(state)?.accounts?.known() ?? [DEFAULT_ACCOUNT],
-      () => budget.cuts(),
-    ),
+    metrics: createMetrics(() => runningOf(state)?.store, {
+      bufferedBytes: () => budget.held(),
+      accounts: () => runningOf(state)?.accounts?.known() ?? [DEFAULT_ACCOUNT],
+      cuts: () => budget.cuts(),
+      rateLimited: () => admission.refusals(),
+      contended: () => admission.contended(),
+    }),
     budget,
+    admission,
     storeOptions: {
       ...(options.busyTimeoutMs !== undefined && { busyTimeoutMs: options.busyTimeoutMs, timeoutMs: options.busyTimeoutMs }),
       ...(options.poolSize !== undefined && { poolSize: options.poolSize }),
@@ -257,6 +263,7 @@ function intakeOf(state: ReceiverState): Intake {
       allowUnsigned: options.allowUnsigned ?? false,
       ...(options.maxBodyBytes !== undefined && { maxBodyBytes: options.maxBodyBytes }),
       budget: state.budget,
+      admission: state.admission,
       ...(options.signatureHeader !== undefined && { signatureHeader: options.signatureHeader }),
       ...(options.eventHeader !== undefined && { eventHeader: options.eventHeader }),
       store: (delivery, reading) => storeDelivery(state, delivery, reading),

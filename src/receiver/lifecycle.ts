@@ -10,6 +10,7 @@ import type { ErasureHooks } from '../privacy/hooks.js';
 import type { Logger } from '../logging.js';
 import type { createMetrics } from '../metrics/prometheus.js';
 import type { BodyBudget } from '../receive/budget.js';
+import type { Admission } from '../receive/admission.js';
 import { createQueries, type Queries } from '../query/index.js';
 import type { Delivery, StoreOutcome } from '../receive/delivery.js';
 import type { EnvelopeReading } from '../events/index.js';
@@ -52,6 +53,8 @@ export interface ReceiverState {
   readonly metrics: ReturnType<typeof createMetrics>;
   /** The bytes of request bodies held before verification, by all of this receiver's adapters. */
   readonly budget: BodyBudget;
+  /** Who is read and verified first when requests contend, shared by every adapter of the receiver. */
+  readonly admission: Admission;
   readonly storeOptions: StoreOptions;
   readonly heartbeat: { everyMs: number } | undefined;
   /** A store given open (the CLI's) stays the caller's to close. */

@@ -2,6 +2,7 @@
 import type { DispatcherOptions } from '../dispatch/dispatcher.js';
 import type { Logger } from '../logging.js';
 import type { IntakeRates } from '../receive/budget.js';
+import type { AdmissionRules } from '../receive/admission.js';
 import type { ResultListener } from '../receive/node-http.js';
 import type { Secret } from '../signature.js';
 import type { DatabaseOption } from '../store/open.js';
@@ -51,6 +52,15 @@ export interface ReceiverOptions {
    * in the last second gives way to one that needs the room (docs/security.md, "Limits").
    */
   bodyRates?: Omit<IntakeRates, 'now'>;
+  /**
+   * Who is read and verified first when requests contend for the event loop (docs/security.md,
+   * "Limits"): an address's budget of failed requests (`failureBurst` at once, default 5;
+   * `failuresPerSecond` earned back, default 1, and one more by each request that verifies), the
+   * loop's utilization that means contention (`contentionUtilization`, default 0.9 of a quarter
+   * of a second) and how long it is held (`contentionHoldMs`, default 5000), and the requests one
+   * address may have read and verified at once under contention (`share`, default 32).
+   */
+  admission?: Partial<AdmissionRules>;
   /** Default `X-Service-Signature`: put the service's real name in place of "Service". */
   signatureHeader?: string;
   /** Default `X-Service-Event`. */

@@ -137,6 +137,8 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
     throw error;
   }
   const running = state.receiver;
+  // Behind a proxy every connection is the proxy's: its clients are told apart per request only.
+  if (!trustProxy) running.screenConnections(server, { onRefused: (address) => refusals.note('RATE_LIMIT_EXCEEDED', 429, address) });
   state.intake = running.nodeHandler({
     routeKeyOf: (req) => routeKeyUnder(state.path, (req.url ?? '/').split('?')[0]),
     clientOf: (req) => clientAddress(req, trustProxy),

@@ -123,7 +123,7 @@ export function startCpuFlood(options: CpuFloodOptions): CpuFlood {
 }
 
 /** n loopback addresses from 127.0.0.2 on (127.0.0.1 is the sender's), at most 253. */
-export function loopbackAddresses(n: number): string[] {
+function loopbackAddresses(n: number): string[] {
   return Array.from({ length: Math.min(n, 253) }, (_, i) => `127.0.0.${i + 2}`);
 }
 

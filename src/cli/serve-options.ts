@@ -5,6 +5,7 @@ import { MIN_TOKEN_LENGTH } from '../console/auth.js';
 import { DEFAULT_EVENT_HEADER, DEFAULT_MAX_BODY_BYTES, DEFAULT_SIGNATURE_HEADER } from '../receive/intake.js';
 import { DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MIN_BYTES_PER_SECOND, DEFAULT_MIN_RATE_GRACE_MS } from '../receive/budget.js';
 import { DEFAULT_MAX_CONNECTIONS } from '../standalone/start-standalone.js';
+import { DEFAULT_ADMISSION_RULES, type AdmissionRules } from '../receive/admission.js';
 import { byteSize, databasePath, integer, schemaFor, UsageError } from './args.js';
 import { SERVICE_OPTIONS } from './service.js';
 import { parseDuration } from '../privacy/retention.js';
@@ -106,6 +107,41 @@ export const SERVE_OPTIONS = withFileVariants({
     default: DEFAULT_MIN_RATE_GRACE_MS / 1000,
     defaultHelp: String(DEFAULT_MIN_RATE_GRACE_MS / 1000),
     parse: (text, name) => integer(name, text, DEFAULT_MIN_RATE_GRACE_MS / 1000, 1, 3600),
+  }),
+  'failure-burst': value({
+    placeholder: '<n>',
+    help: 'failed requests (a wrong signature, an unknown path, a body too large, too slow or in too many pieces) a client address may have at once; while requests contend for the event loop and another address is active, an address past them is refused 429 with Retry-After, at its connection unread',
+    default: DEFAULT_ADMISSION_RULES.failureBurst,
+    defaultHelp: String(DEFAULT_ADMISSION_RULES.failureBurst),
+    parse: (text, name) => integer(name, text, DEFAULT_ADMISSION_RULES.failureBurst, 1, 1_000_000),
+  }),
+  'failure-rate': value({
+    placeholder: '<n/s>',
+    help: 'failures a client address earns back each second (each of its requests that verifies earns one more)',
+    default: DEFAULT_ADMISSION_RULES.failuresPerSecond,
+    defaultHelp: String(DEFAULT_ADMISSION_RULES.failuresPerSecond),
+    parse: (text, name) => integer(name, text, DEFAULT_ADMISSION_RULES.failuresPerSecond, 1, 1_000_000),
+  }),
+  'contention-busy': value({
+    placeholder: '<%>',
+    help: "the share of a quarter of a second the event loop spends working from which requests contend for it: addresses over --failure-burst are then refused, and each address's requests beyond --client-share wait their turn",
+    default: DEFAULT_ADMISSION_RULES.contentionUtilization * 100,
+    defaultHelp: String(DEFAULT_ADMISSION_RULES.contentionUtilization * 100),
+    parse: (text, name) => integer(name, text, DEFAULT_ADMISSION_RULES.contentionUtilization * 100, 1, 100),
+  }),
+  'contention-hold': value({
+    placeholder: '<s>',
+    help: 'seconds contention is held after the event loop was last that busy',
+    default: DEFAULT_ADMISSION_RULES.contentionHoldMs / 1000,
+    defaultHelp: String(DEFAULT_ADMISSION_RULES.contentionHoldMs / 1000),
+    parse: (text, name) => integer(name, text, DEFAULT_ADMISSION_RULES.contentionHoldMs / 1000, 1, 3600),
+  }),
+  'client-share': value({
+    placeholder: '<n>',
+    help: 'requests of one client address read and verified at once while requests contend; its others wait, unread, for its own to finish',
+    default: DEFAULT_ADMISSION_RULES.share,
+    defaultHelp: String(DEFAULT_ADMISSION_RULES.share),
+    parse: (text, name) => integer(name, text, DEFAULT_ADMISSION_RULES.share, 1, 1_000_000),
   }),
   'max-connections': value({
     placeholder: '<n>',
@@ -245,6 +281,8 @@ export interface ServeConfig {
   maxConnections: number;
   /** A body slower than `minBytesPerSecond` since its start, after `minRateGraceMs`, is cut off (408). */
   bodyRates: { minBytesPerSecond: number; minRateGraceMs: number };
+  /** Who is read and verified first when requests contend (docs/security.md, "Limits"). */
+  admission: AdmissionRules;
   allowUnsigned: boolean;
   signatureHeader: string;
   eventHeader: string;
@@ -335,6 +373,13 @@ export function serveConfig(command: ReturnType<typeof serveCommand>): ServeConf
     maxBufferedBytes: values['max-buffered-bytes'],
     maxConnections: values['max-connections'],
     bodyRates: { minBytesPerSecond: values['min-body-rate'], minRateGraceMs: values['min-body-rate-grace'] * 1000 },
+    admission: {
+      failureBurst: values['failure-burst'],
+      failuresPerSecond: values['failure-rate'],
+      contentionUtilization: values['contention-busy'] / 100,
+      contentionHoldMs: values['contention-hold'] * 1000,
+      share: values['client-share'],
+    },
     allowUnsigned: values['allow-unsigned'],
     signatureHeader: values['signature-header'],
     eventHeader: values['event-header'],

@@ -156,6 +156,7 @@ async function listen(
     maxBufferedBytes: config.maxBufferedBytes,
     maxConnections: config.maxConnections,
     bodyRates: config.bodyRates,
+    admission: config.admission,
     signatureHeader: config.signatureHeader,
     eventHeader: config.eventHeader,
     logger,

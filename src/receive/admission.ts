@@ -63,7 +63,7 @@ export interface Refusal {
 }
 
 /** A request waiting for its turn; `cancel` when its client goes away (the turn is then undefined). */
-export interface Waiting {
+interface Waiting {
   readonly turn: Promise<Turn | undefined>;
   cancel(): void;
 }

@@ -19,6 +19,7 @@
 // 2. Each address has `share` requests read and verified at once; its others wait, unread, and
 //    are taken in order as its own finish: a heavy client cannot crowd out a light one.
 import { performance } from 'node:perf_hooks';
+import { ConfigurationError } from '../errors.js';
 import { clientKey } from './client.js';
 
 /** How contention is judged and how failures are counted (docs/security.md, "Limits"). */
@@ -128,7 +129,7 @@ export function createAdmission(rules: Partial<AdmissionRules> = {}, clock: Admi
   const now = clock.now ?? (() => performance.now());
   const at = now();
   const state: State = {
-    rules: { ...DEFAULT_ADMISSION_RULES, ...rules },
+    rules: checked({ ...DEFAULT_ADMISSION_RULES, ...rules }),
     now,
     utilization: clock.utilization ?? loopUtilization(),
     clients: new Map(),
@@ -162,6 +163,21 @@ export function createAdmission(rules: Partial<AdmissionRules> = {}, clock: Admi
     refusals: () => ({ ...state.refused }),
     contended: () => busy(state, state.now()),
   };
+}
+
+/** The rules, or a ConfigurationError naming the first that cannot work. */
+function checked(rules: AdmissionRules): AdmissionRules {
+  const positive = ['failureBurst', 'failuresPerSecond', 'contentionHoldMs', 'share'] as const;
+  for (const name of positive) {
+    if (!(Number.isFinite(rules[name]) && rules[name] > 0))
+      throw new ConfigurationError(`admission.${name} must be a number above 0, got ${String(rules[name])}`);
+  }
+  if (!(rules.contentionUtilization > 0 && rules.contentionUtilization <= 1)) {
+    throw new ConfigurationError(
+      `admission.contentionUtilization must be above 0 and at most 1, got ${String(rules.contentionUtilization)}`,
+    );
+  }
+  return rules;
 }
 
 function enter(state: State, key: string): Turn | Refusal | Waiting {

@@ -134,6 +134,12 @@ describe('admission', () => {
     expect(admission.refusesConnection('10.0.0.2')).toBeUndefined();
   });
 
+  it('refuses rules that cannot work, naming the rule', () => {
+    expect(() => createAdmission({ share: 0 })).toThrow(/admission\.share must be a number above 0/);
+    expect(() => createAdmission({ failuresPerSecond: Number.NaN })).toThrow(/admission\.failuresPerSecond/);
+    expect(() => createAdmission({ contentionUtilization: 1.5 })).toThrow(/admission\.contentionUtilization/);
+  });
+
   it('counts an IPv6 address by its /64 and an IPv4-mapped one as its IPv4 address', () => {
     expect(clientKey('2001:db8:1:2:3:4:5:6')).toBe('2001:db8:1:2::/64');
     expect(clientKey('2001:db8:1:2::9')).toBe(clientKey('2001:0db8:0001:0002:ffff::1'));

@@ -1,9 +1,12 @@
 // A Redis stream as a destination of an account's changes (docs/destinations.md, "Redis Streams"):
-// each change appended with XADD under the entry id `<seq>-0`, by one writer, in `seq` order. Redis
-// refuses an explicit id at or below the stream's last, so a change appended before a crash and
-// sent again after it is refused, not duplicated: that refusal is taken as "already there". Trimmed
-// by time with `MINID ~` at the oldest change the feed still keeps. The `redis` client (node-redis)
-// is an optional peer dependency, loaded on first use.
+// each change appended with XADD under the entry id `<seq>-0`, by one writer, in `seq` order, with
+// the `webhook_id` the change has for this destination. Redis refuses an explicit id at or below
+// the stream's last, so a change appended before a crash and sent again after it is refused, not
+// duplicated: that refusal counts as "already there" only when the entry at `<seq>-0` is this very
+// change. Any other refusal means the stream holds what this destination did not write (another
+// receiver's or account's stream, or a database restored from an older backup), and appending
+// stops (StreamNotOursError). Trimmed by time with `MINID ~` at the oldest change the feed still
+// keeps. The `redis` client (node-redis) is an optional peer dependency, loaded on first use.
 import { ConfigurationError } from '../errors.js';
 import type { Change } from '../project/changes.js';
 
@@ -14,16 +17,37 @@ interface StreamEntry {
   id: string;
   op: string;
   account: string;
+  /** The change's `webhook-id` for this destination (docs/destinations.md): what tells our entries from others'. */
+  webhook_id: string;
+}
+
+/** The stream holds, at or above a change's id, entries this destination did not write: nothing more may be appended. */
+export class StreamNotOursError extends Error {
+  override readonly name = 'StreamNotOursError';
+  constructor(
+    readonly stream: string,
+    readonly seq: number,
+    /** The stream's last entry id. */
+    readonly lastId: string | undefined,
+  ) {
+    super(
+      `the Redis stream "${stream}" already holds entries up to ${lastId ?? 'an unknown id'} that this destination did not write ` +
+        `(another receiver's or account's stream, or a database restored from an older backup): change ${seq} was not appended, ` +
+        `and nothing more is until \`prequal-hooks destinations enable\``,
+    );
+  }
 }
 
 /** The writer of one stream. */
 export interface StreamWriter {
   /**
-   * Appends the changes in the order given (increasing `seq`), one at a time: a failure stops the
-   * run, so that nothing after a change that is not in the stream is ever in it. Returns the `seq`
-   * of the last change that is in the stream now (appended, or found there), or `undefined` if none.
+   * Appends the changes in the order given (increasing `seq`), one at a time, each with its
+   * `webhook-id` (`idOf`): a failure stops the run, so that nothing after a change that is not in
+   * the stream is ever in it. Returns the `seq` of the last change that is in the stream now
+   * (appended, or found there as ours), or `undefined` if none. Throws StreamNotOursError when
+   * the stream holds another's entry at or above a change's id.
    */
-  append(account: string, changes: readonly Change[]): Promise<number | undefined>;
+  append(account: string, changes: readonly Change[], idOf: (change: Change) => string): Promise<number | undefined>;
   /** Drops entries below `seq` (approximately: whole nodes only, as `MINID ~` does). */
   trim(seq: number): Promise<void>;
   close(): Promise<void>;
@@ -76,11 +100,36 @@ async function connect(url: string, timeoutMs: number) {
   return client;
 }
 
+/**
+ * Whether the entry at `<seq>-0` is this change, appended before (a retry after a crash): the same
+ * `webhook_id`; or, written by a version that did not store it, the same account, entity, id and seq.
+ */
+async function holdsOurs(client: Client, stream: string, seq: number, entry: StreamEntry): Promise<boolean> {
+  const found = (await client.xRange(stream, `${seq}-0`, `${seq}-0`))?.[0];
+  if (found === undefined) return false;
+  const held = found.message as Partial<Record<keyof StreamEntry, string>>;
+  if (held.webhook_id !== undefined) return held.webhook_id === entry.webhook_id;
+  return held.account === entry.account && held.entity === entry.entity && held.id === entry.id && seqOf(held.change) === seq;
+}
+
+function seqOf(change: string | undefined): number | undefined {
+  try {
+    return (JSON.parse(change ?? 'null') as { seq?: number } | null)?.seq;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The stream's last entry id, for the reason a destination pauses with. */
+async function lastIdOf(client: Client, stream: string): Promise<string | undefined> {
+  return (await client.xRevRange(stream, '+', '-', { COUNT: 1 }))?.[0]?.id;
+}
+
 /** Opens a writer of `stream` on the server of `url` (`redis://host:port[/db]`, `rediss://` for TLS). */
 export async function openStreamWriter(url: string, stream: string, { timeoutMs = 15_000 } = {}): Promise<StreamWriter> {
   const client: Client = await connect(url, timeoutMs);
   return {
-    async append(account, changes) {
+    async append(account, changes, idOf) {
       let last: number | undefined;
       for (const change of changes) {
         const entry: StreamEntry = {
@@ -89,11 +138,14 @@ export async function openStreamWriter(url: string, stream: string, { timeoutMs 
           id: change.id,
           op: change.op,
           account,
+          webhook_id: idOf(change),
         };
         try {
           await client.xAdd(stream, `${change.seq}-0`, { ...entry });
         } catch (error) {
           if (!ALREADY_THERE.test((error as Error).message)) throw error;
+          if (!(await holdsOurs(client, stream, change.seq, entry)))
+            throw new StreamNotOursError(stream, change.seq, await lastIdOf(client, stream));
         }
         last = change.seq;
       }

@@ -9,8 +9,9 @@ import { changeOf, type Change } from '../project/changes.js';
 import { maskedUrl, type DestinationRecord, type QueuedDelivery } from '../store/destinations.js';
 import type { Store } from '../store/store.js';
 import type { OpenedDestination } from './registry.js';
-import { openStreamWriter, type StreamWriter } from './redis-stream.js';
+import { openStreamWriter, StreamNotOursError, type StreamWriter } from './redis-stream.js';
 import { delayBefore } from './schedule.js';
+import { webhookId } from './signing.js';
 
 export interface RedisContext {
   store: Store;
@@ -40,7 +41,20 @@ function cappedDelay(schedule: readonly number[], attempt: number): number {
   return delayBefore(schedule, Math.min(attempt, Math.max(schedule.length - 1, 0))) ?? 0;
 }
 
+/**
+ * The stream holds what this destination did not write: held paused (never probed: a probe that
+ * appended would write into someone else's log) until an operator enables it, the change queued.
+ */
+async function notOurs(context: RedisContext, record: DestinationRecord, error: StreamNotOursError): Promise<void> {
+  await context.store.destinations.setState(record, 'paused', error.message, new Date(context.now()).toISOString(), true);
+  context.logger.error(
+    { destination: record.destination, account: record.account, seq: error.seq, stream: error.stream, lastId: error.lastId },
+    'destination paused: its Redis stream holds entries it did not write; nothing more is appended until `prequal-hooks destinations enable`',
+  );
+}
+
 async function failed(context: RedisContext, record: DestinationRecord, row: QueuedDelivery, error: unknown): Promise<void> {
+  if (error instanceof StreamNotOursError) return await notOurs(context, record, error);
   const message = (error as Error).message;
   const nextAt = context.now() + cappedDelay(JSON.parse(record.schedule) as number[], row.attempts + 1);
   await context.store.destinations.failed(record, {
@@ -125,7 +139,7 @@ export function redisSender(context: RedisContext): RedisSender {
       for (const { row, change } of rows) {
         if (context.signal.aborted) return false;
         try {
-          await (await writerOf(opened)).append(record.account, [change]);
+          await (await writerOf(opened)).append(record.account, [change], (each) => webhookId(record.destination, each));
         } catch (error) {
           await failed(context, record, row, error);
           return false;

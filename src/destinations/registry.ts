@@ -36,6 +36,13 @@ export interface AddDestination {
   schedule?: readonly number[];
   /** A Redis destination's stream; default `prequal-hooks:<account>:changes`. */
   stream?: string;
+  /**
+   * Where it starts: after this seq (0: every change the feed keeps). Default: the account's last
+   * change when it is added (it receives what changes from then on).
+   */
+  after?: number;
+  /** It receives the account's operator events (docs/destinations.md, "Operator events") instead of its changes. */
+  operational?: boolean;
 }
 
 /** A destination as `list` shows it: never a secret, its URL's password masked. */
@@ -229,8 +236,14 @@ async function add(store: Store, keys: KeySource, now: () => number, request: Ad
     'destination',
     JSON.stringify(sealedOf(url.href, secret === undefined ? [] : [{ secret, until: null }], stream)),
   );
+  if (request.operational === true && (redis || request.filter !== undefined))
+    throw new DestinationRequestError(
+      'an operational destination is http(s):// and takes no filter: it receives every operator event of its account',
+    );
   const row = await store.destinations.add({
     account: request.account,
+    kind: request.operational === true ? 'operational' : 'changes',
+    ...(request.after !== undefined && { after: request.after }),
     destination,
     url: withoutCredentials(url.href),
     sealed,

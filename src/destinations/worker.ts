@@ -232,6 +232,11 @@ export function destinationWorker(context: WorkerContext, key: Key): Destination
         leasedAt = at;
       }
       record = await settleAndQueue(context, record, answered);
+      // Held paused (a Redis stream it did not write): its changes are queued, nothing is sent until an operator enables it.
+      if (record.state === 'paused' && record.hold === 1) {
+        if (inFlight.size === 0) await redis.close();
+        return;
+      }
       // Opened each round: a rotated secret, or the end of a previous one's overlap, is taken at once.
       const opened = context.destinations.open(record);
       // A stream is one ordered log: one append at a time, in seq order, never beside another.

@@ -10,6 +10,24 @@ import type { ChangesPort } from './ports/changes.js';
 
 export type DestinationState = 'active' | 'paused' | 'disabled';
 
+/** What a destination receives: the account's changes, or its operator events (docs/destinations.md). */
+export type DestinationKind = 'changes' | 'operational';
+
+/** What operators are told of a destination (docs/destinations.md, "Operator events"). */
+export type OperatorEventType = 'destination.paused' | 'destination.resumed' | 'destination.disabled' | 'delivery.dead';
+
+/** An operator event as stored, numbered per account. */
+export interface OperatorEvent {
+  seq: number;
+  type: OperatorEventType;
+  /** The destination concerned. */
+  destination: string;
+  at: string;
+  reason: string | null;
+  /** delivery.dead: the seq of the change set aside. */
+  change_seq: number | null;
+}
+
 /** A `destinations` row: `sealed` is ciphertext (the secrets and the URL's user info), never a secret. */
 export interface DestinationRecord {
   account: string;
@@ -24,6 +42,9 @@ export interface DestinationRecord {
   schedule: string;
   state: DestinationState;
   state_reason: string | null;
+  /** 1: paused until an operator enables it (never probed); 0 otherwise. */
+  hold: number;
+  kind: DestinationKind;
   cursor: number;
   failures: number;
   created_at: string;
@@ -90,13 +111,21 @@ type Key = { account: string; destination: string };
 export interface DestinationsPort {
   /** The change stamp: bumped by every add, state change and removal. */
   version(): Promise<number>;
-  /** Inserts the destination, its cursor at the account's last change (it delivers what comes after). */
-  add(row: Omit<DestinationRecord, 'cursor' | 'failures' | 'state' | 'state_reason' | 'updated_at'>): Promise<DestinationRecord>;
+  /**
+   * Inserts the destination, its cursor at `after` (it delivers what comes after), by default the
+   * account's last change (or last operator event, for an operational one).
+   */
+  add(
+    row: Omit<DestinationRecord, 'cursor' | 'failures' | 'state' | 'state_reason' | 'updated_at' | 'hold'> & { after?: number },
+  ): Promise<DestinationRecord>;
   /** Every destination, or one account's, in creation order. */
   list(account?: string): Promise<DestinationRecord[]>;
   get(key: Key): Promise<DestinationRecord | undefined>;
-  /** Sets its state (failures back to 0); false when there is no such destination. */
-  setState(key: Key, state: DestinationState, reason: string | null, at: string): Promise<boolean>;
+  /**
+   * Sets its state (failures back to 0, a hold lifted), telling the operator events of a pause or
+   * a disable; `hold`: paused until an operator enables it. False when there is no such destination.
+   */
+  setState(key: Key, state: DestinationState, reason: string | null, at: string, hold?: boolean): Promise<boolean>;
   /** Replaces its sealed URL and secrets (a secret rotated); false when there is no such destination. */
   setSealed(key: Key, sealed: string, keyId: string, at: string): Promise<boolean>;
   /** Removes it and its queue; false when there is no such destination. */
@@ -131,6 +160,8 @@ export interface DestinationsPort {
    */
   retryFirst(key: Key, seq: number | undefined, now: number): Promise<number>;
   backlog(key: Key): Promise<DestinationBacklog>;
+  /** The account's operator events after `after`, oldest first, and the last seq of its events (0: none yet). */
+  events(account: string, after: number, limit: number): Promise<{ events: OperatorEvent[]; last: number }>;
 }
 
 /** A statement runner of an engine: every statement as a read of its rows (writes use RETURNING when they count). */
@@ -147,11 +178,17 @@ export interface DestinationsEngine {
 const SETTLEMENT = { durable: false };
 
 const COLUMNS =
-  'account, destination, url, sealed, key_id, filter, rate, schedule, state, state_reason, cursor, failures, created_at, updated_at';
+  'account, destination, url, sealed, key_id, filter, rate, schedule, state, state_reason, hold, kind, cursor, failures, created_at, updated_at';
 const DELIVERY_COLUMNS = 'seq, entity, entity_id, state, attempts, next_at, last_status, last_error, failed_at';
 
 function recordOf(row: DestinationRecord): DestinationRecord {
-  return { ...row, cursor: Number(row.cursor), failures: Number(row.failures), rate: row.rate === null ? null : Number(row.rate) };
+  return {
+    ...row,
+    cursor: Number(row.cursor),
+    failures: Number(row.failures),
+    hold: Number(row.hold),
+    rate: row.rate === null ? null : Number(row.rate),
+  };
 }
 
 function deliveryOf(row: QueuedDelivery): QueuedDelivery {
@@ -176,35 +213,71 @@ async function bump(sql: EngineSql): Promise<void> {
 async function add(engine: DestinationsEngine, row: Parameters<DestinationsPort['add']>[0]): Promise<DestinationRecord> {
   return await engine.transaction(async (sql) => {
     await bump(sql);
-    const [head] = await sql.rows<{ last_seq: number | string }>(
-      `SELECT last_seq FROM change_heads WHERE account = ${sql.placeholder(1)}`,
-      [row.account],
-    );
-    const values = [row.account, row.destination, row.url, row.sealed, row.key_id, row.filter, row.rate, row.schedule];
+    const heads = row.kind === 'operational' ? 'operator_event_heads' : 'change_heads';
+    const [head] = await sql.rows<{ last_seq: number | string }>(`SELECT last_seq FROM ${heads} WHERE account = ${sql.placeholder(1)}`, [
+      row.account,
+    ]);
+    const values = [row.account, row.destination, row.url, row.sealed, row.key_id, row.filter, row.rate, row.schedule, row.kind];
     const [inserted] = await sql.rows<DestinationRecord>(
-      `INSERT INTO destinations (account, destination, url, sealed, key_id, filter, rate, schedule, cursor, created_at, updated_at)
-       VALUES (${marks(sql, 11)}) RETURNING ${COLUMNS}`,
-      [...values, Number(head?.last_seq ?? 0), row.created_at, row.created_at],
+      `INSERT INTO destinations (account, destination, url, sealed, key_id, filter, rate, schedule, kind, cursor, created_at, updated_at)
+       VALUES (${marks(sql, 12)}) RETURNING ${COLUMNS}`,
+      [...values, row.after ?? Number(head?.last_seq ?? 0), row.created_at, row.created_at],
     );
     return recordOf(inserted!);
   });
 }
 
+/** Numbers an operator event of the account and stores it, in the caller's transaction. */
+async function recordEvent(sql: EngineSql, account: string, event: Omit<OperatorEvent, 'seq'>): Promise<void> {
+  const $ = (n: number) => sql.placeholder(n);
+  const [head] = await sql.rows<{ last_seq: number | string }>(
+    `INSERT INTO operator_event_heads (account, last_seq) VALUES (${$(1)}, 1)
+     ON CONFLICT (account) DO UPDATE SET last_seq = operator_event_heads.last_seq + 1 RETURNING last_seq`,
+    [account],
+  );
+  await sql.rows(
+    `INSERT INTO operator_events (account, seq, type, destination, at, reason, change_seq) VALUES (${marks(sql, 7)}) RETURNING seq`,
+    [account, Number(head!.last_seq), event.type, event.destination, event.at, event.reason, event.change_seq],
+  );
+}
+
+/** A destination's state and reason, read in the caller's transaction (to tell what a write changed). */
+async function stateOf(sql: EngineSql, key: Key): Promise<{ state: DestinationState; state_reason: string | null } | undefined> {
+  const [row] = await sql.rows<{ state: DestinationState; state_reason: string | null }>(
+    `SELECT state, state_reason FROM destinations WHERE account = ${sql.placeholder(1)} AND destination = ${sql.placeholder(2)}`,
+    [key.account, key.destination],
+  );
+  return row;
+}
+
+/** The operator event of a move from `before` to `after`, if it is one operators are told of. */
+function transitionEvent(
+  before: DestinationState | undefined,
+  after: { state: DestinationState; state_reason: string | null } | undefined,
+): Pick<OperatorEvent, 'type' | 'reason'> | undefined {
+  if (before === undefined || after === undefined || before === after.state) return undefined;
+  if (after.state === 'paused') return { type: 'destination.paused', reason: after.state_reason };
+  if (after.state === 'disabled') return { type: 'destination.disabled', reason: after.state_reason };
+  return before === 'paused' ? { type: 'destination.resumed', reason: after.state_reason } : undefined;
+}
+
 async function setState(
   engine: DestinationsEngine,
   key: Key,
-  state: DestinationState,
-  reason: string | null,
-  at: string,
+  change: { state: DestinationState; reason: string | null; at: string; hold: boolean },
 ): Promise<boolean> {
   return await engine.transaction(async (sql) => {
     const $ = (n: number) => sql.placeholder(n);
     await bump(sql);
+    const before = await stateOf(sql, key);
     const updated = await sql.rows(
-      `UPDATE destinations SET state = ${$(1)}, state_reason = ${$(2)}, failures = 0, updated_at = ${$(3)}
-       WHERE account = ${$(4)} AND destination = ${$(5)} RETURNING destination`,
-      [state, reason, at, key.account, key.destination],
+      `UPDATE destinations SET state = ${$(1)}, state_reason = ${$(2)}, failures = 0, hold = ${$(3)}, updated_at = ${$(4)}
+       WHERE account = ${$(5)} AND destination = ${$(6)} RETURNING destination`,
+      [change.state, change.reason, change.hold ? 1 : 0, change.at, key.account, key.destination],
     );
+    const event = transitionEvent(before?.state, { state: change.state, state_reason: change.reason });
+    if (event !== undefined)
+      await recordEvent(sql, key.account, { ...event, destination: key.destination, at: change.at, change_seq: null });
     return updated.length > 0;
   });
 }
@@ -268,9 +341,24 @@ async function enqueue(sql: EngineSql, key: Key, enqueued: Enqueued): Promise<bo
 
 async function commit(engine: DestinationsEngine, key: Key, settlements: readonly Settlement[], enqueued?: Enqueued): Promise<boolean> {
   return await engine.transaction(async (sql) => {
+    // The state before and after the outcomes: a pause (the breaker) or a resume is an operator event.
+    const before = settlements.length === 0 ? undefined : await stateOf(sql, key);
     for (const settlement of settlements)
       if (settlement.failed === undefined) await settleDelivered(sql, key, settlement.seq, settlement.at);
-      else await settleFailed(sql, key, { ...settlement.failed, seq: settlement.seq, at: settlement.at });
+      else {
+        await settleFailed(sql, key, { ...settlement.failed, seq: settlement.seq, at: settlement.at });
+        if (settlement.failed.dead)
+          await recordEvent(sql, key.account, {
+            type: 'delivery.dead',
+            destination: key.destination,
+            at: settlement.at,
+            reason: settlement.failed.error,
+            change_seq: settlement.seq,
+          });
+      }
+    const event = before === undefined ? undefined : transitionEvent(before.state, await stateOf(sql, key));
+    if (event !== undefined)
+      await recordEvent(sql, key.account, { ...event, destination: key.destination, at: settlements.at(-1)!.at, change_seq: null });
     return enqueued === undefined || (await enqueue(sql, key, enqueued));
   }, SETTLEMENT);
 }
@@ -335,9 +423,9 @@ async function settleDelivered(sql: EngineSql, key: Key, seq: number, at: string
   ]);
   await sql.rows(
     `UPDATE destinations SET failures = 0,
-       state = CASE WHEN state = 'paused' THEN 'active' ELSE state END,
-       state_reason = CASE WHEN state = 'paused' THEN NULL ELSE state_reason END,
-       updated_at = CASE WHEN state = 'paused' THEN ${$(1)} ELSE updated_at END
+       state = CASE WHEN state = 'paused' AND hold = 0 THEN 'active' ELSE state END,
+       state_reason = CASE WHEN state = 'paused' AND hold = 0 THEN NULL ELSE state_reason END,
+       updated_at = CASE WHEN state = 'paused' AND hold = 0 THEN ${$(1)} ELSE updated_at END
      WHERE account = ${$(2)} AND destination = ${$(3)} RETURNING destination`,
     [at, key.account, key.destination],
   );
@@ -409,6 +497,21 @@ async function backlog(sql: EngineSql, key: Key): Promise<DestinationBacklog> {
   return { queued: of('queued'), dead: of('dead'), last: Number(head?.last_seq ?? 0) };
 }
 
+async function events(sql: EngineSql, account: string, after: number, limit: number): Promise<{ events: OperatorEvent[]; last: number }> {
+  const $ = (n: number) => sql.placeholder(n);
+  const rows = await sql.rows<OperatorEvent>(
+    `SELECT seq, type, destination, at, reason, change_seq FROM operator_events WHERE account = ${$(1)} AND seq > ${$(2)} ORDER BY seq LIMIT ${$(3)}`,
+    [account, after, limit],
+  );
+  const [head] = await sql.rows<{ last_seq: number | string }>(`SELECT last_seq FROM operator_event_heads WHERE account = ${$(1)}`, [
+    account,
+  ]);
+  return {
+    events: rows.map((row) => ({ ...row, seq: Number(row.seq), change_seq: row.change_seq === null ? null : Number(row.change_seq) })),
+    last: Number(head?.last_seq ?? 0),
+  };
+}
+
 /** The destinations on an engine's statement runner. */
 export function destinationsPort(engine: DestinationsEngine): DestinationsPort {
   const sql = engine.pooled;
@@ -429,7 +532,7 @@ export function destinationsPort(engine: DestinationsEngine): DestinationsPort {
       const [row] = await sql.rows<DestinationRecord>(`SELECT ${COLUMNS} FROM destinations WHERE ${byKey}`, [key.account, key.destination]);
       return row === undefined ? undefined : recordOf(row);
     },
-    setState: (key, state, reason, at) => setState(engine, key, state, reason, at),
+    setState: (key, state, reason, at, hold = false) => setState(engine, key, { state, reason, at, hold }),
     setSealed: (key, sealed, keyId, at) => setSealed(engine, key, { sealed, keyId }, at),
     remove: (key) => remove(engine, key),
     lease: (key, owner, now, leaseMs) => engine.transaction((tx) => lease(tx, key, owner, now, leaseMs)),
@@ -455,6 +558,7 @@ export function destinationsPort(engine: DestinationsEngine): DestinationsPort {
     retryDead: (key, seq, now) => retryDead(engine, key, seq, now),
     retryFirst: (key, seq, now) => retryFirst(engine, key, seq, now),
     backlog: (key) => backlog(sql, key),
+    events: (account, after, limit) => events(sql, account, after, limit),
   };
 }
 

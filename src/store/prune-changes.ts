@@ -4,7 +4,8 @@
 // a destination of the account still needs is kept, and every change after it: one queued or set
 // aside (dead) for it, or not yet looked at (after its cursor). So nothing queued is lost while a
 // destination is paused, disabled or failing for longer than the retention; removing the
-// destination lets the retention go on.
+// destination lets the retention go on. An operational destination (it receives operator events,
+// its cursor and queue are theirs) holds no change.
 import type { EngineWrites } from './rebuild-changes.js';
 
 /** The lowest seq a destination of the account still needs, or undefined when none needs any. */
@@ -16,7 +17,7 @@ async function heldFrom(sql: EngineWrites, account: string): Promise<number | un
        SELECT COALESCE(
          (SELECT MIN(seq) FROM destination_deliveries q WHERE q.account = d.account AND q.destination = d.destination),
          d.cursor + 1) AS held
-       FROM destinations d WHERE d.account = ${p(1)}) AS needs`,
+       FROM destinations d WHERE d.account = ${p(1)} AND d.kind = 'changes') AS needs`,
     [account],
   );
   return held?.held === null || held === undefined ? undefined : Number(held.held);

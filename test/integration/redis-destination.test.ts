@@ -101,6 +101,35 @@ describe.skipIf(!hasRedis()).each(ENGINES)('Redis destinations on $name', (engin
     await waitFor(async () => (await destinations.list('default'))[0]!.lag === 0, 5_000, 'nothing queued');
   });
 
+  it('pauses, held until enabled, when its stream already holds entries it did not write; nothing is appended, lost or counted delivered', async () => {
+    const name = stream();
+    // A Redis already in use: someone else's entry past every change this test makes.
+    await reader.xAdd(name, '1000-0', { note: 'not ours' });
+    const added = await add({ stream: name });
+    start();
+    await project(store, candidates(1, 8));
+    await waitFor(async () => (await destinations.list('default'))[0]!.state === 'paused', 10_000, 'the destination paused');
+    const [paused] = await destinations.list('default');
+    expect(paused!.reason).toMatch(
+      new RegExp(`the Redis stream "${name}" already holds entries up to 1000-0 that this destination did not write`),
+    );
+    await waitFor(async () => (await destinations.list('default'))[0]!.queued === 8, 5_000, 'the eight changes queued');
+    expect(paused!.dead).toBe(0);
+    expect(await reader.xLen(name)).toBe(1);
+    // Held: no probe appends, however long it waits.
+    const seqs = await candidateSeqs();
+    await project(store, candidates(9, 1));
+    await waitFor(async () => (await destinations.list('default'))[0]!.queued === 9, 5_000, 'the ninth change queued');
+    expect(await reader.xLen(name)).toBe(1);
+    const [event] = (await store.destinations.events('default', 0, 10)).events;
+    expect(event).toMatchObject({ type: 'destination.paused', destination: added.destination, reason: paused!.reason });
+    // The operator empties the stream and enables the destination: every change goes, in order.
+    await reader.del(name);
+    await destinations.setState('default', added.destination, 'active');
+    await waitFor(async () => (await entries(name)).length === 9, 10_000, 'nine entries');
+    expect((await entries(name)).slice(0, 8).map((e) => e.id)).toEqual(seqs.map((seq) => `${seq}-0`));
+  });
+
   it('the default stream is prequal-hooks:<account>:changes', async () => {
     const added = await destinations.add({ account: 'default', url: redis.url });
     expect(added.stream).toBe('prequal-hooks:default:changes');

@@ -43,8 +43,17 @@ export async function deleteAccountRows(tx: Session, account: string): Promise<{
   await query(tx, 'DELETE FROM erasures WHERE account = $1', [account]);
   // The feed's numbering goes on if the account comes back: a reader's cursor then learns (410)
   // that what it had not read is gone, and no number is given twice.
-  // Its destinations and their queues too: a URL and secrets of an account that is gone.
-  for (const table of ['changes', 'rebuild_campaigns', 'rebuild_candidates', 'rebuild_credits', 'destination_deliveries', 'destinations']) {
+  // Its destinations, their queues and its operator events too: a URL and secrets of an account that is gone.
+  const tables = [
+    'changes',
+    'rebuild_campaigns',
+    'rebuild_candidates',
+    'rebuild_credits',
+    'destination_deliveries',
+    'destinations',
+    'operator_events',
+  ];
+  for (const table of tables) {
     await query(tx, `DELETE FROM ${table} WHERE account = $1`, [account]);
   }
   await query(tx, 'UPDATE change_heads SET dropped_through = last_seq WHERE account = $1', [account]);

@@ -42,6 +42,7 @@ const DELETIONS = [
   // Its destinations and their queues: a URL and secrets of an account that is gone.
   'DELETE FROM destination_deliveries WHERE account = @account',
   'DELETE FROM destinations WHERE account = @account',
+  'DELETE FROM operator_events WHERE account = @account',
 ];
 
 /** Deletes every row of the account, in every table, inside the caller's write transaction; how many inbox rows went. */

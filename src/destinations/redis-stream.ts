@@ -50,6 +50,12 @@ export interface StreamWriter {
   append(account: string, changes: readonly Change[], idOf: (change: Change) => string): Promise<number | undefined>;
   /** Drops entries below `seq` (approximately: whole nodes only, as `MINID ~` does). */
   trim(seq: number): Promise<void>;
+  /**
+   * Deletes (XDEL) the entries of an erased candidate's earlier changes: those at `seqs` (the ones
+   * the feed still keeps) and any of that candidate below `keptFrom`, the oldest change the feed
+   * keeps (what approximate trimming left). How many went.
+   */
+  forget(candidateId: string, seqs: readonly number[], keptFrom: number | null): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -150,6 +156,17 @@ export async function openStreamWriter(url: string, stream: string, { timeoutMs 
         last = change.seq;
       }
       return last;
+    },
+    async forget(candidateId, seqs, keptFrom) {
+      const ids = seqs.map((seq) => `${seq}-0`);
+      // The tail below what the feed keeps, read a page at a time: trimming keeps it short.
+      for (let from = '-'; ;) {
+        const page = (await client.xRange(stream, from, keptFrom === null ? '+' : `(${keptFrom}-0`, { COUNT: 1000 })) ?? [];
+        for (const entry of page) if (entry.message.entity === 'candidate' && entry.message.id === candidateId) ids.push(entry.id);
+        if (page.length < 1000) break;
+        from = `(${page.at(-1)!.id}`;
+      }
+      return ids.length === 0 ? 0 : await client.xDel(stream, ids);
     },
     async trim(seq) {
       await client.xTrim(stream, 'MINID', `${seq}-0`, { strategyModifier: '~' });

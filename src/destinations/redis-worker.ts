@@ -107,6 +107,22 @@ async function batchOf(
   return { rows, oldest: page.oldest };
 }
 
+/**
+ * Before an erasure's entry, the entries of the person's earlier changes leave the stream (XDEL):
+ * a consumer reading it from now on finds nothing of them, and the `erase` entry tells one that
+ * already read them to erase its copies (docs/personal-data.md).
+ */
+async function forgetEarlier(
+  context: RedisContext,
+  account: string,
+  writer: StreamWriter,
+  erase: Change,
+  oldest: number | null,
+): Promise<void> {
+  const earlier = (await context.store.forAccount(account).people.changesOf(erase.id)).filter((c) => c.seq < erase.seq).map((c) => c.seq);
+  await writer.forget(erase.id, earlier, oldest);
+}
+
 export function redisSender(context: RedisContext): RedisSender {
   let writer: { key: string; opening: Promise<StreamWriter> } | undefined;
   let trimmedAt: number | undefined;
@@ -139,7 +155,9 @@ export function redisSender(context: RedisContext): RedisSender {
       for (const { row, change } of rows) {
         if (context.signal.aborted) return false;
         try {
-          await (await writerOf(opened)).append(record.account, [change], (each) => webhookId(record.destination, each));
+          const writer = await writerOf(opened);
+          if (change.op === 'erase' && change.entity === 'candidate') await forgetEarlier(context, record.account, writer, change, oldest);
+          await writer.append(record.account, [change], (each) => webhookId(record.destination, each));
         } catch (error) {
           await failed(context, record, row, error);
           return false;

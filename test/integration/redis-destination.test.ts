@@ -13,6 +13,7 @@ import { startDeliveryLoop, type DeliveryLoop } from '../../src/destinations/del
 import { openDestinations, type AddDestination, type Destinations } from '../../src/destinations/registry.js';
 import { createLogger } from '../../src/logging.js';
 import { replayInto } from '../../src/replay/index.js';
+import { eraseCandidate } from '../../src/privacy/erase.js';
 import { storePorts, type Store } from '../../src/store/store.js';
 import { sampleEvent } from '../../src/testing/samples.js';
 import { ENGINES, freshStore } from '../support/engines.js';
@@ -128,6 +129,30 @@ describe.skipIf(!hasRedis()).each(ENGINES)('Redis destinations on $name', (engin
     await destinations.setState('default', added.destination, 'active');
     await waitFor(async () => (await entries(name)).length === 9, 10_000, 'nine entries');
     expect((await entries(name)).slice(0, 8).map((e) => e.id)).toEqual(seqs.map((seq) => `${seq}-0`));
+  });
+
+  it("erasing a person deletes their earlier changes' entries from the stream, then appends the erase entry", async () => {
+    const name = stream();
+    await add({ stream: name });
+    start();
+    const person = (id: string, minute: number) =>
+      sampleEvent('candidate.added', {
+        timestamp: `2026-11-09T08:${String(minute).padStart(2, '0')}:00.000Z`,
+        data: { candidate_id: id, campaign_id: 'cmp_1', first_name: `Ysaline-${id}`, email: `${id}@example.test`, phone: '+33655412798' },
+      });
+    await project(store, [person('gone', 1), person('kept', 2), person('gone', 3)]);
+    const recorded = (await candidateSeqs()).length;
+    await waitFor(async () => (await entries(name)).length === recorded, 10_000, 'an entry a change');
+    await waitFor(async () => (await destinations.list('default'))[0]!.lag === 0, 5_000, 'nothing queued');
+    await eraseCandidate(store, { candidateId: 'gone' }, { reason: 'test' });
+    await waitFor(async () => (await entries(name)).some((e) => e.message.op === 'erase'), 10_000, 'the erase entry');
+    const left = await entries(name);
+    expect(left.map((e) => [e.message.id, e.message.op])).toEqual([
+      ['kept', 'upsert'],
+      ['gone', 'erase'],
+    ]);
+    expect(JSON.stringify(left)).not.toMatch(/Ysaline-gone|gone@example/);
+    expect(JSON.stringify(left)).toContain('Ysaline-kept');
   });
 
   it('the default stream is prequal-hooks:<account>:changes', async () => {

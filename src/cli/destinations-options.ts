@@ -20,6 +20,13 @@ function usage<T>(parse: (text: string) => T): (text: string) => T {
   };
 }
 
+/** A change's seq: a whole number from 0. */
+function seqOf(text: string, name: string): number {
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text)))
+    throw new UsageError(`${name} must be a change's seq (a whole number), got "${text}"`);
+  return Number(text);
+}
+
 const JSON_FLAG = flagsOnly({ json: flag({ help: 'print the result as JSON' }) });
 
 const DESTINATION = flagsOnly({
@@ -62,6 +69,15 @@ export const ADD_OPTIONS = withFileVariants({
       defaultHelp: '0s,5s,5m,30m,2h,5h,10h,14h,20h,24h',
       parse: usage(parseSchedule),
     }),
+    after: value({
+      placeholder: '<seq>',
+      help: "start after this change (0: every change the feed keeps, a backfill); default: the account's last change, so that it receives what changes from now on",
+      default: undefined,
+      parse: seqOf,
+    }),
+    operational: flag({
+      help: "receive the account's operator events (a destination paused, resumed or disabled, a delivery set aside) instead of its changes; http(s):// only, no --filter",
+    }),
   }),
   ...JSON_FLAG,
 });
@@ -89,10 +105,7 @@ export const RETRY_OPTIONS = {
       placeholder: '<seq>',
       help: 'retry only this dead change (its seq); default: every dead change of the destination',
       default: undefined,
-      parse: (text: string, name: string) => {
-        if (!/^\d+$/.test(text)) throw new UsageError(`${name} must be a change's seq (a whole number), got "${text}"`);
-        return Number(text);
-      },
+      parse: seqOf,
     }),
     all: flag({ help: 'every dead change of every destination of the account' }),
   }),
@@ -126,3 +139,24 @@ export const ROTATE_OPTIONS = withFileVariants({
   }),
   ...JSON_FLAG,
 });
+
+export const REPLAY_OPTIONS = {
+  ...databaseOptions('must exist'),
+  ...ACCOUNT_OPTIONS,
+  ...DESTINATION,
+  ...flagsOnly({
+    after: value({
+      placeholder: '<seq>',
+      help: 'send again the changes after this seq (0: from the oldest the feed keeps)',
+      default: undefined,
+      parse: seqOf,
+    }),
+    until: value({
+      placeholder: '<seq>',
+      help: 'up to this seq, inclusive; default: the last the destination has looked at',
+      default: undefined,
+      parse: seqOf,
+    }),
+  }),
+  ...JSON_FLAG,
+};

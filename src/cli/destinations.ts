@@ -12,21 +12,25 @@ import { accountStore } from './account-target.js';
 import { CommandError, UsageError, type CommandIo } from './args.js';
 import { defineVerb, defineVerbs, type Command } from './command.js';
 import { requireDatabaseFile } from './database.js';
-import { ADD_OPTIONS, LIST_OPTIONS, RETRY_OPTIONS, ROTATE_OPTIONS, STATE_OPTIONS } from './destinations-options.js';
+import { ADD_OPTIONS, LIST_OPTIONS, REPLAY_OPTIONS, RETRY_OPTIONS, ROTATE_OPTIONS, STATE_OPTIONS } from './destinations-options.js';
 import { databaseOf, type OptionTable, type ParsedCommand } from './options.js';
 import { outputFormat, printJson, renderTable, shortInstant, type Column } from './output.js';
 
-export const DESTINATIONS_HELP = `Usage: prequal-hooks destinations add --db <db> [--account <id>] --url <url> [--secret <s> | --secret-file <f>] [--filter <field=value>]… [--rate <n>/s] [--retry-schedule <delays>] [--json]
-       prequal-hooks destinations add --db <db> [--account <id>] --url redis://host:port[/db] [--stream <name>] [--filter <field=value>]… [--retry-schedule <delays>] [--json]
+export const DESTINATIONS_HELP = `Usage: prequal-hooks destinations add --db <db> [--account <id>] --url <url> [--secret <s> | --secret-file <f>] [--filter <field=value>]… [--rate <n>/s] [--retry-schedule <delays>] [--after <seq>] [--json]
+       prequal-hooks destinations add --db <db> [--account <id>] --url redis://host:port[/db] [--stream <name>] [--filter <field=value>]… [--retry-schedule <delays>] [--after <seq>] [--json]
+       prequal-hooks destinations add --db <db> [--account <id>] --operational --url <url> [--secret <s> | --secret-file <f>] [--json]
        prequal-hooks destinations list --db <db> [--account <id>] [--destination <id>] [--json | --table]
        prequal-hooks destinations disable|enable|remove --db <db> [--account <id>] --destination <id>
        prequal-hooks destinations retry --db <db> [--account <id>] (--destination <id> [--change <seq>] | --all)
+       prequal-hooks destinations replay --db <db> [--account <id>] --destination <id> --after <seq> [--until <seq>] [--json]
        prequal-hooks destinations rotate-secret --db <db> [--account <id>] --destination <id> [--secret <s> | --secret-file <f>] [--keep-previous 24h]
 
 The URLs an account's changes (campaigns, candidates, credits) are POSTed to by serve, signed per
 Standard Webhooks, in order per entity, retried on a schedule (docs/destinations.md); or the
 Redis streams they are appended to (XADD, entry id <seq>-0), in seq order, retried and never set
-aside. A new destination receives the changes recorded after it was added.
+aside. A new destination receives the changes recorded after it was added (--after: from a seq
+on, 0 for every change the feed keeps); an operational one (--operational) receives the account's
+operator events instead: a destination paused, resumed or disabled, a delivery set aside.
 
 add      registers a destination; without --secret, generates one (whsec_…) and prints it, once
 list     every destination of the account: its state, lag, dead deliveries; never a secret;
@@ -36,6 +40,8 @@ enable   delivers again (a destination paused by failures, or disabled by a 410,
 remove   forgets the destination and its queue
 retry    puts dead deliveries back in the queue, due now: one (--change), a destination's, or --all;
          a Redis destination (never dead) has its first queued change tried now
+replay   sends again the changes with --after < seq <= --until that pass its filter, each with the
+         webhook-id it had (a Redis stream skips those it holds)
 rotate-secret  signs with a new secret at once, and with the previous one too for --keep-previous
          (each request then carries both signatures); without --secret, generates one, printed once
 
@@ -53,6 +59,7 @@ const VERBS: Record<string, Command> = {
   enable: verb('enable', STATE_OPTIONS, (command, io) => setState(command, io, 'active')),
   remove: verb('remove', STATE_OPTIONS, remove),
   retry: verb('retry', RETRY_OPTIONS, retry),
+  replay: verb('replay', REPLAY_OPTIONS, replay),
   'rotate-secret': verb('rotate-secret', ROTATE_OPTIONS, rotateSecret),
 };
 
@@ -120,6 +127,8 @@ async function add(command: ParsedCommand<typeof ADD_OPTIONS>, io: CommandIo): P
         ...(values.stream !== undefined && { stream: values.stream }),
         ...(values.rate !== undefined && { rate: values.rate }),
         ...(values['retry-schedule'] !== undefined && { schedule: values['retry-schedule'] }),
+        ...(values.after !== undefined && { after: values.after }),
+        ...(values.operational && { operational: true }),
       });
     } catch (error) {
       // What was asked is wrong (the URL, the secret): a usage error, and nothing was stored.
@@ -143,6 +152,7 @@ const COLUMNS: Array<Column<DestinationSummary>> = [
   { header: 'STATE', value: (d) => (d.reason === null ? d.state : `${d.state} (${d.reason})`) },
   { header: 'LAG', value: (d) => d.lag, align: 'right' },
   { header: 'DEAD', value: (d) => d.dead, align: 'right' },
+  { header: 'NEXT ATTEMPT (UTC)', value: (d) => (d.nextAttemptAt === null ? null : shortInstant(d.nextAttemptAt)) },
   { header: 'CREATED (UTC)', value: (d) => shortInstant(d.createdAt) },
 ];
 
@@ -217,6 +227,20 @@ async function retry(command: ParsedCommand<typeof RETRY_OPTIONS>, io: CommandIo
   if (values.json) printJson(io, { retried });
   // A Redis destination has no dead delivery: its retry makes its first queued change due now.
   else io.stdout.write(`${retried} ${retried === 1 ? 'delivery' : 'deliveries'} due again now\n`);
+  return 0;
+}
+
+async function replay(command: ParsedCommand<typeof REPLAY_OPTIONS>, io: CommandIo): Promise<number> {
+  const { values } = command;
+  const destination = destinationOf(values);
+  if (values.after === undefined)
+    throw new UsageError('--after is required: the seq after which changes are sent again (0: from the oldest kept)');
+  const range = { after: values.after, ...(values.until !== undefined && { until: values.until }) };
+  if (range.until !== undefined && range.until < range.after)
+    throw new UsageError(`--until (${range.until}) must not be below --after (${range.after})`);
+  const queued = await withDestinations(command, io, (destinations, account) => destinations.replay(account, destination, range));
+  if (values.json) printJson(io, { queued });
+  else io.stdout.write(`${queued} ${queued === 1 ? 'change' : 'changes'} queued again for ${destination}, due now\n`);
   return 0;
 }
 

@@ -10,7 +10,8 @@ import type { DestinationRecord, DestinationState, QueuedDelivery } from '../sto
 import type { StoreHandle } from '../store/handle.js';
 import { storePorts, type Store } from '../store/store.js';
 import { DestinationRequestError } from './errors.js';
-import { filterOf, type DestinationFilter } from './filter.js';
+import { filterOf, passes, type DestinationFilter } from './filter.js';
+import { changeOf } from '../project/changes.js';
 import { defaultStreamName } from './redis-stream.js';
 import { DEFAULT_SCHEDULE } from './schedule.js';
 import { checkSecret, generateSecret } from './signing.js';
@@ -61,6 +62,14 @@ export interface DestinationSummary {
   lag: number;
   queued: number;
   dead: number;
+  /**
+   * When its next attempt is due (ISO 8601): the soonest due of its queued changes that come first
+   * for their entity; while paused (and for a Redis stream), its oldest queued change's, the probe.
+   * Null when nothing is queued, and while it is disabled or held.
+   */
+  nextAttemptAt: string | null;
+  /** `operational`: it receives the account's operator events instead of its changes. */
+  kind: 'changes' | 'operational';
   createdAt: string;
 }
 
@@ -97,6 +106,13 @@ export interface Destinations {
   dead(account: string, destination: string, limit: number): Promise<QueuedDelivery[]>;
   /** The URL and the secrets signing now, opened with the accounts key. */
   open(record: DestinationRecord): OpenedDestination;
+  /**
+   * Sends again the changes (operator events, for an operational destination) with
+   * `after < seq <= until` (`until`: by default the last looked at) that pass its filter, each with
+   * the `webhook-id` it had: queued due now, dead ones with their attempts from 0. How many.
+   * Those after its cursor are not looked at yet: they come in their turn.
+   */
+  replay(account: string, destination: string, range: { after: number; until?: number }): Promise<number>;
 }
 
 /** Whether a destination's URL (as stored or given) is a Redis server's: its changes go to a stream, not POSTed. */
@@ -208,8 +224,67 @@ async function summaryOf(store: Store, keys: KeySource, row: DestinationRecord):
     lag: Math.max(0, backlog.last - row.cursor) + backlog.queued,
     queued: backlog.queued,
     dead: backlog.dead,
+    nextAttemptAt: nextAttemptOf(row, backlog.due),
+    kind: row.kind,
     createdAt: row.created_at,
   };
+}
+
+/** When the next attempt is due, by the destination's state (see DestinationSummary.nextAttemptAt). */
+function nextAttemptOf(row: DestinationRecord, due: { oldest: number | null; soonest: number | null }): string | null {
+  if (row.state === 'disabled' || row.hold === 1) return null;
+  const at = row.state === 'paused' || isRedisUrl(row.url) ? due.oldest : due.soonest;
+  return at === null ? null : new Date(at).toISOString();
+}
+
+/** The last seq of what the destination reads: the account's changes, or its operator events. */
+async function headOf(store: Store, account: string, kind: 'changes' | 'operational'): Promise<number> {
+  return kind === 'operational'
+    ? (await store.destinations.events(account, Number.MAX_SAFE_INTEGER, 1)).last
+    : (await store.forAccount(account).changesAfter(Number.MAX_SAFE_INTEGER, 1)).last;
+}
+
+/** A page of what a destination reads after `after`: each item's seq and entity, and the last seq read (undefined: none). */
+async function pageOf(
+  store: Store,
+  record: DestinationRecord,
+  after: number,
+): Promise<{ items: Array<{ seq: number; entity: string; id: string }>; last: number | undefined }> {
+  if (record.kind === 'operational') {
+    const { events } = await store.destinations.events(record.account, after, 500);
+    return { items: events.map((e) => ({ seq: e.seq, entity: 'operator', id: 'events' })), last: events.at(-1)?.seq };
+  }
+  const { changes } = await store.forAccount(record.account).changesAfter(after, 500);
+  const filter = filterOf(record.filter);
+  const items = changes
+    .map(changeOf)
+    .filter((change) => passes(filter, change))
+    .map((change) => ({ seq: change.seq, entity: change.entity, id: change.id }));
+  return { items, last: changes.at(-1)?.seq };
+}
+
+/** Sends a range again (Destinations.replay). */
+async function replay(
+  store: Store,
+  now: () => number,
+  record: DestinationRecord,
+  range: { after: number; until?: number },
+): Promise<number> {
+  if (range.until !== undefined && range.until < range.after)
+    throw new DestinationRequestError(`--until (${range.until}) must not be below --after (${range.after})`);
+  const until = Math.min(range.until ?? record.cursor, record.cursor);
+  let queued = 0;
+  for (let after = range.after; after < until;) {
+    const { items, last } = await pageOf(store, record, after);
+    queued += await store.destinations.requeue(
+      record,
+      items.filter((item) => item.seq <= until),
+      now(),
+    );
+    if (last === undefined) break;
+    after = last;
+  }
+  return queued;
 }
 
 async function found(store: Store, account: string, destination: string): Promise<DestinationRecord> {
@@ -236,6 +311,11 @@ async function add(store: Store, keys: KeySource, now: () => number, request: Ad
     'destination',
     JSON.stringify(sealedOf(url.href, secret === undefined ? [] : [{ secret, until: null }], stream)),
   );
+  if (request.after !== undefined) {
+    const head = await headOf(store, request.account, request.operational === true ? 'operational' : 'changes');
+    if (!(Number.isSafeInteger(request.after) && request.after >= 0 && request.after <= head))
+      throw new DestinationRequestError(`--after must be a seq from 0 to the account's last, ${head}; got ${String(request.after)}`);
+  }
   if (request.operational === true && (redis || request.filter !== undefined))
     throw new DestinationRequestError(
       'an operational destination is http(s):// and takes no filter: it receives every operator event of its account',
@@ -290,6 +370,7 @@ export function openDestinations(handle: StoreHandle, options: DestinationsOptio
       await found(store, account, destination);
       return await store.destinations.deliveries({ account, destination }, 'dead', limit);
     },
+    replay: async (account, destination, range) => replay(store, now, await found(store, account, destination), range),
     async rotateSecret(account, destination, options) {
       return await rotateSecret({ store, keys, now }, await found(store, account, destination), options);
     },

@@ -10,6 +10,7 @@ import {
   type DestinationRecord,
   type DueDelivery,
   type Enqueued,
+  type OperatorEvent,
   type QueuedDelivery,
   type Settlement,
 } from '../store/destinations.js';
@@ -59,8 +60,19 @@ interface Answered {
   outcome: DeliveryOutcome;
 }
 
+/** An operational destination's page: the account's operator events after its cursor, in one order (one entity). */
+async function nextEvents(context: WorkerContext, record: DestinationRecord): Promise<{ enqueued: Enqueued; full: boolean } | undefined> {
+  const { events } = await context.store.destinations.events(record.account, record.cursor, PAGE);
+  const last = events.at(-1)?.seq;
+  if (last === undefined) return undefined;
+  context.destinations.open(record); // a destination whose secrets do not open queues nothing
+  const changes = events.map((event) => ({ seq: event.seq, entity: 'operator' as const, id: 'events' }));
+  return { enqueued: { from: record.cursor, to: last, changes, now: context.now() }, full: events.length === PAGE };
+}
+
 /** The changes after the cursor that pass the filter, a page of them, as the round's transaction queues them; undefined when none came. */
 async function nextPage(context: WorkerContext, record: DestinationRecord): Promise<{ enqueued: Enqueued; full: boolean } | undefined> {
+  if (record.kind === 'operational') return await nextEvents(context, record);
   const page = await context.store.forAccount(record.account).changesAfter(record.cursor, PAGE);
   if (record.cursor < page.droppedThrough)
     context.logger.warn(
@@ -108,6 +120,23 @@ async function gone(context: WorkerContext, record: DestinationRecord, row: Queu
 
 const DROPPED = { ok: false as const, status: null, error: 'the change was dropped by retention', gone: false, retryAfterMs: undefined };
 
+/**
+ * An operator event as an operational destination receives it (docs/destinations.md, "Operator
+ * events"): its type, account, the destination concerned, when, why, and a dead delivery's seq.
+ */
+function operatorMessage(record: DestinationRecord, event: OperatorEvent): { id: string; body: string } {
+  const body = {
+    type: event.type,
+    account: record.account,
+    destination: event.destination,
+    at: event.at,
+    reason: event.reason,
+    ...(event.change_seq !== null && { seq: event.change_seq }),
+    event: event.seq,
+  };
+  return { id: `${record.destination}_event_${event.seq}`, body: JSON.stringify(body) };
+}
+
 /** Sends one due change (as stored when the round read it, so an erasure before reaches it), signed; its answer, or undefined when stopped mid-request. */
 async function deliver(
   context: WorkerContext,
@@ -116,11 +145,19 @@ async function deliver(
   due: DueDelivery,
 ): Promise<Answered | undefined> {
   const { change: stored, ...row } = due;
-  // Retention keeps what a destination needs; a change gone all the same is set aside at once.
-  if (stored === null) return { record: { ...record, schedule: '[]' }, row, outcome: DROPPED };
-  const change = changeOf(stored);
-  const id = webhookId(record.destination, change);
-  const body = JSON.stringify({ account: record.account, ...change });
+  let message: { id: string; body: string };
+  if (record.kind === 'operational') {
+    const [event] = (await context.store.destinations.events(record.account, row.seq - 1, 1)).events;
+    if (event?.seq !== row.seq)
+      return { record: { ...record, schedule: '[]' }, row, outcome: { ...DROPPED, error: 'the operator event is gone' } };
+    message = operatorMessage(record, event);
+  } else {
+    // Retention keeps what a destination needs; a change gone all the same is set aside at once.
+    if (stored === null) return { record: { ...record, schedule: '[]' }, row, outcome: DROPPED };
+    const change = changeOf(stored);
+    message = { id: webhookId(record.destination, change), body: JSON.stringify({ account: record.account, ...change }) };
+  }
+  const { id, body } = message;
   const timestamp = Math.floor(context.now() / 1000);
   const outcome = await postChange(
     opened,

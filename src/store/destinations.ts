@@ -88,7 +88,7 @@ export interface Settlement {
 export interface Enqueued {
   from: number;
   to: number;
-  changes: ReadonlyArray<{ seq: number; entity: ChangeEntity; id: string }>;
+  changes: ReadonlyArray<{ seq: number; entity: ChangeEntity | 'operator'; id: string }>;
   now: number;
 }
 
@@ -101,8 +101,10 @@ export interface DueDelivery extends QueuedDelivery {
 interface DestinationBacklog {
   queued: number;
   dead: number;
-  /** The account's last seq: `last - cursor` changes are not looked at yet. */
+  /** The account's last seq (of its operator events, for an operational destination): `last - cursor` are not looked at yet. */
   last: number;
+  /** When (ms) the oldest queued change is due, and the soonest due of those first for their entity; null when none is queued. */
+  due: { oldest: number | null; soonest: number | null };
 }
 
 type Key = { account: string; destination: string };
@@ -159,7 +161,12 @@ export interface DestinationsPort {
    * queued change `seq`) due at `now`, its attempts from 0; how many (0 or 1).
    */
   retryFirst(key: Key, seq: number | undefined, now: number): Promise<number>;
-  backlog(key: Key): Promise<DestinationBacklog>;
+  backlog(key: Key & { kind?: DestinationKind }): Promise<DestinationBacklog>;
+  /**
+   * Queues again, due at `now`, the changes (or operator events) given: a replay. One already
+   * queued is made due now; one set aside (dead) is queued again with its attempts from 0. How many.
+   */
+  requeue(key: Key, items: ReadonlyArray<{ seq: number; entity: string; id: string }>, now: number): Promise<number>;
   /** The account's operator events after `after`, oldest first, and the last seq of its events (0: none yet). */
   events(account: string, after: number, limit: number): Promise<{ events: OperatorEvent[]; last: number }>;
 }
@@ -241,13 +248,19 @@ async function recordEvent(sql: EngineSql, account: string, event: Omit<Operator
   );
 }
 
-/** A destination's state and reason, read in the caller's transaction (to tell what a write changed). */
-async function stateOf(sql: EngineSql, key: Key): Promise<{ state: DestinationState; state_reason: string | null } | undefined> {
-  const [row] = await sql.rows<{ state: DestinationState; state_reason: string | null }>(
-    `SELECT state, state_reason FROM destinations WHERE account = ${sql.placeholder(1)} AND destination = ${sql.placeholder(2)}`,
+type StateRow = { state: DestinationState; state_reason: string | null; kind: DestinationKind };
+
+/**
+ * A destination's state and reason, read in the caller's transaction (to tell what a write changed).
+ * An operational destination's own states are told nobody (undefined): an event about its failures
+ * would be queued to it, and fail in turn.
+ */
+async function stateOf(sql: EngineSql, key: Key): Promise<StateRow | undefined> {
+  const [row] = await sql.rows<StateRow>(
+    `SELECT state, state_reason, kind FROM destinations WHERE account = ${sql.placeholder(1)} AND destination = ${sql.placeholder(2)}`,
     [key.account, key.destination],
   );
-  return row;
+  return row?.kind === 'changes' ? row : undefined;
 }
 
 /** The operator event of a move from `before` to `after`, if it is one operators are told of. */
@@ -347,7 +360,7 @@ async function commit(engine: DestinationsEngine, key: Key, settlements: readonl
       if (settlement.failed === undefined) await settleDelivered(sql, key, settlement.seq, settlement.at);
       else {
         await settleFailed(sql, key, { ...settlement.failed, seq: settlement.seq, at: settlement.at });
-        if (settlement.failed.dead)
+        if (settlement.failed.dead && before !== undefined)
           await recordEvent(sql, key.account, {
             type: 'delivery.dead',
             destination: key.destination,
@@ -486,15 +499,52 @@ async function retryFirst(engine: DestinationsEngine, key: Key, seq: number | un
   });
 }
 
-async function backlog(sql: EngineSql, key: Key): Promise<DestinationBacklog> {
+async function backlog(sql: EngineSql, key: Key & { kind?: DestinationKind }): Promise<DestinationBacklog> {
   const $ = (n: number) => sql.placeholder(n);
   const counts = await sql.rows<{ state: string; n: number | string }>(
     `SELECT state, count(*) AS n FROM destination_deliveries WHERE account = ${$(1)} AND destination = ${$(2)} GROUP BY state`,
     [key.account, key.destination],
   );
-  const [head] = await sql.rows<{ last_seq: number | string }>(`SELECT last_seq FROM change_heads WHERE account = ${$(1)}`, [key.account]);
+  const heads = key.kind === 'operational' ? 'operator_event_heads' : 'change_heads';
+  const [head] = await sql.rows<{ last_seq: number | string }>(`SELECT last_seq FROM ${heads} WHERE account = ${$(1)}`, [key.account]);
+  const [due] = await sql.rows<{ oldest: number | string | null; soonest: number | string | null }>(
+    `SELECT (SELECT next_at FROM destination_deliveries WHERE account = ${$(1)} AND destination = ${$(2)} AND state = 'queued'
+             ORDER BY seq LIMIT 1) AS oldest,
+            (SELECT MIN(d.next_at) FROM destination_deliveries d
+             WHERE d.account = ${$(3)} AND d.destination = ${$(4)} AND d.state = 'queued'
+               AND NOT EXISTS (SELECT 1 FROM destination_deliveries e WHERE e.account = d.account AND e.destination = d.destination
+                               AND e.entity = d.entity AND e.entity_id = d.entity_id AND e.state = 'queued' AND e.seq < d.seq)) AS soonest`,
+    [key.account, key.destination, key.account, key.destination],
+  );
   const of = (state: string) => Number(counts.find((c) => c.state === state)?.n ?? 0);
-  return { queued: of('queued'), dead: of('dead'), last: Number(head?.last_seq ?? 0) };
+  const ms = (value: number | string | null | undefined) => (value === null || value === undefined ? null : Number(value));
+  return {
+    queued: of('queued'),
+    dead: of('dead'),
+    last: Number(head?.last_seq ?? 0),
+    due: { oldest: ms(due?.oldest), soonest: ms(due?.soonest) },
+  };
+}
+
+async function requeue(
+  engine: DestinationsEngine,
+  key: Key,
+  items: ReadonlyArray<{ seq: number; entity: string; id: string }>,
+  now: number,
+): Promise<number> {
+  return await engine.transaction(async (sql) => {
+    let queued = 0;
+    for (const item of items) {
+      const rows = await sql.rows(
+        `INSERT INTO destination_deliveries (account, destination, seq, entity, entity_id, next_at) VALUES (${marks(sql, 6)})
+         ON CONFLICT (account, destination, seq) DO UPDATE SET state = 'queued', attempts = 0, next_at = ${sql.placeholder(7)}
+         RETURNING seq`,
+        [key.account, key.destination, item.seq, item.entity, item.id, now, now],
+      );
+      queued += rows.length;
+    }
+    return queued;
+  });
 }
 
 async function events(sql: EngineSql, account: string, after: number, limit: number): Promise<{ events: OperatorEvent[]; last: number }> {
@@ -559,6 +609,7 @@ export function destinationsPort(engine: DestinationsEngine): DestinationsPort {
     retryFirst: (key, seq, now) => retryFirst(engine, key, seq, now),
     backlog: (key) => backlog(sql, key),
     events: (account, after, limit) => events(sql, account, after, limit),
+    requeue: (key, items, now) => requeue(engine, key, items, now),
   };
 }
 
@@ -586,8 +637,11 @@ export async function destinationLag(
   const oldestSeq = first?.seq ?? (unread > 0 ? record.cursor + 1 : undefined);
   let oldestSeconds = 0;
   if (oldestSeq !== undefined) {
-    const [change] = (await store.forAccount(record.account).changesAfter(oldestSeq - 1, 1)).changes;
-    const at = change === undefined ? Number.NaN : Date.parse(change.at);
+    const [oldest] =
+      record.kind === 'operational'
+        ? (await store.destinations.events(record.account, oldestSeq - 1, 1)).events
+        : (await store.forAccount(record.account).changesAfter(oldestSeq - 1, 1)).changes;
+    const at = oldest === undefined ? Number.NaN : Date.parse(oldest.at);
     oldestSeconds = Number.isFinite(at) ? Math.max(0, now - at) / 1000 : 0;
   }
   return { behind: backlog.queued + unread, dead: backlog.dead, oldestSeconds };

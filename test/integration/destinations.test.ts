@@ -387,4 +387,111 @@ describe.each(ENGINES)('destinations on $name', (engine) => {
     await waitFor(async () => (await destinations.list())[0]!.lag === 0 && target.received.length >= 4, 10_000, 'four delivered');
     expect(target.received.map((r) => r.body.id).sort()).toEqual(['a', 'b', 'c', 'd']);
   });
+  it('starts after --after: 0 sends every change kept (a backfill), N those after N; past the last is refused', async () => {
+    await project(store, [candidateAdded('a', 1), candidateAdded('b', 2), candidateAdded('c', 3)]);
+    const seqs = (await store.changesAfter(0, 100)).changes.filter((c) => c.entity === 'candidate').map((c) => c.seq);
+    const last = (await store.changesAfter(0, 100)).last;
+    await expect(add({ after: last + 1 })).rejects.toThrow(`--after must be a seq from 0 to the account's last, ${last}`);
+    await add({ after: 0 });
+    start();
+    await waitFor(() => delivered().length === 3, 10_000, 'the three changes kept');
+    expect(delivered().map((r) => r.body.id)).toEqual(['a', 'b', 'c']);
+    const second = await destinations.add({
+      account: 'default',
+      url: `${target.url}/second`,
+      filter: { entity: 'candidate' },
+      after: seqs[1]!,
+      secret,
+    });
+    await waitFor(() => target.received.filter((r) => r.body.seq === seqs[2]).length === 2, 10_000, 'c again, for the second');
+    await waitFor(
+      async () => (await destinations.list('default')).find((d) => d.destination === second.destination)!.lag === 0,
+      5_000,
+      'settled',
+    );
+    expect(target.received.filter((r) => r.body.seq <= seqs[1]!)).toHaveLength(2);
+  });
+
+  it('replays a range to one destination, each change with the webhook-id it had, none outside the range', async () => {
+    const added = await add();
+    start();
+    await project(
+      store,
+      ['a', 'b', 'c', 'd'].map((id, i) => candidateAdded(id, i + 1)),
+    );
+    await waitFor(() => delivered().length === 4, 10_000, 'four delivered');
+    await waitFor(async () => (await destinations.list('default'))[0]!.lag === 0, 5_000, 'all settled');
+    const first = delivered().map((r) => ({ seq: r.body.seq, id: r.id }));
+    const queued = await destinations.replay('default', added.destination, { after: first[0]!.seq, until: first[2]!.seq });
+    expect(queued).toBe(2);
+    await waitFor(() => delivered().length === 6, 10_000, 'two sent again');
+    expect(
+      delivered()
+        .slice(4)
+        .map((r) => ({ seq: r.body.seq, id: r.id })),
+    ).toEqual(first.slice(1, 3));
+    await expect(destinations.replay('default', added.destination, { after: 5, until: 4 })).rejects.toThrow(/must not be below/);
+  });
+
+  it('says when the next attempt is due: the retry after a failure, none while disabled or with nothing queued', async () => {
+    const added = await add({ schedule: [0, 60_000, 60_000] });
+    expect((await destinations.list('default'))[0]!.nextAttemptAt).toBeNull();
+    target.answer(() => ({ status: 500 }));
+    start({ pauseAfter: 2 });
+    const before = Date.now();
+    await project(store, [candidateAdded('a', 1)]);
+    // Queued, it is due at once; failed, its retry is due a minute (and up to a fifth) later.
+    const nextOf = async () => Date.parse((await destinations.list('default'))[0]!.nextAttemptAt ?? 'none');
+    await waitFor(async () => (await nextOf()) >= before + 60_000, 10_000, 'the retry due a minute later');
+    const next = await nextOf();
+    // Up to a fifth of jitter on the 60 s step.
+    expect(next).toBeLessThan(Date.now() + 73_000);
+    await destinations.setState('default', added.destination, 'disabled');
+    expect((await destinations.list('default'))[0]!.nextAttemptAt).toBeNull();
+  });
+
+  it('sends its operator events to an operational destination: a delivery set aside, a pause, a resume, a disable', async () => {
+    let opsSecret = '';
+    const ops = await receiver(() => opsSecret);
+    try {
+      const watched = await add({ schedule: [0] });
+      const operational = await destinations.add({ account: 'default', url: `${ops.url}/ops`, operational: true });
+      opsSecret = operational.secret!;
+      expect(operational).toMatchObject({ kind: 'operational' });
+      await expect(
+        destinations.add({ account: 'default', url: `${ops.url}/ops`, operational: true, filter: { entity: 'candidate' } }),
+      ).rejects.toThrow(/operational destination .* takes no filter/);
+      target.answer((body) => ({ status: body.id === 'dies' ? 500 : 200 }));
+      start({ pauseAfter: 2 });
+      await project(store, [candidateAdded('dies', 1)]);
+      const events = () => ops.received.map((r) => r.body as unknown as Record<string, unknown>);
+      await waitFor(() => events().some((e) => e.type === 'delivery.dead'), 10_000, 'delivery.dead');
+      const seq = (await store.changesAfter(0, 100)).changes.find((c) => c.entity === 'candidate')!.seq;
+      expect(events()[0]).toMatchObject({
+        type: 'delivery.dead',
+        account: 'default',
+        destination: watched.destination,
+        seq,
+        reason: 'answered 500',
+      });
+      expect(events()[0]!.at).toEqual(expect.any(String));
+      target.answer(() => ({ status: 500 }));
+      await project(store, [candidateAdded('x', 2), candidateAdded('y', 3)]);
+      await waitFor(() => events().some((e) => e.type === 'destination.paused'), 10_000, 'destination.paused');
+      expect(events().find((e) => e.type === 'destination.paused')).toMatchObject({
+        destination: watched.destination,
+        reason: '2 failures in a row',
+      });
+      target.answer(() => ({ status: 200 }));
+      await destinations.retry('default', watched.destination);
+      await waitFor(() => events().some((e) => e.type === 'destination.resumed'), 15_000, 'destination.resumed');
+      await destinations.setState('default', watched.destination, 'disabled');
+      await waitFor(() => events().some((e) => e.type === 'destination.disabled'), 10_000, 'destination.disabled');
+      expect(ops.verified.every(Boolean)).toBe(true);
+      // Never a change: only operator events reached it.
+      expect(events().every((e) => typeof e.type === 'string' && !('op' in e))).toBe(true);
+    } finally {
+      await ops.close();
+    }
+  });
 });

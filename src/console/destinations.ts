@@ -4,7 +4,7 @@
 // payloads never; errors are the delivery's own words (a status, a socket code), never a
 // receiver's answer body, so they are shown as they are. The actions are POSTs: behind the CSRF check, refused read-only by the router.
 import type { Request, Response, Router } from 'express';
-import { maskedUrl, destinationLag, type DestinationRecord, type QueuedDelivery } from '../store/destinations.js';
+import { maskedUrl, destinationLag, nextAttemptAt, type DestinationRecord, type QueuedDelivery } from '../store/destinations.js';
 import { actionForm, html, layout, when, type SafeHtml } from './html.js';
 import { idParam, type ConsoleData } from './source.js';
 
@@ -17,6 +17,8 @@ interface Shown {
   oldestSeconds: number;
   dead: QueuedDelivery[];
   deadCount: number;
+  /** When its next attempt is due (ISO 8601), or null. */
+  nextAttemptAt: string | null;
   lastError: { error: string; status: number | null; at: string | null } | undefined;
 }
 
@@ -26,16 +28,18 @@ async function shownDestinations(data: ConsoleData): Promise<Shown[]> {
   const now = Date.now();
   return await Promise.all(
     records.map(async (record) => {
-      const [lag, dead, queued] = await Promise.all([
+      const [lag, dead, queued, backlog] = await Promise.all([
         destinationLag(store, record, now),
         store.destinations.deliveries(record, 'dead', DEAD_SHOWN),
         store.destinations.deliveries(record, 'queued', DEAD_SHOWN),
+        store.destinations.backlog(record),
       ]);
       const failed = [...dead, ...queued]
         .filter((d) => d.last_error !== null)
         .sort((a, b) => (b.failed_at ?? '').localeCompare(a.failed_at ?? ''))[0];
       const lastError = failed && { error: failed.last_error!, status: failed.last_status, at: failed.failed_at };
-      return { record, behind: lag.behind, oldestSeconds: lag.oldestSeconds, dead, deadCount: lag.dead, lastError };
+      const next = nextAttemptAt(record, backlog.due);
+      return { record, behind: lag.behind, oldestSeconds: lag.oldestSeconds, dead, deadCount: lag.dead, nextAttemptAt: next, lastError };
     }),
   );
 }
@@ -70,6 +74,7 @@ function destinationSection(data: ConsoleData, req: Request, shown: Shown): Safe
 <dt>Lag</dt><dd><span class="lag-changes">${shown.behind}</span> ${shown.behind === 1 ? 'change' : 'changes'} behind, the oldest <span class="lag-seconds">${seconds(shown.oldestSeconds)}</span> s old</dd>
 <dt>Last error</dt><dd class="error">${shown.lastError === undefined ? '—' : html`${shown.lastError.status === null ? '' : `${shown.lastError.status} `}${shown.lastError.error} (${when(shown.lastError.at)})`}</dd>
 <dt>Dead</dt><dd class="dead-count">${shown.deadCount}</dd>
+<dt>Next attempt</dt><dd class="next-attempt">${shown.nextAttemptAt === null ? '—' : when(shown.nextAttemptAt)}</dd>
 </dl>
 ${shown.deadCount === 0 ? '' : actionForm(context, action, `Retry all ${shown.deadCount}`, {}, 'retry-all')}
 ${

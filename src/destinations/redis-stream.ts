@@ -112,10 +112,20 @@ async function connect(url: string, timeoutMs: number) {
  */
 async function holdsOurs(client: Client, stream: string, seq: number, entry: StreamEntry): Promise<boolean> {
   const found = (await client.xRange(stream, `${seq}-0`, `${seq}-0`))?.[0];
-  if (found === undefined) return false;
+  if (found === undefined) {
+    // Gone from a stream this destination wrote to its top (deleted by an erasure, trimmed, sent
+    // again by a replay): a stream only grows at its top, so it cannot be put back at its id.
+    const top = (await client.xRevRange(stream, '+', '-', { COUNT: 1 }))?.[0]?.message.webhook_id;
+    return top !== undefined && top.startsWith(writerOf(entry.webhook_id));
+  }
   const held = found.message as Partial<Record<keyof StreamEntry, string>>;
   if (held.webhook_id !== undefined) return held.webhook_id === entry.webhook_id;
   return held.account === entry.account && held.entity === entry.entity && held.id === entry.id && seqOf(held.change) === seq;
+}
+
+/** The destination part of a webhook-id (`<destination>_<seq>_<hash>`), with its separator. */
+function writerOf(webhookId: string): string {
+  return `${webhookId.slice(0, webhookId.indexOf('_', webhookId.indexOf('_') + 1))}_`;
 }
 
 function seqOf(change: string | undefined): number | undefined {

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { destinationScope, open, seal } from '../accounts/cipher.js';
 import { keyOf, sealingKey, type KeySource } from '../accounts/keys.js';
 import { withoutCredentials } from '../client/origin.js';
-import type { DestinationRecord, DestinationState, QueuedDelivery } from '../store/destinations.js';
+import { nextAttemptAt, type DestinationRecord, type DestinationState, type QueuedDelivery } from '../store/destinations.js';
 import type { StoreHandle } from '../store/handle.js';
 import { storePorts, type Store } from '../store/store.js';
 import { DestinationRequestError } from './errors.js';
@@ -224,17 +224,10 @@ async function summaryOf(store: Store, keys: KeySource, row: DestinationRecord):
     lag: Math.max(0, backlog.last - row.cursor) + backlog.queued,
     queued: backlog.queued,
     dead: backlog.dead,
-    nextAttemptAt: nextAttemptOf(row, backlog.due),
+    nextAttemptAt: nextAttemptAt(row, backlog.due),
     kind: row.kind,
     createdAt: row.created_at,
   };
-}
-
-/** When the next attempt is due, by the destination's state (see DestinationSummary.nextAttemptAt). */
-function nextAttemptOf(row: DestinationRecord, due: { oldest: number | null; soonest: number | null }): string | null {
-  if (row.state === 'disabled' || row.hold === 1) return null;
-  const at = row.state === 'paused' || isRedisUrl(row.url) ? due.oldest : due.soonest;
-  return at === null ? null : new Date(at).toISOString();
 }
 
 /** The last seq of what the destination reads: the account's changes, or its operator events. */

@@ -77,6 +77,13 @@ describe('prequal-hooks destinations', () => {
       [['--url', 'https://example.com', '--secret', 'short'], 2, /shorter than 16 bytes/],
       [[], 2, /--url is required/],
       [['--url', 'https://example.com', '--account', 'nobody'], 1, /has no account "nobody"/],
+      [['--url', 'https://example.com', '--after', 'last'], 2, /--after must be a change's seq/],
+      [['--url', 'https://example.com', '--after', '99'], 2, /--after must be a seq from 0 to the account's last, 0/],
+      [
+        ['--url', `redis://:${PASSWORD}@127.0.0.1:6379`, '--operational'],
+        2,
+        /an operational destination is http\(s\):\/\/ and takes no filter/,
+      ],
     ];
     for (const [args, code, message] of cases) {
       const result = await destinations('add', '--db', db, ...args);
@@ -168,6 +175,13 @@ describe('serve delivers to destinations', () => {
       expect(retried.code, retried.stderr).toBe(0);
       expect(JSON.parse(retried.stdout)).toEqual({ retried: 1 });
       await waitFor(() => received.some((r) => r.body.seq === seq && r.status === 200), 5000, 'the dead change delivered');
+      // Sent again on request: every change after 0, once more.
+      const before = received.length;
+      const replayed = await destinations('replay', '--db', dir.dbPath, '--destination', destination, '--after', '0', '--json');
+      expect(replayed.code, replayed.stderr).toBe(0);
+      expect(JSON.parse(replayed.stdout)).toEqual({ queued: 2 });
+      await waitFor(() => received.length === before + 2, 5000, 'the two changes sent again');
+      expect(received.slice(before).map((r) => r.body.seq)).toEqual([received[0]!.body.seq, seq]);
       expect(received.every((r) => r.verified)).toBe(true);
       expect(serve.stdout() + serve.stderr()).not.toContain(PASSWORD);
       expect(serve.stdout()).toContain('set aside (dead)');

@@ -113,6 +113,8 @@ describe('the Destinations page and the destination metrics of serve', () => {
         new RegExp(`<tr data-seq="${seq}"><td>${seq}</td><td>candidate <code>cand-dst-1</code></td><td>2</td><td>500</td>`),
       );
       expect(text).toContain('<dd class="dead-count">1</dd>');
+      // Its one change is dead: nothing is queued, no attempt is due.
+      expect(text).toContain('<dd class="next-attempt">—</dd>');
       expect(text).toContain('answered 500');
     }
     expect(full).toContain('Retry all 1');

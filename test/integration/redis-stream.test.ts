@@ -88,6 +88,16 @@ describe.skipIf(!hasRedis())('a Redis stream as a destination', () => {
     expect((await entries(stream)).map((e) => e.id)).toEqual(['1-0', '2-0', '3-0', '4-0']);
   });
 
+  it('an entry gone from a stream it wrote to its top (erased, trimmed) is not put back: sent again, it counts as there', async () => {
+    const stream = 'replayed-stream';
+    const writer = await openStreamWriter(redis.url, stream);
+    await writer.append('default', [change(1), change(2), change(3)], idOf);
+    await reader.xDel(stream, '2-0');
+    expect(await writer.append('default', [change(1), change(2), change(3)], idOf)).toBe(3);
+    await writer.close();
+    expect((await entries(stream)).map((e) => e.id)).toEqual(['1-0', '3-0']);
+  });
+
   it('a server that is gone fails the append, and the writer carries on once it is back', async () => {
     const other = await startRedis();
     const writer = await openStreamWriter(other.url, 'gone', { timeoutMs: 500 });

@@ -11,10 +11,10 @@ import type { ChangesPort } from './ports/changes.js';
 export type DestinationState = 'active' | 'paused' | 'disabled';
 
 /** What a destination receives: the account's changes, or its operator events (docs/destinations.md). */
-export type DestinationKind = 'changes' | 'operational';
+type DestinationKind = 'changes' | 'operational';
 
 /** What operators are told of a destination (docs/destinations.md, "Operator events"). */
-export type OperatorEventType = 'destination.paused' | 'destination.resumed' | 'destination.disabled' | 'delivery.dead';
+type OperatorEventType = 'destination.paused' | 'destination.resumed' | 'destination.disabled' | 'delivery.dead';
 
 /** An operator event as stored, numbered per account. */
 export interface OperatorEvent {

@@ -1,7 +1,9 @@
 // The feed of an account's changes (docs/changes.md, docs/projection.md section 10): a page after
 // a cursor, and the same changes followed live. Both engines number changes in commit order, so a
 // cursor (the last `seq` seen) never skips one; only retention can leave a reader behind, and
-// then it says so (ChangesDroppedError) rather than skipping.
+// then it says so (ChangesDroppedError) rather than skipping. A cursor the account never reached
+// (a database restored from an older backup) says so too (CursorAheadError), rather than waiting
+// for ever on numbers the account will give again to other changes.
 import { changeOf, type Change } from '../project/changes.js';
 import type { StoreHandle } from '../store/handle.js';
 import type { ChangesPort } from '../store/ports/changes.js';
@@ -37,6 +39,30 @@ export class ChangesDroppedError extends Error {
   ) {
     super(
       `the changes after ${after} were dropped by retention; the oldest kept is ${oldest}: read the projected state again, then follow from ${oldest - 1}`,
+    );
+  }
+}
+
+/**
+ * The cursor is after the account's last change (its head): the database holds fewer changes than
+ * the reader has seen, as after a restore from an older backup. The changes the reader applied
+ * above `head` are not in this database, and the next ones will be numbered from `head + 1`: read
+ * the projected state again, then follow from `head`.
+ * @public
+ */
+export class CursorAheadError extends Error {
+  /** Always `CursorAheadError`, to tell it apart from other errors. */
+  override name = 'CursorAheadError';
+  /** The error code of the HTTP answer (409). */
+  readonly code = 'CURSOR_AHEAD';
+  constructor(
+    /** The cursor asked for. */
+    readonly after: number,
+    /** The `seq` of the account's last change (0 when it has none). */
+    readonly head: number,
+  ) {
+    super(
+      `the cursor ${after} is after the last change recorded, ${head}: the database was restored from an older backup (or the cursor is another database's); read the projected state again, then follow from ${head}`,
     );
   }
 }
@@ -93,9 +119,11 @@ function checkedLimit(limit: number | undefined): number {
   return limit;
 }
 
-/** One page from the port: the 410 rule, then the changes parsed. */
+/** One page from the port: the 409 and 410 rules, then the changes parsed. */
 async function pageOf(port: ChangesPort, after: number | undefined, limit: number): Promise<ChangePage> {
   const page = await port.changesAfter(after ?? 0, limit);
+  // The head only grows (read after the changes, it is at least what they were read at).
+  if (after !== undefined && after > page.last) throw new CursorAheadError(after, page.last);
   // Only what retention dropped after the cursor: a gap in the numbers alone is no such case.
   if (after !== undefined && after < page.droppedThrough) throw new ChangesDroppedError(after, page.oldest ?? page.droppedThrough + 1);
   const changes = page.changes.map(changeOf);
@@ -104,7 +132,8 @@ async function pageOf(port: ChangesPort, after: number | undefined, limit: numbe
 
 /**
  * Up to `limit` of the account's changes after `after`, in `seq` order. Rejects with
- * ChangesDroppedError when changes after `after` were dropped by retention, and with
+ * ChangesDroppedError when changes after `after` were dropped by retention, with
+ * CursorAheadError when `after` is past the account's last change, and with
  * QueryParameterError for a cursor or limit out of range.
  * @public
  */
@@ -118,7 +147,8 @@ export async function readChanges(store: StoreHandle, parameters: ChangePagePara
  * the changes committed later (by this process or any other on the database), read as soon as
  * their commit is heard and every half second in any case, until the iterator is returned
  * (`break`) or `signal` aborts. Throws ChangesDroppedError when retention dropped changes the
- * cursor had not reached.
+ * cursor had not reached, and CursorAheadError when the cursor is past the account's last change
+ * (at the start, or later if the database is restored under the follower).
  * @public
  */
 export async function* followChanges(store: StoreHandle, options: FollowChangesOptions = {}): AsyncGenerator<Change, void, undefined> {

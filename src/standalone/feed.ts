@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { UnknownAccountError } from '../accounts/errors.js';
 import { ConfigurationError } from '../errors.js';
-import { ChangesDroppedError, QueryParameterError } from '../query/index.js';
+import { ChangesDroppedError, CursorAheadError, QueryParameterError } from '../query/index.js';
 import { DEFAULT_ACCOUNT } from '../receive/account.js';
 import { errorAnswer, type Answer } from '../receive/answer.js';
 import { writeAnswer } from '../receive/node-http.js';
@@ -69,6 +69,10 @@ function answerOf(error: unknown): Answer | undefined {
     const answer = errorAnswer(410, error.code, error.message, { after: error.after, oldest: error.oldest });
     return { ...answer, body: { ...(answer.body as object), oldest: error.oldest } };
   }
+  if (error instanceof CursorAheadError) {
+    const answer = errorAnswer(409, error.code, error.message, { after: error.after, head: error.head });
+    return { ...answer, body: { ...(answer.body as object), head: error.head } };
+  }
   if (error instanceof QueryParameterError) return { status: 400, headers: {}, body: error.toJSON() };
   if (error instanceof ConfigurationError) return errorAnswer(400, 'VALIDATION_ERROR', error.message, { account: error.message });
   if (error instanceof UnknownAccountError) return errorAnswer(404, 'RESOURCE_NOT_FOUND', error.message);
@@ -107,7 +111,8 @@ export function serveFeed(receiver: Receiver, streams: FeedStreams, req: Incomin
 /**
  * The changes after the cursor, then the ones committed later, as events (`id: <seq>`,
  * `data: <change>`), until the client goes or the server stops. A cursor retention has passed,
- * or an unknown account, is answered before the stream starts (410, 404).
+ * a cursor past the account's last change, or an unknown account, is answered before the stream
+ * starts (410, 409, 404).
  */
 async function stream(members: ReturnType<Receiver['forAccount']>, request: FeedRequest, streams: FeedStreams, res: ServerResponse) {
   if (streams.open.size >= streams.max) {
@@ -119,7 +124,7 @@ async function stream(members: ReturnType<Receiver['forAccount']>, request: Feed
   res.once('close', () => controller.abort());
   let keepAlive: NodeJS.Timeout | undefined;
   try {
-    // Checked first, so that 410 and 404 are statuses rather than events.
+    // Checked first, so that 410, 409 and 404 are statuses rather than events.
     await members.changesPage({ after: request.after, limit: 1 });
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' });
     res.write('retry: 1000\n: following the changes\n\n');

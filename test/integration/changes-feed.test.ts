@@ -1,11 +1,12 @@
 // The change feed as a library user reads it (docs/changes.md): `receiver.forAccount(id).changes()`
 // follows an account's changes by cursor, live until the iterator is returned or `follow: false`
 // stops it at the end; `changesPage` and `readChanges` give pages; a cursor that retention passed
-// throws ChangesDroppedError naming the oldest kept. On both engines.
+// throws ChangesDroppedError naming the oldest kept, and a cursor past the last change (a database
+// restored from an older backup) CursorAheadError naming the last. On both engines.
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createKeyFile, newKey } from '../../src/accounts/key-file.js';
-import { ChangesDroppedError, readChanges, type Change } from '../../src/index.js';
+import { ChangesDroppedError, CursorAheadError, followChanges, readChanges, type Change } from '../../src/index.js';
 import { createReceiver } from '../../src/receiver/create-receiver.js';
 import { storePorts } from '../../src/store/store.js';
 import { sampleEvent } from '../../src/testing/index.js';
@@ -98,5 +99,29 @@ describe.each(ENGINES)('the change feed of a receiver on $name', (engine) => {
 
     for (const parameters of [{ after: -1 }, { after: 1.5 }, { limit: 0 }, { limit: 1001 }])
       await expect(receiver.changesPage(parameters)).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
+  });
+
+  it('a cursor past the last change (a restored database) throws CursorAheadError with the head, 0 for an account without changes', async () => {
+    const receiver = await fresh();
+    await (await receiver.accounts())!.add({ account: 'quiet', secret: 'whsec_changes-feed-test-quiet-1c9e' });
+    const quiet = receiver.forAccount('quiet');
+    expect(await quiet.changesPage({ after: 0 })).toEqual({ changes: [], next: 0 });
+    await expect(quiet.changesPage({ after: 1 })).rejects.toMatchObject({
+      name: 'CursorAheadError',
+      code: 'CURSOR_AHEAD',
+      after: 1,
+      head: 0,
+    });
+
+    await receiver.replay([candidate('cand-1'), candidate('cand-2')]);
+    expect(await receiver.changesPage({ after: 3 })).toEqual({ changes: [], next: 3 });
+    const ahead = await receiver.changesPage({ after: 4 }).catch((error: unknown) => error);
+    expect(ahead).toBeInstanceOf(CursorAheadError);
+    expect(ahead).toMatchObject({ after: 4, head: 3 });
+    expect((ahead as Error).message).toContain('read the projected state again, then follow from 3');
+    await expect(receiver.changes({ after: 4 }).next()).rejects.toBeInstanceOf(CursorAheadError);
+    const store = await receiver.store();
+    await expect(readChanges(store, { after: 40, limit: 1 })).rejects.toMatchObject({ after: 40, head: 3 });
+    await expect(followChanges(store, { after: 40, follow: false }).next()).rejects.toBeInstanceOf(CursorAheadError);
   });
 });

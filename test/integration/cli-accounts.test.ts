@@ -31,6 +31,7 @@ describe('prequal-hooks accounts', () => {
         'createdAt',
         'fingerprint',
         'hasApiKey',
+        'hasFeedToken',
         'name',
         'previousSecretUntil',
         'secret',

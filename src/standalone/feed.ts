@@ -89,12 +89,22 @@ function failed(res: ServerResponse, error: unknown, logger: Pick<Logger, 'error
   else if (!res.writableEnded) res.end(`event: error\ndata: ${JSON.stringify(answer.body)}\n\n`);
 }
 
-/** Answers GET /changes for an authorized request: a page, or a live stream. */
-export function serveFeed(receiver: Receiver, streams: FeedStreams, req: IncomingMessage, res: ServerResponse): void {
+/**
+ * Answers GET /changes for an authorized request: a page, or a live stream. `only`: the account
+ * whose feed token the request carries, which opens that account's feed and no other (403).
+ */
+export function serveFeed(receiver: Receiver, streams: FeedStreams, req: IncomingMessage, res: ServerResponse, only?: string): void {
   req.resume();
   void (async () => {
     try {
       const request = feedRequest(req);
+      if (only !== undefined && request.account !== only) {
+        writeAnswer(
+          res,
+          errorAnswer(403, 'FORBIDDEN', `This feed token opens the changes of account "${only}" only: GET /changes?account=${only}.`, {}),
+        );
+        return;
+      }
       const members = receiver.forAccount(request.account);
       if (!request.live) {
         const page = await members.changesPage({ after: request.after, limit: request.limit });

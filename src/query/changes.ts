@@ -16,6 +16,13 @@ const MAX_CHANGES_PAGE = 1000;
 /** Changes in one page when no limit is given. */
 const DEFAULT_CHANGES_PAGE = 100;
 /**
+ * What a follower reads at once, about: the changes of a page until their rows reach this size.
+ * A follower reads its next page only once its consumer has taken the last change of this one,
+ * so a consumer that stops (a feed client that does not read) holds this much, not a thousand
+ * large rows, and a page read on the event loop (SQLite) stays short.
+ */
+const FOLLOW_PAGE_BYTES = 256 * 1024;
+/**
  * How often a follower asks the store for what was committed since, at least: it asks at once
  * when a commit of the account's changes is heard (`Store.onChanges`).
  */
@@ -119,15 +126,20 @@ function checkedLimit(limit: number | undefined): number {
   return limit;
 }
 
-/** One page from the port: the 409 and 410 rules, then the changes parsed. */
-async function pageOf(port: ChangesPort, after: number | undefined, limit: number): Promise<ChangePage> {
-  const page = await port.changesAfter(after ?? 0, limit);
+/** One page from the port (of about `maxBytes` when given): the 409 and 410 rules, then the changes parsed; and the head. */
+async function pageOf(
+  port: ChangesPort,
+  after: number | undefined,
+  limit: number,
+  maxBytes?: number,
+): Promise<ChangePage & { head: number }> {
+  const page = await port.changesAfter(after ?? 0, limit, maxBytes);
   // The head only grows (read after the changes, it is at least what they were read at).
   if (after !== undefined && after > page.last) throw new CursorAheadError(after, page.last);
   // Only what retention dropped after the cursor: a gap in the numbers alone is no such case.
   if (after !== undefined && after < page.droppedThrough) throw new ChangesDroppedError(after, page.oldest ?? page.droppedThrough + 1);
   const changes = page.changes.map(changeOf);
-  return { changes, next: changes.at(-1)?.seq ?? after ?? page.droppedThrough };
+  return { changes, next: changes.at(-1)?.seq ?? after ?? page.droppedThrough, head: page.last };
 }
 
 /**
@@ -139,7 +151,8 @@ async function pageOf(port: ChangesPort, after: number | undefined, limit: numbe
  */
 export async function readChanges(store: StoreHandle, parameters: ChangePageParameters = {}): Promise<ChangePage> {
   const after = checkedCursor(parameters.after);
-  return await pageOf(storePorts(store), after, checkedLimit(parameters.limit));
+  const { changes, next } = await pageOf(storePorts(store), after, checkedLimit(parameters.limit));
+  return { changes, next };
 }
 
 /**
@@ -187,13 +200,14 @@ async function* pages(
 ): AsyncGenerator<Change, void, undefined> {
   const aborted = () => signal?.aborted === true;
   while (!aborted()) {
-    const page = await pageOf(port, after, MAX_CHANGES_PAGE);
+    const page = await pageOf(port, after, MAX_CHANGES_PAGE, FOLLOW_PAGE_BYTES);
     for (const change of page.changes) {
       if (aborted()) return;
       yield change;
     }
     after = page.next;
-    if (page.changes.length === MAX_CHANGES_PAGE) continue;
+    // A page cut by its size is not the end of what was recorded: read on at once.
+    if (page.changes.length > 0 && page.next < page.head) continue;
     if (committed === undefined) return;
     await committed.wait(FOLLOW_POLL_MS);
   }

@@ -4,7 +4,7 @@
 // throws ChangesDroppedError naming the oldest kept, and a cursor past the last change (a database
 // restored from an older backup) CursorAheadError naming the last. On both engines.
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createKeyFile, newKey } from '../../src/accounts/key-file.js';
 import { ChangesDroppedError, CursorAheadError, followChanges, readChanges, type Change } from '../../src/index.js';
 import { createReceiver } from '../../src/receiver/create-receiver.js';
@@ -123,5 +123,39 @@ describe.each(ENGINES)('the change feed of a receiver on $name', (engine) => {
     const store = await receiver.store();
     await expect(readChanges(store, { after: 40, limit: 1 })).rejects.toMatchObject({ after: 40, head: 3 });
     await expect(followChanges(store, { after: 40, follow: false }).next()).rejects.toBeInstanceOf(CursorAheadError);
+  });
+
+  it('a follower reads pages of about 256 KiB, one change at least, so that it holds a few large rows, not a thousand', async () => {
+    const receiver = await fresh();
+    const strengths = 'x'.repeat(100_000);
+    const large = (i: number) =>
+      sampleEvent('candidate.interview.completed', { data: { campaign_id: 'cmp_lib', candidate_id: `cand-large-${i}`, strengths } });
+    // One replay a change, so that seqs follow the order here.
+    await receiver.replay([candidate('cand-small')]);
+    for (let i = 0; i < 8; i += 1) await receiver.replay([large(i)]);
+    await receiver.replay([
+      sampleEvent('candidate.interview.completed', {
+        data: { campaign_id: 'cmp_lib', candidate_id: 'cand-huge', strengths: 'y'.repeat(400_000) },
+      }),
+    ]);
+    const port = storePorts(await receiver.store());
+    const head = (await port.changesAfter(0, 1)).last;
+    // The campaign and the small candidate (a few hundred bytes), then rows of 100 kB: the page ends at the change that reaches 256 KiB.
+    expect((await port.changesAfter(0, 1000, 256 * 1024)).changes.map((c) => c.seq)).toEqual([1, 2, 3, 4, 5]);
+    expect((await port.changesAfter(2, 1000, 256 * 1024)).changes.map((c) => c.seq)).toEqual([3, 4, 5]);
+    // A change larger than the page is a page alone; without a size, the page is the number asked.
+    expect((await port.changesAfter(head - 1, 1000, 256 * 1024)).changes.map((c) => c.seq)).toEqual([head]);
+    expect((await port.changesAfter(0, 1000)).changes).toHaveLength(head);
+
+    const read = vi.spyOn(port, 'changesAfter');
+    const followed: number[] = [];
+    for await (const change of receiver.changes({ follow: false })) followed.push(change.seq);
+    expect(followed).toEqual(Array.from({ length: head }, (_, i) => i + 1));
+    const pages = await Promise.all(
+      read.mock.results.map(async (result) => (await (result.value as ReturnType<typeof port.changesAfter>)).changes.length),
+    );
+    expect(Math.max(...pages)).toBeLessThanOrEqual(5);
+    expect(read.mock.calls.every(([, , maxBytes]) => maxBytes === 256 * 1024)).toBe(true);
+    read.mockRestore();
   });
 });

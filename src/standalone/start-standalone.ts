@@ -52,6 +52,11 @@ export interface StandaloneOptions extends Omit<ReceiverOptions, 'onRequest' | '
    * dashboard token opens it too, the read-only one never. At least 16 characters.
    */
   feedToken?: string;
+  /**
+   * A live stream of the feed whose client has left 1 MiB of changes unread this long (ms) is
+   * closed; meanwhile nothing more is read for it. Default 30 000.
+   */
+  feedStallTimeoutMs?: number;
   /** Serve HTTPS (TLS 1.2 or later) with this PEM certificate chain and key; none: plain HTTP. */
   tls?: { cert: string | Buffer; key: string | Buffer };
   /**
@@ -105,12 +110,15 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
     dashboardReadonlyToken,
     metricsToken,
     feedToken,
+    feedStallTimeoutMs,
     tls,
     trustProxy = false,
     ...receiverOptions
   } = options;
   if (!(Number.isSafeInteger(maxConnections) && maxConnections >= 1))
     throw new ConfigurationError(`maxConnections must be a whole number from 1, got ${String(maxConnections)}`);
+  if (feedStallTimeoutMs !== undefined && !(Number.isFinite(feedStallTimeoutMs) && feedStallTimeoutMs > 0))
+    throw new ConfigurationError(`feedStallTimeoutMs must be a number of milliseconds above 0, got ${String(feedStallTimeoutMs)}`);
   const state: StandaloneState = {
     path,
     // A token too short to keep anyone out throws here, before anything listens.
@@ -118,7 +126,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
     receiver: undefined,
     intake: undefined,
     dashboard: undefined,
-    feedStreams: feedStreams(logger),
+    feedStreams: feedStreams(logger, feedStallTimeoutMs),
     closing: false,
   };
   const refusals = refusalSummary(logger);

@@ -115,10 +115,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
     trustProxy = false,
     ...receiverOptions
   } = options;
-  if (!(Number.isSafeInteger(maxConnections) && maxConnections >= 1))
-    throw new ConfigurationError(`maxConnections must be a whole number from 1, got ${String(maxConnections)}`);
-  if (feedStallTimeoutMs !== undefined && !(Number.isFinite(feedStallTimeoutMs) && feedStallTimeoutMs > 0))
-    throw new ConfigurationError(`feedStallTimeoutMs must be a number of milliseconds above 0, got ${String(feedStallTimeoutMs)}`);
+  checkLimits(maxConnections, feedStallTimeoutMs);
   const state: StandaloneState = {
     path,
     // A token too short to keep anyone out throws here, before anything listens.
@@ -208,6 +205,14 @@ async function followFeedTokens(receiver: Receiver, state: StandaloneState, logg
       logger.error({ err: { message: failure } }, "cannot read the accounts' feed tokens; the ones last read stay in use");
     },
   });
+}
+
+/** Limits that cannot work are refused before anything listens. */
+function checkLimits(maxConnections: number, feedStallTimeoutMs: number | undefined): void {
+  if (!(Number.isSafeInteger(maxConnections) && maxConnections >= 1))
+    throw new ConfigurationError(`maxConnections must be a whole number from 1, got ${String(maxConnections)}`);
+  if (feedStallTimeoutMs !== undefined && !(Number.isFinite(feedStallTimeoutMs) && feedStallTimeoutMs > 0))
+    throw new ConfigurationError(`feedStallTimeoutMs must be a number of milliseconds above 0, got ${String(feedStallTimeoutMs)}`);
 }
 
 /** At the cap, the connection that has delivered least for longest gives way (standalone/connections.ts). */

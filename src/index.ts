@@ -44,6 +44,7 @@ export {
   readChanges,
   followChanges,
   ChangesDroppedError,
+  CursorAheadError,
   type Change,
   type ChangePage,
   type ChangePageParameters,

@@ -1,6 +1,7 @@
 // The accounts registry (docs/accounts.md): the agency accounts one receiver serves besides the
 // default one, each with an opaque webhook path, its secrets and its API key, sealed under the
-// accounts key (cipher.ts, keys.ts). The SQL is the store's (src/store/accounts-registry.ts).
+// accounts key (cipher.ts, keys.ts), and the digest of its feed token (feed-tokens.ts). The SQL
+// is the store's (src/store/accounts-registry.ts).
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { DEFAULT_ACCOUNT, isAccountId } from '../receive/account.js';
@@ -11,6 +12,7 @@ import type { Store } from '../store/store.js';
 import { secretFingerprint } from '../signature.js';
 import { accountsKey, destinationScope, open, seal } from './cipher.js';
 import { AccountRequestError, AccountsKeyError, UnknownAccountError } from './errors.js';
+import { feedTokenDigest, MIN_FEED_TOKEN_LENGTH } from './feed-tokens.js';
 import { keyOf, requirePath, sealingKey, type KeySource } from './keys.js';
 import { NEXT_SUFFIX, createKeyFile, newKey, promoteNextKey, readKeyFile, retiredKeyPath } from './key-file.js';
 import { routesOf, type AccountRoutesSnapshot } from './routes.js';
@@ -47,6 +49,11 @@ export interface AccountSummary {
   createdAt: string | null;
   /** Whether an API key is stored for it (never the key). */
   hasApiKey: boolean;
+  /**
+   * Whether a feed token opens its change feed (`GET /changes?account=<id>` of serve; never the
+   * token). False for the default account, whose feed serve's own `--feed-token` opens.
+   */
+  hasFeedToken: boolean;
   /** The secrets that verify its deliveries now (2 during a rotation's overlap); null for the default account (serve --secret). */
   secrets: number | null;
   /** When the previous secret stops verifying, during an overlap. */
@@ -130,6 +137,13 @@ export interface Accounts {
   setApiKey(account: string, apiKey: string | null): Promise<AccountSummary>;
   /** The account's API key, decrypted; undefined when it has none. */
   apiKey(account: string): Promise<string | undefined>;
+  /**
+   * Sets the token that opens the account's change feed and nothing else (serve's
+   * `GET /changes?account=<id>`, docs/changes.md), or removes it with null. Only its SHA-256 is
+   * stored. Rejects with AccountRequestError for a token under 16 characters, or one another
+   * account holds.
+   */
+  setFeedToken(account: string, token: string | null): Promise<AccountSummary>;
   /** Re-encrypts every value under a new key (random, or `newKey`), crash-safe; the key file then holds the new key. */
   rekey(options?: { newKey?: Uint8Array }): Promise<Rekeyed>;
   /** What the intake routes by: every account by its route key, with its secrets still valid now. */
@@ -185,6 +199,7 @@ export function openAccounts(handle: StoreHandle, options: AccountsOptions = {})
     rotateSecret: (account, rotation) => rotateSecret(context, account, rotation?.secret, rotation?.keepPreviousMs ?? DEFAULT_OVERLAP_MS),
     setApiKey: (account, apiKey) => setApiKey(context, account, apiKey),
     apiKey: (account) => apiKeyOf(context, account),
+    setFeedToken: (account, token) => setFeedToken(context, account, token),
     rekey: (rekeyOptions) => rekey(context, rekeyOptions?.newKey),
     routes: async () => {
       const snapshot = await context.registry.snapshot();
@@ -216,6 +231,7 @@ function summaryOf(row: AccountRecord, secrets: readonly AccountSecretRecord[], 
     state: row.state,
     createdAt: row.created_at,
     hasApiKey: row.api_key !== null,
+    hasFeedToken: row.feed_token_sha256 !== null,
     secrets: live.length,
     previousSecretUntil: until.at(-1) ?? null,
   };
@@ -228,6 +244,7 @@ const DEFAULT_SUMMARY: AccountSummary = {
   state: 'active',
   createdAt: null,
   hasApiKey: false,
+  hasFeedToken: false,
   secrets: null,
   previousSecretUntil: null,
 };
@@ -301,6 +318,7 @@ async function add(context: RegistryContext, request: AddAccount): Promise<Added
       state: 'active',
       api_key: sealedKey?.ciphertext ?? null,
       api_key_key_id: sealedKey?.keyId ?? null,
+      feed_token_sha256: null,
       created_at: at,
       updated_at: at,
     };
@@ -364,6 +382,21 @@ function setApiKey(context: RegistryContext, account: string, apiKey: string | n
     rowOf(snapshot, account);
     const sealed = apiKey === null ? null : await sealIn(tx, context, snapshot, account, 'api_key', apiKey);
     await tx.updateAccount(account, { api_key: sealed?.ciphertext ?? null, api_key_key_id: sealed?.keyId ?? null }, at);
+  });
+}
+
+async function setFeedToken(context: RegistryContext, account: string, token: string | null): Promise<AccountSummary> {
+  if (token !== null && token.length < MIN_FEED_TOKEN_LENGTH)
+    throw new AccountRequestError(
+      `the feed token is ${token.length} characters long; it needs at least ${MIN_FEED_TOKEN_LENGTH}, since it guards candidate data and anyone who reaches serve can try tokens (openssl rand -hex 24 makes one)`,
+    );
+  const digest = token === null ? null : feedTokenDigest(token);
+  return await changeAccount(context, account, async (tx, snapshot, at) => {
+    rowOf(snapshot, account);
+    // One token, one account: a token two accounts held would open only one of their feeds.
+    if (digest !== null && snapshot.accounts.some((a) => a.account !== account && a.feed_token_sha256 === digest))
+      throw new AccountRequestError("this feed token is another account's: give each account its own");
+    await tx.updateAccount(account, { feed_token_sha256: digest }, at);
   });
 }
 

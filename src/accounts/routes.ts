@@ -71,20 +71,41 @@ export interface RoutesSource {
 
 /** Polls the registry's change stamp and reports new routes; returns the function that stops it. */
 export function watchAccounts(accounts: RoutesSource, options: WatchOptions): () => void {
-  const everyMs = options.everyMs ?? 1000;
   const now = options.now ?? Date.now;
+  return pollRegistry({ version: () => accounts.version(), read: () => accounts.routes() }, options, (routes) =>
+    routes.refreshAt === undefined ? false : now() >= routes.refreshAt,
+  );
+}
+
+/** What a poller of the registry reads: its change stamp, and what it makes of the registry as of one. */
+interface VersionedSource<T extends { readonly version: number }> {
+  version(): Promise<number>;
+  read(): Promise<T>;
+}
+
+/**
+ * Reads `source` now (unless `options.current` is given) and again whenever the registry's change
+ * stamp moves or `expired` says what was read is out of date, every `everyMs` (default 1000);
+ * returns the function that stops it. A failed poll keeps what was read, and the next retries.
+ */
+export function pollRegistry<T extends { readonly version: number }>(
+  source: VersionedSource<T>,
+  options: Pick<WatchOptions, 'everyMs'> & { onChange(read: T): void; onError?(error: unknown): void; current?: T },
+  expired: (read: T) => boolean = () => false,
+): () => void {
+  const everyMs = options.everyMs ?? 1000;
   let current = options.current;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const poll = async () => {
     try {
-      const version = await accounts.version();
-      const due = current === undefined || version !== current.version || (current.refreshAt !== undefined && now() >= current.refreshAt);
+      const version = await source.version();
+      const due = current === undefined || version !== current.version || expired(current);
       if (!due || stopped) return;
-      const routes = await accounts.routes();
+      const read = await source.read();
       if (stopped) return;
-      current = routes;
-      options.onChange(routes);
+      current = read;
+      options.onChange(read);
     } catch (error) {
       options.onError?.(error);
     }

@@ -95,6 +95,21 @@ export const API_KEY_OPTIONS = withFileVariants({
   ...JSON_FLAG,
 });
 
+export const FEED_TOKEN_OPTIONS = withFileVariants({
+  ...databaseOptions('must exist'),
+  ...ACCOUNT,
+  ...flagsOnly({
+    token: optional({
+      placeholder: '<t>',
+      help: "the token that opens the account's change feed and nothing else (GET /changes?account=<id> of serve), 16 characters or more; stored as its SHA-256",
+      secret: true,
+      fileVariant: true,
+    }),
+    clear: flag({ help: "remove the account's feed token instead" }),
+  }),
+  ...JSON_FLAG,
+});
+
 export const REKEY_OPTIONS = {
   ...databaseOptions('must exist'),
   ...ACCOUNTS_KEY_OPTIONS,

@@ -2,6 +2,7 @@
 // one subcommand a verb. Secrets are printed once, by `add` when it generated one; never by `list`.
 import { readFileSync } from 'node:fs';
 import { AccountRequestError, UnknownAccountError, type Accounts, type AccountSummary } from '../accounts/index.js';
+import { MIN_FEED_TOKEN_LENGTH } from '../accounts/feed-tokens.js';
 import { parseKey } from '../accounts/key-file.js';
 import { DEFAULT_ACCOUNT, isAccountId } from '../receive/account.js';
 import { openStore } from '../store/open.js';
@@ -9,6 +10,7 @@ import { CommandError, readFailure, UsageError, type CommandIo } from './args.js
 import {
   ADD_OPTIONS,
   API_KEY_OPTIONS,
+  FEED_TOKEN_OPTIONS,
   LIST_OPTIONS,
   REKEY_OPTIONS,
   REMOVE_OPTIONS,
@@ -28,6 +30,7 @@ export const ACCOUNTS_HELP = `Usage: prequal-hooks accounts add --db <db> --acco
        prequal-hooks accounts remove --db <db> --account <id> --erase-data --reason <text>
        prequal-hooks accounts rotate-secret --db <db> --account <id> [--secret <s> | --secret-file <f>] [--keep-previous 24h]
        prequal-hooks accounts set-api-key --db <db> --account <id> (--api-key-file <f> | --clear)
+       prequal-hooks accounts set-feed-token --db <db> --account <id> (--token-file <f> | --clear)
        prequal-hooks accounts rekey --db <db> [--accounts-key-file <f>] [--new-key-file <f>]
 
 The agency accounts one receiver serves besides the default one (docs/accounts.md). Each account
@@ -47,6 +50,8 @@ remove         erases every row of the account, then the account and its secrets
 rotate-secret  the new secret verifies at once, the previous one for --keep-previous more;
                without --secret, generates one and prints it, once
 set-api-key    sets (or with --clear forgets) the account's API key, for reconciliation
+set-feed-token sets (or with --clear removes) the token that opens the account's change feed,
+               GET /changes?account=<id> of serve, and nothing else; stored as its SHA-256
 rekey          re-encrypts every secret, key and destination under a new key; the key file holds it and
                each replaced key is kept as <key file>.<its key id> (for backups made before)
 
@@ -64,6 +69,7 @@ const VERBS: Record<string, Command> = {
   remove: verb('remove', REMOVE_OPTIONS, remove),
   'rotate-secret': verb('rotate-secret', ROTATE_OPTIONS, rotateSecret),
   'set-api-key': verb('set-api-key', API_KEY_OPTIONS, setApiKey),
+  'set-feed-token': verb('set-feed-token', FEED_TOKEN_OPTIONS, setFeedToken),
   rekey: verb('rekey', REKEY_OPTIONS, rekey),
 };
 
@@ -153,6 +159,7 @@ const COLUMNS: Array<Column<AccountSummary>> = [
   { header: 'SECRETS', value: (a) => a.secrets ?? 'serve --secret', align: 'right' },
   { header: 'PREVIOUS UNTIL (UTC)', value: (a) => (a.previousSecretUntil === null ? null : shortInstant(a.previousSecretUntil)) },
   { header: 'API KEY', value: (a) => (a.hasApiKey ? 'yes' : 'no') },
+  { header: 'FEED TOKEN', value: (a) => (a.hasFeedToken ? 'yes' : 'no') },
   { header: 'CREATED (UTC)', value: (a) => (a.createdAt === null ? null : shortInstant(a.createdAt)) },
 ];
 
@@ -225,6 +232,28 @@ async function setApiKey(command: ParsedCommand<typeof API_KEY_OPTIONS>, io: Com
   const summary = await withAccounts(command, io, {}, (registry) => registry.setApiKey(account, values.clear ? null : apiKey!));
   if (values.json) printJson(io, summary);
   else io.stdout.write(`account ${account}: API key ${summary.hasApiKey ? 'set' : 'cleared'}\n`);
+  return 0;
+}
+
+async function setFeedToken(command: ParsedCommand<typeof FEED_TOKEN_OPTIONS>, io: CommandIo): Promise<number> {
+  const { values } = command;
+  const account = accountOf(values);
+  const token = values.token;
+  if ((token === undefined) === !values.clear)
+    throw new UsageError('give the token with --token-file (or --token), or --clear, one of them');
+  const source = command.sources.token;
+  if (token !== undefined && token.length < MIN_FEED_TOKEN_LENGTH)
+    throw new UsageError(
+      `${source.from === 'default' ? '--token' : source.name} must be at least ${MIN_FEED_TOKEN_LENGTH} characters (it guards candidate data); generate one with \`openssl rand -hex 24\``,
+    );
+  const summary = await withAccounts(command, io, {}, (registry) => registry.setFeedToken(account, values.clear ? null : token!));
+  if (values.json) printJson(io, summary);
+  else
+    io.stdout.write(
+      summary.hasFeedToken
+        ? `account ${account}: feed token set; it opens GET /changes?account=${account} alone (a running serve takes it within 2 seconds)\n`
+        : `account ${account}: feed token removed\n`,
+    );
   return 0;
 }
 

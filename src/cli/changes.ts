@@ -1,6 +1,6 @@
 // `prequal-hooks changes`: an account's changes after a cursor (docs/changes.md), one a line, and
 // with --follow the ones committed later, by any process on the database, until SIGINT or SIGTERM.
-import { ChangesDroppedError, followChanges, type Change } from '../query/index.js';
+import { ChangesDroppedError, CursorAheadError, followChanges, type Change } from '../query/index.js';
 import { CommandError, integer, type CommandIo } from './args.js';
 import { accountStore } from './account-target.js';
 import { defineCommand } from './command.js';
@@ -27,7 +27,8 @@ Prints an account's changes (every committed change to a campaign, a candidate o
 docs/changes.md) in seq order, one a line: with --json one JSON object a line (ndjson: seq,
 entity, id, op, row, at, events), otherwise a readable summary. Read-only: safe beside a running
 receiver. A cursor that retention has passed (changes after it were dropped) exits 1, naming the
-oldest change kept.
+oldest change kept; so does a cursor after the last change (a database restored from an older
+backup), naming the last.
 
 ${optionsHelp(CHANGES_OPTIONS)}`;
 
@@ -72,7 +73,7 @@ export const changes = defineCommand({
         io.stdout.write(`${json ? JSON.stringify(change) : changeSummary(change)}\n`);
       }
     } catch (error) {
-      if (error instanceof ChangesDroppedError) throw new CommandError(error.message);
+      if (error instanceof ChangesDroppedError || error instanceof CursorAheadError) throw new CommandError(error.message);
       throw error;
     } finally {
       stopping.release();

@@ -5,6 +5,7 @@ import { MIN_TOKEN_LENGTH } from '../console/auth.js';
 import { DEFAULT_EVENT_HEADER, DEFAULT_MAX_BODY_BYTES, DEFAULT_SIGNATURE_HEADER } from '../receive/intake.js';
 import { DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MIN_BYTES_PER_SECOND, DEFAULT_MIN_RATE_GRACE_MS } from '../receive/budget.js';
 import { DEFAULT_MAX_CONNECTIONS } from '../standalone/start-standalone.js';
+import { DEFAULT_FEED_STALL_MS } from '../standalone/feed.js';
 import { DEFAULT_ADMISSION_RULES, type AdmissionRules } from '../receive/admission.js';
 import { byteSize, databasePath, integer, schemaFor, UsageError } from './args.js';
 import { SERVICE_OPTIONS } from './service.js';
@@ -216,6 +217,13 @@ export const SERVE_OPTIONS = withFileVariants({
     defaultHelp: '30d',
     parse: (text: string, name: string) => durationOf(text, name, '30d'),
   }),
+  'feed-stall-timeout': value({
+    placeholder: '<duration>',
+    help: 'close a live stream of the feed (server-sent events) whose client has left 1 MiB of changes unread this long (units s, m, h, d, w); meanwhile nothing more is read for it, so a client that stops reading costs no more memory',
+    default: DEFAULT_FEED_STALL_MS,
+    defaultHelp: '30s',
+    parse: (text: string, name: string) => durationOf(text, name, '30s'),
+  }),
   ...ACCOUNTS_KEY_OPTIONS,
   'reconcile-every': value({
     placeholder: '<m>',
@@ -300,6 +308,8 @@ export interface ServeConfig {
   feedToken?: string;
   /** How long the feed's changes are kept (ms), pruned hourly. */
   changesRetention: number;
+  /** How long a live stream's client may leave 1 MiB unread before the stream is closed (ms). */
+  feedStallTimeout: number;
   /** HTTPS: the PEM files, read at start and at each SIGHUP. */
   tls?: TlsFiles;
   /** Log the client's address from X-Forwarded-For (behind a reverse proxy). */
@@ -394,6 +404,7 @@ export function serveConfig(command: ReturnType<typeof serveCommand>): ServeConf
     reconcileEvery: values['reconcile-every'],
     eraseInactiveAfter: values['erase-inactive-after'],
     changesRetention: values['changes-retention'],
+    feedStallTimeout: values['feed-stall-timeout'],
     api: { 'api-url': values['api-url'], 'api-key': values['api-key'], 'allow-insecure-api-url': values['allow-insecure-api-url'] },
     printConfig: values['print-config'],
   };

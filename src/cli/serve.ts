@@ -167,6 +167,7 @@ async function listen(
     ...(config.dashboardReadonlyToken !== undefined && { dashboardReadonlyToken: config.dashboardReadonlyToken }),
     ...(config.metricsToken !== undefined && { metricsToken: config.metricsToken }),
     ...(config.feedToken !== undefined && { feedToken: config.feedToken }),
+    feedStallTimeoutMs: config.feedStallTimeout,
     ...(tls !== undefined && { tls }),
     trustProxy: config.trustProxy,
     accounts: {

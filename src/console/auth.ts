@@ -29,9 +29,9 @@ export function tokenDigest(token: string | undefined): Buffer {
   return createHash('sha256').update(token).digest();
 }
 
-/** Whether an Authorization header carries the token (Bearer, or Basic's password). */
-export function authorized(header: string | undefined, digest: Buffer): boolean {
-  if (header === undefined) return false;
+/** The digest of the token an Authorization header carries (Bearer, or Basic's password); none without one. */
+export function offeredDigest(header: string | undefined): Buffer | undefined {
+  if (header === undefined) return undefined;
   const [scheme = '', value = ''] = header.split(' ', 2);
   let offered: string | undefined;
   if (/^bearer$/i.test(scheme)) offered = value.trim();
@@ -39,7 +39,13 @@ export function authorized(header: string | undefined, digest: Buffer): boolean 
     const decoded = Buffer.from(value.trim(), 'base64').toString('utf8');
     offered = decoded.includes(':') ? decoded.slice(decoded.indexOf(':') + 1) : undefined;
   }
-  return offered !== undefined && timingSafeEqual(createHash('sha256').update(offered).digest(), digest);
+  return offered === undefined ? undefined : createHash('sha256').update(offered).digest();
+}
+
+/** Whether an Authorization header carries the token (Bearer, or Basic's password). */
+function authorized(header: string | undefined, digest: Buffer): boolean {
+  const offered = offeredDigest(header);
+  return offered !== undefined && timingSafeEqual(offered, digest);
 }
 
 const UNAUTHORIZED_BODY = {

@@ -1,7 +1,9 @@
 // The feed of an account's changes (docs/changes.md, docs/projection.md section 10): a page after
 // a cursor, and the same changes followed live. Both engines number changes in commit order, so a
 // cursor (the last `seq` seen) never skips one; only retention can leave a reader behind, and
-// then it says so (ChangesDroppedError) rather than skipping.
+// then it says so (ChangesDroppedError) rather than skipping. A cursor the account never reached
+// (a database restored from an older backup) says so too (CursorAheadError), rather than waiting
+// for ever on numbers the account will give again to other changes.
 import { changeOf, type Change } from '../project/changes.js';
 import type { StoreHandle } from '../store/handle.js';
 import type { ChangesPort } from '../store/ports/changes.js';
@@ -13,6 +15,13 @@ import { QueryParameterError } from './errors.js';
 const MAX_CHANGES_PAGE = 1000;
 /** Changes in one page when no limit is given. */
 const DEFAULT_CHANGES_PAGE = 100;
+/**
+ * What a follower reads at once, about: the changes of a page until their rows reach this size.
+ * A follower reads its next page only once its consumer has taken the last change of this one,
+ * so a consumer that stops (a feed client that does not read) holds this much, not a thousand
+ * large rows, and a page read on the event loop (SQLite) stays short.
+ */
+const FOLLOW_PAGE_BYTES = 256 * 1024;
 /**
  * How often a follower asks the store for what was committed since, at least: it asks at once
  * when a commit of the account's changes is heard (`Store.onChanges`).
@@ -37,6 +46,30 @@ export class ChangesDroppedError extends Error {
   ) {
     super(
       `the changes after ${after} were dropped by retention; the oldest kept is ${oldest}: read the projected state again, then follow from ${oldest - 1}`,
+    );
+  }
+}
+
+/**
+ * The cursor is after the account's last change (its head): the database holds fewer changes than
+ * the reader has seen, as after a restore from an older backup. The changes the reader applied
+ * above `head` are not in this database, and the next ones will be numbered from `head + 1`: read
+ * the projected state again, then follow from `head`.
+ * @public
+ */
+export class CursorAheadError extends Error {
+  /** Always `CursorAheadError`, to tell it apart from other errors. */
+  override name = 'CursorAheadError';
+  /** The error code of the HTTP answer (409). */
+  readonly code = 'CURSOR_AHEAD';
+  constructor(
+    /** The cursor asked for. */
+    readonly after: number,
+    /** The `seq` of the account's last change (0 when it has none). */
+    readonly head: number,
+  ) {
+    super(
+      `the cursor ${after} is after the last change recorded, ${head}: the database was restored from an older backup (or the cursor is another database's); read the projected state again, then follow from ${head}`,
     );
   }
 }
@@ -93,24 +126,33 @@ function checkedLimit(limit: number | undefined): number {
   return limit;
 }
 
-/** One page from the port: the 410 rule, then the changes parsed. */
-async function pageOf(port: ChangesPort, after: number | undefined, limit: number): Promise<ChangePage> {
-  const page = await port.changesAfter(after ?? 0, limit);
+/** One page from the port (of about `maxBytes` when given): the 409 and 410 rules, then the changes parsed; and the head. */
+async function pageOf(
+  port: ChangesPort,
+  after: number | undefined,
+  limit: number,
+  maxBytes?: number,
+): Promise<ChangePage & { head: number }> {
+  const page = await port.changesAfter(after ?? 0, limit, maxBytes);
+  // The head only grows (read after the changes, it is at least what they were read at).
+  if (after !== undefined && after > page.last) throw new CursorAheadError(after, page.last);
   // Only what retention dropped after the cursor: a gap in the numbers alone is no such case.
   if (after !== undefined && after < page.droppedThrough) throw new ChangesDroppedError(after, page.oldest ?? page.droppedThrough + 1);
   const changes = page.changes.map(changeOf);
-  return { changes, next: changes.at(-1)?.seq ?? after ?? page.droppedThrough };
+  return { changes, next: changes.at(-1)?.seq ?? after ?? page.droppedThrough, head: page.last };
 }
 
 /**
  * Up to `limit` of the account's changes after `after`, in `seq` order. Rejects with
- * ChangesDroppedError when changes after `after` were dropped by retention, and with
+ * ChangesDroppedError when changes after `after` were dropped by retention, with
+ * CursorAheadError when `after` is past the account's last change, and with
  * QueryParameterError for a cursor or limit out of range.
  * @public
  */
 export async function readChanges(store: StoreHandle, parameters: ChangePageParameters = {}): Promise<ChangePage> {
   const after = checkedCursor(parameters.after);
-  return await pageOf(storePorts(store), after, checkedLimit(parameters.limit));
+  const { changes, next } = await pageOf(storePorts(store), after, checkedLimit(parameters.limit));
+  return { changes, next };
 }
 
 /**
@@ -118,7 +160,8 @@ export async function readChanges(store: StoreHandle, parameters: ChangePagePara
  * the changes committed later (by this process or any other on the database), read as soon as
  * their commit is heard and every half second in any case, until the iterator is returned
  * (`break`) or `signal` aborts. Throws ChangesDroppedError when retention dropped changes the
- * cursor had not reached.
+ * cursor had not reached, and CursorAheadError when the cursor is past the account's last change
+ * (at the start, or later if the database is restored under the follower).
  * @public
  */
 export async function* followChanges(store: StoreHandle, options: FollowChangesOptions = {}): AsyncGenerator<Change, void, undefined> {
@@ -157,13 +200,14 @@ async function* pages(
 ): AsyncGenerator<Change, void, undefined> {
   const aborted = () => signal?.aborted === true;
   while (!aborted()) {
-    const page = await pageOf(port, after, MAX_CHANGES_PAGE);
+    const page = await pageOf(port, after, MAX_CHANGES_PAGE, FOLLOW_PAGE_BYTES);
     for (const change of page.changes) {
       if (aborted()) return;
       yield change;
     }
     after = page.next;
-    if (page.changes.length === MAX_CHANGES_PAGE) continue;
+    // A page cut by its size is not the end of what was recorded: read on at once.
+    if (page.changes.length > 0 && page.next < page.head) continue;
     if (committed === undefined) return;
     await committed.wait(FOLLOW_POLL_MS);
   }

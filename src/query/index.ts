@@ -10,6 +10,7 @@ export {
   readChanges,
   followChanges,
   ChangesDroppedError,
+  CursorAheadError,
   type Change,
   type ChangePage,
   type ChangePageParameters,

@@ -69,12 +69,13 @@ export interface AccountReceiver {
    * the credits, after the cursor `after` (absent: from the oldest kept), in `seq` order, each
    * once; then the changes committed later, by any process on the database, until the iterator is
    * returned (`break`), `signal` aborts or the receiver closes, or at the end with `follow: false`. Throws
-   * ChangesDroppedError when retention dropped changes the cursor had not reached.
+   * ChangesDroppedError when retention dropped changes the cursor had not reached, and
+   * CursorAheadError when the cursor is past the account's last change (a restored database).
    */
   changes(options?: FollowChangesOptions): AsyncGenerator<Change, void, undefined>;
   /**
    * One page of the account's changes after `after` (at most `limit`, 1 to 1000, default 100) and
-   * the cursor to ask from next. Rejects with ChangesDroppedError, or QueryParameterError.
+   * the cursor to ask from next. Rejects with ChangesDroppedError, CursorAheadError, or QueryParameterError.
    */
   changesPage(parameters?: ChangePageParameters): Promise<ChangePage>;
   /** Inbox counts by state, and the handler failures. */

@@ -1,14 +1,18 @@
 // GET /changes (docs/changes.md): a page of an account's changes after a cursor as JSON, or with
 // `Accept: text/event-stream` the same changes then followed live as server-sent events. The
 // token is checked by the route (routes.ts); here, the parameters, the answers and the streams.
+// A stream reads the next changes only when its client has taken the last ones (back-pressure),
+// and a client that stops reading is cut rather than buffered for.
 import { once } from 'node:events';
+import { setImmediate as yieldToOthers } from 'node:timers/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { UnknownAccountError } from '../accounts/errors.js';
 import { ConfigurationError } from '../errors.js';
-import { ChangesDroppedError, QueryParameterError } from '../query/index.js';
+import { ChangesDroppedError, CursorAheadError, QueryParameterError } from '../query/index.js';
 import { DEFAULT_ACCOUNT } from '../receive/account.js';
 import { errorAnswer, type Answer } from '../receive/answer.js';
 import { writeAnswer } from '../receive/node-http.js';
+import { withDeadline } from '../deadline.js';
 import type { Receiver } from '../receiver/create-receiver.js';
 import type { Logger } from '../logging.js';
 
@@ -16,16 +20,31 @@ import type { Logger } from '../logging.js';
 const MAX_FEED_STREAMS = 64;
 /** A comment this often keeps proxies from closing a quiet stream. */
 const KEEP_ALIVE_MS = 15_000;
+/**
+ * What a stream holds for its client at most, written but not yet taken (beyond what the sockets
+ * of the kernel hold): past it, nothing more is read from the database until the client has
+ * taken it all, and a client that has not within the stall timeout is cut.
+ */
+const FEED_STALL_BYTES = 1024 * 1024;
+/** How long a client may leave FEED_STALL_BYTES untaken before its stream is closed (serve --feed-stall-timeout). */
+export const DEFAULT_FEED_STALL_MS = 30_000;
+/**
+ * Bytes a stream writes between two turns it gives the event loop: pages read and written one
+ * after the other run as one task, and 64 streams catching up at once held webhooks for seconds.
+ */
+const YIELD_EVERY_BYTES = 64 * 1024;
 
-/** The live streams of the feed: bounded, and ended together when the server stops; where a failed read is told. */
+/** The live streams of the feed: bounded, and ended together when the server stops; where a failed read or a cut is told. */
 export interface FeedStreams {
   readonly open: Set<AbortController>;
   readonly max: number;
-  readonly logger: Pick<Logger, 'error'>;
+  /** A stream whose client leaves `bytes` untaken for `ms` is closed. */
+  readonly stall: { readonly bytes: number; readonly ms: number };
+  readonly logger: Pick<Logger, 'error' | 'warn'>;
 }
 
-export function feedStreams(logger: Pick<Logger, 'error'>, max = MAX_FEED_STREAMS): FeedStreams {
-  return { open: new Set(), max, logger };
+export function feedStreams(logger: Pick<Logger, 'error' | 'warn'>, stallMs = DEFAULT_FEED_STALL_MS): FeedStreams {
+  return { open: new Set(), max: MAX_FEED_STREAMS, stall: { bytes: FEED_STALL_BYTES, ms: stallMs }, logger };
 }
 
 /** Ends every live stream (the server is stopping): each writes nothing more and closes. */
@@ -69,6 +88,10 @@ function answerOf(error: unknown): Answer | undefined {
     const answer = errorAnswer(410, error.code, error.message, { after: error.after, oldest: error.oldest });
     return { ...answer, body: { ...(answer.body as object), oldest: error.oldest } };
   }
+  if (error instanceof CursorAheadError) {
+    const answer = errorAnswer(409, error.code, error.message, { after: error.after, head: error.head });
+    return { ...answer, body: { ...(answer.body as object), head: error.head } };
+  }
   if (error instanceof QueryParameterError) return { status: 400, headers: {}, body: error.toJSON() };
   if (error instanceof ConfigurationError) return errorAnswer(400, 'VALIDATION_ERROR', error.message, { account: error.message });
   if (error instanceof UnknownAccountError) return errorAnswer(404, 'RESOURCE_NOT_FOUND', error.message);
@@ -85,12 +108,22 @@ function failed(res: ServerResponse, error: unknown, logger: Pick<Logger, 'error
   else if (!res.writableEnded) res.end(`event: error\ndata: ${JSON.stringify(answer.body)}\n\n`);
 }
 
-/** Answers GET /changes for an authorized request: a page, or a live stream. */
-export function serveFeed(receiver: Receiver, streams: FeedStreams, req: IncomingMessage, res: ServerResponse): void {
+/**
+ * Answers GET /changes for an authorized request: a page, or a live stream. `only`: the account
+ * whose feed token the request carries, which opens that account's feed and no other (403).
+ */
+export function serveFeed(receiver: Receiver, streams: FeedStreams, req: IncomingMessage, res: ServerResponse, only?: string): void {
   req.resume();
   void (async () => {
     try {
       const request = feedRequest(req);
+      if (only !== undefined && request.account !== only) {
+        writeAnswer(
+          res,
+          errorAnswer(403, 'FORBIDDEN', `This feed token opens the changes of account "${only}" only: GET /changes?account=${only}.`, {}),
+        );
+        return;
+      }
       const members = receiver.forAccount(request.account);
       if (!request.live) {
         const page = await members.changesPage({ after: request.after, limit: request.limit });
@@ -105,9 +138,34 @@ export function serveFeed(receiver: Receiver, streams: FeedStreams, req: Incomin
 }
 
 /**
+ * Closes the stream of a client that stopped reading with a reset, so that the kernel drops what
+ * it still holds for it too (a close would keep sending it); on TLS, where a socket cannot be
+ * reset, it is destroyed.
+ */
+function cut(res: ServerResponse): void {
+  const socket = res.socket;
+  if (socket === null) return void res.destroy();
+  try {
+    socket.resetAndDestroy();
+  } catch {
+    socket.destroy();
+  }
+}
+
+/**
+ * Whether the client took what the stream holds for it (a 'drain') within `ms`; false when it did
+ * not. Rejects when `signal` aborts (the client went, or the server stops).
+ */
+async function drained(res: ServerResponse, ms: number, signal: AbortSignal): Promise<boolean> {
+  const took = once(res, 'drain', { signal }).then(() => true);
+  return (await withDeadline(took, ms, { unref: true })) ?? false;
+}
+
+/**
  * The changes after the cursor, then the ones committed later, as events (`id: <seq>`,
- * `data: <change>`), until the client goes or the server stops. A cursor retention has passed,
- * or an unknown account, is answered before the stream starts (410, 404).
+ * `data: <change>`), until the client goes, the server stops, or the client is cut for not
+ * reading. A cursor retention has passed, a cursor past the account's last change, or an unknown
+ * account, is answered before the stream starts (410, 409, 404).
  */
 async function stream(members: ReturnType<Receiver['forAccount']>, request: FeedRequest, streams: FeedStreams, res: ServerResponse) {
   if (streams.open.size >= streams.max) {
@@ -119,13 +177,31 @@ async function stream(members: ReturnType<Receiver['forAccount']>, request: Feed
   res.once('close', () => controller.abort());
   let keepAlive: NodeJS.Timeout | undefined;
   try {
-    // Checked first, so that 410 and 404 are statuses rather than events.
+    // Checked first, so that 410, 409 and 404 are statuses rather than events.
     await members.changesPage({ after: request.after, limit: 1 });
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' });
     res.write('retry: 1000\n: following the changes\n\n');
     keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
+    let sinceYield = 0;
     for await (const change of members.changes({ after: request.after, signal: controller.signal })) {
-      if (!res.write(`id: ${change.seq}\ndata: ${JSON.stringify(change)}\n\n`)) await once(res, 'drain', { signal: controller.signal });
+      // As bytes: what waits for the client is then one copy, not a string and the copy made to send it.
+      const event = Buffer.from(`id: ${change.seq}\ndata: ${JSON.stringify(change)}\n\n`);
+      res.write(event);
+      // The next change is read only once this one fits under the bound: a client that stops
+      // reading holds the bound and a page of the follower, never the account's feed.
+      if (res.writableLength >= streams.stall.bytes && !(await drained(res, streams.stall.ms, controller.signal))) {
+        streams.logger.warn(
+          { account: members.account, unread: res.writableLength, after: change.seq },
+          `GET /changes: closed a live stream of account "${members.account}" whose client had not read ${streams.stall.bytes} bytes of changes in ${streams.stall.ms / 1000} s (it may reconnect with Last-Event-ID)`,
+        );
+        cut(res);
+        return;
+      }
+      sinceYield += event.length;
+      if (sinceYield >= YIELD_EVERY_BYTES) {
+        sinceYield = 0;
+        await yieldToOthers();
+      }
     }
     res.end();
   } catch (error) {

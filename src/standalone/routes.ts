@@ -4,14 +4,17 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorAnswer } from '../receive/answer.js';
 import { writeAnswer } from '../receive/node-http.js';
 import type { Receiver } from '../receiver/create-receiver.js';
-import { scopeOf, servesConsole, servesFeed, servesMetrics, type AccessTokens } from './access.js';
+import { accessOf, servesConsole, servesFeed, servesMetrics, type AccessTokens } from './access.js';
 import { forbidden, unauthorized } from './denials.js';
 import { serveFeed, type FeedStreams } from './feed.js';
 
 /** What the routes read of the running server; the assembly (start-standalone.ts) fills it in as it starts and stops. */
 export interface StandaloneState {
   path: string;
-  /** Digests of the console, metrics and feed tokens; a part none of whose tokens is set is not served. */
+  /**
+   * Digests of the console, metrics and feed tokens, and of the accounts' feed tokens (kept
+   * current from the registry); a part none of whose tokens is set is not served.
+   */
   tokens: AccessTokens;
   /** Made once the server listens: requests that come first get 503 STARTING. */
   receiver: Receiver | undefined;
@@ -73,10 +76,11 @@ const readyz: Route = (state, _req, res) => {
 };
 
 const metrics: Route = (state, req, res) => {
-  const scope = scopeOf(req.headers.authorization, state.tokens);
+  const scope = accessOf(req.headers.authorization, state.tokens)?.scope;
   if (scope === undefined) return unauthorized(res, 'the metrics token or the dashboard token');
   if (scope === 'read-only') return forbidden(req, res, 'The read-only console token does not open /metrics: use the metrics token.');
   if (scope === 'feed') return forbidden(req, res, 'The feed token opens GET /changes only, not /metrics.');
+  if (scope === 'account-feed') return forbidden(req, res, "An account's feed token opens its GET /changes only, not /metrics.");
   void (async () => {
     const registry = state.receiver?.metrics();
     if (registry === undefined) {
@@ -89,10 +93,12 @@ const metrics: Route = (state, req, res) => {
   })();
 };
 
-// A change holds personal data: the feed token or the dashboard token, never the read-only one.
+// A change holds personal data: the feed token, an account's for its own feed, or the dashboard
+// token; never the read-only one.
 const changes: Route = (state, req, res) => {
-  const scope = scopeOf(req.headers.authorization, state.tokens);
-  if (scope === undefined) return unauthorized(res, 'the feed token or the dashboard token');
+  const access = accessOf(req.headers.authorization, state.tokens);
+  const scope = access?.scope;
+  if (scope === undefined) return unauthorized(res, "the feed token, the account's feed token or the dashboard token");
   if (scope === 'read-only' || scope === 'metrics')
     return forbidden(
       req,
@@ -101,13 +107,14 @@ const changes: Route = (state, req, res) => {
     );
   if (state.closing) return shuttingDown(res);
   if (state.receiver === undefined) return starting(req, res);
-  serveFeed(state.receiver, state.feedStreams, req, res);
+  serveFeed(state.receiver, state.feedStreams, req, res, access?.scope === 'account-feed' ? access.account : undefined);
 };
 
 const dashboard: Route = (state, req, res) => {
-  const scope = scopeOf(req.headers.authorization, state.tokens);
+  const scope = accessOf(req.headers.authorization, state.tokens)?.scope;
   if (scope === 'metrics') return forbidden(req, res, 'The metrics token opens /metrics only, not the console.');
   if (scope === 'feed') return forbidden(req, res, 'The feed token opens GET /changes only, not the console.');
+  if (scope === 'account-feed') return forbidden(req, res, "An account's feed token opens its GET /changes only, not the console.");
   if (state.dashboard === undefined) return starting(req, res);
   // No token of ours: a console answers 401 itself, with its security headers and Basic challenge.
   const app = scope === 'read-only' ? state.dashboard.readOnly : (state.dashboard.full ?? state.dashboard.readOnly);

@@ -12,6 +12,8 @@ import { endFeedStreams, feedStreams } from './feed.js';
 import { clientAddress } from '../receive/client.js';
 import { governConnections } from './connections.js';
 import { refusalSummary, type RefusalSummary } from './refusals.js';
+import { watchFeedTokens, type FeedTokens } from '../accounts/feed-tokens.js';
+import { storePorts } from '../store/store.js';
 
 /** After a stop is asked, how long new connections are still taken in (and answered 503). */
 const SHUTDOWN_GRACE_MS = 100;
@@ -50,6 +52,11 @@ export interface StandaloneOptions extends Omit<ReceiverOptions, 'onRequest' | '
    * dashboard token opens it too, the read-only one never. At least 16 characters.
    */
   feedToken?: string;
+  /**
+   * A live stream of the feed whose client has left 1 MiB of changes unread this long (ms) is
+   * closed; meanwhile nothing more is read for it. Default 30 000.
+   */
+  feedStallTimeoutMs?: number;
   /** Serve HTTPS (TLS 1.2 or later) with this PEM certificate chain and key; none: plain HTTP. */
   tls?: { cert: string | Buffer; key: string | Buffer };
   /**
@@ -103,12 +110,12 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
     dashboardReadonlyToken,
     metricsToken,
     feedToken,
+    feedStallTimeoutMs,
     tls,
     trustProxy = false,
     ...receiverOptions
   } = options;
-  if (!(Number.isSafeInteger(maxConnections) && maxConnections >= 1))
-    throw new ConfigurationError(`maxConnections must be a whole number from 1, got ${String(maxConnections)}`);
+  checkLimits(maxConnections, feedStallTimeoutMs);
   const state: StandaloneState = {
     path,
     // A token too short to keep anyone out throws here, before anything listens.
@@ -116,7 +123,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
     receiver: undefined,
     intake: undefined,
     dashboard: undefined,
-    feedStreams: feedStreams(logger),
+    feedStreams: feedStreams(logger, feedStallTimeoutMs),
     closing: false,
   };
   const refusals = refusalSummary(logger);
@@ -145,6 +152,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
   });
   // Its first heartbeat is in before the start is announced: commands on the database see it from then on.
   await running.ready();
+  const stopFeedTokens = await followFeedTokens(running, state, logger);
   const address = server.address() as AddressInfo;
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
@@ -159,14 +167,52 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
       // Both made before either is swapped in: a bad token changes nothing.
       const digests = accessTokens(tokens);
       const dashboard = await consoles(running, tokens.dashboardToken, tokens.dashboardReadonlyToken);
-      state.tokens = digests;
+      state.tokens = { ...digests, accountFeeds: state.tokens.accountFeeds };
       state.dashboard = dashboard;
     },
     close: async (timeoutMs = 10_000) => {
+      stopFeedTokens();
       await stop(state, server, running, timeoutMs);
       refusals.flush();
     },
   };
+}
+
+/**
+ * The accounts' feed tokens (`accounts set-feed-token`), read from the registry before the start
+ * is announced and again whenever its change stamp moves (each second); a registry that cannot be
+ * read keeps the tokens last read, with a line a kind of failure. Returns what stops the reading.
+ */
+async function followFeedTokens(receiver: Receiver, state: StandaloneState, logger: Logger): Promise<() => void> {
+  let lastFailure: string | undefined;
+  let held: FeedTokens['tokens'] = [];
+  return await watchFeedTokens(storePorts(await receiver.store()).registry, {
+    onChange(feeds) {
+      lastFailure = undefined;
+      const ids = (tokens: FeedTokens['tokens']) => tokens.map((t) => `${t.account}:${t.digest.toString('hex')}`).join();
+      if (ids(feeds.tokens) !== ids(held))
+        logger.info(
+          { accounts: feeds.tokens.map((t) => t.account).slice(0, 20) },
+          `account feed tokens: ${feeds.tokens.length} ${feeds.tokens.length === 1 ? 'account has one' : 'accounts have one'}`,
+        );
+      held = feeds.tokens;
+      state.tokens = { ...state.tokens, accountFeeds: feeds.tokens };
+    },
+    onError(error) {
+      const failure = (error as Error).message;
+      if (failure === lastFailure) return;
+      lastFailure = failure;
+      logger.error({ err: { message: failure } }, "cannot read the accounts' feed tokens; the ones last read stay in use");
+    },
+  });
+}
+
+/** Limits that cannot work are refused before anything listens. */
+function checkLimits(maxConnections: number, feedStallTimeoutMs: number | undefined): void {
+  if (!(Number.isSafeInteger(maxConnections) && maxConnections >= 1))
+    throw new ConfigurationError(`maxConnections must be a whole number from 1, got ${String(maxConnections)}`);
+  if (feedStallTimeoutMs !== undefined && !(Number.isFinite(feedStallTimeoutMs) && feedStallTimeoutMs > 0))
+    throw new ConfigurationError(`feedStallTimeoutMs must be a number of milliseconds above 0, got ${String(feedStallTimeoutMs)}`);
 }
 
 /** At the cap, the connection that has delivered least for longest gives way (standalone/connections.ts). */

@@ -1,6 +1,6 @@
 // The accounts registry's SQL (src/accounts/), written once for both engines in their own
-// placeholders: the accounts, their encrypted secrets, the change stamp replicas poll and the
-// audit trail of removals. The registry is the database's, not one account's.
+// placeholders: the accounts, their encrypted secrets and feed token digests, the change stamp
+// replicas poll and the audit trail of removals. The registry is the database's, not one account's.
 import type { EngineSql } from './engine-sql.js';
 
 type AccountState = 'active' | 'disabled';
@@ -13,6 +13,8 @@ export interface AccountRecord {
   state: AccountState;
   api_key: string | null;
   api_key_key_id: string | null;
+  /** The SHA-256 (hex) of the token that opens the account's change feed alone; never the token. */
+  feed_token_sha256: string | null;
   /** UTC ISO 8601 with milliseconds. */
   created_at: string;
   updated_at: string;
@@ -63,7 +65,7 @@ export interface RegistryTx {
   /** Sets these columns of the account's row (and `updated_at`). */
   updateAccount(
     account: string,
-    set: Partial<Pick<AccountRecord, 'state' | 'name' | 'api_key' | 'api_key_key_id'>>,
+    set: Partial<Pick<AccountRecord, 'state' | 'name' | 'api_key' | 'api_key_key_id' | 'feed_token_sha256'>>,
     at: string,
   ): Promise<void>;
   insertSecret(row: Omit<AccountSecretRecord, 'secret_id'>): Promise<void>;
@@ -105,7 +107,7 @@ export interface RegistryEngine {
   transaction<T>(work: (sql: RegistrySql) => Promise<T>): Promise<T>;
 }
 
-const ACCOUNT_COLUMNS = 'account, name, route_key, state, api_key, api_key_key_id, created_at, updated_at';
+const ACCOUNT_COLUMNS = 'account, name, route_key, state, api_key, api_key_key_id, feed_token_sha256, created_at, updated_at';
 const SECRET_COLUMNS = 'secret_id, account, ciphertext, key_id, fingerprint, created_at, expires_at';
 
 async function readVersion(sql: EngineSql): Promise<RegistryVersion> {
@@ -134,13 +136,14 @@ function registryTx(sql: RegistrySql): RegistryTx {
   return {
     snapshot: () => readSnapshot(sql),
     insertAccount: (r) =>
-      run(`INSERT INTO accounts (${ACCOUNT_COLUMNS}) VALUES (${[1, 2, 3, 4, 5, 6, 7, 8].map($).join(', ')})`, [
+      run(`INSERT INTO accounts (${ACCOUNT_COLUMNS}) VALUES (${[1, 2, 3, 4, 5, 6, 7, 8, 9].map($).join(', ')})`, [
         r.account,
         r.name,
         r.route_key,
         r.state,
         r.api_key,
         r.api_key_key_id,
+        r.feed_token_sha256,
         r.created_at,
         r.updated_at,
       ]),

@@ -1,6 +1,7 @@
 // The change feed of `serve` (docs/changes.md) with the real process: GET /changes by page and as
 // server-sent events, its tokens, its cursor, 410 once retention dropped what a cursor had not
-// reached, and `prequal-hooks changes`, as an ATS syncing by cursor would use them.
+// reached, 409 for a cursor past the last change, and `prequal-hooks changes`, as an ATS syncing
+// by cursor would use them.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -127,6 +128,23 @@ describe('serve --feed-token: GET /changes', () => {
     const unknown = await get('/changes?account=nobody', FEED);
     expect(unknown.status).toBe(404);
     expect((unknown.body.error as { code: string }).code).toBe('RESOURCE_NOT_FOUND');
+  });
+
+  it('answers 409 CURSOR_AHEAD with the head for a cursor past the last change (a restored database), as a page, a stream and the CLI', async () => {
+    const head = (await page('?limit=1000')).next;
+    expect((await page(`?after=${head}`)).changes).toEqual([]);
+    const ahead = await get(`/changes?after=${head + 1}`, FEED);
+    expect(ahead.status).toBe(409);
+    expect(ahead.body).toMatchObject({ error: { code: 'CURSOR_AHEAD', details: { after: head + 1, head } }, head });
+    expect((ahead.body.error as { message: string }).message).toContain(`read the projected state again, then follow from ${head}`);
+    const stream = await fetch(`${serve.baseUrl}/changes`, {
+      headers: as(FEED, { Accept: 'text/event-stream', 'Last-Event-ID': String(head + 7) }),
+    });
+    expect(stream.status).toBe(409);
+    expect(((await stream.json()) as { head: number }).head).toBe(head);
+    const cli = await runCli(['changes', '--db', db(), '--after', String(head + 1)]);
+    expect(cli.code).toBe(1);
+    expect(cli.stderr).toContain(`the cursor ${head + 1} is after the last change recorded, ${head}`);
   });
 
   it('streams the changes after Last-Event-ID, then follows: an erasure made by the CLI arrives within 2 s', async () => {

@@ -1,12 +1,15 @@
 // The accounts registry (docs/accounts.md) on every engine: secrets sealed at rest under a key kept
 // outside the database, a wrong key named, rotation's overlap and its end, disable and enable,
-// removal with the account's rows, rekey and a crash between its steps, and route keys.
+// removal with the account's rows, rekey and a crash between its steps, route keys, and feed
+// tokens kept as their digest.
+import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, readFileSync, readdirSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AccountsKeyError, openAccounts, watchAccounts, type AccountsOptions } from '../../src/index.js';
 import { open } from '../../src/accounts/cipher.js';
 import { createKeyFile, newKey, readKeyFile } from '../../src/accounts/key-file.js';
+import { watchFeedTokens, type FeedTokens } from '../../src/accounts/feed-tokens.js';
 import { openDestinations } from '../../src/destinations/registry.js';
 import { copyDatabaseFile } from '../../src/store/sqlite/backup.js';
 import { openStore } from '../../src/store/open.js';
@@ -165,6 +168,47 @@ describe.each(ENGINES)('the accounts registry on $name', (engine: EngineUnderTes
     expect(await accounts.apiKey('lyon')).toBe(API_KEY);
     expect((await accounts.setApiKey('lyon', null)).hasApiKey).toBe(false);
     expect(await accounts.apiKey('lyon')).toBeUndefined();
+  });
+
+  it("keeps an account's feed token as its SHA-256 only, the stamp moved; one short or another account's is refused; rekey keeps it, clear and remove take it", async () => {
+    const { accounts, store } = await fresh();
+    const token = 'feed-token-registry-lyon-3c9d1e';
+    const digest = createHash('sha256').update(token).digest('hex');
+    await accounts.add({ account: 'lyon', secret: SECRET });
+    await accounts.add({ account: 'paris', secret: SECRET });
+    const seen: FeedTokens[] = [];
+    const stop = await watchFeedTokens(store.registry, { everyMs: 20, onChange: (tokens) => seen.push(tokens), onError: () => undefined });
+    closing.push(stop);
+    expect(seen).toMatchObject([{ tokens: [] }]);
+
+    const before = await accounts.version();
+    expect(await accounts.setFeedToken('lyon', token)).toMatchObject({ account: 'lyon', hasFeedToken: true });
+    expect(await accounts.version()).toBeGreaterThan(before);
+    const rows = (await store.registry.snapshot()).accounts;
+    expect(rows.map((a) => [a.account, a.feed_token_sha256])).toEqual([
+      ['lyon', digest],
+      ['paris', null],
+    ]);
+    expect(JSON.stringify(rows)).not.toContain(token);
+    expect((await accounts.list()).map((a) => [a.account, a.hasFeedToken])).toEqual([
+      ['default', false],
+      ['lyon', true],
+      ['paris', false],
+    ]);
+    const heard = await waitFor(() => seen.at(-1)?.tokens[0], 2000, 'the watcher to read the token');
+    expect([heard.account, heard.digest.toString('hex')]).toEqual(['lyon', digest]);
+
+    await expect(accounts.setFeedToken('paris', 'fifteen-chars!!')).rejects.toThrow(/at least 16/);
+    await expect(accounts.setFeedToken('paris', token)).rejects.toThrow(/another account's/);
+    await expect(accounts.setFeedToken('nobody', `${token}-2`)).rejects.toThrow(/no account "nobody"/);
+    await accounts.rekey();
+    expect((await store.registry.snapshot()).accounts.find((a) => a.account === 'lyon')?.feed_token_sha256).toBe(digest);
+    expect((await accounts.setFeedToken('lyon', null)).hasFeedToken).toBe(false);
+    await accounts.setFeedToken('paris', token);
+    await accounts.remove('paris', { reason: 'contract ended' });
+    expect((await store.registry.snapshot()).accounts.flatMap((a) => (a.feed_token_sha256 === null ? [] : [a.account]))).toEqual([]);
+    const last = await accounts.version();
+    expect((await waitFor(() => (seen.at(-1)?.version === last ? seen.at(-1) : undefined), 2000, 'the removal read')).tokens).toEqual([]);
   });
 
   it('removes an account with its rows, keeps the others, and an audit line without a secret', async () => {

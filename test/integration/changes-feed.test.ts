@@ -1,11 +1,12 @@
 // The change feed as a library user reads it (docs/changes.md): `receiver.forAccount(id).changes()`
 // follows an account's changes by cursor, live until the iterator is returned or `follow: false`
 // stops it at the end; `changesPage` and `readChanges` give pages; a cursor that retention passed
-// throws ChangesDroppedError naming the oldest kept. On both engines.
+// throws ChangesDroppedError naming the oldest kept, and a cursor past the last change (a database
+// restored from an older backup) CursorAheadError naming the last. On both engines.
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createKeyFile, newKey } from '../../src/accounts/key-file.js';
-import { ChangesDroppedError, readChanges, type Change } from '../../src/index.js';
+import { ChangesDroppedError, CursorAheadError, followChanges, readChanges, type Change } from '../../src/index.js';
 import { createReceiver } from '../../src/receiver/create-receiver.js';
 import { storePorts } from '../../src/store/store.js';
 import { sampleEvent } from '../../src/testing/index.js';
@@ -98,5 +99,63 @@ describe.each(ENGINES)('the change feed of a receiver on $name', (engine) => {
 
     for (const parameters of [{ after: -1 }, { after: 1.5 }, { limit: 0 }, { limit: 1001 }])
       await expect(receiver.changesPage(parameters)).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
+  });
+
+  it('a cursor past the last change (a restored database) throws CursorAheadError with the head, 0 for an account without changes', async () => {
+    const receiver = await fresh();
+    await (await receiver.accounts())!.add({ account: 'quiet', secret: 'whsec_changes-feed-test-quiet-1c9e' });
+    const quiet = receiver.forAccount('quiet');
+    expect(await quiet.changesPage({ after: 0 })).toEqual({ changes: [], next: 0 });
+    await expect(quiet.changesPage({ after: 1 })).rejects.toMatchObject({
+      name: 'CursorAheadError',
+      code: 'CURSOR_AHEAD',
+      after: 1,
+      head: 0,
+    });
+
+    await receiver.replay([candidate('cand-1'), candidate('cand-2')]);
+    expect(await receiver.changesPage({ after: 3 })).toEqual({ changes: [], next: 3 });
+    const ahead = await receiver.changesPage({ after: 4 }).catch((error: unknown) => error);
+    expect(ahead).toBeInstanceOf(CursorAheadError);
+    expect(ahead).toMatchObject({ after: 4, head: 3 });
+    expect((ahead as Error).message).toContain('read the projected state again, then follow from 3');
+    await expect(receiver.changes({ after: 4 }).next()).rejects.toBeInstanceOf(CursorAheadError);
+    const store = await receiver.store();
+    await expect(readChanges(store, { after: 40, limit: 1 })).rejects.toMatchObject({ after: 40, head: 3 });
+    await expect(followChanges(store, { after: 40, follow: false }).next()).rejects.toBeInstanceOf(CursorAheadError);
+  });
+
+  it('a follower reads pages of about 256 KiB, one change at least, so that it holds a few large rows, not a thousand', async () => {
+    const receiver = await fresh();
+    const strengths = 'x'.repeat(100_000);
+    const large = (i: number) =>
+      sampleEvent('candidate.interview.completed', { data: { campaign_id: 'cmp_lib', candidate_id: `cand-large-${i}`, strengths } });
+    // One replay a change, so that seqs follow the order here.
+    await receiver.replay([candidate('cand-small')]);
+    for (let i = 0; i < 8; i += 1) await receiver.replay([large(i)]);
+    await receiver.replay([
+      sampleEvent('candidate.interview.completed', {
+        data: { campaign_id: 'cmp_lib', candidate_id: 'cand-huge', strengths: 'y'.repeat(400_000) },
+      }),
+    ]);
+    const port = storePorts(await receiver.store());
+    const head = (await port.changesAfter(0, 1)).last;
+    // The campaign and the small candidate (a few hundred bytes), then rows of 100 kB: the page ends at the change that reaches 256 KiB.
+    expect((await port.changesAfter(0, 1000, 256 * 1024)).changes.map((c) => c.seq)).toEqual([1, 2, 3, 4, 5]);
+    expect((await port.changesAfter(2, 1000, 256 * 1024)).changes.map((c) => c.seq)).toEqual([3, 4, 5]);
+    // A change larger than the page is a page alone; without a size, the page is the number asked.
+    expect((await port.changesAfter(head - 1, 1000, 256 * 1024)).changes.map((c) => c.seq)).toEqual([head]);
+    expect((await port.changesAfter(0, 1000)).changes).toHaveLength(head);
+
+    const read = vi.spyOn(port, 'changesAfter');
+    const followed: number[] = [];
+    for await (const change of receiver.changes({ follow: false })) followed.push(change.seq);
+    expect(followed).toEqual(Array.from({ length: head }, (_, i) => i + 1));
+    const pages = await Promise.all(
+      read.mock.results.map(async (result) => (await (result.value as ReturnType<typeof port.changesAfter>)).changes.length),
+    );
+    expect(Math.max(...pages)).toBeLessThanOrEqual(5);
+    expect(read.mock.calls.every(([, , maxBytes]) => maxBytes === 256 * 1024)).toBe(true);
+    read.mockRestore();
   });
 });

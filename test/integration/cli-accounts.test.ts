@@ -31,6 +31,7 @@ describe('prequal-hooks accounts', () => {
         'createdAt',
         'fingerprint',
         'hasApiKey',
+        'hasFeedToken',
         'name',
         'previousSecretUntil',
         'secret',
@@ -116,6 +117,48 @@ describe('prequal-hooks accounts', () => {
     expect(json((await accounts('set-api-key', '--db', db, '--account', 'paris', '--clear', '--json')).stdout)).toMatchObject({
       hasApiKey: false,
     });
+  });
+
+  it('set-feed-token reads the token from a file, keeps its SHA-256 only, and --clear removes it; a short token or neither is refused', async () => {
+    const token = 'cli-accounts-test-feed-token-9e4a';
+    const tokenFile = join(tmp.dir, 'feed-token.txt');
+    writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
+    const set = await accounts('set-feed-token', '--db', db, '--account', 'paris', '--token-file', tokenFile, '--json');
+    expect(set.code, set.stderr).toBe(0);
+    expect(json(set.stdout)).toMatchObject({ account: 'paris', hasFeedToken: true });
+    expect(set.stdout).not.toContain(token);
+    const text = await accounts('set-feed-token', '--db', db, '--account', 'paris', '--token-file', tokenFile);
+    expect(text.stdout).toBe(
+      'account paris: feed token set; it opens GET /changes?account=paris alone (a running serve takes it within 2 seconds)\n',
+    );
+    const table = await accounts('list', '--db', db, '--table');
+    expect(table.stdout).toMatch(/FEED TOKEN/);
+    const listed = json((await accounts('list', '--db', db, '--json')).stdout) as { accounts: Array<Record<string, unknown>> };
+    expect(listed.accounts.map((a) => [a.account, a.hasFeedToken])).toEqual([
+      ['default', false],
+      ['agence-lyon', false],
+      ['nantes', false],
+      ['paris', true],
+    ]);
+    const taken = await accounts('set-feed-token', '--db', db, '--account', 'nantes', '--token-file', tokenFile);
+    expect(taken.code).toBe(1);
+    expect(taken.stderr).toContain("this feed token is another account's");
+
+    const shortFile = join(tmp.dir, 'short-token.txt');
+    writeFileSync(shortFile, 'fifteen-chars!!\n');
+    const short = await accounts('set-feed-token', '--db', db, '--account', 'paris', '--token-file', shortFile);
+    expect(short.code).toBe(2);
+    expect(short.stderr).toContain(`--token-file (${shortFile}) must be at least 16 characters`);
+    for (const args of [[], ['--token-file', tokenFile, '--clear']]) {
+      const wrong = await accounts('set-feed-token', '--db', db, '--account', 'paris', ...args);
+      expect(wrong.code).toBe(2);
+      expect(wrong.stderr).toContain('give the token with --token-file (or --token), or --clear, one of them');
+    }
+    const cleared = await accounts('set-feed-token', '--db', db, '--account', 'paris', '--clear', '--json');
+    expect(json(cleared.stdout)).toMatchObject({ hasFeedToken: false });
+    const gone = await accounts('set-feed-token', '--db', db, '--account', 'marseille', '--token-file', tokenFile);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toContain('no account "marseille"');
   });
 
   it('rotate-secret without a secret generates one, printed once, which verifies; a short secret given is warned of', async () => {
@@ -217,7 +260,7 @@ describe('prequal-hooks accounts', () => {
   it('leaves no secret in the database file or its WAL', () => {
     for (const file of readdirSync(tmp.dir).filter((f) => /^hooks\.db(-wal)?$/.test(f))) {
       const bytes = readFileSync(join(tmp.dir, file));
-      for (const value of [SECRET, API_KEY, 'cli-accounts-test'])
+      for (const value of [SECRET, API_KEY, 'cli-accounts-test', 'cli-accounts-test-feed-token'])
         expect(bytes.includes(Buffer.from(value)), `${value} in ${file}`).toBe(false);
     }
   });

@@ -10,6 +10,7 @@ import { postgresSql } from './reads.js';
 import { query, type Session } from './session.js';
 import { CHANGES_CHANNEL } from './work-channel.js';
 import { pruneChanges as pruneChangesOf } from '../prune-changes.js';
+import { changeSizesSql, pageEnd } from '../change-page-end.js';
 import { copyForRebuild, finishRebuildChanges, markRebuilding, type EngineWrites } from '../rebuild-changes.js';
 
 /**
@@ -67,13 +68,30 @@ export async function eraseChanges(tx: Session, account: string, candidateIds: r
   );
 }
 
-/** Up to `limit` of the account's changes after `after`, in order, and where its feed stands. */
-export async function changesAfter(session: Session, account: string, after: number, limit: number): Promise<StoredChangePage> {
-  const changes = await query<StoredChange & { seq: string }>(
-    session,
-    'SELECT seq, entity, id, op, row, at, events FROM changes WHERE account = $1 AND seq > $2 ORDER BY seq LIMIT $3',
-    [account, after, limit],
-  );
+/** Up to `limit` of the account's changes after `after` (and about `maxBytes`), in order, and where its feed stands. */
+export async function changesAfter(
+  session: Session,
+  account: string,
+  after: number,
+  limit: number,
+  maxBytes?: number,
+): Promise<StoredChangePage> {
+  // The page ends where its sizes said, so that a change committed between the two reads is not in it.
+  const through =
+    maxBytes === undefined
+      ? Number.MAX_SAFE_INTEGER
+      : pageEnd(
+          await query<{ seq: string; bytes: string }>(session, changeSizesSql(postgresSql(session)), [account, after, limit]),
+          maxBytes,
+        );
+  const changes =
+    through === undefined
+      ? []
+      : await query<StoredChange & { seq: string }>(
+          session,
+          'SELECT seq, entity, id, op, row, at, events FROM changes WHERE account = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4',
+          [account, after, through, limit],
+        );
   const [head] = await query<{ last_seq: string; dropped_through: string; oldest: string | null }>(
     session,
     `SELECT h.last_seq, h.dropped_through, (SELECT MIN(seq) FROM changes WHERE account = $1) AS oldest

@@ -106,7 +106,7 @@ function accountView(shared: Shared, account: string): Omit<Store, keyof ReturnT
     retryHandlerFailures: (ids) => retryHandlerFailures(engine, account, ids),
     ...gatedReads(reads, { people: peopleReads(postgresSql(db), account), readModel: postgresReadModel(db, account) }),
     projected: projectedReads(postgresSql(db), account),
-    changesAfter: (after, limit) => changesAfter(db, account, after, limit),
+    changesAfter: (after, limit, maxBytes) => changesAfter(db, account, after, limit, maxBytes),
   };
 }
 

@@ -5,6 +5,7 @@ import type { ChangeRecord, StoredChange, StoredChangePage } from '../rows.js';
 import { prepared, type SqliteConnection } from './connection.js';
 import { sqliteSql } from './reads.js';
 import { pruneChanges as pruneChangesOf } from '../prune-changes.js';
+import { changeSizesSql, pageEnd } from '../change-page-end.js';
 import { copyForRebuild, finishRebuildChanges, markRebuilding, type EngineWrites } from '../rebuild-changes.js';
 
 /** Numbers the changes after the account's last and inserts them; nothing when there are none. */
@@ -51,12 +52,28 @@ export function eraseChanges(
   );
 }
 
-/** Up to `limit` of the account's changes after `after`, in order, and where its feed stands. */
-export function changesAfter(connection: SqliteConnection, account: string, after: number, limit: number): StoredChangePage {
-  const changes = prepared(
-    connection,
-    'SELECT seq, entity, id, op, row, at, events FROM changes WHERE account = ? AND seq > ? ORDER BY seq LIMIT ?',
-  ).all(account, after, limit) as StoredChange[];
+/** Up to `limit` of the account's changes after `after` (and about `maxBytes`), in order, and where its feed stands. */
+export function changesAfter(
+  connection: SqliteConnection,
+  account: string,
+  after: number,
+  limit: number,
+  maxBytes?: number,
+): StoredChangePage {
+  const through =
+    maxBytes === undefined
+      ? Number.MAX_SAFE_INTEGER
+      : pageEnd(
+          prepared(connection, changeSizesSql(sqliteSql(connection))).all(account, after, limit) as Array<{ seq: number; bytes: number }>,
+          maxBytes,
+        );
+  const changes =
+    through === undefined
+      ? []
+      : (prepared(
+          connection,
+          'SELECT seq, entity, id, op, row, at, events FROM changes WHERE account = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?',
+        ).all(account, after, through, limit) as StoredChange[]);
   const head = prepared(connection, 'SELECT last_seq, dropped_through FROM change_heads WHERE account = ?').get(account) as
     { last_seq: number; dropped_through: number } | undefined;
   const oldest = prepared(connection, 'SELECT seq FROM changes WHERE account = ? ORDER BY seq LIMIT 1').get(account) as

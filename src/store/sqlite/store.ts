@@ -119,7 +119,7 @@ function accountView(engine: SqliteEngine, account: string): Store {
     hasPending: () => read(connection, () => reads.hasPending(connection, account)),
     setAside: (afterId, limit) => read(connection, () => reads.setAside(connection, account, afterId, limit)),
     requeue: (ids) => inWrite((s) => inbox.requeue(s.inbox, account, ids)),
-    changesAfter: (after, limit) => read(connection, () => changes.changesAfter(connection, account, after, limit)),
+    changesAfter: (after, limit, maxBytes) => read(connection, () => changes.changesAfter(connection, account, after, limit, maxBytes)),
     pruneChanges: (before, limit) => writeTransaction(connection, writer, () => changes.pruneChanges(connection, before, limit)),
     ...handlerClaims(connection, inWrite, account),
     ...operatorReads(connection, reader, account),

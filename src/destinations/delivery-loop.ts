@@ -10,6 +10,7 @@ import type { Logger } from '../logging.js';
 import type { Store } from '../store/store.js';
 import type { Destinations } from './registry.js';
 import { DELIVERY_TIMEOUT_MS } from './delivery.js';
+import { errorText } from './errors.js';
 import { destinationWorker, type DestinationWorker, type WorkerContext } from './worker.js';
 
 export interface DeliveryLoopOptions {
@@ -83,7 +84,7 @@ async function round(
       await worker.round(record);
       logged.delete(name);
     } catch (error) {
-      const { message } = error as Error;
+      const message = errorText((error as Error).message);
       if (worthLogging(logged, name, message, context.now()))
         context.logger.error({ destination: record.destination, err: { message } }, 'destination: round failed');
     }
@@ -126,7 +127,7 @@ export function startDeliveryLoop(options: DeliveryLoopOptions): DeliveryLoop {
       await delay(ROUND_GAP_MS);
       if (!draining)
         await round(context, workers, logged).catch((error: unknown) => {
-          const { message } = error as Error;
+          const message = errorText((error as Error).message);
           if (worthLogging(logged, '', message, context.now()))
             logger.error({ err: { message } }, 'destinations: could not read them; trying again');
         });

@@ -8,6 +8,7 @@ import type { Logger } from '../logging.js';
 import { changeOf, type Change } from '../project/changes.js';
 import { maskedUrl, type DestinationRecord, type QueuedDelivery } from '../store/destinations.js';
 import type { Store } from '../store/store.js';
+import { errorText } from './errors.js';
 import type { OpenedDestination } from './registry.js';
 import { openStreamWriter, type StreamWriter } from './redis-stream.js';
 import { delayBefore } from './schedule.js';
@@ -41,7 +42,8 @@ function cappedDelay(schedule: readonly number[], attempt: number): number {
 }
 
 async function failed(context: RedisContext, record: DestinationRecord, row: QueuedDelivery, error: unknown): Promise<void> {
-  const message = (error as Error).message;
+  // The server's own words: an error reply may be any size.
+  const message = errorText((error as Error).message);
   const nextAt = context.now() + cappedDelay(JSON.parse(record.schedule) as number[], row.attempts + 1);
   await context.store.destinations.failed(record, {
     seq: row.seq,

@@ -15,6 +15,7 @@ import {
 } from '../store/destinations.js';
 import type { Store } from '../store/store.js';
 import { postChange, type DeliveryOutcome } from './delivery.js';
+import { errorText } from './errors.js';
 import { filterOf, passes } from './filter.js';
 import { redisSender } from './redis-worker.js';
 import { isRedisUrl, type Destinations, type OpenedDestination } from './registry.js';
@@ -178,7 +179,10 @@ function track(context: WorkerContext, state: WorkerState, record: DestinationRe
     seq,
     sending
       .catch((error: unknown) =>
-        context.logger.error({ destination: record.destination, seq, err: { message: (error as Error).message } }, 'destination: delivery'),
+        context.logger.error(
+          { destination: record.destination, seq, err: { message: errorText((error as Error).message) } },
+          'destination: delivery',
+        ),
       )
       .then((more) => {
         state.inFlight.delete(seq);

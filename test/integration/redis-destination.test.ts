@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { createClient } from 'redis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startDeliveryLoop, type DeliveryLoop } from '../../src/destinations/delivery-loop.js';
@@ -17,6 +18,7 @@ import { storePorts, type Store } from '../../src/store/store.js';
 import { sampleEvent } from '../../src/testing/samples.js';
 import { ENGINES, freshStore } from '../support/engines.js';
 import { hasRedis, startRedis, type RedisUnderTest } from '../support/redis-server.js';
+import { startRespServer } from '../support/resp-server.js';
 import { tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -218,5 +220,33 @@ describe.skipIf(!hasRedis()).each(ENGINES)('Redis destinations on $name', (engin
     await destinations.remove('default', added.destination);
     await waitFor(async () => (await clients()) === connected - 1, 10_000, 'its connection closed');
     expect(await clients()).toBe(connected - 1);
+  });
+
+  it('cuts a megabyte-long error reply to 1 KiB where it is stored and logged', async () => {
+    // A server of the test's own: a real redis-server never answers XADD with a megabyte.
+    const huge = `ERR ${'x'.repeat(1024 * 1024)}`;
+    const liar = await startRespServer((command) => (command[0]?.toUpperCase() === 'XADD' ? `-${huge}\r\n` : '+OK\r\n'));
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    try {
+      const added = await destinations.add({ account: 'default', url: liar.url, stream: stream(), schedule: [0, 3_600_000] });
+      loops.push(startDeliveryLoop({ store, destinations, logger: createLogger({ level: 'warn' }, sink), pollMs: 20, timeoutMs: 1000 }));
+      await project(store, candidates(1, 1));
+      const key = { account: 'default', destination: added.destination };
+      await waitFor(async () => (await store.destinations.deliveries(key, 'queued', 1))[0]?.last_error ?? undefined, 10_000, 'a failure');
+      const [failed] = await store.destinations.deliveries(key, 'queued', 1);
+      expect(failed!.last_error!.startsWith('ERR xxx')).toBe(true);
+      expect(Buffer.byteLength(failed!.last_error!)).toBeLessThanOrEqual(1024);
+      expect(failed!.last_error).toMatch(/\(1048580 bytes, cut\)$/);
+      await waitFor(() => lines.some((line) => line.includes('append to the Redis stream failed')), 5_000, 'the failure logged');
+      expect(Math.max(...lines.map((line) => line.length))).toBeLessThan(2048);
+    } finally {
+      await liar.close();
+    }
   });
 });

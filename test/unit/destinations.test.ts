@@ -1,8 +1,9 @@
 // The pure parts of destinations: Standard Webhooks signing (against the specification's published
-// example), the webhook id, filters (erasures included), schedules, rates and Retry-After.
+// example), the webhook id, filters (erasures included), schedules, rates and Retry-After; error
+// texts as stored and logged.
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { DestinationRequestError } from '../../src/destinations/errors.js';
+import { DestinationRequestError, errorText } from '../../src/destinations/errors.js';
 import { parseFilter, passes } from '../../src/destinations/filter.js';
 import { DEFAULT_SCHEDULE, delayBefore, parseRate, parseSchedule, retryAfterMs } from '../../src/destinations/schedule.js';
 import { checkSecret, generateSecret, signatureHeader, webhookId } from '../../src/destinations/signing.js';
@@ -142,5 +143,16 @@ describe('schedules, rates, Retry-After and URLs', () => {
     expect(() => checkRedisRequest({ url: 'redis://localhost:6379', rate: 5 })).toThrow(/--rate is for http\(s\)/);
     expect(() => checkRedisRequest({ url: 'https://example.com', stream: 's' })).toThrow(/--stream is for redis:\/\//);
     expect(() => checkRedisRequest({ url: 'rediss://localhost:6379', stream: 'events' })).not.toThrow();
+  });
+});
+
+describe('error texts as stored and logged', () => {
+  it('keeps a short one as it is, and cuts a long one to 1 KiB, between characters, saying how long it was', () => {
+    expect(errorText('ECONNREFUSED')).toBe('ECONNREFUSED');
+    const long = `ERR ${'é'.repeat(5000)}`;
+    const cut = errorText(long);
+    expect(Buffer.byteLength(cut)).toBeLessThanOrEqual(1024);
+    expect(cut).toMatch(/^ERR é+ … \(10004 bytes, cut\)$/);
+    expect(cut).not.toContain('\uFFFD');
   });
 });

@@ -14,7 +14,7 @@ import {
   type Settlement,
 } from '../store/destinations.js';
 import type { Store } from '../store/store.js';
-import { postChange, type DeliveryOutcome } from './delivery.js';
+import { destinationConnections, postChange, type DeliveryOutcome, type DestinationConnections } from './delivery.js';
 import { errorText } from './errors.js';
 import { filterOf, passes } from './filter.js';
 import { redisSender } from './redis-worker.js';
@@ -28,7 +28,7 @@ export interface WorkerContext {
   owner: string;
   logger: Logger;
   now: () => number;
-  /** Requests in flight per destination at most. */
+  /** Requests (and connections) in flight per destination at most. */
   maxInFlight: number;
   /** Consecutive failures that pause a destination (the breaker). */
   pauseAfter: number;
@@ -45,9 +45,9 @@ export interface DestinationWorker {
   round(record: DestinationRecord): Promise<void>;
   /** The deliveries in flight. */
   readonly inFlight: ReadonlyMap<number, Promise<void>>;
-  /** Gives the lease back and closes what it holds open (a Redis connection). */
+  /** Gives the lease back and closes what it holds open (its connections). */
   release(): Promise<void>;
-  /** Closes what it holds open (a Redis connection): the destination was removed. */
+  /** Closes what it holds open (its connections): the destination was removed. */
   close(): Promise<void>;
 }
 
@@ -112,6 +112,7 @@ const DROPPED = { ok: false as const, status: null, error: 'the change was dropp
 /** Sends one due change (as stored when the round read it, so an erasure before reaches it), signed; its answer, or undefined when stopped mid-request. */
 async function deliver(
   context: WorkerContext,
+  connections: DestinationConnections,
   record: DestinationRecord,
   opened: OpenedDestination,
   due: DueDelivery,
@@ -126,7 +127,7 @@ async function deliver(
   const outcome = await postChange(
     opened,
     { id, timestamp, body },
-    { signal: context.signal, timeoutMs: context.timeoutMs, now: context.now },
+    { signal: context.signal, connections, timeoutMs: context.timeoutMs, now: context.now },
   );
   if (context.signal.aborted && !outcome.ok) return undefined; // stopped mid-request: it stays queued as it was
   return { record, row, outcome };
@@ -171,6 +172,8 @@ interface WorkerState {
   answered: Answered[];
   /** When the next request may go, at the destination's rate. */
   nextSlot: number;
+  /** Its own connections: their cap is the destination's, and closing them ends its requests only. */
+  connections: DestinationConnections;
 }
 
 /** Ended, a delivery wakes the loop (its answer is settled, and the next change may be due now), unless it says nothing more is. */
@@ -206,7 +209,7 @@ async function sendDue(context: WorkerContext, state: WorkerState, record: Desti
       }
       state.nextSlot = Math.max(now, state.nextSlot) + 1000 / record.rate;
     }
-    const sending = deliver(context, record, opened, row).then(async (answer) => {
+    const sending = deliver(context, state.connections, record, opened, row).then(async (answer) => {
       if (answer === undefined) return;
       if (!answer.outcome.ok && answer.outcome.gone) return await gone(context, record, row);
       state.answered.push(answer);
@@ -216,7 +219,7 @@ async function sendDue(context: WorkerContext, state: WorkerState, record: Desti
 }
 
 export function destinationWorker(context: WorkerContext, key: Key): DestinationWorker {
-  const state: WorkerState = { inFlight: new Map(), answered: [], nextSlot: 0 };
+  const state: WorkerState = { inFlight: new Map(), answered: [], nextSlot: 0, connections: destinationConnections(context.maxInFlight) };
   const { inFlight, answered } = state;
   // Renewed when a third of it is gone, not every round: an idle destination costs no write.
   let leasedAt = -Infinity;
@@ -247,10 +250,14 @@ export function destinationWorker(context: WorkerContext, key: Key): Destination
     },
     release: async () => {
       leasedAt = -Infinity;
+      state.connections.close();
       await redis.close();
       if (answered.length > 0) await commitRound(context, key, answered);
       await context.store.destinations.release(key, context.owner);
     },
-    close: () => redis.close(),
+    close: async () => {
+      state.connections.close();
+      await redis.close();
+    },
   };
 }

@@ -5,7 +5,8 @@
 // at a time per destination, and secrets sealed at rest.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -386,5 +387,43 @@ describe.each(ENGINES)('destinations on $name', (engine) => {
     await project(store, [candidateAdded('a', 1), candidateAdded('b', 2), candidateAdded('c', 3), candidateAdded('d', 4)]);
     await waitFor(async () => (await destinations.list())[0]!.lag === 0 && target.received.length >= 4, 10_000, 'four delivered');
     expect(target.received.map((r) => r.body.id).sort()).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('keeps to 16 connections and a bounded read of each answer when the receiver answers 200 and then sends for ever', async () => {
+    let open = 0;
+    let mostOpen = 0;
+    let written = 0;
+    const forever = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200);
+      const chunk = Buffer.alloc(16 * 1024, 120);
+      const more = () => {
+        while (!res.destroyed) {
+          written += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', more);
+        }
+      };
+      more();
+    });
+    forever.on('connection', (socket: Socket) => {
+      mostOpen = Math.max(mostOpen, ++open);
+      socket.on('close', () => open--);
+    });
+    const started = await listen(forever);
+    try {
+      await add({ url: `${started.url}/hook` });
+      start();
+      await project(
+        store,
+        Array.from({ length: 40 }, (_, i) => candidateAdded(`c${i}`, i)),
+      );
+      await waitFor(async () => (await destinations.list())[0]!.lag === 0, 20_000, 'every change delivered');
+      await waitFor(() => open === 0, 5_000, 'every connection closed');
+      expect(mostOpen).toBeLessThanOrEqual(16);
+      // 40 answers of 64 KiB read, and what each connection's buffers held when it was closed.
+      expect(written).toBeLessThan(40 * 8 * 1024 * 1024);
+    } finally {
+      await started.close();
+    }
   });
 });

@@ -67,7 +67,7 @@ function worthLogging(logged: Map<string, { message: string; at: number }>, name
   return true;
 }
 
-/** One round: each destination read afresh and given its worker's round; the workers of removed destinations dropped once idle. */
+/** One round: each destination read afresh and given its worker's round; the workers of removed destinations halted, and dropped once idle. */
 async function round(
   context: WorkerContext,
   workers: Map<string, DestinationWorker>,
@@ -89,11 +89,15 @@ async function round(
         context.logger.error({ destination: record.destination, err: { message } }, 'destination: round failed');
     }
   }
-  for (const [name, worker] of workers)
-    if (!present.has(name) && worker.inFlight.size === 0) {
+  for (const [name, worker] of workers) {
+    if (present.has(name)) continue;
+    // Removed: what it has out ends now, and once it has ended the worker goes.
+    worker.halt();
+    if (worker.inFlight.size === 0) {
       workers.delete(name);
       await worker.close().catch(() => undefined);
     }
+  }
 }
 
 export function startDeliveryLoop(options: DeliveryLoopOptions): DeliveryLoop {

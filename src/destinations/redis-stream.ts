@@ -27,6 +27,8 @@ export interface StreamWriter {
   /** Drops entries below `seq` (approximately: whole nodes only, as `MINID ~` does). */
   trim(seq: number): Promise<void>;
   close(): Promise<void>;
+  /** Closes the connection at once: a command in flight fails now. */
+  destroy(): void;
 }
 
 /** The default stream of an account's changes. */
@@ -51,7 +53,7 @@ async function loadRedis(): Promise<typeof import('redis')> {
   }
 }
 
-async function connect(url: string, timeoutMs: number) {
+async function connect(url: string, timeoutMs: number, signal: AbortSignal | undefined) {
   const { createClient } = await loadRedis();
   // No offline queue: a command sent while the server is away fails at once and is retried by
   // the delivery loop on its schedule, instead of piling up in memory. A first connection that
@@ -71,14 +73,26 @@ async function connect(url: string, timeoutMs: number) {
   });
   // Errors reach the caller through the commands; the client's own event would crash the process unheard.
   client.on('error', () => undefined);
-  await client.connect();
+  // Ended while it connects (the destination disabled or removed): no wait for the connect timeout.
+  const abandon = () => client.destroy();
+  if (signal?.aborted === true) throw new Error('stopped before connecting');
+  signal?.addEventListener('abort', abandon, { once: true });
+  try {
+    await client.connect();
+  } finally {
+    signal?.removeEventListener('abort', abandon);
+  }
   connected = true;
   return client;
 }
 
-/** Opens a writer of `stream` on the server of `url` (`redis://host:port[/db]`, `rediss://` for TLS). */
-export async function openStreamWriter(url: string, stream: string, { timeoutMs = 15_000 } = {}): Promise<StreamWriter> {
-  const client: Client = await connect(url, timeoutMs);
+/** Opens a writer of `stream` on the server of `url` (`redis://host:port[/db]`, `rediss://` for TLS); `signal` ends the connecting. */
+export async function openStreamWriter(
+  url: string,
+  stream: string,
+  { timeoutMs = 15_000, signal }: { timeoutMs?: number; signal?: AbortSignal } = {},
+): Promise<StreamWriter> {
+  const client: Client = await connect(url, timeoutMs, signal);
   return {
     async append(account, changes) {
       let last: number | undefined;
@@ -104,6 +118,9 @@ export async function openStreamWriter(url: string, stream: string, { timeoutMs 
     },
     async close() {
       if (client.isOpen) await client.close();
+    },
+    destroy() {
+      if (client.isOpen) client.destroy();
     },
   };
 }

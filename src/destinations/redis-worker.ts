@@ -20,16 +20,18 @@ export interface RedisContext {
   /** Consecutive failures that pause a destination (the breaker). */
   pauseAfter: number;
   timeoutMs: number;
-  signal: AbortSignal;
 }
 
 /** The stream writer of one destination, opened at first need and kept while its URL and stream stay. */
 export interface RedisSender {
   /**
    * Appends the queued changes that are due, from the first, in `seq` order; `onlyOne` while paused
-   * (a probe). Whether more may be due now (all it took went in).
+   * (a probe). Whether more may be due now (all it took went in). `signal` ends it, what it had not
+   * appended left queued as it was (no attempt counted).
    */
-  send(record: DestinationRecord, opened: OpenedDestination, onlyOne: boolean): Promise<boolean>;
+  send(record: DestinationRecord, opened: OpenedDestination, options: { onlyOne: boolean; signal: AbortSignal }): Promise<boolean>;
+  /** Drops the connection at once: an append in flight fails now, not at its deadline. */
+  halt(): void;
   close(): Promise<void>;
 }
 
@@ -99,11 +101,11 @@ export function redisSender(context: RedisContext): RedisSender {
   let writer: { key: string; opening: Promise<StreamWriter> } | undefined;
   let trimmedAt: number | undefined;
 
-  const writerOf = (opened: OpenedDestination): Promise<StreamWriter> => {
+  const writerOf = (opened: OpenedDestination, signal: AbortSignal): Promise<StreamWriter> => {
     const key = `${opened.url}\n${opened.stream}`;
     if (writer?.key !== key) {
       void close();
-      const opening = openStreamWriter(opened.url, opened.stream!, { timeoutMs: context.timeoutMs });
+      const opening = openStreamWriter(opened.url, opened.stream!, { timeoutMs: context.timeoutMs, signal });
       writer = { key, opening };
       // A connection that could not be made is made again at the next attempt.
       opening.catch(() => {
@@ -121,14 +123,15 @@ export function redisSender(context: RedisContext): RedisSender {
   }
 
   return {
-    async send(record, opened, onlyOne) {
+    async send(record, opened, { onlyOne, signal }) {
       const { rows, oldest } = await batchOf(context, record, onlyOne);
       let appended = 0;
       for (const { row, change } of rows) {
-        if (context.signal.aborted) return false;
+        if (signal.aborted) return false;
         try {
-          await (await writerOf(opened)).append(record.account, [change]);
+          await (await writerOf(opened, signal)).append(record.account, [change]);
         } catch (error) {
+          if (signal.aborted) return false; // ended (disabled, removed, stopped): not a failure of the server
           await failed(context, record, row, error);
           return false;
         }
@@ -137,10 +140,16 @@ export function redisSender(context: RedisContext): RedisSender {
       }
       // Trimmed by time: below the oldest change the feed keeps, once it moved.
       if (appended > 0 && oldest !== null && oldest !== trimmedAt) {
-        await (await writerOf(opened)).trim(oldest);
+        await (await writerOf(opened, signal)).trim(oldest);
         trimmedAt = oldest;
       }
       return appended > 0;
+    },
+    halt() {
+      const halting = writer;
+      writer = undefined;
+      trimmedAt = undefined;
+      void halting?.opening.then((w) => w.destroy()).catch(() => undefined);
     },
     close,
   };

@@ -43,6 +43,8 @@ export interface WorkerContext {
 
 export interface DestinationWorker {
   round(record: DestinationRecord): Promise<void>;
+  /** Ends its requests in flight now, their changes left queued as they were: it was disabled or removed. */
+  halt(): void;
   /** The deliveries in flight. */
   readonly inFlight: ReadonlyMap<number, Promise<void>>;
   /** Gives the lease back and closes what it holds open (its connections). */
@@ -112,7 +114,7 @@ const DROPPED = { ok: false as const, status: null, error: 'the change was dropp
 /** Sends one due change (as stored when the round read it, so an erasure before reaches it), signed; its answer, or undefined when stopped mid-request. */
 async function deliver(
   context: WorkerContext,
-  connections: DestinationConnections,
+  state: WorkerState,
   record: DestinationRecord,
   opened: OpenedDestination,
   due: DueDelivery,
@@ -124,12 +126,13 @@ async function deliver(
   const id = webhookId(record.destination, change);
   const body = JSON.stringify({ account: record.account, ...change });
   const timestamp = Math.floor(context.now() / 1000);
+  const { signal } = state.requests;
   const outcome = await postChange(
     opened,
     { id, timestamp, body },
-    { signal: context.signal, connections, timeoutMs: context.timeoutMs, now: context.now },
+    { signal, connections: state.connections, timeoutMs: context.timeoutMs, now: context.now },
   );
-  if (context.signal.aborted && !outcome.ok) return undefined; // stopped mid-request: it stays queued as it was
+  if (signal.aborted && !outcome.ok) return undefined; // stopped mid-request: it stays queued as it was
   return { record, row, outcome };
 }
 
@@ -174,6 +177,8 @@ interface WorkerState {
   nextSlot: number;
   /** Its own connections: their cap is the destination's, and closing them ends its requests only. */
   connections: DestinationConnections;
+  /** Ends its requests in flight: aborted (and replaced) when it is disabled or removed, and when the loop stops. */
+  requests: AbortController;
 }
 
 /** Ended, a delivery wakes the loop (its answer is settled, and the next change may be due now), unless it says nothing more is. */
@@ -209,7 +214,7 @@ async function sendDue(context: WorkerContext, state: WorkerState, record: Desti
       }
       state.nextSlot = Math.max(now, state.nextSlot) + 1000 / record.rate;
     }
-    const sending = deliver(context, state.connections, record, opened, row).then(async (answer) => {
+    const sending = deliver(context, state, record, opened, row).then(async (answer) => {
       if (answer === undefined) return;
       if (!answer.outcome.ok && answer.outcome.gone) return await gone(context, record, row);
       state.answered.push(answer);
@@ -219,16 +224,33 @@ async function sendDue(context: WorkerContext, state: WorkerState, record: Desti
 }
 
 export function destinationWorker(context: WorkerContext, key: Key): DestinationWorker {
-  const state: WorkerState = { inFlight: new Map(), answered: [], nextSlot: 0, connections: destinationConnections(context.maxInFlight) };
+  const state: WorkerState = {
+    inFlight: new Map(),
+    answered: [],
+    nextSlot: 0,
+    connections: destinationConnections(context.maxInFlight),
+    requests: new AbortController(),
+  };
   const { inFlight, answered } = state;
   // Renewed when a third of it is gone, not every round: an idle destination costs no write.
   let leasedAt = -Infinity;
   const redis = redisSender(context);
+  const stopped = () => state.requests.abort();
+  context.signal.addEventListener('abort', stopped, { once: true });
+  const halt = () => {
+    state.requests.abort();
+    state.requests = new AbortController();
+    state.connections.close();
+    redis.halt();
+  };
 
   return {
     inFlight,
+    halt,
     async round(record) {
       if (record.state === 'disabled' || context.signal.aborted) {
+        // Disabled: what it has out ends now, not at its deadline (its changes stay queued for enable).
+        if (record.state === 'disabled') halt();
         if (answered.length > 0) await commitRound(context, key, answered);
         if (inFlight.size === 0) await redis.close();
         return;
@@ -243,7 +265,14 @@ export function destinationWorker(context: WorkerContext, key: Key): Destination
       const opened = context.destinations.open(record);
       // A stream is one ordered log: one append at a time, in seq order, never beside another.
       if (isRedisUrl(record.url)) {
-        if (inFlight.size === 0) track(context, state, record, 0, redis.send(record, opened, record.state === 'paused'));
+        if (inFlight.size === 0)
+          track(
+            context,
+            state,
+            record,
+            0,
+            redis.send(record, opened, { onlyOne: record.state === 'paused', signal: state.requests.signal }),
+          );
         return;
       }
       await sendDue(context, state, record, opened);
@@ -256,6 +285,7 @@ export function destinationWorker(context: WorkerContext, key: Key): Destination
       await context.store.destinations.release(key, context.owner);
     },
     close: async () => {
+      context.signal.removeEventListener('abort', stopped);
       state.connections.close();
       await redis.close();
     },

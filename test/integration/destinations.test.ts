@@ -19,6 +19,7 @@ import { eraseCandidate } from '../../src/privacy/erase.js';
 import { replayInto } from '../../src/replay/index.js';
 import type { Store } from '../../src/store/store.js';
 import { sampleEvent } from '../../src/testing/samples.js';
+import { runCli } from '../support/command-io.js';
 import { ENGINES, freshStore } from '../support/engines.js';
 import { listen, tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
@@ -91,6 +92,7 @@ function interviewCompleted(candidateId: string, minute: number, score: number) 
 
 describe.each(ENGINES)('destinations on $name', (engine) => {
   let store: Store;
+  let database: string;
   let close: () => Promise<void>;
   let destinations: Destinations;
   let loops: DeliveryLoop[];
@@ -100,7 +102,7 @@ describe.each(ENGINES)('destinations on $name', (engine) => {
   let accountsKeyFile: string;
 
   beforeEach(async () => {
-    ({ store, close } = await freshStore(engine));
+    ({ store, database, close } = await freshStore(engine));
     tmp = tempDir();
     const keyFile = join(tmp.dir, 'accounts-key');
     writeFileSync(keyFile, randomBytes(32).toString('base64'), { mode: 0o600 });
@@ -426,4 +428,55 @@ describe.each(ENGINES)('destinations on $name', (engine) => {
       await started.close();
     }
   });
+
+  /** A receiver that holds every request unanswered until `release`; its open connections counted. */
+  const holding = async () => {
+    let open = 0;
+    const held: ServerResponse[] = [];
+    const server = createServer((req, res) => {
+      req.resume();
+      held.push(res);
+    });
+    server.on('connection', (socket: Socket) => {
+      open++;
+      socket.on('close', () => open--);
+    });
+    const started = await listen(server);
+    return {
+      url: started.url,
+      open: () => open,
+      held: () => held.length,
+      release: () => held.splice(0).forEach((res) => res.writeHead(200).end()),
+      close: started.close,
+    };
+  };
+
+  for (const verb of ['disable', 'remove'] as const)
+    it(`${verb} ends the destination's requests in flight within a second`, async () => {
+      const silent = await holding();
+      try {
+        const added = await add({ url: `${silent.url}/hook` });
+        // Polled every half second, as serve does: the CLI's change is seen at the next round.
+        start({ pollMs: 500 });
+        await project(store, [candidateAdded('a', 1), candidateAdded('b', 2), candidateAdded('c', 3)]);
+        await waitFor(() => silent.held() === 3, 10_000, 'three requests held');
+        const cli = await runCli(['destinations', verb, '--db', database, '--destination', added.destination]);
+        expect(cli.code, cli.stderr).toBe(0);
+        const since = Date.now();
+        await waitFor(() => silent.open() === 0, 2_000, 'its connections closed');
+        expect(Date.now() - since).toBeLessThan(1_000);
+        if (verb === 'disable') {
+          // Kept queued as they were, and sent again once enabled.
+          expect((await destinations.list())[0]).toMatchObject({ state: 'disabled', queued: 3 });
+          expect((await store.destinations.deliveries(added, 'queued', 10)).map((d) => d.attempts)).toEqual([0, 0, 0]);
+          await destinations.setState('default', added.destination, 'active');
+          await waitFor(() => silent.held() === 6, 10_000, 'the three sent again');
+          silent.release();
+          await waitFor(async () => (await destinations.list())[0]!.lag === 0, 10_000, 'delivered once enabled');
+        }
+      } finally {
+        silent.release();
+        await silent.close();
+      }
+    });
 });

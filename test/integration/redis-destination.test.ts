@@ -17,6 +17,7 @@ import { replayInto } from '../../src/replay/index.js';
 import { storePorts, type Store } from '../../src/store/store.js';
 import { sampleEvent } from '../../src/testing/samples.js';
 import { ENGINES, freshStore } from '../support/engines.js';
+import { runCli } from '../support/command-io.js';
 import { hasRedis, startRedis, type RedisUnderTest } from '../support/redis-server.js';
 import { startRespServer } from '../support/resp-server.js';
 import { tempDir } from '../support/servers.js';
@@ -43,6 +44,7 @@ describe.skipIf(!hasRedis()).each(ENGINES)('Redis destinations on $name', (engin
   let redis: RedisUnderTest & { port: number };
   let reader: ReturnType<typeof createClient>;
   let store: Store;
+  let database: string;
   let close: () => Promise<void>;
   let destinations: Destinations;
   let loops: DeliveryLoop[];
@@ -60,7 +62,7 @@ describe.skipIf(!hasRedis()).each(ENGINES)('Redis destinations on $name', (engin
   });
 
   beforeEach(async () => {
-    ({ store, close } = await freshStore(engine));
+    ({ store, database, close } = await freshStore(engine));
     tmp = tempDir();
     const keyFile = join(tmp.dir, 'accounts-key');
     writeFileSync(keyFile, randomBytes(32).toString('base64'), { mode: 0o600 });
@@ -247,6 +249,46 @@ describe.skipIf(!hasRedis()).each(ENGINES)('Redis destinations on $name', (engin
       expect(Math.max(...lines.map((line) => line.length))).toBeLessThan(2048);
     } finally {
       await liar.close();
+    }
+  });
+
+  for (const verb of ['disable', 'remove'] as const)
+    it(`${verb} ends an append in flight within a second, not at its 15 s deadline`, async () => {
+      // A server of the test's own that takes XADD and never answers it.
+      let appends = 0;
+      const silent = await startRespServer((command) => (command[0]?.toUpperCase() === 'XADD' ? void appends++ : '+OK\r\n'));
+      try {
+        const added = await destinations.add({ account: 'default', url: silent.url, stream: stream() });
+        loops.push(startDeliveryLoop({ store, destinations, logger, pollMs: 500, timeoutMs: 15_000 }));
+        await project(store, candidates(1, 1));
+        await waitFor(() => appends === 1, 10_000, 'an append in flight');
+        const cli = await runCli(['destinations', verb, '--db', database, '--destination', added.destination]);
+        expect(cli.code, cli.stderr).toBe(0);
+        const since = Date.now();
+        await waitFor(() => silent.open() === 0, 2_000, 'its connection closed');
+        expect(Date.now() - since).toBeLessThan(1_000);
+        if (verb === 'disable') expect((await store.destinations.deliveries(added, 'queued', 1))[0]).toMatchObject({ attempts: 0 });
+      } finally {
+        await silent.close();
+      }
+    });
+
+  it('disable ends a connection that never gets past its handshake within a second', async () => {
+    // A server of the test's own that takes the connection and answers nothing.
+    let hellos = 0;
+    const silent = await startRespServer(() => void hellos++);
+    try {
+      const added = await destinations.add({ account: 'default', url: silent.url, stream: stream() });
+      loops.push(startDeliveryLoop({ store, destinations, logger, pollMs: 500, timeoutMs: 15_000 }));
+      await project(store, candidates(1, 1));
+      await waitFor(() => hellos > 0, 10_000, 'connecting');
+      const cli = await runCli(['destinations', 'disable', '--db', database, '--destination', added.destination]);
+      expect(cli.code, cli.stderr).toBe(0);
+      const since = Date.now();
+      await waitFor(() => silent.open() === 0, 2_000, 'its connection closed');
+      expect(Date.now() - since).toBeLessThan(1_000);
+    } finally {
+      await silent.close();
     }
   });
 });

@@ -1,6 +1,7 @@
 // A server of a test's own that speaks Redis's protocol (RESP) as a misbehaving Redis would: each
-// command answered by `answer` (a raw RESP reply), parsed from what node-redis sends. For what a real
-// redis-server cannot be made to do, such as answering XADD with a megabyte-long error.
+// command answered by `answer` (a raw RESP reply, or none), parsed from what node-redis sends. For
+// what a real redis-server cannot be made to do, such as answering XADD with a megabyte-long error,
+// or never answering it.
 import { createServer, type Socket } from 'node:net';
 
 /** The commands of `buffer` that are complete (arrays of bulk strings), and the bytes left over. */
@@ -30,8 +31,10 @@ function commandsIn(buffer: Buffer): { commands: string[][]; rest: Buffer } {
   return { commands, rest: buffer.subarray(at) };
 }
 
-/** Listens on loopback; each command is answered with `answer(command)`, a raw RESP reply. */
-export async function startRespServer(answer: (command: string[]) => string): Promise<{ url: string; close(): Promise<void> }> {
+/** Listens on loopback; each command is answered with `answer(command)`, a raw RESP reply (undefined: never). */
+export async function startRespServer(
+  answer: (command: string[]) => string | undefined,
+): Promise<{ url: string; open(): number; close(): Promise<void> }> {
   const sockets = new Set<Socket>();
   const server = createServer((socket) => {
     sockets.add(socket);
@@ -41,13 +44,17 @@ export async function startRespServer(answer: (command: string[]) => string): Pr
     socket.on('data', (chunk: Buffer) => {
       const { commands, rest } = commandsIn(Buffer.concat([pending, chunk]));
       pending = rest;
-      for (const command of commands) socket.write(answer(command));
+      for (const command of commands) {
+        const reply = answer(command);
+        if (reply !== undefined) socket.write(reply);
+      }
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
   return {
     url: `redis://127.0.0.1:${port}`,
+    open: () => sockets.size,
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();

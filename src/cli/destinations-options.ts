@@ -33,7 +33,7 @@ export const ADD_OPTIONS = withFileVariants({
   ...flagsOnly({
     url: optional({
       placeholder: '<url>',
-      help: 'where the changes are POSTed: http:// or https:// (a user name and password in it are sent as Basic authorization, and never shown); or redis://[:password@]host:port[/db] (rediss:// for TLS): appended to a Redis stream',
+      help: 'where the changes are POSTed: http:// or https:// (a user name and password in it are sent as Basic authorization; neither they nor the values of its query are ever shown, key=***); or redis://[:password@]host:port[/db] (rediss:// for TLS): appended to a Redis stream',
     }),
     stream: optional({
       placeholder: '<name>',

@@ -1,6 +1,6 @@
 // `prequal-hooks destinations`: the HTTP destinations an account's changes are POSTed to
 // (docs/destinations.md), one subcommand a verb. A generated secret is printed once, by `add`; a
-// URL's password never is. A running serve takes every change within 2 seconds.
+// URL's password and its query's values never are. A running serve takes every change within 2 seconds.
 import { DestinationRequestError } from '../destinations/errors.js';
 import { parseFilter } from '../destinations/filter.js';
 import { checkSecret } from '../destinations/signing.js';

@@ -1,12 +1,12 @@
 // The destinations of a database (docs/destinations.md): added, listed, disabled, enabled, removed,
-// their dead deliveries retried. The URL (with its user info) and the signing secrets are sealed
-// under the accounts key, as account secrets are (src/accounts/cipher.ts), the destination's id in
-// the authenticated data; the `url` column holds the URL as people see it, its user info masked.
+// their dead deliveries retried. The whole URL and the signing secrets are sealed under the
+// accounts key, as account secrets are (src/accounts/cipher.ts), the destination's id in the
+// authenticated data; the `url` column holds the URL as people see it (`maskedUrl`): its user info
+// and its query's values masked, as either may be a credential.
 import { randomBytes } from 'node:crypto';
 import { destinationScope, open, seal } from '../accounts/cipher.js';
 import { keyOf, sealingKey, type KeySource } from '../accounts/keys.js';
-import { withoutCredentials } from '../client/origin.js';
-import type { DestinationRecord, DestinationState, QueuedDelivery } from '../store/destinations.js';
+import { maskedUrl, type DestinationRecord, type DestinationState, type QueuedDelivery } from '../store/destinations.js';
 import type { StoreHandle } from '../store/handle.js';
 import { storePorts, type Store } from '../store/store.js';
 import { DestinationRequestError } from './errors.js';
@@ -38,7 +38,7 @@ export interface AddDestination {
   stream?: string;
 }
 
-/** A destination as `list` shows it: never a secret, its URL's password masked. */
+/** A destination as `list` shows it: never a secret, its URL's password and query's values masked. */
 export interface DestinationSummary {
   destination: string;
   account: string;
@@ -103,15 +103,15 @@ export function checkUrl(text: string): URL {
   try {
     url = new URL(text);
   } catch {
-    throw new DestinationRequestError(`--url must be an absolute http(s):// or redis(s):// URL, got "${withoutCredentials(text)}"`);
+    throw new DestinationRequestError(`--url must be an absolute http(s):// or redis(s):// URL, got "${maskedUrl(text)}"`);
   }
   if (url.protocol === 'redis:' || url.protocol === 'rediss:') {
     if (!/^(\/\d+)?$/.test(url.pathname) || url.search !== '' || url.hash !== '')
-      throw new DestinationRequestError(`--url must be redis://host:port[/db], got "${withoutCredentials(text)}"`);
+      throw new DestinationRequestError(`--url must be redis://host:port[/db], got "${maskedUrl(text)}"`);
     return url;
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new DestinationRequestError(`--url must be http://, https://, redis:// or rediss://, got "${withoutCredentials(text)}"`);
+    throw new DestinationRequestError(`--url must be http://, https://, redis:// or rediss://, got "${maskedUrl(text)}"`);
   return url;
 }
 
@@ -232,7 +232,7 @@ async function add(store: Store, keys: KeySource, now: () => number, request: Ad
   const row = await store.destinations.add({
     account: request.account,
     destination,
-    url: withoutCredentials(url.href),
+    url: maskedUrl(url.href),
     sealed,
     key_id: key.id,
     filter: JSON.stringify(request.filter ?? {}),

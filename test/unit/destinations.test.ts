@@ -8,6 +8,7 @@ import { parseFilter, passes } from '../../src/destinations/filter.js';
 import { DEFAULT_SCHEDULE, delayBefore, parseRate, parseSchedule, retryAfterMs } from '../../src/destinations/schedule.js';
 import { checkSecret, generateSecret, signatureHeader, webhookId } from '../../src/destinations/signing.js';
 import { checkRedisRequest, checkUrl } from '../../src/destinations/registry.js';
+import { maskedUrl } from '../../src/store/destinations.js';
 
 describe('Standard Webhooks signing', () => {
   it("gives the specification's example signature", () => {
@@ -136,6 +137,23 @@ describe('schedules, rates, Retry-After and URLs', () => {
     expect(() => checkUrl('redis://:hunter2@localhost:6379/streams')).not.toThrow(/hunter2/);
     expect(() => checkUrl('ftp://u:hunter2@example.com')).toThrow(/http:\/\/, https:\/\/, redis:\/\/ or rediss:\/\//);
     expect(() => checkUrl('ftp://u:hunter2@example.com')).not.toThrow(/hunter2/);
+    expect(() => checkUrl('ftp://example.com/x?key=hunter2')).toThrow(/ftp:\/\/example.com\/x\?key=\*\*\*"/);
+  });
+
+  it('shows a URL with its user info, its query values and its fragment masked, the query names kept; masking twice changes nothing', () => {
+    const cases: Array<[string, string]> = [
+      ['https://user:pw@crm.example.com:8443/in?key=s3cret&mode=fast', 'https://***@crm.example.com:8443/in?key=***&mode=***'],
+      ['https://crm.example.com/in?s3cret', 'https://crm.example.com/in?***'],
+      ['https://crm.example.com/in?a=1&&b=&c=x=y#s3cret', 'https://crm.example.com/in?a=***&&b=***&c=***#***'],
+      ['https://crm.example.com/in', 'https://crm.example.com/in'],
+      ['redis://:s3cret@127.0.0.1:6379/2', 'redis://***@127.0.0.1:6379/2'],
+      ['not a url?key=s3cret', 'not a url?***'],
+      ['https://u:s3cret@[::1', 'https://***@[::1'],
+    ];
+    for (const [url, shown] of cases) {
+      expect(maskedUrl(url)).toBe(shown);
+      expect(maskedUrl(shown)).toBe(shown);
+    }
   });
 
   it('refuses a secret or a rate for a redis:// destination, and a stream for an http(s) one', () => {

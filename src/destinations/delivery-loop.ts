@@ -8,8 +8,9 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { alarm, withDeadline } from '../deadline.js';
 import type { Logger } from '../logging.js';
 import type { Store } from '../store/store.js';
+import { networkPolicy, type NetworkRules } from './network-policy.js';
 import type { Destinations } from './registry.js';
-import { DELIVERY_TIMEOUT_MS } from './delivery.js';
+import { DELIVERY_TIMEOUT_MS, MAX_CONNECTIONS } from './delivery.js';
 import { errorText } from './errors.js';
 import { destinationWorker, type DestinationWorker, type WorkerContext } from './worker.js';
 
@@ -19,8 +20,13 @@ export interface DeliveryLoopOptions {
   logger: Logger;
   /** How often the destinations and the changes are looked at (ms). Default 500. */
   pollMs?: number;
-  /** Requests in flight per destination at most. Default 16. */
+  /** Requests (and connections) in flight per destination at most. Default 16. */
   maxInFlight?: number;
+  /**
+   * Where destinations may connect: never link-local or cloud metadata addresses, `deny` ranges
+   * added, `allow` holes opened in either (CIDR ranges). A bad range is a ConfigurationError.
+   */
+  network?: NetworkRules;
   /** Consecutive failures that pause a destination. Default 5. */
   pauseAfter?: number;
   timeoutMs?: number;
@@ -112,7 +118,8 @@ export function startDeliveryLoop(options: DeliveryLoopOptions): DeliveryLoop {
     owner: `${process.pid}-${randomUUID()}`,
     logger,
     now: options.now ?? Date.now,
-    maxInFlight: options.maxInFlight ?? 16,
+    maxInFlight: options.maxInFlight ?? MAX_CONNECTIONS,
+    policy: networkPolicy(options.network),
     pauseAfter: options.pauseAfter ?? 5,
     leaseMs: LEASE_MS,
     timeoutMs: options.timeoutMs ?? DELIVERY_TIMEOUT_MS,

@@ -1,12 +1,14 @@
 // One POST of one change to one destination (docs/destinations.md): JSON, signed per Standard
 // Webhooks, 15 s at most for the answer's head and body together, never following a redirect (a
 // 3xx is a failure, so a body and its signature never go to a host the operator did not name).
-// Each destination has its own connections, 16 at most. Of an answer's body 64 KiB at most are
+// Each destination has its own connections, 16 at most, only to the addresses the network policy
+// allows (network-policy.ts: checked as connected to). Of an answer's body 64 KiB at most are
 // read (and dropped): past that, or past the deadline, its connection is closed, so that a
 // receiver that answers and then sends forever costs a few reads. What the loop is told carries a
 // status and a short reason, never the body or a secret.
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { DeniedAddressError, type NetworkPolicy } from './network-policy.js';
 import type { OpenedDestination } from './registry.js';
 import { retryAfterMs } from './schedule.js';
 import { signatureHeader } from './signing.js';
@@ -29,9 +31,10 @@ export const MAX_ANSWER_BYTES = 64 * 1024;
 /** Requests (and so connections) to one destination at once, at most. */
 export const MAX_CONNECTIONS = 16;
 
-/** The connections of one destination: kept alive between its requests, `maxSockets` at most. */
+/** The connections of one destination: kept alive between its requests, `maxSockets` at most, only where `policy` allows. */
 export interface DestinationConnections {
   readonly agents: { readonly 'http:': HttpAgent; readonly 'https:': HttpsAgent };
+  readonly policy: NetworkPolicy;
   /** Closes every connection, idle or in use (a request on one fails); they are made again at need. */
   close(): void;
 }
@@ -41,11 +44,12 @@ export interface DestinationConnections {
 // loop the intake shares. Idle sockets are closed after 4 s, before a server's usual 5 s, so that a
 // request is rarely sent on a socket the server is closing. An agent per destination, so that
 // the cap is the destination's: one that holds its connections does not take another's.
-export function destinationConnections(maxSockets = MAX_CONNECTIONS): DestinationConnections {
+export function destinationConnections(policy: NetworkPolicy, maxSockets = MAX_CONNECTIONS): DestinationConnections {
   const options = { keepAlive: true, maxSockets, maxTotalSockets: maxSockets, timeout: 4000, scheduling: 'lifo' as const };
   const agents = { 'http:': new HttpAgent(options), 'https:': new HttpsAgent(options) };
   return {
     agents,
+    policy,
     close() {
       agents['http:'].destroy();
       agents['https:'].destroy();
@@ -67,6 +71,7 @@ function target(address: string): { url: URL; authorization: string | undefined 
 function failureOf(error: unknown, ended: 'timeout' | 'stopped' | undefined, timeoutMs: number): string {
   if (ended === 'timeout') return `no answer within ${timeoutMs / 1000} s`;
   if (ended === 'stopped') return 'stopped';
+  if (error instanceof DeniedAddressError) return error.message;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string') return code;
   return 'the request failed';
@@ -84,14 +89,22 @@ interface Answer {
  */
 function post(
   url: URL,
-  request: { headers: Record<string, string | number>; body: string; agent: HttpAgent },
+  request: { headers: Record<string, string | number>; body: string; connections: DestinationConnections },
   signal: AbortSignal,
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     // Set once the head came: from then on, the request ends with it, however its body ends.
     let answer: Answer | undefined;
-    const sending = send(url, { method: 'POST', agent: request.agent, headers: request.headers }, (response) => {
+    const { connections } = request;
+    const options = {
+      method: 'POST',
+      agent: connections.agents[url.protocol as 'http:' | 'https:'],
+      headers: request.headers,
+      // A name is checked as it resolves, each time a connection is made: what it resolved to when it was added says nothing.
+      lookup: connections.policy.lookup,
+    };
+    const sending = send(url, options, (response) => {
       const head = { status: response.statusCode ?? 0, retryAfter: response.headers['retry-after'] };
       answer = head;
       let read = 0;
@@ -121,6 +134,10 @@ export async function postChange(
   options: { signal: AbortSignal; connections: DestinationConnections; timeoutMs?: number; now: () => number },
 ): Promise<DeliveryOutcome> {
   const { url, authorization } = target(destination.url);
+  // An address written in the URL is not looked up: checked here, in whatever spelling it was given.
+  const refused = options.connections.policy.hostRefusal(url.hostname);
+  if (refused !== undefined)
+    return { ok: false, status: null, error: new DeniedAddressError(refused).message, gone: false, retryAfterMs: undefined };
   const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
   // One deadline for the head and the body, and the caller's stop: either ends the request.
   const ending = new AbortController();
@@ -148,7 +165,7 @@ export async function postChange(
           ...(authorization !== undefined && { authorization }),
         },
         body: message.body,
-        agent: options.connections.agents[url.protocol as 'http:' | 'https:'],
+        connections: options.connections,
       },
       ending.signal,
     );

@@ -6,6 +6,7 @@
 // is an optional peer dependency, loaded on first use.
 import { ConfigurationError } from '../errors.js';
 import type { Change } from '../project/changes.js';
+import { DeniedAddressError, type NetworkPolicy } from './network-policy.js';
 
 /** What one entry holds: the change as the HTTP destinations POST it, and its keys to filter on without parsing. */
 interface StreamEntry {
@@ -53,7 +54,10 @@ async function loadRedis(): Promise<typeof import('redis')> {
   }
 }
 
-async function connect(url: string, timeoutMs: number, signal: AbortSignal | undefined) {
+async function connect(url: string, timeoutMs: number, signal: AbortSignal | undefined, policy: NetworkPolicy | undefined) {
+  // An address written in the URL is not looked up: checked here, in whatever spelling it was given.
+  const refused = policy?.hostRefusal(new URL(url).hostname);
+  if (refused !== undefined) throw new DeniedAddressError(refused);
   const { createClient } = await loadRedis();
   // No offline queue: a command sent while the server is away fails at once and is retried by
   // the delivery loop on its schedule, instead of piling up in memory. A first connection that
@@ -68,6 +72,8 @@ async function connect(url: string, timeoutMs: number, signal: AbortSignal | und
     commandOptions: { timeout: timeoutMs },
     socket: {
       connectTimeout: timeoutMs,
+      // A name is checked as it resolves, at each connection and reconnection.
+      ...(policy !== undefined && { lookup: policy.lookup }),
       reconnectStrategy: (retries: number, cause: Error) => (connected ? Math.min(100 * 2 ** retries, 5_000) : cause),
     },
   });
@@ -86,13 +92,16 @@ async function connect(url: string, timeoutMs: number, signal: AbortSignal | und
   return client;
 }
 
-/** Opens a writer of `stream` on the server of `url` (`redis://host:port[/db]`, `rediss://` for TLS); `signal` ends the connecting. */
+/**
+ * Opens a writer of `stream` on the server of `url` (`redis://host:port[/db]`, `rediss://` for
+ * TLS); `signal` ends the connecting; `policy` refuses the addresses destinations never connect to.
+ */
 export async function openStreamWriter(
   url: string,
   stream: string,
-  { timeoutMs = 15_000, signal }: { timeoutMs?: number; signal?: AbortSignal } = {},
+  { timeoutMs = 15_000, signal, policy }: { timeoutMs?: number; signal?: AbortSignal; policy?: NetworkPolicy } = {},
 ): Promise<StreamWriter> {
-  const client: Client = await connect(url, timeoutMs, signal);
+  const client: Client = await connect(url, timeoutMs, signal, policy);
   return {
     async append(account, changes) {
       let last: number | undefined;

@@ -9,6 +9,7 @@ import { changeOf, type Change } from '../project/changes.js';
 import { maskedUrl, type DestinationRecord, type QueuedDelivery } from '../store/destinations.js';
 import type { Store } from '../store/store.js';
 import { errorText } from './errors.js';
+import type { NetworkPolicy } from './network-policy.js';
 import type { OpenedDestination } from './registry.js';
 import { openStreamWriter, type StreamWriter } from './redis-stream.js';
 import { delayBefore } from './schedule.js';
@@ -20,6 +21,8 @@ export interface RedisContext {
   /** Consecutive failures that pause a destination (the breaker). */
   pauseAfter: number;
   timeoutMs: number;
+  /** Where destinations may connect. */
+  policy: NetworkPolicy;
 }
 
 /** The stream writer of one destination, opened at first need and kept while its URL and stream stay. */
@@ -105,7 +108,7 @@ export function redisSender(context: RedisContext): RedisSender {
     const key = `${opened.url}\n${opened.stream}`;
     if (writer?.key !== key) {
       void close();
-      const opening = openStreamWriter(opened.url, opened.stream!, { timeoutMs: context.timeoutMs, signal });
+      const opening = openStreamWriter(opened.url, opened.stream!, { timeoutMs: context.timeoutMs, signal, policy: context.policy });
       writer = { key, opening };
       // A connection that could not be made is made again at the next attempt.
       opening.catch(() => {

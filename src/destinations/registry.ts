@@ -11,6 +11,7 @@ import type { StoreHandle } from '../store/handle.js';
 import { storePorts, type Store } from '../store/store.js';
 import { DestinationRequestError } from './errors.js';
 import { filterOf, type DestinationFilter } from './filter.js';
+import { networkPolicy, type NetworkPolicy, type NetworkRules } from './network-policy.js';
 import { defaultStreamName } from './redis-stream.js';
 import { DEFAULT_SCHEDULE } from './schedule.js';
 import { checkSecret, generateSecret } from './signing.js';
@@ -22,6 +23,8 @@ export interface DestinationsOptions {
   databaseFile?: string;
   onNotice?: (message: string) => void;
   now?: () => number;
+  /** Where destinations may connect: a URL whose host is an address it refuses is not added. */
+  network?: NetworkRules;
 }
 
 export interface AddDestination {
@@ -97,8 +100,11 @@ export function isRedisUrl(url: string): boolean {
   return /^rediss?:/i.test(url);
 }
 
-/** `http(s)://…`, or `redis(s)://host:port[/db]` for a Redis stream. */
-export function checkUrl(text: string): URL {
+/**
+ * `http(s)://…`, or `redis(s)://host:port[/db]` for a Redis stream, whose host is not an address
+ * `policy` refuses (a name is checked when it resolves, at each connection).
+ */
+export function checkUrl(text: string, policy: NetworkPolicy = networkPolicy()): URL {
   let url: URL;
   try {
     url = new URL(text);
@@ -108,10 +114,13 @@ export function checkUrl(text: string): URL {
   if (url.protocol === 'redis:' || url.protocol === 'rediss:') {
     if (!/^(\/\d+)?$/.test(url.pathname) || url.search !== '' || url.hash !== '')
       throw new DestinationRequestError(`--url must be redis://host:port[/db], got "${maskedUrl(text)}"`);
-    return url;
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+  } else if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new DestinationRequestError(`--url must be http://, https://, redis:// or rediss://, got "${maskedUrl(text)}"`);
+  const refused = policy.hostRefusal(url.hostname);
+  if (refused !== undefined)
+    throw new DestinationRequestError(
+      `--url ${maskedUrl(text)} is refused: ${refused} (--destinations-allow opens a hole in a denied range)`,
+    );
   return url;
 }
 
@@ -214,8 +223,9 @@ async function found(store: Store, account: string, destination: string): Promis
   return row;
 }
 
-async function add(store: Store, keys: KeySource, now: () => number, request: AddDestination) {
-  const url = checkUrl(request.url);
+async function add(store: Store, keys: KeySource, context: { now: () => number; policy: NetworkPolicy }, request: AddDestination) {
+  const { now } = context;
+  const url = checkUrl(request.url, context.policy);
   checkRedisRequest(request);
   const redis = isRedisUrl(url.href);
   if (request.secret !== undefined) checkSecret(request.secret);
@@ -256,8 +266,9 @@ export function openDestinations(handle: StoreHandle, options: DestinationsOptio
     location: store.location,
     onNotice: options.onNotice ?? (() => undefined),
   };
+  const policy = networkPolicy(options.network);
   return {
-    add: (request) => add(store, keys, now, request),
+    add: (request) => add(store, keys, { now, policy }, request),
     list: async (account) => Promise.all((await store.destinations.list(account)).map((row) => summaryOf(store, keys, row))),
     async setState(account, destination, state) {
       await found(store, account, destination);

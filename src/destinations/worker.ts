@@ -16,6 +16,7 @@ import {
 import type { Store } from '../store/store.js';
 import { destinationConnections, postChange, type DeliveryOutcome, type DestinationConnections } from './delivery.js';
 import { errorText } from './errors.js';
+import type { NetworkPolicy } from './network-policy.js';
 import { filterOf, passes } from './filter.js';
 import { redisSender } from './redis-worker.js';
 import { isRedisUrl, type Destinations, type OpenedDestination } from './registry.js';
@@ -30,6 +31,8 @@ export interface WorkerContext {
   now: () => number;
   /** Requests (and connections) in flight per destination at most. */
   maxInFlight: number;
+  /** Where destinations may connect. */
+  policy: NetworkPolicy;
   /** Consecutive failures that pause a destination (the breaker). */
   pauseAfter: number;
   leaseMs: number;
@@ -228,7 +231,7 @@ export function destinationWorker(context: WorkerContext, key: Key): Destination
     inFlight: new Map(),
     answered: [],
     nextSlot: 0,
-    connections: destinationConnections(context.maxInFlight),
+    connections: destinationConnections(context.policy, context.maxInFlight),
     requests: new AbortController(),
   };
   const { inFlight, answered } = state;

@@ -9,6 +9,7 @@ import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { destinationConnections, MAX_ANSWER_BYTES, postChange, type DestinationConnections } from '../../src/destinations/delivery.js';
 import { generateSecret } from '../../src/destinations/signing.js';
+import { networkPolicy } from '../../src/destinations/network-policy.js';
 import { listen } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -36,7 +37,7 @@ describe('postChange', () => {
     return { ...started, seen };
   };
   const post = (url: string, options: { timeoutMs?: number; signal?: AbortSignal } = {}) => {
-    connections ??= destinationConnections();
+    connections ??= destinationConnections(networkPolicy());
     return postChange({ url, secrets: [secret] }, message, {
       signal: options.signal ?? new AbortController().signal,
       connections,

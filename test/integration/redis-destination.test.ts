@@ -11,6 +11,7 @@ import { Writable } from 'node:stream';
 import { createClient } from 'redis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startDeliveryLoop, type DeliveryLoop } from '../../src/destinations/delivery-loop.js';
+import type { NetworkRules } from '../../src/destinations/network-policy.js';
 import { openDestinations, type AddDestination, type Destinations } from '../../src/destinations/registry.js';
 import { createLogger } from '../../src/logging.js';
 import { replayInto } from '../../src/replay/index.js';
@@ -78,7 +79,7 @@ describe.skipIf(!hasRedis()).each(ENGINES)('Redis destinations on $name', (engin
   const stream = () => `test:${randomBytes(4).toString('hex')}`;
   const add = (request: Partial<AddDestination> & { stream: string }) =>
     destinations.add({ account: 'default', url: redis.url, filter: { entity: 'candidate' }, ...request });
-  const start = (options: { pauseAfter?: number } = {}) => {
+  const start = (options: { pauseAfter?: number; network?: NetworkRules } = {}) => {
     const loop = startDeliveryLoop({ store, destinations, logger, pollMs: 20, timeoutMs: 1000, ...options });
     loops.push(loop);
     return loop;
@@ -290,5 +291,43 @@ describe.skipIf(!hasRedis()).each(ENGINES)('Redis destinations on $name', (engin
     } finally {
       await silent.close();
     }
+  });
+
+  it('refuses to connect where the network policy denies: a name resolving there or an address in another spelling; a hole appends', async () => {
+    const byName = stream();
+    const decimal = stream();
+    const urls = { [byName]: `redis://:${PASSWORD}@localhost:${redis.port}`, [decimal]: `redis://:${PASSWORD}@2130706433:${redis.port}` };
+    const added: Array<{ destination: string; account: string }> = [];
+    for (const [name, url] of Object.entries(urls))
+      added.push(
+        await destinations.add({ account: 'default', url, stream: name, filter: { entity: 'candidate' }, schedule: [0, 3_600_000] }),
+      );
+    const denied = startDeliveryLoop({ store, destinations, logger, pollMs: 20, network: { deny: ['127.0.0.0/8'] } });
+    loops.push(denied);
+    await project(store, candidates(1, 1));
+    const errors = await waitFor(
+      async () => {
+        const all = await Promise.all(
+          added.map(async (d) => (await store.destinations.deliveries(d, 'queued', 1))[0]?.last_error ?? undefined),
+        );
+        return all.every((e) => e !== undefined) ? all : undefined;
+      },
+      10_000,
+      'both refused',
+    );
+    expect(errors).toEqual([
+      'refused by the network policy: localhost resolves to 127.0.0.1, which is in 127.0.0.0/8, a range denied to destinations',
+      'refused by the network policy: 2130706433 is 127.0.0.1, which is in 127.0.0.0/8, a range denied to destinations',
+    ]);
+    expect(await entries(byName)).toEqual([]);
+    expect(await entries(decimal)).toEqual([]);
+    await denied.stop(1000);
+    for (const d of added) await destinations.retry('default', d.destination);
+    start({ network: { deny: ['127.0.0.0/8'], allow: ['127.0.0.1/32', '::1/128'] } });
+    await waitFor(
+      async () => (await entries(byName)).length === 1 && (await entries(decimal)).length === 1,
+      10_000,
+      'appended through the hole',
+    );
   });
 });

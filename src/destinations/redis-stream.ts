@@ -59,6 +59,7 @@ async function connect(url: string, timeoutMs: number, signal: AbortSignal | und
   const refused = policy?.hostRefusal(new URL(url).hostname);
   if (refused !== undefined) throw new DeniedAddressError(refused);
   const { createClient } = await loadRedis();
+  if (signal?.aborted === true) throw new Error('stopped before connecting');
   // No offline queue: a command sent while the server is away fails at once and is retried by
   // the delivery loop on its schedule, instead of piling up in memory. A first connection that
   // fails fails the attempt (else connect() would wait for the server however long it is away);
@@ -81,7 +82,6 @@ async function connect(url: string, timeoutMs: number, signal: AbortSignal | und
   client.on('error', () => undefined);
   // Ended while it connects (the destination disabled or removed): no wait for the connect timeout.
   const abandon = () => client.destroy();
-  if (signal?.aborted === true) throw new Error('stopped before connecting');
   signal?.addEventListener('abort', abandon, { once: true });
   try {
     await client.connect();

@@ -2,9 +2,9 @@
 // Webhooks, 15 s at most for the answer's head and body together, never following a redirect (a
 // 3xx is a failure, so a body and its signature never go to a host the operator did not name).
 // Each destination has its own connections, 16 at most, only to the addresses the network policy
-// allows (network-policy.ts: checked as connected to). Of an answer's body 64 KiB at most are
-// read (and dropped): past that, or past the deadline, its connection is closed, so that a
-// receiver that answers and then sends forever costs a few reads. What the loop is told carries a
+// allows (network-policy.ts: checked as connected to). An answer's body is read (and dropped) no
+// further once 64 KiB have come or the deadline has passed: its connection is then closed, so
+// that a receiver that answers and then sends forever costs a few reads. What the loop is told carries a
 // status and a short reason, never the body or a secret.
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
@@ -25,7 +25,7 @@ export interface SignedMessage {
 
 export const DELIVERY_TIMEOUT_MS = 15_000;
 
-/** Bytes of an answer's body read at most; the rest is never read, its connection closed. */
+/** Once this much of an answer's body has come, the rest is never read: its connection is closed. */
 export const MAX_ANSWER_BYTES = 64 * 1024;
 
 /** Requests (and so connections) to one destination at once, at most. */

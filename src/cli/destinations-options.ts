@@ -2,6 +2,8 @@
 // one `accounts` and `serve` take: destinations' URLs and secrets are sealed under it.
 import { parseRate, parseSchedule } from '../destinations/schedule.js';
 import { DestinationRequestError } from '../destinations/errors.js';
+import { DEFAULT_DENIED_RANGES, parseRanges, type NetworkRules } from '../destinations/network-policy.js';
+import { ConfigurationError } from '../errors.js';
 import { parseDuration } from '../privacy/index.js';
 import { UsageError } from './args.js';
 import { ACCOUNTS_KEY_OPTIONS } from './accounts-options.js';
@@ -29,6 +31,37 @@ function seqOf(text: string, name: string): number {
 
 const JSON_FLAG = flagsOnly({ json: flag({ help: 'print the result as JSON' }) });
 
+/**
+ * Where destinations may connect [PREQUAL_HOOKS_DESTINATIONS_DENY, PREQUAL_HOOKS_DESTINATIONS_ALLOW]:
+ * serve applies them to every connection, `destinations add` to the address a URL names.
+ */
+export const NETWORK_OPTIONS = {
+  'destinations-deny': list({
+    placeholder: '<cidr,…>',
+    help: `ranges destinations never connect to (an address, redis:// too, or a name resolving there), beside the link-local and cloud metadata ones always denied (${DEFAULT_DENIED_RANGES.join(', ')}); e.g. 10.0.0.0/8,fd00::/8`,
+  }),
+  'destinations-allow': list({
+    placeholder: '<cidr,…>',
+    help: 'holes opened in the denied ranges, those denied by default too (e.g. 169.254.10.0/24 for a service of yours there)',
+  }),
+};
+
+/** The network rules the options give, each range checked: a wrong one is a usage error naming where it was given. */
+export function networkRulesOf(
+  values: { 'destinations-deny': string[]; 'destinations-allow': string[] },
+  nameOf: (option: keyof typeof NETWORK_OPTIONS) => string,
+): NetworkRules {
+  for (const option of ['destinations-deny', 'destinations-allow'] as const) {
+    try {
+      parseRanges(values[option], nameOf(option));
+    } catch (error) {
+      if (error instanceof ConfigurationError) throw new UsageError(error.message);
+      throw error;
+    }
+  }
+  return { deny: values['destinations-deny'], allow: values['destinations-allow'] };
+}
+
 const DESTINATION = flagsOnly({
   destination: optional({ placeholder: '<id>', help: 'the destination id (dst_…), as add printed it and list shows it' }),
 });
@@ -40,7 +73,7 @@ export const ADD_OPTIONS = withFileVariants({
   ...flagsOnly({
     url: optional({
       placeholder: '<url>',
-      help: 'where the changes are POSTed: http:// or https:// (a user name and password in it are sent as Basic authorization, and never shown); or redis://[:password@]host:port[/db] (rediss:// for TLS): appended to a Redis stream',
+      help: 'where the changes are POSTed: http:// or https:// (a user name and password in it are sent as Basic authorization; neither they nor the values of its query are ever shown, key=***); or redis://[:password@]host:port[/db] (rediss:// for TLS): appended to a Redis stream',
     }),
     stream: optional({
       placeholder: '<name>',
@@ -79,6 +112,7 @@ export const ADD_OPTIONS = withFileVariants({
       help: "receive the account's operator events (a destination paused, resumed or disabled, a delivery set aside) instead of its changes; http(s):// only, no --filter",
     }),
   }),
+  ...NETWORK_OPTIONS,
   ...JSON_FLAG,
 });
 

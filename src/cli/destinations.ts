@@ -1,9 +1,10 @@
 // `prequal-hooks destinations`: the HTTP destinations an account's changes are POSTed to
 // (docs/destinations.md), one subcommand a verb. A generated secret is printed once, by `add`; a
-// URL's password never is. A running serve takes every change within 2 seconds.
+// URL's password and its query's values never are. A running serve takes every change within 2 seconds.
 import { DestinationRequestError } from '../destinations/errors.js';
 import { parseFilter } from '../destinations/filter.js';
 import { checkSecret } from '../destinations/signing.js';
+import { networkPolicy, type NetworkRules } from '../destinations/network-policy.js';
 import { checkRedisRequest, checkUrl, openDestinations, type Destinations, type DestinationSummary } from '../destinations/registry.js';
 import { isPostgresUrl, openStore } from '../store/open.js';
 import type { QueuedDelivery } from '../store/destinations.js';
@@ -12,7 +13,15 @@ import { accountStore } from './account-target.js';
 import { CommandError, UsageError, type CommandIo } from './args.js';
 import { defineVerb, defineVerbs, type Command } from './command.js';
 import { requireDatabaseFile } from './database.js';
-import { ADD_OPTIONS, LIST_OPTIONS, REPLAY_OPTIONS, RETRY_OPTIONS, ROTATE_OPTIONS, STATE_OPTIONS } from './destinations-options.js';
+import {
+  ADD_OPTIONS,
+  LIST_OPTIONS,
+  networkRulesOf,
+  REPLAY_OPTIONS,
+  RETRY_OPTIONS,
+  ROTATE_OPTIONS,
+  STATE_OPTIONS,
+} from './destinations-options.js';
 import { databaseOf, type OptionTable, type ParsedCommand } from './options.js';
 import { outputFormat, printJson, renderTable, shortInstant, type Column } from './output.js';
 
@@ -75,6 +84,7 @@ async function withDestinations<T>(
   command: ParsedCommand<OptionTable>,
   io: CommandIo,
   work: (destinations: Destinations, account: string, store: Store) => Promise<T>,
+  network?: NetworkRules,
 ): Promise<T> {
   const database = command as unknown as DatabaseCommand;
   const { location, postgres } = databaseOf(database);
@@ -87,6 +97,7 @@ async function withDestinations<T>(
       ...(keyFile !== undefined && { keyFile }),
       ...(!isPostgresUrl(location) && { databaseFile: location }),
       onNotice: (message) => io.stderr.write(`prequal-hooks destinations: ${message}\n`),
+      ...(network !== undefined && { network }),
     });
     return await work(opened, account, store);
   } catch (error) {
@@ -106,9 +117,13 @@ function destinationOf(values: { destination: string | undefined }): string {
 async function add(command: ParsedCommand<typeof ADD_OPTIONS>, io: CommandIo): Promise<number> {
   const { values } = command;
   if (values.url === undefined) throw new UsageError('--url is required: where the changes are POSTed');
+  const network = networkRulesOf(values, (option) =>
+    command.sources[option].from === 'env' ? command.sources[option].name : `--${option}`,
+  );
   let filter;
   try {
-    checkUrl(values.url);
+    // A literal address refused (169.254.169.254 in any spelling), before anything is opened.
+    checkUrl(values.url, networkPolicy(network));
     checkRedisRequest({ url: values.url, secret: values.secret, stream: values.stream, rate: values.rate });
     if (values.secret !== undefined) checkSecret(values.secret);
     filter = parseFilter(values.filter);
@@ -117,25 +132,30 @@ async function add(command: ParsedCommand<typeof ADD_OPTIONS>, io: CommandIo): P
     throw error;
   }
   const url = values.url;
-  const added = await withDestinations(command, io, async (destinations, account) => {
-    try {
-      return await destinations.add({
-        account,
-        url,
-        filter,
-        ...(values.secret !== undefined && { secret: values.secret }),
-        ...(values.stream !== undefined && { stream: values.stream }),
-        ...(values.rate !== undefined && { rate: values.rate }),
-        ...(values['retry-schedule'] !== undefined && { schedule: values['retry-schedule'] }),
-        ...(values.after !== undefined && { after: values.after }),
-        ...(values.operational && { operational: true }),
-      });
-    } catch (error) {
-      // What was asked is wrong (the URL, the secret): a usage error, and nothing was stored.
-      if (error instanceof DestinationRequestError) throw new UsageError(error.message);
-      throw error;
-    }
-  });
+  const added = await withDestinations(
+    command,
+    io,
+    async (destinations, account) => {
+      try {
+        return await destinations.add({
+          account,
+          url,
+          filter,
+          ...(values.secret !== undefined && { secret: values.secret }),
+          ...(values.stream !== undefined && { stream: values.stream }),
+          ...(values.rate !== undefined && { rate: values.rate }),
+          ...(values['retry-schedule'] !== undefined && { schedule: values['retry-schedule'] }),
+          ...(values.after !== undefined && { after: values.after }),
+          ...(values.operational && { operational: true }),
+        });
+      } catch (error) {
+        // What was asked is wrong (the URL, the secret): a usage error, and nothing was stored.
+        if (error instanceof DestinationRequestError) throw new UsageError(error.message);
+        throw error;
+      }
+    },
+    network,
+  );
   if (values.json) printJson(io, added);
   else {
     io.stdout.write(

@@ -27,6 +27,7 @@ export function startDestinations(
     destinations,
     logger,
     intakeBusy: receiver.intakeBusy,
+    network: config.destinationsNetwork,
     onSettled: destinationDeliveriesOf(receiver.metrics()),
   });
 }

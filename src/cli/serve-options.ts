@@ -1,6 +1,8 @@
 // serve's options, declared once, and the typed configuration they resolve into.
 import { resolve } from 'node:path';
 import { ACCOUNTS_KEY_OPTIONS } from './accounts-options.js';
+import { NETWORK_OPTIONS, networkRulesOf } from './destinations-options.js';
+import type { NetworkRules } from '../destinations/network-policy.js';
 import { MIN_TOKEN_LENGTH } from '../console/auth.js';
 import { DEFAULT_EVENT_HEADER, DEFAULT_MAX_BODY_BYTES, DEFAULT_SIGNATURE_HEADER } from '../receive/intake.js';
 import { DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MIN_BYTES_PER_SECOND, DEFAULT_MIN_RATE_GRACE_MS } from '../receive/budget.js';
@@ -225,6 +227,7 @@ export const SERVE_OPTIONS = withFileVariants({
     parse: (text: string, name: string) => durationOf(text, name, '30s'),
   }),
   ...ACCOUNTS_KEY_OPTIONS,
+  ...NETWORK_OPTIONS,
   'reconcile-every': value({
     placeholder: '<m>',
     help: 'every <m> minutes, repair what webhooks missed from the service\'s API (see "prequal-hooks reconcile --help"); needs --api-url and --api-key (the default account\'s), and reconciles each other account that has an API key with its own',
@@ -324,6 +327,8 @@ export interface ServeConfig {
   apiKeyFile?: SecretFile;
   /** The accounts key file (`--accounts-key-file`); none: beside a SQLite database. */
   accountsKeyFile?: string;
+  /** Where destinations may connect: ranges denied beside the default ones, and holes opened. */
+  destinationsNetwork: NetworkRules;
   /** Minutes between reconciliations; 0: none. */
   reconcileEvery: number;
   /** Retention: erase candidates not heard of for this long (ms), at start and daily; 0: never. */
@@ -401,6 +406,7 @@ export function serveConfig(command: ReturnType<typeof serveCommand>): ServeConf
     trustProxy: values['trust-proxy'],
     ...secretFiles(command),
     ...(values['accounts-key-file'] !== undefined && { accountsKeyFile: resolve(values['accounts-key-file']) }),
+    destinationsNetwork: networkRulesOf(values, (option) => nameOf(command, option)),
     reconcileEvery: values['reconcile-every'],
     eraseInactiveAfter: values['erase-inactive-after'],
     changesRetention: values['changes-retention'],

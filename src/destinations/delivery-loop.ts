@@ -8,8 +8,10 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { alarm, withDeadline } from '../deadline.js';
 import type { Logger } from '../logging.js';
 import type { Store } from '../store/store.js';
+import { networkPolicy, type NetworkRules } from './network-policy.js';
 import type { Destinations } from './registry.js';
-import { DELIVERY_TIMEOUT_MS } from './delivery.js';
+import { DELIVERY_TIMEOUT_MS, MAX_CONNECTIONS } from './delivery.js';
+import { errorText } from './errors.js';
 import { destinationWorker, type DestinationWorker, type WorkerContext } from './worker.js';
 
 export interface DeliveryLoopOptions {
@@ -18,8 +20,13 @@ export interface DeliveryLoopOptions {
   logger: Logger;
   /** How often the destinations and the changes are looked at (ms). Default 500. */
   pollMs?: number;
-  /** Requests in flight per destination at most. Default 16. */
+  /** Requests (and connections) in flight per destination at most. Default 16. */
   maxInFlight?: number;
+  /**
+   * Where destinations may connect: never link-local or cloud metadata addresses, `deny` ranges
+   * added, `allow` holes opened in either (CIDR ranges). A bad range is a ConfigurationError.
+   */
+  network?: NetworkRules;
   /** Consecutive failures that pause a destination. Default 5. */
   pauseAfter?: number;
   timeoutMs?: number;
@@ -66,7 +73,7 @@ function worthLogging(logged: Map<string, { message: string; at: number }>, name
   return true;
 }
 
-/** One round: each destination read afresh and given its worker's round; the workers of removed destinations dropped once idle. */
+/** One round: each destination read afresh and given its worker's round; the workers of removed destinations halted, and dropped once idle. */
 async function round(
   context: WorkerContext,
   workers: Map<string, DestinationWorker>,
@@ -83,16 +90,20 @@ async function round(
       await worker.round(record);
       logged.delete(name);
     } catch (error) {
-      const { message } = error as Error;
+      const message = errorText((error as Error).message);
       if (worthLogging(logged, name, message, context.now()))
         context.logger.error({ destination: record.destination, err: { message } }, 'destination: round failed');
     }
   }
-  for (const [name, worker] of workers)
-    if (!present.has(name) && worker.inFlight.size === 0) {
+  for (const [name, worker] of workers) {
+    if (present.has(name)) continue;
+    // Removed: what it has out ends now, and once it has ended the worker goes.
+    worker.halt();
+    if (worker.inFlight.size === 0) {
       workers.delete(name);
       await worker.close().catch(() => undefined);
     }
+  }
 }
 
 export function startDeliveryLoop(options: DeliveryLoopOptions): DeliveryLoop {
@@ -107,7 +118,8 @@ export function startDeliveryLoop(options: DeliveryLoopOptions): DeliveryLoop {
     owner: `${process.pid}-${randomUUID()}`,
     logger,
     now: options.now ?? Date.now,
-    maxInFlight: options.maxInFlight ?? 16,
+    maxInFlight: options.maxInFlight ?? MAX_CONNECTIONS,
+    policy: networkPolicy(options.network),
     pauseAfter: options.pauseAfter ?? 5,
     leaseMs: LEASE_MS,
     timeoutMs: options.timeoutMs ?? DELIVERY_TIMEOUT_MS,
@@ -126,7 +138,7 @@ export function startDeliveryLoop(options: DeliveryLoopOptions): DeliveryLoop {
       await delay(ROUND_GAP_MS);
       if (!draining)
         await round(context, workers, logged).catch((error: unknown) => {
-          const { message } = error as Error;
+          const message = errorText((error as Error).message);
           if (worthLogging(logged, '', message, context.now()))
             logger.error({ err: { message } }, 'destinations: could not read them; trying again');
         });

@@ -1,9 +1,14 @@
 // One POST of one change to one destination (docs/destinations.md): JSON, signed per Standard
-// Webhooks, 15 s at most, never following a redirect (a 3xx is a failure, so a body and its
-// signature never go to a host the operator did not name). What the loop is told carries a status
-// and a short reason, never the body or a secret.
+// Webhooks, 15 s at most for the answer's head and body together, never following a redirect (a
+// 3xx is a failure, so a body and its signature never go to a host the operator did not name).
+// Each destination has its own connections, 16 at most, only to the addresses the network policy
+// allows (network-policy.ts: checked as connected to). An answer's body is read (and dropped) no
+// further once 64 KiB have come or the deadline has passed: its connection is then closed, so
+// that a receiver that answers and then sends forever costs a few reads. What the loop is told carries a
+// status and a short reason, never the body or a secret.
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { DeniedAddressError, type NetworkPolicy } from './network-policy.js';
 import type { OpenedDestination } from './registry.js';
 import { retryAfterMs } from './schedule.js';
 import { signatureHeader } from './signing.js';
@@ -20,12 +25,37 @@ export interface SignedMessage {
 
 export const DELIVERY_TIMEOUT_MS = 15_000;
 
+/** Once this much of an answer's body has come, the rest is never read: its connection is closed. */
+export const MAX_ANSWER_BYTES = 64 * 1024;
+
+/** Requests (and so connections) to one destination at once, at most. */
+export const MAX_CONNECTIONS = 16;
+
+/** The connections of one destination: kept alive between its requests, `maxSockets` at most, only where `policy` allows. */
+export interface DestinationConnections {
+  readonly agents: { readonly 'http:': HttpAgent; readonly 'https:': HttpsAgent };
+  readonly policy: NetworkPolicy;
+  /** Closes every connection, idle or in use (a request on one fails); they are made again at need. */
+  close(): void;
+}
+
 // node:http(s) with keep-alive agents rather than fetch: a quarter of fetch's CPU a request
 // (bench:destinations; about 90 against 450 µs for a small POST on loopback), spent on the event
 // loop the intake shares. Idle sockets are closed after 4 s, before a server's usual 5 s, so that a
-// request is rarely sent on a socket the server is closing.
-const AGENT_OPTIONS = { keepAlive: true, maxSockets: 64, timeout: 4000, scheduling: 'lifo' as const };
-const agents = { 'http:': new HttpAgent(AGENT_OPTIONS), 'https:': new HttpsAgent(AGENT_OPTIONS) };
+// request is rarely sent on a socket the server is closing. An agent per destination, so that
+// the cap is the destination's: one that holds its connections does not take another's.
+export function destinationConnections(policy: NetworkPolicy, maxSockets = MAX_CONNECTIONS): DestinationConnections {
+  const options = { keepAlive: true, maxSockets, maxTotalSockets: maxSockets, timeout: 4000, scheduling: 'lifo' as const };
+  const agents = { 'http:': new HttpAgent(options), 'https:': new HttpsAgent(options) };
+  return {
+    agents,
+    policy,
+    close() {
+      agents['http:'].destroy();
+      agents['https:'].destroy();
+    },
+  };
+}
 
 /** The URL without its user info, and the Basic authorization the user info stood for. */
 function target(address: string): { url: URL; authorization: string | undefined } {
@@ -38,58 +68,112 @@ function target(address: string): { url: URL; authorization: string | undefined 
 }
 
 /** Why a request failed, without its URL (which may hold a password) or body. */
-function failureOf(error: unknown, timedOut: boolean): string {
-  if (timedOut) return `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`;
+function failureOf(error: unknown, ended: 'timeout' | 'stopped' | undefined, timeoutMs: number): string {
+  if (ended === 'timeout') return `no answer within ${timeoutMs / 1000} s`;
+  if (ended === 'stopped') return 'stopped';
+  if (error instanceof DeniedAddressError) return error.message;
   const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string' && code !== 'ABORT_ERR') return code;
-  return (error as Error).name === 'AbortError' ? 'stopped' : 'the request failed';
+  if (typeof code === 'string') return code;
+  return 'the request failed';
 }
 
-/** POSTs the body; the status and Retry-After once the answer's head came (its body is read and dropped). */
+interface Answer {
+  status: number;
+  retryAfter: string | undefined;
+}
+
+/**
+ * POSTs the body; the status and Retry-After once the answer's body ended, or was cut (past
+ * MAX_ANSWER_BYTES, or `signal` aborted meanwhile: the head came, so the status stands). `signal`
+ * ends the request at any point, its connection closed.
+ */
 function post(
   url: URL,
-  headers: Record<string, string | number>,
-  body: string,
+  request: { headers: Record<string, string | number>; body: string; connections: DestinationConnections },
   signal: AbortSignal,
-): Promise<{ status: number; retryAfter: string | undefined }> {
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    const request = send(url, { method: 'POST', agent: agents[url.protocol as 'http:' | 'https:'], headers, signal }, (response) => {
-      response.resume(); // the body is not read: drained, so that the socket is kept for the next request
-      response.on('error', () => undefined);
-      const retryAfter = response.headers['retry-after'];
-      resolve({ status: response.statusCode ?? 0, retryAfter });
+    // Set once the head came: from then on, the request ends with it, however its body ends.
+    let answer: Answer | undefined;
+    const { connections } = request;
+    const options = {
+      method: 'POST',
+      agent: connections.agents[url.protocol as 'http:' | 'https:'],
+      headers: request.headers,
+      // A name is checked as it resolves, each time a connection is made: what it resolved to when it was added says nothing.
+      lookup: connections.policy.lookup,
+    };
+    const sending = send(url, options, (response) => {
+      const head = { status: response.statusCode ?? 0, retryAfter: response.headers['retry-after'] };
+      answer = head;
+      let read = 0;
+      response.on('data', (chunk: Buffer) => {
+        read += chunk.length;
+        if (read > MAX_ANSWER_BYTES) {
+          sending.destroy(); // the rest is not read: the connection goes with it
+          resolve(head);
+        }
+      });
+      response.on('end', () => resolve(head)); // read to its end: the connection is kept for the next request
+      response.on('error', () => resolve(head));
+      response.on('close', () => resolve(head));
     });
-    request.on('error', reject);
-    request.end(body);
+    const stop = () => sending.destroy(new Error('the request was ended'));
+    if (signal.aborted) stop();
+    else signal.addEventListener('abort', stop, { once: true });
+    sending.on('close', () => signal.removeEventListener('abort', stop));
+    sending.on('error', (error) => (answer === undefined ? reject(error) : resolve(answer)));
+    sending.end(request.body);
   });
 }
 
 export async function postChange(
   destination: OpenedDestination,
   message: SignedMessage,
-  options: { signal: AbortSignal; timeoutMs?: number; now: () => number },
+  options: { signal: AbortSignal; connections: DestinationConnections; timeoutMs?: number; now: () => number },
 ): Promise<DeliveryOutcome> {
   const { url, authorization } = target(destination.url);
-  const timeout = AbortSignal.timeout(options.timeoutMs ?? DELIVERY_TIMEOUT_MS);
-  let answer: { status: number; retryAfter: string | undefined };
+  // An address written in the URL is not looked up: checked here, in whatever spelling it was given.
+  const refused = options.connections.policy.hostRefusal(url.hostname);
+  if (refused !== undefined)
+    return { ok: false, status: null, error: new DeniedAddressError(refused).message, gone: false, retryAfterMs: undefined };
+  const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+  // One deadline for the head and the body, and the caller's stop: either ends the request.
+  const ending = new AbortController();
+  let ended: 'timeout' | 'stopped' | undefined;
+  const end = (why: 'timeout' | 'stopped') => {
+    ended ??= why;
+    ending.abort();
+  };
+  const timer = setTimeout(() => end('timeout'), timeoutMs);
+  const stopped = () => end('stopped');
+  if (options.signal.aborted) stopped();
+  else options.signal.addEventListener('abort', stopped, { once: true });
+  let answer: Answer;
   try {
     answer = await post(
       url,
       {
-        'content-type': 'application/json',
-        'content-length': Buffer.byteLength(message.body),
-        'user-agent': 'prequal-hooks destinations',
-        'webhook-id': message.id,
-        'webhook-timestamp': String(message.timestamp),
-        'webhook-signature': signatureHeader(destination.secrets, message.id, message.timestamp, message.body),
-        ...(authorization !== undefined && { authorization }),
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(message.body),
+          'user-agent': 'prequal-hooks destinations',
+          'webhook-id': message.id,
+          'webhook-timestamp': String(message.timestamp),
+          'webhook-signature': signatureHeader(destination.secrets, message.id, message.timestamp, message.body),
+          ...(authorization !== undefined && { authorization }),
+        },
+        body: message.body,
+        connections: options.connections,
       },
-      message.body,
-      AbortSignal.any([timeout, options.signal]),
+      ending.signal,
     );
   } catch (error) {
-    return { ok: false, status: null, error: failureOf(error, timeout.aborted), gone: false, retryAfterMs: undefined };
+    return { ok: false, status: null, error: failureOf(error, ended, timeoutMs), gone: false, retryAfterMs: undefined };
+  } finally {
+    clearTimeout(timer);
+    options.signal.removeEventListener('abort', stopped);
   }
   const { status } = answer;
   if (status >= 200 && status < 300) return { ok: true, status };

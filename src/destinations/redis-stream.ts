@@ -9,6 +9,7 @@
 // keeps. The `redis` client (node-redis) is an optional peer dependency, loaded on first use.
 import { ConfigurationError } from '../errors.js';
 import type { Change } from '../project/changes.js';
+import { DeniedAddressError, type NetworkPolicy } from './network-policy.js';
 
 /** What one entry holds: the change as the HTTP destinations POST it, and its keys to filter on without parsing. */
 interface StreamEntry {
@@ -57,6 +58,8 @@ export interface StreamWriter {
    */
   forget(candidateId: string, seqs: readonly number[], keptFrom: number | null): Promise<number>;
   close(): Promise<void>;
+  /** Closes the connection at once: a command in flight fails now. */
+  destroy(): void;
 }
 
 /** The default stream of an account's changes. */
@@ -81,8 +84,12 @@ async function loadRedis(): Promise<typeof import('redis')> {
   }
 }
 
-async function connect(url: string, timeoutMs: number) {
+async function connect(url: string, timeoutMs: number, signal: AbortSignal | undefined, policy: NetworkPolicy | undefined) {
+  // An address written in the URL is not looked up: checked here, in whatever spelling it was given.
+  const refused = policy?.hostRefusal(new URL(url).hostname);
+  if (refused !== undefined) throw new DeniedAddressError(refused);
   const { createClient } = await loadRedis();
+  if (signal?.aborted === true) throw new Error('stopped before connecting');
   // No offline queue: a command sent while the server is away fails at once and is retried by
   // the delivery loop on its schedule, instead of piling up in memory. A first connection that
   // fails fails the attempt (else connect() would wait for the server however long it is away);
@@ -96,12 +103,21 @@ async function connect(url: string, timeoutMs: number) {
     commandOptions: { timeout: timeoutMs },
     socket: {
       connectTimeout: timeoutMs,
+      // A name is checked as it resolves, at each connection and reconnection.
+      ...(policy !== undefined && { lookup: policy.lookup }),
       reconnectStrategy: (retries: number, cause: Error) => (connected ? Math.min(100 * 2 ** retries, 5_000) : cause),
     },
   });
   // Errors reach the caller through the commands; the client's own event would crash the process unheard.
   client.on('error', () => undefined);
-  await client.connect();
+  // Ended while it connects (the destination disabled or removed): no wait for the connect timeout.
+  const abandon = () => client.destroy();
+  signal?.addEventListener('abort', abandon, { once: true });
+  try {
+    await client.connect();
+  } finally {
+    signal?.removeEventListener('abort', abandon);
+  }
   connected = true;
   return client;
 }
@@ -141,9 +157,16 @@ async function lastIdOf(client: Client, stream: string): Promise<string | undefi
   return (await client.xRevRange(stream, '+', '-', { COUNT: 1 }))?.[0]?.id;
 }
 
-/** Opens a writer of `stream` on the server of `url` (`redis://host:port[/db]`, `rediss://` for TLS). */
-export async function openStreamWriter(url: string, stream: string, { timeoutMs = 15_000 } = {}): Promise<StreamWriter> {
-  const client: Client = await connect(url, timeoutMs);
+/**
+ * Opens a writer of `stream` on the server of `url` (`redis://host:port[/db]`, `rediss://` for
+ * TLS); `signal` ends the connecting; `policy` refuses the addresses destinations never connect to.
+ */
+export async function openStreamWriter(
+  url: string,
+  stream: string,
+  { timeoutMs = 15_000, signal, policy }: { timeoutMs?: number; signal?: AbortSignal; policy?: NetworkPolicy } = {},
+): Promise<StreamWriter> {
+  const client: Client = await connect(url, timeoutMs, signal, policy);
   return {
     async append(account, changes, idOf) {
       let last: number | undefined;
@@ -183,6 +206,9 @@ export async function openStreamWriter(url: string, stream: string, { timeoutMs 
     },
     async close() {
       if (client.isOpen) await client.close();
+    },
+    destroy() {
+      if (client.isOpen) client.destroy();
     },
   };
 }

@@ -8,6 +8,8 @@ import type { Logger } from '../logging.js';
 import { changeOf, type Change } from '../project/changes.js';
 import { maskedUrl, type DestinationRecord, type QueuedDelivery } from '../store/destinations.js';
 import type { Store } from '../store/store.js';
+import { errorText } from './errors.js';
+import type { NetworkPolicy } from './network-policy.js';
 import type { OpenedDestination } from './registry.js';
 import { openStreamWriter, StreamNotOursError, type StreamWriter } from './redis-stream.js';
 import { delayBefore } from './schedule.js';
@@ -20,16 +22,20 @@ export interface RedisContext {
   /** Consecutive failures that pause a destination (the breaker). */
   pauseAfter: number;
   timeoutMs: number;
-  signal: AbortSignal;
+  /** Where destinations may connect. */
+  policy: NetworkPolicy;
 }
 
 /** The stream writer of one destination, opened at first need and kept while its URL and stream stay. */
 export interface RedisSender {
   /**
    * Appends the queued changes that are due, from the first, in `seq` order; `onlyOne` while paused
-   * (a probe). Whether more may be due now (all it took went in).
+   * (a probe). Whether more may be due now (all it took went in). `signal` ends it, what it had not
+   * appended left queued as it was (no attempt counted).
    */
-  send(record: DestinationRecord, opened: OpenedDestination, onlyOne: boolean): Promise<boolean>;
+  send(record: DestinationRecord, opened: OpenedDestination, options: { onlyOne: boolean; signal: AbortSignal }): Promise<boolean>;
+  /** Drops the connection at once: an append in flight fails now, not at its deadline. */
+  halt(): void;
   close(): Promise<void>;
 }
 
@@ -55,7 +61,8 @@ async function notOurs(context: RedisContext, record: DestinationRecord, error: 
 
 async function failed(context: RedisContext, record: DestinationRecord, row: QueuedDelivery, error: unknown): Promise<void> {
   if (error instanceof StreamNotOursError) return await notOurs(context, record, error);
-  const message = (error as Error).message;
+  // The server's own words: an error reply may be any size.
+  const message = errorText((error as Error).message);
   const nextAt = context.now() + cappedDelay(JSON.parse(record.schedule) as number[], row.attempts + 1);
   await context.store.destinations.failed(record, {
     seq: row.seq,
@@ -127,11 +134,11 @@ export function redisSender(context: RedisContext): RedisSender {
   let writer: { key: string; opening: Promise<StreamWriter> } | undefined;
   let trimmedAt: number | undefined;
 
-  const writerOf = (opened: OpenedDestination): Promise<StreamWriter> => {
+  const writerOf = (opened: OpenedDestination, signal: AbortSignal): Promise<StreamWriter> => {
     const key = `${opened.url}\n${opened.stream}`;
     if (writer?.key !== key) {
       void close();
-      const opening = openStreamWriter(opened.url, opened.stream!, { timeoutMs: context.timeoutMs });
+      const opening = openStreamWriter(opened.url, opened.stream!, { timeoutMs: context.timeoutMs, signal, policy: context.policy });
       writer = { key, opening };
       // A connection that could not be made is made again at the next attempt.
       opening.catch(() => {
@@ -149,16 +156,17 @@ export function redisSender(context: RedisContext): RedisSender {
   }
 
   return {
-    async send(record, opened, onlyOne) {
+    async send(record, opened, { onlyOne, signal }) {
       const { rows, oldest } = await batchOf(context, record, onlyOne);
       let appended = 0;
       for (const { row, change } of rows) {
-        if (context.signal.aborted) return false;
+        if (signal.aborted) return false;
         try {
-          const writer = await writerOf(opened);
+          const writer = await writerOf(opened, signal);
           if (change.op === 'erase' && change.entity === 'candidate') await forgetEarlier(context, record.account, writer, change, oldest);
           await writer.append(record.account, [change], (each) => webhookId(record.destination, each));
         } catch (error) {
+          if (signal.aborted) return false; // ended (disabled, removed, stopped): not a failure of the server
           await failed(context, record, row, error);
           return false;
         }
@@ -167,10 +175,16 @@ export function redisSender(context: RedisContext): RedisSender {
       }
       // Trimmed by time: below the oldest change the feed keeps, once it moved.
       if (appended > 0 && oldest !== null && oldest !== trimmedAt) {
-        await (await writerOf(opened)).trim(oldest);
+        await (await writerOf(opened, signal)).trim(oldest);
         trimmedAt = oldest;
       }
       return appended > 0;
+    },
+    halt() {
+      const halting = writer;
+      writer = undefined;
+      trimmedAt = undefined;
+      void halting?.opening.then((w) => w.destroy()).catch(() => undefined);
     },
     close,
   };

@@ -1,17 +1,18 @@
 // The destinations of a database (docs/destinations.md): added, listed, disabled, enabled, removed,
-// their dead deliveries retried. The URL (with its user info) and the signing secrets are sealed
-// under the accounts key, as account secrets are (src/accounts/cipher.ts), the destination's id in
-// the authenticated data; the `url` column holds the URL as people see it, its user info masked.
+// their dead deliveries retried. The whole URL and the signing secrets are sealed under the
+// accounts key, as account secrets are (src/accounts/cipher.ts), the destination's id in the
+// authenticated data; the `url` column holds the URL as people see it (`maskedUrl`): its user info
+// and its query's values masked, as either may be a credential.
 import { randomBytes } from 'node:crypto';
 import { destinationScope, open, seal } from '../accounts/cipher.js';
 import { keyOf, sealingKey, type KeySource } from '../accounts/keys.js';
-import { withoutCredentials } from '../client/origin.js';
-import { nextAttemptAt, type DestinationRecord, type DestinationState, type QueuedDelivery } from '../store/destinations.js';
+import { maskedUrl, nextAttemptAt, type DestinationRecord, type DestinationState, type QueuedDelivery } from '../store/destinations.js';
 import type { StoreHandle } from '../store/handle.js';
 import { storePorts, type Store } from '../store/store.js';
 import { DestinationRequestError } from './errors.js';
 import { filterOf, passes, type DestinationFilter } from './filter.js';
 import { changeOf } from '../project/changes.js';
+import { networkPolicy, type NetworkPolicy, type NetworkRules } from './network-policy.js';
 import { defaultStreamName } from './redis-stream.js';
 import { DEFAULT_SCHEDULE } from './schedule.js';
 import { checkSecret, generateSecret } from './signing.js';
@@ -23,6 +24,8 @@ export interface DestinationsOptions {
   databaseFile?: string;
   onNotice?: (message: string) => void;
   now?: () => number;
+  /** Where destinations may connect: a URL whose host is an address it refuses is not added. */
+  network?: NetworkRules;
 }
 
 export interface AddDestination {
@@ -46,7 +49,7 @@ export interface AddDestination {
   operational?: boolean;
 }
 
-/** A destination as `list` shows it: never a secret, its URL's password masked. */
+/** A destination as `list` shows it: never a secret, its URL's password and query's values masked. */
 export interface DestinationSummary {
   destination: string;
   account: string;
@@ -120,21 +123,27 @@ export function isRedisUrl(url: string): boolean {
   return /^rediss?:/i.test(url);
 }
 
-/** `http(s)://…`, or `redis(s)://host:port[/db]` for a Redis stream. */
-export function checkUrl(text: string): URL {
+/**
+ * `http(s)://…`, or `redis(s)://host:port[/db]` for a Redis stream, whose host is not an address
+ * `policy` refuses (a name is checked when it resolves, at each connection).
+ */
+export function checkUrl(text: string, policy: NetworkPolicy = networkPolicy()): URL {
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    throw new DestinationRequestError(`--url must be an absolute http(s):// or redis(s):// URL, got "${withoutCredentials(text)}"`);
+    throw new DestinationRequestError(`--url must be an absolute http(s):// or redis(s):// URL, got "${maskedUrl(text)}"`);
   }
   if (url.protocol === 'redis:' || url.protocol === 'rediss:') {
     if (!/^(\/\d+)?$/.test(url.pathname) || url.search !== '' || url.hash !== '')
-      throw new DestinationRequestError(`--url must be redis://host:port[/db], got "${withoutCredentials(text)}"`);
-    return url;
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new DestinationRequestError(`--url must be http://, https://, redis:// or rediss://, got "${withoutCredentials(text)}"`);
+      throw new DestinationRequestError(`--url must be redis://host:port[/db], got "${maskedUrl(text)}"`);
+  } else if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new DestinationRequestError(`--url must be http://, https://, redis:// or rediss://, got "${maskedUrl(text)}"`);
+  const refused = policy.hostRefusal(url.hostname);
+  if (refused !== undefined)
+    throw new DestinationRequestError(
+      `--url ${maskedUrl(text)} is refused: ${refused} (--destinations-allow opens a hole in a denied range)`,
+    );
   return url;
 }
 
@@ -289,8 +298,9 @@ async function found(store: Store, account: string, destination: string): Promis
   return row;
 }
 
-async function add(store: Store, keys: KeySource, now: () => number, request: AddDestination) {
-  const url = checkUrl(request.url);
+async function add(store: Store, keys: KeySource, context: { now: () => number; policy: NetworkPolicy }, request: AddDestination) {
+  const { now } = context;
+  const url = checkUrl(request.url, context.policy);
   checkRedisRequest(request);
   const redis = isRedisUrl(url.href);
   if (request.secret !== undefined) checkSecret(request.secret);
@@ -318,7 +328,7 @@ async function add(store: Store, keys: KeySource, now: () => number, request: Ad
     kind: request.operational === true ? 'operational' : 'changes',
     ...(request.after !== undefined && { after: request.after }),
     destination,
-    url: withoutCredentials(url.href),
+    url: maskedUrl(url.href),
     sealed,
     key_id: key.id,
     filter: JSON.stringify(request.filter ?? {}),
@@ -342,8 +352,9 @@ export function openDestinations(handle: StoreHandle, options: DestinationsOptio
     location: store.location,
     onNotice: options.onNotice ?? (() => undefined),
   };
+  const policy = networkPolicy(options.network);
   return {
-    add: (request) => add(store, keys, now, request),
+    add: (request) => add(store, keys, { now, policy }, request),
     list: async (account) => Promise.all((await store.destinations.list(account)).map((row) => summaryOf(store, keys, row))),
     async setState(account, destination, state) {
       await found(store, account, destination);

@@ -15,7 +15,9 @@ import {
   type Settlement,
 } from '../store/destinations.js';
 import type { Store } from '../store/store.js';
-import { postChange, type DeliveryOutcome } from './delivery.js';
+import { destinationConnections, postChange, type DeliveryOutcome, type DestinationConnections } from './delivery.js';
+import { errorText } from './errors.js';
+import type { NetworkPolicy } from './network-policy.js';
 import { filterOf, passes } from './filter.js';
 import { redisSender } from './redis-worker.js';
 import { isRedisUrl, type Destinations, type OpenedDestination } from './registry.js';
@@ -28,8 +30,10 @@ export interface WorkerContext {
   owner: string;
   logger: Logger;
   now: () => number;
-  /** Requests in flight per destination at most. */
+  /** Requests (and connections) in flight per destination at most. */
   maxInFlight: number;
+  /** Where destinations may connect. */
+  policy: NetworkPolicy;
   /** Consecutive failures that pause a destination (the breaker). */
   pauseAfter: number;
   leaseMs: number;
@@ -43,11 +47,13 @@ export interface WorkerContext {
 
 export interface DestinationWorker {
   round(record: DestinationRecord): Promise<void>;
+  /** Ends its requests in flight now, their changes left queued as they were: it was disabled or removed. */
+  halt(): void;
   /** The deliveries in flight. */
   readonly inFlight: ReadonlyMap<number, Promise<void>>;
-  /** Gives the lease back and closes what it holds open (a Redis connection). */
+  /** Gives the lease back and closes what it holds open (its connections). */
   release(): Promise<void>;
-  /** Closes what it holds open (a Redis connection): the destination was removed. */
+  /** Closes what it holds open (its connections): the destination was removed. */
   close(): Promise<void>;
 }
 
@@ -140,6 +146,7 @@ function operatorMessage(record: DestinationRecord, event: OperatorEvent): { id:
 /** Sends one due change (as stored when the round read it, so an erasure before reaches it), signed; its answer, or undefined when stopped mid-request. */
 async function deliver(
   context: WorkerContext,
+  state: WorkerState,
   record: DestinationRecord,
   opened: OpenedDestination,
   due: DueDelivery,
@@ -159,12 +166,13 @@ async function deliver(
   }
   const { id, body } = message;
   const timestamp = Math.floor(context.now() / 1000);
+  const { signal } = state.requests;
   const outcome = await postChange(
     opened,
     { id, timestamp, body },
-    { signal: context.signal, timeoutMs: context.timeoutMs, now: context.now },
+    { signal, connections: state.connections, timeoutMs: context.timeoutMs, now: context.now },
   );
-  if (context.signal.aborted && !outcome.ok) return undefined; // stopped mid-request: it stays queued as it was
+  if (signal.aborted && !outcome.ok) return undefined; // stopped mid-request: it stays queued as it was
   return { record, row, outcome };
 }
 
@@ -207,6 +215,10 @@ interface WorkerState {
   answered: Answered[];
   /** When the next request may go, at the destination's rate. */
   nextSlot: number;
+  /** Its own connections: their cap is the destination's, and closing them ends its requests only. */
+  connections: DestinationConnections;
+  /** Ends its requests in flight: aborted (and replaced) when it is disabled or removed, and when the loop stops. */
+  requests: AbortController;
 }
 
 /** Ended, a delivery wakes the loop (its answer is settled, and the next change may be due now), unless it says nothing more is. */
@@ -215,7 +227,10 @@ function track(context: WorkerContext, state: WorkerState, record: DestinationRe
     seq,
     sending
       .catch((error: unknown) =>
-        context.logger.error({ destination: record.destination, seq, err: { message: (error as Error).message } }, 'destination: delivery'),
+        context.logger.error(
+          { destination: record.destination, seq, err: { message: errorText((error as Error).message) } },
+          'destination: delivery',
+        ),
       )
       .then((more) => {
         state.inFlight.delete(seq);
@@ -239,7 +254,7 @@ async function sendDue(context: WorkerContext, state: WorkerState, record: Desti
       }
       state.nextSlot = Math.max(now, state.nextSlot) + 1000 / record.rate;
     }
-    const sending = deliver(context, record, opened, row).then(async (answer) => {
+    const sending = deliver(context, state, record, opened, row).then(async (answer) => {
       if (answer === undefined) return;
       if (!answer.outcome.ok && answer.outcome.gone) return await gone(context, record, row);
       state.answered.push(answer);
@@ -249,16 +264,33 @@ async function sendDue(context: WorkerContext, state: WorkerState, record: Desti
 }
 
 export function destinationWorker(context: WorkerContext, key: Key): DestinationWorker {
-  const state: WorkerState = { inFlight: new Map(), answered: [], nextSlot: 0 };
+  const state: WorkerState = {
+    inFlight: new Map(),
+    answered: [],
+    nextSlot: 0,
+    connections: destinationConnections(context.policy, context.maxInFlight),
+    requests: new AbortController(),
+  };
   const { inFlight, answered } = state;
   // Renewed when a third of it is gone, not every round: an idle destination costs no write.
   let leasedAt = -Infinity;
   const redis = redisSender(context);
+  const stopped = () => state.requests.abort();
+  context.signal.addEventListener('abort', stopped, { once: true });
+  const halt = () => {
+    state.requests.abort();
+    state.requests = new AbortController();
+    state.connections.close();
+    redis.halt();
+  };
 
   return {
     inFlight,
+    halt,
     async round(record) {
       if (record.state === 'disabled' || context.signal.aborted) {
+        // Disabled: what it has out ends now, not at its deadline (its changes stay queued for enable).
+        if (record.state === 'disabled') halt();
         if (answered.length > 0) await commitRound(context, key, answered);
         if (inFlight.size === 0) await redis.close();
         return;
@@ -278,17 +310,29 @@ export function destinationWorker(context: WorkerContext, key: Key): Destination
       const opened = context.destinations.open(record);
       // A stream is one ordered log: one append at a time, in seq order, never beside another.
       if (isRedisUrl(record.url)) {
-        if (inFlight.size === 0) track(context, state, record, 0, redis.send(record, opened, record.state === 'paused'));
+        if (inFlight.size === 0)
+          track(
+            context,
+            state,
+            record,
+            0,
+            redis.send(record, opened, { onlyOne: record.state === 'paused', signal: state.requests.signal }),
+          );
         return;
       }
       await sendDue(context, state, record, opened);
     },
     release: async () => {
       leasedAt = -Infinity;
+      state.connections.close();
       await redis.close();
       if (answered.length > 0) await commitRound(context, key, answered);
       await context.store.destinations.release(key, context.owner);
     },
-    close: () => redis.close(),
+    close: async () => {
+      context.signal.removeEventListener('abort', stopped);
+      state.connections.close();
+      await redis.close();
+    },
   };
 }

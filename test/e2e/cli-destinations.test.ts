@@ -11,6 +11,7 @@ import { sampleEvent } from '../../src/testing/samples.js';
 import { sendSigned } from '../../src/testing/signed-request.js';
 import { killChildren, runCli, startServe } from '../support/cli-process.js';
 import { listen, tempDir } from '../support/servers.js';
+import { sqlOn } from '../support/sql.js';
 import { waitFor } from '../support/wait-for.js';
 
 const PASSWORD = 'dst-Pa55word-in-url-4e1f';
@@ -258,6 +259,49 @@ describe('serve delivers to destinations', () => {
       expect(requests).toBe(1);
     } finally {
       release();
+      await target.close();
+    }
+  });
+
+  it('connects nowhere its network policy denies: PREQUAL_HOOKS_DESTINATIONS_DENY, a name resolving there, the failure saying why', async () => {
+    const db = `${dir.dir}/denied.db`;
+    let requests = 0;
+    const target = await listen(async (req: IncomingMessage, res: ServerResponse) => {
+      for await (const _ of req) void _;
+      requests += 1;
+      res.writeHead(200).end();
+    });
+    const serve = await startServe(['--db', db, '--port', '0', '--host', '127.0.0.1', '--secret', WEBHOOK_SECRET], {
+      PREQUAL_HOOKS_DESTINATIONS_DENY: '127.0.0.0/8',
+    });
+    try {
+      const url = `http://localhost:${new URL(target.url).port}/in`;
+      const added = await destinations(
+        'add',
+        '--db',
+        db,
+        '--url',
+        url,
+        '--filter',
+        'entity=candidate',
+        '--retry-schedule',
+        '0s,1h',
+        '--json',
+      );
+      expect(added.code, added.stderr).toBe(0);
+      const { destination } = JSON.parse(added.stdout) as { destination: string };
+      const event = sampleEvent('candidate.added', { data: { candidate_id: 'cand-denied' } });
+      expect((await sendSigned(serve.webhookUrl, event, { secret: WEBHOOK_SECRET })).status).toBe(200);
+      await waitFor(() => serve.stdout().includes('refused by the network policy'), 5000, 'the refusal logged');
+      expect(serve.stdout()).toContain('localhost resolves to 127.0.0.1, which is in 127.0.0.0/8, a range denied to destinations');
+      const [failed] = await sqlOn(db).query<{ last_error: string }>(
+        'SELECT last_error FROM destination_deliveries WHERE destination = ?',
+        [destination],
+      );
+      expect(failed!.last_error).toMatch(/^refused by the network policy: localhost resolves to 127\.0\.0\.1/);
+      expect(requests).toBe(0);
+    } finally {
+      expect(await serve.stop('SIGTERM')).toBe(0);
       await target.close();
     }
   });

@@ -5,7 +5,8 @@
 // at a time per destination, and secrets sealed at rest.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -18,6 +19,7 @@ import { eraseCandidate } from '../../src/privacy/erase.js';
 import { replayInto } from '../../src/replay/index.js';
 import type { Store } from '../../src/store/store.js';
 import { sampleEvent } from '../../src/testing/samples.js';
+import { runCli } from '../support/command-io.js';
 import { ENGINES, freshStore } from '../support/engines.js';
 import { listen, tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
@@ -90,6 +92,7 @@ function interviewCompleted(candidateId: string, minute: number, score: number) 
 
 describe.each(ENGINES)('destinations on $name', (engine) => {
   let store: Store;
+  let database: string;
   let close: () => Promise<void>;
   let destinations: Destinations;
   let loops: DeliveryLoop[];
@@ -99,7 +102,7 @@ describe.each(ENGINES)('destinations on $name', (engine) => {
   let accountsKeyFile: string;
 
   beforeEach(async () => {
-    ({ store, close } = await freshStore(engine));
+    ({ store, database, close } = await freshStore(engine));
     tmp = tempDir();
     const keyFile = join(tmp.dir, 'accounts-key');
     writeFileSync(keyFile, randomBytes(32).toString('base64'), { mode: 0o600 });
@@ -387,6 +390,7 @@ describe.each(ENGINES)('destinations on $name', (engine) => {
     await waitFor(async () => (await destinations.list())[0]!.lag === 0 && target.received.length >= 4, 10_000, 'four delivered');
     expect(target.received.map((r) => r.body.id).sort()).toEqual(['a', 'b', 'c', 'd']);
   });
+
   it('starts after --after: 0 sends every change kept (a backfill), N those after N; past the last is refused', async () => {
     await project(store, [candidateAdded('a', 1), candidateAdded('b', 2), candidateAdded('c', 3)]);
     const seqs = (await store.changesAfter(0, 100)).changes.filter((c) => c.entity === 'candidate').map((c) => c.seq);
@@ -494,4 +498,93 @@ describe.each(ENGINES)('destinations on $name', (engine) => {
       await ops.close();
     }
   });
+
+  it('keeps to 16 connections and a bounded read of each answer when the receiver answers 200 and then sends for ever', async () => {
+    let open = 0;
+    let mostOpen = 0;
+    let written = 0;
+    const forever = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200);
+      const chunk = Buffer.alloc(16 * 1024, 120);
+      const more = () => {
+        while (!res.destroyed) {
+          written += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', more);
+        }
+      };
+      more();
+    });
+    forever.on('connection', (socket: Socket) => {
+      mostOpen = Math.max(mostOpen, ++open);
+      socket.on('close', () => open--);
+    });
+    const started = await listen(forever);
+    try {
+      await add({ url: `${started.url}/hook` });
+      start();
+      await project(
+        store,
+        Array.from({ length: 40 }, (_, i) => candidateAdded(`c${i}`, i)),
+      );
+      await waitFor(async () => (await destinations.list())[0]!.lag === 0, 20_000, 'every change delivered');
+      await waitFor(() => open === 0, 5_000, 'every connection closed');
+      expect(mostOpen).toBeLessThanOrEqual(16);
+      // 40 answers of 64 KiB read, and what each connection's buffers held when it was closed.
+      expect(written).toBeLessThan(40 * 8 * 1024 * 1024);
+    } finally {
+      await started.close();
+    }
+  });
+
+  /** A receiver that holds every request unanswered until `release`; its open connections counted. */
+  const holding = async () => {
+    let open = 0;
+    const held: ServerResponse[] = [];
+    const server = createServer((req, res) => {
+      req.resume();
+      held.push(res);
+    });
+    server.on('connection', (socket: Socket) => {
+      open++;
+      socket.on('close', () => open--);
+    });
+    const started = await listen(server);
+    return {
+      url: started.url,
+      open: () => open,
+      held: () => held.length,
+      release: () => held.splice(0).forEach((res) => res.writeHead(200).end()),
+      close: started.close,
+    };
+  };
+
+  for (const verb of ['disable', 'remove'] as const)
+    it(`${verb} ends the destination's requests in flight within a second`, async () => {
+      const silent = await holding();
+      try {
+        const added = await add({ url: `${silent.url}/hook` });
+        // Polled every half second, as serve does: the CLI's change is seen at the next round.
+        start({ pollMs: 500 });
+        await project(store, [candidateAdded('a', 1), candidateAdded('b', 2), candidateAdded('c', 3)]);
+        await waitFor(() => silent.held() === 3, 10_000, 'three requests held');
+        const cli = await runCli(['destinations', verb, '--db', database, '--destination', added.destination]);
+        expect(cli.code, cli.stderr).toBe(0);
+        const since = Date.now();
+        await waitFor(() => silent.open() === 0, 2_000, 'its connections closed');
+        expect(Date.now() - since).toBeLessThan(1_000);
+        if (verb === 'disable') {
+          // Kept queued as they were, and sent again once enabled.
+          expect((await destinations.list())[0]).toMatchObject({ state: 'disabled', queued: 3 });
+          expect((await store.destinations.deliveries(added, 'queued', 10)).map((d) => d.attempts)).toEqual([0, 0, 0]);
+          await destinations.setState('default', added.destination, 'active');
+          await waitFor(() => silent.held() === 6, 10_000, 'the three sent again');
+          silent.release();
+          await waitFor(async () => (await destinations.list())[0]!.lag === 0, 10_000, 'delivered once enabled');
+        }
+      } finally {
+        silent.release();
+        await silent.close();
+      }
+    });
 });

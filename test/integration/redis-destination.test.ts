@@ -7,9 +7,11 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { createClient } from 'redis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startDeliveryLoop, type DeliveryLoop } from '../../src/destinations/delivery-loop.js';
+import type { NetworkRules } from '../../src/destinations/network-policy.js';
 import { openDestinations, type AddDestination, type Destinations } from '../../src/destinations/registry.js';
 import { createLogger } from '../../src/logging.js';
 import { replayInto } from '../../src/replay/index.js';
@@ -17,7 +19,9 @@ import { eraseCandidate } from '../../src/privacy/erase.js';
 import { storePorts, type Store } from '../../src/store/store.js';
 import { sampleEvent } from '../../src/testing/samples.js';
 import { ENGINES, freshStore } from '../support/engines.js';
+import { runCli } from '../support/command-io.js';
 import { hasRedis, startRedis, type RedisUnderTest } from '../support/redis-server.js';
+import { startRespServer } from '../support/resp-server.js';
 import { tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -42,6 +46,7 @@ describe.skipIf(!hasRedis()).each(ENGINES)('Redis destinations on $name', (engin
   let redis: RedisUnderTest & { port: number };
   let reader: ReturnType<typeof createClient>;
   let store: Store;
+  let database: string;
   let close: () => Promise<void>;
   let destinations: Destinations;
   let loops: DeliveryLoop[];
@@ -59,7 +64,7 @@ describe.skipIf(!hasRedis()).each(ENGINES)('Redis destinations on $name', (engin
   });
 
   beforeEach(async () => {
-    ({ store, close } = await freshStore(engine));
+    ({ store, database, close } = await freshStore(engine));
     tmp = tempDir();
     const keyFile = join(tmp.dir, 'accounts-key');
     writeFileSync(keyFile, randomBytes(32).toString('base64'), { mode: 0o600 });
@@ -75,7 +80,7 @@ describe.skipIf(!hasRedis()).each(ENGINES)('Redis destinations on $name', (engin
   const stream = () => `test:${randomBytes(4).toString('hex')}`;
   const add = (request: Partial<AddDestination> & { stream: string }) =>
     destinations.add({ account: 'default', url: redis.url, filter: { entity: 'candidate' }, ...request });
-  const start = (options: { pauseAfter?: number } = {}) => {
+  const start = (options: { pauseAfter?: number; network?: NetworkRules } = {}) => {
     const loop = startDeliveryLoop({ store, destinations, logger, pollMs: 20, timeoutMs: 1000, ...options });
     loops.push(loop);
     return loop;
@@ -272,5 +277,111 @@ describe.skipIf(!hasRedis()).each(ENGINES)('Redis destinations on $name', (engin
     await destinations.remove('default', added.destination);
     await waitFor(async () => (await clients()) === connected - 1, 10_000, 'its connection closed');
     expect(await clients()).toBe(connected - 1);
+  });
+
+  it('cuts a megabyte-long error reply to 1 KiB where it is stored and logged', async () => {
+    // A server of the test's own: a real redis-server never answers XADD with a megabyte.
+    const huge = `ERR ${'x'.repeat(1024 * 1024)}`;
+    const liar = await startRespServer((command) => (command[0]?.toUpperCase() === 'XADD' ? `-${huge}\r\n` : '+OK\r\n'));
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    try {
+      const added = await destinations.add({ account: 'default', url: liar.url, stream: stream(), schedule: [0, 3_600_000] });
+      loops.push(startDeliveryLoop({ store, destinations, logger: createLogger({ level: 'warn' }, sink), pollMs: 20, timeoutMs: 1000 }));
+      await project(store, candidates(1, 1));
+      const key = { account: 'default', destination: added.destination };
+      await waitFor(async () => (await store.destinations.deliveries(key, 'queued', 1))[0]?.last_error ?? undefined, 10_000, 'a failure');
+      const [failed] = await store.destinations.deliveries(key, 'queued', 1);
+      expect(failed!.last_error!.startsWith('ERR xxx')).toBe(true);
+      expect(Buffer.byteLength(failed!.last_error!)).toBeLessThanOrEqual(1024);
+      expect(failed!.last_error).toMatch(/\(1048580 bytes, cut\)$/);
+      await waitFor(() => lines.some((line) => line.includes('append to the Redis stream failed')), 5_000, 'the failure logged');
+      expect(Math.max(...lines.map((line) => line.length))).toBeLessThan(2048);
+    } finally {
+      await liar.close();
+    }
+  });
+
+  for (const verb of ['disable', 'remove'] as const)
+    it(`${verb} ends an append in flight within a second, not at its 15 s deadline`, async () => {
+      // A server of the test's own that takes XADD and never answers it.
+      let appends = 0;
+      const silent = await startRespServer((command) => (command[0]?.toUpperCase() === 'XADD' ? void appends++ : '+OK\r\n'));
+      try {
+        const added = await destinations.add({ account: 'default', url: silent.url, stream: stream() });
+        loops.push(startDeliveryLoop({ store, destinations, logger, pollMs: 500, timeoutMs: 15_000 }));
+        await project(store, candidates(1, 1));
+        await waitFor(() => appends === 1, 10_000, 'an append in flight');
+        const cli = await runCli(['destinations', verb, '--db', database, '--destination', added.destination]);
+        expect(cli.code, cli.stderr).toBe(0);
+        const since = Date.now();
+        await waitFor(() => silent.open() === 0, 2_000, 'its connection closed');
+        expect(Date.now() - since).toBeLessThan(1_000);
+        if (verb === 'disable') expect((await store.destinations.deliveries(added, 'queued', 1))[0]).toMatchObject({ attempts: 0 });
+      } finally {
+        await silent.close();
+      }
+    });
+
+  it('disable ends a connection that never gets past its handshake within a second', async () => {
+    // A server of the test's own that takes the connection and answers nothing.
+    let hellos = 0;
+    const silent = await startRespServer(() => void hellos++);
+    try {
+      const added = await destinations.add({ account: 'default', url: silent.url, stream: stream() });
+      loops.push(startDeliveryLoop({ store, destinations, logger, pollMs: 500, timeoutMs: 15_000 }));
+      await project(store, candidates(1, 1));
+      await waitFor(() => hellos > 0, 10_000, 'connecting');
+      const cli = await runCli(['destinations', 'disable', '--db', database, '--destination', added.destination]);
+      expect(cli.code, cli.stderr).toBe(0);
+      const since = Date.now();
+      await waitFor(() => silent.open() === 0, 2_000, 'its connection closed');
+      expect(Date.now() - since).toBeLessThan(1_000);
+    } finally {
+      await silent.close();
+    }
+  });
+
+  it('refuses to connect where the network policy denies: a name resolving there or an address in another spelling; a hole appends', async () => {
+    const byName = stream();
+    const decimal = stream();
+    const urls = { [byName]: `redis://:${PASSWORD}@localhost:${redis.port}`, [decimal]: `redis://:${PASSWORD}@2130706433:${redis.port}` };
+    const added: Array<{ destination: string; account: string }> = [];
+    for (const [name, url] of Object.entries(urls))
+      added.push(
+        await destinations.add({ account: 'default', url, stream: name, filter: { entity: 'candidate' }, schedule: [0, 3_600_000] }),
+      );
+    const denied = startDeliveryLoop({ store, destinations, logger, pollMs: 20, network: { deny: ['127.0.0.0/8'] } });
+    loops.push(denied);
+    await project(store, candidates(1, 1));
+    const errors = await waitFor(
+      async () => {
+        const all = await Promise.all(
+          added.map(async (d) => (await store.destinations.deliveries(d, 'queued', 1))[0]?.last_error ?? undefined),
+        );
+        return all.every((e) => e !== undefined) ? all : undefined;
+      },
+      10_000,
+      'both refused',
+    );
+    expect(errors).toEqual([
+      'refused by the network policy: localhost resolves to 127.0.0.1, which is in 127.0.0.0/8, a range denied to destinations',
+      'refused by the network policy: 2130706433 is 127.0.0.1, which is in 127.0.0.0/8, a range denied to destinations',
+    ]);
+    expect(await entries(byName)).toEqual([]);
+    expect(await entries(decimal)).toEqual([]);
+    await denied.stop(1000);
+    for (const d of added) await destinations.retry('default', d.destination);
+    start({ network: { deny: ['127.0.0.0/8'], allow: ['127.0.0.1/32', '::1/128'] } });
+    await waitFor(
+      async () => (await entries(byName)).length === 1 && (await entries(decimal)).length === 1,
+      10_000,
+      'appended through the hole',
+    );
   });
 });

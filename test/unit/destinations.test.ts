@@ -1,12 +1,14 @@
 // The pure parts of destinations: Standard Webhooks signing (against the specification's published
-// example), the webhook id, filters (erasures included), schedules, rates and Retry-After.
+// example), the webhook id, filters (erasures included), schedules, rates and Retry-After; error
+// texts as stored and logged.
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { DestinationRequestError } from '../../src/destinations/errors.js';
+import { DestinationRequestError, errorText } from '../../src/destinations/errors.js';
 import { parseFilter, passes } from '../../src/destinations/filter.js';
 import { DEFAULT_SCHEDULE, delayBefore, parseRate, parseSchedule, retryAfterMs } from '../../src/destinations/schedule.js';
 import { checkSecret, generateSecret, signatureHeader, webhookId } from '../../src/destinations/signing.js';
 import { checkRedisRequest, checkUrl } from '../../src/destinations/registry.js';
+import { maskedUrl } from '../../src/store/destinations.js';
 
 describe('Standard Webhooks signing', () => {
   it("gives the specification's example signature", () => {
@@ -135,6 +137,23 @@ describe('schedules, rates, Retry-After and URLs', () => {
     expect(() => checkUrl('redis://:hunter2@localhost:6379/streams')).not.toThrow(/hunter2/);
     expect(() => checkUrl('ftp://u:hunter2@example.com')).toThrow(/http:\/\/, https:\/\/, redis:\/\/ or rediss:\/\//);
     expect(() => checkUrl('ftp://u:hunter2@example.com')).not.toThrow(/hunter2/);
+    expect(() => checkUrl('ftp://example.com/x?key=hunter2')).toThrow(/ftp:\/\/example.com\/x\?key=\*\*\*"/);
+  });
+
+  it('shows a URL with its user info, its query values and its fragment masked, the query names kept; masking twice changes nothing', () => {
+    const cases: Array<[string, string]> = [
+      ['https://user:pw@crm.example.com:8443/in?key=s3cret&mode=fast', 'https://***@crm.example.com:8443/in?key=***&mode=***'],
+      ['https://crm.example.com/in?s3cret', 'https://crm.example.com/in?***'],
+      ['https://crm.example.com/in?a=1&&b=&c=x=y#s3cret', 'https://crm.example.com/in?a=***&&b=***&c=***#***'],
+      ['https://crm.example.com/in', 'https://crm.example.com/in'],
+      ['redis://:s3cret@127.0.0.1:6379/2', 'redis://***@127.0.0.1:6379/2'],
+      ['not a url?key=s3cret', 'not a url?***'],
+      ['https://u:s3cret@[::1', 'https://***@[::1'],
+    ];
+    for (const [url, shown] of cases) {
+      expect(maskedUrl(url)).toBe(shown);
+      expect(maskedUrl(shown)).toBe(shown);
+    }
   });
 
   it('refuses a secret or a rate for a redis:// destination, and a stream for an http(s) one', () => {
@@ -142,5 +161,16 @@ describe('schedules, rates, Retry-After and URLs', () => {
     expect(() => checkRedisRequest({ url: 'redis://localhost:6379', rate: 5 })).toThrow(/--rate is for http\(s\)/);
     expect(() => checkRedisRequest({ url: 'https://example.com', stream: 's' })).toThrow(/--stream is for redis:\/\//);
     expect(() => checkRedisRequest({ url: 'rediss://localhost:6379', stream: 'events' })).not.toThrow();
+  });
+});
+
+describe('error texts as stored and logged', () => {
+  it('keeps a short one as it is, and cuts a long one to 1 KiB, between characters, saying how long it was', () => {
+    expect(errorText('ECONNREFUSED')).toBe('ECONNREFUSED');
+    const long = `ERR ${'é'.repeat(5000)}`;
+    const cut = errorText(long);
+    expect(Buffer.byteLength(cut)).toBeLessThanOrEqual(1024);
+    expect(cut).toMatch(/^ERR é+ … \(10004 bytes, cut\)$/);
+    expect(cut).not.toContain('\uFFFD');
   });
 });

@@ -77,9 +77,16 @@ async function nextEvents(context: WorkerContext, record: DestinationRecord): Pr
 }
 
 /** The changes after the cursor that pass the filter, a page of them, as the round's transaction queues them; undefined when none came. */
-async function nextPage(context: WorkerContext, record: DestinationRecord): Promise<{ enqueued: Enqueued; full: boolean } | undefined> {
+async function nextPage(
+  context: WorkerContext,
+  record: DestinationRecord,
+): Promise<{ enqueued: Enqueued; full: boolean } | 'rewound' | undefined> {
   if (record.kind === 'operational') return await nextEvents(context, record);
   const page = await context.store.forAccount(record.account).changesAfter(record.cursor, PAGE);
+  if (page.last < record.cursor) {
+    await rewind(context, record, page.last);
+    return 'rewound';
+  }
   if (record.cursor < page.droppedThrough)
     context.logger.warn(
       { destination: record.destination, account: record.account, cursor: record.cursor, droppedThrough: page.droppedThrough },
@@ -91,6 +98,24 @@ async function nextPage(context: WorkerContext, record: DestinationRecord): Prom
   const changes = page.changes.map(changeOf).filter((change) => passes(filter, change));
   context.destinations.open(record); // a destination whose secrets do not open queues nothing
   return { enqueued: { from: record.cursor, to: last, changes, now: context.now() }, full: page.changes.length === PAGE };
+}
+
+/**
+ * The account's changes stop below the destination's cursor: the database was restored from an
+ * older backup, and the numbers after its head will be given to other changes. The destination is
+ * held (an operator checks what the receiver holds before it goes on), its cursor at the head, so
+ * that the changes recorded from now on are queued meanwhile and sent once it is enabled.
+ */
+async function rewind(context: WorkerContext, record: DestinationRecord, head: number): Promise<void> {
+  const reason =
+    `the account's changes stop at seq ${head}, below this destination's cursor ${record.cursor} ` +
+    '(a database restored from an older backup?): what the receiver holds past it may differ; ' +
+    `it goes on from ${head} once enabled (\`prequal-hooks destinations enable\`)`;
+  await context.store.destinations.rewind(record, head, reason, new Date(context.now()).toISOString());
+  context.logger.error(
+    { destination: record.destination, account: record.account, cursor: record.cursor, head },
+    `destination paused: ${reason}`,
+  );
 }
 
 /** How the answer leaves the change: delivered, or failed and due again (or set aside) on the destination's schedule. */
@@ -197,6 +222,10 @@ async function settleAndQueue(context: WorkerContext, record: DestinationRecord,
   const key = { account: record.account, destination: record.destination };
   for (;;) {
     const page = await nextPage(context, record);
+    if (page === 'rewound') {
+      if (answered.length > 0) await commitRound(context, key, answered);
+      return (await context.store.destinations.get(key)) ?? record;
+    }
     if (answered.length === 0 && page === undefined) return record;
     const queued = await commitRound(context, key, answered, page?.enqueued);
     if (page === undefined) return record;

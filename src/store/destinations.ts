@@ -129,6 +129,11 @@ export interface DestinationsPort {
    * a disable; `hold`: paused until an operator enables it. False when there is no such destination.
    */
   setState(key: Key, state: DestinationState, reason: string | null, at: string, hold?: boolean): Promise<boolean>;
+  /**
+   * Its cursor back to `to` (the account's head, below it after a restore), paused and held until
+   * an operator enables it, telling the operator events.
+   */
+  rewind(key: Key, to: number, reason: string, at: string): Promise<void>;
   /** Replaces its sealed URL and secrets (a secret rotated); false when there is no such destination. */
   setSealed(key: Key, sealed: string, keyId: string, at: string): Promise<boolean>;
   /** Removes it and its queue; false when there is no such destination. */
@@ -275,25 +280,26 @@ function transitionEvent(
   return before === 'paused' ? { type: 'destination.resumed', reason: after.state_reason } : undefined;
 }
 
-async function setState(
-  engine: DestinationsEngine,
+/** Sets a destination's state (and, for a rewind, its cursor) in the caller's transaction, telling the operator events. */
+async function applyState(
+  sql: EngineSql,
   key: Key,
-  change: { state: DestinationState; reason: string | null; at: string; hold: boolean },
+  change: { state: DestinationState; reason: string | null; at: string; hold: boolean; cursor?: number },
 ): Promise<boolean> {
-  return await engine.transaction(async (sql) => {
-    const $ = (n: number) => sql.placeholder(n);
-    await bump(sql);
-    const before = await stateOf(sql, key);
-    const updated = await sql.rows(
-      `UPDATE destinations SET state = ${$(1)}, state_reason = ${$(2)}, failures = 0, hold = ${$(3)}, updated_at = ${$(4)}
-       WHERE account = ${$(5)} AND destination = ${$(6)} RETURNING destination`,
-      [change.state, change.reason, change.hold ? 1 : 0, change.at, key.account, key.destination],
-    );
-    const event = transitionEvent(before?.state, { state: change.state, state_reason: change.reason });
-    if (event !== undefined)
-      await recordEvent(sql, key.account, { ...event, destination: key.destination, at: change.at, change_seq: null });
-    return updated.length > 0;
-  });
+  const $ = (n: number) => sql.placeholder(n);
+  await bump(sql);
+  const before = await stateOf(sql, key);
+  // Placeholders in the order they appear: SQLite binds `?` by position.
+  const values: unknown[] = [change.state, change.reason, change.hold ? 1 : 0, change.at];
+  const cursor = change.cursor === undefined ? '' : `, cursor = ${$(values.push(change.cursor))}`;
+  const updated = await sql.rows(
+    `UPDATE destinations SET state = ${$(1)}, state_reason = ${$(2)}, failures = 0, hold = ${$(3)}, updated_at = ${$(4)}${cursor}
+     WHERE account = ${$(values.length + 1)} AND destination = ${$(values.length + 2)} RETURNING destination`,
+    [...values, key.account, key.destination],
+  );
+  const event = transitionEvent(before?.state, { state: change.state, state_reason: change.reason });
+  if (event !== undefined) await recordEvent(sql, key.account, { ...event, destination: key.destination, at: change.at, change_seq: null });
+  return updated.length > 0;
 }
 
 async function setSealed(engine: DestinationsEngine, key: Key, sealed: { sealed: string; keyId: string }, at: string): Promise<boolean> {
@@ -583,7 +589,9 @@ export function destinationsPort(engine: DestinationsEngine): DestinationsPort {
       const [row] = await sql.rows<DestinationRecord>(`SELECT ${COLUMNS} FROM destinations WHERE ${byKey}`, [key.account, key.destination]);
       return row === undefined ? undefined : recordOf(row);
     },
-    setState: (key, state, reason, at, hold = false) => setState(engine, key, { state, reason, at, hold }),
+    setState: (key, state, reason, at, hold = false) => engine.transaction((tx) => applyState(tx, key, { state, reason, at, hold })),
+    rewind: (key, to, reason, at) =>
+      engine.transaction(async (tx) => void (await applyState(tx, key, { state: 'paused', reason, at, hold: true, cursor: to }))),
     setSealed: (key, sealed, keyId, at) => setSealed(engine, key, { sealed, keyId }, at),
     remove: (key) => remove(engine, key),
     lease: (key, owner, now, leaseMs) => engine.transaction((tx) => lease(tx, key, owner, now, leaseMs)),

@@ -23,6 +23,7 @@ import { runCli } from '../support/command-io.js';
 import { ENGINES, freshStore } from '../support/engines.js';
 import { listen, tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
+import { sqlOn } from '../support/sql.js';
 
 interface Received {
   id: string;
@@ -587,4 +588,23 @@ describe.each(ENGINES)('destinations on $name', (engine) => {
         await silent.close();
       }
     });
+  it("is held, its cursor back at the head, when the account's changes stop below its cursor (a restore), and goes on from there once enabled", async () => {
+    const added = await add();
+    start();
+    await project(store, [candidateAdded('a', 1)]);
+    await waitFor(() => delivered().length === 1, 10_000, 'a delivered');
+    const head = (await store.changesAfter(0, 100)).last;
+    // As if the database had come back from a backup older than what the destination saw.
+    await sqlOn(database).query('UPDATE destinations SET cursor = ? WHERE destination = ?', [head + 5, added.destination]);
+    await waitFor(async () => (await stateOf(added.destination)).state === 'paused', 10_000, 'held');
+    const held = await stateOf(added.destination);
+    expect(held).toMatchObject({ hold: 1, cursor: head });
+    expect(held.state_reason).toMatch(new RegExp(`the account's changes stop at seq ${head}, below this destination's cursor ${head + 5}`));
+    expect((await store.destinations.events('default', 0, 10)).events.map((e) => e.type)).toEqual(['destination.paused']);
+    await project(store, [candidateAdded('b', 2)]);
+    await waitFor(async () => (await destinations.list('default'))[0]!.queued === 1, 5_000, 'b queued while held');
+    expect(delivered()).toHaveLength(1);
+    await destinations.setState('default', added.destination, 'active');
+    await waitFor(() => delivered().length === 2, 10_000, 'b delivered once enabled');
+  });
 });

@@ -140,7 +140,8 @@ async function add(command: ParsedCommand<typeof ADD_OPTIONS>, io: CommandIo): P
         return await destinations.add({
           account,
           url,
-          filter,
+          // Only when one was given: an operational destination is refused any filter, even an empty one.
+          ...(values.filter.length > 0 && { filter }),
           ...(values.secret !== undefined && { secret: values.secret }),
           ...(values.stream !== undefined && { stream: values.stream }),
           ...(values.rate !== undefined && { rate: values.rate }),

@@ -100,6 +100,16 @@ describe('prequal-hooks destinations', () => {
     expect(retry.stderr).toMatch(/--destination <id>.*or --all/);
     expect((await destinations('list', '--db', db, '--json')).stdout).toBe(before);
   });
+
+  it('adds an operational destination (--operational without --filter), and refuses one given a filter', async () => {
+    const url = 'https://ops.example.com/events';
+    const added = await destinations('add', '--db', db, '--url', url, '--operational', '--json');
+    expect(added.code, added.stderr).toBe(0);
+    expect(JSON.parse(added.stdout)).toMatchObject({ url, kind: 'operational' });
+    const filtered = await destinations('add', '--db', db, '--url', url, '--operational', '--filter', 'entity=candidate');
+    expect(filtered.code).toBe(2);
+    expect(filtered.stderr).toMatch(/an operational destination is http\(s\):\/\/ and takes no filter/);
+  });
 });
 
 describe('serve delivers to destinations', () => {

@@ -12,15 +12,21 @@ export function generateSecret(): string {
   return `${PREFIX}${randomBytes(32).toString('base64')}`;
 }
 
-/** The key a secret stands for; a secret without `whsec_` is used as its UTF-8 bytes. */
+/** The key a secret stands for; a secret without `whsec_` (given before 0.6.0 refused them) is used as its UTF-8 bytes. */
 function keyOf(secret: string): Buffer {
   return secret.startsWith(PREFIX) ? Buffer.from(secret.slice(PREFIX.length), 'base64') : Buffer.from(secret, 'utf8');
 }
 
-/** Refuses a secret too short to sign with (16 bytes of key at least) or a `whsec_` one that is not base64. */
+/**
+ * Refuses a secret that is not `whsec_` and base64 (the Standard Webhooks libraries receivers use
+ * base64-decode what follows the prefix: a secret of other bytes could not be verified with them),
+ * or one too short to sign with (16 bytes of key at least).
+ */
 export function checkSecret(secret: string): void {
-  if (secret.startsWith(PREFIX) && !/^[A-Za-z0-9+/]+={0,2}$/.test(secret.slice(PREFIX.length)))
-    throw new DestinationRequestError('a whsec_ secret is whsec_ and base64; give none to have one generated');
+  if (!secret.startsWith(PREFIX) || !/^[A-Za-z0-9+/]+={0,2}$/.test(secret.slice(PREFIX.length)))
+    throw new DestinationRequestError(
+      'a destination secret is whsec_ and base64 (Standard Webhooks: `whsec_$(openssl rand -base64 32)`); give none to have one generated',
+    );
   if (keyOf(secret).length < 16) throw new DestinationRequestError('the secret is shorter than 16 bytes; give none to have one generated');
 }
 

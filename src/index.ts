@@ -29,7 +29,7 @@ export type { InboxState } from './store/inbox-state.js';
 export type { Handler, AnyHandler, HandlerContext, RowOf } from './dispatch/handlers.js';
 export { HandlerTimeoutError, type DispatcherOptions } from './dispatch/dispatcher.js';
 export type { DeadLetter, DeadLetters, EventDeadLetter, HandlerDeadLetter } from './dispatch/dead-letters.js';
-export type { CampaignRow, CandidateRow, CreditsRow, InterviewResponse } from './store/tables.js';
+export type { CampaignRow, CandidateRow, CreditsRow, InterviewResponse } from './tables/rows.js';
 export { foldInOrder, foldAnyOrder, type ProjectableEvent, type ProjectedState, type Versioned } from './project/fold.js';
 export {
   createQueries,

@@ -5,7 +5,7 @@
 // one process at a time delivers it (its order per entity, its rate and its breaker are then one
 // process's to keep). Times of the loop (`next_at`, `lease_until`) are ms since the epoch.
 import type { EngineSql } from './engine-sql.js';
-import type { ChangeEntity, StoredChange } from './rows.js';
+import type { ChangeEntity, StoredChange } from '../tables/changes.js';
 import type { ChangesPort } from './ports/changes.js';
 
 export type DestinationState = 'active' | 'paused' | 'disabled';

@@ -132,6 +132,9 @@ const RANKS: Readonly<Record<string, number>> = {
   'logging.ts': 1,
   // The pipeline, in the order an event travels.
   'events/': 1,
+  // What the projection computes and the store keeps: the tables' rows and their changes, plain
+  // types below both, so that the fold knows no store.
+  'tables/': 1,
   'receive/': 2,
   'store/': 3,
   'project/': 4,

@@ -7,16 +7,20 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { alarm, withDeadline } from '../deadline.js';
 import type { Logger } from '../logging.js';
-import type { Store } from '../store/store.js';
+import type { FeatureSql } from '../store/feature-sql.js';
+import type { WorkSignals } from '../store/write-ports.js';
 import { networkPolicy, type NetworkRules } from './network-policy.js';
 import type { Destinations } from './registry.js';
+import { deliveryStoreOf, type AccountChanges } from './sql.js';
 import { DELIVERY_TIMEOUT_MS, MAX_CONNECTIONS } from './delivery.js';
 import { errorText } from './errors.js';
 import { destinationWorker, type DestinationWorker, type WorkerContext } from './worker.js';
 
 export interface DeliveryLoopOptions {
-  store: Store;
-  destinations: Destinations;
+  /** The database: the destinations' tables, each account's changes, and the commits that record them. */
+  store: { readonly featureSql: FeatureSql; forAccount(account: string): AccountChanges; onChanges: WorkSignals['onChanges'] };
+  /** Opens each destination's URL and secrets with the accounts key. */
+  destinations: Pick<Destinations, 'open'>;
   logger: Logger;
   /** How often the destinations and the changes are looked at (ms). Default 500. */
   pollMs?: number;
@@ -113,7 +117,7 @@ export function startDeliveryLoop(options: DeliveryLoopOptions): DeliveryLoop {
   const workers = new Map<string, DestinationWorker>();
   const clock = alarm();
   const context: WorkerContext = {
-    store,
+    store: deliveryStoreOf(store),
     destinations: options.destinations,
     owner: `${process.pid}-${randomUUID()}`,
     logger,

@@ -6,15 +6,15 @@
 import type { Logger } from '../logging.js';
 import { changeOf } from '../project/changes.js';
 import {
-  maskedUrl,
+  type DeliveryStore,
   type DestinationRecord,
   type DueDelivery,
   type Enqueued,
   type OperatorEvent,
   type QueuedDelivery,
   type Settlement,
-} from '../store/destinations.js';
-import type { Store } from '../store/store.js';
+} from './sql.js';
+import { maskedUrl } from './masked-url.js';
 import { destinationConnections, postChange, type DeliveryOutcome, type DestinationConnections } from './delivery.js';
 import { errorText } from './errors.js';
 import type { NetworkPolicy } from './network-policy.js';
@@ -25,8 +25,9 @@ import { delayBefore } from './schedule.js';
 import { webhookId } from './signing.js';
 
 export interface WorkerContext {
-  store: Store;
-  destinations: Destinations;
+  store: DeliveryStore;
+  /** Opens a destination's URL and secrets with the accounts key. */
+  destinations: Pick<Destinations, 'open'>;
   owner: string;
   logger: Logger;
   now: () => number;

@@ -8,6 +8,7 @@ export { sign, verify, secretFingerprint, type Secret, type RawBody, type Verifi
 export { createReceiver, type Receiver, type ReceiverOptions } from './receiver/create-receiver.js';
 export type { AccountReceiver } from './receiver/api.js';
 export type { DashboardOptions } from './console/dashboard.js';
+export type { FeedOptions } from './receiver/feed-router.js';
 export type { ResultListener } from './receive/node-http.js';
 export type { IntakeRates } from './receive/budget.js';
 export type { AdmissionRules } from './receive/admission.js';

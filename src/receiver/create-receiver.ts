@@ -39,6 +39,8 @@ import {
   type Running,
 } from './lifecycle.js';
 import type { ReceiverOptions } from './options.js';
+import { mountedFeeds } from './feed-router.js';
+import { storePorts } from '../store/store.js';
 
 export type { Receiver, ReceiverOptions };
 
@@ -65,6 +67,11 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const accounts = new Map<string, AccountReceiver>();
   // Ends the feed's followers when the receiver closes, rather than leaving them to fail on a closed store.
   const closing = new AbortController();
+  const feeds = mountedFeeds({
+    source: { forAccount: (account) => receiver.forAccount(account) },
+    logger: state.logger,
+    registry: async () => storePorts((await use()).store).registry,
+  });
   const receiver: Receiver = {
     ready: async () => void (await (await use()).presence?.firstBeat),
     store: () => use().then((r) => r.store),
@@ -96,6 +103,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     },
     metrics: () => state.metrics.registry,
     dashboard: (dashboardOptions) => createDashboard(receiver, { logger: state.logger, ...dashboardOptions }),
+    feed: (feedOptions = {}) => feeds.router(feedOptions),
     async drain() {
       await (await use()).dispatcher.drain();
       await state.eraseHooks.idle();
@@ -106,6 +114,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     probe: () => probeReceiver(state),
     close: (timeoutMs = 5000) => {
       closing.abort();
+      feeds.close();
       return closeReceiver(state, timeoutMs);
     },
   };

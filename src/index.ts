@@ -6,6 +6,8 @@ import { createIntake as createEngineIntake, type IntakeOptions, type RequestInt
 export * from './events/index.js';
 export { sign, verify, secretFingerprint, type Secret, type RawBody, type Verification } from './signature.js';
 export { createReceiver, type Receiver, type ReceiverOptions } from './receiver/create-receiver.js';
+export type { DestinationsDelivery, ReconcileEvery } from './receiver/options.js';
+export type { NetworkRules } from './destinations/network-policy.js';
 export type { AccountReceiver } from './receiver/api.js';
 export type { DashboardOptions } from './console/dashboard.js';
 export type { FeedOptions } from './receiver/feed-router.js';

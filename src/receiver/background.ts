@@ -8,6 +8,7 @@ import { startDeliveryLoop, type DeliveryLoop } from '../destinations/delivery-l
 import { networkPolicy, type NetworkRules } from '../destinations/network-policy.js';
 import { openDestinations } from '../destinations/registry.js';
 import { ConfigurationError } from '../errors.js';
+import { DEFAULT_ACCOUNT } from '../receive/account.js';
 import type { Logger } from '../logging.js';
 import { eraseInactiveDaily, type RetentionSchedule } from '../privacy/retention-schedule.js';
 import { parseDuration } from '../privacy/retention.js';
@@ -134,7 +135,7 @@ function reconcileOnSchedule(settings: NonNullable<BackgroundSettings['reconcile
     scheduleReconcile({
       everyMs,
       logger: context.logger,
-      run: (signal) => context.members('default').reconcile({ client: client(), signal }),
+      run: (signal) => context.members(DEFAULT_ACCOUNT).reconcile({ client: client(), signal }),
     });
   const others =
     accounts &&
@@ -158,7 +159,7 @@ export function startBackground(settings: BackgroundSettings, context: Backgroun
   const reconciling = settings.reconcile && reconcileOnSchedule(settings.reconcile, context);
   const olderThan = settings.eraseInactiveAfterMs;
   const retention: RetentionSchedule | undefined =
-    olderThan === undefined ? undefined : eraseInactiveDaily(() => context.members('default').eraseInactive({ olderThan }), logger);
+    olderThan === undefined ? undefined : eraseInactiveDaily(() => context.members(DEFAULT_ACCOUNT).eraseInactive({ olderThan }), logger);
   return {
     async stop(timeoutMs) {
       await Promise.all([

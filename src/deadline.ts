@@ -20,8 +20,11 @@ export async function withDeadline<T>(work: Promise<T>, ms: number, options: { u
   }
 }
 
-/** A wait of `ms` that `wake` ends early; a wake while no one waits ends the next wait at once. */
-export function alarm(): { wait: (ms: number) => Promise<void>; wake: () => void } {
+/**
+ * A wait of `ms` that `wake` ends early; a wake while no one waits ends the next wait at once.
+ * `unref`: the wait does not keep the process alive (background work of a receiver left open).
+ */
+export function alarm(options: { unref?: boolean } = {}): { wait: (ms: number) => Promise<void>; wake: () => void } {
   let wakeUp: (() => void) | undefined;
   let woken = false;
   return {
@@ -35,6 +38,7 @@ export function alarm(): { wait: (ms: number) => Promise<void>; wake: () => void
           wakeUp = undefined;
           resolve();
         }, ms);
+        if (options.unref === true) timer.unref();
         wakeUp = () => {
           clearTimeout(timer);
           wakeUp = undefined;

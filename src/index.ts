@@ -6,8 +6,11 @@ import { createIntake as createEngineIntake, type IntakeOptions, type RequestInt
 export * from './events/index.js';
 export { sign, verify, secretFingerprint, type Secret, type RawBody, type Verification } from './signature.js';
 export { createReceiver, type Receiver, type ReceiverOptions } from './receiver/create-receiver.js';
+export type { DestinationsDelivery, ReconcileEvery } from './receiver/options.js';
+export type { NetworkRules } from './destinations/network-policy.js';
 export type { AccountReceiver } from './receiver/api.js';
 export type { DashboardOptions } from './console/dashboard.js';
+export type { FeedOptions } from './receiver/feed-router.js';
 export type { ResultListener } from './receive/node-http.js';
 export type { IntakeRates } from './receive/budget.js';
 export type { AdmissionRules } from './receive/admission.js';
@@ -29,7 +32,7 @@ export type { InboxState } from './store/inbox-state.js';
 export type { Handler, AnyHandler, HandlerContext, RowOf } from './dispatch/handlers.js';
 export { HandlerTimeoutError, type DispatcherOptions } from './dispatch/dispatcher.js';
 export type { DeadLetter, DeadLetters, EventDeadLetter, HandlerDeadLetter } from './dispatch/dead-letters.js';
-export type { CampaignRow, CandidateRow, CreditsRow, InterviewResponse } from './store/tables.js';
+export type { CampaignRow, CandidateRow, CreditsRow, InterviewResponse } from './tables/rows.js';
 export { foldInOrder, foldAnyOrder, type ProjectableEvent, type ProjectedState, type Versioned } from './project/fold.js';
 export {
   createQueries,

@@ -7,7 +7,7 @@ import { checkSecret } from '../destinations/signing.js';
 import { networkPolicy, type NetworkRules } from '../destinations/network-policy.js';
 import { checkRedisRequest, checkUrl, openDestinations, type Destinations, type DestinationSummary } from '../destinations/registry.js';
 import { isPostgresUrl, openStore } from '../store/open.js';
-import type { QueuedDelivery } from '../store/destinations.js';
+import type { QueuedDelivery } from '../destinations/sql.js';
 import type { Store } from '../store/store.js';
 import { accountStore } from './account-target.js';
 import { CommandError, UsageError, type CommandIo } from './args.js';

@@ -1,4 +1,4 @@
-import type { CandidateRow } from '../store/tables.js';
+import type { CandidateRow } from '../tables/rows.js';
 import { count } from '../words.js';
 import {
   CANDIDATE_SORTS,

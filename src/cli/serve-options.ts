@@ -7,7 +7,7 @@ import { MIN_TOKEN_LENGTH } from '../console/auth.js';
 import { DEFAULT_EVENT_HEADER, DEFAULT_MAX_BODY_BYTES, DEFAULT_SIGNATURE_HEADER } from '../receive/intake.js';
 import { DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MIN_BYTES_PER_SECOND, DEFAULT_MIN_RATE_GRACE_MS } from '../receive/budget.js';
 import { DEFAULT_MAX_CONNECTIONS } from '../standalone/start-standalone.js';
-import { DEFAULT_FEED_STALL_MS } from '../standalone/feed.js';
+import { DEFAULT_FEED_STALL_MS } from '../receiver/feed.js';
 import { DEFAULT_ADMISSION_RULES, type AdmissionRules } from '../receive/admission.js';
 import { byteSize, databasePath, integer, schemaFor, UsageError } from './args.js';
 import { SERVICE_OPTIONS } from './service.js';

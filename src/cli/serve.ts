@@ -3,6 +3,7 @@ import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { createLogger, logDestination, type Logger } from '../logging.js';
 import { startStandalone, type Standalone } from '../standalone/start-standalone.js';
+import type { ReceiverOptions } from '../receiver/options.js';
 import { isPostgresUrl, openStore } from '../store/open.js';
 import type { StoreHandle } from '../store/handle.js';
 import type { SettingsPort } from '../store/write-ports.js';
@@ -10,7 +11,6 @@ import { displayLocation } from './database.js';
 import { generatedSecret } from '../store/settings.js';
 import { secretFingerprint } from '../signature.js';
 import { serviceClient } from './service.js';
-import { scheduleReconcile, type ReconcileSchedule } from '../reconcile/index.js';
 import type { CommandIo } from './args.js';
 import { printJson } from './output.js';
 import { count } from '../words.js';
@@ -25,10 +25,6 @@ import {
 } from './serve-options.js';
 import { defineCommand } from './command.js';
 import { reloadOnHangup, warnLooseFiles, type Reconciling } from './serve-reload.js';
-import { reconcileAccounts } from './serve-accounts.js';
-import { startDestinations } from './serve-destinations.js';
-import type { DeliveryLoop } from '../destinations/delivery-loop.js';
-import { startChangesRetention, type ChangesRetention } from './serve-changes.js';
 import { readTlsPair, type TlsPair } from './tls-files.js';
 import { startTracing, type TracingSdk } from './tracing.js';
 
@@ -113,21 +109,15 @@ export const serve = defineCommand({
     });
     let standalone: Standalone;
     try {
-      standalone = await listen(config, tls, database, logger, io);
+      standalone = await listen(config, { tls, reconciling }, database, logger, io);
     } catch (error) {
       await database.close();
       throw error;
     }
-    const schedule = reconciling === undefined ? undefined : await startReconciling(config, reconciling, standalone, logger);
-    const retention = config.eraseInactiveAfter > 0 ? startRetention(config.eraseInactiveAfter, standalone, logger) : undefined;
-    const delivering = startDestinations(config, database, logger, standalone.receiver);
-    const changesRetention = startChangesRetention(database, config.changesRetention, logger);
     // Signal handlers before the address is announced: from then on a SIGTERM must drain, and
     // without a handler the default action would kill the process outright.
     const stopReloading = reloadOnHangup(config, { standalone, reconciling }, logger);
-    const stopped = stopOnSignal({ standalone, database, schedule, retention, changesRetention, delivering, tracing, logger }).finally(
-      stopReloading,
-    );
+    const stopped = stopOnSignal({ standalone, database, tracing, logger }).finally(stopReloading);
     announce(config, standalone, await servedAccounts(standalone), logger, io);
     return await stopped;
   },
@@ -136,7 +126,7 @@ export const serve = defineCommand({
 /** Starts the receiver and its HTTP server; a generated secret is stored and shown only once it listens. */
 async function listen(
   config: ServeConfig,
-  tls: TlsPair | undefined,
+  { tls, reconciling }: { tls: TlsPair | undefined; reconciling: Reconciling | undefined },
   database: StoreHandle & SettingsPort,
   logger: Logger,
   io: CommandIo,
@@ -174,7 +164,25 @@ async function listen(
       ...(config.accountsKeyFile !== undefined && { keyFile: config.accountsKeyFile }),
       ...(!isPostgresUrl(config.database) && { databaseFile: config.database }),
     },
+    ...backgroundOptions(config, reconciling),
   });
+}
+
+/** What the receiver runs beside the intake, as the options say: destinations, retention of changes and of people, reconciliation. */
+function backgroundOptions(config: ServeConfig, reconciling: Reconciling | undefined): Partial<ReceiverOptions> {
+  return {
+    destinations: { network: config.destinationsNetwork },
+    changesRetention: config.changesRetention,
+    ...(config.eraseInactiveAfter > 0 && { eraseInactiveAfter: config.eraseInactiveAfter }),
+    ...(reconciling !== undefined && {
+      reconcile: {
+        every: config.reconcileEvery * 60_000,
+        // Each run takes the client of the moment: SIGHUP may have re-read the API key since the last.
+        client: () => reconciling.client,
+        accounts: { baseUrl: config.api['api-url']!, allowInsecureHttp: config.api['allow-insecure-api-url'] === true },
+      },
+    }),
+  };
 }
 
 /** The secret generated at the first start (stored in the database), said once; its fingerprint later. */
@@ -197,85 +205,14 @@ async function generatedSecretShown(config: ServeConfig, database: SettingsPort,
   return generated.secret;
 }
 
-/** Each run takes the client of the moment: SIGHUP may have re-read the API key since the last. */
-async function startReconciling(
-  config: ServeConfig,
-  reconciling: Reconciling,
-  standalone: Standalone,
-  logger: Logger,
-): Promise<ReconcileSchedule> {
-  const everyMs = config.reconcileEvery * 60_000;
-  const own = scheduleReconcile({
-    everyMs,
-    logger,
-    run: (signal) => standalone.receiver.reconcile({ client: reconciling.client, signal }),
-  });
-  const accounts = await standalone.receiver.accounts();
-  const others =
-    accounts &&
-    reconcileAccounts({
-      everyMs,
-      apiUrl: config.api['api-url']!,
-      allowInsecureHttp: config.api['allow-insecure-api-url'] === true,
-      receiver: standalone.receiver,
-      accounts,
-      logger,
-    });
-  return { stop: async (timeoutMs) => void (await Promise.all([own.stop(timeoutMs), others?.stop()])) };
-}
-
-/** How often retention runs once started (and once at start). */
-const RETENTION_EVERY_MS = 24 * 60 * 60_000;
-
-interface Retention {
-  stop(): Promise<void>;
-}
-
-/** Retention at start and daily, off the request path, never twice at once; one log line of counts. */
-function startRetention(olderThanMs: number, standalone: Standalone, logger: Logger): Retention {
-  let running: Promise<void> | undefined;
-  const run = () => {
-    if (running !== undefined) return;
-    running = standalone.receiver
-      .eraseInactive({ olderThan: olderThanMs })
-      .then((report) => {
-        logger.info(
-          {
-            candidatesErased: report.candidatesErased,
-            eventsRedacted: report.eventsRedacted,
-            setAsideRedacted: report.setAsideRedacted,
-            cutoff: report.cutoff,
-            scrubbed: report.scrubbed,
-          },
-          `retention: ${count(report.candidatesErased, 'candidate')} erased`,
-        );
-      })
-      .catch((error: unknown) => logger.error({ err: { message: (error as Error).message } }, 'retention failed; it runs again tomorrow'))
-      .finally(() => (running = undefined));
-  };
-  const timer = setInterval(run, RETENTION_EVERY_MS);
-  timer.unref();
-  setImmediate(run);
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
-  };
-}
-
 /** SIGTERM or SIGINT: stop accepting, finish requests in flight, drain, close; exit 1 past 15 s. */
 function stopOnSignal(running: {
   standalone: Standalone;
   database: StoreHandle;
-  schedule: ReconcileSchedule | undefined;
-  retention: Retention | undefined;
-  changesRetention: ChangesRetention;
-  delivering: DeliveryLoop;
   tracing: TracingSdk | undefined;
   logger: Logger;
 }): Promise<number> {
-  const { standalone, database, schedule, retention, changesRetention, delivering, tracing, logger } = running;
+  const { standalone, database, tracing, logger } = running;
   return new Promise<number>((done) => {
     let stopping = false;
     const stop = (signal: string) => {
@@ -289,8 +226,9 @@ function stopOnSignal(running: {
         done(1);
       }, 15_000);
       force.unref();
-      void Promise.all([schedule?.stop(3000), retention?.stop(), changesRetention.stop(), delivering.stop(5000)])
-        .then(() => standalone.close(10_000))
+      // The receiver's close stops its background work too, waiting for deliveries in flight.
+      void standalone
+        .close(10_000)
         .then(async () => {
           await database.close();
           // The last spans exported (bounded by the 15 s above); an unreachable collector loses only them.

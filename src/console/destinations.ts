@@ -1,10 +1,12 @@
 // An account's destinations (docs/destinations.md) as operators see them: state, lag, the last
 // error and the dead deliveries, each with its Retry and a Retry all. Read through the store's
-// destinations port; URLs are shown with their user info masked and without their query, and
+// destinations' SQL (src/destinations/sql.ts); URLs are shown with their user info masked and without their query, and
 // payloads never; errors are the delivery's own words (a status, a socket code), never a
 // receiver's answer body, so they are shown as they are. The actions are POSTs: behind the CSRF check, refused read-only by the router.
 import type { Request, Response, Router } from 'express';
-import { maskedUrl, destinationLag, nextAttemptAt, type DestinationRecord, type QueuedDelivery } from '../store/destinations.js';
+import { destinationsOf, type DestinationRecord, type QueuedDelivery } from '../destinations/sql.js';
+import { maskedUrl } from '../destinations/masked-url.js';
+import { destinationLag, nextAttemptAt } from '../destinations/standing.js';
 import { actionForm, html, layout, when, type SafeHtml } from './html.js';
 import { idParam, type ConsoleData } from './source.js';
 
@@ -24,15 +26,16 @@ interface Shown {
 
 async function shownDestinations(data: ConsoleData): Promise<Shown[]> {
   const store = await data.source.store();
-  const records = await store.destinations.list(data.source.account);
+  const destinations = destinationsOf(store);
+  const records = await destinations.list(data.source.account);
   const now = Date.now();
   return await Promise.all(
     records.map(async (record) => {
       const [lag, dead, queued, backlog] = await Promise.all([
-        destinationLag(store, record, now),
-        store.destinations.deliveries(record, 'dead', DEAD_SHOWN),
-        store.destinations.deliveries(record, 'queued', DEAD_SHOWN),
-        store.destinations.backlog(record),
+        destinationLag({ destinations, forAccount: (account) => store.forAccount(account) }, record, now),
+        destinations.deliveries(record, 'dead', DEAD_SHOWN),
+        destinations.deliveries(record, 'queued', DEAD_SHOWN),
+        destinations.backlog(record),
       ]);
       const failed = [...dead, ...queued]
         .filter((d) => d.last_error !== null)
@@ -53,7 +56,7 @@ export function destinationRoutes(router: Router, data: ConsoleData): void {
     const key = { account: data.source.account, destination: req.params.destination };
     const store = await data.source.store();
     // Without a seq, every dead delivery of the destination (Retry all).
-    const retried = form.seq !== undefined && seq === undefined ? 0 : await store.destinations.retryDead(key, seq, Date.now());
+    const retried = form.seq !== undefined && seq === undefined ? 0 : await destinationsOf(store).retryDead(key, seq, Date.now());
     res.redirect(303, back(req, retried));
   });
 }

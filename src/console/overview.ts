@@ -1,7 +1,7 @@
 // The overview: what the inbox holds, how fast events arrive, how far behind the projection is,
 // whether storage takes writes, and the account's credits.
 import type { Router } from 'express';
-import type { CreditsRow } from '../store/tables.js';
+import type { CreditsRow } from '../tables/rows.js';
 import { html, layout, when, type PageContext } from './html.js';
 import type { ConsoleData } from './source.js';
 

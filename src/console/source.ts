@@ -37,7 +37,7 @@ export interface DashboardSource extends AccountSource {
 /** One account's reads and actions, and the reads of its store the pages make themselves (the inbox, the erasures). */
 export interface ScopedSource extends AccountSource {
   readonly account: string;
-  store(): Promise<Pick<Store, 'readModel' | 'people' | 'destinations' | 'forAccount'>>;
+  store(): Promise<Pick<Store, 'readModel' | 'people' | 'featureSql' | 'forAccount'>>;
   probe(): Promise<ReadinessProbe>;
   secretUse(): Promise<Array<{ fingerprint: string; requests: number }>>;
 }

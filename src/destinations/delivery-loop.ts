@@ -7,16 +7,20 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { alarm, withDeadline } from '../deadline.js';
 import type { Logger } from '../logging.js';
-import type { Store } from '../store/store.js';
+import type { FeatureSql } from '../store/feature-sql.js';
+import type { WorkSignals } from '../store/write-ports.js';
 import { networkPolicy, type NetworkRules } from './network-policy.js';
 import type { Destinations } from './registry.js';
+import { deliveryStoreOf, type AccountChanges } from './sql.js';
 import { DELIVERY_TIMEOUT_MS, MAX_CONNECTIONS } from './delivery.js';
 import { errorText } from './errors.js';
 import { destinationWorker, type DestinationWorker, type WorkerContext } from './worker.js';
 
 export interface DeliveryLoopOptions {
-  store: Store;
-  destinations: Destinations;
+  /** The database: the destinations' tables, each account's changes, and the commits that record them. */
+  store: { readonly featureSql: FeatureSql; forAccount(account: string): AccountChanges; onChanges: WorkSignals['onChanges'] };
+  /** Opens each destination's URL and secrets with the accounts key. */
+  destinations: Pick<Destinations, 'open'>;
   logger: Logger;
   /** How often the destinations and the changes are looked at (ms). Default 500. */
   pollMs?: number;
@@ -58,7 +62,7 @@ const MAX_YIELD_MS = 100;
 async function yieldToIntake(intakeBusy: (() => boolean) | undefined, signal: AbortSignal): Promise<void> {
   if (intakeBusy === undefined) return;
   const since = performance.now();
-  while (intakeBusy() && !signal.aborted && performance.now() - since < MAX_YIELD_MS) await delay(1);
+  while (intakeBusy() && !signal.aborted && performance.now() - since < MAX_YIELD_MS) await delay(1, undefined, { ref: false });
 }
 
 // A round that fails the same way again (a key file missing, a database away) is logged once a
@@ -111,9 +115,10 @@ export function startDeliveryLoop(options: DeliveryLoopOptions): DeliveryLoop {
   const pollMs = options.pollMs ?? 500;
   const stopping = new AbortController();
   const workers = new Map<string, DestinationWorker>();
-  const clock = alarm();
+  // A receiver left open (a script, a test) is not kept alive by its destinations: only their requests in flight do.
+  const clock = alarm({ unref: true });
   const context: WorkerContext = {
-    store,
+    store: deliveryStoreOf(store),
     destinations: options.destinations,
     owner: `${process.pid}-${randomUUID()}`,
     logger,
@@ -128,14 +133,18 @@ export function startDeliveryLoop(options: DeliveryLoopOptions): DeliveryLoop {
     onSettled: options.onSettled ?? (() => undefined),
   };
   stopping.signal.addEventListener('abort', clock.wake, { once: true });
-  const unsubscribe = store.onChanges(clock.wake);
+  // A commit wakes a round only when there is a destination to give it: without any, the loop
+  // costs a read of the empty table every `pollMs`, and nothing at each webhook.
+  const unsubscribe = store.onChanges(() => {
+    if (workers.size > 0) clock.wake();
+  });
   let draining = false;
   const logged = new Map<string, { message: string; at: number }>();
   const running = (async () => {
     while (!stopping.signal.aborted) {
       await yieldToIntake(options.intakeBusy, stopping.signal);
       // Answers and commits that come close together share a round (and its transaction).
-      await delay(ROUND_GAP_MS);
+      await delay(ROUND_GAP_MS, undefined, { ref: false });
       if (!draining)
         await round(context, workers, logged).catch((error: unknown) => {
           const message = errorText((error as Error).message);

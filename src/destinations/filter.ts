@@ -3,7 +3,7 @@
 // candidates through, whatever its campaign or score: its row is gone, and the person's data may
 // have reached the destination before, so the erasure must reach it too.
 import type { Change } from '../project/changes.js';
-import type { ChangeEntity } from '../store/rows.js';
+import type { ChangeEntity } from '../tables/changes.js';
 import { DestinationRequestError } from './errors.js';
 
 export interface DestinationFilter {

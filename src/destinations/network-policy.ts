@@ -13,7 +13,9 @@ export const DEFAULT_DENIED_RANGES: readonly string[] = ['169.254.0.0/16', 'fe80
 
 /** Ranges added to the denied ones, and holes opened in them: CIDR ranges (`10.0.0.0/8`, `fd00::/8`, or one address). */
 export interface NetworkRules {
+  /** Ranges destinations never connect to, beside the link-local and cloud metadata ones. */
   deny?: readonly string[];
+  /** Holes opened in the denied ranges, the default ones too. */
   allow?: readonly string[];
 }
 

@@ -6,8 +6,8 @@
 // was; an append redone after a crash is refused by Redis (its id is the stream's top), not doubled.
 import type { Logger } from '../logging.js';
 import { changeOf, type Change } from '../project/changes.js';
-import { maskedUrl, type DestinationRecord, type QueuedDelivery } from '../store/destinations.js';
-import type { Store } from '../store/store.js';
+import type { DeliveryStore, DestinationRecord, QueuedDelivery } from './sql.js';
+import { maskedUrl } from './masked-url.js';
 import { errorText } from './errors.js';
 import type { NetworkPolicy } from './network-policy.js';
 import type { OpenedDestination } from './registry.js';
@@ -16,7 +16,7 @@ import { delayBefore } from './schedule.js';
 import { webhookId } from './signing.js';
 
 export interface RedisContext {
-  store: Store;
+  store: DeliveryStore;
   logger: Logger;
   now: () => number;
   /** Consecutive failures that pause a destination (the breaker). */

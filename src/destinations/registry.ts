@@ -6,9 +6,13 @@
 import { randomBytes } from 'node:crypto';
 import { destinationScope, open, seal } from '../accounts/cipher.js';
 import { keyOf, sealingKey, type KeySource } from '../accounts/keys.js';
-import { maskedUrl, nextAttemptAt, type DestinationRecord, type DestinationState, type QueuedDelivery } from '../store/destinations.js';
+import { destinationsOf, type DestinationRecord, type DestinationsPort, type DestinationState, type QueuedDelivery } from './sql.js';
+import { maskedUrl } from './masked-url.js';
+import { nextAttemptAt } from './standing.js';
 import type { StoreHandle } from '../store/handle.js';
-import { storePorts, type Store } from '../store/store.js';
+import type { AccountsRegistry } from '../store/accounts-registry.js';
+import type { ChangesPort } from '../store/ports/changes.js';
+import { storePorts } from '../store/store.js';
 import { DestinationRequestError } from './errors.js';
 import { filterOf, passes, type DestinationFilter } from './filter.js';
 import { changeOf } from '../project/changes.js';
@@ -163,6 +167,13 @@ export function checkRedisRequest(request: {
   } else if (request.stream !== undefined) throw new DestinationRequestError('--stream is for redis:// destinations');
 }
 
+/** The database as the registry uses it: the destinations' tables, each account's changes (its head, a range to send again), and the accounts key in use. */
+interface RegistryStore {
+  readonly destinations: DestinationsPort;
+  forAccount(account: string): Pick<ChangesPort, 'changesAfter'>;
+  readonly registry: Pick<AccountsRegistry, 'version'>;
+}
+
 function newId(): string {
   const alphabet = 'abcdefghijklmnopqrstuvwxyz234567';
   return `dst_${[...randomBytes(12)].map((b) => alphabet[b % 32]).join('')}`;
@@ -182,7 +193,7 @@ function unseal(keys: KeySource, record: DestinationRecord): SealedDestination {
 }
 
 async function rotateSecret(
-  context: { store: Store; keys: KeySource; now: () => number },
+  context: { store: RegistryStore; keys: KeySource; now: () => number },
   record: DestinationRecord,
   options: { secret?: string; keepPreviousMs: number },
 ): Promise<{ secret?: string; previousUntil: string | null }> {
@@ -217,7 +228,7 @@ function streamOf(keys: KeySource, row: DestinationRecord): string | undefined {
   }
 }
 
-async function summaryOf(store: Store, keys: KeySource, row: DestinationRecord): Promise<DestinationSummary> {
+async function summaryOf(store: RegistryStore, keys: KeySource, row: DestinationRecord): Promise<DestinationSummary> {
   const backlog = await store.destinations.backlog(row);
   const stream = streamOf(keys, row);
   return {
@@ -240,7 +251,7 @@ async function summaryOf(store: Store, keys: KeySource, row: DestinationRecord):
 }
 
 /** The last seq of what the destination reads: the account's changes, or its operator events. */
-async function headOf(store: Store, account: string, kind: 'changes' | 'operational'): Promise<number> {
+async function headOf(store: RegistryStore, account: string, kind: 'changes' | 'operational'): Promise<number> {
   return kind === 'operational'
     ? (await store.destinations.events(account, Number.MAX_SAFE_INTEGER, 1)).last
     : (await store.forAccount(account).changesAfter(Number.MAX_SAFE_INTEGER, 1)).last;
@@ -248,7 +259,7 @@ async function headOf(store: Store, account: string, kind: 'changes' | 'operatio
 
 /** A page of what a destination reads after `after`: each item's seq and entity, and the last seq read (undefined: none). */
 async function pageOf(
-  store: Store,
+  store: RegistryStore,
   record: DestinationRecord,
   after: number,
 ): Promise<{ items: Array<{ seq: number; entity: string; id: string }>; last: number | undefined }> {
@@ -267,7 +278,7 @@ async function pageOf(
 
 /** Sends a range again (Destinations.replay). */
 async function replay(
-  store: Store,
+  store: RegistryStore,
   now: () => number,
   record: DestinationRecord,
   range: { after: number; until?: number },
@@ -289,7 +300,7 @@ async function replay(
   return queued;
 }
 
-async function found(store: Store, account: string, destination: string): Promise<DestinationRecord> {
+async function found(store: RegistryStore, account: string, destination: string): Promise<DestinationRecord> {
   const row = await store.destinations.get({ account, destination });
   if (row === undefined)
     throw new DestinationRequestError(
@@ -298,7 +309,7 @@ async function found(store: Store, account: string, destination: string): Promis
   return row;
 }
 
-async function add(store: Store, keys: KeySource, context: { now: () => number; policy: NetworkPolicy }, request: AddDestination) {
+async function add(store: RegistryStore, keys: KeySource, context: { now: () => number; policy: NetworkPolicy }, request: AddDestination) {
   const { now } = context;
   const url = checkUrl(request.url, context.policy);
   checkRedisRequest(request);
@@ -344,12 +355,17 @@ async function add(store: Store, keys: KeySource, context: { now: () => number; 
 
 /** Opens the destinations of the store's database; the accounts key is read when a destination is added or opened. */
 export function openDestinations(handle: StoreHandle, options: DestinationsOptions = {}): Destinations {
-  const store = storePorts(handle);
+  const ports = storePorts(handle);
+  const store: RegistryStore = {
+    destinations: destinationsOf(ports),
+    forAccount: (account) => ports.forAccount(account),
+    registry: ports.registry,
+  };
   const now = options.now ?? Date.now;
   const keys: KeySource = {
     path: options.keyFile ?? (options.databaseFile === undefined ? undefined : `${options.databaseFile}.accounts-key`),
     mayGenerate: options.databaseFile !== undefined,
-    location: store.location,
+    location: ports.location,
     onNotice: options.onNotice ?? (() => undefined),
   };
   const policy = networkPolicy(options.network);

@@ -6,15 +6,15 @@
 import type { Logger } from '../logging.js';
 import { changeOf } from '../project/changes.js';
 import {
-  maskedUrl,
+  type DeliveryStore,
   type DestinationRecord,
   type DueDelivery,
   type Enqueued,
   type OperatorEvent,
   type QueuedDelivery,
   type Settlement,
-} from '../store/destinations.js';
-import type { Store } from '../store/store.js';
+} from './sql.js';
+import { maskedUrl } from './masked-url.js';
 import { destinationConnections, postChange, type DeliveryOutcome, type DestinationConnections } from './delivery.js';
 import { errorText } from './errors.js';
 import type { NetworkPolicy } from './network-policy.js';
@@ -25,8 +25,9 @@ import { delayBefore } from './schedule.js';
 import { webhookId } from './signing.js';
 
 export interface WorkerContext {
-  store: Store;
-  destinations: Destinations;
+  store: DeliveryStore;
+  /** Opens a destination's URL and secrets with the accounts key. */
+  destinations: Pick<Destinations, 'open'>;
   owner: string;
   logger: Logger;
   now: () => number;
@@ -292,6 +293,19 @@ async function sendDue(context: WorkerContext, state: WorkerState, record: Desti
   }
 }
 
+/**
+ * Throws when this process cannot open the destination (no accounts key, or another one): it is
+ * left to a process that can, its lease not taken, and given back when `leased`.
+ */
+async function opensHere(context: WorkerContext, record: DestinationRecord, leased: boolean): Promise<void> {
+  try {
+    context.destinations.open(record);
+  } catch (error) {
+    if (leased) await context.store.destinations.release(record, context.owner);
+    throw error;
+  }
+}
+
 export function destinationWorker(context: WorkerContext, key: Key): DestinationWorker {
   const state: WorkerState = {
     inFlight: new Map(),
@@ -324,6 +338,10 @@ export function destinationWorker(context: WorkerContext, key: Key): Destination
         if (inFlight.size === 0) await redis.close();
         return;
       }
+      await opensHere(context, record, leasedAt !== -Infinity).catch((error: unknown) => {
+        leasedAt = -Infinity;
+        throw error;
+      });
       if (context.now() - leasedAt > context.leaseMs / 3) {
         const at = context.now();
         if (!(await context.store.destinations.lease(key, context.owner, at, context.leaseMs))) return;

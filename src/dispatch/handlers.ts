@@ -1,5 +1,5 @@
 import type { EventKind, EventOf, KIND_SUBJECTS, WebhookEvent } from '../events/index.js';
-import type { CampaignRow, CandidateRow, CreditsRow } from '../store/tables.js';
+import type { CampaignRow, CandidateRow, CreditsRow } from '../tables/rows.js';
 
 /** The projected row an event's handler sees: its candidate, campaign or the credits row. */
 export type RowOf<K extends EventKind> = { candidate: CandidateRow; campaign: CampaignRow; credits: CreditsRow }[(typeof KIND_SUBJECTS)[K]];

@@ -7,7 +7,9 @@ import { isEventKind } from '../events/index.js';
 import { prepareInboxQueries } from '../query/inbox.js';
 import type { InboxPort } from '../store/ports/inbox.js';
 import type { ChangesPort } from '../store/ports/changes.js';
-import { destinationLag, type DestinationsPort } from '../store/destinations.js';
+import { destinationsOf } from '../destinations/sql.js';
+import type { FeatureSql } from '../store/feature-sql.js';
+import { destinationLag } from '../destinations/standing.js';
 import { withDeadline } from '../deadline.js';
 import { DEFAULT_ACCOUNT } from '../receive/account.js';
 
@@ -96,7 +98,7 @@ function countedSeries(own: Registry) {
 /** What the gauges read: the inbox's counts, and the oldest pending row through the inbox queries. */
 type GaugedStore = Pick<InboxPort, 'counts'> &
   Pick<ChangesPort, 'changesAfter'> &
-  Parameters<typeof prepareInboxQueries>[0] & { forAccount(account: string): GaugedStore; readonly destinations: DestinationsPort };
+  Parameters<typeof prepareInboxQueries>[0] & { forAccount(account: string): GaugedStore; readonly featureSql: FeatureSql };
 
 /** The series read from the store at scrape time. */
 function storeGauges(own: Registry, store: () => GaugedStore | undefined, accounts: () => readonly string[]): void {
@@ -163,9 +165,12 @@ function destinationGauges(own: Registry, store: () => GaugedStore | undefined, 
     const current = store();
     if (current === undefined) return [];
     const shown = new Set(accounts());
-    const records = ((await within(current.destinations.list())) ?? []).filter((r) => shown.has(r.account));
+    const destinations = destinationsOf(current);
+    const records = ((await within(destinations.list())) ?? []).filter((r) => shown.has(r.account));
     const now = Date.now();
-    const lags = await Promise.all(records.map((r) => within(destinationLag(current, r, now))));
+    const lags = await Promise.all(
+      records.map((r) => within(destinationLag({ destinations, forAccount: (account) => current.forAccount(account) }, r, now))),
+    );
     return records.flatMap((r, i) => {
       const lag = lags[i];
       return lag === undefined ? [] : [{ account: r.account, destination: r.destination, seconds: lag.oldestSeconds, dead: lag.dead }];

@@ -4,7 +4,7 @@
 import type { PersonValues } from '../events/index.js';
 import { changeOf, type Change } from '../project/changes.js';
 import type { ErasureRecord, ExportedResponse } from '../store/ports/people.js';
-import type { CandidateRow } from '../store/tables.js';
+import type { CandidateRow } from '../tables/rows.js';
 import type { CandidateMatch } from '../store/rows.js';
 import type { StoreHandle } from '../store/handle.js';
 import { storePorts } from '../store/store.js';

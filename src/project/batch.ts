@@ -13,8 +13,8 @@ import {
   type WebhookEvent,
 } from '../events/index.js';
 import type { ProjectionWritesTx } from '../store/write-ports.js';
-import type { RowKeys, RowWrites, StoredRow, StoredRows } from '../store/rows.js';
-import type { CampaignRow, CandidateRow, CreditsRow } from '../store/tables.js';
+import type { RowKeys, RowWrites, StoredRow, StoredRows } from '../tables/stored.js';
+import type { CampaignRow, CandidateRow, CreditsRow } from '../tables/rows.js';
 import { effectsOf } from './effects.js';
 import { causeKey, changesOfBatch, type Causes } from './changes.js';
 import { applyEffect, emptyState, orderKeyOf, type ProjectableEvent, type ProjectedState, type Versioned } from './fold.js';

@@ -1,5 +1,5 @@
 import type { BulkLoad } from '../store/write-ports.js';
-import type { StagedEffect, StoredRow } from '../store/rows.js';
+import type { StagedEffect, StoredRow } from '../tables/stored.js';
 import { identityOfOrderKey } from '../events/index.js';
 import { toStored } from './batch.js';
 import { causeKey, changesOfBatch, type Causes } from './changes.js';

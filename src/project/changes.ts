@@ -1,8 +1,9 @@
 // The changes a projected batch makes (docs/projection.md section 10): one per row whose columns of
 // section 4 differ after the batch (or whose interview responses were replaced, or that is new),
 // naming the events that moved it. Pure: the store numbers and records them.
-import type { ChangeEntity, ChangeRecord, RowWrites, StoredChange, StoredRow, StoredRows } from '../store/rows.js';
-import type { CampaignRow, CandidateRow, CreditsRow } from '../store/tables.js';
+import type { ChangeEntity, ChangeRecord, StoredChange } from '../tables/changes.js';
+import type { RowWrites, StoredRow, StoredRows } from '../tables/stored.js';
+import type { CampaignRow, CandidateRow, CreditsRow } from '../tables/rows.js';
 
 /** A campaign as a change carries it: its section 4 columns. */
 function campaignChangeRow(row: CampaignRow): Record<string, unknown> {

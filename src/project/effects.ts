@@ -1,5 +1,5 @@
 import { formatInstant, parseInstant, type WebhookEvent } from '../events/index.js';
-import type { CampaignRow, CandidateRow, CreditsRow, InterviewResponse } from '../store/tables.js';
+import type { CampaignRow, CandidateRow, CreditsRow, InterviewResponse } from '../tables/rows.js';
 
 /**
  * What one event does (docs/projection.md section 3), as plain assignments: every effect sets

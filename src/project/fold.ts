@@ -8,7 +8,7 @@ import {
   type CandidateRow,
   type CreditsRow,
   type InterviewResponse,
-} from '../store/tables.js';
+} from '../tables/rows.js';
 
 // The pure heart of the projection: no clock, no database, no logger. The SQL writer and the
 // property tests both go through `mergeEffect`.

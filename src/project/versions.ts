@@ -1,5 +1,5 @@
 import type { FieldVersions } from './fold.js';
-import { CAMPAIGN_COLUMNS, CANDIDATE_COLUMNS, CREDITS_COLUMNS } from '../store/tables.js';
+import { CAMPAIGN_COLUMNS, CANDIDATE_COLUMNS, CREDITS_COLUMNS } from '../tables/rows.js';
 
 /**
  * `field_versions` as stored: the distinct order keys of the row, then for each versioned field

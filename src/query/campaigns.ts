@@ -1,6 +1,6 @@
 import type { CampaignStatsRow } from '../store/ports/read-model.js';
 import type { Store } from '../store/store.js';
-import type { CampaignRow } from '../store/tables.js';
+import type { CampaignRow } from '../tables/rows.js';
 import { QueryParameterError } from './errors.js';
 
 /** Mirrors the service's `GET /campaigns/{id}/status` `stats`. */

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { CANDIDATE_STATUSES } from '../events/index.js';
 import { createRowReaders } from '../project/read.js';
 import type { CandidateSort } from '../store/ports/read-model.js';
-import type { CandidateRow, InterviewResponse } from '../store/tables.js';
+import type { CandidateRow, InterviewResponse } from '../tables/rows.js';
 import type { Store } from '../store/store.js';
 import { QueryParameterError } from './errors.js';
 

@@ -7,7 +7,8 @@
 import { changeOf, type Change } from '../project/changes.js';
 import type { StoreHandle } from '../store/handle.js';
 import type { ChangesPort } from '../store/ports/changes.js';
-import { storePorts, type Store } from '../store/store.js';
+import { storePorts } from '../store/store.js';
+import type { WorkSignals } from '../store/write-ports.js';
 import { alarm } from '../deadline.js';
 import { QueryParameterError } from './errors.js';
 
@@ -112,6 +113,9 @@ export interface FollowChangesOptions {
   signal?: AbortSignal | undefined;
 }
 
+/** What a follower reads of a store: the account's changes, and the commits that record them. */
+type ChangeFeed = Pick<ChangesPort, 'changesAfter'> & Pick<WorkSignals, 'onChanges'> & { readonly account: string };
+
 function checkedCursor(after: number | undefined): number | undefined {
   if (after === undefined) return undefined;
   if (!Number.isSafeInteger(after) || after < 0)
@@ -128,7 +132,7 @@ function checkedLimit(limit: number | undefined): number {
 
 /** One page from the port (of about `maxBytes` when given): the 409 and 410 rules, then the changes parsed; and the head. */
 async function pageOf(
-  port: ChangesPort,
+  port: Pick<ChangesPort, 'changesAfter'>,
   after: number | undefined,
   limit: number,
   maxBytes?: number,
@@ -177,7 +181,7 @@ export async function* followChanges(store: StoreHandle, options: FollowChangesO
 }
 
 /** A wait that ends after `ms`, at a commit of the account's changes heard since the last wait, or when `signal` aborts. */
-function commitsOf(port: Store, signal: AbortSignal | undefined): { wait(ms: number): Promise<void>; close(): void } {
+function commitsOf(port: ChangeFeed, signal: AbortSignal | undefined): { wait(ms: number): Promise<void>; close(): void } {
   const clock = alarm();
   const unsubscribe = port.onChanges((account) => {
     if (account === port.account || account === '') clock.wake();
@@ -193,7 +197,7 @@ function commitsOf(port: Store, signal: AbortSignal | undefined): { wait(ms: num
 }
 
 async function* pages(
-  port: Store,
+  port: ChangeFeed,
   after: number | undefined,
   signal: AbortSignal | undefined,
   committed: ReturnType<typeof commitsOf> | undefined,

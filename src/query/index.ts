@@ -1,5 +1,5 @@
 import { createRowReaders } from '../project/read.js';
-import { emptyCredits, type CreditsRow } from '../store/tables.js';
+import { emptyCredits, type CreditsRow } from '../tables/rows.js';
 import type { StoreHandle } from '../store/handle.js';
 import { storePorts } from '../store/store.js';
 import { prepareCampaignQueries } from './campaigns.js';

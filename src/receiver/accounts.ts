@@ -71,7 +71,7 @@ function logChanges(logger: Logger, before: readonly RoutedAccount[], after: rea
 }
 
 /** The SQLite file a receiver was given by path, beside which the accounts key is kept by default. */
-function databaseFileOf(options: ReceiverOptions): string | undefined {
+export function databaseFileOf(options: ReceiverOptions): string | undefined {
   const { database } = options;
   return typeof database === 'string' && database !== ':memory:' && !isPostgresUrl(database) ? database : undefined;
 }

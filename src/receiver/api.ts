@@ -4,6 +4,7 @@ import type { Server as NetServer } from 'node:net';
 import type { RequestHandler, Router } from 'express';
 import type { Registry } from 'prom-client';
 import type { DashboardOptions } from '../console/dashboard.js';
+import type { FeedOptions } from './feed-router.js';
 import type { DeadLetters } from '../dispatch/dead-letters.js';
 import type { AnyHandler, Handler } from '../dispatch/handlers.js';
 import type { EventKind } from '../events/index.js';
@@ -176,6 +177,15 @@ export interface Receiver extends AccountReceiver {
    * Never served without a token (16 characters at least); `readOnly` turns the actions off.
    */
   dashboard(dashboardOptions: DashboardOptions): Router;
+  /**
+   * The change feed (docs/changes.md), an Express Router answering `GET <mount>/changes?account=&after=&limit=`
+   * exactly as `serve` answers `GET /changes`: pages, or server-sent events with
+   * `Accept: text/event-stream`, opened by `token`, `dashboardToken` or an account's own feed token
+   * (`accounts set-feed-token`, for that account only), with the same statuses and errors.
+   * `app.use('/feed', receiver.feed({ token }))` serves `/feed/changes`. Its live streams end when
+   * the receiver closes. Throws ConfigurationError for a token under 16 characters.
+   */
+  feed(feedOptions?: FeedOptions): Router;
   /** Resolves once every stored event is projected and its handlers have run, and a round of onErase hooks that runs has ended. */
   drain(): Promise<void>;
   /**

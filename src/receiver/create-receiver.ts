@@ -17,7 +17,7 @@ import { createBodyBudget, DEFAULT_MAX_BUFFERED_BYTES } from '../receive/budget.
 import { createAdmission } from '../receive/admission.js';
 import { screenConnections } from '../receive/connection-screen.js';
 import { nodeHandler, type ResultListener } from '../receive/node-http.js';
-import { createMetrics } from '../metrics/prometheus.js';
+import { createMetrics, destinationDeliveriesOf } from '../metrics/prometheus.js';
 import { activeTracing } from '../tracing/otel.js';
 import { createDashboard } from '../console/dashboard.js';
 import { isStore } from '../store/open.js';
@@ -39,6 +39,9 @@ import {
   type Running,
 } from './lifecycle.js';
 import type { ReceiverOptions } from './options.js';
+import { mountedFeeds } from './feed-router.js';
+import { backgroundSettings, startBackground } from './background.js';
+import { storePorts } from '../store/store.js';
 
 export type { Receiver, ReceiverOptions };
 
@@ -52,6 +55,16 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const state = receiverState(options);
   const intake = intakeOf(state);
   state.setRoutes = (routes) => intake.setAccounts(routes);
+  // Reconciliation and retention go through the members, as a caller's would (metrics, hooks, the dispatcher).
+  state.startBackground = (running) =>
+    startBackground(state.background, {
+      store: running.store,
+      logger: state.logger,
+      accounts: running.accounts?.accounts,
+      intakeBusy: () => running.groupCommit.waiting() > 0,
+      onSettled: destinationDeliveriesOf(state.metrics.registry),
+      members: (account) => (account === DEFAULT_ACCOUNT ? receiver : receiver.forAccount(account)),
+    });
   openReceiverStore(state);
   // Every answer is counted, then told to the caller's listener (access logs).
   const onRequest: ResultListener = (result, req, startedAt) => {
@@ -65,6 +78,11 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const accounts = new Map<string, AccountReceiver>();
   // Ends the feed's followers when the receiver closes, rather than leaving them to fail on a closed store.
   const closing = new AbortController();
+  const feeds = mountedFeeds({
+    source: { forAccount: (account) => receiver.forAccount(account) },
+    logger: state.logger,
+    registry: async () => storePorts((await use()).store).registry,
+  });
   const receiver: Receiver = {
     ready: async () => void (await (await use()).presence?.firstBeat),
     store: () => use().then((r) => r.store),
@@ -96,6 +114,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     },
     metrics: () => state.metrics.registry,
     dashboard: (dashboardOptions) => createDashboard(receiver, { logger: state.logger, ...dashboardOptions }),
+    feed: (feedOptions = {}) => feeds.router(feedOptions),
     async drain() {
       await (await use()).dispatcher.drain();
       await state.eraseHooks.idle();
@@ -106,6 +125,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     probe: () => probeReceiver(state),
     close: (timeoutMs = 5000) => {
       closing.abort();
+      feeds.close();
       return closeReceiver(state, timeoutMs);
     },
   };
@@ -230,6 +250,8 @@ function receiverState(options: ReceiverOptions): ReceiverState {
     heartbeat,
     ownsStore: !isStore(options.database),
     setRoutes: () => undefined, // until the intake is made
+    background: backgroundSettings(options),
+    startBackground: () => undefined, // until the receiver's members are made
     life: { state: 'closed', running: undefined }, // until openReceiverStore, called next
   };
   return state;

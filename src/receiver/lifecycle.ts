@@ -23,6 +23,7 @@ import type { ReadinessProbe } from '../store/rows.js';
 import type { Store } from '../store/store.js';
 import type { ReceiverOptions } from './options.js';
 import { watchRegistry, type AccountsWatch, type RoutesUpdate } from './accounts.js';
+import type { Background, BackgroundSettings } from './background.js';
 import { withDeadline } from '../deadline.js';
 
 /** How long readiness stays false after a webhook could not be stored (ms). */
@@ -40,6 +41,8 @@ export interface Running {
   accounts: AccountsWatch | undefined;
   /** The intake's readings of the bodies it stored, until the projection claims their rows. */
   readings: KeptReadings<EnvelopeReading>;
+  /** What runs beside the intake (background.ts): destinations, retention, schedules. */
+  background: Background | undefined;
 }
 
 export interface ReceiverState {
@@ -61,6 +64,10 @@ export interface ReceiverState {
   readonly ownsStore: boolean;
   /** Hands the intake the accounts' routes (set once the intake is made). */
   setRoutes: (routes: RoutesUpdate) => void;
+  /** The background work the options asked for, checked when the receiver was made. */
+  readonly background: BackgroundSettings;
+  /** Starts it on the open store (set by createReceiver, which holds the members it goes through). */
+  startBackground: (running: Running) => Background | undefined;
   /** Where the receiver is in its life; changed only by `enter`. */
   life: Life;
 }
@@ -138,7 +145,7 @@ function assemble(state: ReceiverState, store: Store): Running {
   dispatcher.start();
   const presence = state.heartbeat && keepPresence(store, { ...state.heartbeat, logger });
   setImmediate(() => state.eraseHooks.kick()); // once open: erasures owed from before
-  return {
+  const running: Running = {
     store,
     groupCommit,
     dispatcher,
@@ -147,7 +154,10 @@ function assemble(state: ReceiverState, store: Store): Running {
     presence,
     accounts: watchRegistry(state.options, store, logger, (routes) => state.setRoutes(routes)),
     readings,
+    background: undefined,
   };
+  running.background = state.startBackground(running);
+  return running;
 }
 
 /**
@@ -240,6 +250,7 @@ export function abandon(state: ReceiverState): void {
   running.accounts?.stop();
   const stop = async () => {
     try {
+      await running.background?.stop(0);
       await running.presence?.stop();
     } finally {
       if (state.ownsStore) await running.store.close();
@@ -272,11 +283,15 @@ export async function closeReceiver(state: ReceiverState, timeoutMs: number): Pr
     ));
   // Commands stop handing events to this receiver first (those handed before are drained
   // below); a database that does not answer costs the drain a quarter of the time at most.
+  // The background first, beside the drain below: the deliveries in flight get most of the time
+  // (their answers settled, their leases given back) and the store stays open until they end.
+  const background = within(running.background?.stop(Math.max(0, timeoutMs - Math.min(500, timeoutMs / 4))) ?? Promise.resolve());
   await within(running.presence?.stop() ?? Promise.resolve(), Math.min(500, timeoutMs / 4));
   await within(running.groupCommit.close());
   // The store's close is quick (a few milliseconds); keep time for it.
   await running.dispatcher.close(Math.max(0, left() - Math.min(100, timeoutMs / 4)));
   await within(state.eraseHooks.close(), Math.max(0, left() - Math.min(100, timeoutMs / 4)));
+  await background;
   if (state.ownsStore) {
     await within(
       running.store

@@ -1,4 +1,5 @@
 // What createReceiver takes.
+import type { NetworkRules } from '../destinations/network-policy.js';
 import type { DispatcherOptions } from '../dispatch/dispatcher.js';
 import type { Logger } from '../logging.js';
 import type { IntakeRates } from '../receive/budget.js';
@@ -6,6 +7,7 @@ import type { AdmissionRules } from '../receive/admission.js';
 import type { ResultListener } from '../receive/node-http.js';
 import type { Secret } from '../signature.js';
 import type { DatabaseOption } from '../store/open.js';
+import type { ReconcileClient } from '../reconcile/index.js';
 
 /** How `createReceiver` receives, stores and projects; only `database` is required (and a secret, or `allowUnsigned`). */
 export interface ReceiverOptions {
@@ -85,4 +87,69 @@ export interface ReceiverOptions {
   heartbeat?: false | { everyMs?: number };
   /** When onErase hooks look for erasures owed (another process's, failed rounds), and how long a failed round waits (ms). Defaults: 30 s, 1 min doubling up to 1 h. */
   eraseHooks?: { pollMs?: number; roundDelayMs?: number; maxRoundDelayMs?: number };
+  /**
+   * The destinations of every account (docs/destinations.md), added with `prequal-hooks
+   * destinations add` or `openDestinations`, are delivered while the receiver is open, as `serve`
+   * delivers them; `close()` waits for the requests in flight a bounded time. Without a destination
+   * in the database this costs a read of an empty table every `pollMs`. Default: on, unless
+   * `heartbeat: false` (a script that should not be handed work); `false`: off.
+   */
+  destinations?: false | DestinationsDelivery;
+  /**
+   * How long the change feed's changes are kept from when they were recorded (docs/changes.md,
+   * "Retention"): a duration as `serve --changes-retention` takes it (`30d`; units s, m, h, d, w),
+   * or milliseconds. Older ones are dropped at start and then hourly, never one a destination still
+   * needs; a reader asking from before the oldest kept is told (`ChangesDroppedError`, `410`).
+   * Default `30d`, unless `heartbeat: false`; `false`: every change is kept.
+   */
+  changesRetention?: string | number | false;
+  /** Reconciliation on a schedule (docs/reconcile.md), as `serve --reconcile-every` runs it. Default: none. */
+  reconcile?: ReconcileEvery;
+  /**
+   * Retention of personal data (docs/personal-data.md): at start and then daily, every candidate
+   * of the default account not heard of for this long is erased, by the rules of `eraseInactive`,
+   * as `serve --erase-inactive-after` does; a duration (`730d`) or milliseconds. Default: never.
+   */
+  eraseInactiveAfter?: string | number | false;
+}
+
+/** How a receiver delivers the destinations (`ReceiverOptions.destinations`). */
+export interface DestinationsDelivery {
+  /**
+   * The accounts key that opens each destination's URL and secrets. Default `accounts.keyFile`,
+   * else on SQLite `<database file>.accounts-key`, where `destinations add` keeps it. A destination
+   * that does not open is not taken: another process that holds the key delivers it.
+   */
+  keyFile?: string;
+  /**
+   * Where destinations may connect (docs/destinations.md, "Network policy"): never link-local or
+   * cloud metadata addresses; `deny` adds ranges (CIDR, or an address), `allow` opens holes in
+   * any of them, as `serve --destinations-deny` and `--destinations-allow`. A bad range throws
+   * ConfigurationError.
+   */
+  network?: NetworkRules;
+  /** How often the destinations and the changes are looked at (ms), besides each commit of changes. Default 500. */
+  pollMs?: number;
+}
+
+/** Reconciliation on a schedule (`ReceiverOptions.reconcile`). */
+export interface ReconcileEvery {
+  /**
+   * How often: a duration (`15m`; units s, m, h, d, w) or milliseconds. The first run comes a
+   * minute after the start (sooner for a shorter period), each next one this long after the last
+   * ended, never two at once; a run the receiver's close interrupts resumes at the next start.
+   */
+  every: string | number;
+  /**
+   * The default account's client of the service (`createClient` of `prequal-hooks/client`), or a
+   * function giving the one to use at each run (a key read again). None: the default account is
+   * not reconciled.
+   */
+  client?: ReconcileClient | (() => ReconcileClient);
+  /**
+   * The registry's other accounts that have an API key of their own (`accounts set-api-key`) are
+   * reconciled too, each with its key, at this address of the service, on schedules spread over
+   * the period. None: only the default account.
+   */
+  accounts?: { baseUrl: string; allowInsecureHttp?: boolean };
 }

@@ -4,7 +4,7 @@ import type { CampaignStatusResponse } from '../api/campaigns.js';
 import type { CandidateRecord } from '../api/candidates.js';
 import type { CreditsResponse } from '../api/credits.js';
 import { parseInstant } from '../events/index.js';
-import type { CampaignRow, CandidateRow, CreditsRow } from '../store/tables.js';
+import type { CampaignRow, CandidateRow, CreditsRow } from '../tables/rows.js';
 
 /** One field that differs: its projected value and the service's. */
 export interface FieldDifference {

@@ -9,3 +9,4 @@ export {
 } from './reconcile.js';
 export type { Fields, FieldDifference } from './compare.js';
 export { scheduleReconcile, type ReconcileSchedule } from './schedule.js';
+export { reconcileAccounts } from './accounts.js';

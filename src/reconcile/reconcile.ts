@@ -10,7 +10,7 @@ import { replayInto, type ReplayPorts } from '../replay/replay.js';
 import type { StoreHandle } from '../store/handle.js';
 import { storePorts } from '../store/store.js';
 import type { Store } from '../store/store.js';
-import type { CandidateRow } from '../store/tables.js';
+import type { CandidateRow } from '../tables/rows.js';
 import { compareCampaign, compareCandidate, compareCredits, repairData, type Fields } from './compare.js';
 
 /** Where an interrupted run is kept, so that the next one goes on from the campaign it stopped at. */

@@ -2,7 +2,8 @@ import { readEnvelope } from '../events/index.js';
 import { projectable, projectBatch } from '../project/batch.js';
 import { changesRow, outcomeOf, processedWith, settlementsOf } from '../project/settlement.js';
 import { projectStaged, stagedEffectsOf } from '../project/bulk.js';
-import type { Settlement, StagedEffect } from '../store/rows.js';
+import type { Settlement } from '../store/rows.js';
+import type { StagedEffect } from '../tables/stored.js';
 import type { StoreHandle } from '../store/handle.js';
 import { storePorts } from '../store/store.js';
 

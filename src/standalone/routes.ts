@@ -4,9 +4,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorAnswer } from '../receive/answer.js';
 import { writeAnswer } from '../receive/node-http.js';
 import type { Receiver } from '../receiver/create-receiver.js';
-import { accessOf, servesConsole, servesFeed, servesMetrics, type AccessTokens } from './access.js';
-import { forbidden, unauthorized } from './denials.js';
-import { serveFeed, type FeedStreams } from './feed.js';
+import { accessOf, servesConsole, servesFeed, servesMetrics, type AccessTokens } from '../receiver/access.js';
+import { forbidden, shuttingDown, starting, unauthorized } from '../receiver/denials.js';
+import { answerFeed, type FeedStreams } from '../receiver/feed.js';
 
 /** What the routes read of the running server; the assembly (start-standalone.ts) fills it in as it starts and stops. */
 export interface StandaloneState {
@@ -29,18 +29,6 @@ export interface StandaloneState {
 type ConsoleApp = (req: IncomingMessage, res: ServerResponse) => void;
 
 type Route = (state: StandaloneState, req: IncomingMessage, res: ServerResponse) => void;
-
-function starting(req: IncomingMessage, res: ServerResponse): void {
-  req.resume();
-  writeAnswer(res, errorAnswer(503, 'STARTING', 'The receiver is starting; retry.', {}, { 'Retry-After': '1' }));
-}
-
-function shuttingDown(res: ServerResponse): void {
-  writeAnswer(
-    res,
-    errorAnswer(503, 'SHUTTING_DOWN', 'The receiver is shutting down; retry.', {}, { 'Retry-After': '5', Connection: 'close' }),
-  );
-}
 
 const webhook: Route = (state, req, res) => {
   if (state.closing) return shuttingDown(res);
@@ -93,22 +81,9 @@ const metrics: Route = (state, req, res) => {
   })();
 };
 
-// A change holds personal data: the feed token, an account's for its own feed, or the dashboard
-// token; never the read-only one.
-const changes: Route = (state, req, res) => {
-  const access = accessOf(req.headers.authorization, state.tokens);
-  const scope = access?.scope;
-  if (scope === undefined) return unauthorized(res, "the feed token, the account's feed token or the dashboard token");
-  if (scope === 'read-only' || scope === 'metrics')
-    return forbidden(
-      req,
-      res,
-      `The ${scope === 'read-only' ? 'read-only console' : 'metrics'} token does not open /changes: use the feed token.`,
-    );
-  if (state.closing) return shuttingDown(res);
-  if (state.receiver === undefined) return starting(req, res);
-  serveFeed(state.receiver, state.feedStreams, req, res, access?.scope === 'account-feed' ? access.account : undefined);
-};
+// The feed answers as a mounted `receiver.feed()` does, with the server's tokens.
+const changes: Route = (state, req, res) =>
+  answerFeed({ source: state.receiver, tokens: state.tokens, streams: state.feedStreams, closing: state.closing }, req, res);
 
 const dashboard: Route = (state, req, res) => {
   const scope = accessOf(req.headers.authorization, state.tokens)?.scope;

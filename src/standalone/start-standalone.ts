@@ -2,17 +2,17 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
-import { accessTokens } from './access.js';
+import { accessTokens } from '../receiver/access.js';
 import { createReceiver, type Receiver, type ReceiverOptions } from '../receiver/create-receiver.js';
 import { ConfigurationError } from '../errors.js';
 import { accessLogger, type Logger } from '../logging.js';
 import { answerClientErrors, HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from './client-errors.js';
 import { route, routeKeyUnder, type StandaloneState } from './routes.js';
-import { endFeedStreams, feedStreams } from './feed.js';
+import { endFeedStreams, feedStreams } from '../receiver/feed.js';
 import { clientAddress } from '../receive/client.js';
 import { governConnections } from './connections.js';
 import { refusalSummary, type RefusalSummary } from './refusals.js';
-import { watchFeedTokens, type FeedTokens } from '../accounts/feed-tokens.js';
+import { followFeedTokens } from '../receiver/feed-tokens.js';
 import { storePorts } from '../store/store.js';
 
 /** After a stop is asked, how long new connections are still taken in (and answered 503). */
@@ -152,7 +152,7 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
   });
   // Its first heartbeat is in before the start is announced: commands on the database see it from then on.
   await running.ready();
-  const stopFeedTokens = await followFeedTokens(running, state, logger);
+  const stopFeedTokens = await followAccountFeeds(running, state, logger);
   const address = server.address() as AddressInfo;
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
@@ -178,32 +178,10 @@ export async function startStandalone(options: StandaloneOptions): Promise<Stand
   };
 }
 
-/**
- * The accounts' feed tokens (`accounts set-feed-token`), read from the registry before the start
- * is announced and again whenever its change stamp moves (each second); a registry that cannot be
- * read keeps the tokens last read, with a line a kind of failure. Returns what stops the reading.
- */
-async function followFeedTokens(receiver: Receiver, state: StandaloneState, logger: Logger): Promise<() => void> {
-  let lastFailure: string | undefined;
-  let held: FeedTokens['tokens'] = [];
-  return await watchFeedTokens(storePorts(await receiver.store()).registry, {
-    onChange(feeds) {
-      lastFailure = undefined;
-      const ids = (tokens: FeedTokens['tokens']) => tokens.map((t) => `${t.account}:${t.digest.toString('hex')}`).join();
-      if (ids(feeds.tokens) !== ids(held))
-        logger.info(
-          { accounts: feeds.tokens.map((t) => t.account).slice(0, 20) },
-          `account feed tokens: ${feeds.tokens.length} ${feeds.tokens.length === 1 ? 'account has one' : 'accounts have one'}`,
-        );
-      held = feeds.tokens;
-      state.tokens = { ...state.tokens, accountFeeds: feeds.tokens };
-    },
-    onError(error) {
-      const failure = (error as Error).message;
-      if (failure === lastFailure) return;
-      lastFailure = failure;
-      logger.error({ err: { message: failure } }, "cannot read the accounts' feed tokens; the ones last read stay in use");
-    },
+/** The accounts' feed tokens, read before the start is announced, then as the registry changes; returns what stops it. */
+async function followAccountFeeds(receiver: Receiver, state: StandaloneState, logger: Logger): Promise<() => void> {
+  return await followFeedTokens(storePorts(await receiver.store()).registry, logger, (accountFeeds) => {
+    state.tokens = { ...state.tokens, accountFeeds };
   });
 }
 

@@ -3,7 +3,7 @@ import type { PersonValues } from '../events/index.js';
 import { placeholders, type EngineSql } from './engine-sql.js';
 import { candidatesMatching, rowsNaming } from './erasure-rows.js';
 import type { ErasureRecord, ExportedResponse, PeopleReads } from './ports/people.js';
-import type { StoredChange } from './rows.js';
+import type { StoredChange } from '../tables/changes.js';
 
 const IDS_PER_READ = 200;
 

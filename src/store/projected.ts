@@ -10,7 +10,7 @@ import {
   type CandidateRow,
   type CreditsRow,
   type InterviewResponse,
-} from './tables.js';
+} from '../tables/rows.js';
 
 const IDS_PER_READ = 200;
 

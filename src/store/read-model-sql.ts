@@ -16,7 +16,7 @@ import type {
 import { EVENT_KINDS, RECONCILE_KINDS } from '../events/index.js';
 import type { InboxState } from './inbox-state.js';
 import { averageScoreSql, candidatesCounter, counterSql } from './counters.js';
-import { CAMPAIGN_COLUMNS, CANDIDATE_COLUMNS, decodeCandidate } from './tables.js';
+import { CAMPAIGN_COLUMNS, CANDIDATE_COLUMNS, decodeCandidate } from '../tables/rows.js';
 
 export interface ReadDialect {
   /** The driver's placeholder for the `n`th parameter (from 1): `?` for better-sqlite3, `$n` for pg. */

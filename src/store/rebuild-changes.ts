@@ -6,8 +6,8 @@
 // Written once for both engines.
 import type { EngineSql } from './engine-sql.js';
 import { placeholders } from './engine-sql.js';
-import type { ChangeEntity, ChangeRecord } from './rows.js';
-import { CAMPAIGN_COLUMNS, CANDIDATE_COLUMNS, CREDITS_COLUMNS, decodeCandidate, type CandidateRow } from './tables.js';
+import type { ChangeEntity, ChangeRecord } from '../tables/changes.js';
+import { CAMPAIGN_COLUMNS, CANDIDATE_COLUMNS, CREDITS_COLUMNS, decodeCandidate, type CandidateRow } from '../tables/rows.js';
 
 /** `EngineSql` with statements that return nothing. */
 export interface EngineWrites extends EngineSql {

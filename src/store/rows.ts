@@ -4,7 +4,7 @@
 import type { Issue } from '../events/index.js';
 import type { Delivery, DeliveryVerdict } from '../receive/delivery.js';
 import type { InboxState } from './inbox-state.js';
-import type { CampaignRow, CandidateRow, CreditsRow, InterviewResponse } from './tables.js';
+import type { StoredChange } from '../tables/changes.js';
 
 export type Appended = { inboxId: number; duplicate: false } | { inboxId: null; duplicate: true };
 
@@ -56,36 +56,6 @@ export interface HandlerFailureRow {
   attempts: number;
   /** When the last call failed: UTC ISO 8601. */
   failed_at: string;
-}
-
-/** A projected row as stored: its columns, and its encoded field versions (src/project/versions.ts). */
-export interface StoredRow<T> {
-  row: T;
-  field_versions: string;
-  /** Not in the table yet (an empty row): `saveRows` must write it even if nothing set a column. */
-  absent?: boolean;
-}
-
-/** The projected rows a batch of events touches. */
-export interface RowKeys {
-  campaigns: readonly string[];
-  candidates: readonly string[];
-  credits: boolean;
-}
-
-/** The rows of `RowKeys`, locked until the transaction ends; a key with no row yet comes as an empty, `absent` row. */
-export interface StoredRows {
-  campaigns: Map<string, StoredRow<CampaignRow>>;
-  candidates: Map<string, StoredRow<CandidateRow>>;
-  credits: StoredRow<CreditsRow> | undefined;
-}
-
-/** Rows to write back whole; `responses` replaces the interview responses of each candidate named. */
-export interface RowWrites {
-  campaigns: readonly StoredRow<CampaignRow>[];
-  candidates: readonly StoredRow<CandidateRow>[];
-  credits: StoredRow<CreditsRow> | undefined;
-  responses: ReadonlyMap<string, readonly InterviewResponse[]>;
 }
 
 /** How an inbox row was processed; `handlers`: its handlers are due (in order with its key's others). */
@@ -147,18 +117,6 @@ export interface SettledDelivery {
   handlers: boolean;
 }
 
-/**
- * One effect of one event, kept aside by a bulk load until every event is read: `set` is the
- * JSON of the columns it sets ('' for none: it only names its row).
- */
-export interface StagedEffect {
-  table: 'campaigns' | 'candidates' | 'credits';
-  key: string;
-  /** The event's order key (docs/projection.md section 2). */
-  version: string;
-  set: string;
-}
-
 /** An accepted inbox row read back by a bulk rebuild, with how it was last processed. */
 export interface StoredEvent {
   inbox_id: number;
@@ -194,35 +152,6 @@ export interface AccountsWithWork {
   projection: string[];
   /** Accounts with rows whose handlers are due (claimed or not). */
   handlers: string[];
-}
-
-/** What a change is about (docs/projection.md section 10): a row of `campaigns`, of `candidates`, or the account's `credits`. */
-export type ChangeEntity = 'campaign' | 'candidate' | 'credits';
-
-/** A change before it is numbered: what the projection (or an erasure) hands the store to record. */
-export interface ChangeRecord {
-  entity: ChangeEntity;
-  /** The row's key: `campaign_id`, `candidate_id`, or the account for `credits`. */
-  id: string;
-  op: 'upsert' | 'erase';
-  /** The row after the change, with exactly the columns of docs/projection.md section 4; null for `erase`. */
-  row: Record<string, unknown> | null;
-  /** The identities of the events that caused it. */
-  events: readonly string[];
-}
-
-/** A recorded change, as the store keeps it: `row` and `events` as the JSON text written. */
-export interface StoredChange {
-  seq: number;
-  entity: ChangeEntity;
-  id: string;
-  op: 'upsert' | 'erase';
-  /** JSON of the row; null for `erase`. */
-  row: string | null;
-  /** UTC ISO 8601 with milliseconds: when it was recorded. */
-  at: string;
-  /** JSON array of event identities. */
-  events: string;
 }
 
 /** A page of an account's changes after a cursor, with where its feed stands. */

@@ -5,7 +5,7 @@
 import type { AccountsRegistry } from './accounts-registry.js';
 import type { StoreHandle } from './handle.js';
 import type { ChangesPort } from './ports/changes.js';
-import type { DestinationsPort } from './destinations.js';
+import type { FeatureSql } from './feature-sql.js';
 import type { InboxPort } from './ports/inbox.js';
 import type { PeopleReads } from './ports/people.js';
 import type { ProjectedReads } from './ports/projected.js';
@@ -81,8 +81,11 @@ export interface Store
   readonly readModel: ReadModel;
   /** The accounts registry (src/accounts/): the database's, whatever account this view reaches. */
   readonly registry: AccountsRegistry;
-  /** The HTTP destinations of every account and their queues (src/destinations/): the database's, whatever account this view reaches. */
-  readonly destinations: DestinationsPort;
+  /**
+   * Where a feature that keeps its own SQL beside its logic (src/destinations/sql.ts) runs it: the
+   * database's, whatever account this view reaches. Only such a module takes it.
+   */
+  readonly featureSql: FeatureSql;
 
   /**
    * Runs `work` as one bulk load, committed (and made durable) when it resolves, rolled back when

@@ -4,7 +4,6 @@
 import type { Delivery } from '../receive/delivery.js';
 import type {
   Appended,
-  ChangeRecord,
   ErasureHookRow,
   ErasureHookSettlement,
   ErasureOutcome,
@@ -13,14 +12,12 @@ import type {
   IdentityKey,
   InboxRow,
   ReceiverRow,
-  RowKeys,
-  RowWrites,
   SettledDelivery,
   Settlement,
-  StagedEffect,
   StoredEvent,
-  StoredRows,
 } from './rows.js';
+import type { ChangeRecord } from '../tables/changes.js';
+import type { RowKeys, RowWrites, StagedEffect, StoredRows } from '../tables/stored.js';
 
 /** The intake's part of a write transaction: new deliveries in, duplicates found. */
 interface IntakeTx {

@@ -19,6 +19,7 @@ import { waitFor } from '../support/wait-for.js';
 import { readEnvelope } from '../../src/events/index.js';
 import { deliveryOf } from '../../src/receive/delivery.js';
 import { sampleEvent } from '../../src/testing/index.js';
+import { destinationsOf } from '../../src/destinations/sql.js';
 
 const SECRET = 'whsec_registry-test-secret-4f1d9a7c2e';
 const API_KEY = 'pk_live_registry-test-api-key-88c1d2';
@@ -241,7 +242,7 @@ describe.each(ENGINES)('the accounts registry on $name', (engine: EngineUnderTes
     const before = (await store.registry.version()).keyId;
     const rekeyed = await accounts.rekey();
     expect(rekeyed).toMatchObject({ previousKeyId: before, keyFile, values: 3 });
-    const destination = (await store.destinations.get({ account: 'lyon', destination: added.destination }))!;
+    const destination = (await destinationsOf(store).get({ account: 'lyon', destination: added.destination }))!;
     expect(destination.key_id).toBe(rekeyed.keyId);
     expect(rekeyed.keyId).not.toBe(before);
     expect((await store.registry.snapshot()).secrets.every((s) => s.key_id === rekeyed.keyId)).toBe(true);

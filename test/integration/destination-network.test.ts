@@ -21,6 +21,7 @@ import { runCli } from '../support/command-io.js';
 import { ENGINES, freshStore } from '../support/engines.js';
 import { listen, tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
+import { destinationsOf } from '../../src/destinations/sql.js';
 
 const logger = createLogger({ level: 'silent' });
 
@@ -111,7 +112,7 @@ describe.each(ENGINES)('the network policy of destinations on $name', (engine) =
   const project = () =>
     replayInto({ store }, [sampleEvent('candidate.added', { data: { candidate_id: `c-${randomBytes(3).toString('hex')}` } })]);
   const lastError = async (destination: string) =>
-    (await store.destinations.deliveries({ account: 'default', destination }, 'queued', 1))[0]?.last_error ?? undefined;
+    (await destinationsOf(store).deliveries({ account: 'default', destination }, 'queued', 1))[0]?.last_error ?? undefined;
 
   it('refuses the address it would connect to: a name resolving to a denied one, or a literal in another spelling', async () => {
     const urls = [

@@ -14,7 +14,7 @@ import { startDeliveryLoop } from '../../src/destinations/delivery-loop.js';
 import { openDestinations } from '../../src/destinations/registry.js';
 import { createLogger } from '../../src/logging.js';
 import { replayInto } from '../../src/replay/index.js';
-import { maskedUrl } from '../../src/store/destinations.js';
+import { maskedUrl } from '../../src/destinations/masked-url.js';
 import { openStore } from '../../src/store/open.js';
 import { sampleEvent } from '../../src/testing/samples.js';
 import { runCli } from '../support/command-io.js';
@@ -22,6 +22,7 @@ import { ENGINES, type EngineUnderTest } from '../support/engines.js';
 import { listen, tempDir } from '../support/servers.js';
 import { sqlOn } from '../support/sql.js';
 import { waitFor } from '../support/wait-for.js';
+import { destinationsOf } from '../../src/destinations/sql.js';
 
 const KEY = 'k3y-in-query-9f2c';
 const TOKEN = 'tok3n-alone-77ab';
@@ -144,7 +145,7 @@ describe.each(ENGINES)('destination URLs with a query on $name', (engine: Engine
     const reopened = await openStore(database);
     try {
       const opener = openDestinations(reopened, { keyFile });
-      const records = await reopened.destinations.list('default');
+      const records = await destinationsOf(reopened).list('default');
       expect(added.map((id) => opener.open(records.find((r) => r.destination === id)!).url)).toEqual(urls.map((url) => new URL(url).href));
     } finally {
       await reopened.close();

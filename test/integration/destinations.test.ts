@@ -24,6 +24,7 @@ import { ENGINES, freshStore } from '../support/engines.js';
 import { listen, tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
 import { sqlOn } from '../support/sql.js';
+import { destinationsOf } from '../../src/destinations/sql.js';
 
 interface Received {
   id: string;
@@ -132,7 +133,7 @@ describe.each(ENGINES)('destinations on $name', (engine) => {
     return loop;
   };
   const delivered = () => target.received.filter((r, i) => target.verified[i] === true && r.status === 200);
-  const stateOf = async (destination: string) => (await store.destinations.get({ account: 'default', destination }))!;
+  const stateOf = async (destination: string) => (await destinationsOf(store).get({ account: 'default', destination }))!;
 
   it('seals the URL and the secret, masks the password, and starts after the changes already recorded', async () => {
     await replayInto({ store }, [candidateAdded('before', 1)]);
@@ -362,7 +363,7 @@ describe.each(ENGINES)('destinations on $name', (engine) => {
     expect((await destinations.list('acme')).map((d) => d.destination)).toEqual([added.destination]);
     await accounts.remove('acme', { reason: 'test' });
     expect(await destinations.list('acme')).toEqual([]);
-    expect(await store.destinations.get({ account: 'acme', destination: added.destination })).toBeUndefined();
+    expect(await destinationsOf(store).get({ account: 'acme', destination: added.destination })).toBeUndefined();
   });
 
   it('signs with the previous secret beside a rotated one until its overlap ends, so a receiver on either verifies', async () => {
@@ -577,7 +578,7 @@ describe.each(ENGINES)('destinations on $name', (engine) => {
         if (verb === 'disable') {
           // Kept queued as they were, and sent again once enabled.
           expect((await destinations.list())[0]).toMatchObject({ state: 'disabled', queued: 3 });
-          expect((await store.destinations.deliveries(added, 'queued', 10)).map((d) => d.attempts)).toEqual([0, 0, 0]);
+          expect((await destinationsOf(store).deliveries(added, 'queued', 10)).map((d) => d.attempts)).toEqual([0, 0, 0]);
           await destinations.setState('default', added.destination, 'active');
           await waitFor(() => silent.held() === 6, 10_000, 'the three sent again');
           silent.release();
@@ -600,7 +601,7 @@ describe.each(ENGINES)('destinations on $name', (engine) => {
     const held = await stateOf(added.destination);
     expect(held).toMatchObject({ hold: 1, cursor: head });
     expect(held.state_reason).toMatch(new RegExp(`the account's changes stop at seq ${head}, below this destination's cursor ${head + 5}`));
-    expect((await store.destinations.events('default', 0, 10)).events.map((e) => e.type)).toEqual(['destination.paused']);
+    expect((await destinationsOf(store).events('default', 0, 10)).events.map((e) => e.type)).toEqual(['destination.paused']);
     await project(store, [candidateAdded('b', 2)]);
     await waitFor(async () => (await destinations.list('default'))[0]!.queued === 1, 5_000, 'b queued while held');
     expect(delivered()).toHaveLength(1);

@@ -24,6 +24,7 @@ import { hasRedis, startRedis, type RedisUnderTest } from '../support/redis-serv
 import { startRespServer } from '../support/resp-server.js';
 import { tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
+import { destinationsOf } from '../../src/destinations/sql.js';
 
 const logger = createLogger({ level: 'silent' });
 const PASSWORD = 'redis-Pa55-4c1d';
@@ -127,7 +128,7 @@ describe.skipIf(!hasRedis()).each(ENGINES)('Redis destinations on $name', (engin
     await project(store, candidates(9, 1));
     await waitFor(async () => (await destinations.list('default'))[0]!.queued === 9, 5_000, 'the ninth change queued');
     expect(await reader.xLen(name)).toBe(1);
-    const [event] = (await store.destinations.events('default', 0, 10)).events;
+    const [event] = (await destinationsOf(store).events('default', 0, 10)).events;
     expect(event).toMatchObject({ type: 'destination.paused', destination: added.destination, reason: paused!.reason });
     // The operator empties the stream and enables the destination: every change goes, in order.
     await reader.del(name);
@@ -169,9 +170,9 @@ describe.skipIf(!hasRedis()).each(ENGINES)('Redis destinations on $name', (engin
     const name = stream();
     await add({ stream: name });
     // The first two settlings fail as a crash would leave them: appended, still queued.
-    const settle = store.destinations.delivered.bind(store.destinations);
+    const settle = destinationsOf(store).delivered.bind(destinationsOf(store));
     let crashes = 2;
-    store.destinations.delivered = async (key, seq, at) => {
+    destinationsOf(store).delivered = async (key, seq, at) => {
       if (crashes-- > 0) throw new Error('killed before settling');
       await settle(key, seq, at);
     };
@@ -202,12 +203,12 @@ describe.skipIf(!hasRedis()).each(ENGINES)('Redis destinations on $name', (engin
     await project(store, candidates(1, 6));
     const key = { account: 'default', destination: added.destination };
     await waitFor(
-      async () => ((await store.destinations.deliveries(key, 'queued', 1))[0]?.attempts ?? 0) > 5,
+      async () => ((await destinationsOf(store).deliveries(key, 'queued', 1))[0]?.attempts ?? 0) > 5,
       15_000,
       'attempts past the end of the schedule',
     );
-    expect((await store.destinations.get(key))!.state).toBe('paused');
-    expect(await store.destinations.deliveries(key, 'dead', 10)).toEqual([]);
+    expect((await destinationsOf(store).get(key))!.state).toBe('paused');
+    expect(await destinationsOf(store).deliveries(key, 'dead', 10)).toEqual([]);
     const back = await startRedis({ port: other.port });
     try {
       const client = createClient({ url: back.url });
@@ -216,7 +217,7 @@ describe.skipIf(!hasRedis()).each(ENGINES)('Redis destinations on $name', (engin
       const seqs = await candidateSeqs();
       expect(((await client.xRange(name, '-', '+')) ?? []).map((e) => e.id)).toEqual(seqs.map((seq) => `${seq}-0`));
       await client.close();
-      await waitFor(async () => (await store.destinations.get(key))!.state === 'active', 5_000, 'active again');
+      await waitFor(async () => (await destinationsOf(store).get(key))!.state === 'active', 5_000, 'active again');
     } finally {
       await back.stop();
     }
@@ -230,7 +231,7 @@ describe.skipIf(!hasRedis()).each(ENGINES)('Redis destinations on $name', (engin
     start();
     await project(store, candidates(1, 2));
     const key = { account: 'default', destination: added.destination };
-    await waitFor(async () => (await store.destinations.deliveries(key, 'queued', 1))[0]?.attempts === 1, 10_000, 'one failure');
+    await waitFor(async () => (await destinationsOf(store).deliveries(key, 'queued', 1))[0]?.attempts === 1, 10_000, 'one failure');
     const back = await startRedis({ port: other.port });
     try {
       expect(await destinations.retry('default', added.destination)).toBe(1);
@@ -295,8 +296,12 @@ describe.skipIf(!hasRedis()).each(ENGINES)('Redis destinations on $name', (engin
       loops.push(startDeliveryLoop({ store, destinations, logger: createLogger({ level: 'warn' }, sink), pollMs: 20, timeoutMs: 1000 }));
       await project(store, candidates(1, 1));
       const key = { account: 'default', destination: added.destination };
-      await waitFor(async () => (await store.destinations.deliveries(key, 'queued', 1))[0]?.last_error ?? undefined, 10_000, 'a failure');
-      const [failed] = await store.destinations.deliveries(key, 'queued', 1);
+      await waitFor(
+        async () => (await destinationsOf(store).deliveries(key, 'queued', 1))[0]?.last_error ?? undefined,
+        10_000,
+        'a failure',
+      );
+      const [failed] = await destinationsOf(store).deliveries(key, 'queued', 1);
       expect(failed!.last_error!.startsWith('ERR xxx')).toBe(true);
       expect(Buffer.byteLength(failed!.last_error!)).toBeLessThanOrEqual(1024);
       expect(failed!.last_error).toMatch(/\(1048580 bytes, cut\)$/);
@@ -322,7 +327,7 @@ describe.skipIf(!hasRedis()).each(ENGINES)('Redis destinations on $name', (engin
         const since = Date.now();
         await waitFor(() => silent.open() === 0, 2_000, 'its connection closed');
         expect(Date.now() - since).toBeLessThan(1_000);
-        if (verb === 'disable') expect((await store.destinations.deliveries(added, 'queued', 1))[0]).toMatchObject({ attempts: 0 });
+        if (verb === 'disable') expect((await destinationsOf(store).deliveries(added, 'queued', 1))[0]).toMatchObject({ attempts: 0 });
       } finally {
         await silent.close();
       }
@@ -362,7 +367,7 @@ describe.skipIf(!hasRedis()).each(ENGINES)('Redis destinations on $name', (engin
     const errors = await waitFor(
       async () => {
         const all = await Promise.all(
-          added.map(async (d) => (await store.destinations.deliveries(d, 'queued', 1))[0]?.last_error ?? undefined),
+          added.map(async (d) => (await destinationsOf(store).deliveries(d, 'queued', 1))[0]?.last_error ?? undefined),
         );
         return all.every((e) => e !== undefined) ? all : undefined;
       },

@@ -8,7 +8,7 @@ import * as handlers from '../../src/store/sqlite/handlers.js';
 import * as inbox from '../../src/store/sqlite/inbox.js';
 import * as projection from '../../src/store/sqlite/projection.js';
 import type { WriteTx } from '../../src/store/write-ports.js';
-import { emptyCandidate } from '../../src/store/tables.js';
+import { emptyCandidate } from '../../src/tables/rows.js';
 
 const delivery = (n: number, handlerKey: string): Delivery => ({
   account: 'default',

@@ -8,7 +8,7 @@ import { parseFilter, passes } from '../../src/destinations/filter.js';
 import { DEFAULT_SCHEDULE, delayBefore, parseRate, parseSchedule, retryAfterMs } from '../../src/destinations/schedule.js';
 import { checkSecret, generateSecret, signatureHeader, webhookId } from '../../src/destinations/signing.js';
 import { checkRedisRequest, checkUrl } from '../../src/destinations/registry.js';
-import { maskedUrl } from '../../src/store/destinations.js';
+import { maskedUrl } from '../../src/destinations/masked-url.js';
 
 describe('Standard Webhooks signing', () => {
   it("gives the specification's example signature", () => {

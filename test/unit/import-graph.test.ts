@@ -132,26 +132,32 @@ const RANKS: Readonly<Record<string, number>> = {
   'logging.ts': 1,
   // The pipeline, in the order an event travels.
   'events/': 1,
+  // What the projection computes and the store keeps: the tables' rows and their changes, plain
+  // types below both, so that the fold knows no store.
+  'tables/': 1,
   'receive/': 2,
   'store/': 3,
   'project/': 4,
   'dispatch/': 5,
   'query/': 6,
-  // What runs the same path again or reads it: replay and rebuild, erasure, accounts, metrics. The
-  // service's REST contract and the helpers for users' tests sit here too, so that no stage of the
-  // pipeline imports them.
+  // What runs the same path again or reads it: replay and rebuild, erasure, accounts. The service's
+  // REST contract and the helpers for users' tests sit here too, so that no stage of the pipeline
+  // imports them.
   'replay/': 7,
   'privacy/': 7,
   'accounts/': 7,
-  'metrics/': 7,
   'api/': 7,
   'testing/': 7,
-  // Built on those: the console, the typed client and the sandbox of the service, reconciliation.
-  'console/': 8,
+  // Built on those: the typed client and the sandbox of the service; the destinations, with their
+  // SQL (their secrets are sealed under the accounts key).
   'client/': 8,
   'sandbox/': 8,
+  'destinations/': 8,
+  // What reads all of it, destinations included: the metrics, the console; and reconciliation,
+  // which calls the client.
+  'metrics/': 9,
+  'console/': 9,
   'reconcile/': 9,
-  'destinations/': 9,
   // What a user runs: the receiver, the standalone server, the commands and the public API.
   'receiver/': 10,
   'standalone/': 11,

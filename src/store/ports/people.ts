@@ -1,4 +1,4 @@
-import type { StoredChange } from '../rows.js';
+import type { StoredChange } from '../../tables/changes.js';
 // What is read about one person for a data-protection request (export, retention) and the audit
 // trail of erasures: the plain reads of privacy/ and of the console, outside any transaction.
 import type { PersonValues } from '../../events/index.js';

@@ -1,6 +1,6 @@
 // Reads of the projected tables by key: what the handlers, reconciliation and the queries see of
 // one campaign, one candidate, a campaign's candidates, and the credits.
-import type { CampaignRow, CandidateRow, CreditsRow, InterviewResponse } from '../tables.js';
+import type { CampaignRow, CandidateRow, CreditsRow, InterviewResponse } from '../../tables/rows.js';
 
 export interface ProjectedReads {
   /** Every projected campaign's id, in order. */

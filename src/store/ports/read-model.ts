@@ -1,7 +1,7 @@
 // The read model: the reads of the operator console, the CLI and the library's queries, typed.
 // query/ validates and shapes; the engines (store/sqlite/read-model.ts, store/postgres/read-model.ts)
 // hold the SQL, each in its own dialect where the two differ.
-import type { CampaignRow, CandidateRow } from '../tables.js';
+import type { CampaignRow, CandidateRow } from '../../tables/rows.js';
 import type { InboxState } from '../inbox-state.js';
 
 /** A campaign with its counts, as the service's `GET /campaigns/{id}/status` has them. */

@@ -5,7 +5,8 @@
 // every change below N has committed. The wait is per account and lasts from numbering to commit,
 // which is the end of the transaction: projection batches of one account commit one after another
 // on every replica, and other accounts' go on.
-import type { ChangeRecord, StoredChange, StoredChangePage } from '../rows.js';
+import type { StoredChangePage } from '../rows.js';
+import type { ChangeRecord, StoredChange } from '../../tables/changes.js';
 import { postgresSql } from './reads.js';
 import { query, type Session } from './session.js';
 import { CHANGES_CHANNEL } from './work-channel.js';

@@ -1,9 +1,16 @@
 // Projection writes: the projected rows a batch touches, locked and read in one transaction with
 // the claim, written back whole, and the reset a rebuild starts from; all of one account, whose
 // rows are keyed (account, id) and whose credits row is keyed by the account alone.
-import type { InterviewResponse } from '../tables.js';
-import type { RowKeys, RowWrites, StoredRow, StoredRows } from '../rows.js';
-import { CAMPAIGN_COLUMNS, CANDIDATE_COLUMNS, CREDITS_COLUMNS, type CampaignRow, type CandidateRow, type CreditsRow } from '../tables.js';
+import type { InterviewResponse } from '../../tables/rows.js';
+import type { RowKeys, RowWrites, StoredRow, StoredRows } from '../../tables/stored.js';
+import {
+  CAMPAIGN_COLUMNS,
+  CANDIDATE_COLUMNS,
+  CREDITS_COLUMNS,
+  type CampaignRow,
+  type CandidateRow,
+  type CreditsRow,
+} from '../../tables/rows.js';
 import { recount } from './counters.js';
 import { query, type Session } from './session.js';
 

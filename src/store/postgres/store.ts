@@ -24,7 +24,7 @@ import { flush, prepareSchema, probe } from './readiness.js';
 import { createEngine, inTransaction, query, type Engine, type Session } from './session.js';
 import { postgresPresence } from './presence.js';
 import { postgresRegistry } from './registry.js';
-import { postgresDestinations } from './destinations.js';
+import { postgresFeatureSql } from './feature-sql.js';
 import { putSetting, setting, settingOnce } from './settings.js';
 import * as erasure from './erasure.js';
 import { announceWork, createWorkChannel, onChanges, onWork, stopListening, type WorkChannel } from './work-channel.js';
@@ -127,7 +127,7 @@ function databaseWide({ engine, work, options }: Shared) {
     recordHandlerFailure: (failure) => recordHandlerFailure(db, failure),
     accountsWithWork: () => accountsWithWork(db),
     registry: postgresRegistry(engine),
-    destinations: postgresDestinations(engine),
+    featureSql: postgresFeatureSql(engine),
     ...postgresPresence((text, values) => query(db, text, values)),
     setting: (key) => setting(db, key),
     settingOnce: (key, value) => settingOnce(db, key, value),

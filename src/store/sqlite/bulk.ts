@@ -1,6 +1,8 @@
 import type { Delivery } from '../../receive/delivery.js';
 import type { BulkLoad, BulkMode } from '../write-ports.js';
-import type { ChangeRecord, RowWrites, SettledDelivery, Settlement, StagedEffect, StoredEvent } from '../rows.js';
+import type { SettledDelivery, Settlement, StoredEvent } from '../rows.js';
+import type { ChangeRecord } from '../../tables/changes.js';
+import type { RowWrites, StagedEffect } from '../../tables/stored.js';
 import Database from 'better-sqlite3';
 import { erasureInstants } from '../../events/index.js';
 import { runWrite, serialised, writtenByOthers, type SqliteConnection, type Writer } from './connection.js';

@@ -1,7 +1,8 @@
 // The changes of the projected rows (docs/projection.md section 10) on SQLite: numbered in the
 // write transaction that makes them (one writer at a time, so numbers follow commits), read a
 // page at a time by cursor, redacted by an erasure, dropped by retention a prefix at a time.
-import type { ChangeRecord, StoredChange, StoredChangePage } from '../rows.js';
+import type { StoredChangePage } from '../rows.js';
+import type { ChangeRecord, StoredChange } from '../../tables/changes.js';
 import { prepared, type SqliteConnection } from './connection.js';
 import { sqliteSql } from './reads.js';
 import { pruneChanges as pruneChangesOf } from '../prune-changes.js';

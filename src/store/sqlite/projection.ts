@@ -2,7 +2,8 @@
 // each claimed inbox row was processed; and a rebuild's reset. Rows are the account's a statement
 // binds; inbox rows are settled by id, whatever their account.
 import type { Statement } from 'better-sqlite3';
-import type { RowKeys, RowWrites, Settlement, StoredRows } from '../rows.js';
+import type { Settlement } from '../rows.js';
+import type { RowKeys, RowWrites, StoredRows } from '../../tables/stored.js';
 import {
   CAMPAIGN_COLUMNS,
   CANDIDATE_COLUMNS,
@@ -14,7 +15,7 @@ import {
   type CampaignRow,
   type CandidateRow,
   type CreditsRow,
-} from '../tables.js';
+} from '../../tables/rows.js';
 import type { SqliteDatabase } from './database.js';
 import { prepareRecount, recount, type RecountStatements } from './counters.js';
 import { lockTable, saveTable, versionedTable, type VersionedTable } from './versioned-table.js';

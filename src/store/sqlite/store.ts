@@ -32,7 +32,7 @@ import { DEFAULT_ACCOUNT } from '../../receive/account.js';
 import { peopleReads } from '../people.js';
 import { projectedReads } from '../projected.js';
 import { sqliteRegistry } from './registry.js';
-import { sqliteDestinations } from './destinations.js';
+import { sqliteFeatureSql } from './feature-sql.js';
 import { closeReaderThread, readerThread, readsSettled, threadReads, type ReaderThread } from './off-loop-reads.js';
 
 export interface SqliteStoreOptions {
@@ -125,7 +125,7 @@ function accountView(engine: SqliteEngine, account: string): Store {
     ...operatorReads(connection, reader, account),
     projected: projectedReads(reads.sqliteSql(connection, true), account),
     registry: sqliteRegistry(connection, writer),
-    destinations: sqliteDestinations(connection, writer),
+    featureSql: sqliteFeatureSql(connection, writer),
     setting: (key) => read(connection, () => settings.setting(connection, key)),
     settingOnce: (key, value) => inWrite((s) => settings.settingOnce(connection, s.settings, key, value)),
 

@@ -2,7 +2,7 @@
 // written back whole, the rows that were absent inserted. SQLite has one writer: the transaction
 // holds the lock. The statements are prepared once and bind the account.
 import type { Statement } from 'better-sqlite3';
-import type { StoredRow } from '../rows.js';
+import type { StoredRow } from '../../tables/stored.js';
 import type { SqliteDatabase } from './database.js';
 
 const BOOLEAN_COLUMNS = new Set(['is_sourced', 'call_queued', 'sms_sent']);

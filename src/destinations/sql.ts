@@ -1,12 +1,15 @@
 // The destinations' SQL (docs/destinations.md; migrations 019 on SQLite, 018 on PostgreSQL),
-// written once for both engines in their own placeholders, as the registry's is. Nothing here
+// written once for both engines in their own placeholders, beside the registry and the delivery
+// that use it: the store runs it (`Store.featureSql`) and knows nothing of destinations. Nothing here
 // runs in the projection's transaction: the delivery loop queues the changes after a destination's
 // cursor, settles each queued change by its seq, and holds the destination under a lease so that
 // one process at a time delivers it (its order per entity, its rate and its breaker are then one
 // process's to keep). Times of the loop (`next_at`, `lease_until`) are ms since the epoch.
-import type { EngineSql } from './engine-sql.js';
-import type { ChangeEntity, StoredChange } from './rows.js';
-import type { ChangesPort } from './ports/changes.js';
+import type { EngineSql } from '../store/engine-sql.js';
+import type { FeatureSql } from '../store/feature-sql.js';
+import type { ChangesPort } from '../store/ports/changes.js';
+import type { PeopleReads } from '../store/ports/people.js';
+import type { ChangeEntity, StoredChange } from '../tables/changes.js';
 
 export type DestinationState = 'active' | 'paused' | 'disabled';
 
@@ -99,7 +102,7 @@ export interface DueDelivery extends QueuedDelivery {
 }
 
 /** A destination's queue in figures. */
-interface DestinationBacklog {
+export interface DestinationBacklog {
   queued: number;
   dead: number;
   /** The account's last seq (of its operator events, for an operational destination): `last - cursor` are not looked at yet. */
@@ -110,7 +113,7 @@ interface DestinationBacklog {
 
 type Key = { account: string; destination: string };
 
-/** The destinations of the database, across accounts (`Store.destinations`). */
+/** The destinations of the database, across accounts (`destinationsOf(store)`). */
 export interface DestinationsPort {
   /** The change stamp: bumped by every add, state change and removal. */
   version(): Promise<number>;
@@ -177,11 +180,16 @@ export interface DestinationsPort {
   events(account: string, after: number, limit: number): Promise<{ events: OperatorEvent[]; last: number }>;
 }
 
-/** A statement runner of an engine: every statement as a read of its rows (writes use RETURNING when they count). */
-export interface DestinationsEngine {
-  pooled: EngineSql;
-  /** `durable: false`: the commit need not reach the disk before it returns (WriteOptions). */
-  transaction<T>(work: (sql: EngineSql) => Promise<T>, options?: { durable?: boolean }): Promise<T>;
+/** What delivering reads of one account: its changes after a cursor, and a person's (a Redis stream deletes their entries at an erasure). */
+export interface AccountChanges {
+  changesAfter: ChangesPort['changesAfter'];
+  readonly people: Pick<PeopleReads, 'changesOf'>;
+}
+
+/** The database as delivering uses it: the destinations' tables (this module), and each account's changes. */
+export interface DeliveryStore {
+  readonly destinations: DestinationsPort;
+  forAccount(account: string): AccountChanges;
 }
 
 // A delivery's outcome is committed without waiting for the disk: lost to a power cut, the change
@@ -223,7 +231,7 @@ async function bump(sql: EngineSql): Promise<void> {
   await sql.rows('UPDATE destinations_version SET version = version + 1 WHERE only_row = 1 RETURNING version', []);
 }
 
-async function add(engine: DestinationsEngine, row: Parameters<DestinationsPort['add']>[0]): Promise<DestinationRecord> {
+async function add(engine: FeatureSql, row: Parameters<DestinationsPort['add']>[0]): Promise<DestinationRecord> {
   return await engine.transaction(async (sql) => {
     await bump(sql);
     const heads = row.kind === 'operational' ? 'operator_event_heads' : 'change_heads';
@@ -302,7 +310,7 @@ async function applyState(
   return updated.length > 0;
 }
 
-async function setSealed(engine: DestinationsEngine, key: Key, sealed: { sealed: string; keyId: string }, at: string): Promise<boolean> {
+async function setSealed(engine: FeatureSql, key: Key, sealed: { sealed: string; keyId: string }, at: string): Promise<boolean> {
   return await engine.transaction(async (sql) => {
     const $ = (n: number) => sql.placeholder(n);
     await bump(sql);
@@ -315,7 +323,7 @@ async function setSealed(engine: DestinationsEngine, key: Key, sealed: { sealed:
   });
 }
 
-async function remove(engine: DestinationsEngine, key: Key): Promise<boolean> {
+async function remove(engine: FeatureSql, key: Key): Promise<boolean> {
   return await engine.transaction(async (sql) => {
     const $ = (n: number) => sql.placeholder(n);
     await bump(sql);
@@ -359,7 +367,7 @@ async function enqueue(sql: EngineSql, key: Key, enqueued: Enqueued): Promise<bo
   return true;
 }
 
-async function commit(engine: DestinationsEngine, key: Key, settlements: readonly Settlement[], enqueued?: Enqueued): Promise<boolean> {
+async function commit(engine: FeatureSql, key: Key, settlements: readonly Settlement[], enqueued?: Enqueued): Promise<boolean> {
   return await engine.transaction(async (sql) => {
     // The state before and after the outcomes: a pause (the breaker) or a resume is an operator event.
     const before = settlements.length === 0 ? undefined : await stateOf(sql, key);
@@ -477,7 +485,7 @@ async function settleFailed(sql: EngineSql, key: Key, attempt: FailedAttempt): P
   );
 }
 
-async function retryDead(engine: DestinationsEngine, key: Key, seq: number | undefined, now: number): Promise<number> {
+async function retryDead(engine: FeatureSql, key: Key, seq: number | undefined, now: number): Promise<number> {
   return await engine.transaction(async (sql) => {
     const $ = (n: number) => sql.placeholder(n);
     const one = seq === undefined ? '' : ` AND seq = ${$(4)}`;
@@ -490,7 +498,7 @@ async function retryDead(engine: DestinationsEngine, key: Key, seq: number | und
   });
 }
 
-async function retryFirst(engine: DestinationsEngine, key: Key, seq: number | undefined, now: number): Promise<number> {
+async function retryFirst(engine: FeatureSql, key: Key, seq: number | undefined, now: number): Promise<number> {
   return await engine.transaction(async (sql) => {
     const $ = (n: number) => sql.placeholder(n);
     const which =
@@ -534,7 +542,7 @@ async function backlog(sql: EngineSql, key: Key & { kind?: DestinationKind }): P
 }
 
 async function requeue(
-  engine: DestinationsEngine,
+  engine: FeatureSql,
   key: Key,
   items: ReadonlyArray<{ seq: number; entity: string; id: string }>,
   now: number,
@@ -570,7 +578,7 @@ async function events(sql: EngineSql, account: string, after: number, limit: num
 }
 
 /** The destinations on an engine's statement runner. */
-export function destinationsPort(engine: DestinationsEngine): DestinationsPort {
+function destinationsPort(engine: FeatureSql): DestinationsPort {
   const sql = engine.pooled;
   const $ = (n: number) => sql.placeholder(n);
   const byKey = `account = ${$(1)} AND destination = ${$(2)}`;
@@ -622,75 +630,16 @@ export function destinationsPort(engine: DestinationsEngine): DestinationsPort {
   };
 }
 
-/** Where a destination stands, as the console and the metrics show it. */
-export interface DestinationLag {
-  /** Changes not delivered yet, dead ones aside: queued, and not looked at yet. */
-  behind: number;
-  dead: number;
-  /** Age of the oldest of them (when it was recorded), seconds; 0 when none is behind. */
-  oldestSeconds: number;
+const ports = new WeakMap<FeatureSql, DestinationsPort>();
+
+/** The destinations of the store's database (every account's), made once per store. */
+export function destinationsOf(store: { readonly featureSql: FeatureSql }): DestinationsPort {
+  let port = ports.get(store.featureSql);
+  if (port === undefined) ports.set(store.featureSql, (port = destinationsPort(store.featureSql)));
+  return port;
 }
 
-/**
- * The lag of a destination: its queue and the changes after its cursor; the oldest of them is read
- * from the account's feed (a change dropped by retention counts from now).
- */
-export async function destinationLag(
-  store: { destinations: DestinationsPort; forAccount(account: string): { changesAfter: ChangesPort['changesAfter'] } },
-  record: DestinationRecord,
-  now: number,
-): Promise<DestinationLag> {
-  const backlog = await store.destinations.backlog(record);
-  const unread = Math.max(0, backlog.last - record.cursor);
-  const [first] = backlog.queued > 0 ? await store.destinations.deliveries(record, 'queued', 1) : [];
-  const oldestSeq = first?.seq ?? (unread > 0 ? record.cursor + 1 : undefined);
-  let oldestSeconds = 0;
-  if (oldestSeq !== undefined) {
-    const [oldest] =
-      record.kind === 'operational'
-        ? (await store.destinations.events(record.account, oldestSeq - 1, 1)).events
-        : (await store.forAccount(record.account).changesAfter(oldestSeq - 1, 1)).changes;
-    const at = oldest === undefined ? Number.NaN : Date.parse(oldest.at);
-    oldestSeconds = Number.isFinite(at) ? Math.max(0, now - at) / 1000 : 0;
-  }
-  return { behind: backlog.queued + unread, dead: backlog.dead, oldestSeconds };
-}
-
-/**
- * When a destination's next attempt is due (ISO 8601), from its backlog's `due`: the soonest due of
- * its queued changes that come first for their entity; while paused (and for a Redis stream, one
- * change at a time), its oldest queued change's, the probe. Null when nothing is queued, and while
- * it is disabled or held.
- */
-export function nextAttemptAt(record: DestinationRecord, due: DestinationBacklog['due']): string | null {
-  if (record.state === 'disabled' || record.hold === 1) return null;
-  const at = record.state === 'paused' || /^rediss?:/i.test(record.url) ? due.oldest : due.soonest;
-  return at === null ? null : new Date(at).toISOString();
-}
-
-/** A query's part as shown: its name kept, its value masked; a part without `=` may be a token, masked whole. */
-function maskedParameter(part: string): string {
-  if (part === '') return part;
-  const equals = part.indexOf('=');
-  return equals === -1 ? '***' : `${part.slice(0, equals + 1)}***`;
-}
-
-/**
- * A destination's URL as stored in clear and shown (`list`, the console, logs, errors):
- * `https://***@host/path?key=***&mode=***#***`, never the user info, a query's values nor the
- * fragment (any may hold a credential), the query's names kept. The whole URL is sealed
- * (src/destinations/registry.ts). Masking a masked URL changes nothing; migrations
- * `sqlite/022_destination_urls_masked.sql` and `postgres/021_destination_urls_masked.sql` mask the
- * rows written before, the same way.
- */
-export function maskedUrl(address: string): string {
-  try {
-    const url = new URL(address);
-    const userInfo = url.username === '' && url.password === '' ? '' : '***@';
-    const query = url.search === '' ? '' : `?${url.search.slice(1).split('&').map(maskedParameter).join('&')}`;
-    return `${url.protocol}//${userInfo}${url.host}${url.pathname}${query}${url.hash === '' ? '' : '#***'}`;
-  } catch {
-    // Unparsable: everything up to the last @ may be credentials, everything after ? or # too.
-    return address.replace(/^([a-z][a-z0-9+.-]*:\/\/).*@/is, '$1***@').replace(/([?#]).*$/s, '$1***');
-  }
+/** A store as delivering uses it: the destinations' tables, and each account's changes. */
+export function deliveryStoreOf(store: { readonly featureSql: FeatureSql; forAccount(account: string): AccountChanges }): DeliveryStore {
+  return { destinations: destinationsOf(store), forAccount: (account) => store.forAccount(account) };
 }

@@ -1,10 +1,11 @@
-// serve's retention of the feed's changes (docs/changes.md): at start and hourly, the changes
-// recorded before the retention are dropped, a chunk a transaction, yielding between chunks so
-// that webhooks and the projection are not held behind one long delete.
+// The retention of the feed's changes (docs/changes.md, "Retention") that a receiver runs: at start
+// and hourly, the changes recorded before the retention are dropped (prune-changes.ts: never one a
+// destination still needs), a chunk a transaction, yielding between chunks so that webhooks and the
+// projection are not held behind one long delete.
 import { setImmediate as yieldToOthers } from 'node:timers/promises';
 import type { Logger } from '../logging.js';
-import type { ChangesPort } from '../store/ports/changes.js';
 import { count } from '../words.js';
+import type { ChangesPort } from './ports/changes.js';
 
 /** How often the changes are pruned once started (and once at start). */
 const PRUNE_EVERY_MS = 60 * 60_000;
@@ -12,11 +13,12 @@ const PRUNE_EVERY_MS = 60 * 60_000;
 const PRUNE_CHUNK = 1000;
 
 export interface ChangesRetention {
+  /** Stops the hourly runs; a run in progress ends after its chunk. */
   stop(): Promise<void>;
 }
 
 /** Drops the changes older than `retentionMs`, never twice at once; a line when some went. */
-export function startChangesRetention(store: Pick<ChangesPort, 'pruneChanges'>, retentionMs: number, logger: Logger): ChangesRetention {
+export function keepChangesFor(store: Pick<ChangesPort, 'pruneChanges'>, retentionMs: number, logger: Logger): ChangesRetention {
   let running: Promise<void> | undefined;
   let stopped = false;
   const prune = async () => {

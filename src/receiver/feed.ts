@@ -1,19 +1,29 @@
 // GET /changes (docs/changes.md): a page of an account's changes after a cursor as JSON, or with
-// `Accept: text/event-stream` the same changes then followed live as server-sent events. The
-// token is checked by the route (routes.ts); here, the parameters, the answers and the streams.
-// A stream reads the next changes only when its client has taken the last ones (back-pressure),
-// and a client that stops reading is cut rather than buffered for.
+// `Accept: text/event-stream` the same changes then followed live as server-sent events; the same
+// answers whether `serve` serves it (src/standalone/routes.ts) or an application mounts
+// `receiver.feed()` (feed-router.ts): which tokens open it, the parameters, the answers and the
+// streams. A stream reads the next changes only when its client has taken the last ones
+// (back-pressure), and a client that stops reading is cut rather than buffered for.
 import { once } from 'node:events';
 import { setImmediate as yieldToOthers } from 'node:timers/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { UnknownAccountError } from '../accounts/errors.js';
 import { ConfigurationError } from '../errors.js';
-import { ChangesDroppedError, CursorAheadError, QueryParameterError } from '../query/index.js';
+import {
+  ChangesDroppedError,
+  CursorAheadError,
+  QueryParameterError,
+  type Change,
+  type ChangePage,
+  type ChangePageParameters,
+  type FollowChangesOptions,
+} from '../query/index.js';
 import { DEFAULT_ACCOUNT } from '../receive/account.js';
 import { errorAnswer, type Answer } from '../receive/answer.js';
 import { writeAnswer } from '../receive/node-http.js';
 import { withDeadline } from '../deadline.js';
-import type { Receiver } from '../receiver/create-receiver.js';
+import { accessOf, type AccessTokens } from './access.js';
+import { forbidden, shuttingDown, starting, unauthorized } from './denials.js';
 import type { Logger } from '../logging.js';
 
 /** Live streams at most at once; past it, 503 BUSY (a stream holds a connection and polls the store). */
@@ -50,6 +60,46 @@ export function feedStreams(logger: Pick<Logger, 'error' | 'warn'>, stallMs = DE
 /** Ends every live stream (the server is stopping): each writes nothing more and closes. */
 export function endFeedStreams(streams: FeedStreams): void {
   for (const stream of streams.open) stream.abort();
+}
+
+/** One account's feed, as a receiver's members (`receiver.forAccount(id)`) read it. */
+interface AccountFeed {
+  readonly account: string;
+  changesPage(parameters?: ChangePageParameters): Promise<ChangePage>;
+  changes(options?: FollowChangesOptions): AsyncGenerator<Change, void, undefined>;
+}
+
+/** Where the changes are read: a receiver (an unknown account throws UnknownAccountError, a bad id ConfigurationError). */
+export interface FeedSource {
+  forAccount(account: string): AccountFeed;
+}
+
+/** What answers a request: the receiver (none while it starts), the tokens of the moment, the live streams, whether it stops. */
+export interface FeedServer {
+  source: FeedSource | undefined;
+  tokens: AccessTokens;
+  streams: FeedStreams;
+  closing: boolean;
+}
+
+/**
+ * Answers GET /changes: a change holds personal data, so only the feed token, an account's own
+ * feed token (for that account), or the dashboard token opens it; the read-only console and the
+ * metrics tokens are refused (403), a request without a token of ours 401.
+ */
+export function answerFeed(server: FeedServer, req: IncomingMessage, res: ServerResponse): void {
+  const access = accessOf(req.headers.authorization, server.tokens);
+  const scope = access?.scope;
+  if (scope === undefined) return unauthorized(res, "the feed token, the account's feed token or the dashboard token");
+  if (scope === 'read-only' || scope === 'metrics')
+    return forbidden(
+      req,
+      res,
+      `The ${scope === 'read-only' ? 'read-only console' : 'metrics'} token does not open /changes: use the feed token.`,
+    );
+  if (server.closing) return shuttingDown(res);
+  if (server.source === undefined) return starting(req, res);
+  serveFeed(server.source, server.streams, req, res, access?.scope === 'account-feed' ? access.account : undefined);
 }
 
 interface FeedRequest {
@@ -108,11 +158,16 @@ function failed(res: ServerResponse, error: unknown, logger: Pick<Logger, 'error
   else if (!res.writableEnded) res.end(`event: error\ndata: ${JSON.stringify(answer.body)}\n\n`);
 }
 
+/** Where the feed is mounted in an application (Express's `baseUrl`); '' in serve. */
+function mountOf(req: IncomingMessage): string {
+  return (req as IncomingMessage & { baseUrl?: string }).baseUrl ?? '';
+}
+
 /**
  * Answers GET /changes for an authorized request: a page, or a live stream. `only`: the account
  * whose feed token the request carries, which opens that account's feed and no other (403).
  */
-export function serveFeed(receiver: Receiver, streams: FeedStreams, req: IncomingMessage, res: ServerResponse, only?: string): void {
+function serveFeed(receiver: FeedSource, streams: FeedStreams, req: IncomingMessage, res: ServerResponse, only?: string): void {
   req.resume();
   void (async () => {
     try {
@@ -120,7 +175,12 @@ export function serveFeed(receiver: Receiver, streams: FeedStreams, req: Incomin
       if (only !== undefined && request.account !== only) {
         writeAnswer(
           res,
-          errorAnswer(403, 'FORBIDDEN', `This feed token opens the changes of account "${only}" only: GET /changes?account=${only}.`, {}),
+          errorAnswer(
+            403,
+            'FORBIDDEN',
+            `This feed token opens the changes of account "${only}" only: GET ${mountOf(req)}/changes?account=${only}.`,
+            {},
+          ),
         );
         return;
       }
@@ -167,7 +227,7 @@ async function drained(res: ServerResponse, ms: number, signal: AbortSignal): Pr
  * reading. A cursor retention has passed, a cursor past the account's last change, or an unknown
  * account, is answered before the stream starts (410, 409, 404).
  */
-async function stream(members: ReturnType<Receiver['forAccount']>, request: FeedRequest, streams: FeedStreams, res: ServerResponse) {
+async function stream(members: AccountFeed, request: FeedRequest, streams: FeedStreams, res: ServerResponse) {
   if (streams.open.size >= streams.max) {
     writeAnswer(res, errorAnswer(503, 'BUSY', `${streams.max} change streams are open; retry later.`, {}, { 'Retry-After': '5' }));
     return;

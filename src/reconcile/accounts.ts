@@ -1,13 +1,14 @@
-// `serve --reconcile-every` for the accounts of the registry: each account that has an API key
-// (`accounts set-api-key`, `accounts add --api-key-file`) is reconciled with its own key, on its
-// own schedule, its first run spread over the period so that fifty accounts do not call the
-// service at once. Accounts added, disabled or removed while serve runs are taken up within a minute.
+// Reconciliation on a schedule for the accounts of the registry (`ReceiverOptions.reconcile`,
+// `serve --reconcile-every`): each account that has an API key (`accounts set-api-key`,
+// `accounts add --api-key-file`) is reconciled with its own key, on its own schedule, its first run
+// spread over the period so that fifty accounts do not call the service at once. Accounts added,
+// disabled or removed meanwhile are taken up within a minute.
 import { createHash } from 'node:crypto';
 import type { Accounts } from '../accounts/index.js';
 import { createClient } from '../client/client.js';
 import type { Logger } from '../logging.js';
-import type { Receiver } from '../receiver/create-receiver.js';
-import { scheduleReconcile, type ReconcileSchedule } from '../reconcile/index.js';
+import type { ReconcileClient, ReconcileReport } from './reconcile.js';
+import { scheduleReconcile, type ReconcileSchedule } from './schedule.js';
 
 /** How often the list of accounts to reconcile is read again. */
 const REFRESH_MS = 60_000;
@@ -24,13 +25,16 @@ function offsetOf(account: string, everyMs: number): number {
 
 export function reconcileAccounts(options: {
   everyMs: number;
+  /** The service's address, where each account's own key is sent. */
   apiUrl: string;
   allowInsecureHttp: boolean;
-  receiver: Receiver;
-  accounts: Accounts;
+  /** The registry: which accounts have an API key, and each key. */
+  accounts: Pick<Accounts, 'list' | 'apiKey'>;
+  /** Reconciles one account with a client of its own key (`receiver.forAccount(id).reconcile`). */
+  reconcile: (account: string, client: ReconcileClient, signal: AbortSignal) => Promise<ReconcileReport>;
   logger: Logger;
 }): AccountsReconcile {
-  const { everyMs, accounts, receiver, logger } = options;
+  const { everyMs, accounts, logger } = options;
   const schedules = new Map<string, ReconcileSchedule>();
   const startFor = (account: string) =>
     scheduleReconcile({
@@ -41,7 +45,7 @@ export function reconcileAccounts(options: {
         const apiKey = await accounts.apiKey(account);
         if (apiKey === undefined) throw Object.assign(new Error('the account has no API key any more'), { code: 'NO_API_KEY' });
         const client = createClient({ apiKey, baseUrl: options.apiUrl, allowInsecureHttp: options.allowInsecureHttp });
-        return await receiver.forAccount(account).reconcile({ client, signal });
+        return await options.reconcile(account, client, signal);
       },
     });
   const refresh = async () => {

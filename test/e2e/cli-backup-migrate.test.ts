@@ -17,6 +17,7 @@ import { ENGINES } from '../support/engines.js';
 import { olderDatabase } from '../support/older-database.js';
 import { findBinaries } from '../support/postgres-server.js';
 import { tempDir } from '../support/servers.js';
+import { waitFor } from '../support/wait-for.js';
 
 const SECRET = 'backup-test-secret-0123456789';
 const event = (n: number) =>
@@ -46,7 +47,7 @@ describe('prequal-hooks backup', () => {
       }
     });
     try {
-      while (acknowledged.length < 300) await new Promise((resolve) => setTimeout(resolve, 20));
+      await waitFor(() => acknowledged.length >= 300, 20_000, 'three hundred acknowledgements', { everyMs: 20 });
       const before = [...acknowledged];
       const copy = join(tmp.dir, 'copy.db');
       const result = await runCli(['backup', '--db', db, '--to', copy, '--json'], { timeoutMs: 60_000 });

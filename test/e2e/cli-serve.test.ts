@@ -80,8 +80,7 @@ describe.concurrent('prequal-hooks serve', () => {
     // the refused one counted in a summary line instead.
     const requests = () => serve.logLines().filter((line) => line.msg === 'webhook');
     const refused = () => serve.logLines().filter((line) => line.outcome === 'refused' && line.reason === 'INVALID_SIGNATURE');
-    const deadline = Date.now() + 5000;
-    while ((requests().length < 3 || refused().length < 1) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    await waitFor(() => requests().length >= 3 && refused().length >= 1, 5000, 'three webhook lines and the refusals summary');
     const logged = requests();
     expect(logged.map(({ status, kind, duplicate }) => ({ status, kind, duplicate }))).toEqual([
       { status: 200, kind: 'candidate.added', duplicate: false },

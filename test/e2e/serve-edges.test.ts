@@ -5,6 +5,7 @@ import { chmodSync, mkdirSync, rmSync, statfsSync, statSync, writeFileSync } fro
 import { connect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { killChildren, runCli, SHUFFLED, startServe, type ServeProcess } from '../support/cli-process.js';
@@ -182,7 +183,7 @@ describe('prequal-hooks serve at its HTTP edges', () => {
     await waitFor(() => (outcomes.every((mine) => mine.includes('200')) ? true : undefined), 10_000, 'a 200 for every sender');
     const signalledAt = performance.now();
     const exited = serve.stop('SIGTERM');
-    await Promise.race([Promise.all(hammers), new Promise((resolve) => setTimeout(resolve, 5000))]);
+    await Promise.race([Promise.all(hammers), delay(5000)]);
     stop = true;
     await Promise.all(hammers);
     expect(await exited).toBe(0);

@@ -84,8 +84,15 @@ describe('prequal-hooks serve under an anonymous flood of slow bodies', () => {
     const peak = memoryOf(pid).peakMb;
     // The bodies held are handed back at once, not left to a garbage collection that an idle
     // process may never run: wait for that, not for a fixed time.
-    let after = memoryOf(pid).rssMb;
-    for (const deadline = Date.now() + 10_000; after > peak - 50 && Date.now() < deadline; after = memoryOf(pid).rssMb) await delay(250);
+    const after = await waitFor(
+      () => {
+        const rssMb = memoryOf(pid).rssMb;
+        return rssMb < peak - 50 && rssMb;
+      },
+      10_000,
+      `an RSS under ${Math.round(peak - 50)} MB, 50 under the peak`,
+      { everyMs: 250 },
+    );
     console.log(
       `flood: RSS ${Math.round(before)} MB before, ${Math.round(peak)} MB at the peak, ${Math.round(after)} MB after; ${stats.opened} connections, answers ${JSON.stringify(stats.answers)}`,
     );

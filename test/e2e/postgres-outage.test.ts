@@ -46,6 +46,7 @@ describe.skipIf(!hasBinaries)('when PostgreSQL goes away under load and comes ba
             retryAfter: response.headers.get('retry-after'),
             code: body.error?.code ?? String(response.status),
           });
+        // eslint-disable-next-line no-restricted-syntax -- the senders' pace (a hundred a second each) is the scenario
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
     };

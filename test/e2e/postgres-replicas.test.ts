@@ -77,6 +77,7 @@ async function deliver(body: string, receivers: () => ServeProcess[], start: num
     } catch {
       // cut off (the process was killed): the sender tries again
     }
+    // eslint-disable-next-line no-restricted-syntax -- the sender's pause before it tries again is part of the scenario
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   throw new Error('a delivery was never acknowledged');

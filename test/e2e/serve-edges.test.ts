@@ -31,6 +31,7 @@ function raw(url: string, chunks: Array<string | { wait: number }>): Promise<{ t
     const send = async () => {
       for (const chunk of chunks) {
         if (typeof chunk === 'string') socket.write(chunk);
+        // eslint-disable-next-line no-restricted-syntax -- the sender's pace between its bytes is the scenario
         else await new Promise((r) => setTimeout(r, chunk.wait));
       }
     };

@@ -59,6 +59,7 @@ describe('prequal-hooks serve: the real sender gets through anonymous floods', (
         const deliveries: Array<Promise<SentDelivery>> = [];
         // A fixed pause on purpose: the sender delivers at its own pace (four a second) for as long
         // as the flood is measured; the pace is the scenario, not a wait for something to happen.
+        // eslint-disable-next-line no-restricted-syntax -- the sender's pace, as above
         for (const ends = Date.now() + DELIVERING_MS; Date.now() < ends; await delay(250)) {
           const request = signedRequest(sampleEvent('candidate.added', { data: { candidate_id: `cand_fair_${n++}` } }), { secret });
           deliveries.push(deliverFrom(url, request.body.toString(), request.headers, SENDER_ADDRESS));

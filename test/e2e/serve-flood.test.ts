@@ -77,6 +77,7 @@ describe('prequal-hooks serve under an anonymous flood of slow bodies', () => {
       deliveries.push(deliver(serve.webhookUrl, n));
       // A fixed pause on purpose: the service's own sender delivers at its pace (two a second)
       // all through the flood; the pace is the scenario, not a wait for something to happen.
+      // eslint-disable-next-line no-restricted-syntax -- the sender's pace, as above
       await delay(500);
     }
     const answered = await Promise.all(deliveries);

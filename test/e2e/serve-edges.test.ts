@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
-import { killChildren, runCli, SHUFFLED, startServe, type ServeProcess } from '../support/cli-process.js';
+import { killChildren, runCliProcess, SHUFFLED, startServe, type ServeProcess } from '../support/cli-process.js';
 import { warnSkipped } from '../support/needs.js';
 import { tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
@@ -199,7 +199,7 @@ describe('prequal-hooks serve at its HTTP edges', () => {
 
   it('warns once when an existing database can be read by others', async () => {
     const db = join(tmp.dir, 'open.db');
-    expect((await runCli(['replay', SHUFFLED, '--db', db])).code).toBe(0);
+    expect((await runCliProcess(['replay', SHUFFLED, '--db', db])).code).toBe(0);
     chmodSync(db, 0o644);
     const loose = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', db, '--secret', SECRET, '--log-level', 'warn']);
     await loose.stop();

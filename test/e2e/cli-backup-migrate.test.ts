@@ -11,12 +11,13 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadMigrations } from '../../src/store/migrations.js';
 import { sampleEvent, sendSigned } from '../../src/testing/index.js';
-import { killChildren, runCli, startServe } from '../support/cli-process.js';
+import { killChildren, runCliProcess, startServe } from '../support/cli-process.js';
 import { runCli as runInProcess } from '../support/command-io.js';
 import { ENGINES } from '../support/engines.js';
 import { olderDatabase } from '../support/older-database.js';
 import { findBinaries } from '../support/postgres-server.js';
 import { tempDir } from '../support/servers.js';
+import { waitFor } from '../support/wait-for.js';
 
 const SECRET = 'backup-test-secret-0123456789';
 const event = (n: number) =>
@@ -46,10 +47,10 @@ describe('prequal-hooks backup', () => {
       }
     });
     try {
-      while (acknowledged.length < 300) await new Promise((resolve) => setTimeout(resolve, 20));
+      await waitFor(() => acknowledged.length >= 300, 20_000, 'three hundred acknowledgements', { everyMs: 20 });
       const before = [...acknowledged];
       const copy = join(tmp.dir, 'copy.db');
-      const result = await runCli(['backup', '--db', db, '--to', copy, '--json'], { timeoutMs: 60_000 });
+      const result = await runCliProcess(['backup', '--db', db, '--to', copy, '--json'], { timeoutMs: 60_000 });
       const during = acknowledged.length;
       sending = false;
       await Promise.all(senders);
@@ -69,13 +70,13 @@ describe('prequal-hooks backup', () => {
       }
 
       // An existing file is never overwritten by accident; --force replaces it whole.
-      const again = await runCli(['backup', '--db', db, '--to', copy]);
+      const again = await runCliProcess(['backup', '--db', db, '--to', copy]);
       expect(again.code).toBe(1);
       expect(again.stderr).toMatch(/exists: choose another --to, or give --force/);
-      const forced = await runCli(['backup', '--db', db, '--to', copy, '--force']);
+      const forced = await runCliProcess(['backup', '--db', db, '--to', copy, '--force']);
       expect(forced.code).toBe(0);
       expect(forced.stdout).toMatch(/integrity ok/);
-      const itself = await runCli(['backup', '--db', db, '--to', db, '--force']);
+      const itself = await runCliProcess(['backup', '--db', db, '--to', db, '--force']);
       expect(itself.code).toBe(1);
       expect(itself.stderr).toMatch(/--to names the database itself/);
     } finally {
@@ -100,7 +101,18 @@ describe.each(ENGINES)('prequal-hooks migrate and serve --no-migrate on $name', 
     expect(JSON.parse(dry.stdout)).toMatchObject({ from: upTo, known: known.at(-1)!.version, pending, applied: [], dryRun: true });
     expect(JSON.parse((await runInProcess(['migrate', '--db', database, '--dry-run', '--json'])).stdout).pending).toEqual(pending); // still pending
 
-    const refused = await runCli(['serve', '--db', database, '--port', '0', '--host', '127.0.0.1', '--secret', SECRET, '--no-migrate']);
+    const refused = await runCliProcess([
+      'serve',
+      '--db',
+      database,
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--secret',
+      SECRET,
+      '--no-migrate',
+    ]);
     expect(refused.code).toBe(1);
     expect(refused.stderr.trim().split('\n')).toHaveLength(1);
     expect(refused.stderr).toMatch(
@@ -108,7 +120,7 @@ describe.each(ENGINES)('prequal-hooks migrate and serve --no-migrate on $name', 
         `needs migrations ${pending.map((m) => `${m.version} \\(${m.name}\\)`).join(', ')} and was opened with --no-migrate: take a backup, then run "prequal-hooks migrate`,
       ),
     );
-    const byVariable = await runCli(['serve', '--db', database, '--port', '0', '--host', '127.0.0.1', '--secret', SECRET], {
+    const byVariable = await runCliProcess(['serve', '--db', database, '--port', '0', '--host', '127.0.0.1', '--secret', SECRET], {
       env: { PREQUAL_HOOKS_NO_MIGRATE: '1' },
     });
     expect(byVariable.code).toBe(1);
@@ -186,7 +198,7 @@ describe.skipIf(ENGINES.length < 2)('PostgreSQL: replicas migrating at once, and
 
   it('three migrate processes at once: one applies every migration, the others none (the advisory lock)', async () => {
     const { database } = await postgres.fresh();
-    const results = await Promise.all([1, 2, 3].map(() => runCli(['migrate', '--db', database, '--json'], { timeoutMs: 30_000 })));
+    const results = await Promise.all([1, 2, 3].map(() => runCliProcess(['migrate', '--db', database, '--json'], { timeoutMs: 30_000 })));
     for (const result of results) expect(result.code, result.stderr).toBe(0);
     expect(results.map((r) => (JSON.parse(r.stdout) as { applied: number[] }).applied.length).sort((a, b) => a - b)).toEqual([
       0,

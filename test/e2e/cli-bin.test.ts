@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FIXTURES, killChildren, runCli } from '../support/cli-process.js';
+import { FIXTURES, killChildren, runCliProcess } from '../support/cli-process.js';
 import { tempDir } from '../support/servers.js';
 
 const ROOT = new URL('../../', import.meta.url);
@@ -20,12 +20,12 @@ describe.concurrent('the prequal-hooks process', () => {
 
   it('exits 0 for --help and --version, 2 for no command, an unknown one or a bad flag, 1 for a failed command', async () => {
     const [help, version, none, unknown, badFlag, failed] = await Promise.all([
-      runCli(['--help']),
-      runCli(['--version']),
-      runCli([]),
-      runCli(['frobnicate']),
-      runCli(['inspect', '--colour']),
-      runCli(['rebuild', '--db', join(tmp.dir, 'nope.db')]),
+      runCliProcess(['--help']),
+      runCliProcess(['--version']),
+      runCliProcess([]),
+      runCliProcess(['frobnicate']),
+      runCliProcess(['inspect', '--colour']),
+      runCliProcess(['rebuild', '--db', join(tmp.dir, 'nope.db')]),
     ]);
     expect(help).toMatchObject({ code: 0, stderr: '' });
     expect(help.stdout).toMatch(/^Usage: prequal-hooks <command>/);
@@ -39,7 +39,7 @@ describe.concurrent('the prequal-hooks process', () => {
   });
 
   it('--version is the release the CHANGELOG describes first', async () => {
-    const version = (await runCli(['--version'])).stdout.trim();
+    const version = (await runCliProcess(['--version'])).stdout.trim();
     const changelog = readFileSync(new URL('CHANGELOG.md', ROOT), 'utf8');
     expect(/^## (\S+)/m.exec(changelog)?.[1]).toBe(version);
   });
@@ -47,7 +47,7 @@ describe.concurrent('the prequal-hooks process', () => {
   it('replay uses ./data/prequal-hooks.db in the working folder when neither --db nor PREQUAL_HOOKS_DB is given', async () => {
     const cwd = join(tmp.dir, 'workdir');
     mkdirSync(cwd);
-    const result = await runCli(['replay', `${FIXTURES}events/campaign.created.json`], { cwd });
+    const result = await runCliProcess(['replay', `${FIXTURES}events/campaign.created.json`], { cwd });
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^received 1, duplicates 0, projected 1, unknown 0, dead 0/);
     expect(existsSync(join(cwd, 'data', 'prequal-hooks.db'))).toBe(true);

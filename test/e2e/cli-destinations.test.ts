@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleEvent } from '../../src/testing/samples.js';
 import { sendSigned } from '../../src/testing/signed-request.js';
-import { killChildren, runCli, startServe } from '../support/cli-process.js';
+import { killChildren, runCliProcess, startServe } from '../support/cli-process.js';
 import { listen, tempDir } from '../support/servers.js';
 import { sqlOn } from '../support/sql.js';
 import { waitFor } from '../support/wait-for.js';
@@ -23,7 +23,7 @@ afterAll(() => {
   tmp.cleanup();
 });
 
-const destinations = (...args: string[]) => runCli(['destinations', ...args]);
+const destinations = (...args: string[]) => runCliProcess(['destinations', ...args]);
 
 interface Delivery {
   verified: boolean;
@@ -36,7 +36,7 @@ describe('prequal-hooks destinations', () => {
   const db = tmp.dbPath;
 
   it('adds a destination with a generated whsec_ secret printed once, masks the URL password, lists it', async () => {
-    expect((await runCli(['migrate', '--db', db])).code).toBe(0);
+    expect((await runCliProcess(['migrate', '--db', db])).code).toBe(0);
     const added = await destinations(
       'add',
       '--db',

@@ -159,6 +159,7 @@ describe('prequal-hooks erase and export', () => {
         const exited = new Promise((resolve) => child.once('exit', resolve));
         // A fixed pause on purpose: the kill lands at three moments of the command's run (before
         // it opens the database, early, late), as a crash would, with nothing to wait for.
+        // eslint-disable-next-line no-restricted-syntax -- the moment of the kill, as above
         await new Promise((resolve) => setTimeout(resolve, delayMs));
         child.kill('SIGKILL');
         await exited;

@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { killChildren, runCli, startServe } from '../support/cli-process.js';
+import { killChildren, runCliProcess, startServe } from '../support/cli-process.js';
 import { tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -23,7 +23,7 @@ describe('the command line, as a newcomer meets it', () => {
     const { port } = taken.address() as { port: number };
     try {
       const folder = join(tmp.dir, 'never');
-      const result = await runCli(['serve', '--host', '127.0.0.1', '--port', String(port), '--db', join(folder, 'hooks.db')]);
+      const result = await runCliProcess(['serve', '--host', '127.0.0.1', '--port', String(port), '--db', join(folder, 'hooks.db')]);
       expect(result.code).toBe(1);
       expect(result.stderr).toMatch(/port is already in use/);
       expect(existsSync(folder)).toBe(false);

@@ -6,7 +6,7 @@ import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleEvent } from '../../src/testing/samples.js';
 import { sendSigned } from '../../src/testing/signed-request.js';
-import { killChildren, runCli, startServe } from '../support/cli-process.js';
+import { killChildren, runCliProcess, startServe } from '../support/cli-process.js';
 import { hasRedis, startRedis, type RedisUnderTest } from '../support/redis-server.js';
 import { tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
@@ -15,7 +15,7 @@ const PASSWORD = 'redis-cli-Pa55word-9b2e';
 const WEBHOOK_SECRET = 'whsec_cli-redis-destination-secret-7d1a';
 
 const tmp = tempDir('prequal-hooks-redis-destination-');
-const destinations = (...args: string[]) => runCli(['destinations', ...args]);
+const destinations = (...args: string[]) => runCliProcess(['destinations', ...args]);
 
 describe.skipIf(!hasRedis())('prequal-hooks destinations with a redis:// URL', () => {
   let redis: RedisUnderTest & { port: number };
@@ -30,7 +30,7 @@ describe.skipIf(!hasRedis())('prequal-hooks destinations with a redis:// URL', (
 
   it('adds and lists it with its stream, no secret, the password masked; refuses --secret and --rate for it', async () => {
     const db = `${tmp.dir}/list.db`;
-    expect((await runCli(['migrate', '--db', db])).code).toBe(0);
+    expect((await runCliProcess(['migrate', '--db', db])).code).toBe(0);
     const added = await destinations('add', '--db', db, '--url', redis.url, '--stream', 'orders:changes', '--json');
     expect(added.code, added.stderr).toBe(0);
     const body = JSON.parse(added.stdout) as Record<string, unknown>;

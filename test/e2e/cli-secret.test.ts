@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { secretFingerprint } from '../../src/signature.js';
-import { killChildren, runCli, startServe } from '../support/cli-process.js';
+import { killChildren, runCliProcess, startServe } from '../support/cli-process.js';
 import { tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -22,7 +22,7 @@ describe('prequal-hooks secret --fingerprint', () => {
   it('prints one fingerprint a secret on standard input, in order, as serve logs them for the same secret file', async () => {
     // A secret file as people write them: CRLF, blanks around a secret, an empty line.
     const lines = `${OLD}\r\n\n  ${NEW}  \n`;
-    const result = await runCli(['secret', '--fingerprint'], { input: lines });
+    const result = await runCliProcess(['secret', '--fingerprint'], { input: lines });
     expect(result).toEqual({ code: 0, stdout: `${secretFingerprint(OLD)}\n${secretFingerprint(NEW)}\n`, stderr: '' });
     expect(result.stdout).toMatch(/^([0-9a-f]{12}\n){2}$/);
 
@@ -42,9 +42,9 @@ describe('prequal-hooks secret --fingerprint', () => {
     const db = join(tmp.dir, 'generated.db');
     const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', db]);
     expect(await serve.stop()).toBe(0);
-    const shown = await runCli(['secret', '--db', db]);
+    const shown = await runCliProcess(['secret', '--db', db]);
     expect(shown.code).toBe(0);
-    const fingerprint = await runCli(['secret', '--fingerprint'], { input: shown.stdout });
+    const fingerprint = await runCliProcess(['secret', '--fingerprint'], { input: shown.stdout });
     expect(fingerprint).toEqual({ code: 0, stdout: `${secretFingerprint(shown.stdout.trim())}\n`, stderr: '' });
   });
 });

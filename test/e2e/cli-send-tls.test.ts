@@ -6,7 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { certificateProblem } from '../../src/cli/send-http.js';
-import { killChildren, readDb, runCli, startServe, type ServeProcess } from '../support/cli-process.js';
+import { killChildren, readDb, runCliProcess, startServe, type ServeProcess } from '../support/cli-process.js';
 import { tempDir } from '../support/servers.js';
 
 const SECRET = 'whsec_send_tls_8c2f41d7';
@@ -93,7 +93,7 @@ describe('prequal-hooks send to an HTTPS receiver with a private CA', () => {
   });
 
   it('says the certificate is not trusted, with the code and what to do, and exits 1 without sending', async () => {
-    const result = await runCli(['send', 'candidate.added', '--url', serve.webhookUrl, '--secret', SECRET]);
+    const result = await runCliProcess(['send', 'candidate.added', '--url', serve.webhookUrl, '--secret', SECRET]);
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(
@@ -108,9 +108,9 @@ describe('prequal-hooks send to an HTTPS receiver with a private CA', () => {
 
   it('delivers with --ca, PREQUAL_HOOKS_CA or NODE_EXTRA_CA_CERTS naming the CA', async () => {
     const results = await Promise.all([
-      runCli(['send', 'candidate.added', '--url', serve.webhookUrl, '--secret', SECRET, '--ca', ca]),
-      runCli(['send', 'credits.low', '--url', serve.webhookUrl, '--secret', SECRET], { env: { PREQUAL_HOOKS_CA: ca } }),
-      runCli(['send', 'campaign.created', '--url', serve.webhookUrl, '--secret', SECRET], { env: { NODE_EXTRA_CA_CERTS: ca } }),
+      runCliProcess(['send', 'candidate.added', '--url', serve.webhookUrl, '--secret', SECRET, '--ca', ca]),
+      runCliProcess(['send', 'credits.low', '--url', serve.webhookUrl, '--secret', SECRET], { env: { PREQUAL_HOOKS_CA: ca } }),
+      runCliProcess(['send', 'campaign.created', '--url', serve.webhookUrl, '--secret', SECRET], { env: { NODE_EXTRA_CA_CERTS: ca } }),
     ]);
     for (const result of results)
       expect(result).toEqual({ code: 0, stdout: 'HTTP 200 OK\n{"received":true,"duplicate":false}\n', stderr: '' });
@@ -134,7 +134,7 @@ describe('prequal-hooks send to an HTTPS receiver with a private CA', () => {
       other.key,
     ]);
     try {
-      const result = await runCli(['send', 'candidate.added', '--url', elsewhere.webhookUrl, '--secret', SECRET, '--ca', ca]);
+      const result = await runCliProcess(['send', 'candidate.added', '--url', elsewhere.webhookUrl, '--secret', SECRET, '--ca', ca]);
       expect(result.code).toBe(1);
       expect(result.stderr).toMatch(/is not trusted: .*\(ERR_TLS_CERT_ALTNAME_INVALID\)\. It was issued for other names/);
     } finally {
@@ -156,9 +156,9 @@ describe('prequal-hooks send to an HTTPS receiver with a private CA', () => {
     writeFileSync(path('not-a-ca.pem'), 'just text\n');
     writeFileSync(path('broken-ca.pem'), '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n');
     const [text, broken, missing] = await Promise.all([
-      runCli(['send', 'candidate.added', '--url', serve.webhookUrl, '--ca', path('not-a-ca.pem')]),
-      runCli(['send', 'candidate.added', '--url', serve.webhookUrl, '--ca', path('broken-ca.pem')]),
-      runCli(['send', 'candidate.added', '--url', serve.webhookUrl, '--ca', path('nowhere.pem')]),
+      runCliProcess(['send', 'candidate.added', '--url', serve.webhookUrl, '--ca', path('not-a-ca.pem')]),
+      runCliProcess(['send', 'candidate.added', '--url', serve.webhookUrl, '--ca', path('broken-ca.pem')]),
+      runCliProcess(['send', 'candidate.added', '--url', serve.webhookUrl, '--ca', path('nowhere.pem')]),
     ]);
     expect(text.stderr).toMatch(/not-a-ca\.pem \(given by --ca\) holds no PEM certificate/);
     expect(broken.stderr).toMatch(/broken-ca\.pem \(given by --ca\) holds a certificate that cannot be read/);

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleEvent } from '../../src/testing/index.js';
 import { tempDir } from '../support/servers.js';
-import { FIXTURES, killChildren, readDb, runCli, startServe, type ServeProcess } from '../support/cli-process.js';
+import { FIXTURES, killChildren, readDb, runCliProcess, startServe, type ServeProcess } from '../support/cli-process.js';
 import { waitFor } from '../support/wait-for.js';
 
 const SECRET = 'whsec_send_e2e_4d2a71';
@@ -33,7 +33,7 @@ describe.concurrent('prequal-hooks send, against a real prequal-hooks serve', ()
   it('sends a signed sample of a kind with --set changes, timestamped now: 200, exit 0, projected', async () => {
     const candidateId = sampleEvent('candidate.interview.completed').data.candidate_id;
     const before = Date.now();
-    const result = await runCli([
+    const result = await runCliProcess([
       'send',
       'candidate.interview.completed',
       '--url',
@@ -62,7 +62,7 @@ describe.concurrent('prequal-hooks send, against a real prequal-hooks serve', ()
   });
 
   it('reads --set values as JSON when they parse, as text otherwise, and sets the timestamp', async () => {
-    const result = await runCli(
+    const result = await runCliProcess(
       [
         'send',
         'candidate.added',
@@ -97,7 +97,7 @@ describe.concurrent('prequal-hooks send, against a real prequal-hooks serve', ()
 
   it('sends --file byte for byte', async () => {
     const path = `${FIXTURES}events/credits.low.json`;
-    const result = await runCli(['send', '--file', path, '--url', serve.webhookUrl, '--secret', SECRET]);
+    const result = await runCliProcess(['send', '--file', path, '--url', serve.webhookUrl, '--secret', SECRET]);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^HTTP 200 OK\n/);
     expect(lastBody(tmp.dbPath, 'credits.low')!.equals(readFileSync(path))).toBe(true);
@@ -111,8 +111,8 @@ describe.concurrent('prequal-hooks send, against a real prequal-hooks serve', ()
 
   it('exits 1 and prints the 401 when the secret is wrong, and warns when there is none', async () => {
     const [wrong, unsigned] = await Promise.all([
-      runCli(['send', 'credits.depleted', '--url', serve.webhookUrl, '--secret', 'whsec_wrong']),
-      runCli(['send', 'credits.depleted', '--url', serve.webhookUrl]),
+      runCliProcess(['send', 'credits.depleted', '--url', serve.webhookUrl, '--secret', 'whsec_wrong']),
+      runCliProcess(['send', 'credits.depleted', '--url', serve.webhookUrl]),
     ]);
     expect(wrong.code).toBe(1);
     expect(wrong.stdout).toMatch(/^HTTP 401 Unauthorized\n.*"INVALID_SIGNATURE"/);

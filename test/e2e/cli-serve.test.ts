@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { secretFingerprint } from '../../src/signature.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { tempDir } from '../support/servers.js';
-import { killChildren, readDb, runCli, startServe } from '../support/cli-process.js';
+import { killChildren, readDb, runCliProcess, startServe } from '../support/cli-process.js';
 import { waitFor } from '../support/wait-for.js';
 
 const OLD_SECRET = 'whsec_serve_old_6c1f9a';
@@ -80,8 +80,7 @@ describe.concurrent('prequal-hooks serve', () => {
     // the refused one counted in a summary line instead.
     const requests = () => serve.logLines().filter((line) => line.msg === 'webhook');
     const refused = () => serve.logLines().filter((line) => line.outcome === 'refused' && line.reason === 'INVALID_SIGNATURE');
-    const deadline = Date.now() + 5000;
-    while ((requests().length < 3 || refused().length < 1) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    await waitFor(() => requests().length >= 3 && refused().length >= 1, 5000, 'three webhook lines and the refusals summary');
     const logged = requests();
     expect(logged.map(({ status, kind, duplicate }) => ({ status, kind, duplicate }))).toEqual([
       { status: 200, kind: 'candidate.added', duplicate: false },
@@ -150,7 +149,7 @@ describe.concurrent('prequal-hooks serve', () => {
     expect(second.stdout() + second.stderr()).not.toContain(generated);
     expect(await second.stop()).toBe(0);
 
-    const shown = await runCli(['secret', '--db', dbPath]);
+    const shown = await runCliProcess(['secret', '--db', dbPath]);
     expect(shown).toEqual({ code: 0, stdout: `${generated}\n`, stderr: '' });
   });
 
@@ -174,11 +173,11 @@ describe.concurrent('prequal-hooks serve', () => {
     const dbPath = join(tmp.dir, 'signed.db');
     const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', dbPath, '--secret', OLD_SECRET]);
     expect(await serve.stop()).toBe(0);
-    const none = await runCli(['secret', '--db', dbPath]);
+    const none = await runCliProcess(['secret', '--db', dbPath]);
     expect(none.code).toBe(1);
     expect(none.stdout).toBe('');
     expect(none.stderr).toMatch(/holds no generated secret/);
-    const missing = await runCli(['secret', '--db', join(tmp.dir, 'nowhere.db')]);
+    const missing = await runCliProcess(['secret', '--db', join(tmp.dir, 'nowhere.db')]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/no database at/);
     expect(existsSync(join(tmp.dir, 'nowhere.db'))).toBe(false);

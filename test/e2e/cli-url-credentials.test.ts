@@ -2,7 +2,7 @@
 // database it cannot reach (logged by its logger on the process's stdout). Every other command,
 // and serve's configuration: test/integration/cli-url-credentials.test.ts, in this process.
 import { afterAll, describe, expect, it } from 'vitest';
-import { killChildren, runCli, startServe } from '../support/cli-process.js';
+import { killChildren, runCliProcess, startServe } from '../support/cli-process.js';
 import { postgresUrl } from '../support/engines.js';
 import { createDatabase } from '../support/postgres-server.js';
 import { waitFor } from '../support/wait-for.js';
@@ -22,7 +22,7 @@ const UNREACHABLE = [
 describe('a PostgreSQL URL with a password', () => {
   it('is in no output of serve when its database cannot be reached', async () => {
     const results = await Promise.all(
-      UNREACHABLE.map((url) => runCli(['serve', '--port', '0', '--host', '127.0.0.1', '--secret', SECRET, '--db', url])),
+      UNREACHABLE.map((url) => runCliProcess(['serve', '--port', '0', '--host', '127.0.0.1', '--secret', SECRET, '--db', url])),
     );
     results.forEach((result, i) => {
       const said = `serve on ${UNREACHABLE[i]!}: ${result.stderr}`;
@@ -35,7 +35,7 @@ describe('a PostgreSQL URL with a password', () => {
   it.skipIf(postgresUrl() === '')('serve, migrate and inspect on a real server show it masked in their lines and logs', async () => {
     // The test server trusts local connections: the password in the query is carried, not needed.
     const url = `${await createDatabase(postgresUrl(), `creds_${process.pid}_${Date.now()}`)}?password=${PASSWORD}`;
-    const migrated = await runCli(['migrate', '--db', url]);
+    const migrated = await runCliProcess(['migrate', '--db', url]);
     expect(migrated.code, migrated.stderr).toBe(0);
     expect(migrated.stdout).toContain('?password=***');
     const serve = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', url, '--secret', SECRET, '--log-level', 'info']);
@@ -47,7 +47,7 @@ describe('a PostgreSQL URL with a password', () => {
     expect(started.db).toMatch(/\?password=\*\*\*$/);
     expect(await serve.stop()).toBe(0);
     expect(serve.stdout() + serve.stderr()).not.toContain(PASSWORD);
-    const inspected = await runCli(['inspect', '--db', url, '--json']);
+    const inspected = await runCliProcess(['inspect', '--db', url, '--json']);
     expect(inspected.code, inspected.stderr).toBe(0);
     expect(inspected.stdout + inspected.stderr).not.toContain(PASSWORD);
   });

@@ -9,7 +9,7 @@ import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReceiver, type Receiver } from '../../src/receiver/create-receiver.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
-import { killChildren, runCli, startServe, type ServeProcess } from '../support/cli-process.js';
+import { killChildren, runCliProcess, startServe, type ServeProcess } from '../support/cli-process.js';
 import { findExecutable, needs } from '../support/needs.js';
 import { listen, tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
@@ -28,7 +28,7 @@ const HAS_CHROMIUM = needs('Chromium', CHROMIUM !== undefined, {
 
 /** Adds the account `acme` to the database; its webhook path. */
 async function addAcme(db: string): Promise<string> {
-  const added = await runCli([
+  const added = await runCliProcess([
     'accounts',
     'add',
     '--db',

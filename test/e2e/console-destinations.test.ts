@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleEvent } from '../../src/testing/samples.js';
 import { sendSigned } from '../../src/testing/signed-request.js';
-import { killChildren, runCli, startServe, type ServeProcess } from '../support/cli-process.js';
+import { killChildren, runCliProcess, startServe, type ServeProcess } from '../support/cli-process.js';
 import { findExecutable, needs } from '../support/needs.js';
 import { listen, tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
@@ -71,9 +71,9 @@ describe('the Destinations page and the destination metrics of serve', () => {
       res.writeHead(status).end();
     });
     const db = tmp.dbPath;
-    expect((await runCli(['migrate', '--db', db])).code).toBe(0);
+    expect((await runCliProcess(['migrate', '--db', db])).code).toBe(0);
     const url = `${target.url.replace('http://', `http://hooks:${PASSWORD}@`)}/in?key=${QUERY_KEY}`;
-    const added = await runCli([
+    const added = await runCliProcess([
       'destinations',
       'add',
       '--db',
@@ -170,7 +170,7 @@ describe('the Destinations page and the destination metrics of serve', () => {
   });
 
   it('shows the changes held behind a disabled destination and their age, in the page and the gauge', async () => {
-    const destinations = (verb: string) => runCli(['destinations', verb, '--db', tmp.dbPath, '--destination', destination]);
+    const destinations = (verb: string) => runCliProcess(['destinations', verb, '--db', tmp.dbPath, '--destination', destination]);
     expect((await destinations('disable')).code).toBe(0);
     await waitFor(
       async () => (await page(TOKEN)).includes('<span class="state disabled">disabled</span>'),

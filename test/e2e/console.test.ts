@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTENT_SECURITY_POLICY } from '../../src/console/headers.js';
 import { createReceiver, type Receiver } from '../../src/receiver/create-receiver.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
-import { FIXTURES, killChildren, readDb, runCli, startServe, type ServeProcess } from '../support/cli-process.js';
+import { FIXTURES, killChildren, readDb, runCliProcess, startServe, type ServeProcess } from '../support/cli-process.js';
 import { crawlConsole, withReveal } from '../support/console-crawl.js';
 import {
   INVALID_EVENT,
@@ -210,7 +210,7 @@ describe('the console over HTTP', () => {
     expect(() => readOnlyReceiver.dashboard({ token: '' })).toThrow(/needs a token/);
     expect(() => readOnlyReceiver.dashboard({} as never)).toThrow(/needs a token/);
     expect(() => readOnlyReceiver.dashboard({ token: 'short' })).toThrow(/at least 16/);
-    const refused = await runCli([
+    const refused = await runCliProcess([
       'serve',
       '--port',
       '0',
@@ -242,7 +242,7 @@ describe("personal data in free text, to a real serve's read-only and full token
   let acmePath: string;
   beforeAll(async () => {
     // A second account, whose events are the same people's: its pages are crawled as the default's.
-    const added = await runCli(['accounts', 'add', '--db', tmp.dbPath, '--account', 'acme', '--secret', ACME_SECRET, '--json']);
+    const added = await runCliProcess(['accounts', 'add', '--db', tmp.dbPath, '--account', 'acme', '--secret', ACME_SECRET, '--json']);
     expect(added.code, added.stderr).toBe(0);
     acmePath = (JSON.parse(added.stdout) as { webhookPath: string }).webhookPath;
     serve = await startServe([

@@ -39,7 +39,7 @@ describe('a receiver killed with SIGKILL under concurrent load', () => {
     };
     const load = Array.from({ length: 16 }, (_, w) => worker(w));
     // Kill once a good number of acknowledgements are in, in the middle of the load.
-    while (acknowledged.size < 300) await new Promise((r) => setTimeout(r, 10));
+    await waitFor(() => acknowledged.size >= 300, 20_000, 'three hundred acknowledgements', { everyMs: 10 });
     // The senders keep going until the process is gone, so requests are cut off mid-flight.
     expect(await serve.stop('SIGKILL')).toBe(null);
     killed = true;

@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { killChildren, runCli, startServe } from '../support/cli-process.js';
+import { killChildren, runCliProcess, startServe } from '../support/cli-process.js';
 import { needs } from '../support/needs.js';
 
 const missing = ['bash', 'curl', 'openssl'].filter((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0);
@@ -40,7 +40,7 @@ describe.skipIf(!tools)("docs/security.md's hand-signing example", () => {
     } finally {
       expect(await serve.stop()).toBe(0);
     }
-    const inspected = await runCli(['inspect', '--db', db, '--json']);
+    const inspected = await runCliProcess(['inspect', '--db', db, '--json']);
     expect(JSON.parse(inspected.stdout).credits).toMatchObject({ credits_remaining: 8.5, low_threshold: 10 });
   });
 });

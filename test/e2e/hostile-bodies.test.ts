@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sign } from '../../src/signature.js';
 import { tempDir } from '../support/servers.js';
-import { killChildren, readDb, runCli, startServe } from '../support/cli-process.js';
+import { killChildren, readDb, runCliProcess, startServe } from '../support/cli-process.js';
 
 const SECRET = 'whsec_hostile_e2e_41c7';
 const DEPTH = 100_000;
@@ -69,16 +69,16 @@ describe('prequal-hooks serve under hostile signed bodies', () => {
     expect(serve.logLines().filter((line) => line.msg === 'webhook')).toHaveLength(cases.length * 4);
 
     // The commands that read what was stored take the deep rows too.
-    const listed = await runCli(['dead-letters', '--json', '--db', dbPath]);
+    const listed = await runCliProcess(['dead-letters', '--json', '--db', dbPath]);
     expect(listed.code).toBe(0);
     const { events } = JSON.parse(listed.stdout) as {
       events: Array<{ verdict: string; reasons: Array<{ path: string; message: string }> }>;
     };
     expect(events.map((e) => e.verdict)).toEqual(['invalid_envelope', 'invalid_json', 'invalid_json']);
     expect(events[1]!.reasons[0]!.path).toMatch(/^data\.deep\[0\].*more levels/);
-    const table = await runCli(['dead-letters', '--table', '--db', dbPath]);
+    const table = await runCliProcess(['dead-letters', '--table', '--db', dbPath]);
     expect(table.code).toBe(0);
-    const inspected = await runCli(['inspect', '--json', '--db', dbPath, '--campaign', 'cmp_e2e']);
+    const inspected = await runCliProcess(['inspect', '--json', '--db', dbPath, '--campaign', 'cmp_e2e']);
     expect(inspected.code).toBe(0);
     expect(JSON.parse(inspected.stdout).pagination.total).toBe(2);
   });

@@ -46,13 +46,14 @@ describe.skipIf(!hasBinaries)('when PostgreSQL goes away under load and comes ba
             retryAfter: response.headers.get('retry-after'),
             code: body.error?.code ?? String(response.status),
           });
+        // eslint-disable-next-line no-restricted-syntax -- the senders' pace (a hundred a second each) is the scenario
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
     };
     const senders = [sender(), sender(), sender()];
     const readiness = async () => (await fetch(`${serve.baseUrl}/readyz`)).status;
 
-    while (acknowledged.size < 30) await new Promise((resolve) => setTimeout(resolve, 10));
+    await waitFor(() => acknowledged.size >= 30, 15_000, 'thirty acknowledgements', { everyMs: 10 });
     expect(await readiness()).toBe(200);
     await server.pause();
     const whileDown = acknowledged.size;
@@ -61,10 +62,12 @@ describe.skipIf(!hasBinaries)('when PostgreSQL goes away under load and comes ba
     await server.restart();
 
     // Back: acknowledgements resume, and readiness with them, without restarting serve.
-    const deadline = Date.now() + 15_000;
-    while (acknowledged.size < whileDown + 30 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    stop = true;
-    await Promise.all(senders);
+    try {
+      await waitFor(() => acknowledged.size >= whileDown + 30, 15_000, 'thirty more acknowledgements once back', { everyMs: 20 });
+    } finally {
+      stop = true;
+      await Promise.all(senders);
+    }
     expect(acknowledged.size).toBeGreaterThanOrEqual(whileDown + 30);
     expect(await readiness()).toBe(200);
 

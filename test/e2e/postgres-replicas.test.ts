@@ -14,6 +14,7 @@ import { postgresUrl } from '../support/engines.js';
 import { createDatabase } from '../support/postgres-server.js';
 import { tempDir } from '../support/servers.js';
 import { readStoreTables } from '../support/tables.js';
+import { waitFor } from '../support/wait-for.js';
 
 const SECRET = 'whsec_replicas_5c1e';
 const APP = fileURLToPath(new URL('../support/handler-app.mjs', import.meta.url));
@@ -76,6 +77,7 @@ async function deliver(body: string, receivers: () => ServeProcess[], start: num
     } catch {
       // cut off (the process was killed): the sender tries again
     }
+    // eslint-disable-next-line no-restricted-syntax -- the sender's pause before it tries again is part of the scenario
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   throw new Error('a delivery was never acknowledged');
@@ -133,13 +135,15 @@ describe.skipIf(!hasPostgres)('three receivers sharing one PostgreSQL database',
 
     // Every distinct event is stored once, and all of them end projected.
     const distinct = new Set(bodies.map((b) => eventIdentity(JSON.parse(b))));
-    const deadline = Date.now() + 20_000;
-    let counts: Array<{ state: string; n: number }> = [];
-    while (Date.now() < deadline) {
-      counts = await query<{ state: string; n: number }>(url, 'SELECT state, COUNT(*)::int AS n FROM inbox GROUP BY state');
-      if (!counts.some((c) => c.state === 'pending')) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    const counts = await waitFor(
+      async () => {
+        const byState = await query<{ state: string; n: number }>(url, 'SELECT state, COUNT(*)::int AS n FROM inbox GROUP BY state');
+        return !byState.some((c) => c.state === 'pending') && byState;
+      },
+      20_000,
+      'every stored event projected',
+      { everyMs: 100 },
+    );
     expect(counts).toEqual([{ state: 'projected', n: distinct.size }]);
     const stored = await query<{ identity: string }>(url, 'SELECT identity FROM inbox');
     expect(new Set(stored.map((r) => r.identity))).toEqual(distinct);
@@ -178,12 +182,15 @@ describe.skipIf(!hasPostgres)('three receivers sharing one PostgreSQL database',
     );
 
     const all = perCandidate.flat();
-    const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline) {
-      const [due] = await query<{ n: number }>(url, "SELECT COUNT(*)::int AS n FROM inbox WHERE handlers_pending OR state = 'pending'");
-      if (due!.n === 0) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await waitFor(
+      async () => {
+        const [due] = await query<{ n: number }>(url, "SELECT COUNT(*)::int AS n FROM inbox WHERE handlers_pending OR state = 'pending'");
+        return due!.n === 0;
+      },
+      30_000,
+      'every event projected and its handlers run',
+      { everyMs: 100 },
+    );
     const calls = await query<{ candidate_id: string; identity: string; inbox_id: number; pid: number }>(
       url,
       'SELECT candidate_id, identity, inbox_id::int, pid FROM handler_calls ORDER BY seq',

@@ -8,7 +8,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sendSigned } from '../../src/testing/signed-request.js';
-import { CLI, cliEnv, killChildren, readDb, runCli, startSandbox, startServe, type ServeProcess } from '../support/cli-process.js';
+import { CLI, cliEnv, killChildren, readDb, runCliProcess, startSandbox, startServe, type ServeProcess } from '../support/cli-process.js';
 import { createSandbox } from '../../src/sandbox/index.js';
 import { openStore } from '../../src/store/open.js';
 import { apiClient, JOB, person, untilIdle as untilSandboxIdle } from '../support/sandbox-api.js';
@@ -84,7 +84,7 @@ describe('prequal-hooks reconcile', () => {
     const call = apiClient(sandbox.apiUrl, KEY);
     const env = { PREQUAL_HOOKS_API_KEY: KEY };
     const reconcile = (...args: string[]) =>
-      runCli(['reconcile', '--db', dbPath, '--api-url', sandbox.baseUrl, ...args], { env, timeoutMs: 30_000 });
+      runCliProcess(['reconcile', '--db', dbPath, '--api-url', sandbox.baseUrl, ...args], { env, timeoutMs: 30_000 });
 
     const id = (await call('POST', '/campaigns/create', JOB)).body.campaign_id as string;
     expect((await call('POST', `/campaigns/${id}/candidates`, { candidates: Array.from({ length: 6 }, (_, i) => person(i)) })).status).toBe(
@@ -145,7 +145,7 @@ describe('prequal-hooks reconcile', () => {
     expect(listed.pagination.total).toBe(17);
     expect(projectedRows().map(comparable).sort(byId)).toEqual(listed.candidates.map(comparable).sort(byId));
     const status = (await call('GET', `/campaigns/${id}/status`)).body;
-    const state = JSON.parse((await runCli(['inspect', '--db', dbPath, '--json'])).stdout);
+    const state = JSON.parse((await runCliProcess(['inspect', '--db', dbPath, '--json'])).stdout);
     expect(state.campaigns[0]).toMatchObject({ campaign_id: id, status: 'paused', stats: status.stats });
     const credits = (await call('GET', '/account/credits')).body;
     expect(state.credits.credits_remaining).toBe(credits.credits_available);
@@ -230,7 +230,7 @@ describe('prequal-hooks reconcile', () => {
       '--events',
       'campaign.created',
     ]);
-    const bad = await runCli(['serve', '--db', dbPath, '--reconcile-every', '5']);
+    const bad = await runCliProcess(['serve', '--db', dbPath, '--reconcile-every', '5']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--reconcile-every needs the service address');
     const serve = await startServe(
@@ -280,7 +280,7 @@ describe('prequal-hooks reconcile', () => {
     // The branch's webhooks never come: its rows can only come from its own reconciliation.
     const keyFile = join(tmp.dir, 'branch-api-key');
     writeFileSync(keyFile, `${KEY}\n`, { mode: 0o600 });
-    const added = await runCli([
+    const added = await runCliProcess([
       'accounts',
       'add',
       '--db',
@@ -404,7 +404,7 @@ describe('prequal-hooks reconcile', () => {
     try {
       const redirectedDb = join(tmp.dir, 'redirected.db');
       await (await openStore(redirectedDb)).close();
-      const run = await runCli(['reconcile', '--db', redirectedDb, '--api-url', frontUrl, '--campaign', 'cmp_redirected'], {
+      const run = await runCliProcess(['reconcile', '--db', redirectedDb, '--api-url', frontUrl, '--campaign', 'cmp_redirected'], {
         env: { PREQUAL_HOOKS_API_KEY: KEY },
         timeoutMs: 30_000,
       });
@@ -463,7 +463,7 @@ describe('prequal-hooks reconcile', () => {
       const env = { PREQUAL_HOOKS_API_KEY: KEY };
 
       const dryPath = join(tmp.dir, 'dry', 'nothing.db');
-      const dry = await runCli(['reconcile', '--db', dryPath, '--api-url', sandbox.url, '--campaign', id, '--dry-run', '--json'], {
+      const dry = await runCliProcess(['reconcile', '--db', dryPath, '--api-url', sandbox.url, '--campaign', id, '--dry-run', '--json'], {
         env,
         timeoutMs: 30_000,
       });
@@ -475,7 +475,10 @@ describe('prequal-hooks reconcile', () => {
       expect(existsSync(dryPath)).toBe(false);
 
       const dbPath = join(tmp.dir, 'fresh', 'from-the-service.db');
-      const run = await runCli(['reconcile', '--db', dbPath, '--api-url', sandbox.url, '--campaign', id], { env, timeoutMs: 30_000 });
+      const run = await runCliProcess(['reconcile', '--db', dbPath, '--api-url', sandbox.url, '--campaign', id], {
+        env,
+        timeoutMs: 30_000,
+      });
       expect(run.code, run.stderr).toBe(0);
       expect(run.stderr).toContain(`prequal-hooks reconcile: no database at ${dbPath}; creating it\n`);
       expect(run.stdout).toMatch(/3 candidates read, 3 missing/);
@@ -489,7 +492,9 @@ describe('prequal-hooks reconcile', () => {
       // repair; its key comes from a file, as serve's can (--api-key-file).
       const keyFile = join(tmp.dir, 'api-key');
       writeFileSync(keyFile, `${KEY}\n`, { mode: 0o600 });
-      const again = await runCli(['reconcile', '--db', dbPath, '--api-url', sandbox.url, '--api-key-file', keyFile], { timeoutMs: 30_000 });
+      const again = await runCliProcess(['reconcile', '--db', dbPath, '--api-url', sandbox.url, '--api-key-file', keyFile], {
+        timeoutMs: 30_000,
+      });
       expect(again.code, again.stderr).toBe(0);
       expect(again.stderr).not.toContain('no database');
       expect(again.stdout).toContain('nothing to repair');
@@ -506,11 +511,11 @@ describe('prequal-hooks reconcile', () => {
       const elsewhere = `http://0.0.0.0:${new URL(sandbox.url).port}`;
       const env = { PREQUAL_HOOKS_API_KEY: KEY };
       const args = ['reconcile', '--db', join(tmp.dir, 'insecure.db'), '--api-url', elsewhere, '--dry-run'];
-      const refused = await runCli(args, { env });
+      const refused = await runCliProcess(args, { env });
       expect(refused.code).toBe(2);
       expect(refused.stderr).toContain(`--api-url ${elsewhere} is plain http: the API key would cross the network readable`);
       expect(refused.stderr).toContain('--allow-insecure-api-url (or PREQUAL_HOOKS_ALLOW_INSECURE_API_URL=1)');
-      const serveRefused = await runCli(
+      const serveRefused = await runCliProcess(
         ['serve', '--db', join(tmp.dir, 'insecure-serve.db'), '--reconcile-every', '5', '--api-url', elsewhere],
         { env },
       );
@@ -518,8 +523,8 @@ describe('prequal-hooks reconcile', () => {
       expect(serveRefused.stderr).toContain('is plain http');
 
       const [flag, variable] = await Promise.all([
-        runCli([...args, '--allow-insecure-api-url'], { env, timeoutMs: 30_000 }),
-        runCli(args, { env: { ...env, PREQUAL_HOOKS_ALLOW_INSECURE_API_URL: '1' }, timeoutMs: 30_000 }),
+        runCliProcess([...args, '--allow-insecure-api-url'], { env, timeoutMs: 30_000 }),
+        runCliProcess(args, { env: { ...env, PREQUAL_HOOKS_ALLOW_INSECURE_API_URL: '1' }, timeoutMs: 30_000 }),
       ]);
       expect(flag.code, flag.stderr).toBe(0);
       expect(variable.code, variable.stderr).toBe(0);
@@ -573,7 +578,7 @@ describe('prequal-hooks reconcile', () => {
       expect(first).toBeGreaterThanOrEqual(2);
       expect(first).toBeLessThan(6);
 
-      const again = await runCli([...args, '--json'], { env: { PREQUAL_HOOKS_API_KEY: KEY }, timeoutMs: 30_000 });
+      const again = await runCliProcess([...args, '--json'], { env: { PREQUAL_HOOKS_API_KEY: KEY }, timeoutMs: 30_000 });
       expect(again.code, again.stderr).toBe(0);
       const report = JSON.parse(again.stdout);
       expect(report.resumed).toBe(true);

@@ -4,7 +4,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { killChildren, readDb, runCli, startSandbox, startServe } from '../support/cli-process.js';
+import { killChildren, readDb, runCliProcess, startSandbox, startServe } from '../support/cli-process.js';
 import { apiClient, JOB, person, untilIdle } from '../support/sandbox-api.js';
 import { tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
@@ -130,7 +130,7 @@ describe.concurrent('prequal-hooks sandbox', () => {
     const byId = (a: Record<string, unknown>, b: Record<string, unknown>) => String(a.candidate_id).localeCompare(String(b.candidate_id));
     expect(rows.map(comparable).sort(byId)).toEqual(mine.candidates.map(comparable).sort(byId));
     for (const sort of ['score_desc', 'date_desc'] as const) {
-      const theirs = await runCli(['inspect', '--db', dbPath, '--campaign', id, '--sort', sort, '--per-page', '100', '--json']);
+      const theirs = await runCliProcess(['inspect', '--db', dbPath, '--campaign', id, '--sort', sort, '--per-page', '100', '--json']);
       expect(theirs.code).toBe(0);
       const listed = (await call('GET', `/campaigns/${id}/candidates?per_page=100&sort=${sort}`)).body;
       expect(JSON.parse(theirs.stdout).candidates.map(comparable)).toEqual(listed.candidates.map(comparable));
@@ -138,7 +138,7 @@ describe.concurrent('prequal-hooks sandbox', () => {
 
     // The campaign's status and stats, and the credits.
     const status = (await call('GET', `/campaigns/${id}/status`)).body;
-    const state = JSON.parse((await runCli(['inspect', '--db', dbPath, '--json'])).stdout);
+    const state = JSON.parse((await runCliProcess(['inspect', '--db', dbPath, '--json'])).stdout);
     expect(state.campaigns).toHaveLength(1);
     expect(state.campaigns[0]).toMatchObject({ campaign_id: id, status: 'completed', job_title: JOB.job_title, stats: status.stats });
     expect(status.status).toBe('completed');
@@ -195,11 +195,11 @@ describe.concurrent('prequal-hooks sandbox', () => {
     expect((await apiClient(sandbox.apiUrl, `sk_live_${'x'.repeat(32)}`)('GET', '/voices')).body.error.code).toBe('INVALID_API_KEY');
     expect(await sandbox.stop()).toBe(0);
 
-    const bad = await runCli(['sandbox', '--api-key', 'live_short']);
+    const bad = await runCliProcess(['sandbox', '--api-key', 'live_short']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--api-key must be a prefix ending in "live_"');
     expect(bad.stderr).not.toContain('live_short');
-    const events = await runCli(['sandbox', '--events', 'candidate.added,candidate.hired']);
+    const events = await runCliProcess(['sandbox', '--events', 'candidate.added,candidate.hired']);
     expect(events.code).toBe(2);
     expect(events.stderr).toContain('unknown event kind "candidate.hired"');
   });

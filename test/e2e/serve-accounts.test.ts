@@ -5,7 +5,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
-import { killChildren, readDb, runCli, startServe } from '../support/cli-process.js';
+import { killChildren, readDb, runCliProcess, startServe } from '../support/cli-process.js';
 import { tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -33,7 +33,7 @@ async function post(url: string, body: unknown, secret: string) {
 }
 
 async function cli(args: string[]) {
-  const result = await runCli(args);
+  const result = await runCliProcess(args);
   if (result.code !== 0) throw new Error(`prequal-hooks ${args.join(' ')} exited ${result.code}: ${result.stderr}`);
   return result;
 }
@@ -231,7 +231,16 @@ describe('serve with several accounts', () => {
     await cli(['accounts', 'add', '--db', db, '--account', 'north-branch', '--secret', ACME_SECRET]);
     const sent = await waitFor(
       async () => {
-        const result = await runCli(['send', 'campaign.created', '--url', serve.webhookUrl, '--account', 'north-branch', '--db', db]);
+        const result = await runCliProcess([
+          'send',
+          'campaign.created',
+          '--url',
+          serve.webhookUrl,
+          '--account',
+          'north-branch',
+          '--db',
+          db,
+        ]);
         return result.code === 0 ? result : undefined;
       },
       5000,

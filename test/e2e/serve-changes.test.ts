@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/index.js';
 import { storePorts } from '../../src/store/store.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
-import { CLI, cliEnv, killChildren, runCli, startServe, type ServeProcess } from '../support/cli-process.js';
+import { CLI, cliEnv, killChildren, runCliProcess, startServe, type ServeProcess } from '../support/cli-process.js';
 import { tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -142,7 +142,7 @@ describe('serve --feed-token: GET /changes', () => {
     });
     expect(stream.status).toBe(409);
     expect(((await stream.json()) as { head: number }).head).toBe(head);
-    const cli = await runCli(['changes', '--db', db(), '--after', String(head + 1)]);
+    const cli = await runCliProcess(['changes', '--db', db(), '--after', String(head + 1)]);
     expect(cli.code).toBe(1);
     expect(cli.stderr).toContain(`the cursor ${head + 1} is after the last change recorded, ${head}`);
   });
@@ -162,7 +162,7 @@ describe('serve --feed-token: GET /changes', () => {
       ['4', 4],
       ['5', 5],
     ]);
-    const erased = await runCli(['erase', '--db', db(), '--candidate', 'cand-feed-2', '--reason', 'request']);
+    const erased = await runCliProcess(['erase', '--db', db(), '--candidate', 'cand-feed-2', '--reason', 'request']);
     expect(erased.code, erased.stderr).toBe(0);
     const started = Date.now();
     const erase = (await events.next()).value as (typeof seen)[number];
@@ -175,7 +175,7 @@ describe('serve --feed-token: GET /changes', () => {
   });
 
   it('prequal-hooks changes prints ndjson after a cursor, and --follow prints a later change until SIGTERM', async () => {
-    const printed = await runCli(['changes', '--db', db(), '--after', '4', '--json']);
+    const printed = await runCliProcess(['changes', '--db', db(), '--after', '4', '--json']);
     expect(printed.code, printed.stderr).toBe(0);
     const lines = printed.stdout
       .trim()
@@ -183,7 +183,7 @@ describe('serve --feed-token: GET /changes', () => {
       .map((line) => JSON.parse(line) as WireChange);
     expect(lines[0]!.seq).toBe(5);
     expect(lines.at(-1)).toMatchObject({ op: 'erase', id: 'cand-feed-2' });
-    const readable = await runCli(['changes', '--db', db(), '--after', '5', '--table']);
+    const readable = await runCliProcess(['changes', '--db', db(), '--after', '5', '--table']);
     expect(readable.stdout).toMatch(/^6\t\S+\terase candidate cand-feed-2/);
 
     const last = lines.at(-1)!.seq;
@@ -226,7 +226,7 @@ describe('serve --feed-token: GET /changes', () => {
     expect((await page(`?after=${oldest - 1}`)).changes).toEqual([]);
     const stream = await fetch(`${serve.baseUrl}/changes`, { headers: as(FEED, { Accept: 'text/event-stream', 'Last-Event-ID': '1' }) });
     expect(stream.status).toBe(410);
-    const cli = await runCli(['changes', '--db', db(), '--after', '1']);
+    const cli = await runCliProcess(['changes', '--db', db(), '--after', '1']);
     expect(cli.code).toBe(1);
     expect(cli.stderr).toContain('dropped by retention');
   });
@@ -324,10 +324,10 @@ describe('serve --changes-retention', () => {
     expect(((await answer.json()) as { oldest: number }).oldest).toBe(2);
     expect(await second.stop('SIGTERM')).toBe(0);
 
-    const wrong = await runCli(['serve', ...args, '--changes-retention', '30 days']);
+    const wrong = await runCliProcess(['serve', ...args, '--changes-retention', '30 days']);
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toContain('--changes-retention must be a whole number and a unit, s, m, h, d or w (such as 30d), got "30 days"');
-    const short = await runCli(['serve', ...args.slice(0, -1), 'too-short']);
+    const short = await runCliProcess(['serve', ...args.slice(0, -1), 'too-short']);
     expect(short.code).toBe(2);
     expect(short.stderr).toContain('--feed-token must be at least 16 characters');
   });

@@ -5,9 +5,10 @@ import { chmodSync, mkdirSync, rmSync, statfsSync, statSync, writeFileSync } fro
 import { connect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
-import { killChildren, runCli, SHUFFLED, startServe, type ServeProcess } from '../support/cli-process.js';
+import { killChildren, runCliProcess, SHUFFLED, startServe, type ServeProcess } from '../support/cli-process.js';
 import { warnSkipped } from '../support/needs.js';
 import { tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
@@ -30,6 +31,7 @@ function raw(url: string, chunks: Array<string | { wait: number }>): Promise<{ t
     const send = async () => {
       for (const chunk of chunks) {
         if (typeof chunk === 'string') socket.write(chunk);
+        // eslint-disable-next-line no-restricted-syntax -- the sender's pace between its bytes is the scenario
         else await new Promise((r) => setTimeout(r, chunk.wait));
       }
     };
@@ -182,7 +184,7 @@ describe('prequal-hooks serve at its HTTP edges', () => {
     await waitFor(() => (outcomes.every((mine) => mine.includes('200')) ? true : undefined), 10_000, 'a 200 for every sender');
     const signalledAt = performance.now();
     const exited = serve.stop('SIGTERM');
-    await Promise.race([Promise.all(hammers), new Promise((resolve) => setTimeout(resolve, 5000))]);
+    await Promise.race([Promise.all(hammers), delay(5000)]);
     stop = true;
     await Promise.all(hammers);
     expect(await exited).toBe(0);
@@ -197,7 +199,7 @@ describe('prequal-hooks serve at its HTTP edges', () => {
 
   it('warns once when an existing database can be read by others', async () => {
     const db = join(tmp.dir, 'open.db');
-    expect((await runCli(['replay', SHUFFLED, '--db', db])).code).toBe(0);
+    expect((await runCliProcess(['replay', SHUFFLED, '--db', db])).code).toBe(0);
     chmodSync(db, 0o644);
     const loose = await startServe(['--port', '0', '--host', '127.0.0.1', '--db', db, '--secret', SECRET, '--log-level', 'warn']);
     await loose.stop();

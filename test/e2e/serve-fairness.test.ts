@@ -10,7 +10,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliverFrom, fairnessShapes, SENDER_ADDRESS, startFlood, type SentDelivery } from '../../bench/lib/flood.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
-import { killChildren, runCli, startServe, type ServeProcess } from '../support/cli-process.js';
+import { killChildren, runCliProcess, startServe, type ServeProcess } from '../support/cli-process.js';
 import { tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -31,7 +31,7 @@ describe('prequal-hooks serve: the real sender gets through anonymous floods', (
   let n = 0;
   beforeAll(async () => {
     const db = join(tmp.dir, 'hooks.db');
-    const added = await runCli(['accounts', 'add', '--db', db, '--account', 'north', '--secret', ACCOUNT_SECRET, '--json']);
+    const added = await runCliProcess(['accounts', 'add', '--db', db, '--account', 'north', '--secret', ACCOUNT_SECRET, '--json']);
     expect(added.code).toBe(0);
     const { webhookPath } = JSON.parse(added.stdout) as { webhookPath: string };
     serve = await startServe(['--host', '127.0.0.1', '--port', '0', '--db', db, '--secret', SECRET]);
@@ -59,6 +59,7 @@ describe('prequal-hooks serve: the real sender gets through anonymous floods', (
         const deliveries: Array<Promise<SentDelivery>> = [];
         // A fixed pause on purpose: the sender delivers at its own pace (four a second) for as long
         // as the flood is measured; the pace is the scenario, not a wait for something to happen.
+        // eslint-disable-next-line no-restricted-syntax -- the sender's pace, as above
         for (const ends = Date.now() + DELIVERING_MS; Date.now() < ends; await delay(250)) {
           const request = signedRequest(sampleEvent('candidate.added', { data: { candidate_id: `cand_fair_${n++}` } }), { secret });
           deliveries.push(deliverFrom(url, request.body.toString(), request.headers, SENDER_ADDRESS));

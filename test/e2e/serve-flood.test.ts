@@ -77,6 +77,7 @@ describe('prequal-hooks serve under an anonymous flood of slow bodies', () => {
       deliveries.push(deliver(serve.webhookUrl, n));
       // A fixed pause on purpose: the service's own sender delivers at its pace (two a second)
       // all through the flood; the pace is the scenario, not a wait for something to happen.
+      // eslint-disable-next-line no-restricted-syntax -- the sender's pace, as above
       await delay(500);
     }
     const answered = await Promise.all(deliveries);
@@ -84,8 +85,15 @@ describe('prequal-hooks serve under an anonymous flood of slow bodies', () => {
     const peak = memoryOf(pid).peakMb;
     // The bodies held are handed back at once, not left to a garbage collection that an idle
     // process may never run: wait for that, not for a fixed time.
-    let after = memoryOf(pid).rssMb;
-    for (const deadline = Date.now() + 10_000; after > peak - 50 && Date.now() < deadline; after = memoryOf(pid).rssMb) await delay(250);
+    const after = await waitFor(
+      () => {
+        const rssMb = memoryOf(pid).rssMb;
+        return rssMb < peak - 50 && rssMb;
+      },
+      10_000,
+      `an RSS under ${Math.round(peak - 50)} MB, 50 under the peak`,
+      { everyMs: 250 },
+    );
     console.log(
       `flood: RSS ${Math.round(before)} MB before, ${Math.round(peak)} MB at the peak, ${Math.round(after)} MB after; ${stats.opened} connections, answers ${JSON.stringify(stats.answers)}`,
     );

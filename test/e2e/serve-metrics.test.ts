@@ -5,6 +5,7 @@ import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { killChildren, startServe } from '../support/cli-process.js';
 import { needs } from '../support/needs.js';
 import { tempDir } from '../support/servers.js';
+import { waitFor } from '../support/wait-for.js';
 
 const SECRET = 'whsec_serve_metrics_9a1c';
 const TOKEN = 'dash-8f3e1c2d9b7a';
@@ -118,11 +119,15 @@ describe('GET /metrics of prequal-hooks serve', () => {
       expect(age).toBeLessThan(30);
     }
     // Drained: nothing pending, so an age of 0.
-    let after = await scrape();
-    for (let tries = 0; tries < 50 && sample(after, 'prequal_hooks_backlog_age_seconds{account="default"}') !== 0; tries++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      after = await scrape();
-    }
+    const after = await waitFor(
+      async () => {
+        const scraped = await scrape();
+        return sample(scraped, 'prequal_hooks_backlog_age_seconds{account="default"}') === 0 && scraped;
+      },
+      5000,
+      'a backlog age of 0',
+      { everyMs: 100 },
+    );
     expect(sample(after, 'prequal_hooks_backlog_age_seconds{account="default"}')).toBe(0);
 
     const count = sample(after, 'prequal_hooks_webhook_ack_seconds_count{outcome="stored"}');

@@ -8,6 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { Agent, request } from 'node:https';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
@@ -106,7 +107,7 @@ describe.each(PROXIES)('serve behind $name (the docs/deployment.md example)', ({
     if (proxy !== undefined && proxy.exitCode === null && proxy.signalCode === null) {
       const exited = new Promise((resolve) => proxy!.once('exit', resolve));
       proxy.kill('SIGTERM');
-      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000))]);
+      await Promise.race([exited, delay(5000)]);
       proxy.kill('SIGKILL');
     }
     killChildren();
@@ -184,14 +185,19 @@ describe.each(PROXIES)('serve behind $name (the docs/deployment.md example)', ({
           req.end(body);
         });
       // The proxy takes a moment to listen.
-      let status: number | undefined;
-      const deadline = Date.now() + 15_000;
-      while (status === undefined) {
-        status = await post().catch((error: Error) => {
-          if (Date.now() > deadline) throw new Error(`${name} did not answer: ${error.message}\n${output}`);
-          return new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 200));
-        });
-      }
+      let refused = '';
+      const status = await waitFor(
+        () =>
+          post().catch((error: Error) => {
+            refused = error.message;
+            return undefined;
+          }),
+        15_000,
+        `${name} to answer`,
+        { everyMs: 200 },
+      ).catch((error: Error) => {
+        throw new Error(`${error.message}: ${refused}\n${output}`);
+      });
       expect(status, output).toBe(200);
       const line = await waitFor(() => serve.logLines().find((entry) => entry.msg === 'webhook'), 5000, 'the access log line');
       // The address the proxy saw, which --trust-proxy logs instead of the proxy's own (127.0.0.1);

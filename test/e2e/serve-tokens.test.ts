@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
-import { FIXTURES, killChildren, readDb, runCli, startServe, type ServeProcess } from '../support/cli-process.js';
+import { FIXTURES, killChildren, readDb, runCliProcess, startServe, type ServeProcess } from '../support/cli-process.js';
 import { tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -207,19 +207,23 @@ describe('serve --dashboard-token, --dashboard-readonly-token and --metrics-toke
   });
 
   it('refuses a token under 16 characters, or one value for two tokens, naming the flag or variable; --print-config masks them', async () => {
-    const short = await runCli(['serve', '--print-config', '--metrics-token', 'short-metrics']);
+    const short = await runCliProcess(['serve', '--print-config', '--metrics-token', 'short-metrics']);
     expect(short.code).toBe(2);
     expect(short.stderr).toMatch(/--metrics-token must be at least 16 characters/);
     expect(short.stderr).not.toContain('short-metrics');
-    const shortEnv = await runCli(['serve', '--print-config'], { env: { PREQUAL_HOOKS_DASHBOARD_READONLY_TOKEN: 'short-readonly' } });
+    const shortEnv = await runCliProcess(['serve', '--print-config'], {
+      env: { PREQUAL_HOOKS_DASHBOARD_READONLY_TOKEN: 'short-readonly' },
+    });
     expect(shortEnv.code).toBe(2);
     expect(shortEnv.stderr).toMatch(/PREQUAL_HOOKS_DASHBOARD_READONLY_TOKEN must be at least 16 characters/);
-    const same = await runCli(['serve', '--print-config', '--dashboard-token', FULL], { env: { PREQUAL_HOOKS_METRICS_TOKEN: FULL } });
+    const same = await runCliProcess(['serve', '--print-config', '--dashboard-token', FULL], {
+      env: { PREQUAL_HOOKS_METRICS_TOKEN: FULL },
+    });
     expect(same.code).toBe(2);
     expect(same.stderr).toMatch(/--dashboard-token and PREQUAL_HOOKS_METRICS_TOKEN must differ/);
     expect(same.stderr).not.toContain(FULL);
 
-    const dump = await runCli(['serve', '--print-config', '--dashboard-readonly-token', READ_ONLY, '--metrics-token', METRICS]);
+    const dump = await runCliProcess(['serve', '--print-config', '--dashboard-readonly-token', READ_ONLY, '--metrics-token', METRICS]);
     expect(dump.code).toBe(0);
     expect(dump.stdout).not.toContain(READ_ONLY);
     expect(dump.stdout).not.toContain(METRICS);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
-import { killChildren, runCli, startScript, startServe } from '../support/cli-process.js';
+import { killChildren, runCliProcess, startScript, startServe } from '../support/cli-process.js';
 import { listen, tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -179,6 +179,6 @@ describe('serve exports traces over OTLP/HTTP when the OTEL_* variables ask', ()
       .split('\n')
       .filter((line) => line.includes('@opentelemetry/sdk-node is not installed'));
     expect(said).toHaveLength(1);
-    expect((await runCli(['serve', '--help'])).code).toBe(0);
+    expect((await runCliProcess(['serve', '--help'])).code).toBe(0);
   });
 });

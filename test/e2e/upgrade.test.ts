@@ -6,7 +6,7 @@ import { copyFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sendSigned } from '../../src/testing/index.js';
-import { killChildren, readDb, runCli, startServe } from '../support/cli-process.js';
+import { killChildren, readDb, runCliProcess, startServe } from '../support/cli-process.js';
 import { tempDir } from '../support/servers.js';
 import { readTables } from '../support/tables.js';
 import { waitFor } from '../support/wait-for.js';
@@ -106,7 +106,7 @@ describe('a database made by release 0.2.0', () => {
     const second = expected.candidates.find(
       (c) => c.candidate_id !== ERASED && lines.slice(36).some((l) => l.includes(c.candidate_id)),
     )!.candidate_id;
-    const erase = await runCli(['erase', '--db', db, '--candidate', second, '--reason', 'upgrade test', '--json']);
+    const erase = await runCliProcess(['erase', '--db', db, '--candidate', second, '--reason', 'upgrade test', '--json']);
     expect(erase.code, erase.stderr).toBe(0);
     const stored = lines.filter((l) => l.includes(second)).length;
     expect(JSON.parse(erase.stdout)).toMatchObject({ candidateIds: [second], eventsRedacted: stored });

@@ -11,7 +11,7 @@ import { migrate } from '../../src/store/sqlite/migrations.js';
 import { loadMigrations } from '../../src/store/migrations.js';
 import { openStore } from '../../src/store/open.js';
 import { IdentitySet } from '../../src/store/sqlite/identity-set.js';
-import { CLI, cliEnv, killChildren, runCli } from '../support/cli-process.js';
+import { CLI, cliEnv, killChildren, runCliProcess } from '../support/cli-process.js';
 
 let dir: string;
 beforeAll(() => {
@@ -120,7 +120,7 @@ describe('bulk load into an empty SQLite database', () => {
     expect(indexNames(db)).toContain('inbox_identity');
     db.close();
 
-    const again = await runCli(['replay', input, '--db', path, '--json'], { timeoutMs: 60_000 });
+    const again = await runCliProcess(['replay', input, '--db', path, '--json'], { timeoutMs: 60_000 });
     expect(again.code).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ received: 60_000, duplicates: 0, projected: 60_000 });
     const after = new Database(path, { readonly: true });
@@ -132,9 +132,9 @@ describe('bulk load into an empty SQLite database', () => {
   it('rebuild --batched and the bulk rebuild print the same summary', async () => {
     const input = ndjson('small.ndjson', 3000);
     const path = join(dir, 'rebuilt.db');
-    expect((await runCli(['replay', input, '--db', path])).code).toBe(0);
-    const bulk = await runCli(['rebuild', '--db', path, '--json']);
-    const batched = await runCli(['rebuild', '--db', path, '--json', '--batched']);
+    expect((await runCliProcess(['replay', input, '--db', path])).code).toBe(0);
+    const bulk = await runCliProcess(['rebuild', '--db', path, '--json']);
+    const batched = await runCliProcess(['rebuild', '--db', path, '--json', '--batched']);
     expect(bulk.code).toBe(0);
     expect(JSON.parse(bulk.stdout)).toEqual({ events: 3000, projected: 3000, unknown: 0, dead: 0 });
     expect(JSON.parse(batched.stdout)).toEqual(JSON.parse(bulk.stdout));

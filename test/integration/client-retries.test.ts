@@ -1,5 +1,6 @@
 // 429, 5xx and lost answers between the client and the sandbox: a stub in front of the sandbox
-// answers as scripted, then forwards. Waits run on a virtual clock (recorded, not slept), but one.
+// answers as scripted, then forwards. Waits run on a virtual clock (recorded, not slept), but two:
+// one in real time, one held until the test wakes it.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -7,6 +8,7 @@ import { createClient, PrequalApiError, PrequalNetworkError, PrequalResponseErro
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { DEFAULT_VOICES } from '../../src/sandbox/voices.js';
 import { JOB as SAMPLE_JOB, KEY_A, person } from '../support/sandbox-api.js';
+import { waitFor } from '../support/wait-for.js';
 
 const JOB = { ...SAMPLE_JOB, contract_type: 'CDD' as const };
 
@@ -106,22 +108,26 @@ describe('429: wait what the service says, then again', () => {
 
   it('holds back the other calls of the client too (the key is refused, not the request)', async () => {
     script = [TOO_MANY(5)];
-    // Sleeps take real time here (a fiftieth), so that the second call starts while the first waits.
-    let waiting!: () => void;
-    const firstWait = new Promise<void>((resolve) => (waiting = resolve));
-    const slowClock = {
+    // Sleeps end when the test wakes them, so that the second call starts while the first waits.
+    let wake!: () => void;
+    const woken = new Promise<void>((resolve) => (wake = resolve));
+    let sleeping = 0;
+    const heldClock = {
       now: () => now,
       sleep: async (ms: number) => {
-        waiting();
+        sleeping++;
         const target = now + ms;
-        await new Promise((resolve) => setTimeout(resolve, ms / 50));
+        await woken;
         now = Math.max(now, target);
       },
     };
-    const client = clientOf({ clock: slowClock });
+    const client = clientOf({ clock: heldClock });
     const first = client.getCredits();
-    await firstWait; // the 429 is in, its wait begun
+    await waitFor(() => sleeping === 1, 5000, 'the 429, and its wait begun');
     const voicesAt = client.listVoices().then(() => now);
+    // Held back: the second call waits on the clock for the key's pause instead of going out.
+    await waitFor(() => sleeping === 2, 5000, 'the second call to wait for the pause');
+    wake();
     await first;
     expect(hits).toHaveLength(3);
     expect(await voicesAt).toBeGreaterThanOrEqual(Date.parse('2026-03-10T09:00:05.000Z'));

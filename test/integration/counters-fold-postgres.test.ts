@@ -4,7 +4,6 @@
 // slots of the gone backends are folded away, and every counter (the sum of its slots) equals a
 // full count of the rows, before and after each fold.
 import { randomBytes } from 'node:crypto';
-import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readEnvelope } from '../../src/events/index.js';
@@ -15,6 +14,7 @@ import { sampleEvent } from '../../src/testing/index.js';
 import { postgresUrl } from '../support/engines.js';
 import { createDatabase } from '../support/postgres-server.js';
 import { projectPending } from '../support/project.js';
+import { waitFor } from '../support/wait-for.js';
 
 const AT = '2026-11-22T00:00:00.000Z';
 
@@ -65,12 +65,12 @@ async function slots(sql: pg.Client): Promise<number[]> {
 
 /** Until none of these backends is listed any more (a closed connection's backend exits a moment later). */
 async function gone(sql: pg.Client, pids: readonly number[]): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    const { rows } = await sql.query('SELECT 1 FROM pg_stat_activity WHERE pid = ANY($1::int[])', [pids]);
-    if (rows.length === 0) return;
-    await delay(50);
-  }
-  throw new Error(`backends ${pids.join(', ')} still listed after 5 s`);
+  await waitFor(
+    async () => (await sql.query('SELECT 1 FROM pg_stat_activity WHERE pid = ANY($1::int[])', [pids])).rows.length === 0,
+    5000,
+    `backends ${pids.join(', ')} to be listed no more`,
+    { everyMs: 50 },
+  );
 }
 
 describe.skipIf(postgresUrl() === '')('PostgreSQL counters folded by fold_counters()', () => {

@@ -222,7 +222,7 @@ describe.each(ENGINES)('erasing a candidate on $name', (engine: EngineUnderTest)
         read = await tx.erasures([K]);
         await held;
       });
-      while (read === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
+      await waitFor(() => read !== undefined, 10_000, 'the projection to read the tombstones');
       let erased = false;
       const erasing = r.erase({ candidateId: K }, { reason: 'race' }).then(() => (erased = true));
       // The erasure waits on the projection's lock: PostgreSQL shows a backend of this database
@@ -234,7 +234,7 @@ describe.each(ENGINES)('erasing a candidate on $name', (engine: EngineUnderTest)
       release();
       await projecting;
       await erasing;
-      expect(read.size).toBe(0);
+      expect(read?.size).toBe(0);
       expect((await store.write((tx) => tx.erasures([K]))).has(K)).toBe(true);
     });
   }

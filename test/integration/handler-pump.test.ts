@@ -65,6 +65,7 @@ describe('the handler pump', () => {
     const calls: string[] = [];
     const handlers = createHandlerRegistry();
     handlers.onAny(async (e, context) => {
+      // eslint-disable-next-line no-restricted-syntax -- a's handler is the slower one: b's runs meanwhile, which is the scenario
       await new Promise((resolve) => setTimeout(resolve, (e.data as { candidate_id: string }).candidate_id === 'a' ? 20 : 0));
       calls.push(`${(e.data as { candidate_id: string }).candidate_id}:${e.event}:${context.attempt}`);
     });

@@ -8,6 +8,7 @@ import { createLogger } from '../../src/logging.js';
 import { startStandalone, type Standalone } from '../../src/standalone/start-standalone.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { tempDir } from '../support/servers.js';
+import { waitFor } from '../support/wait-for.js';
 
 const SECRET = 'whsec_timeouts_2c9d';
 const CLOSE_APP = fileURLToPath(new URL('../support/close-app.mjs', import.meta.url));
@@ -66,8 +67,7 @@ describe('handlers that never settle', () => {
     });
 
     for (const release of releases) release();
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(receiver.stuckHandlerCalls()).toBe(0);
+    await waitFor(() => receiver.stuckHandlerCalls() === 0, 5000, 'the released calls to be counted stuck no more');
     expect((await fetch(`${standalone.url}/readyz`)).status).toBe(200);
   });
 

@@ -71,6 +71,7 @@ describe('application handlers, dead letters and reprocessing', () => {
     const { receiver } = start();
     const calls: string[] = [];
     receiver.onAny(async (event) => {
+      // eslint-disable-next-line no-restricted-syntax -- handlers that take varying time: the interleaving is the scenario
       await new Promise((r) => setTimeout(r, Math.random() * 5));
       calls.push(`${(event.data as { candidate_id?: string }).candidate_id}:${event.event}`);
     });

@@ -7,6 +7,7 @@ import { createReceiver, type Receiver } from '../../src/receiver/create-receive
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { listen, tempDir } from '../support/servers.js';
 import { sqlOn } from '../support/sql.js';
+import { waitFor } from '../support/wait-for.js';
 
 const DEFAULT_SECRET = 'whsec_adapters_default_51c2';
 const ACME_SECRET = 'whsec_adapters_acme_8be0f1';
@@ -38,10 +39,12 @@ describe('the adapters route accounts by their webhook path', () => {
     const fetchHandler = receiver.fetchHandler();
     servers.push(await listen((req, res) => void viaFetch(fetchHandler, req, res)));
     // Taken up by the receiver's poll of the registry.
-    for (let tries = 0; (await post(`${servers[1]!.url}/webhooks/${routeKey}`, event('warm-up'), ACME_SECRET)).status !== 200; tries++) {
-      if (tries > 60) throw new Error('the account was never routed');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await waitFor(
+      async () => (await post(`${servers[1]!.url}/webhooks/${routeKey}`, event('warm-up'), ACME_SECRET)).status === 200,
+      3000,
+      'the account to be routed',
+      { everyMs: 50 },
+    );
   });
 
   afterAll(async () => {
@@ -83,11 +86,25 @@ describe('the adapters route accounts by their webhook path', () => {
     const accounts = (await receiver.accounts())!;
     await accounts.disable('acme');
     const url = `${servers[1]!.url}/webhooks/${routeKey}`;
-    await expect
-      .poll(async () => (await post(url, event('disabled'), ACME_SECRET)).body.error?.code, { timeout: 3000 })
-      .toBe('ACCOUNT_DISABLED');
+    const refused = await waitFor(
+      async () => {
+        const answer = await post(url, event('disabled'), ACME_SECRET);
+        return answer.status !== 200 && answer;
+      },
+      3000,
+      'the account to be refused',
+    );
+    expect(refused).toMatchObject({ status: 403, body: { error: { code: 'ACCOUNT_DISABLED' } } });
     await accounts.enable('acme');
-    await expect.poll(async () => (await post(url, event('enabled'), ACME_SECRET)).status, { timeout: 3000 }).toBe(200);
+    const taken = await waitFor(
+      async () => {
+        const answer = await post(url, event('enabled'), ACME_SECRET);
+        return answer.status !== 403 && answer;
+      },
+      3000,
+      'the account to be taken again',
+    );
+    expect(taken.status).toBe(200);
   });
 });
 

@@ -12,6 +12,8 @@ import type { Store } from '../../src/store/store.js';
 import { sampleEvent } from '../../src/testing/index.js';
 import { postgresUrl } from '../support/engines.js';
 import { createDatabase } from '../support/postgres-server.js';
+import { sqlOn } from '../support/sql.js';
+import { waitFor } from '../support/wait-for.js';
 
 const AT = '2026-11-22T00:00:00.000Z';
 const delivery = (store: Store, candidate: string) => {
@@ -46,7 +48,9 @@ describe.skipIf(postgresUrl() === '')('operator reads on PostgreSQL', () => {
         (error: unknown) => error,
       ),
     );
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The gate's first read is under way: its backend waits on the lock.
+    const waitingOnLock = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'";
+    await waitFor(async () => (await sqlOn(url).query(waitingOnLock)).length > 0, 10_000, 'a read to wait on the lock');
     const started = performance.now();
     const appended = await withDeadline(store.append([delivery(store, 'during')]), 2000);
     const ms = performance.now() - started;

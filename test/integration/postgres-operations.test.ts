@@ -100,11 +100,14 @@ describe.skipIf(postgresUrl() === '')('PostgreSQL operations, alone', () => {
     closers.unshift(async () => stopListening(listening));
     let wakes = 0;
     onWork(listening, () => wakes++);
-    await expect.poll(() => wakes).toBe(1); // listening: it wakes once for what it may have missed
+    // Listening: it wakes once for what it may have missed.
+    await waitFor(() => wakes >= 1, 5000, 'the first wake');
+    expect(wakes).toBe(1);
 
     const announcing = createWorkChannel(announcer);
     for (let i = 0; i < 5; i++) announceWork(announcing);
-    await expect.poll(() => wakes).toBe(3);
+    await waitFor(() => wakes >= 3, 5000, 'two wakes for the five announcements');
+    expect(wakes).toBe(3);
     // No more come: a last announcement, made once the five are sent, is delivered after anything
     // they sent (a listener gets notifications in commit order), and it is the only wake left.
     await waitFor(() => !announcing.announcing, 5000, 'the announcements to be sent');

@@ -8,6 +8,7 @@ import { createLogger } from '../../src/logging.js';
 import { startStandalone, type Standalone } from '../../src/standalone/start-standalone.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { tempDir } from '../support/servers.js';
+import { waitFor } from '../support/wait-for.js';
 
 const SECRET = 'whsec_lock_1f4a';
 
@@ -31,16 +32,20 @@ describe('a SQLite write lock held by another connection', () => {
     // it takes the lock without blocking the event loop the receiver runs on).
     const locker = new Database(tmp.dbPath, { timeout: 0 });
     cleanups.push(() => locker.close());
-    const takeLock = async () => {
-      for (;;) {
-        try {
-          locker.exec('BEGIN IMMEDIATE');
-          return;
-        } catch {
-          await new Promise((resolve) => setTimeout(resolve, 5));
-        }
-      }
-    };
+    const takeLock = () =>
+      waitFor(
+        () => {
+          try {
+            locker.exec('BEGIN IMMEDIATE');
+            return true;
+          } catch {
+            return false; // busy: the receiver is writing
+          }
+        },
+        10_000,
+        'the write lock, for the other connection',
+        { everyMs: 5 },
+      );
 
     const delay = monitorEventLoopDelay({ resolution: 5 });
     const send = async (n: number) => {

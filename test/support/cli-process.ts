@@ -39,8 +39,11 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs one command to its end (killed after `timeoutMs`), with `input` on its standard input if given. */
-export function runCli(
+/**
+ * Runs one command to its end as a real process (killed after `timeoutMs`), with `input` on its
+ * standard input if given. command-io.ts's runCli runs it in this process instead.
+ */
+export function runCliProcess(
   args: string[],
   options: { env?: Record<string, string>; cwd?: string; timeoutMs?: number; input?: string } = {},
 ): Promise<CliResult> {

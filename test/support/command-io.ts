@@ -44,9 +44,9 @@ export async function runCommand(command: Command, argv: string[], env: Record<s
 }
 
 /**
- * Runs `prequal-hooks <argv>` in this process, as cli-process.ts's runCli runs the real one: the
- * same options (but no working folder: the process's is shared) and the same result. Standard
- * input holds `input`, or is empty (the real one's is /dev/null).
+ * Runs `prequal-hooks <argv>` in this process, as cli-process.ts's runCliProcess runs the real
+ * one: the same options (but no working folder: the process's is shared) and the same result.
+ * Standard input holds `input`, or is empty (the real one's is /dev/null).
  */
 export async function runCli(argv: string[], options: { env?: Record<string, string>; input?: string } = {}): Promise<CliResult> {
   const stdout = collecting();

@@ -25,6 +25,7 @@ export async function waitFor<T>(
     if (realNow() - started >= timeoutMs) {
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (the last check gave ${String(value)})`);
     }
+    // eslint-disable-next-line no-restricted-syntax -- the poll's own interval: the one pause every wait shares
     await delay(everyMs);
   }
 }

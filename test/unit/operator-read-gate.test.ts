@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { READ_LENGTHS, type OperatorReads } from '../../src/store/long-reads.js';
 import { gatedReads, readGate } from '../../src/store/postgres/operator-reads.js';
 import { StoreUnavailableError } from '../../src/store/errors.js';
+import { waitFor } from '../support/wait-for.js';
 
 /** Operator reads whose every method records its call and answers when `release(name)` is called. */
 function heldReads() {
@@ -25,7 +26,8 @@ function heldReads() {
   return { own, started, release };
 }
 
-const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
+/** Until `n` reads have started, whichever they are (the test then says which). */
+const untilStarted = (started: string[], n: number) => waitFor(() => started.length >= n, 2000, `${n} reads started`);
 
 describe('the long operator reads gate', () => {
   it('runs `limit` long reads at once, the others in order as places free, and bounded reads at once', async () => {
@@ -40,13 +42,13 @@ describe('the long operator reads gate', () => {
     const fourth = reads.readModel.campaigns!('fourth');
     const byId = reads.readModel.event!('by id');
     const age = reads.readModel.oldestPending!('age');
-    await tick();
+    await untilStarted(started, 4);
     expect([...started].sort()).toEqual(['age', 'by id', 'first', 'second']);
     release('second');
-    await tick();
+    await untilStarted(started, 5);
     expect(started.at(-1)).toBe('third');
     release('first');
-    await tick();
+    await untilStarted(started, 6);
     expect(started.at(-1)).toBe('fourth');
     for (const label of ['third', 'fourth', 'by id', 'age']) release(label);
     expect(await Promise.all([first, second, third, fourth, byId, age])).toEqual(['first', 'second', 'third', 'fourth', 'by id', 'age']);
@@ -63,7 +65,7 @@ describe('the long operator reads gate', () => {
     release('running');
     await running;
     const next = reads.readModel.kinds!('next');
-    await tick();
+    await untilStarted(started, 2);
     expect(started).toEqual(['running', 'next']);
     release('next');
     expect(await next).toBe('next');

@@ -136,7 +136,12 @@ export function writeTransaction<T>(
   work: (tx: WriteTx) => Promise<T>,
   options: WriteOptions = {},
 ): Promise<T> {
-  return serialised(connection, () => runWrite(connection, writer, work, options));
+  // The wait for the lock counts from now, not from this write's turn: a write queued behind one
+  // that waits for another connection's lock (a background prune, say) answers in the same time.
+  const queued = performance.now();
+  return serialised(connection, () =>
+    runWrite(connection, writer, work, options, Math.max(0, connection.busyTimeoutMs - (performance.now() - queued))),
+  );
 }
 
 /** Tells `Store.onChanges`'s listeners which accounts' changes the transaction just committed recorded, after this turn. */

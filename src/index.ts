@@ -3,10 +3,27 @@ import type { StoreHandle } from './store/handle.js';
 import { openStore as openEngine, type DatabaseOption, type StoreOptions } from './store/open.js';
 import { createIntake as createEngineIntake, type IntakeOptions, type RequestIntake } from './receive/intake.js';
 
-export * from './events/index.js';
+// The ten kinds as the handlers and parseEvent name them; the rest of the events' toolkit (schemas
+// per kind, identities, timestamps, redaction) is `prequal-hooks/events`.
+export {
+  parseEvent,
+  isEventKind,
+  EVENT_KINDS,
+  webhookEventSchema,
+  type EventKind,
+  type ServiceEventKind,
+  type ReconcileKind,
+  type Envelope,
+  type WebhookEvent,
+  type EventOf,
+  type DataOf,
+  type EventReading,
+  type EnvelopeReading,
+} from './events/index.js';
+export type { Issue } from './events/issue.js';
 export { sign, verify, secretFingerprint, type Secret, type RawBody, type Verification } from './signature.js';
 export { createReceiver, type Receiver, type ReceiverOptions } from './receiver/create-receiver.js';
-export type { DestinationsDelivery, ReconcileEvery } from './receiver/options.js';
+export type { DestinationsOptions, ReconcileEvery } from './receiver/options.js';
 export type { NetworkRules } from './destinations/network-policy.js';
 export type { AccountReceiver } from './receiver/api.js';
 export type { DashboardOptions } from './console/dashboard.js';
@@ -33,7 +50,6 @@ export type { Handler, AnyHandler, HandlerContext, RowOf } from './dispatch/hand
 export { HandlerTimeoutError, type DispatcherOptions } from './dispatch/dispatcher.js';
 export type { DeadLetter, DeadLetters, EventDeadLetter, HandlerDeadLetter } from './dispatch/dead-letters.js';
 export type { CampaignRow, CandidateRow, CreditsRow, InterviewResponse } from './tables/rows.js';
-export { foldInOrder, foldAnyOrder, type ProjectableEvent, type ProjectedState, type Versioned } from './project/fold.js';
 export {
   createQueries,
   QueryParameterError,
@@ -49,6 +65,13 @@ export {
   ChangesDroppedError,
   CursorAheadError,
   type Change,
+  type ChangeFields,
+  type CampaignChange,
+  type CandidateChange,
+  type CreditsChange,
+  type CampaignChangeRow,
+  type CandidateChangeRow,
+  type CreditsChangeRow,
   type ChangePage,
   type ChangePageParameters,
   type FollowChangesOptions,
@@ -79,7 +102,6 @@ export {
   eraseCandidate,
   eraseInactive,
   exportCandidate,
-  parseDuration,
   ErasureRequestError,
   UnknownCandidateError,
   type CandidateExport,

@@ -56,7 +56,10 @@ export async function benchLag({
   tmpDir,
   pollIntervalMs = 2,
 }: LagRequest): Promise<LagResult> {
-  const { eventIdentity } = (await import(distUrl('index.js', dist))) as typeof import('prequal-hooks');
+  // prequal-hooks/events since 0.6.0; the root entry of the builds before it (BENCH_DIST).
+  const { eventIdentity } = (await import(distUrl('events/public.js', dist)).catch(
+    () => import(distUrl('index.js', dist)),
+  )) as typeof import('prequal-hooks/events');
   const db = join(tmpDir, `lag-${process.pid}-${Date.now()}.db`);
   const out = `${db}.seen.json`;
   const server = await startServe(db);

@@ -34,10 +34,17 @@ ${optionsHelp(CHANGES_OPTIONS)}`;
 
 /** One line a person reads: seq, time, what changed, and the status or figure that says most. */
 export function changeSummary(change: Change): string {
-  const row = change.row ?? {};
-  const detail = [row.status, row.score, row.credits_remaining]
-    .filter((value) => value !== undefined && value !== null)
-    .map((value) => String(value as string | number));
+  const detail = (
+    change.op === 'erase'
+      ? []
+      : change.entity === 'credits'
+        ? [change.row.credits_remaining]
+        : change.entity === 'candidate'
+          ? [change.row.status, change.row.interview_score]
+          : [change.row.status]
+  )
+    .filter((value) => value !== null)
+    .map(String);
   const events = change.events.length === 0 ? '' : ` (${change.events.length === 1 ? '1 event' : `${change.events.length} events`})`;
   return `${change.seq}\t${change.at}\t${change.op} ${change.entity} ${change.id}${detail.length > 0 ? ` ${detail.join(' ')}` : ''}${events}`;
 }

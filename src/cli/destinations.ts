@@ -7,7 +7,7 @@ import { checkSecret } from '../destinations/signing.js';
 import { networkPolicy, type NetworkRules } from '../destinations/network-policy.js';
 import { checkRedisRequest, checkUrl, openDestinations, type Destinations, type DestinationSummary } from '../destinations/registry.js';
 import { isPostgresUrl, openStore } from '../store/open.js';
-import type { QueuedDelivery } from '../destinations/sql.js';
+import type { QueuedSend } from '../destinations/sql.js';
 import type { Store } from '../store/store.js';
 import { accountStore } from './account-target.js';
 import { CommandError, UsageError, type CommandIo } from './args.js';
@@ -184,7 +184,7 @@ async function list(command: ParsedCommand<typeof LIST_OPTIONS>, io: CommandIo):
   const listed = await withDestinations(
     command,
     io,
-    async (destinations, account): Promise<Array<DestinationSummary & { deadDeliveries?: QueuedDelivery[] }>> => {
+    async (destinations, account): Promise<Array<DestinationSummary & { deadDeliveries?: QueuedSend[] }>> => {
       const all = await destinations.list(account);
       if (only === undefined) return all;
       const found = all.filter((d) => d.destination === only);
@@ -203,7 +203,7 @@ async function list(command: ParsedCommand<typeof LIST_OPTIONS>, io: CommandIo):
   return 0;
 }
 
-const DEAD_COLUMNS: Array<Column<QueuedDelivery>> = [
+const DEAD_COLUMNS: Array<Column<QueuedSend>> = [
   { header: 'DEAD SEQ', value: (d) => d.seq, align: 'right' },
   { header: 'ENTITY', value: (d) => `${d.entity} ${d.entity_id}`, max: 50 },
   { header: 'ATTEMPTS', value: (d) => d.attempts, align: 'right' },

@@ -4,7 +4,7 @@
 // payloads never; errors are the delivery's own words (a status, a socket code), never a
 // receiver's answer body, so they are shown as they are. The actions are POSTs: behind the CSRF check, refused read-only by the router.
 import type { Request, Response, Router } from 'express';
-import { destinationsOf, type DestinationRecord, type QueuedDelivery } from '../destinations/sql.js';
+import { destinationsOf, type DestinationRecord, type QueuedSend } from '../destinations/sql.js';
 import { maskedUrl } from '../destinations/masked-url.js';
 import { destinationLag, nextAttemptAt } from '../destinations/standing.js';
 import { actionForm, html, layout, when, type SafeHtml } from './html.js';
@@ -17,7 +17,7 @@ interface Shown {
   record: DestinationRecord;
   behind: number;
   oldestSeconds: number;
-  dead: QueuedDelivery[];
+  dead: QueuedSend[];
   deadCount: number;
   /** When its next attempt is due (ISO 8601), or null. */
   nextAttemptAt: string | null;

@@ -44,17 +44,20 @@ export function parseFilter(terms: readonly string[]): DestinationFilter {
   return filter;
 }
 
+/** What a filter reads of a change: its entity, key, operation and row, each entity its own. */
+export type FilteredChange = Change extends infer Each ? (Each extends Change ? Pick<Each, 'entity' | 'id' | 'op' | 'row'> : never) : never;
+
 /** Whether the change reaches a destination with this filter. */
-export function passes(filter: DestinationFilter, change: Pick<Change, 'entity' | 'id' | 'op' | 'row'>): boolean {
+export function passes(filter: DestinationFilter, change: FilteredChange): boolean {
   if (filter.entity !== undefined && change.entity !== filter.entity) return false;
   if (change.op === 'erase') return true;
   if (filter.campaign !== undefined) {
-    const campaign = change.entity === 'campaign' ? change.id : change.entity === 'candidate' ? change.row?.campaign_id : undefined;
+    const campaign = change.entity === 'campaign' ? change.id : change.entity === 'candidate' ? change.row.campaign_id : undefined;
     if (campaign !== filter.campaign) return false;
   }
   if (filter.min_score !== undefined) {
     if (change.entity !== 'candidate') return false;
-    const score = change.row?.interview_score;
+    const score = change.row.interview_score;
     if (typeof score !== 'number' || score < filter.min_score) return false;
   }
   return true;

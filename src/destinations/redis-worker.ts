@@ -6,7 +6,7 @@
 // was; an append redone after a crash is refused by Redis (its id is the stream's top), not doubled.
 import type { Logger } from '../logging.js';
 import { changeOf, type Change } from '../project/changes.js';
-import type { DeliveryStore, DestinationRecord, QueuedDelivery } from './sql.js';
+import type { DeliveryStore, DestinationRecord, QueuedSend } from './sql.js';
 import { maskedUrl } from './masked-url.js';
 import { errorText } from './errors.js';
 import type { NetworkPolicy } from './network-policy.js';
@@ -59,7 +59,7 @@ async function notOurs(context: RedisContext, record: DestinationRecord, error: 
   );
 }
 
-async function failed(context: RedisContext, record: DestinationRecord, row: QueuedDelivery, error: unknown): Promise<void> {
+async function failed(context: RedisContext, record: DestinationRecord, row: QueuedSend, error: unknown): Promise<void> {
   if (error instanceof StreamNotOursError) return await notOurs(context, record, error);
   // The server's own words: an error reply may be any size.
   const message = errorText((error as Error).message);
@@ -91,14 +91,14 @@ async function batchOf(
   context: RedisContext,
   record: DestinationRecord,
   onlyOne: boolean,
-): Promise<{ rows: Array<{ row: QueuedDelivery; change: Change }>; oldest: number | null }> {
+): Promise<{ rows: Array<{ row: QueuedSend; change: Change }>; oldest: number | null }> {
   const [head] = await context.store.destinations.due(record, context.now(), 1, true);
   if (head === undefined) return { rows: [], oldest: null };
   const queued = onlyOne ? [head] : await context.store.destinations.deliveries(record, 'queued', BATCH);
   const page = await context.store.forAccount(record.account).changesAfter(head.seq - 1, BATCH);
   const bySeq = new Map(page.changes.map((stored) => [stored.seq, stored]));
   const first = page.changes[0]?.seq ?? page.last + 1;
-  const rows: Array<{ row: QueuedDelivery; change: Change }> = [];
+  const rows: Array<{ row: QueuedSend; change: Change }> = [];
   for (const row of queued) {
     const stored = bySeq.get(row.seq);
     if (stored !== undefined) rows.push({ row, change: changeOf(stored) });

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { destinationScope, open, seal } from '../accounts/cipher.js';
 import { keyOf, sealingKey, type KeySource } from '../accounts/keys.js';
-import { destinationsOf, type DestinationRecord, type DestinationsPort, type DestinationState, type QueuedDelivery } from './sql.js';
+import { destinationsOf, type DestinationRecord, type DestinationsPort, type DestinationState, type QueuedSend } from './sql.js';
 import { maskedUrl } from './masked-url.js';
 import { nextAttemptAt } from './standing.js';
 import type { StoreHandle } from '../store/handle.js';
@@ -110,7 +110,7 @@ export interface Destinations {
   ): Promise<{ secret?: string; previousUntil: string | null }>;
   /** Dead deliveries back in the queue: one by seq, or all; how many. A Redis destination's first queued change is made due now too. */
   retry(account: string, destination: string, seq?: number): Promise<number>;
-  dead(account: string, destination: string, limit: number): Promise<QueuedDelivery[]>;
+  dead(account: string, destination: string, limit: number): Promise<QueuedSend[]>;
   /** The URL and the secrets signing now, opened with the accounts key. */
   open(record: DestinationRecord): OpenedDestination;
   /**

@@ -56,7 +56,7 @@ export interface DestinationRecord {
 }
 
 /** A change queued for a destination. */
-export interface QueuedDelivery {
+export interface QueuedSend {
   seq: number;
   entity: ChangeEntity;
   entity_id: string;
@@ -81,8 +81,8 @@ interface FailedAttempt {
   pauseAfter: number;
 }
 
-/** A delivery's outcome as a round settles it: delivered, or `failed` with how it leaves the change. */
-export interface Settlement {
+/** A send's outcome as a round settles it: delivered, or `failed` with how it leaves the change. */
+export interface SendResult {
   seq: number;
   at: string;
   failed?: Omit<FailedAttempt, 'seq' | 'at'>;
@@ -97,7 +97,7 @@ export interface Enqueued {
 }
 
 /** A queued change that is due, with the change as it is stored now (null: dropped by retention). */
-export interface DueDelivery extends QueuedDelivery {
+export interface DueSend extends QueuedSend {
   change: StoredChange | null;
 }
 
@@ -150,19 +150,19 @@ export interface DestinationsPort {
    * cursor moved from `from` to `to`. False when the cursor had moved (nothing queued; the
    * outcomes settled all the same).
    */
-  commit(key: Key, settlements: readonly Settlement[], enqueued?: Enqueued): Promise<boolean>;
+  commit(key: Key, settlements: readonly SendResult[], enqueued?: Enqueued): Promise<boolean>;
   /**
    * Queued changes due at `now` that come first for their entity, oldest first, each with its
    * change as stored now (so an erasure since reaches it); paused: only the oldest queued change.
    * `busy`: seqs this process has sent and not settled yet, left out (their entities wait for them).
    */
-  due(key: Key, now: number, limit: number, onlyOldest: boolean, busy?: readonly number[]): Promise<DueDelivery[]>;
+  due(key: Key, now: number, limit: number, onlyOldest: boolean, busy?: readonly number[]): Promise<DueSend[]>;
   /** A delivered change leaves the queue; the destination's failures go back to 0 and a paused one is active again. */
   delivered(key: Key, seq: number, at: string): Promise<void>;
   /** A failed attempt: the change due again or set aside; the destination's failures counted, paused at `pauseAfter`. */
   failed(key: Key, attempt: FailedAttempt): Promise<void>;
   /** The queue, dead first or not (`state`), oldest first. */
-  deliveries(key: Key, state: 'queued' | 'dead', limit: number): Promise<QueuedDelivery[]>;
+  deliveries(key: Key, state: 'queued' | 'dead', limit: number): Promise<QueuedSend[]>;
   /** Puts dead changes (one by seq, or all) back in the queue, due at `now` with their attempts from 0; how many. */
   retryDead(key: Key, seq: number | undefined, now: number): Promise<number>;
   /**
@@ -212,7 +212,7 @@ function recordOf(row: DestinationRecord): DestinationRecord {
   };
 }
 
-function deliveryOf(row: QueuedDelivery): QueuedDelivery {
+function deliveryOf(row: QueuedSend): QueuedSend {
   return {
     ...row,
     seq: Number(row.seq),
@@ -367,7 +367,7 @@ async function enqueue(sql: EngineSql, key: Key, enqueued: Enqueued): Promise<bo
   return true;
 }
 
-async function commit(engine: FeatureSql, key: Key, settlements: readonly Settlement[], enqueued?: Enqueued): Promise<boolean> {
+async function commit(engine: FeatureSql, key: Key, settlements: readonly SendResult[], enqueued?: Enqueued): Promise<boolean> {
   return await engine.transaction(async (sql) => {
     // The state before and after the outcomes: a pause (the breaker) or a resume is an operator event.
     const before = settlements.length === 0 ? undefined : await stateOf(sql, key);
@@ -397,7 +397,7 @@ const DUE_COLUMNS = `${DELIVERY_COLUMNS.split(', ')
   .join(', ')}, c.seq AS c_seq, c.op AS c_op, c.row AS c_row, c.at AS c_at, c.events AS c_events`;
 const WITH_CHANGE = 'LEFT JOIN changes c ON c.account = d.account AND c.seq = d.seq';
 
-type DueRow = QueuedDelivery & {
+type DueRow = QueuedSend & {
   c_seq: number | string | null;
   c_op: StoredChange['op'];
   c_row: string | null;
@@ -405,7 +405,7 @@ type DueRow = QueuedDelivery & {
   c_events: string;
 };
 
-function dueOf({ c_seq, c_op, c_row, c_at, c_events, ...row }: DueRow): DueDelivery {
+function dueOf({ c_seq, c_op, c_row, c_at, c_events, ...row }: DueRow): DueSend {
   const delivery = deliveryOf(row);
   const change =
     c_seq === null
@@ -418,7 +418,7 @@ async function due(
   sql: EngineSql,
   key: Key,
   query: { now: number; limit: number; onlyOldest: boolean; busy: readonly number[] },
-): Promise<DueDelivery[]> {
+): Promise<DueSend[]> {
   const $ = (n: number) => sql.placeholder(n);
   if (query.onlyOldest) {
     const oldest = await sql.rows<DueRow>(
@@ -617,7 +617,7 @@ function destinationsPort(engine: FeatureSql): DestinationsPort {
     failed: (key, attempt) => commit(engine, key, [{ seq: attempt.seq, at: attempt.at, failed: attempt }]).then(() => undefined),
     deliveries: async (key, state, limit) =>
       (
-        await sql.rows<QueuedDelivery>(
+        await sql.rows<QueuedSend>(
           `SELECT ${DELIVERY_COLUMNS} FROM destination_deliveries WHERE ${byKey} AND state = ${$(3)} ORDER BY seq LIMIT ${$(4)}`,
           [key.account, key.destination, state, limit],
         )

@@ -8,11 +8,11 @@ import { changeOf } from '../project/changes.js';
 import {
   type DeliveryStore,
   type DestinationRecord,
-  type DueDelivery,
+  type DueSend,
   type Enqueued,
   type OperatorEvent,
-  type QueuedDelivery,
-  type Settlement,
+  type QueuedSend,
+  type SendResult,
 } from './sql.js';
 import { maskedUrl } from './masked-url.js';
 import { destinationConnections, postChange, type DeliveryOutcome, type DestinationConnections } from './delivery.js';
@@ -63,7 +63,7 @@ const PAGE = 200;
 /** A delivery answered, to be settled by the next round's transaction. */
 interface Answered {
   record: DestinationRecord;
-  row: QueuedDelivery;
+  row: QueuedSend;
   outcome: DeliveryOutcome;
 }
 
@@ -120,7 +120,7 @@ async function rewind(context: WorkerContext, record: DestinationRecord, head: n
 }
 
 /** How the answer leaves the change: delivered, or failed and due again (or set aside) on the destination's schedule. */
-function settlementOf(context: WorkerContext, { record, row, outcome }: Answered): Settlement {
+function settlementOf(context: WorkerContext, { record, row, outcome }: Answered): SendResult {
   const at = new Date(context.now()).toISOString();
   if (outcome.ok) return { seq: row.seq, at };
   const schedule = JSON.parse(record.schedule) as number[];
@@ -131,7 +131,7 @@ function settlementOf(context: WorkerContext, { record, row, outcome }: Answered
 }
 
 /** Told once settled: the metrics, and a line for each failure. */
-function report(context: WorkerContext, { record, row, outcome }: Answered, settlement: Settlement): void {
+function report(context: WorkerContext, { record, row, outcome }: Answered, settlement: SendResult): void {
   const dead = settlement.failed?.dead === true;
   context.onSettled(record.account, record.destination, outcome.ok ? 'delivered' : dead ? 'dead' : 'failed');
   if (outcome.ok) return;
@@ -143,7 +143,7 @@ function report(context: WorkerContext, { record, row, outcome }: Answered, sett
 }
 
 /** A 410: the destination is disabled at once, its queue kept for enable. */
-async function gone(context: WorkerContext, record: DestinationRecord, row: QueuedDelivery): Promise<void> {
+async function gone(context: WorkerContext, record: DestinationRecord, row: QueuedSend): Promise<void> {
   await context.store.destinations.setState(record, 'disabled', 'the receiver answered 410 Gone', new Date(context.now()).toISOString());
   const where = { destination: record.destination, account: record.account, seq: row.seq, url: maskedUrl(record.url) };
   context.logger.warn({ ...where, status: 410 }, 'destination disabled: it answered 410 Gone');
@@ -175,7 +175,7 @@ async function deliver(
   state: WorkerState,
   record: DestinationRecord,
   opened: OpenedDestination,
-  due: DueDelivery,
+  due: DueSend,
 ): Promise<Answered | undefined> {
   const { change: stored, ...row } = due;
   let message: { id: string; body: string };

@@ -1,8 +1,16 @@
-import type { EventKind, EventOf, KIND_SUBJECTS, WebhookEvent } from '../events/index.js';
+import type { EventKind, EventOf, WebhookEvent } from '../events/index.js';
 import type { CampaignRow, CandidateRow, CreditsRow } from '../tables/rows.js';
 
-/** The projected row an event's handler sees: its candidate, campaign or the credits row. */
-export type RowOf<K extends EventKind> = { candidate: CandidateRow; campaign: CampaignRow; credits: CreditsRow }[(typeof KIND_SUBJECTS)[K]];
+/**
+ * The projected row an event's handler sees: its campaign (`campaign.*`, `reconcile.campaign`),
+ * the credits (`credits.*`, `reconcile.credits`) or its candidate (the rest), as the events'
+ * subjects say (a unit test holds the two together).
+ */
+export type RowOf<K extends EventKind> = K extends `campaign.${string}` | 'reconcile.campaign'
+  ? CampaignRow
+  : K extends `credits.${string}` | 'reconcile.credits'
+    ? CreditsRow
+    : CandidateRow;
 
 /** What a handler is told besides the event. */
 export interface HandlerContext<K extends EventKind = EventKind> {

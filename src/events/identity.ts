@@ -49,14 +49,14 @@ export interface EnvelopeFields {
 }
 
 /** An event's identity, or why its envelope has none (it is then kept under its raw bytes' hash). */
-export type IdentityReading = { ok: true; identity: string } | { ok: false; issue: Issue };
+type IdentityReading = { ok: true; identity: string } | { ok: false; issue: Issue };
 
 /**
  * An event's identity (docs/projection.md section 1): SHA-256, lowercase hex, of the canonical JSON
  * of its whole envelope, members beyond `{event, timestamp, data}` included. Deliveries that
  * differ only in key order or spacing share it; envelopes that differ as JSON values never do.
  */
-export function readIdentity(envelope: EnvelopeFields): IdentityReading {
+function readIdentity(envelope: EnvelopeFields): IdentityReading {
   const hashed = hashCanonicalJson(envelope, false);
   return hashed.ok ? { ok: true, identity: hashed.sha256 } : hashed;
 }

@@ -17,7 +17,7 @@ export type EventReading =
   | { ok: false; reason: 'INVALID_DATA'; kind: string; issues: Issue[] };
 
 /** A zod error's issues, with readable paths such as `data.responses[0].score`. */
-export function issuesOf(error: z.ZodError): Issue[] {
+function issuesOf(error: z.ZodError): Issue[] {
   return error.issues.map((issue) => ({
     path: issue.path.map((part, i) => (typeof part === 'number' ? `[${part}]` : i === 0 ? String(part) : `.${String(part)}`)).join(''),
     message: issue.message,

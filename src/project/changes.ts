@@ -6,19 +6,19 @@ import type { RowWrites, StoredRow, StoredRows } from '../tables/stored.js';
 import type { CampaignRow, CandidateRow, CreditsRow } from '../tables/rows.js';
 
 /** A campaign as a change carries it: its section 4 columns. */
-function campaignChangeRow(row: CampaignRow): Record<string, unknown> {
+function campaignChangeRow(row: CampaignRow): CampaignChangeRow {
   const { campaign_id, job_title, contract_type, candidate_link, questions_count, status, created_at } = row;
   return { campaign_id, job_title, contract_type, candidate_link, questions_count, status, created_at };
 }
 
 /** A candidate as a change carries it: its section 4 columns, booleans as booleans (not `added_at`, which is the list's own). */
-function candidateChangeRow(row: CandidateRow): Record<string, unknown> {
+function candidateChangeRow(row: CandidateRow): CandidateChangeRow {
   const { added_at: _, ...columns } = row;
   return columns;
 }
 
 /** The account's credits as a change carries them. */
-function creditsChangeRow(row: CreditsRow): Record<string, unknown> {
+function creditsChangeRow(row: CreditsRow): CreditsChangeRow {
   const { credits_remaining, low_threshold, last_campaign_id } = row;
   return { credits_remaining, low_threshold, last_campaign_id };
 }
@@ -30,8 +30,9 @@ export function causeKey(table: 'campaigns' | 'candidates' | 'credits', key: str
   return `${table}:${key}`;
 }
 
-function sameColumns(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
-  for (const column of Object.keys(a)) if (!Object.is(a[column], b[column])) return false;
+function sameColumns(a: object, b: object): boolean {
+  const before = b as Record<string, unknown>;
+  for (const [column, value] of Object.entries(a)) if (!Object.is(value, before[column])) return false;
   return true;
 }
 
@@ -39,7 +40,7 @@ function changesOf<T>(
   entity: ChangeEntity,
   writes: ReadonlyArray<{ key: string; written: StoredRow<T> }>,
   stored: (key: string) => StoredRow<T> | undefined,
-  toRow: (row: T) => Record<string, unknown>,
+  toRow: (row: T) => object,
   causesOf: (key: string) => readonly string[],
   replaced: (key: string) => boolean = () => false,
 ): ChangeRecord[] {
@@ -49,7 +50,7 @@ function changesOf<T>(
     const row = toRow(written.row);
     const same = before !== undefined && before.absent !== true && sameColumns(row, toRow(before.row)) && !replaced(key);
     if (same) continue;
-    changes.push({ entity, id: key, op: 'upsert', row, events: [...new Set(causesOf(key))] });
+    changes.push({ entity, id: key, op: 'upsert', row: { ...row }, events: [...new Set(causesOf(key))] });
   }
   return changes;
 }
@@ -86,38 +87,72 @@ export function changesOfBatch(account: string, stored: StoredRows, writes: RowW
   ];
 }
 
-/**
- * A change as the feed and the destinations carry it (docs/projection.md section 10): `seq` from 1
- * per account in commit order, the entity and its key, `upsert` with the row after the change
- * (the columns of section 4) or `erase` with none, when it was recorded, and the identities of the
- * events that caused it.
- */
-export interface Change {
+/** What every change carries beside its entity, key, operation and row. */
+export interface ChangeFields {
   /** From 1, strictly increasing per account in commit order: the cursor of the feed. */
   seq: number;
-  /** Which projected row changed. */
-  entity: 'campaign' | 'candidate' | 'credits';
-  /** The row's key: its `campaign_id` or `candidate_id`, or the account for `credits`. */
-  id: string;
-  /** `upsert`: `row` is the row after the change; `erase`: the candidate was erased, `row` is null. */
-  op: 'upsert' | 'erase';
-  /** The row after the change, with the columns of the projected tables (docs/projection.md section 4); null for `erase`. */
-  row: Record<string, unknown> | null;
   /** When the change was committed: UTC ISO 8601 with milliseconds. */
   at: string;
   /** The identities of the events that caused it (none for an erasure). */
   events: string[];
 }
 
+/** A campaign as a change carries it: the columns of `campaigns` (docs/projection.md section 4). */
+export type CampaignChangeRow = CampaignRow;
+/** A candidate as a change carries it: the columns of `candidates` but `added_at`, the list's own. */
+export type CandidateChangeRow = Omit<CandidateRow, 'added_at'>;
+/** The account's credits as a change carries them: the columns of `credits` but its key. */
+export type CreditsChangeRow = CreditsRow;
+
+/** A campaign's row after a change; `id` is its `campaign_id`. Campaigns are never erased. */
+export interface CampaignChange extends ChangeFields {
+  /** A row of `campaigns`. */
+  entity: 'campaign';
+  /** The campaign's `campaign_id`. */
+  id: string;
+  /** The row was written (campaigns are never erased). */
+  op: 'upsert';
+  /** The row after the change. */
+  row: CampaignChangeRow;
+}
+
+/** A candidate's row after a change, or its erasure (`op: 'erase'`, `row` null); `id` is its `candidate_id`. */
+export type CandidateChange = ChangeFields & {
+  entity: 'candidate';
+  /** The candidate's `candidate_id`. */
+  id: string;
+} & ({ op: 'upsert'; row: CandidateChangeRow } | { op: 'erase'; row: null });
+
+/** The account's credits after a change; `id` is the account. */
+export interface CreditsChange extends ChangeFields {
+  /** The account's row of `credits`. */
+  entity: 'credits';
+  /** The account's name (`default` for the default account). */
+  id: string;
+  /** The row was written. */
+  op: 'upsert';
+  /** The row after the change. */
+  row: CreditsChangeRow;
+}
+
+/**
+ * A change as the feed and the destinations carry it (docs/projection.md section 10): `seq` from 1
+ * per account in commit order, the entity and its key, `upsert` with the row after the change
+ * (the columns of section 4) or, for a candidate, `erase` with none, when it was recorded, and
+ * the identities of the events that caused it. Narrow it on `entity` (and `op`) to read `row`.
+ */
+export type Change = CampaignChange | CandidateChange | CreditsChange;
+
 /** A recorded change as the feed serves it. */
 export function changeOf(stored: StoredChange): Change {
+  // The store holds what the projection recorded for the entity, so the row is of its shape.
   return {
     seq: stored.seq,
     entity: stored.entity,
     id: stored.id,
     op: stored.op,
-    row: stored.row === null ? null : (JSON.parse(stored.row) as Record<string, unknown>),
+    row: stored.row === null ? null : (JSON.parse(stored.row) as unknown),
     at: stored.at,
     events: JSON.parse(stored.events) as string[],
-  };
+  } as Change;
 }

@@ -217,4 +217,13 @@ async function* pages(
   }
 }
 
-export type { Change };
+export type {
+  Change,
+  ChangeFields,
+  CampaignChange,
+  CandidateChange,
+  CreditsChange,
+  CampaignChangeRow,
+  CandidateChangeRow,
+  CreditsChangeRow,
+} from '../project/changes.js';

@@ -94,7 +94,7 @@ export interface ReceiverOptions {
    * in the database this costs a read of an empty table every `pollMs`. Default: on, unless
    * `heartbeat: false` (a script that should not be handed work); `false`: off.
    */
-  destinations?: false | DestinationsDelivery;
+  destinations?: false | DestinationsOptions;
   /**
    * How long the change feed's changes are kept from when they were recorded (docs/changes.md,
    * "Retention"): a duration as `serve --changes-retention` takes it (`30d`; units s, m, h, d, w),
@@ -113,8 +113,8 @@ export interface ReceiverOptions {
   eraseInactiveAfter?: string | number | false;
 }
 
-/** How a receiver delivers the destinations (`ReceiverOptions.destinations`). */
-export interface DestinationsDelivery {
+/** How a receiver sends the changes to the destinations (`ReceiverOptions.destinations`). */
+export interface DestinationsOptions {
   /**
    * The accounts key that opens each destination's URL and secrets. Default `accounts.keyFile`,
    * else on SQLite `<database file>.accounts-key`, where `destinations add` keeps it. A destination

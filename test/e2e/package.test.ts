@@ -17,6 +17,7 @@ import express from 'express';
 import { createReceiver, openStore, verify } from 'prequal-hooks';
 import { request } from 'node:http';
 import { FIXTURES_DIR, sampleEvent, signedRequest } from 'prequal-hooks/testing';
+import { eventIdentity, parseInstant } from 'prequal-hooks/events';
 
 // The README's Express example.
 const app = express();
@@ -44,6 +45,14 @@ assert.deepEqual(shortlisted.sort(), ['Inès Haddad', 'Noémie Brunet']);
 const { candidates } = await receiver.query.listCandidates('cmp_Rk4vN8qWz2', { sort: 'score_desc', per_page: 2 });
 assert.deepEqual(candidates.map((c) => c.interview_score), [9, 8.5]);
 assert.equal(verify('consumer-secret', '{}', 'sha256=00').ok, false);
+
+// The change feed's rows are typed per entity: narrowed on entity and op, a row's columns are known.
+const { changes } = await receiver.changesPage({ limit: 1000 });
+const scores = changes.flatMap((change) => (change.entity === 'candidate' && change.op === 'upsert' ? [change.row.interview_score] : []));
+assert.ok(scores.includes(9));
+// The events' toolkit, from its entry point.
+assert.match(eventIdentity({ event: 'credits.low', timestamp: '2026-11-20T10:00:00Z', data: {} }), /^[0-9a-f]{64}$/);
+assert.equal(parseInstant('2026-11-20T10:00:00Z'), Date.UTC(2026, 10, 20, 10));
 
 // The console, mounted as the README says, with its assets served from the installed package.
 const token = 'consumer-dashboard-token-0123456789';

@@ -138,7 +138,7 @@ describe.each(ENGINES)('erasing a candidate on $name', (engine: EngineUnderTest)
     expect(leaks(JSON.stringify(exported))).toEqual([]);
     // The feed: their changes reduced to keys, closed by one erase, and nothing of them left in it.
     expect(exported.changes.at(-1)).toMatchObject({ entity: 'candidate', id: K, op: 'erase', row: null });
-    expect(exported.changes.filter((c) => c.op === 'upsert').map((c) => Object.keys(c.row!).sort())).toContainEqual([
+    expect(exported.changes.filter((c) => c.op === 'upsert').map((c) => Object.keys(c.row).sort())).toContainEqual([
       'campaign_id',
       'candidate_id',
     ]);

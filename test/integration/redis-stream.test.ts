@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultStreamName, openStreamWriter, StreamNotOursError } from '../../src/destinations/redis-stream.js';
 import { webhookId } from '../../src/destinations/signing.js';
 import type { Change } from '../../src/project/changes.js';
+import { candidateRow } from '../support/changes.js';
 import { hasRedis, startRedis, type RedisUnderTest } from '../support/redis-server.js';
 
 const change = (seq: number, id = `cand-${seq}`): Change => ({
@@ -10,7 +11,7 @@ const change = (seq: number, id = `cand-${seq}`): Change => ({
   entity: 'candidate',
   id,
   op: 'upsert',
-  row: { candidate_id: id, campaign_id: 'cmp_A', interview_score: seq },
+  row: candidateRow({ candidate_id: id, campaign_id: 'cmp_A', interview_score: seq }),
   at: '2026-11-28T00:00:00.000Z',
   events: [`${seq}`.padStart(64, '0')],
 });

@@ -9,6 +9,7 @@ import { DEFAULT_SCHEDULE, delayBefore, parseRate, parseSchedule, retryAfterMs }
 import { checkSecret, generateSecret, signatureHeader, webhookId } from '../../src/destinations/signing.js';
 import { checkRedisRequest, checkUrl } from '../../src/destinations/registry.js';
 import { maskedUrl } from '../../src/destinations/masked-url.js';
+import { campaignRow, candidateRow, creditsRow } from '../support/changes.js';
 
 describe('Standard Webhooks signing', () => {
   it("gives the specification's example signature", () => {
@@ -61,9 +62,14 @@ describe('the webhook id', () => {
 
 describe('filters', () => {
   const candidate = (campaign: string, score: number | null) =>
-    ({ entity: 'candidate', id: 'c1', op: 'upsert', row: { candidate_id: 'c1', campaign_id: campaign, interview_score: score } }) as const;
-  const campaign = { entity: 'campaign', id: 'cmp_1', op: 'upsert', row: { campaign_id: 'cmp_1' } } as const;
-  const credits = { entity: 'credits', id: 'default', op: 'upsert', row: { credits_remaining: 3 } } as const;
+    ({
+      entity: 'candidate',
+      id: 'c1',
+      op: 'upsert',
+      row: candidateRow({ candidate_id: 'c1', campaign_id: campaign, interview_score: score }),
+    }) as const;
+  const campaign = { entity: 'campaign', id: 'cmp_1', op: 'upsert', row: campaignRow({ campaign_id: 'cmp_1' }) } as const;
+  const credits = { entity: 'credits', id: 'default', op: 'upsert', row: creditsRow({ credits_remaining: 3 }) } as const;
   const erase = { entity: 'candidate', id: 'c1', op: 'erase', row: null } as const;
 
   it('parses entity, campaign and min_score, and refuses an unknown field, a bad value or a repeat', () => {

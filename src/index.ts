@@ -71,6 +71,7 @@ export {
   type CreditsChange,
   type CampaignChangeRow,
   type CandidateChangeRow,
+  type RedactedCandidateRow,
   type CreditsChangeRow,
   type ChangePage,
   type ChangePageParameters,

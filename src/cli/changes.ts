@@ -40,7 +40,9 @@ export function changeSummary(change: Change): string {
       : change.entity === 'credits'
         ? [change.row.credits_remaining]
         : change.entity === 'candidate'
-          ? [change.row.status, change.row.interview_score]
+          ? 'status' in change.row
+            ? [change.row.status, change.row.interview_score]
+            : ['(erased)']
           : [change.row.status]
   )
     .filter((value) => value !== null)

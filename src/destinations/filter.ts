@@ -57,7 +57,7 @@ export function passes(filter: DestinationFilter, change: FilteredChange): boole
   }
   if (filter.min_score !== undefined) {
     if (change.entity !== 'candidate') return false;
-    const score = change.row.interview_score;
+    const score = 'interview_score' in change.row ? change.row.interview_score : null; // none once erased
     if (typeof score !== 'number' || score < filter.min_score) return false;
   }
   return true;

@@ -116,12 +116,21 @@ export interface CampaignChange extends ChangeFields {
   row: CampaignChangeRow;
 }
 
-/** A candidate's row after a change, or its erasure (`op: 'erase'`, `row` null); `id` is its `candidate_id`. */
+/**
+ * A candidate's change recorded before the candidate was erased: its row reduced to its keys
+ * (docs/projection.md section 10), nothing of the person left.
+ */
+export type RedactedCandidateRow = Pick<CandidateChangeRow, 'candidate_id' | 'campaign_id'>;
+
+/**
+ * A candidate's row after a change (its keys only once the candidate was erased: test
+ * `'status' in change.row`, say), or its erasure (`op: 'erase'`, `row` null); `id` is its `candidate_id`.
+ */
 export type CandidateChange = ChangeFields & {
   entity: 'candidate';
   /** The candidate's `candidate_id`. */
   id: string;
-} & ({ op: 'upsert'; row: CandidateChangeRow } | { op: 'erase'; row: null });
+} & ({ op: 'upsert'; row: CandidateChangeRow | RedactedCandidateRow } | { op: 'erase'; row: null });
 
 /** The account's credits after a change; `id` is the account. */
 export interface CreditsChange extends ChangeFields {

@@ -225,5 +225,6 @@ export type {
   CreditsChange,
   CampaignChangeRow,
   CandidateChangeRow,
+  RedactedCandidateRow,
   CreditsChangeRow,
 } from '../project/changes.js';

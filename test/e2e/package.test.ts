@@ -48,7 +48,9 @@ assert.equal(verify('consumer-secret', '{}', 'sha256=00').ok, false);
 
 // The change feed's rows are typed per entity: narrowed on entity and op, a row's columns are known.
 const { changes } = await receiver.changesPage({ limit: 1000 });
-const scores = changes.flatMap((change) => (change.entity === 'candidate' && change.op === 'upsert' ? [change.row.interview_score] : []));
+const scores = changes.flatMap((change) =>
+  change.entity === 'candidate' && change.op === 'upsert' && 'interview_score' in change.row ? [change.row.interview_score] : [],
+);
 assert.ok(scores.includes(9));
 // The events' toolkit, from its entry point.
 assert.match(eventIdentity({ event: 'credits.low', timestamp: '2026-11-20T10:00:00Z', data: {} }), /^[0-9a-f]{64}$/);

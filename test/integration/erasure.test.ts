@@ -150,7 +150,9 @@ describe.each(ENGINES)('erasing a candidate on $name', (engine: EngineUnderTest)
     const before = await r.exportCandidate(K);
     expect(before.candidate?.email).toBe(PII.email);
     expect(before.interview_responses).toHaveLength(1);
-    expect(before.changes.some((c) => c.entity === 'candidate' && c.row?.email === PII.email)).toBe(true);
+    expect(before.changes.some((c) => c.entity === 'candidate' && c.row !== null && 'email' in c.row && c.row.email === PII.email)).toBe(
+      true,
+    );
     await r.erase({ candidateId: K }, { reason: 'retention' });
     const store = await r.store();
     const erased = await snapshot(database);

@@ -73,11 +73,15 @@ export const ADD_OPTIONS = withFileVariants({
   ...flagsOnly({
     url: optional({
       placeholder: '<url>',
-      help: 'where the changes are POSTed: http:// or https:// (a user name and password in it are sent as Basic authorization; neither they nor the values of its query are ever shown, key=***); or redis://[:password@]host:port[/db] (rediss:// for TLS): appended to a Redis stream',
+      help: 'where the changes are POSTed: http:// or https:// (a user name and password in it are sent as Basic authorization; neither they nor the values of its query are ever shown, key=***); or redis://[:password@]host:port[/db] (rediss:// for TLS): appended to a Redis stream; or nats://[user:password@]host:port (tls:// for TLS): published through NATS JetStream (with --subject)',
     }),
     stream: optional({
       placeholder: '<name>',
       help: "a redis:// destination's stream; default prequal-hooks:<account>:changes",
+    }),
+    subject: optional({
+      placeholder: '<subject>',
+      help: "a nats:// (tls://) destination's subject, required: each change is published to it through JetStream, and a stream of yours must capture it",
     }),
     secret: optional({
       placeholder: '<s>',

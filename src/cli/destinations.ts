@@ -5,7 +5,7 @@ import { DestinationRequestError } from '../destinations/errors.js';
 import { parseFilter } from '../destinations/filter.js';
 import { checkSecret } from '../destinations/signing.js';
 import { networkPolicy, type NetworkRules } from '../destinations/network-policy.js';
-import { checkRedisRequest, checkUrl, openDestinations, type Destinations, type DestinationSummary } from '../destinations/registry.js';
+import { checkBrokerRequest, checkUrl, openDestinations, type Destinations, type DestinationSummary } from '../destinations/registry.js';
 import { isPostgresUrl, openStore } from '../store/open.js';
 import type { QueuedDelivery } from '../destinations/sql.js';
 import type { Store } from '../store/store.js';
@@ -27,6 +27,7 @@ import { outputFormat, printJson, renderTable, shortInstant, type Column } from 
 
 export const DESTINATIONS_HELP = `Usage: prequal-hooks destinations add --db <db> [--account <id>] --url <url> [--secret <s> | --secret-file <f>] [--filter <field=value>]… [--rate <n>/s] [--retry-schedule <delays>] [--after <seq>] [--json]
        prequal-hooks destinations add --db <db> [--account <id>] --url redis://host:port[/db] [--stream <name>] [--filter <field=value>]… [--retry-schedule <delays>] [--after <seq>] [--json]
+       prequal-hooks destinations add --db <db> [--account <id>] --url nats://[user:password@]host:port --subject <subject> [--filter <field=value>]… [--retry-schedule <delays>] [--after <seq>] [--json]
        prequal-hooks destinations add --db <db> [--account <id>] --operational --url <url> [--secret <s> | --secret-file <f>] [--json]
        prequal-hooks destinations list --db <db> [--account <id>] [--destination <id>] [--json | --table]
        prequal-hooks destinations disable|enable|remove --db <db> [--account <id>] --destination <id>
@@ -36,8 +37,8 @@ export const DESTINATIONS_HELP = `Usage: prequal-hooks destinations add --db <db
 
 The URLs an account's changes (campaigns, candidates, credits) are POSTed to by serve, signed per
 Standard Webhooks, in order per entity, retried on a schedule (docs/destinations.md); or the
-Redis streams they are appended to (XADD, entry id <seq>-0), in seq order, retried and never set
-aside. A new destination receives the changes recorded after it was added (--after: from a seq
+Redis streams they are appended to (XADD, entry id <seq>-0), or the NATS JetStream subjects they
+are published to (Nats-Msg-Id: their webhook-id), in seq order, retried and never set aside. A new destination receives the changes recorded after it was added (--after: from a seq
 on, 0 for every change the feed keeps); an operational one (--operational) receives the account's
 operator events instead: a destination paused, resumed or disabled, a delivery set aside.
 
@@ -48,7 +49,7 @@ disable  stops delivering (changes keep coming in and are sent once it is enable
 enable   delivers again (a destination paused by failures, or disabled by a 410, too)
 remove   forgets the destination and its queue
 retry    puts dead deliveries back in the queue, due now: one (--change), a destination's, or --all;
-         a Redis destination (never dead) has its first queued change tried now
+         a Redis or NATS destination (never dead) has its first queued change tried now
 replay   sends again the changes with --after < seq <= --until that pass its filter, each with the
          webhook-id it had (a Redis stream skips those it holds)
 rotate-secret  signs with a new secret at once, and with the previous one too for --keep-previous
@@ -124,7 +125,7 @@ async function add(command: ParsedCommand<typeof ADD_OPTIONS>, io: CommandIo): P
   try {
     // A literal address refused (169.254.169.254 in any spelling), before anything is opened.
     checkUrl(values.url, networkPolicy(network));
-    checkRedisRequest({ url: values.url, secret: values.secret, stream: values.stream, rate: values.rate });
+    checkBrokerRequest({ url: values.url, secret: values.secret, stream: values.stream, subject: values.subject, rate: values.rate });
     if (values.secret !== undefined) checkSecret(values.secret);
     filter = parseFilter(values.filter);
   } catch (error) {
@@ -144,6 +145,7 @@ async function add(command: ParsedCommand<typeof ADD_OPTIONS>, io: CommandIo): P
           ...(values.filter.length > 0 && { filter }),
           ...(values.secret !== undefined && { secret: values.secret }),
           ...(values.stream !== undefined && { stream: values.stream }),
+          ...(values.subject !== undefined && { subject: values.subject }),
           ...(values.rate !== undefined && { rate: values.rate }),
           ...(values['retry-schedule'] !== undefined && { schedule: values['retry-schedule'] }),
           ...(values.after !== undefined && { after: values.after }),
@@ -160,7 +162,7 @@ async function add(command: ParsedCommand<typeof ADD_OPTIONS>, io: CommandIo): P
   if (values.json) printJson(io, added);
   else {
     io.stdout.write(
-      `added destination ${added.destination} of account ${added.account}: ${added.url}${added.stream === undefined ? '' : `, stream ${added.stream}`}\n`,
+      `added destination ${added.destination} of account ${added.account}: ${added.url}${added.stream === undefined ? '' : `, stream ${added.stream}`}${added.subject === undefined ? '' : `, subject ${added.subject}`}\n`,
     );
     if (added.secret !== undefined) io.stdout.write(`its signing secret, shown once (give it to the receiver): ${added.secret}\n`);
   }
@@ -169,7 +171,11 @@ async function add(command: ParsedCommand<typeof ADD_OPTIONS>, io: CommandIo): P
 
 const COLUMNS: Array<Column<DestinationSummary>> = [
   { header: 'DESTINATION', value: (d) => d.destination },
-  { header: 'URL', value: (d) => (d.stream === undefined ? d.url : `${d.url} stream ${d.stream}`), max: 70 },
+  {
+    header: 'URL',
+    value: (d) => `${d.url}${d.stream === undefined ? '' : ` stream ${d.stream}`}${d.subject === undefined ? '' : ` subject ${d.subject}`}`,
+    max: 70,
+  },
   { header: 'STATE', value: (d) => (d.reason === null ? d.state : `${d.state} (${d.reason})`) },
   { header: 'LAG', value: (d) => d.lag, align: 'right' },
   { header: 'DEAD', value: (d) => d.dead, align: 'right' },
@@ -243,7 +249,7 @@ async function retry(command: ParsedCommand<typeof RETRY_OPTIONS>, io: CommandIo
   });
   if (values.change !== undefined && retried === 0)
     throw new CommandError(
-      `change ${values.change} is not a dead delivery of ${values.destination} (nor, for a Redis destination, a queued change)`,
+      `change ${values.change} is not a dead delivery of ${values.destination} (nor, for a Redis or NATS destination, a queued change)`,
     );
   if (values.json) printJson(io, { retried });
   // A Redis destination has no dead delivery: its retry makes its first queued change due now.

@@ -44,6 +44,8 @@ export interface AddDestination {
   schedule?: readonly number[];
   /** A Redis destination's stream; default `prequal-hooks:<account>:changes`. */
   stream?: string;
+  /** A NATS destination's subject (required for one): a JetStream stream of the operator's captures it. */
+  subject?: string;
   /**
    * Where it starts: after this seq (0: every change the feed keeps). Default: the account's last
    * change when it is added (it receives what changes from then on).
@@ -65,6 +67,8 @@ export interface DestinationSummary {
   schedule: number[];
   /** A Redis destination's stream (absent for HTTP, or when the accounts key cannot open the destination). */
   stream?: string;
+  /** A NATS destination's subject (absent for others, or when the accounts key cannot open the destination). */
+  subject?: string;
   /** Changes of the account not delivered yet: queued, or not looked at yet. */
   lag: number;
   queued: number;
@@ -77,6 +81,8 @@ export interface DestinationSummary {
   nextAttemptAt: string | null;
   /** `operational`: it receives the account's operator events instead of its changes. */
   kind: 'changes' | 'operational';
+  /** Where it goes: POSTed (`http`), appended to a Redis stream (`redis`), published through NATS JetStream (`nats`). */
+  type: DestinationType;
   createdAt: string;
 }
 
@@ -85,6 +91,10 @@ export interface OpenedDestination {
   url: string;
   secrets: string[];
   stream?: string;
+  /** A NATS destination's subject. */
+  subject?: string;
+  /** A client certificate and its key (PEM), and the authorities trusted instead of the system's. */
+  tls?: { cert?: string; key?: string; ca?: string };
 }
 
 /** As sealed: each secret with the end of its overlap (null: the current one); a Redis destination's stream, and no secret. */
@@ -92,6 +102,8 @@ interface SealedDestination {
   url: string;
   secrets: Array<{ secret: string; until: string | null }>;
   stream?: string;
+  subject?: string;
+  tls?: { cert?: string; key?: string; ca?: string };
 }
 
 export interface Destinations {
@@ -123,8 +135,21 @@ export interface Destinations {
 }
 
 /** Whether a destination's URL (as stored or given) is a Redis server's: its changes go to a stream, not POSTed. */
-export function isRedisUrl(url: string): boolean {
+function isRedisUrl(url: string): boolean {
   return /^rediss?:/i.test(url);
+}
+
+/** Whether a destination's URL (as stored or given) is a NATS server's: its changes are published through JetStream. */
+function isNatsUrl(url: string): boolean {
+  return /^(nats|tls):/i.test(url);
+}
+
+/** What a destination is, by its URL: POSTed to, appended to a Redis stream, or published through NATS JetStream. */
+export type DestinationType = 'http' | 'redis' | 'nats';
+
+/** The type of a destination by its URL (as stored or given). */
+export function destinationType(url: string): DestinationType {
+  return isRedisUrl(url) ? 'redis' : isNatsUrl(url) ? 'nats' : 'http';
 }
 
 /**
@@ -136,13 +161,16 @@ export function checkUrl(text: string, policy: NetworkPolicy = networkPolicy()):
   try {
     url = new URL(text);
   } catch {
-    throw new DestinationRequestError(`--url must be an absolute http(s):// or redis(s):// URL, got "${maskedUrl(text)}"`);
+    throw new DestinationRequestError(`--url must be an absolute http(s)://, redis(s)://, nats:// or tls:// URL, got "${maskedUrl(text)}"`);
   }
   if (url.protocol === 'redis:' || url.protocol === 'rediss:') {
     if (!/^(\/\d+)?$/.test(url.pathname) || url.search !== '' || url.hash !== '')
       throw new DestinationRequestError(`--url must be redis://host:port[/db], got "${maskedUrl(text)}"`);
+  } else if (url.protocol === 'nats:' || url.protocol === 'tls:') {
+    if (!['', '/'].includes(url.pathname) || url.search !== '' || url.hash !== '' || url.hostname === '')
+      throw new DestinationRequestError(`--url must be nats://[user:password@]host:port (tls:// for TLS), got "${maskedUrl(text)}"`);
   } else if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new DestinationRequestError(`--url must be http://, https://, redis:// or rediss://, got "${maskedUrl(text)}"`);
+    throw new DestinationRequestError(`--url must be http://, https://, redis://, rediss://, nats:// or tls://, got "${maskedUrl(text)}"`);
   const refused = policy.hostRefusal(url.hostname);
   if (refused !== undefined)
     throw new DestinationRequestError(
@@ -151,20 +179,38 @@ export function checkUrl(text: string, policy: NetworkPolicy = networkPolicy()):
   return url;
 }
 
-/** What a Redis destination is given: a stream, and no secret (nothing is signed) nor rate; a stream only for one. */
-export function checkRedisRequest(request: {
+// A subject to publish to: dot-separated tokens, no whitespace, no wildcard.
+const SUBJECT = /^[^\s.*>]+(\.[^\s.*>]+)*$/;
+
+/**
+ * What a Redis or NATS destination is given: a stream (Redis) or a subject (NATS, required), and
+ * no secret (nothing is signed) nor rate; a stream or a subject only for one.
+ */
+export function checkBrokerRequest(request: {
   url: string;
   secret?: string | undefined;
   stream?: string | undefined;
+  subject?: string | undefined;
   rate?: number | undefined;
 }): void {
-  if (isRedisUrl(request.url)) {
+  const type = destinationType(request.url);
+  if (type !== 'http') {
+    const scheme = type === 'redis' ? 'redis://' : 'nats://';
     if (request.secret !== undefined)
-      throw new DestinationRequestError('--secret is for http(s) destinations: nothing is signed for a redis:// one');
+      throw new DestinationRequestError(`--secret is for http(s) destinations: nothing is signed for a ${scheme} one`);
     if (request.rate !== undefined)
-      throw new DestinationRequestError('--rate is for http(s) destinations: a Redis stream is appended to one change at a time');
-    if (request.stream !== undefined && request.stream.trim() === '') throw new DestinationRequestError('--stream must not be empty');
-  } else if (request.stream !== undefined) throw new DestinationRequestError('--stream is for redis:// destinations');
+      throw new DestinationRequestError(`--rate is for http(s) destinations: a ${scheme} one takes one change at a time`);
+  }
+  if (request.stream !== undefined && type !== 'redis') throw new DestinationRequestError('--stream is for redis:// destinations');
+  if (request.stream !== undefined && request.stream.trim() === '') throw new DestinationRequestError('--stream must not be empty');
+  if (request.subject !== undefined && type !== 'nats')
+    throw new DestinationRequestError('--subject is for nats:// and tls:// destinations');
+  if (type === 'nats' && request.subject === undefined)
+    throw new DestinationRequestError('--subject is required for a nats:// destination: the subject a JetStream stream of yours captures');
+  if (request.subject !== undefined && !(SUBJECT.test(request.subject) && request.subject.length <= 255))
+    throw new DestinationRequestError(
+      `--subject must be a NATS subject to publish to (tokens separated by dots, no space, no * or > wildcard), got "${request.subject}"`,
+    );
 }
 
 /** The database as the registry uses it: the destinations' tables, each account's changes (its head, a range to send again), and the accounts key in use. */
@@ -179,8 +225,13 @@ function newId(): string {
   return `dst_${[...randomBytes(12)].map((b) => alphabet[b % 32]).join('')}`;
 }
 
-function sealedOf(url: string, secrets: SealedDestination['secrets'], stream?: string): SealedDestination {
-  return { url, secrets, ...(stream !== undefined && { stream }) };
+function sealedOf(url: string, secrets: SealedDestination['secrets'], log: { stream?: string; subject?: string } = {}): SealedDestination {
+  return {
+    url,
+    secrets,
+    ...(log.stream !== undefined && { stream: log.stream }),
+    ...(log.subject !== undefined && { subject: log.subject }),
+  };
 }
 
 function unseal(keys: KeySource, record: DestinationRecord): SealedDestination {
@@ -206,9 +257,11 @@ async function rotateSecret(
     .filter((s) => previousUntil !== null && (s.until === null || Date.parse(s.until) > now))
     .map((s) => ({ secret: s.secret, until: s.until === null || s.until > previousUntil! ? previousUntil : s.until }));
   const key = sealingKey(context.keys, (await context.store.registry.version()).keyId);
-  if (sealed.stream !== undefined)
-    throw new DestinationRequestError(`destination ${record.destination} is a Redis stream: it has no secret`);
-  const text = JSON.stringify(sealedOf(sealed.url, [{ secret, until: null }, ...kept]));
+  if (sealed.stream !== undefined || sealed.subject !== undefined)
+    throw new DestinationRequestError(
+      `destination ${record.destination} is a ${sealed.stream === undefined ? 'NATS subject' : 'Redis stream'}: it has no secret`,
+    );
+  const text = JSON.stringify({ ...sealed, secrets: [{ secret, until: null }, ...kept] });
   await context.store.destinations.setSealed(
     record,
     seal(key, destinationScope(record.account, record.destination), 'destination', text),
@@ -218,19 +271,21 @@ async function rotateSecret(
   return { ...(options.secret === undefined && { secret }), previousUntil };
 }
 
-/** A Redis destination's stream, sealed with its URL's credentials; undefined when the key cannot open it. */
-function streamOf(keys: KeySource, row: DestinationRecord): string | undefined {
-  if (!isRedisUrl(row.url)) return undefined;
+/** A Redis destination's stream or a NATS one's subject, sealed with its URL's credentials; none when the key cannot open it. */
+function logOf(keys: KeySource, row: DestinationRecord): { stream?: string; subject?: string } {
+  const type = destinationType(row.url);
+  if (type === 'http') return {};
   try {
-    return unseal(keys, row).stream ?? defaultStreamName(row.account);
+    const sealed = unseal(keys, row);
+    return type === 'redis' ? { stream: sealed.stream ?? defaultStreamName(row.account) } : { subject: sealed.subject ?? '' };
   } catch {
-    return undefined; // listed without it: the list needs no key
+    return {}; // listed without it: the list needs no key
   }
 }
 
 async function summaryOf(store: RegistryStore, keys: KeySource, row: DestinationRecord): Promise<DestinationSummary> {
   const backlog = await store.destinations.backlog(row);
-  const stream = streamOf(keys, row);
+  const log = logOf(keys, row);
   return {
     destination: row.destination,
     account: row.account,
@@ -240,12 +295,13 @@ async function summaryOf(store: RegistryStore, keys: KeySource, row: Destination
     filter: filterOf(row.filter),
     rate: row.rate,
     schedule: JSON.parse(row.schedule) as number[],
-    ...(stream !== undefined && { stream }),
+    ...log,
     lag: Math.max(0, backlog.last - row.cursor) + backlog.queued,
     queued: backlog.queued,
     dead: backlog.dead,
     nextAttemptAt: nextAttemptAt(row, backlog.due),
     kind: row.kind,
+    type: destinationType(row.url),
     createdAt: row.created_at,
   };
 }
@@ -312,25 +368,30 @@ async function found(store: RegistryStore, account: string, destination: string)
 async function add(store: RegistryStore, keys: KeySource, context: { now: () => number; policy: NetworkPolicy }, request: AddDestination) {
   const { now } = context;
   const url = checkUrl(request.url, context.policy);
-  checkRedisRequest(request);
-  const redis = isRedisUrl(url.href);
+  checkBrokerRequest(request);
+  const type = destinationType(url.href);
   if (request.secret !== undefined) checkSecret(request.secret);
-  const secret = redis ? undefined : (request.secret ?? generateSecret());
-  const stream = redis ? (request.stream ?? defaultStreamName(request.account)) : undefined;
+  const secret = type !== 'http' ? undefined : (request.secret ?? generateSecret());
+  const log =
+    type === 'redis'
+      ? { stream: request.stream ?? defaultStreamName(request.account) }
+      : type === 'nats'
+        ? { subject: request.subject! }
+        : {};
   const destination = newId();
   const key = sealingKey(keys, (await store.registry.version()).keyId);
   const sealed = seal(
     key,
     destinationScope(request.account, destination),
     'destination',
-    JSON.stringify(sealedOf(url.href, secret === undefined ? [] : [{ secret, until: null }], stream)),
+    JSON.stringify(sealedOf(url.href, secret === undefined ? [] : [{ secret, until: null }], log)),
   );
   if (request.after !== undefined) {
     const head = await headOf(store, request.account, request.operational === true ? 'operational' : 'changes');
     if (!(Number.isSafeInteger(request.after) && request.after >= 0 && request.after <= head))
       throw new DestinationRequestError(`--after must be a seq from 0 to the account's last, ${head}; got ${String(request.after)}`);
   }
-  if (request.operational === true && (redis || request.filter !== undefined))
+  if (request.operational === true && (type !== 'http' || request.filter !== undefined))
     throw new DestinationRequestError(
       'an operational destination is http(s):// and takes no filter: it receives every operator event of its account',
     );
@@ -383,7 +444,7 @@ export function openDestinations(handle: StoreHandle, options: DestinationsOptio
     },
     async retry(account, destination, seq) {
       const record = await found(store, account, destination);
-      if (isRedisUrl(record.url)) return await store.destinations.retryFirst({ account, destination }, seq, now());
+      if (destinationType(record.url) !== 'http') return await store.destinations.retryFirst({ account, destination }, seq, now());
       return await store.destinations.retryDead({ account, destination }, seq, now());
     },
     async dead(account, destination, limit) {
@@ -398,7 +459,13 @@ export function openDestinations(handle: StoreHandle, options: DestinationsOptio
       const sealed = unseal(keys, record);
       const at = now();
       const secrets = sealed.secrets.filter((s) => s.until === null || Date.parse(s.until) > at).map((s) => s.secret);
-      return { url: sealed.url, secrets, ...(sealed.stream !== undefined && { stream: sealed.stream }) };
+      return {
+        url: sealed.url,
+        secrets,
+        ...(sealed.stream !== undefined && { stream: sealed.stream }),
+        ...(sealed.subject !== undefined && { subject: sealed.subject }),
+        ...(sealed.tls !== undefined && { tls: sealed.tls }),
+      };
     },
   };
 }

@@ -10,6 +10,7 @@
 // on first use.
 import { isIP } from 'node:net';
 import { ConfigurationError } from '../errors.js';
+import type { ClientTls } from './authentication.js';
 import { DeniedAddressError, type NetworkPolicy } from './network-policy.js';
 
 /** No JetStream stream captures the subject (or the server runs without JetStream): nothing was published. */
@@ -21,13 +22,6 @@ export class NoStreamError extends Error {
         'Add a stream whose subjects take it (nats stream add … --subjects …); the destination is probed on its schedule and resumes by itself',
     );
   }
-}
-
-/** A client certificate and its key (PEM), and the authorities to trust instead of the system's. */
-export interface ClientTls {
-  cert?: string;
-  key?: string;
-  ca?: string;
 }
 
 /** The publisher of one subject. */

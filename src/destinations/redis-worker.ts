@@ -135,10 +135,15 @@ export function redisSender(context: RedisContext): RedisSender {
   let trimmedAt: number | undefined;
 
   const writerOf = (opened: OpenedDestination, signal: AbortSignal): Promise<StreamWriter> => {
-    const key = `${opened.url}\n${opened.stream}`;
+    const key = JSON.stringify([opened.url, opened.stream, opened.tls]);
     if (writer?.key !== key) {
       void close();
-      const opening = openStreamWriter(opened.url, opened.stream!, { timeoutMs: context.timeoutMs, signal, policy: context.policy });
+      const opening = openStreamWriter(opened.url, opened.stream!, {
+        timeoutMs: context.timeoutMs,
+        signal,
+        policy: context.policy,
+        ...(opened.tls !== undefined && { tls: opened.tls }),
+      });
       writer = { key, opening };
       // A connection that could not be made is made again at the next attempt.
       opening.catch(() => {

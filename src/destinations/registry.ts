@@ -19,7 +19,17 @@ import { changeOf } from '../project/changes.js';
 import { networkPolicy, type NetworkPolicy, type NetworkRules } from './network-policy.js';
 import { defaultStreamName } from './redis-stream.js';
 import { DEFAULT_SCHEDULE } from './schedule.js';
-import { checkSecret, generateSecret } from './signing.js';
+import { checkSecret, generateSecret, generateSigningKey, isSigningKey, publicKeyOf } from './signing.js';
+import {
+  authOf,
+  checkClientTls,
+  checkHeaders,
+  checkOAuth2,
+  storedAuth,
+  type ClientTls,
+  type DestinationAuth,
+  type OAuth2Client,
+} from './authentication.js';
 
 export interface DestinationsOptions {
   /** The accounts key file; on SQLite default `<databaseFile>.accounts-key` (made at first need). */
@@ -53,6 +63,14 @@ export interface AddDestination {
   after?: number;
   /** It receives the account's operator events (docs/destinations.md, "Operator events") instead of its changes. */
   operational?: boolean;
+  /** Headers sent on every POST (http(s) only), sealed: `[name, value]`, as `parseHeader` gives them. */
+  headers?: ReadonlyArray<[string, string]>;
+  /** An OAuth2 client (client credentials) whose Bearer token each POST carries (http(s) only). */
+  oauth2?: OAuth2Client;
+  /** A client certificate and its key (mutual TLS), and authorities to trust (https, rediss, tls only). */
+  tls?: ClientTls;
+  /** `ed25519`: signed with a generated Ed25519 key (`v1a`), its public key returned once; default `hmac` (`v1`, a `whsec_` secret). */
+  signing?: 'hmac' | 'ed25519';
 }
 
 /** A destination as `list` shows it: never a secret, its URL's password and query's values masked. */
@@ -81,6 +99,8 @@ export interface DestinationSummary {
   nextAttemptAt: string | null;
   /** `operational`: it receives the account's operator events instead of its changes. */
   kind: 'changes' | 'operational';
+  /** How it proves who is calling: signatures, header names, OAuth2 client, client certificate; never a secret. */
+  auth: DestinationAuth;
   /** Where it goes: POSTed (`http`), appended to a Redis stream (`redis`), published through NATS JetStream (`nats`). */
   type: DestinationType;
   createdAt: string;
@@ -94,7 +114,11 @@ export interface OpenedDestination {
   /** A NATS destination's subject. */
   subject?: string;
   /** A client certificate and its key (PEM), and the authorities trusted instead of the system's. */
-  tls?: { cert?: string; key?: string; ca?: string };
+  tls?: ClientTls;
+  /** Headers sent on every POST. */
+  headers?: ReadonlyArray<[string, string]>;
+  /** The OAuth2 client whose token each POST carries. */
+  oauth2?: OAuth2Client;
 }
 
 /** As sealed: each secret with the end of its overlap (null: the current one); a Redis destination's stream, and no secret. */
@@ -103,11 +127,14 @@ interface SealedDestination {
   secrets: Array<{ secret: string; until: string | null }>;
   stream?: string;
   subject?: string;
-  tls?: { cert?: string; key?: string; ca?: string };
+  tls?: ClientTls;
+  headers?: Array<[string, string]>;
+  oauth2?: OAuth2Client;
 }
 
 export interface Destinations {
-  add(request: AddDestination): Promise<DestinationSummary & { secret?: string; stream?: string }>;
+  /** Adds it; its generated secret (`whsec_`) or, with `signing: 'ed25519'`, its public key (`whpk_`), returned once. */
+  add(request: AddDestination): Promise<DestinationSummary & { secret?: string; publicKey?: string }>;
   list(account?: string): Promise<DestinationSummary[]>;
   setState(account: string, destination: string, state: 'active' | 'disabled'): Promise<DestinationSummary>;
   remove(account: string, destination: string): Promise<void>;
@@ -118,8 +145,10 @@ export interface Destinations {
   rotateSecret(
     account: string,
     destination: string,
-    options: { secret?: string; keepPreviousMs: number },
-  ): Promise<{ secret?: string; previousUntil: string | null }>;
+    options: { secret?: string; keepPreviousMs: number; signing?: 'hmac' | 'ed25519' },
+  ): Promise<{ secret?: string; publicKey?: string; previousUntil: string | null }>;
+  /** Replaces its client certificate and key (and authorities): mutual TLS rotated. */
+  setTls(account: string, destination: string, tls: ClientTls): Promise<DestinationSummary>;
   /** Dead deliveries back in the queue: one by seq, or all; how many. A Redis destination's first queued change is made due now too. */
   retry(account: string, destination: string, seq?: number): Promise<number>;
   dead(account: string, destination: string, limit: number): Promise<QueuedDelivery[]>;
@@ -246,29 +275,65 @@ function unseal(keys: KeySource, record: DestinationRecord): SealedDestination {
 async function rotateSecret(
   context: { store: RegistryStore; keys: KeySource; now: () => number },
   record: DestinationRecord,
-  options: { secret?: string; keepPreviousMs: number },
-): Promise<{ secret?: string; previousUntil: string | null }> {
+  options: { secret?: string; keepPreviousMs: number; signing?: 'hmac' | 'ed25519' },
+): Promise<{ secret?: string; publicKey?: string; previousUntil: string | null }> {
   if (options.secret !== undefined) checkSecret(options.secret);
-  const secret = options.secret ?? generateSecret();
+  const sealed = unseal(context.keys, record);
+  // Rotated to the kind it signs with now, unless asked for the other.
+  const signing = options.signing ?? (sealed.secrets.some((s) => s.until === null && isSigningKey(s.secret)) ? 'ed25519' : 'hmac');
+  if (signing === 'ed25519' && options.secret !== undefined)
+    throw new DestinationRequestError('--secret goes with HMAC signing: an Ed25519 key is generated, and its public key printed');
+  const secret = signing === 'ed25519' ? generateSigningKey() : (options.secret ?? generateSecret());
   const now = context.now();
   const previousUntil = options.keepPreviousMs > 0 ? new Date(now + options.keepPreviousMs).toISOString() : null;
-  const sealed = unseal(context.keys, record);
   const kept = sealed.secrets
     .filter((s) => previousUntil !== null && (s.until === null || Date.parse(s.until) > now))
     .map((s) => ({ secret: s.secret, until: s.until === null || s.until > previousUntil! ? previousUntil : s.until }));
-  const key = sealingKey(context.keys, (await context.store.registry.version()).keyId);
   if (sealed.stream !== undefined || sealed.subject !== undefined)
     throw new DestinationRequestError(
       `destination ${record.destination} is a ${sealed.stream === undefined ? 'NATS subject' : 'Redis stream'}: it has no secret`,
     );
-  const text = JSON.stringify({ ...sealed, secrets: [{ secret, until: null }, ...kept] });
+  await reseal(context, record, { ...sealed, secrets: [{ secret, until: null }, ...kept] });
+  if (signing === 'ed25519') return { publicKey: publicKeyOf(secret), previousUntil };
+  return { ...(options.secret === undefined && { secret }), previousUntil };
+}
+
+/** Seals `sealed` again under the key in use, with its authentication as shown. */
+async function reseal(
+  context: { store: RegistryStore; keys: KeySource; now: () => number },
+  record: DestinationRecord,
+  sealed: SealedDestination,
+): Promise<void> {
+  const key = sealingKey(context.keys, (await context.store.registry.version()).keyId);
   await context.store.destinations.setSealed(
     record,
-    seal(key, destinationScope(record.account, record.destination), 'destination', text),
+    seal(key, destinationScope(record.account, record.destination), 'destination', JSON.stringify(sealed)),
     key.id,
-    new Date(now).toISOString(),
+    new Date(context.now()).toISOString(),
+    JSON.stringify(authOf(sealed)),
   );
-  return { ...(options.secret === undefined && { secret }), previousUntil };
+}
+
+/** What authenticates a destination, checked against its type: headers and OAuth2 for http(s) only, TLS for a TLS scheme. */
+function checkAuthRequest(request: AddDestination, url: URL): Pick<SealedDestination, 'headers' | 'oauth2' | 'tls'> {
+  const http = url.protocol === 'http:' || url.protocol === 'https:';
+  if (!http && (request.headers?.length ?? 0) > 0) throw new DestinationRequestError('--header is for http(s) destinations');
+  if (!http && request.oauth2 !== undefined) throw new DestinationRequestError('--oauth2-token-url is for http(s) destinations');
+  if (request.signing === 'ed25519' && (!http || request.secret !== undefined))
+    throw new DestinationRequestError('--signing ed25519 is for http(s) destinations, without --secret (its key is generated)');
+  if (request.oauth2 !== undefined && (url.username !== '' || url.password !== ''))
+    throw new DestinationRequestError(
+      '--oauth2-token-url goes with a URL without a user name and password: each sends its own Authorization',
+    );
+  if (request.tls !== undefined && !['https:', 'rediss:', 'tls:'].includes(url.protocol))
+    throw new DestinationRequestError('--client-cert, --client-key and --ca are for https://, rediss:// and tls:// destinations');
+  const headers = [...(request.headers ?? [])];
+  checkHeaders(headers, { oauth2: request.oauth2 !== undefined, userInfo: url.username !== '' || url.password !== '' });
+  return {
+    ...(headers.length > 0 && { headers }),
+    ...(request.oauth2 !== undefined && { oauth2: checkOAuth2(request.oauth2) }),
+    ...(request.tls !== undefined && { tls: checkClientTls(request.tls) }),
+  };
 }
 
 /** A Redis destination's stream or a NATS one's subject, sealed with its URL's credentials; none when the key cannot open it. */
@@ -302,6 +367,7 @@ async function summaryOf(store: RegistryStore, keys: KeySource, row: Destination
     nextAttemptAt: nextAttemptAt(row, backlog.due),
     kind: row.kind,
     type: destinationType(row.url),
+    auth: storedAuth(row.url, row.auth),
     createdAt: row.created_at,
   };
 }
@@ -371,7 +437,9 @@ async function add(store: RegistryStore, keys: KeySource, context: { now: () => 
   checkBrokerRequest(request);
   const type = destinationType(url.href);
   if (request.secret !== undefined) checkSecret(request.secret);
-  const secret = type !== 'http' ? undefined : (request.secret ?? generateSecret());
+  const authentication = checkAuthRequest(request, url);
+  const ed25519 = request.signing === 'ed25519';
+  const secret = type !== 'http' ? undefined : ed25519 ? generateSigningKey() : (request.secret ?? generateSecret());
   const log =
     type === 'redis'
       ? { stream: request.stream ?? defaultStreamName(request.account) }
@@ -380,12 +448,11 @@ async function add(store: RegistryStore, keys: KeySource, context: { now: () => 
         : {};
   const destination = newId();
   const key = sealingKey(keys, (await store.registry.version()).keyId);
-  const sealed = seal(
-    key,
-    destinationScope(request.account, destination),
-    'destination',
-    JSON.stringify(sealedOf(url.href, secret === undefined ? [] : [{ secret, until: null }], log)),
-  );
+  const content: SealedDestination = {
+    ...sealedOf(url.href, secret === undefined ? [] : [{ secret, until: null }], log),
+    ...authentication,
+  };
+  const sealed = seal(key, destinationScope(request.account, destination), 'destination', JSON.stringify(content));
   if (request.after !== undefined) {
     const head = await headOf(store, request.account, request.operational === true ? 'operational' : 'changes');
     if (!(Number.isSafeInteger(request.after) && request.after >= 0 && request.after <= head))
@@ -406,11 +473,13 @@ async function add(store: RegistryStore, keys: KeySource, context: { now: () => 
     filter: JSON.stringify(request.filter ?? {}),
     rate: request.rate ?? null,
     schedule: JSON.stringify(request.schedule ?? DEFAULT_SCHEDULE),
+    auth: JSON.stringify(authOf(content)),
     created_at: new Date(now()).toISOString(),
   });
   return {
     ...(await summaryOf(store, keys, row)),
-    ...(request.secret === undefined && secret !== undefined && { secret }),
+    ...(request.secret === undefined && secret !== undefined && !ed25519 && { secret }),
+    ...(ed25519 && secret !== undefined && { publicKey: publicKeyOf(secret) }),
   };
 }
 
@@ -455,6 +524,13 @@ export function openDestinations(handle: StoreHandle, options: DestinationsOptio
     async rotateSecret(account, destination, options) {
       return await rotateSecret({ store, keys, now }, await found(store, account, destination), options);
     },
+    async setTls(account, destination, tls) {
+      const record = await found(store, account, destination);
+      if (!/^(https|rediss|tls):/i.test(record.url))
+        throw new DestinationRequestError(`destination ${destination} is not https://, rediss:// nor tls://: it has no TLS to set`);
+      await reseal({ store, keys, now }, record, { ...unseal(keys, record), tls: checkClientTls(tls) });
+      return await summaryOf(store, keys, await found(store, account, destination));
+    },
     open(record) {
       const sealed = unseal(keys, record);
       const at = now();
@@ -465,6 +541,8 @@ export function openDestinations(handle: StoreHandle, options: DestinationsOptio
         ...(sealed.stream !== undefined && { stream: sealed.stream }),
         ...(sealed.subject !== undefined && { subject: sealed.subject }),
         ...(sealed.tls !== undefined && { tls: sealed.tls }),
+        ...(sealed.headers !== undefined && { headers: sealed.headers }),
+        ...(sealed.oauth2 !== undefined && { oauth2: sealed.oauth2 }),
       };
     },
   };

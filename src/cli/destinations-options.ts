@@ -29,6 +29,25 @@ function seqOf(text: string, name: string): number {
   return Number(text);
 }
 
+/** `--signing`: hmac or ed25519. */
+function signingOf(text: string, name: string): 'hmac' | 'ed25519' {
+  if (text !== 'hmac' && text !== 'ed25519') throw new UsageError(`${name} must be hmac or ed25519, got "${text}"`);
+  return text;
+}
+
+/** A client certificate, its key and authorities: files read when the command runs, then sealed in the database. */
+const TLS_FILES = {
+  'client-cert': optional({
+    placeholder: '<file>',
+    help: 'a PEM client certificate presented to the destination (mutual TLS; https://, rediss://, tls://), with --client-key; sealed in the database',
+  }),
+  'client-key': optional({ placeholder: '<file>', help: "the client certificate's PEM private key (unencrypted); sealed, never shown" }),
+  ca: optional({
+    placeholder: '<file>',
+    help: "PEM certificates of the authorities the destination's certificate is checked against, instead of the system's",
+  }),
+};
+
 const JSON_FLAG = flagsOnly({ json: flag({ help: 'print the result as JSON' }) });
 
 /**
@@ -73,11 +92,15 @@ export const ADD_OPTIONS = withFileVariants({
   ...flagsOnly({
     url: optional({
       placeholder: '<url>',
-      help: 'where the changes are POSTed: http:// or https:// (a user name and password in it are sent as Basic authorization; neither they nor the values of its query are ever shown, key=***); or redis://[:password@]host:port[/db] (rediss:// for TLS): appended to a Redis stream',
+      help: 'where the changes are POSTed: http:// or https:// (a user name and password in it are sent as Basic authorization; neither they nor the values of its query are ever shown, key=***); or redis://[:password@]host:port[/db] (rediss:// for TLS): appended to a Redis stream; or nats://[user:password@]host:port (tls:// for TLS): published through NATS JetStream (with --subject)',
     }),
     stream: optional({
       placeholder: '<name>',
       help: "a redis:// destination's stream; default prequal-hooks:<account>:changes",
+    }),
+    subject: optional({
+      placeholder: '<subject>',
+      help: "a nats:// (tls://) destination's subject, required: each change is published to it through JetStream, and a stream of yours must capture it",
     }),
     secret: optional({
       placeholder: '<s>',
@@ -107,6 +130,32 @@ export const ADD_OPTIONS = withFileVariants({
       help: "start after this change (0: every change the feed keeps, a backfill); default: the account's last change, so that it receives what changes from now on",
       default: undefined,
       parse: seqOf,
+    }),
+    header: list({
+      placeholder: "'Name: value'",
+      help: 'a header sent on every POST (http(s) only; repeat for more), sealed like the URL and never shown (list shows its name); hop-by-hop, framing and webhook-* headers are refused',
+      secret: true,
+      whole: true,
+    }),
+    'oauth2-token-url': optional({
+      placeholder: '<url>',
+      help: 'an OAuth2 token endpoint (client credentials): each POST carries its Bearer token, fetched again before it expires and once on a 401',
+    }),
+    'oauth2-client-id': optional({ placeholder: '<id>', help: 'the OAuth2 client id (with --oauth2-token-url)' }),
+    'oauth2-client-secret': optional({
+      placeholder: '<secret>',
+      help: 'the OAuth2 client secret, sent to the token endpoint by HTTP Basic; sealed, never shown',
+      secret: true,
+      fileVariant: true,
+    }),
+    'oauth2-scope': optional({ placeholder: '<scope>', help: 'the scope asked of the token endpoint (space-separated)' }),
+    ...TLS_FILES,
+    signing: value({
+      placeholder: 'hmac|ed25519',
+      help: 'hmac: a whsec_ secret signs v1 (HMAC-SHA256); ed25519: a generated key signs v1a, and its public key (whpk_) is printed once, so the receiver holds no secret',
+      default: undefined,
+      defaultHelp: 'hmac',
+      parse: signingOf,
     }),
     operational: flag({
       help: "receive the account's operator events (a destination paused, resumed or disabled, a delivery set aside) instead of its changes; http(s):// only, no --filter",
@@ -158,6 +207,12 @@ export const ROTATE_OPTIONS = withFileVariants({
       secret: true,
       fileVariant: true,
     }),
+    signing: value({
+      placeholder: 'hmac|ed25519',
+      help: 'what the new secret is: hmac (whsec_, v1) or ed25519 (a generated key, v1a, its public key printed once); default: what it signs with now. The previous one keeps signing for --keep-previous, so both v1 and v1a go during a move',
+      default: undefined,
+      parse: signingOf,
+    }),
     'keep-previous': value({
       placeholder: '<duration>',
       help: 'how long the previous secret keeps signing beside the new one (units s, m, h, d, w); 0 ends it now',
@@ -192,5 +247,14 @@ export const REPLAY_OPTIONS = {
       parse: seqOf,
     }),
   }),
+  ...JSON_FLAG,
+};
+
+export const SET_TLS_OPTIONS = {
+  ...databaseOptions('must exist'),
+  ...ACCOUNTS_KEY_OPTIONS,
+  ...ACCOUNT_OPTIONS,
+  ...DESTINATION,
+  ...flagsOnly(TLS_FILES),
   ...JSON_FLAG,
 };

@@ -1,16 +1,18 @@
 // `prequal-hooks destinations`: the HTTP destinations an account's changes are POSTed to
 // (docs/destinations.md), one subcommand a verb. A generated secret is printed once, by `add`; a
 // URL's password and its query's values never are. A running serve takes every change within 2 seconds.
+import { readFileSync } from 'node:fs';
 import { DestinationRequestError } from '../destinations/errors.js';
+import { describeAuth, parseHeader, type ClientTls, type OAuth2Client } from '../destinations/authentication.js';
 import { parseFilter } from '../destinations/filter.js';
 import { checkSecret } from '../destinations/signing.js';
 import { networkPolicy, type NetworkRules } from '../destinations/network-policy.js';
-import { checkRedisRequest, checkUrl, openDestinations, type Destinations, type DestinationSummary } from '../destinations/registry.js';
+import { checkBrokerRequest, checkUrl, openDestinations, type Destinations, type DestinationSummary } from '../destinations/registry.js';
 import { isPostgresUrl, openStore } from '../store/open.js';
 import type { QueuedSend } from '../destinations/sql.js';
 import type { Store } from '../store/store.js';
 import { accountStore } from './account-target.js';
-import { CommandError, UsageError, type CommandIo } from './args.js';
+import { CommandError, readFailure, UsageError, type CommandIo } from './args.js';
 import { defineVerb, defineVerbs, type Command } from './command.js';
 import { requireDatabaseFile } from './database.js';
 import {
@@ -20,6 +22,7 @@ import {
   REPLAY_OPTIONS,
   RETRY_OPTIONS,
   ROTATE_OPTIONS,
+  SET_TLS_OPTIONS,
   STATE_OPTIONS,
 } from './destinations-options.js';
 import { databaseOf, type OptionTable, type ParsedCommand } from './options.js';
@@ -27,17 +30,24 @@ import { outputFormat, printJson, renderTable, shortInstant, type Column } from 
 
 export const DESTINATIONS_HELP = `Usage: prequal-hooks destinations add --db <db> [--account <id>] --url <url> [--secret <s> | --secret-file <f>] [--filter <field=value>]… [--rate <n>/s] [--retry-schedule <delays>] [--after <seq>] [--json]
        prequal-hooks destinations add --db <db> [--account <id>] --url redis://host:port[/db] [--stream <name>] [--filter <field=value>]… [--retry-schedule <delays>] [--after <seq>] [--json]
+       prequal-hooks destinations add --db <db> [--account <id>] --url nats://[user:password@]host:port --subject <subject> [--filter <field=value>]… [--retry-schedule <delays>] [--after <seq>] [--json]
        prequal-hooks destinations add --db <db> [--account <id>] --operational --url <url> [--secret <s> | --secret-file <f>] [--json]
        prequal-hooks destinations list --db <db> [--account <id>] [--destination <id>] [--json | --table]
        prequal-hooks destinations disable|enable|remove --db <db> [--account <id>] --destination <id>
        prequal-hooks destinations retry --db <db> [--account <id>] (--destination <id> [--change <seq>] | --all)
        prequal-hooks destinations replay --db <db> [--account <id>] --destination <id> --after <seq> [--until <seq>] [--json]
-       prequal-hooks destinations rotate-secret --db <db> [--account <id>] --destination <id> [--secret <s> | --secret-file <f>] [--keep-previous 24h]
+       prequal-hooks destinations rotate-secret --db <db> [--account <id>] --destination <id> [--secret <s> | --secret-file <f> | --signing hmac|ed25519] [--keep-previous 24h]
+       prequal-hooks destinations set-tls --db <db> [--account <id>] --destination <id> --client-cert <f> --client-key <f> [--ca <f>]
+
+An http(s) destination may also take --header 'Name: value' (repeatable), an OAuth2 client
+(--oauth2-token-url <u> --oauth2-client-id <id> --oauth2-client-secret-file <f> [--oauth2-scope <s>]),
+a client certificate (--client-cert <f> --client-key <f> [--ca <f>], https:// rediss:// tls://) and
+--signing ed25519 (v1a: the receiver holds the public key only).
 
 The URLs an account's changes (campaigns, candidates, credits) are POSTed to by serve, signed per
 Standard Webhooks, in order per entity, retried on a schedule (docs/destinations.md); or the
-Redis streams they are appended to (XADD, entry id <seq>-0), in seq order, retried and never set
-aside. A new destination receives the changes recorded after it was added (--after: from a seq
+Redis streams they are appended to (XADD, entry id <seq>-0), or the NATS JetStream subjects they
+are published to (Nats-Msg-Id: their webhook-id), in seq order, retried and never set aside. A new destination receives the changes recorded after it was added (--after: from a seq
 on, 0 for every change the feed keeps); an operational one (--operational) receives the account's
 operator events instead: a destination paused, resumed or disabled, a delivery set aside.
 
@@ -48,11 +58,13 @@ disable  stops delivering (changes keep coming in and are sent once it is enable
 enable   delivers again (a destination paused by failures, or disabled by a 410, too)
 remove   forgets the destination and its queue
 retry    puts dead deliveries back in the queue, due now: one (--change), a destination's, or --all;
-         a Redis destination (never dead) has its first queued change tried now
+         a Redis or NATS destination (never dead) has its first queued change tried now
 replay   sends again the changes with --after < seq <= --until that pass its filter, each with the
          webhook-id it had (a Redis stream skips those it holds)
 rotate-secret  signs with a new secret at once, and with the previous one too for --keep-previous
-         (each request then carries both signatures); without --secret, generates one, printed once
+         (each request then carries both signatures); without --secret, generates one, printed once;
+         --signing ed25519 moves to v1a (the public key printed once; v1 goes on beside it meanwhile)
+set-tls  replaces the client certificate and key (and --ca) of an https, rediss or tls destination
 
 Secrets and the URL are stored encrypted under the accounts key (--accounts-key-file; on SQLite
 <db>.accounts-key by default). Exits 1 when the account or destination is unknown, 2 when the
@@ -70,6 +82,7 @@ const VERBS: Record<string, Command> = {
   retry: verb('retry', RETRY_OPTIONS, retry),
   replay: verb('replay', REPLAY_OPTIONS, replay),
   'rotate-secret': verb('rotate-secret', ROTATE_OPTIONS, rotateSecret),
+  'set-tls': verb('set-tls', SET_TLS_OPTIONS, setTls),
 };
 
 /** The verbs of `destinations`, each with its own --help (docs/cli.md prints them). */
@@ -124,7 +137,7 @@ async function add(command: ParsedCommand<typeof ADD_OPTIONS>, io: CommandIo): P
   try {
     // A literal address refused (169.254.169.254 in any spelling), before anything is opened.
     checkUrl(values.url, networkPolicy(network));
-    checkRedisRequest({ url: values.url, secret: values.secret, stream: values.stream, rate: values.rate });
+    checkBrokerRequest({ url: values.url, secret: values.secret, stream: values.stream, subject: values.subject, rate: values.rate });
     if (values.secret !== undefined) checkSecret(values.secret);
     filter = parseFilter(values.filter);
   } catch (error) {
@@ -132,6 +145,7 @@ async function add(command: ParsedCommand<typeof ADD_OPTIONS>, io: CommandIo): P
     throw error;
   }
   const url = values.url;
+  const authentication = authenticationOf(values);
   const added = await withDestinations(
     command,
     io,
@@ -144,10 +158,13 @@ async function add(command: ParsedCommand<typeof ADD_OPTIONS>, io: CommandIo): P
           ...(values.filter.length > 0 && { filter }),
           ...(values.secret !== undefined && { secret: values.secret }),
           ...(values.stream !== undefined && { stream: values.stream }),
+          ...(values.subject !== undefined && { subject: values.subject }),
           ...(values.rate !== undefined && { rate: values.rate }),
           ...(values['retry-schedule'] !== undefined && { schedule: values['retry-schedule'] }),
           ...(values.after !== undefined && { after: values.after }),
           ...(values.operational && { operational: true }),
+          ...(values.signing !== undefined && { signing: values.signing }),
+          ...authentication,
         });
       } catch (error) {
         // What was asked is wrong (the URL, the secret): a usage error, and nothing was stored.
@@ -160,16 +177,79 @@ async function add(command: ParsedCommand<typeof ADD_OPTIONS>, io: CommandIo): P
   if (values.json) printJson(io, added);
   else {
     io.stdout.write(
-      `added destination ${added.destination} of account ${added.account}: ${added.url}${added.stream === undefined ? '' : `, stream ${added.stream}`}\n`,
+      `added destination ${added.destination} of account ${added.account}: ${added.url}${added.stream === undefined ? '' : `, stream ${added.stream}`}${added.subject === undefined ? '' : `, subject ${added.subject}`}\n`,
     );
     if (added.secret !== undefined) io.stdout.write(`its signing secret, shown once (give it to the receiver): ${added.secret}\n`);
+    if (added.publicKey !== undefined)
+      io.stdout.write(`its public key, shown once (give it to the receiver, which verifies v1a with it): ${added.publicKey}\n`);
   }
   return 0;
 }
 
+/** A PEM file's content; a missing or unreadable one is a usage error naming it. */
+function pemFile(path: string | undefined, option: string): string | undefined {
+  if (path === undefined) return undefined;
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(`${option} ${path}: ${readFailure(error)}`);
+  }
+}
+
+/** The client certificate, key and authorities the options name, read. */
+function tlsOf(values: {
+  'client-cert': string | undefined;
+  'client-key': string | undefined;
+  ca: string | undefined;
+}): ClientTls | undefined {
+  const cert = pemFile(values['client-cert'], '--client-cert');
+  const key = pemFile(values['client-key'], '--client-key');
+  const ca = pemFile(values.ca, '--ca');
+  if (cert === undefined && key === undefined && ca === undefined) return undefined;
+  return { ...(cert !== undefined && { cert }), ...(key !== undefined && { key }), ...(ca !== undefined && { ca }) };
+}
+
+/** The headers, OAuth2 client and TLS files of `add`, parsed and read; a wrong one is a usage error. */
+function authenticationOf(values: ParsedCommand<typeof ADD_OPTIONS>['values']): {
+  headers?: Array<[string, string]>;
+  oauth2?: OAuth2Client;
+  tls?: ClientTls;
+} {
+  const oauth2Options = ['oauth2-token-url', 'oauth2-client-id', 'oauth2-client-secret'] as const;
+  const given = oauth2Options.filter((o) => values[o] !== undefined);
+  if (given.length > 0 && given.length < 3)
+    throw new UsageError('--oauth2-token-url, --oauth2-client-id and --oauth2-client-secret-file go together');
+  if (values['oauth2-scope'] !== undefined && given.length === 0) throw new UsageError('--oauth2-scope goes with --oauth2-token-url');
+  try {
+    const headers = values.header.map(parseHeader);
+    const tls = tlsOf(values);
+    return {
+      ...(headers.length > 0 && { headers }),
+      ...(given.length === 3 && {
+        oauth2: {
+          tokenUrl: values['oauth2-token-url']!,
+          clientId: values['oauth2-client-id']!,
+          clientSecret: values['oauth2-client-secret']!,
+          ...(values['oauth2-scope'] !== undefined && { scope: values['oauth2-scope'] }),
+        },
+      }),
+      ...(tls !== undefined && { tls }),
+    };
+  } catch (error) {
+    if (error instanceof DestinationRequestError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
 const COLUMNS: Array<Column<DestinationSummary>> = [
   { header: 'DESTINATION', value: (d) => d.destination },
-  { header: 'URL', value: (d) => (d.stream === undefined ? d.url : `${d.url} stream ${d.stream}`), max: 70 },
+  {
+    header: 'URL',
+    value: (d) => `${d.url}${d.stream === undefined ? '' : ` stream ${d.stream}`}${d.subject === undefined ? '' : ` subject ${d.subject}`}`,
+    max: 70,
+  },
+  { header: 'TYPE', value: (d) => (d.kind === 'operational' ? `${d.type} (operational)` : d.type) },
+  { header: 'AUTHENTICATION', value: (d) => describeAuth(d.auth), max: 60 },
   { header: 'STATE', value: (d) => (d.reason === null ? d.state : `${d.state} (${d.reason})`) },
   { header: 'LAG', value: (d) => d.lag, align: 'right' },
   { header: 'DEAD', value: (d) => d.dead, align: 'right' },
@@ -243,7 +323,7 @@ async function retry(command: ParsedCommand<typeof RETRY_OPTIONS>, io: CommandIo
   });
   if (values.change !== undefined && retried === 0)
     throw new CommandError(
-      `change ${values.change} is not a dead delivery of ${values.destination} (nor, for a Redis destination, a queued change)`,
+      `change ${values.change} is not a dead delivery of ${values.destination} (nor, for a Redis or NATS destination, a queued change)`,
     );
   if (values.json) printJson(io, { retried });
   // A Redis destination has no dead delivery: its retry makes its first queued change due now.
@@ -277,6 +357,7 @@ async function rotateSecret(command: ParsedCommand<typeof ROTATE_OPTIONS>, io: C
   const rotated = await withDestinations(command, io, (destinations, account) =>
     destinations.rotateSecret(account, destination, {
       ...(values.secret !== undefined && { secret: values.secret }),
+      ...(values.signing !== undefined && { signing: values.signing }),
       keepPreviousMs: values['keep-previous'],
     }),
   );
@@ -286,6 +367,28 @@ async function rotateSecret(command: ParsedCommand<typeof ROTATE_OPTIONS>, io: C
       `destination ${destination}: the new secret signs now${rotated.previousUntil === null ? '' : `; the previous one too, until ${rotated.previousUntil}`}\n`,
     );
     if (rotated.secret !== undefined) io.stdout.write(`its new signing secret, shown once (give it to the receiver): ${rotated.secret}\n`);
+    if (rotated.publicKey !== undefined)
+      io.stdout.write(`its new public key, shown once (give it to the receiver, which verifies v1a with it): ${rotated.publicKey}\n`);
   }
+  return 0;
+}
+
+async function setTls(command: ParsedCommand<typeof SET_TLS_OPTIONS>, io: CommandIo): Promise<number> {
+  const { values } = command;
+  const destination = destinationOf(values);
+  if (values['client-cert'] === undefined || values['client-key'] === undefined)
+    throw new UsageError('--client-cert and --client-key are required: the new certificate and its private key');
+  const tls = tlsOf(values)!;
+  const summary = await withDestinations(command, io, async (destinations, account) => {
+    try {
+      return await destinations.setTls(account, destination, tls);
+    } catch (error) {
+      if (error instanceof DestinationRequestError) throw new UsageError(error.message);
+      throw error;
+    }
+  });
+  if (values.json) printJson(io, summary);
+  else
+    io.stdout.write(`destination ${destination}: ${describeAuth(summary.auth)}; a running receiver presents it from its next round on\n`);
   return 0;
 }

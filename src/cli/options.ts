@@ -45,6 +45,8 @@ export interface FlagOption extends Common {
 
 export interface ListOption extends Common {
   kind: 'list';
+  /** Each value taken whole, not split at commas (a header's value may hold one); a variable's values one a line. */
+  whole?: boolean;
 }
 
 export type OptionSpec = ValueOption<unknown> | FlagOption | ListOption;
@@ -148,7 +150,11 @@ export function parseCommand<O extends OptionTable>(
       else if (FALSE.has(environment.text.toLowerCase())) values[name] = false;
       else throw new UsageError(`${environment.name} must be 1 or 0 (true or false), got "${environment.text}"`);
     } else if (spec.kind === 'list') {
-      values[name] = splitList(flagValue !== undefined ? (flagValue as string[]) : environment !== undefined ? [environment.text] : []);
+      const texts = flagValue !== undefined ? (flagValue as string[]) : environment !== undefined ? [environment.text] : [];
+      values[name] =
+        spec.whole === true
+          ? texts.flatMap((t) => (flagValue === undefined ? t.split('\n') : [t])).filter((t) => t.trim() !== '')
+          : splitList(texts);
     } else {
       const textValue = (flagValue as string | undefined) ?? environment?.text;
       values[name] = textValue === undefined ? spec.default : spec.parse(textValue, source.from === 'default' ? `--${name}` : source.name);

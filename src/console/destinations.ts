@@ -6,6 +6,8 @@
 import type { Request, Response, Router } from 'express';
 import { destinationsOf, type DestinationRecord, type QueuedSend } from '../destinations/sql.js';
 import { maskedUrl } from '../destinations/masked-url.js';
+import { describeAuth, storedAuth } from '../destinations/authentication.js';
+import { destinationType } from '../destinations/registry.js';
 import { destinationLag, nextAttemptAt } from '../destinations/standing.js';
 import { actionForm, html, layout, when, type SafeHtml } from './html.js';
 import { idParam, type ConsoleData } from './source.js';
@@ -73,6 +75,8 @@ function destinationSection(data: ConsoleData, req: Request, shown: Shown): Safe
 <h2>${record.destination}</h2>
 <dl class="facts">
 <dt>URL</dt><dd><code class="url">${maskedUrl(record.url)}</code></dd>
+<dt>Type</dt><dd class="type">${destinationType(record.url)}${record.kind === 'operational' ? ' (operational)' : ''}</dd>
+<dt>Authentication</dt><dd class="auth">${describeAuth(storedAuth(record.url, record.auth))}</dd>
 <dt>State</dt><dd><span class="state ${record.state}">${record.state}</span>${record.state_reason === null ? '' : html` <span class="note">${record.state_reason}</span>`}</dd>
 <dt>Lag</dt><dd><span class="lag-changes">${shown.behind}</span> ${shown.behind === 1 ? 'change' : 'changes'} behind, the oldest <span class="lag-seconds">${seconds(shown.oldestSeconds)}</span> s old</dd>
 <dt>Last error</dt><dd class="error">${shown.lastError === undefined ? '—' : html`${shown.lastError.status === null ? '' : `${shown.lastError.status} `}${shown.lastError.error} (${when(shown.lastError.at)})`}</dd>

@@ -11,6 +11,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { DeniedAddressError, type NetworkPolicy } from './network-policy.js';
 import type { OpenedDestination } from './registry.js';
 import { retryAfterMs } from './schedule.js';
+import { tokenCache, TokenEndpointError, type TokenCache } from './oauth2.js';
 import { signatureHeader } from './signing.js';
 
 export type DeliveryOutcome =
@@ -35,6 +36,8 @@ export const MAX_CONNECTIONS = 16;
 export interface DestinationConnections {
   readonly agents: { readonly 'http:': HttpAgent; readonly 'https:': HttpsAgent };
   readonly policy: NetworkPolicy;
+  /** Its OAuth2 client's tokens, when it has one. */
+  readonly tokens: TokenCache;
   /** Closes every connection, idle or in use (a request on one fails); they are made again at need. */
   close(): void;
 }
@@ -50,6 +53,7 @@ export function destinationConnections(policy: NetworkPolicy, maxSockets = MAX_C
   return {
     agents,
     policy,
+    tokens: tokenCache(policy),
     close() {
       agents['http:'].destroy();
       agents['https:'].destroy();
@@ -89,7 +93,12 @@ interface Answer {
  */
 function post(
   url: URL,
-  request: { headers: Record<string, string | number>; body: string; connections: DestinationConnections },
+  request: {
+    headers: Record<string, string | number>;
+    body: string;
+    connections: DestinationConnections;
+    tls: OpenedDestination['tls'];
+  },
   signal: AbortSignal,
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
@@ -103,6 +112,8 @@ function post(
       headers: request.headers,
       // A name is checked as it resolves, each time a connection is made: what it resolved to when it was added says nothing.
       lookup: connections.policy.lookup,
+      // A client certificate (mutual TLS) and the authorities trusted instead of the system's, for https:// only.
+      ...(url.protocol === 'https:' && request.tls),
     };
     const sending = send(url, options, (response) => {
       const head = { status: response.statusCode ?? 0, retryAfter: response.headers['retry-after'] };
@@ -128,17 +139,48 @@ function post(
   });
 }
 
+/** The Authorization header: OAuth2's Bearer token (a fresh one when `fresh`), or the Basic of the URL's user info. */
+async function authorizationOf(
+  destination: OpenedDestination,
+  basic: string | undefined,
+  fresh: boolean,
+  options: { connections: DestinationConnections; timeoutMs: number; signal: AbortSignal },
+): Promise<string | undefined> {
+  if (destination.oauth2 === undefined) return basic;
+  return `Bearer ${await options.connections.tokens.token(destination.oauth2, fresh, options)}`;
+}
+
 export async function postChange(
   destination: OpenedDestination,
   message: SignedMessage,
   options: { signal: AbortSignal; connections: DestinationConnections; timeoutMs?: number; now: () => number },
 ): Promise<DeliveryOutcome> {
-  const { url, authorization } = target(destination.url);
+  const outcome = await postOnce(destination, message, options, false);
+  // A 401 with a cached token: the token is fetched again, once, and the change sent with it.
+  if (destination.oauth2 !== undefined && !outcome.ok && outcome.status === 401 && !options.signal.aborted)
+    return await postOnce(destination, message, options, true);
+  return outcome;
+}
+
+async function postOnce(
+  destination: OpenedDestination,
+  message: SignedMessage,
+  options: { signal: AbortSignal; connections: DestinationConnections; timeoutMs?: number; now: () => number },
+  freshToken: boolean,
+): Promise<DeliveryOutcome> {
+  const { url, authorization: basic } = target(destination.url);
   // An address written in the URL is not looked up: checked here, in whatever spelling it was given.
   const refused = options.connections.policy.hostRefusal(url.hostname);
   if (refused !== undefined)
     return { ok: false, status: null, error: new DeniedAddressError(refused).message, gone: false, retryAfterMs: undefined };
   const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+  let authorization;
+  try {
+    authorization = await authorizationOf(destination, basic, freshToken, { ...options, timeoutMs });
+  } catch (error) {
+    const reason = error instanceof TokenEndpointError ? error.message : 'the OAuth2 token could not be fetched';
+    return { ok: false, status: null, error: reason, gone: false, retryAfterMs: undefined };
+  }
   // One deadline for the head and the body, and the caller's stop: either ends the request.
   const ending = new AbortController();
   let ended: 'timeout' | 'stopped' | undefined;
@@ -156,6 +198,8 @@ export async function postChange(
       url,
       {
         headers: {
+          // The operator's headers first: none of them is one of those below (refused when added).
+          ...Object.fromEntries(destination.headers ?? []),
           'content-type': 'application/json',
           'content-length': Buffer.byteLength(message.body),
           'user-agent': 'prequal-hooks destinations',
@@ -166,6 +210,7 @@ export async function postChange(
         },
         body: message.body,
         connections: options.connections,
+        tls: destination.tls,
       },
       ending.signal,
     );

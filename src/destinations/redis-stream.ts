@@ -10,6 +10,7 @@
 import { ConfigurationError } from '../errors.js';
 import type { Change } from '../project/changes.js';
 import { DeniedAddressError, type NetworkPolicy } from './network-policy.js';
+import type { ClientTls } from './authentication.js';
 
 /** What one entry holds: the change as the HTTP destinations POST it, and its keys to filter on without parsing. */
 interface StreamEntry {
@@ -84,7 +85,13 @@ async function loadRedis(): Promise<typeof import('redis')> {
   }
 }
 
-async function connect(url: string, timeoutMs: number, signal: AbortSignal | undefined, policy: NetworkPolicy | undefined) {
+async function connect(
+  url: string,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+  policy: NetworkPolicy | undefined,
+  tls: ClientTls | undefined,
+) {
   // An address written in the URL is not looked up: checked here, in whatever spelling it was given.
   const refused = policy?.hostRefusal(new URL(url).hostname);
   if (refused !== undefined) throw new DeniedAddressError(refused);
@@ -106,6 +113,8 @@ async function connect(url: string, timeoutMs: number, signal: AbortSignal | und
       // A name is checked as it resolves, at each connection and reconnection.
       ...(policy !== undefined && { lookup: policy.lookup }),
       reconnectStrategy: (retries: number, cause: Error) => (connected ? Math.min(100 * 2 ** retries, 5_000) : cause),
+      // rediss://: a client certificate (mutual TLS) and the authorities trusted instead of the system's.
+      ...(tls !== undefined && { tls: true as const, ...tls }),
     },
   });
   // Errors reach the caller through the commands; the client's own event would crash the process unheard.
@@ -164,9 +173,9 @@ async function lastIdOf(client: Client, stream: string): Promise<string | undefi
 export async function openStreamWriter(
   url: string,
   stream: string,
-  { timeoutMs = 15_000, signal, policy }: { timeoutMs?: number; signal?: AbortSignal; policy?: NetworkPolicy } = {},
+  { timeoutMs = 15_000, signal, policy, tls }: { timeoutMs?: number; signal?: AbortSignal; policy?: NetworkPolicy; tls?: ClientTls } = {},
 ): Promise<StreamWriter> {
-  const client: Client = await connect(url, timeoutMs, signal, policy);
+  const client: Client = await connect(url, timeoutMs, signal, policy, tls);
   return {
     async append(account, changes, idOf) {
       let last: number | undefined;

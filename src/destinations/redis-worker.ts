@@ -43,7 +43,7 @@ export interface RedisSender {
 const BATCH = 200;
 
 /** The delay before attempt `attempt`: the schedule's, then its last step again and again (never spent). */
-function cappedDelay(schedule: readonly number[], attempt: number): number {
+export function cappedDelay(schedule: readonly number[], attempt: number): number {
   return delayBefore(schedule, Math.min(attempt, Math.max(schedule.length - 1, 0))) ?? 0;
 }
 
@@ -86,9 +86,9 @@ async function failed(context: RedisContext, record: DestinationRecord, row: Que
   );
 }
 
-/** The queued rows to append now, each with its change read from the feed now; rows retention dropped are settled away. */
-async function batchOf(
-  context: RedisContext,
+/** The queued rows to append (publish) now, each with its change read from the feed now; rows retention dropped are settled away. */
+export async function batchOf(
+  context: Pick<RedisContext, 'store' | 'logger' | 'now'>,
   record: DestinationRecord,
   onlyOne: boolean,
 ): Promise<{ rows: Array<{ row: QueuedSend; change: Change }>; oldest: number | null }> {
@@ -103,11 +103,11 @@ async function batchOf(
     const stored = bySeq.get(row.seq);
     if (stored !== undefined) rows.push({ row, change: changeOf(stored) });
     else if (row.seq < first) {
-      // Gone from the feed before it was appended: it cannot be, and it must not hold the stream up.
+      // Gone from the feed before it was appended (published): it cannot be, and it must not hold the log up.
       await context.store.destinations.delivered(record, row.seq, new Date(context.now()).toISOString());
       context.logger.warn(
         { destination: record.destination, account: record.account, seq: row.seq },
-        'destination: a queued change was dropped by retention before it reached the Redis stream',
+        'destination: a queued change was dropped by retention before it reached its stream',
       );
     } else break;
   }
@@ -135,10 +135,15 @@ export function redisSender(context: RedisContext): RedisSender {
   let trimmedAt: number | undefined;
 
   const writerOf = (opened: OpenedDestination, signal: AbortSignal): Promise<StreamWriter> => {
-    const key = `${opened.url}\n${opened.stream}`;
+    const key = JSON.stringify([opened.url, opened.stream, opened.tls]);
     if (writer?.key !== key) {
       void close();
-      const opening = openStreamWriter(opened.url, opened.stream!, { timeoutMs: context.timeoutMs, signal, policy: context.policy });
+      const opening = openStreamWriter(opened.url, opened.stream!, {
+        timeoutMs: context.timeoutMs,
+        signal,
+        policy: context.policy,
+        ...(opened.tls !== undefined && { tls: opened.tls }),
+      });
       writer = { key, opening };
       // A connection that could not be made is made again at the next attempt.
       opening.catch(() => {

@@ -49,6 +49,8 @@ export interface DestinationRecord {
   /** 1: paused until an operator enables it (never probed); 0 otherwise. */
   hold: number;
   kind: DestinationKind;
+  /** JSON of its authentication as shown (DestinationAuth): never a secret; null when added before it was kept. */
+  auth: string | null;
   cursor: number;
   failures: number;
   created_at: string;
@@ -137,8 +139,8 @@ export interface DestinationsPort {
    * an operator enables it, telling the operator events.
    */
   rewind(key: Key, to: number, reason: string, at: string): Promise<void>;
-  /** Replaces its sealed URL and secrets (a secret rotated); false when there is no such destination. */
-  setSealed(key: Key, sealed: string, keyId: string, at: string): Promise<boolean>;
+  /** Replaces its sealed URL and secrets (a secret rotated, a certificate replaced) and its authentication as shown; false when there is no such destination. */
+  setSealed(key: Key, sealed: string, keyId: string, at: string, auth: string): Promise<boolean>;
   /** Removes it and its queue; false when there is no such destination. */
   remove(key: Key): Promise<boolean>;
   /** Takes (or renews) the lease on the destination for `owner`; false when another holds a live one. */
@@ -199,7 +201,7 @@ export interface DeliveryStore {
 const SETTLEMENT = { durable: false };
 
 const COLUMNS =
-  'account, destination, url, sealed, key_id, filter, rate, schedule, state, state_reason, hold, kind, cursor, failures, created_at, updated_at';
+  'account, destination, url, sealed, key_id, filter, rate, schedule, state, state_reason, hold, kind, auth, cursor, failures, created_at, updated_at';
 const DELIVERY_COLUMNS = 'seq, entity, entity_id, state, attempts, next_at, last_status, last_error, failed_at';
 
 function recordOf(row: DestinationRecord): DestinationRecord {
@@ -238,10 +240,10 @@ async function add(engine: FeatureSql, row: Parameters<DestinationsPort['add']>[
     const [head] = await sql.rows<{ last_seq: number | string }>(`SELECT last_seq FROM ${heads} WHERE account = ${sql.placeholder(1)}`, [
       row.account,
     ]);
-    const values = [row.account, row.destination, row.url, row.sealed, row.key_id, row.filter, row.rate, row.schedule, row.kind];
+    const values = [row.account, row.destination, row.url, row.sealed, row.key_id, row.filter, row.rate, row.schedule, row.kind, row.auth];
     const [inserted] = await sql.rows<DestinationRecord>(
-      `INSERT INTO destinations (account, destination, url, sealed, key_id, filter, rate, schedule, kind, cursor, created_at, updated_at)
-       VALUES (${marks(sql, 12)}) RETURNING ${COLUMNS}`,
+      `INSERT INTO destinations (account, destination, url, sealed, key_id, filter, rate, schedule, kind, auth, cursor, created_at, updated_at)
+       VALUES (${marks(sql, 13)}) RETURNING ${COLUMNS}`,
       [...values, row.after ?? Number(head?.last_seq ?? 0), row.created_at, row.created_at],
     );
     return recordOf(inserted!);
@@ -310,14 +312,19 @@ async function applyState(
   return updated.length > 0;
 }
 
-async function setSealed(engine: FeatureSql, key: Key, sealed: { sealed: string; keyId: string }, at: string): Promise<boolean> {
+async function setSealed(
+  engine: FeatureSql,
+  key: Key,
+  sealed: { sealed: string; keyId: string; auth: string },
+  at: string,
+): Promise<boolean> {
   return await engine.transaction(async (sql) => {
     const $ = (n: number) => sql.placeholder(n);
     await bump(sql);
     const updated = await sql.rows(
-      `UPDATE destinations SET sealed = ${$(1)}, key_id = ${$(2)}, updated_at = ${$(3)}
-       WHERE account = ${$(4)} AND destination = ${$(5)} RETURNING destination`,
-      [sealed.sealed, sealed.keyId, at, key.account, key.destination],
+      `UPDATE destinations SET sealed = ${$(1)}, key_id = ${$(2)}, updated_at = ${$(3)}, auth = ${$(4)}
+       WHERE account = ${$(5)} AND destination = ${$(6)} RETURNING destination`,
+      [sealed.sealed, sealed.keyId, at, sealed.auth, key.account, key.destination],
     );
     return updated.length > 0;
   });
@@ -600,7 +607,7 @@ function destinationsPort(engine: FeatureSql): DestinationsPort {
     setState: (key, state, reason, at, hold = false) => engine.transaction((tx) => applyState(tx, key, { state, reason, at, hold })),
     rewind: (key, to, reason, at) =>
       engine.transaction(async (tx) => void (await applyState(tx, key, { state: 'paused', reason, at, hold: true, cursor: to }))),
-    setSealed: (key, sealed, keyId, at) => setSealed(engine, key, { sealed, keyId }, at),
+    setSealed: (key, sealed, keyId, at, auth) => setSealed(engine, key, { sealed, keyId, auth }, at),
     remove: (key) => remove(engine, key),
     lease: (key, owner, now, leaseMs) => engine.transaction((tx) => lease(tx, key, owner, now, leaseMs)),
     release: (key, owner) =>

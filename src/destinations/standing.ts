@@ -39,12 +39,12 @@ export async function destinationLag(
 
 /**
  * When a destination's next attempt is due (ISO 8601), from its backlog's `due`: the soonest due of
- * its queued changes that come first for their entity; while paused (and for a Redis stream, one
- * change at a time), its oldest queued change's, the probe. Null when nothing is queued, and while
+ * its queued changes that come first for their entity; while paused (and for a Redis stream or a NATS
+ * subject, one change at a time), its oldest queued change's, the probe. Null when nothing is queued, and while
  * it is disabled or held.
  */
 export function nextAttemptAt(record: DestinationRecord, due: DestinationBacklog['due']): string | null {
   if (record.state === 'disabled' || record.hold === 1) return null;
-  const at = record.state === 'paused' || /^rediss?:/i.test(record.url) ? due.oldest : due.soonest;
+  const at = record.state === 'paused' || /^(rediss?|nats|tls):/i.test(record.url) ? due.oldest : due.soonest;
   return at === null ? null : new Date(at).toISOString();
 }

@@ -19,8 +19,9 @@ import { destinationConnections, postChange, type DeliveryOutcome, type Destinat
 import { errorText } from './errors.js';
 import type { NetworkPolicy } from './network-policy.js';
 import { filterOf, passes } from './filter.js';
-import { redisSender } from './redis-worker.js';
-import { isRedisUrl, type Destinations, type OpenedDestination } from './registry.js';
+import { redisSender, type RedisSender } from './redis-worker.js';
+import { destinationType, type Destinations, type OpenedDestination } from './registry.js';
+import { natsSender } from './nats-worker.js';
 import { delayBefore } from './schedule.js';
 import { webhookId } from './signing.js';
 
@@ -317,14 +318,16 @@ export function destinationWorker(context: WorkerContext, key: Key): Destination
   const { inFlight, answered } = state;
   // Renewed when a third of it is gone, not every round: an idle destination costs no write.
   let leasedAt = -Infinity;
-  const redis = redisSender(context);
+  // A Redis stream or a NATS subject: one ordered log, appended (published) to one change at a time.
+  let log: RedisSender | undefined;
+  const logSender = (url: string) => (log ??= destinationType(url) === 'nats' ? natsSender(context) : redisSender(context));
   const stopped = () => state.requests.abort();
   context.signal.addEventListener('abort', stopped, { once: true });
   const halt = () => {
     state.requests.abort();
     state.requests = new AbortController();
     state.connections.close();
-    redis.halt();
+    log?.halt();
   };
 
   return {
@@ -335,7 +338,7 @@ export function destinationWorker(context: WorkerContext, key: Key): Destination
         // Disabled: what it has out ends now, not at its deadline (its changes stay queued for enable).
         if (record.state === 'disabled') halt();
         if (answered.length > 0) await commitRound(context, key, answered);
-        if (inFlight.size === 0) await redis.close();
+        if (inFlight.size === 0) await log?.close();
         return;
       }
       await opensHere(context, record, leasedAt !== -Infinity).catch((error: unknown) => {
@@ -350,20 +353,20 @@ export function destinationWorker(context: WorkerContext, key: Key): Destination
       record = await settleAndQueue(context, record, answered);
       // Held paused (a Redis stream it did not write): its changes are queued, nothing is sent until an operator enables it.
       if (record.state === 'paused' && record.hold === 1) {
-        if (inFlight.size === 0) await redis.close();
+        if (inFlight.size === 0) await log?.close();
         return;
       }
       // Opened each round: a rotated secret, or the end of a previous one's overlap, is taken at once.
       const opened = context.destinations.open(record);
       // A stream is one ordered log: one append at a time, in seq order, never beside another.
-      if (isRedisUrl(record.url)) {
+      if (destinationType(record.url) !== 'http') {
         if (inFlight.size === 0)
           track(
             context,
             state,
             record,
             0,
-            redis.send(record, opened, { onlyOne: record.state === 'paused', signal: state.requests.signal }),
+            logSender(record.url).send(record, opened, { onlyOne: record.state === 'paused', signal: state.requests.signal }),
           );
         return;
       }
@@ -372,14 +375,14 @@ export function destinationWorker(context: WorkerContext, key: Key): Destination
     release: async () => {
       leasedAt = -Infinity;
       state.connections.close();
-      await redis.close();
+      await log?.close();
       if (answered.length > 0) await commitRound(context, key, answered);
       await context.store.destinations.release(key, context.owner);
     },
     close: async () => {
       context.signal.removeEventListener('abort', stopped);
       state.connections.close();
-      await redis.close();
+      await log?.close();
     },
   };
 }

@@ -7,7 +7,7 @@ import { DestinationRequestError, errorText } from '../../src/destinations/error
 import { parseFilter, passes } from '../../src/destinations/filter.js';
 import { DEFAULT_SCHEDULE, delayBefore, parseRate, parseSchedule, retryAfterMs } from '../../src/destinations/schedule.js';
 import { checkSecret, generateSecret, signatureHeader, webhookId } from '../../src/destinations/signing.js';
-import { checkRedisRequest, checkUrl } from '../../src/destinations/registry.js';
+import { checkBrokerRequest, checkUrl } from '../../src/destinations/registry.js';
 import { maskedUrl } from '../../src/destinations/masked-url.js';
 import { campaignRow, candidateRow, creditsRow } from '../support/changes.js';
 
@@ -137,13 +137,17 @@ describe('schedules, rates, Retry-After and URLs', () => {
     expect(retryAfterMs('soon', now)).toBeUndefined();
   });
 
-  it('takes http(s) and redis(s) URLs, refuses any other scheme and a redis URL with a path, never echoing a password', () => {
+  it('takes http(s), redis(s), nats and tls URLs, refuses any other scheme and a redis or nats URL with a path, never echoing a password', () => {
+    expect(checkUrl('nats://u:p@nats.example.com:4222').protocol).toBe('nats:');
+    expect(checkUrl('tls://nats.example.com:4222').protocol).toBe('tls:');
+    expect(() => checkUrl('nats://u:hunter2@nats.example.com:4222/x')).toThrow(/--url must be nats:\/\/\[user:password@\]host:port/);
+    expect(() => checkUrl('nats://u:hunter2@nats.example.com:4222/x')).not.toThrow(/hunter2/);
     expect(checkUrl('https://user:pw@example.com/x').hostname).toBe('example.com');
     expect(checkUrl('redis://:hunter2@localhost:6379/2').hostname).toBe('localhost');
     expect(checkUrl('rediss://localhost:6380').protocol).toBe('rediss:');
     expect(() => checkUrl('redis://:hunter2@localhost:6379/streams')).toThrow(/redis:\/\/host:port\[\/db\]/);
     expect(() => checkUrl('redis://:hunter2@localhost:6379/streams')).not.toThrow(/hunter2/);
-    expect(() => checkUrl('ftp://u:hunter2@example.com')).toThrow(/http:\/\/, https:\/\/, redis:\/\/ or rediss:\/\//);
+    expect(() => checkUrl('ftp://u:hunter2@example.com')).toThrow(/http:\/\/, https:\/\/, redis:\/\/, rediss:\/\/, nats:\/\/ or tls:\/\//);
     expect(() => checkUrl('ftp://u:hunter2@example.com')).not.toThrow(/hunter2/);
     expect(() => checkUrl('ftp://example.com/x?key=hunter2')).toThrow(/ftp:\/\/example.com\/x\?key=\*\*\*"/);
   });
@@ -165,10 +169,10 @@ describe('schedules, rates, Retry-After and URLs', () => {
   });
 
   it('refuses a secret or a rate for a redis:// destination, and a stream for an http(s) one', () => {
-    expect(() => checkRedisRequest({ url: 'redis://localhost:6379', secret: generateSecret() })).toThrow(/--secret is for http\(s\)/);
-    expect(() => checkRedisRequest({ url: 'redis://localhost:6379', rate: 5 })).toThrow(/--rate is for http\(s\)/);
-    expect(() => checkRedisRequest({ url: 'https://example.com', stream: 's' })).toThrow(/--stream is for redis:\/\//);
-    expect(() => checkRedisRequest({ url: 'rediss://localhost:6379', stream: 'events' })).not.toThrow();
+    expect(() => checkBrokerRequest({ url: 'redis://localhost:6379', secret: generateSecret() })).toThrow(/--secret is for http\(s\)/);
+    expect(() => checkBrokerRequest({ url: 'redis://localhost:6379', rate: 5 })).toThrow(/--rate is for http\(s\)/);
+    expect(() => checkBrokerRequest({ url: 'https://example.com', stream: 's' })).toThrow(/--stream is for redis:\/\//);
+    expect(() => checkBrokerRequest({ url: 'rediss://localhost:6379', stream: 'events' })).not.toThrow();
   });
 });
 

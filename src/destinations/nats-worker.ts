@@ -1,0 +1,135 @@
+// A NATS JetStream destination's delivery (docs/destinations.md, "NATS JetStream"): its queued
+// changes published to its subject one at a time in `seq` order, from the first queued one, and
+// only when that one is due; each counted delivered once a stream acknowledged it, and settled by
+// seq at once. A failed publish is tried again on the destination's schedule, capped at its last
+// step, and never set aside (as a Redis stream's: a consumer reads one ordered log). A subject no
+// stream captures pauses the destination at once, its reason saying so; the probe resumes it once
+// the operator has added the stream.
+import type { Logger } from '../logging.js';
+import type { Change } from '../project/changes.js';
+import type { DeliveryStore, DestinationRecord, QueuedDelivery } from './sql.js';
+import { maskedUrl } from './masked-url.js';
+import { errorText } from './errors.js';
+import type { NetworkPolicy } from './network-policy.js';
+import type { OpenedDestination } from './registry.js';
+import { batchOf, cappedDelay, type RedisSender } from './redis-worker.js';
+import { NoStreamError, openSubjectPublisher, type SubjectPublisher } from './nats-stream.js';
+import { webhookId } from './signing.js';
+
+export interface NatsContext {
+  store: DeliveryStore;
+  logger: Logger;
+  now: () => number;
+  /** Consecutive failures that pause a destination (the breaker). */
+  pauseAfter: number;
+  timeoutMs: number;
+  policy: NetworkPolicy;
+}
+
+/** The publisher of one destination, opened at first need and kept while its URL, subject and certificate stay. */
+export type NatsSender = RedisSender;
+
+async function failed(context: NatsContext, record: DestinationRecord, row: QueuedDelivery, error: unknown): Promise<void> {
+  const message = errorText(error instanceof Error ? error.message : String(error));
+  const at = new Date(context.now()).toISOString();
+  const nextAt = context.now() + cappedDelay(JSON.parse(record.schedule) as number[], row.attempts + 1);
+  const missing = error instanceof NoStreamError;
+  // No stream: paused at once (not after the breaker's failures), its reason the one operators must read.
+  await context.store.destinations.failed(record, {
+    seq: row.seq,
+    dead: false,
+    nextAt,
+    status: null,
+    error: message,
+    at,
+    pauseAfter: missing ? 2 ** 31 - 1 : context.pauseAfter,
+  });
+  if (missing && record.state_reason !== message) await context.store.destinations.setState(record, 'paused', message, at);
+  const where = { destination: record.destination, account: record.account, seq: row.seq, url: maskedUrl(record.url) };
+  if (missing) context.logger.error({ ...where, error: message }, 'destination paused: no JetStream stream captures its subject');
+  else
+    context.logger.warn(
+      { ...where, error: message, attempts: row.attempts + 1 },
+      'destination: publish to NATS JetStream failed; tried again later (a NATS destination never sets a change aside)',
+    );
+}
+
+export function natsSender(context: NatsContext): NatsSender {
+  let publisher: { key: string; opening: Promise<SubjectPublisher>; checked: boolean } | undefined;
+
+  const publisherOf = (opened: OpenedDestination, signal: AbortSignal) => {
+    const key = JSON.stringify([opened.url, opened.subject, opened.tls]);
+    if (publisher?.key !== key) {
+      void close();
+      const opening = openSubjectPublisher(opened.url, opened.subject!, {
+        timeoutMs: context.timeoutMs,
+        signal,
+        policy: context.policy,
+        ...(opened.tls !== undefined && { tls: opened.tls }),
+      });
+      publisher = { key, opening, checked: false };
+      // A connection that could not be made (or was lost) is made again at the next attempt.
+      opening.catch(() => {
+        if (publisher?.opening === opening) publisher = undefined;
+      });
+    }
+    return publisher;
+  };
+
+  async function close(): Promise<void> {
+    const closing = publisher;
+    publisher = undefined;
+    if (closing !== undefined) await closing.opening.then((p) => p.close()).catch(() => undefined);
+  }
+
+  async function publishOne(
+    record: DestinationRecord,
+    opened: OpenedDestination,
+    change: Change,
+    row: QueuedDelivery,
+    signal: AbortSignal,
+  ) {
+    const held = publisherOf(opened, signal);
+    const writer = await held.opening;
+    if (writer.closed) {
+      publisher = undefined;
+      throw new Error('the connection to the NATS server was closed');
+    }
+    // Past the duplicate window a redone publish would be stored twice: the first of a connection
+    // (a restart, a crash) and any after a failure look first at the subject's last message.
+    const check = !held.checked || row.attempts > 0;
+    // Checked again unless this change is settled delivered: a settling that fails leaves it published and queued.
+    held.checked = false;
+    const id = webhookId(record.destination, change);
+    await writer.publish(JSON.stringify({ account: record.account, ...change }), id, check);
+    return held;
+  }
+
+  return {
+    async send(record, opened, { onlyOne, signal }) {
+      const { rows } = await batchOf(context, record, onlyOne);
+      let published = 0;
+      for (const { row, change } of rows) {
+        if (signal.aborted) return false;
+        let held;
+        try {
+          held = await publishOne(record, opened, change, row, signal);
+        } catch (error) {
+          if (signal.aborted) return false; // ended (disabled, removed, stopped): not a failure of the server
+          await failed(context, record, row, error);
+          return false;
+        }
+        await context.store.destinations.delivered(record, row.seq, new Date(context.now()).toISOString());
+        held.checked = true;
+        published++;
+      }
+      return published > 0;
+    },
+    halt() {
+      const halting = publisher;
+      publisher = undefined;
+      void halting?.opening.then((p) => p.destroy()).catch(() => undefined);
+    },
+    close,
+  };
+}

@@ -10,7 +10,7 @@ export type ReplayInput = string | object;
 /** NDJSON read from a stream (`replay -`: standard input, such as `dump`'s output), line by line as an .ndjson file is. */
 export class NdjsonStream {
   constructor(
-    readonly stream: AsyncIterable<Buffer | string>,
+    readonly stream: AsyncIterable<Buffer | string> | Iterable<Buffer | string>,
     readonly origin: string,
   ) {}
 }
@@ -45,7 +45,7 @@ async function* fromFile(path: string): AsyncGenerator<SourceItem> {
  * is not valid UTF-8 is kept as it was written, and a line made only of blanks is skipped. A line
  * in dump's escaped form (lines.ts) is the body it escapes.
  */
-async function* ndjsonLines(chunks: AsyncIterable<Buffer | string>, path: string): AsyncGenerator<SourceItem> {
+async function* ndjsonLines(chunks: AsyncIterable<Buffer | string> | Iterable<Buffer | string>, path: string): AsyncGenerator<SourceItem> {
   let n = 0;
   // The start of a line that goes on in the next chunk (a line may span many).
   let pieces: Buffer[] = [];

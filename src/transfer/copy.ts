@@ -5,7 +5,7 @@
 // copied as they are: a receiver started on the target goes on where the source's stopped.
 import type { Keyring } from '../accounts/key-file.js';
 import { isPostgresUrl } from '../store/open.js';
-import { continueNumbering, copiedColumns, openSource, openTarget, refuseWhileWritten, type Source, type Target } from './engines.js';
+import { afterRows, beforeRows, copiedColumns, openSource, openTarget, refuseWhileWritten, type Source, type Target } from './engines.js';
 import { TransferError } from './errors.js';
 import { checkSealed } from './sealed.js';
 import { COPIED_TABLES, type CopiedTable } from './tables.js';
@@ -86,9 +86,10 @@ export async function copyDatabase(from: string, to: string, options: CopyOption
     try {
       await refuseWhileWritten(target, 'target');
       await refuseUnlessEmpty(target);
+      await beforeRows(target);
       const tables: Record<string, number> = {};
       for (const table of COPIED_TABLES) tables[table.name] = await copyTable(source, target, table, options);
-      await continueNumbering(target, COPIED_TABLES);
+      await afterRows(target, COPIED_TABLES);
       await target.commit();
       return { from: source.location, to: target.location, tables, sealedChecked, ms: Math.round(performance.now() - started) };
     } finally {

@@ -115,6 +115,14 @@ describe.skipIf(postgres === undefined)('copy SQLite to PostgreSQL, serve on it,
     expect(report.sealedChecked).toBe(2); // acme's secret and the destination's
     for (const account of ['default', 'acme'])
       expect(await readAccountRows(target, account)).toEqual(await readAccountRows(source, account));
+    // The counters behind /metrics and inspect: counted again at the target, the same figures.
+    const counters = (db: string) =>
+      sqlOn(db).query(
+        'SELECT account, name, key, SUM(n) AS n, SUM(total) AS total FROM counters GROUP BY account, name, key HAVING SUM(n) <> 0 OR SUM(total) <> 0 ORDER BY account, name, key',
+      );
+    expect((await counters(target)).map((r) => ({ ...r, n: Number(r.n), total: Number(r.total) }))).toEqual(
+      (await counters(source)).map((r) => ({ ...r, n: Number(r.n), total: Number(r.total) })),
+    );
     const heads = (db: string) => sqlOn(db).query('SELECT account, last_seq, dropped_through FROM change_heads ORDER BY account');
     expect(await heads(target)).toEqual(await heads(source));
     const head = (await heads(source)).find((h) => h.account === 'default') as { dropped_through: number; last_seq: number };

@@ -41,6 +41,14 @@ export const COMMANDS: Record<string, { load: () => Promise<Command>; summary: s
     summary: "print an account's changes (campaigns, candidates, credits) after a cursor; --follow for new ones",
   },
   backup: { load: async () => (await import('./backup.js')).backup, summary: 'copy a SQLite database safely while serve writes to it' },
+  copy: {
+    load: async () => (await import('./copy.js')).copy,
+    summary: 'copy every account into an empty database of the other engine (SQLite to PostgreSQL, or back)',
+  },
+  dump: {
+    load: async () => (await import('./dump.js')).dump,
+    summary: "write an account's stored events as received, one a line, in the form replay reads",
+  },
   migrate: {
     load: async () => (await import('./migrate.js')).migrateCommand,
     summary: 'list and apply the schema migrations a database needs',

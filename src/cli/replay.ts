@@ -1,4 +1,5 @@
 import { replayInto, type ReplaySummary } from '../replay/index.js';
+import { NdjsonStream } from '../replay/sources.js';
 import { openStore } from '../store/open.js';
 import type { ReceiverRow } from '../store/rows.js';
 import { integer, UsageError } from './args.js';
@@ -34,7 +35,8 @@ deduplication, projection, dead letters), without signatures or a network: for b
 demos and tests. Replaying the same events again changes nothing.
 
 Inputs: .ndjson files (one event per line, streamed), .json files (one event or an array
-of events), and folders of them (read in name order, sub-folders included).
+of events), folders of them (read in name order, sub-folders included), and "-": NDJSON on
+standard input (what "prequal-hooks dump" writes: dump ... | replay - --db ...).
 
 When a receiver is running on the database ("prequal-hooks serve", or an application's
 createReceiver: each keeps a heartbeat there, and counts as running while its last one is
@@ -85,7 +87,10 @@ export const replay = defineCommand({
       const store = await accountStore(opened, dbPath, values.account);
       ownership = await ownershipOf(store, values['project-here']);
       const owner = ownership.owner;
-      summary = await replayInto({ store }, positionals, {
+      const inputs = positionals.map((p) =>
+        p === '-' ? new NdjsonStream((io.stdin ?? process.stdin) as AsyncIterable<Buffer>, 'stdin') : p,
+      );
+      summary = await replayInto({ store }, inputs, {
         bulk: values.batched !== true,
         enqueue: owner !== undefined,
         onProgress(running) {

@@ -47,6 +47,7 @@ export async function run(argv: string[], io: CommandIo): Promise<number> {
           'StoreUnavailableError',
           'DatabasePathError',
           'AccountsKeyError',
+          'TransferError',
         ].includes(error.name))
     ) {
       io.stderr.write(`prequal-hooks ${name}: ${error.message}\n`);

@@ -7,7 +7,7 @@
 // the operator has added the stream.
 import type { Logger } from '../logging.js';
 import type { Change } from '../project/changes.js';
-import type { DeliveryStore, DestinationRecord, QueuedDelivery } from './sql.js';
+import type { DeliveryStore, DestinationRecord, QueuedSend } from './sql.js';
 import { maskedUrl } from './masked-url.js';
 import { errorText } from './errors.js';
 import type { NetworkPolicy } from './network-policy.js';
@@ -29,7 +29,7 @@ export interface NatsContext {
 /** The publisher of one destination, opened at first need and kept while its URL, subject and certificate stay. */
 export type NatsSender = RedisSender;
 
-async function failed(context: NatsContext, record: DestinationRecord, row: QueuedDelivery, error: unknown): Promise<void> {
+async function failed(context: NatsContext, record: DestinationRecord, row: QueuedSend, error: unknown): Promise<void> {
   const message = errorText(error instanceof Error ? error.message : String(error));
   const at = new Date(context.now()).toISOString();
   const nextAt = context.now() + cappedDelay(JSON.parse(record.schedule) as number[], row.attempts + 1);
@@ -82,13 +82,7 @@ export function natsSender(context: NatsContext): NatsSender {
     if (closing !== undefined) await closing.opening.then((p) => p.close()).catch(() => undefined);
   }
 
-  async function publishOne(
-    record: DestinationRecord,
-    opened: OpenedDestination,
-    change: Change,
-    row: QueuedDelivery,
-    signal: AbortSignal,
-  ) {
+  async function publishOne(record: DestinationRecord, opened: OpenedDestination, change: Change, row: QueuedSend, signal: AbortSignal) {
     const held = publisherOf(opened, signal);
     const writer = await held.opening;
     if (writer.closed) {

@@ -2,15 +2,24 @@ import { createReadStream } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { readCanonicalJson } from '../events/index.js';
+import { isBlank, lineBody } from './lines.js';
 
 /** What replay accepts: event objects, or paths of `.json` / `.ndjson` files and folders of them. */
 export type ReplayInput = string | object;
+
+/** NDJSON read from a stream (`replay -`: standard input, such as `dump`'s output), line by line as an .ndjson file is. */
+export class NdjsonStream {
+  constructor(
+    readonly stream: AsyncIterable<Buffer | string> | Iterable<Buffer | string>,
+    readonly origin: string,
+  ) {}
+}
 
 export type SourceItem = { ok: true; raw: Buffer; origin: string } | { ok: false; origin: string; message: string };
 
 async function* fromFile(path: string): AsyncGenerator<SourceItem> {
   if (extname(path) === '.ndjson') {
-    yield* ndjsonLines(path);
+    yield* ndjsonLines(createReadStream(path) as AsyncIterable<Buffer>, path);
     return;
   }
   const bytes = await readFile(path);
@@ -30,21 +39,13 @@ async function* fromFile(path: string): AsyncGenerator<SourceItem> {
   }
 }
 
-/** Whether bytes [start, end) are only blanks (space, tab, CR, vertical tab, form feed). */
-function blank(bytes: Buffer, start: number, end: number): boolean {
-  for (let i = start; i < end; i++) {
-    const c = bytes[i]!;
-    if (c !== SPACE && c !== TAB && c !== CR && c !== 0x0b && c !== 0x0c) return false;
-  }
-  return true;
-}
-
 /**
- * The lines of an NDJSON file, streamed (memory stays flat whatever the file size), each as its
- * exact bytes: split at LF (a CR before it is dropped), never decoded, so that a line that is
- * not valid UTF-8 is kept as it was written, and a line made only of blanks is skipped.
+ * The lines of an NDJSON file or stream, streamed (memory stays flat whatever the file size), each
+ * as its exact bytes: split at LF (a CR before it is dropped), never decoded, so that a line that
+ * is not valid UTF-8 is kept as it was written, and a line made only of blanks is skipped. A line
+ * in dump's escaped form (lines.ts) is the body it escapes.
  */
-async function* ndjsonLines(path: string): AsyncGenerator<SourceItem> {
+async function* ndjsonLines(chunks: AsyncIterable<Buffer | string> | Iterable<Buffer | string>, path: string): AsyncGenerator<SourceItem> {
   let n = 0;
   // The start of a line that goes on in the next chunk (a line may span many).
   let pieces: Buffer[] = [];
@@ -56,9 +57,10 @@ async function* ndjsonLines(path: string): AsyncGenerator<SourceItem> {
       pieces = [];
     }
     if (bytes[bytes.length - 1] === CR) bytes = bytes.subarray(0, -1);
-    return blank(bytes, 0, bytes.length) ? undefined : { ok: true, raw: bytes, origin: `${path}:${n}` };
+    return isBlank(bytes) ? undefined : { ok: true, raw: lineBody(bytes), origin: `${path}:${n}` };
   };
-  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
+  for await (const text of chunks) {
+    const chunk = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
     let start = 0;
     for (let end = chunk.indexOf(LF); end !== -1; start = end + 1, end = chunk.indexOf(LF, start)) {
       const item = line(chunk.subarray(start, end));
@@ -159,6 +161,7 @@ export async function* readSources(inputs: Iterable<ReplayInput> | ReplayInput):
     typeof inputs === 'string' || !(Symbol.iterator in Object(inputs)) ? [inputs as ReplayInput] : [...(inputs as Iterable<ReplayInput>)];
   for (const input of list) {
     if (typeof input === 'string') yield* fromPath(input);
+    else if (input instanceof NdjsonStream) yield* ndjsonLines(input.stream, input.origin);
     else if (Array.isArray(input)) {
       for (const item of input) yield objectItem(item);
     } else yield objectItem(input);

@@ -153,6 +153,8 @@ const RANKS: Readonly<Record<string, number>> = {
   'client/': 8,
   'sandbox/': 8,
   'destinations/': 8,
+  // Moving what a database holds: a copy to the other engine, a dump in the form replay reads.
+  'transfer/': 8,
   // What reads all of it, destinations included: the metrics, the console; and reconciliation,
   // which calls the client.
   'metrics/': 9,

@@ -19,6 +19,7 @@ const TOKEN = 'console-destinations-full-4d1b';
 const READ_ONLY = 'console-destinations-ro-8e3f';
 const PASSWORD = 'dst-Pa55-console-9a1c';
 const QUERY_KEY = 'qkey-console-5b7d';
+const HEADER_VALUE = 'hdr-console-secret-2f8a';
 
 const CHROMIUM = findExecutable(['chromium', 'chromium-browser'], { override: process.env.CHROMIUM_PATH });
 const HAS_CHROMIUM = needs('Chromium', CHROMIUM !== undefined, {
@@ -84,6 +85,8 @@ describe('the Destinations page and the destination metrics of serve', () => {
       'entity=candidate',
       '--retry-schedule',
       '0s,100ms',
+      '--header',
+      `X-Api-Key: ${HEADER_VALUE}`,
       '--json',
     ]);
     expect(added.code, added.stderr).toBe(0);
@@ -109,6 +112,10 @@ describe('the Destinations page and the destination metrics of serve', () => {
       expect(text).toContain(masked);
       expect(text).not.toContain(PASSWORD);
       expect(text).not.toContain(QUERY_KEY);
+      // Its kind and how it authenticates, by names only: the header's value stays sealed.
+      expect(text).toContain('<dd class="type">http</dd>');
+      expect(text).toMatch(/<dd class="auth">signed v1 · user info · headers X-Api-Key<\/dd>/);
+      expect(text).not.toContain(HEADER_VALUE);
       expect(text).toMatch(
         new RegExp(`<tr data-seq="${seq}"><td>${seq}</td><td>candidate <code>cand-dst-1</code></td><td>2</td><td>500</td>`),
       );

@@ -94,7 +94,12 @@ export function checkHeaders(headers: ReadonlyArray<[string, string]>, others: {
   }
 }
 
-/** An OAuth2 client checked: an http(s):// token URL, a client id and secret. */
+/** Whether a URL's host is this machine's loopback: `localhost`, 127.0.0.0/8 or ::1. */
+function isLoopbackHost(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+}
+
+/** An OAuth2 client checked: an https:// token URL (http:// to loopback), a client id and secret. */
 export function checkOAuth2(client: OAuth2Client): OAuth2Client {
   let url: URL;
   try {
@@ -102,8 +107,12 @@ export function checkOAuth2(client: OAuth2Client): OAuth2Client {
   } catch {
     throw new DestinationRequestError(`--oauth2-token-url must be an absolute https:// URL, got "${maskedUrl(client.tokenUrl)}"`);
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:')
-    throw new DestinationRequestError(`--oauth2-token-url must be https:// (or http://), got "${maskedUrl(client.tokenUrl)}"`);
+  // The client secret crosses to the token endpoint: over TLS (RFC 6749 section 3.2), or to this
+  // machine's loopback (a token proxy beside the receiver, a test's endpoint).
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname)))
+    throw new DestinationRequestError(
+      `--oauth2-token-url must be https:// (http:// only to a loopback address), got "${maskedUrl(client.tokenUrl)}"`,
+    );
   if (client.clientId === '') throw new DestinationRequestError('--oauth2-client-id must not be empty');
   if (client.clientSecret === '') throw new DestinationRequestError('--oauth2-client-secret-file holds no secret');
   return { ...client, tokenUrl: url.href };

@@ -169,6 +169,20 @@ describe.each(ENGINES)('destination authentication on $name', (engine) => {
     closers.push(server.close);
     const secretFile = join(tmp.dir, 'client-secret');
     writeFileSync(secretFile, `${CLIENT_SECRET}\n`, { mode: 0o600 });
+    // The client secret crosses to the token endpoint: never in clear text off this machine.
+    const plain = await cli(
+      'add',
+      '--url',
+      server.url,
+      '--oauth2-token-url',
+      'http://auth.example.com/token',
+      '--oauth2-client-id',
+      'crm-sync',
+      '--oauth2-client-secret-file',
+      secretFile,
+    );
+    expect(plain.code).toBe(2);
+    expect(plain.stderr).toContain('--oauth2-token-url must be https://');
     const added = await cli(
       'add',
       '--url',

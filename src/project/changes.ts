@@ -1,7 +1,7 @@
 // The changes a projected batch makes (docs/projection.md section 10): one per row whose columns of
 // section 4 differ after the batch (or whose interview responses were replaced, or that is new),
 // naming the events that moved it. Pure: the store numbers and records them.
-import type { ChangeEntity, ChangeRecord, StoredChange } from '../tables/changes.js';
+import { changeRowOf, type ChangeEntity, type ChangeRecord, type StoredChange } from '../tables/changes.js';
 import type { RowWrites, StoredRow, StoredRows } from '../tables/stored.js';
 import type { CampaignRow, CandidateRow, CreditsRow } from '../tables/rows.js';
 
@@ -160,7 +160,7 @@ export function changeOf(stored: StoredChange): Change {
     entity: stored.entity,
     id: stored.id,
     op: stored.op,
-    row: stored.row === null ? null : (JSON.parse(stored.row) as unknown),
+    row: stored.row === null ? null : changeRowOf(stored.entity, stored.row),
     at: stored.at,
     events: JSON.parse(stored.events) as string[],
   } as Change;

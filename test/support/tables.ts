@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import type { ProjectedState } from '../../src/project/fold.js';
 import type { Store } from '../../src/store/store.js';
 import { sqlOn, type TestDatabase } from './sql.js';
+import { changeRowOf, type ChangeEntity } from '../../src/tables/changes.js';
 
 // The public contract of docs/projection.md section 4, read back as users read it.
 const CAMPAIGN = ['campaign_id', 'job_title', 'contract_type', 'candidate_link', 'questions_count', 'status', 'created_at'];
@@ -172,7 +173,7 @@ export async function readChanges(database: TestDatabase, account = 'default'): 
   return rows.map((r) => ({
     ...r,
     seq: Number(r.seq),
-    row: r.row === null ? null : (JSON.parse(r.row) as Record<string, unknown>),
+    row: r.row === null ? null : changeRowOf(r.entity as ChangeEntity, r.row),
     events: JSON.parse(r.events) as string[],
   }));
 }

@@ -6,7 +6,7 @@
 // which is the end of the transaction: projection batches of one account commit one after another
 // on every replica, and other accounts' go on.
 import type { StoredChangePage } from '../rows.js';
-import type { ChangeRecord, StoredChange } from '../../tables/changes.js';
+import { CANDIDATE_CAMPAIGN_INDEX, storedChangeRow, type ChangeRecord, type StoredChange } from '../../tables/changes.js';
 import { postgresSql } from './reads.js';
 import { query, type Session } from './session.js';
 import { CHANGES_CHANNEL } from './work-channel.js';
@@ -44,7 +44,7 @@ export async function recordChanges(tx: Session, account: string, changes: reado
       changes.map((c) => c.entity),
       changes.map((c) => c.id),
       changes.map((c) => c.op),
-      changes.map((c) => (c.row === null ? null : JSON.stringify(c.row))),
+      changes.map((c) => (c.row === null ? null : storedChangeRow(c.entity, c.row))),
       changes.map((c) => JSON.stringify(c.events)),
     ],
   );
@@ -58,7 +58,8 @@ export async function eraseChanges(tx: Session, account: string, candidateIds: r
   if (candidateIds.length === 0) return;
   await query(
     tx,
-    `UPDATE changes SET row = json_build_object('candidate_id', id, 'campaign_id', row::json ->> 'campaign_id')::text
+    `UPDATE changes SET row = json_build_object('candidate_id', id, 'campaign_id',
+       CASE WHEN left(row, 1) = '[' THEN row::json ->> ${CANDIDATE_CAMPAIGN_INDEX} ELSE row::json ->> 'campaign_id' END)::text
      WHERE account = $1 AND entity = 'candidate' AND id = ANY($2::text[]) AND row IS NOT NULL`,
     [account, candidateIds],
   );

@@ -2,7 +2,7 @@
 // write transaction that makes them (one writer at a time, so numbers follow commits), read a
 // page at a time by cursor, redacted by an erasure, dropped by retention a prefix at a time.
 import type { StoredChangePage } from '../rows.js';
-import type { ChangeRecord, StoredChange } from '../../tables/changes.js';
+import { CANDIDATE_CAMPAIGN_INDEX, storedChangeRow, type ChangeRecord, type StoredChange } from '../../tables/changes.js';
 import { prepared, type SqliteConnection } from './connection.js';
 import { sqliteSql } from './reads.js';
 import { pruneChanges as pruneChangesOf } from '../prune-changes.js';
@@ -23,7 +23,7 @@ export function recordChanges(connection: SqliteConnection, account: string, cha
     'INSERT INTO changes (account, seq, entity, id, op, row, at, events) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
   );
   changes.forEach((change, i) => {
-    const row = change.row === null ? null : JSON.stringify(change.row);
+    const row = change.row === null ? null : storedChangeRow(change.entity, change.row);
     insert.run(account, last - changes.length + 1 + i, change.entity, change.id, change.op, row, at, JSON.stringify(change.events));
   });
 }
@@ -41,7 +41,8 @@ export function eraseChanges(
 ): void {
   const redact = prepared(
     connection,
-    `UPDATE changes SET row = json_object('candidate_id', id, 'campaign_id', json_extract(row, '$.campaign_id'))
+    `UPDATE changes SET row = json_object('candidate_id', id, 'campaign_id',
+       json_extract(row, CASE WHEN substr(row, 1, 1) = '[' THEN '$[${CANDIDATE_CAMPAIGN_INDEX}]' ELSE '$.campaign_id' END))
      WHERE account = ? AND entity = 'candidate' AND id = ? AND row IS NOT NULL`,
   );
   for (const id of candidateIds) redact.run(account, id);

@@ -1,4 +1,4 @@
-// prequal-hooks dump: an account's stored events as received, one a line, for replay or any other
+// prequal-hooks dump: an account's erasures and stored events, one a line, for replay or any other
 // reader (how: src/transfer/dump.ts).
 import { parseInstant } from '../events/index.js';
 import { dumpEvents } from '../transfer/dump.js';
@@ -6,6 +6,7 @@ import { UsageError } from './args.js';
 import { requireDatabaseFile } from './database.js';
 import { ACCOUNT_OPTIONS, databaseOf, databaseOptions, flagsOnly, optional, optionsHelp } from './options.js';
 import { defineCommand } from './command.js';
+import { count } from '../words.js';
 
 export const DUMP_OPTIONS = {
   ...databaseOptions('must exist'),
@@ -26,18 +27,25 @@ tool, another engine or a later version can read them back. A body that is one l
 every event) is written as it is; one that is not (pretty-printed, empty, not text) is written as
 {"prequal-hooks:raw-base64":"<its bytes>"}, which replay turns back into the same bytes. So
   prequal-hooks dump --db old.db | prequal-hooks replay - --db new.db
-gives the same projected state. An erased person's events are left out: they appear nowhere in a
-dump (their stored bodies are redacted, and replayed without the erasure's record they would make
-the person's row again). A dump holds no accounts, secrets, destinations, change log or erasure
-records: to move a receiver to another database, use "prequal-hooks copy".
+gives the same projected state and the same erasures.
+
+Erasures travel with the dump: an erased person's bodies are written redacted, as the database
+holds them (the event with its data reduced to the ids), so that none of their e-mail, phone or
+names appears in it; and before the events, one line for each of the account's erasures (all of
+them, whatever --since),
+  {"prequal-hooks:erasure":{"candidate_id":"<id>","erased_at":"<instant>"}}
+which replay records as an erasure at that instant (reason "copied by replay"; the operator's
+reason is not written, as it may name the person): the person's earlier events change nothing,
+and a later one is a new contact, as in the source. A dump holds no accounts, secrets,
+destinations or change log: to move a receiver to another database, use "prequal-hooks copy".
 
 The dump is read from one snapshot, beside a running receiver if need be, and streamed: memory
-stays flat whatever the size. Nothing but the events is written on standard output; how many were
-written (and left out) is said on standard error.
+stays flat whatever the size. Nothing but those lines is written on standard output; how many
+were written is said on standard error.
 
 ${optionsHelp(DUMP_OPTIONS)}
 
-Exits 0 once every event is written, 1 when the database or the account cannot be read, 2 when
+Exits 0 once every line is written, 1 when the database or the account cannot be read, 2 when
 called wrongly.`;
 
 export const dump = defineCommand({
@@ -59,11 +67,7 @@ export const dump = defineCommand({
       ...(since !== undefined && { since }),
       ...postgres,
     });
-    io.stderr.write(
-      `prequal-hooks dump: ${report.events} events written` +
-        (report.erased > 0 ? `, ${report.erased} of erased people left out` : '') +
-        '\n',
-    );
+    io.stderr.write(`prequal-hooks dump: ${report.events} events written, after ${count(report.erasures, 'erasure')}\n`);
     return 0;
   },
 });

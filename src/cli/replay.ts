@@ -36,7 +36,11 @@ demos and tests. Replaying the same events again changes nothing.
 
 Inputs: .ndjson files (one event per line, streamed), .json files (one event or an array
 of events), folders of them (read in name order, sub-folders included), and "-": NDJSON on
-standard input (what "prequal-hooks dump" writes: dump ... | replay - --db ...).
+standard input (what "prequal-hooks dump" writes: dump ... | replay - --db ...). An NDJSON
+line {"prequal-hooks:erasure":{"candidate_id":"<id>","erased_at":"<instant>"}}, as dump
+writes them, is recorded as an erasure at that instant (reason "copied by replay"): whatever
+the database holds of the person is erased, their events dated at or before it change
+nothing, and an erasure recorded already changes nothing.
 
 When a receiver is running on the database ("prequal-hooks serve", or an application's
 createReceiver: each keeps a heartbeat there, and counts as running while its last one is
@@ -56,14 +60,16 @@ ${optionsHelp(REPLAY_OPTIONS)}
 
 Prints how many events were received, duplicates (already in the database), projected,
 unknown (kind not known to this version) and dead (invalid), or enqueued for the running
-receiver, and exits 0; exits 1 when an input could not be read (each one is named on stderr).`;
+receiver, and erasures recorded if any, and exits 0; exits 1 when an input could not be read (each one is named on stderr).`;
 
 const PROJECTED_FIELDS = ['received', 'duplicates', 'projected', 'unknown', 'dead'] as const;
 
 /** The summary in words: what was projected here, or what was left to the running receiver. */
 function summaryLine(summary: ReplaySummary, owner: ReceiverRow | undefined): string {
-  if (owner === undefined) return PROJECTED_FIELDS.map((field) => `${field} ${summary[field]}`).join(', ');
-  return `received ${summary.received}, duplicates ${summary.duplicates}, enqueued ${summary.enqueued} for ${ownerText(owner)}, dead ${summary.dead}`;
+  // A dump's erasures are named only when there were some: most replays have none.
+  const erasures = summary.erasures > 0 ? `, erasures ${summary.erasures}` : '';
+  if (owner === undefined) return PROJECTED_FIELDS.map((field) => `${field} ${summary[field]}`).join(', ') + erasures;
+  return `received ${summary.received}, duplicates ${summary.duplicates}, enqueued ${summary.enqueued} for ${ownerText(owner)}, dead ${summary.dead}${erasures}`;
 }
 
 export const replay = defineCommand({

@@ -7,7 +7,8 @@ import type { IdentityKey, SettledDelivery } from '../store/rows.js';
 import type { StagedEffect } from '../tables/stored.js';
 import type { Store } from '../store/store.js';
 import type { WriteTx } from '../store/write-ports.js';
-import { readSources, type ReplayInput } from './sources.js';
+import type { CopiedErasure } from './lines.js';
+import { readSources, type ReplayInput, type SourceItem } from './sources.js';
 
 /** What a replay did with its inputs, counted by outcome. */
 export interface ReplaySummary {
@@ -23,6 +24,8 @@ export interface ReplaySummary {
   unknown: number;
   /** Kept as dead letters: invalid data, or not an event envelope. */
   dead: number;
+  /** Erasures recorded from a dump's erasure lines (docs/commands.md, "dump"); 0 for those recorded already. */
+  erasures: number;
   /** Inputs that could not be read at all (missing file, permission …). */
   unreadable: Array<{ origin: string; message: string }>;
 }
@@ -48,8 +51,8 @@ export function requireReadable(summary: ReplaySummary): ReplaySummary {
   return summary;
 }
 
-/** The ports a replay writes through: transactions, the bulk path where the engine has one, durability, the wake-up. */
-export type ReplayPorts = Pick<Store, 'account' | 'write' | 'bulkLoad' | 'flush' | 'announceWork'>;
+/** The ports a replay writes through: transactions, the bulk path where the engine has one, durability, the wake-up, the scrub after an erasure. */
+export type ReplayPorts = Pick<Store, 'account' | 'write' | 'bulkLoad' | 'flush' | 'announceWork' | 'scrub'>;
 
 export interface ReplayTarget {
   store: ReplayPorts;
@@ -90,21 +93,101 @@ export async function replayInto(
   options: ReplayOptions = {},
 ): Promise<ReplaySummary> {
   const { store } = target;
-  const now = target.now ?? Date.now;
-  const batchSize = options.batchSize ?? 500;
-  const summary: ReplaySummary = { received: 0, duplicates: 0, enqueued: 0, projected: 0, unknown: 0, dead: 0, unreadable: [] };
+  const summary: ReplaySummary = {
+    received: 0,
+    duplicates: 0,
+    enqueued: 0,
+    projected: 0,
+    unknown: 0,
+    dead: 0,
+    erasures: 0,
+    unreadable: [],
+  };
+  const items = new Items(readSources(inputs));
+  try {
+    if (options.bulk !== false && !options.enqueue && store.bulkLoad !== undefined) {
+      // A dump's erasures come before its events: recorded first, so that the load honours them.
+      await copyErasures(store, await leadingErasures(items, summary), summary);
+      // Stops before an erasure line that follows events, and the batched path below goes on from it.
+      await replayBulk(target, items, options, summary);
+    }
+    await replayBatched(target, items, options, summary);
+  } finally {
+    await items.close();
+  }
+  await store.flush();
+  return summary;
+}
 
-  if (options.bulk !== false && !options.enqueue && store.bulkLoad !== undefined) {
-    const loaded = await replayBulk(target, inputs, options, summary);
-    if (loaded !== undefined) {
-      await store.flush();
-      return loaded;
+/** The inputs' items one at a time, one of which can be put back: the bulk load stops before an erasure line. */
+class Items {
+  private back: SourceItem | undefined;
+  constructor(private readonly source: AsyncGenerator<SourceItem>) {}
+  async next(): Promise<SourceItem | undefined> {
+    const item = this.back;
+    if (item !== undefined) {
+      this.back = undefined;
+      return item;
+    }
+    const read = await this.source.next();
+    return read.done === true ? undefined : read.value;
+  }
+  putBack(item: SourceItem): void {
+    this.back = item;
+  }
+  async close(): Promise<void> {
+    await this.source.return(undefined);
+  }
+}
+
+/** The erasure lines before the first body (inputs that cannot be read noted on the way). */
+async function leadingErasures(items: Items, summary: ReplaySummary): Promise<CopiedErasure[]> {
+  const erasures: CopiedErasure[] = [];
+  for (let item = await items.next(); item !== undefined; item = await items.next()) {
+    if (!item.ok) summary.unreadable.push({ origin: item.origin, message: item.message });
+    else if ('erasure' in item) erasures.push(item.erasure);
+    else {
+      items.putBack(item);
+      break;
     }
   }
+  return erasures;
+}
 
+/** The reason a copied erasure is recorded with: the source's own may name the person, and a dump never carries it. */
+const COPIED_REASON = 'copied by replay';
+
+/**
+ * A dump's erasures recorded here in one transaction, each as an erasure at its own instant
+ * (docs/projection.md section 8): whatever here names the person erased and redacted, their older
+ * events changing nothing from then on; one recorded already changes nothing. Then the engine
+ * scrubbed, as after an erasure, when they erased anything here.
+ */
+async function copyErasures(store: ReplayPorts, erasures: readonly CopiedErasure[], summary: ReplaySummary): Promise<void> {
+  if (erasures.length === 0) return;
+  const done = await store.write(async (tx) => {
+    const done = { recorded: 0, redacted: 0 };
+    for (const { candidateId, erasedAt } of erasures) {
+      const outcome = await tx.eraseCandidate({ match: { candidateId }, erasedAt, reason: COPIED_REASON, copied: true });
+      if (!outcome.found) continue;
+      done.recorded++;
+      done.redacted += outcome.eventsRedacted;
+    }
+    return done;
+  });
+  summary.erasures += done.recorded;
+  if (done.redacted > 0) await store.scrub();
+}
+
+/** What is left of the inputs, batch by batch; an erasure line commits the events before it, then is recorded. */
+async function replayBatched(target: ReplayTarget, items: Items, options: ReplayOptions, summary: ReplaySummary): Promise<void> {
+  const { store } = target;
+  const now = target.now ?? Date.now;
+  const batchSize = options.batchSize ?? 500;
   // Batches commit without waiting for the disk; a flush at the end makes them all durable
   // before replay returns.
   let batch: Buffer[] = [];
+  let erasures: CopiedErasure[] = [];
   const flush = async () => {
     const at = new Date(now()).toISOString();
     if (options.enqueue) await enqueue(store, batch, at, summary);
@@ -112,10 +195,19 @@ export async function replayInto(
     batch = [];
     options.onProgress?.({ ...summary }, { bulk: false });
   };
-  for await (const item of readSources(inputs)) {
+  for (let item = await items.next(); item !== undefined; item = await items.next()) {
     if (!item.ok) {
       summary.unreadable.push({ origin: item.origin, message: item.message });
       continue;
+    }
+    if ('erasure' in item) {
+      if (batch.length > 0) await flush();
+      erasures.push(item.erasure);
+      continue;
+    }
+    if (erasures.length > 0) {
+      await copyErasures(store, erasures, summary);
+      erasures = [];
     }
     if (batch.length >= batchSize) {
       await flush();
@@ -125,8 +217,7 @@ export async function replayInto(
     batch.push(item.raw);
   }
   if (batch.length > 0) await flush();
-  await store.flush();
-  return summary;
+  await copyErasures(store, erasures, summary);
 }
 
 type BatchCounts = { duplicates: number; projected: number; unknown: number; dead: number };
@@ -236,11 +327,11 @@ async function enqueue(store: ReplayPorts, raws: readonly Buffer[], at: string, 
  * The bulk path (`ReplayOptions.bulk`): every input read, processed and appended in input order
  * (the first of each identity stays, as in the batched path), with the effects of the new events
  * staged; then the staged effects folded into the projected tables. Undefined, having read
- * nothing, when the database is not empty.
+ * nothing, when the database is not empty. It stops before an erasure line that follows events.
  */
 async function replayBulk(
   target: ReplayTarget,
-  inputs: Iterable<ReplayInput> | ReplayInput,
+  items: Items,
   options: ReplayOptions,
   summary: ReplaySummary,
 ): Promise<ReplaySummary | undefined> {
@@ -279,10 +370,15 @@ async function replayBulk(
       batch = [];
       options.onProgress?.({ ...summary }, { bulk: true });
     };
-    for await (const item of readSources(inputs)) {
+    for (let item = await items.next(); item !== undefined; item = await items.next()) {
       if (!item.ok) {
         summary.unreadable.push({ origin: item.origin, message: item.message });
         continue;
+      }
+      if ('erasure' in item) {
+        // An erasure after events: the load ends here, and the batched path records it and goes on.
+        items.putBack(item);
+        break;
       }
       summary.received++;
       batch.push(item.raw);

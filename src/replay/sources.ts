@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { readCanonicalJson } from '../events/index.js';
-import { isBlank, lineBody } from './lines.js';
+import { isBlank, readLine, type CopiedErasure } from './lines.js';
 
 /** What replay accepts: event objects, or paths of `.json` / `.ndjson` files and folders of them. */
 export type ReplayInput = string | object;
@@ -15,7 +15,11 @@ export class NdjsonStream {
   ) {}
 }
 
-export type SourceItem = { ok: true; raw: Buffer; origin: string } | { ok: false; origin: string; message: string };
+/** A body read, an erasure read (a dump's erasure line), or an input that could not be read. */
+export type SourceItem =
+  | { ok: true; raw: Buffer; origin: string }
+  | { ok: true; erasure: CopiedErasure; origin: string }
+  | { ok: false; origin: string; message: string };
 
 async function* fromFile(path: string): AsyncGenerator<SourceItem> {
   if (extname(path) === '.ndjson') {
@@ -43,7 +47,7 @@ async function* fromFile(path: string): AsyncGenerator<SourceItem> {
  * The lines of an NDJSON file or stream, streamed (memory stays flat whatever the file size), each
  * as its exact bytes: split at LF (a CR before it is dropped), never decoded, so that a line that
  * is not valid UTF-8 is kept as it was written, and a line made only of blanks is skipped. A line
- * in dump's escaped form (lines.ts) is the body it escapes.
+ * in dump's escaped form (lines.ts) is the body it escapes; one in its erasure form, an erasure.
  */
 async function* ndjsonLines(chunks: AsyncIterable<Buffer | string> | Iterable<Buffer | string>, path: string): AsyncGenerator<SourceItem> {
   let n = 0;
@@ -57,7 +61,11 @@ async function* ndjsonLines(chunks: AsyncIterable<Buffer | string> | Iterable<Bu
       pieces = [];
     }
     if (bytes[bytes.length - 1] === CR) bytes = bytes.subarray(0, -1);
-    return isBlank(bytes) ? undefined : { ok: true, raw: lineBody(bytes), origin: `${path}:${n}` };
+    if (isBlank(bytes)) return undefined;
+    const origin = `${path}:${n}`;
+    const read = readLine(bytes);
+    if ('invalid' in read) return { ok: false, origin, message: read.invalid };
+    return 'erasure' in read ? { ok: true, erasure: read.erasure, origin } : { ok: true, raw: read.body, origin };
   };
   for await (const text of chunks) {
     const chunk = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;

@@ -77,6 +77,14 @@ export interface ErasureRequest {
   /** When the erasure runs: UTC ISO 8601 with milliseconds. */
   erasedAt: string;
   reason: string;
+  /**
+   * An erasure copied from another database (a dump's erasure line, replayed; by `candidateId`):
+   * nothing done (`found: false`) when this one (candidate, `erasedAt`) is recorded already, so
+   * that a second replay of a dump changes nothing; recorded even when nothing here names the
+   * person, so that their older events change nothing here either; owing the onErase hooks only
+   * when it erased something here.
+   */
+  copied?: boolean;
 }
 
 /**

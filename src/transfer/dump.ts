@@ -1,17 +1,18 @@
-// `dump`: an account's stored events, one line each, each body as it was received (the bytes its
-// signature covered), in the form replay reads (replay/lines.ts), in inbox order, a batch at a time
-// from one snapshot, each batch written only once the output has taken the last: memory stays flat
-// whatever the inbox's size.
+// `dump`: an account's erasures, then its stored events, one line each, in the form replay reads
+// (replay/lines.ts): each body as the inbox holds it (as it was received, the bytes its signature
+// covered, or redacted by an erasure), in inbox order, a batch at a time from one snapshot, each
+// batch written only once the output has taken the last: memory stays flat whatever the inbox's size.
 //
-// An erased person's events are left out. Their stored bodies are already redacted (reduced to the
-// keys), but a replay of those reduced bodies into a database without the erasure's record would
-// make the person's row again, from the keys alone; left out, a replay gives the same state, and
-// the person appears nowhere in the dump. Which rows an erasure redacted is decided as the
+// An erased person's bodies are written redacted (reduced to the keys), and their erasure records
+// come first, as lines of their own: replayed first, they keep those bodies from making the person's
+// row again, and a later event about them is a new contact, as here (docs/projection.md section 8).
+// A stored row the projection has yet to redact (a late delivery about an erased candidate, still
+// pending) is written as it will be once processed. Which rows those are is decided as the
 // projection decides it (events/redact.ts): a row set aside and redacted keeps redacted reasons;
 // an event about an erased candidate, dated at or before the erasure (any date for reconcile.*).
 import { once } from 'node:events';
-import { erasureInstants, parseInstant, readEnvelope, REDACTED_REASONS_JSON } from '../events/index.js';
-import { bodyLine } from '../replay/lines.js';
+import { erasureInstants, parseInstant, readEnvelope, REDACTED_REASONS_JSON, redactedBody } from '../events/index.js';
+import { bodyLine, erasureLine } from '../replay/lines.js';
 import { openSource, type Source } from './engines.js';
 import { TransferError } from './errors.js';
 
@@ -28,10 +29,10 @@ export interface DumpOptions {
 
 /** What `dumpEvents` wrote. */
 export interface DumpReport {
-  /** Lines written: one per stored event. */
+  /** Erasure lines written: one per erasure of the account, whatever `since`. */
+  erasures: number;
+  /** Event lines written: one per stored event. */
   events: number;
-  /** Stored rows left out: the events of erased people. */
-  erased: number;
 }
 
 interface Row {
@@ -45,7 +46,7 @@ interface Row {
 const COLUMNS = ['raw', 'kind', 'handler_key', 'event_at', 'reasons'] as const;
 const KINDS = ['bytes', 'text', 'text', 'integer', 'text'] as const;
 
-/** Whether erasure redacted the row (or would, on processing it): `erasures` maps a candidate to its latest erasure (ms). */
+/** Whether erasure redacted the row (or will, on processing it): `erasures` maps a candidate to its latest erasure (ms). */
 function erased(row: Row, erasures: ReadonlyMap<string, number>): boolean {
   if (row.reasons === REDACTED_REASONS_JSON) return true;
   if (row.handler_key === null || !row.handler_key.startsWith('candidate:')) return false;
@@ -71,18 +72,25 @@ async function write(out: NodeJS.WritableStream, chunk: Buffer): Promise<void> {
   if (!out.write(chunk)) await once(out, 'drain');
 }
 
-/** Writes the account's stored events to `out`, one line each (replay/lines.ts), and says how many. */
+/** The account's erasures, oldest first (every one: the state needs them whatever `since`). */
+async function erasureRows(source: Source, account: string): Promise<Array<{ candidate_id: string; erased_at: string | Date }>> {
+  return await source.rows('SELECT candidate_id, erased_at FROM erasures WHERE account = $1 ORDER BY erasure_id', [account]);
+}
+
+/** Writes the account's erasures, then its stored events, to `out`, one line each (replay/lines.ts), and says how many. */
 export async function dumpEvents(location: string, out: NodeJS.WritableStream, options: DumpOptions): Promise<DumpReport> {
   const source = await openSource(location, options.schema === undefined ? {} : { schema: options.schema });
   try {
     await requireAccount(source, options.account);
-    const erasures = erasureInstants(
-      await source.rows<{ candidate_id: string; erased_at: string }>('SELECT candidate_id, erased_at FROM erasures WHERE account = $1', [
-        options.account,
-      ]),
-    );
+    const recorded = await erasureRows(source, options.account);
+    const erasures = erasureInstants(recorded);
+    const report: DumpReport = { erasures: recorded.length, events: 0 };
+    const lines = recorded.flatMap((row) => {
+      const erasedAt = new Date(erasureInstants([row]).get(row.candidate_id)!).toISOString();
+      return [erasureLine({ candidateId: row.candidate_id, erasedAt }), NEWLINE];
+    });
+    if (lines.length > 0) await write(out, Buffer.concat(lines));
     const since = options.since === undefined ? undefined : new Date(options.since).toISOString();
-    const report: DumpReport = { events: 0, erased: 0 };
     const batches = source.batches(
       {
         table: 'inbox',
@@ -98,11 +106,7 @@ export async function dumpEvents(location: string, out: NodeJS.WritableStream, o
       const lines: Buffer[] = [];
       for (const values of batch) {
         const row = Object.fromEntries(COLUMNS.map((name, i) => [name, values[i]])) as unknown as Row;
-        if (erased(row, erasures)) {
-          report.erased++;
-          continue;
-        }
-        lines.push(bodyLine(row.raw), NEWLINE);
+        lines.push(bodyLine(erased(row, erasures) ? redactedBody(row.raw) : row.raw), NEWLINE);
         report.events++;
       }
       if (lines.length > 0) await write(out, Buffer.concat(lines));

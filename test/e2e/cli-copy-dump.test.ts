@@ -167,10 +167,14 @@ describe.skipIf(postgres === undefined)('copy SQLite to PostgreSQL, serve on it,
       expect(await pgServe.stop('SIGTERM')).toBe(0);
     }
 
-    // dump of PostgreSQL into replay gives the same state; the erased person is nowhere in it.
+    // dump of PostgreSQL into replay gives the same state and the same erasure: the erased person's
+    // id is in the erasure line and their redacted bodies, none of their values anywhere.
     const dumped = await runCliProcess(['dump', '--db', target]);
     expect(dumped.code, dumped.stderr).toBe(0);
-    expect(dumped.stdout).not.toContain(ERASED.id);
+    const lines = dumped.stdout.split('\n').slice(0, -1);
+    const stored = await sqlOn(target).query<{ n: string }>("SELECT COUNT(*) AS n FROM inbox WHERE account = 'default'");
+    expect(lines).toHaveLength(1 + Number(stored[0]!.n));
+    expect(JSON.parse(lines[0]!)).toMatchObject({ 'prequal-hooks:erasure': { candidate_id: ERASED.id } });
     expect(dumped.stdout).not.toContain(ERASED.email);
     expect(dumped.stdout).not.toContain(ERASED.name);
     const dumpFile = join(tmp.dir, 'dump.ndjson');
@@ -178,6 +182,14 @@ describe.skipIf(postgres === undefined)('copy SQLite to PostgreSQL, serve on it,
     const replayed = join(tmp.dir, 'replayed.db');
     expect((await runCliProcess(['replay', '--db', replayed, dumpFile])).code).toBe(0);
     expect(await readStoreTables(replayed, { account: 'default' })).toEqual(await readStoreTables(target, { account: 'default' }));
+    const erasures = async (db: string) =>
+      (
+        await sqlOn(db).query<{ candidate_id: string; erased_at: string | Date }>(
+          "SELECT candidate_id, erased_at FROM erasures WHERE account = 'default'",
+        )
+      ).map((r) => [r.candidate_id, new Date(r.erased_at).toISOString()]);
+    expect(await erasures(replayed)).toEqual(await erasures(target));
+    expect(await erasures(replayed)).toHaveLength(1);
 
     // And back: PostgreSQL to a new SQLite file, row for row.
     const back = join(tmp.dir, 'back.db');

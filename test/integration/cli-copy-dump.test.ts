@@ -1,7 +1,8 @@
 // `prequal-hooks copy` and `dump` in this process: what copy refuses (a receiver running on the
 // source, a key that does not open the sealed values), leaving the target empty; dump's bodies
-// byte for byte, whatever they hold, back through replay. The whole move, serve on the copy and
-// PostgreSQL: test/e2e/cli-copy-dump.test.ts.
+// byte for byte, whatever they hold, back through replay; an erased person's erasure carried by
+// the dump, their bodies in it redacted. The whole move, serve on the copy and PostgreSQL:
+// test/e2e/cli-copy-dump.test.ts.
 import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -12,6 +13,8 @@ import { ENGINES } from '../support/engines.js';
 import { tempDir } from '../support/servers.js';
 import { sqlOn } from '../support/sql.js';
 import { FIXTURES } from '../support/cli-process.js';
+import { INVALID_EVENT, leaked, ZELPHINE, ZELPHINE_EVENTS } from '../support/personal-bodies.js';
+import { readStoreTables } from '../support/tables.js';
 
 const tmp = tempDir('prequal-hooks-copy-');
 afterAll(() => tmp.cleanup());
@@ -79,7 +82,7 @@ describe.each(ENGINES)('prequal-hooks dump of $name', (engine) => {
     // The bytes themselves (runCli's stdout is text): the same dump into a file.
     const file = join(tmp.dir, `dump-${engine.name}.ndjson`);
     const out = createWriteStream(file);
-    expect(await dumpEvents(database, out, { account: 'default' })).toEqual({ events: stored, erased: 0 });
+    expect(await dumpEvents(database, out, { account: 'default' })).toEqual({ erasures: 0, events: stored });
     await new Promise((resolve) => out.end(resolve));
     expect(readFileSync(file, 'utf8')).toBe(dumped.stdout);
     const again = join(tmp.dir, `again-${engine.name}.db`);
@@ -87,5 +90,99 @@ describe.each(ENGINES)('prequal-hooks dump of $name', (engine) => {
     const raws = async (db: string) =>
       (await sqlOn(db).query<{ raw: Buffer }>('SELECT raw FROM inbox ORDER BY inbox_id')).map((r) => Buffer.from(r.raw).toString('hex'));
     expect(await raws(again)).toEqual(await raws(database));
+  });
+});
+
+/** The account's erasures as the audit trail holds them: whom, and when (ms, either engine). */
+const erasures = async (db: string) =>
+  (
+    await sqlOn(db).query<{ candidate_id: string; erased_at: string | Date }>(
+      'SELECT candidate_id, erased_at FROM erasures ORDER BY erasure_id',
+    )
+  ).map((r) => ({ candidate: r.candidate_id, at: new Date(r.erased_at).getTime() }));
+
+/** What a replay into `db` made: the projected tables and the erasures. */
+const state = async (db: string) => ({ tables: await readStoreTables(db, { account: 'default' }), erasures: await erasures(db) });
+
+describe.each(ENGINES)('prequal-hooks dump of $name, with an erased person', (engine) => {
+  // Zelphine's events, erased; then a new contact under the same id, dated after the erasure.
+  const later = {
+    event: 'candidate.added',
+    timestamp: '2030-01-01T00:00:00Z',
+    data: { campaign_id: ZELPHINE_EVENTS[0]!.data.campaign_id, candidate_id: ZELPHINE, first_name: 'Anouk', email: 'anouk@example.org' },
+  };
+
+  async function erasedSource(): Promise<string> {
+    const { database } = await engine.fresh();
+    const events = join(tmp.dir, `zelphine-${engine.name}.ndjson`);
+    writeFileSync(events, [...ZELPHINE_EVENTS, INVALID_EVENT].map((e) => JSON.stringify(e)).join('\n') + '\n');
+    expect((await runCli(['replay', '--db', database, `${FIXTURES}scenarios/campaign-lifecycle.ndjson`, events])).code).toBe(0);
+    expect((await runCli(['erase', '--db', database, '--candidate', ZELPHINE, '--reason', 'request by Zelphine'])).code).toBe(0);
+    const after = join(tmp.dir, `later-${engine.name}.ndjson`);
+    writeFileSync(after, JSON.stringify(later) + '\n');
+    expect((await runCli(['replay', '--db', database, after])).code).toBe(0);
+    return database;
+  }
+
+  it('writes a line per stored event after the erasure, none naming the person, and replay gives the same state', async () => {
+    const source = await erasedSource();
+    const dumped = await runCli(['dump', '--db', source]);
+    expect(dumped.code, dumped.stderr).toBe(0);
+    const lines = dumped.stdout.split('\n').slice(0, -1);
+    const stored = await count(source);
+    expect(lines).toHaveLength(1 + stored);
+    expect(dumped.stderr).toContain(`${stored} events written, after 1 erasure`);
+    const [erasure] = await erasures(source);
+    expect(JSON.parse(lines[0]!)).toEqual({
+      'prequal-hooks:erasure': { candidate_id: ZELPHINE, erased_at: new Date(erasure!.at).toISOString() },
+    });
+    // Neither the erased values (names, e-mail, phone, free text) nor the operator's reason.
+    expect(leaked(dumped.stdout)).toEqual([]);
+    expect(dumped.stdout).not.toContain('request by');
+    expect(lines.filter((l) => l.includes(ZELPHINE))).toHaveLength(1 + ZELPHINE_EVENTS.length + 2);
+
+    const { database: target } = await engine.fresh();
+    const replayed = await runCli(['replay', '-', '--db', target], { input: dumped.stdout });
+    expect(replayed.code, replayed.stderr).toBe(0);
+    expect(replayed.stdout).toContain('erasures 1');
+    const expected = await state(source);
+    expect(expected.tables.candidates.find((c) => c.candidate_id === ZELPHINE)).toMatchObject({ first_name: 'Anouk' });
+    expect(await state(target)).toEqual(expected);
+    // Rebuilt, the person stays erased and the new contact stays; replayed again, nothing changes.
+    expect((await runCli(['rebuild', '--db', target])).code).toBe(0);
+    expect(await state(target)).toEqual(expected);
+    const again = await runCli(['replay', '-', '--db', target], { input: dumped.stdout });
+    expect(again.stdout).toContain(`duplicates ${stored}`);
+    expect(await state(target)).toEqual(expected);
+    const reasons = await sqlOn(target).query<{ reason: string }>('SELECT reason FROM erasures');
+    expect(reasons).toEqual([{ reason: 'copied by replay' }]);
+  });
+
+  it('erases, as an erasure does, what a target held of the person, batch by batch too', async () => {
+    const source = await erasedSource();
+    const dumped = await runCli(['dump', '--db', source]);
+    const { database: target } = await engine.fresh();
+    const events = join(tmp.dir, `zelphine-only-${engine.name}.ndjson`);
+    writeFileSync(events, ZELPHINE_EVENTS.map((e) => JSON.stringify(e)).join('\n') + '\n');
+    expect((await runCli(['replay', '--db', target, events])).code).toBe(0);
+    const replayed = await runCli(['replay', '-', '--db', target, '--batched'], { input: dumped.stdout });
+    expect(replayed.code, replayed.stderr).toBe(0);
+    expect(await state(target)).toEqual(await state(source));
+    const raws = await sqlOn(target).query<{ raw: Buffer }>('SELECT raw FROM inbox');
+    expect(leaked(raws.map((r) => Buffer.from(r.raw).toString('utf8')).join('\n'))).toEqual([]);
+  });
+
+  it('writes every erasure of the account with --since, and none of another account', async () => {
+    const source = await erasedSource();
+    const since = await runCli(['dump', '--db', source, '--since', '2999-01-01T00:00:00Z']);
+    expect(since.code, since.stderr).toBe(0);
+    expect(since.stdout.split('\n').slice(0, -1)).toEqual([expect.stringMatching(/^\{"prequal-hooks:erasure":/)]);
+    const keyFile = join(tmp.dir, `since-${engine.name}.key`);
+    writeFileSync(keyFile, Buffer.from(newKey().key).toString('base64'), { mode: 0o600 });
+    const added = await runCli(['accounts', 'add', '--db', source, '--account', 'acme', '--accounts-key-file', keyFile]);
+    expect(added.code, added.stderr).toBe(0);
+    const acme = await runCli(['dump', '--db', source, '--account', 'acme']);
+    expect(acme.code, acme.stderr).toBe(0);
+    expect(acme.stdout).toBe('');
   });
 });

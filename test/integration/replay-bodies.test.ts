@@ -23,7 +23,7 @@ describe('replay of odd bodies', () => {
     const notEnvelope = join(tmp.dir, 'not-an-envelope.json');
     writeFileSync(notEnvelope, '{"event": "candidate.added", "data": "no timestamp"}');
     const summary = await replay([notJson, notEnvelope, notJson, notEnvelope], { database: db });
-    expect(summary).toEqual({ received: 4, duplicates: 2, enqueued: 0, projected: 0, unknown: 0, dead: 2, unreadable: [] });
+    expect(summary).toEqual({ received: 4, duplicates: 2, enqueued: 0, projected: 0, unknown: 0, dead: 2, erasures: 0, unreadable: [] });
     expect(db.prepare('SELECT COUNT(*) FROM inbox').pluck().get()).toBe(2);
     db.close();
   });
@@ -45,7 +45,7 @@ describe('replay of odd bodies', () => {
     const db = new Database(':memory:');
     const summary = await replay(file, { database: db });
     // JSON.stringify would have thrown on the deep element and written 1e400 as null.
-    expect(summary).toEqual({ received: 5, duplicates: 0, enqueued: 0, projected: 3, unknown: 0, dead: 2, unreadable: [] });
+    expect(summary).toEqual({ received: 5, duplicates: 0, enqueued: 0, projected: 3, unknown: 0, dead: 2, erasures: 0, unreadable: [] });
     const raws = (db.prepare('SELECT raw FROM inbox ORDER BY inbox_id').pluck().all() as Buffer[]).map((raw) => raw.toString('utf8'));
     expect(raws).toEqual(elements);
     const infinite = db.prepare('SELECT identity, raw_sha256, reasons FROM inbox WHERE inbox_id = 2').get() as Record<string, string>;

@@ -12,7 +12,7 @@ describe('the campaign lifecycle scenario', () => {
   it('in order, ends in the hand-derived expected tables', async () => {
     const db = new Database(':memory:');
     const summary = await replay(join(SCENARIOS, 'campaign-lifecycle.ndjson'), { database: db });
-    expect(summary).toEqual({ received: 46, duplicates: 0, enqueued: 0, projected: 46, unknown: 0, dead: 0, unreadable: [] });
+    expect(summary).toEqual({ received: 46, duplicates: 0, enqueued: 0, projected: 46, unknown: 0, dead: 0, erasures: 0, unreadable: [] });
     expect(readTables(db)).toEqual(expected);
   });
 

@@ -3,7 +3,7 @@
 // escaped form itself), and an ordinary event is written as it is.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bodyLine, lineBody } from '../../src/replay/lines.js';
+import { bodyLine, erasureLine, lineBody, readLine } from '../../src/replay/lines.js';
 import { NdjsonStream, readSources } from '../../src/replay/sources.js';
 
 /** The bodies replay reads from `text` given in chunks cut at `cuts`. */
@@ -11,7 +11,7 @@ async function replayed(text: Buffer, cuts: number[]): Promise<Buffer[]> {
   const points = [...new Set(cuts.map((c) => c % (text.length + 1)))].sort((a, b) => a - b);
   const chunks = [0, ...points, text.length].slice(1).map((end, i, all) => text.subarray(i === 0 ? 0 : all[i - 1], end));
   const bodies: Buffer[] = [];
-  for await (const item of readSources([new NdjsonStream(chunks, 'stdin')])) if (item.ok) bodies.push(item.raw);
+  for await (const item of readSources([new NdjsonStream(chunks, 'stdin')])) if (item.ok && 'raw' in item) bodies.push(item.raw);
   return bodies;
 }
 
@@ -24,6 +24,8 @@ const tricky = fc.oneof(
     Buffer.from('{\n  "event": "x"\n}\n'),
     Buffer.from([0xff, 0xfe, 0x0a, 0x00]),
     Buffer.from('{"prequal-hooks:raw-base64":"e30="}'),
+    // A body in the erasure line's form is a body still, never taken for an erasure.
+    Buffer.from('{"prequal-hooks:erasure":{"candidate_id":"c1","erased_at":"2026-11-20T10:00:00.000Z"}}'),
   ),
 );
 
@@ -47,5 +49,22 @@ describe('a body as a dump line', () => {
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+describe('an erasure as a dump line', () => {
+  it('reads back as the erasure it stands for, and a line of its form that holds none as an error', () => {
+    const erasure = { candidateId: 'cand-1', erasedAt: '2026-11-20T10:00:00.000Z' };
+    expect(erasureLine(erasure).toString()).toBe(
+      '{"prequal-hooks:erasure":{"candidate_id":"cand-1","erased_at":"2026-11-20T10:00:00.000Z"}}',
+    );
+    expect(readLine(erasureLine(erasure))).toEqual({ erasure });
+    for (const line of [
+      '{"prequal-hooks:erasure":{"candidate_id":"","erased_at":"2026-11-20T10:00:00Z"}}',
+      '{"prequal-hooks:erasure":{"candidate_id":"c","erased_at":"yesterday"}}',
+      '{"prequal-hooks:erasure":{"candidate_id":"c","erased_at":"2026-11-20T10:00:00Z"},"event":"x"}',
+      '{"prequal-hooks:erasure":',
+    ])
+      expect(readLine(Buffer.from(line))).toHaveProperty('invalid');
   });
 });

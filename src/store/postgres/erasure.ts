@@ -54,6 +54,17 @@ async function find(tx: Session, account: string, match: ErasureRequest['match']
   return await candidatesMatching(postgresSql(tx), account, match, ' FOR UPDATE');
 }
 
+/** Whether the copied erasure (its one candidate at its instant) is recorded already. */
+async function copiedAlready(tx: Session, account: string, request: ErasureRequest): Promise<boolean> {
+  if (!('candidateId' in request.match)) return false;
+  const found = await query(tx, 'SELECT 1 FROM erasures WHERE account = $1 AND candidate_id = $2 AND erased_at = $3::timestamptz', [
+    account,
+    request.match.candidateId,
+    request.erasedAt,
+  ]);
+  return found.length > 0;
+}
+
 /** Puts these bodies in place of the stored ones (an erased candidate's events, redacted). */
 export async function replaceBodies(tx: Session, rows: ReadonlyArray<{ inboxId: number; raw: Uint8Array }>): Promise<void> {
   if (rows.length === 0) return;
@@ -78,11 +89,13 @@ async function redactRows(tx: Session, rows: ReadonlyArray<{ inboxId: number; ra
 /** Erases a person (one candidate or several) of the account inside the caller's write transaction. */
 export async function eraseCandidate(tx: Session, account: string, request: ErasureRequest): Promise<ErasureOutcome> {
   await erasureLock(tx, account, 'exclusive');
+  if (request.copied === true && (await copiedAlready(tx, account, request))) return { found: false };
   const projected = await find(tx, account, request.match);
   const people = projected.length === 0 ? unprojected(request.match) : projected;
   if (people.length === 0) return { found: false };
   const rows = await rowsNaming(postgresSql(tx), account, people);
-  if (projected.length === 0 && rows.length === 0) return { found: false };
+  const erasedHere = projected.length > 0 || rows.length > 0;
+  if (!erasedHere && request.copied !== true) return { found: false };
   await redactRows(
     tx,
     rows.map((row) => ({ inboxId: row.inbox_id, raw: redactedBody(row.raw), reasons: reasonsOnceRedacted(row) })),
@@ -99,11 +112,12 @@ export async function eraseCandidate(tx: Session, account: string, request: Eras
        INSERT INTO erasures (account, candidate_id, erased_at, reason, events_redacted)
        SELECT $5, id, $2::timestamptz, $3, n FROM unnest($1::text[], $4::integer[]) AS v(id, n) ORDER BY id
        RETURNING erasure_id, erased_at)
-     INSERT INTO erasure_hooks (erasure_id, due_at) SELECT erasure_id, erased_at FROM erased`,
-    [ids, request.erasedAt, request.reason, outcome.candidates.map((c) => c.eventsRedacted), account],
+     INSERT INTO erasure_hooks (erasure_id, due_at) SELECT erasure_id, erased_at FROM erased WHERE $6::boolean`,
+    [ids, request.erasedAt, request.reason, outcome.candidates.map((c) => c.eventsRedacted), account, erasedHere],
   );
-  // The feed: their earlier changes reduced to keys, one `erase` each (docs/projection.md section 10).
-  await eraseChanges(tx, account, ids);
+  // The feed: their earlier changes reduced to keys, one `erase` each (docs/projection.md section 10);
+  // a copied erasure that found nothing here has nothing to announce.
+  if (erasedHere) await eraseChanges(tx, account, ids);
   return outcome;
 }
 

@@ -24,6 +24,13 @@ export function erasures(connection: SqliteConnection, account: string, candidat
   return erasureInstants(rows);
 }
 
+/** Whether the copied erasure (its one candidate at its instant) is recorded already. */
+function copiedAlready(connection: SqliteConnection, account: string, request: ErasureRequest): boolean {
+  if (!('candidateId' in request.match)) return false;
+  const statement = prepared(connection, 'SELECT 1 FROM erasures WHERE account = ? AND candidate_id = ? AND erased_at = ?');
+  return statement.get(account, request.match.candidateId, request.erasedAt) !== undefined;
+}
+
 /** The account's candidates by id, as projected (those that are). */
 function byIds(connection: SqliteConnection, account: string, ids: readonly string[]): PersonValues[] {
   const statement = prepared(connection, 'SELECT candidate_id, email, phone FROM candidates WHERE account = ? AND candidate_id = ?');
@@ -45,11 +52,13 @@ function redactRow(connection: SqliteConnection, inboxId: number, redacted: Uint
 
 /** Erases a person of the account (one candidate or several) inside the caller's write transaction. */
 export async function eraseCandidate(connection: SqliteConnection, account: string, request: ErasureRequest): Promise<ErasureOutcome> {
+  if (request.copied === true && copiedAlready(connection, account, request)) return { found: false };
   const projected = await find(connection, account, request.match);
   const people = projected.length === 0 ? unprojected(request.match) : projected;
   if (people.length === 0) return { found: false };
   const rows = await rowsNaming(sqliteSql(connection), account, people);
-  if (projected.length === 0 && rows.length === 0) return { found: false };
+  const erasedHere = projected.length > 0 || rows.length > 0;
+  if (!erasedHere && request.copied !== true) return { found: false };
   for (const row of rows) redactRow(connection, row.inbox_id, redactedBody(row.raw), reasonsOnceRedacted(row));
   const outcome = erasureCounts(people, rows);
   for (const { candidateId, eventsRedacted } of outcome.candidates) {
@@ -61,15 +70,18 @@ export async function eraseCandidate(connection: SqliteConnection, account: stri
       connection,
       'INSERT INTO erasures (account, candidate_id, erased_at, reason, events_redacted) VALUES (?, ?, ?, ?, ?)',
     ).run(account, candidateId, request.erasedAt, request.reason, eventsRedacted);
-    prepared(connection, 'INSERT INTO erasure_hooks (erasure_id, due_at) VALUES (?, ?)').run(lastInsertRowid, request.erasedAt);
+    if (erasedHere)
+      prepared(connection, 'INSERT INTO erasure_hooks (erasure_id, due_at) VALUES (?, ?)').run(lastInsertRowid, request.erasedAt);
   }
-  // The feed: their earlier changes reduced to keys, one `erase` each (docs/projection.md section 10).
-  eraseChanges(
-    connection,
-    account,
-    outcome.candidates.map((c) => c.candidateId),
-    new Date().toISOString(),
-  );
+  // The feed: their earlier changes reduced to keys, one `erase` each (docs/projection.md section 10);
+  // a copied erasure that found nothing here has nothing to announce.
+  if (erasedHere)
+    eraseChanges(
+      connection,
+      account,
+      outcome.candidates.map((c) => c.candidateId),
+      new Date().toISOString(),
+    );
   return outcome;
 }
 

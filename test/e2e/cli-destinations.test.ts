@@ -69,7 +69,7 @@ describe('prequal-hooks destinations', () => {
   it('refuses a wrong call with a clear error, and changes nothing', async () => {
     const before = (await destinations('list', '--db', db, '--json')).stdout;
     const cases: Array<[string[], number, RegExp]> = [
-      [['--url', `ftp://u:${PASSWORD}@example.com`], 2, /must be http:\/\/, https:\/\/, redis:\/\/ or rediss:\/\//],
+      [['--url', `ftp://u:${PASSWORD}@example.com`], 2, /must be http:\/\/, https:\/\/, redis:\/\/, rediss:\/\/, nats:\/\/ or tls:\/\//],
       [['--url', `redis://:${PASSWORD}@127.0.0.1:6379`, '--secret', WEBHOOK_SECRET], 2, /--secret is for http\(s\) destinations/],
       [['--url', 'https://example.com', '--stream', 'changes'], 2, /--stream is for redis:\/\//],
       [['--url', 'https://example.com', '--filter', 'score=7'], 2, /unknown field "score"/],

@@ -1,65 +1,25 @@
 // `prequal-hooks send` to a real `prequal-hooks serve` over HTTPS whose certificate comes from a
 // private CA, made here with openssl: a refused certificate is said as such (not "is the receiver
 // running?"), and --ca, PREQUAL_HOOKS_CA or NODE_EXTRA_CA_CERTS get the event delivered.
-import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { certificateProblem } from '../../src/cli/send-http.js';
 import { killChildren, readDb, runCliProcess, startServe, type ServeProcess } from '../support/cli-process.js';
+import { createTestPki, type TestPki } from '../support/pki.js';
 import { tempDir } from '../support/servers.js';
 
 const SECRET = 'whsec_send_tls_8c2f41d7';
 const tmp = tempDir('prequal-hooks-send-tls-');
 const path = (name: string) => join(tmp.dir, name);
-const openssl = (args: string[]) => execFileSync('openssl', args, { stdio: 'ignore', cwd: tmp.dir });
-const EC = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-
+let pki: TestPki;
 /** A private CA, as an agency's own PKI would have. */
 function makeCa(): string {
-  openssl([
-    'req',
-    '-x509',
-    ...EC,
-    '-keyout',
-    'ca.key',
-    '-out',
-    'ca.crt',
-    '-days',
-    '2',
-    '-subj',
-    '/CN=Agency private CA',
-    '-addext',
-    'basicConstraints=critical,CA:TRUE',
-    '-addext',
-    'keyUsage=critical,keyCertSign,cRLSign',
-  ]);
-  return path('ca.crt');
+  pki = createTestPki(tmp.dir, 'Agency private CA');
+  return pki.ca;
 }
-
 /** A server certificate the CA signed, for `subjectAltName` (e.g. IP:127.0.0.1). */
-function makeServerCertificate(name: string, altName: string): { cert: string; key: string } {
-  writeFileSync(path(`${name}.ext`), `subjectAltName=${altName}\nbasicConstraints=CA:FALSE\n`);
-  openssl(['req', ...EC, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`]);
-  openssl([
-    'x509',
-    '-req',
-    '-in',
-    `${name}.csr`,
-    '-CA',
-    'ca.crt',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
-    '-out',
-    `${name}.crt`,
-    '-days',
-    '2',
-    '-extfile',
-    `${name}.ext`,
-  ]);
-  return { cert: path(`${name}.crt`), key: path(`${name}.key`) };
-}
+const makeServerCertificate = (name: string, altName: string) => pki.sign(name, `subjectAltName=${altName}`);
 
 const inboxCount = (db: string) => readDb(db, (d) => d.prepare('SELECT count(*) FROM inbox').pluck().get() as number);
 

@@ -5,7 +5,6 @@
 // certificate, made with openssl here (a key that is not the certificate's refused, set-tls
 // rotating it); Ed25519 signatures (v1a) verified with the public key printed once, and v1 beside
 // v1a during a move.
-import { execFileSync } from 'node:child_process';
 import { createPublicKey, randomBytes, verify } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server } from 'node:http';
@@ -23,6 +22,7 @@ import { sampleEvent } from '../../src/testing/samples.js';
 import { runCli } from '../support/command-io.js';
 import { ENGINES, freshStore } from '../support/engines.js';
 import { findExecutable, needs } from '../support/needs.js';
+import { createTestPki } from '../support/pki.js';
 import { tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -248,51 +248,12 @@ describe.each(ENGINES)('destination authentication on $name', (engine) => {
   describe.skipIf(!hasOpenssl())('mutual TLS', () => {
     let pki: ReturnType<typeof tempDir>;
     const file = (name: string) => join(pki.dir, name);
-    const openssl = (args: string[]) => execFileSync(OPENSSL!, args, { stdio: 'ignore', cwd: pki.dir });
-    const EC = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-    const signed = (name: string, ext: string) => {
-      writeFileSync(file(`${name}.ext`), `${ext}\nbasicConstraints=CA:FALSE\n`);
-      openssl(['req', ...EC, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`]);
-      openssl([
-        'x509',
-        '-req',
-        '-in',
-        `${name}.csr`,
-        '-CA',
-        'ca.crt',
-        '-CAkey',
-        'ca.key',
-        '-CAcreateserial',
-        '-out',
-        `${name}.crt`,
-        '-days',
-        '2',
-        '-extfile',
-        `${name}.ext`,
-      ]);
-    };
     beforeAll(() => {
       pki = tempDir('prequal-hooks-mtls-');
-      openssl([
-        'req',
-        '-x509',
-        ...EC,
-        '-keyout',
-        'ca.key',
-        '-out',
-        'ca.crt',
-        '-days',
-        '2',
-        '-subj',
-        '/CN=Test CA',
-        '-addext',
-        'basicConstraints=critical,CA:TRUE',
-        '-addext',
-        'keyUsage=critical,keyCertSign,cRLSign',
-      ]);
-      signed('server', 'subjectAltName=IP:127.0.0.1');
-      signed('hooks-client', 'extendedKeyUsage=clientAuth');
-      signed('hooks-client-2', 'extendedKeyUsage=clientAuth');
+      const certificates = createTestPki(pki.dir, 'Test CA', OPENSSL);
+      certificates.sign('server', 'subjectAltName=IP:127.0.0.1');
+      certificates.sign('hooks-client', 'extendedKeyUsage=clientAuth');
+      certificates.sign('hooks-client-2', 'extendedKeyUsage=clientAuth');
     });
     afterAll(() => pki?.cleanup());
 

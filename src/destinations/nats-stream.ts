@@ -13,6 +13,9 @@ import { ConfigurationError } from '../errors.js';
 import type { ClientTls } from './authentication.js';
 import { DeniedAddressError, type NetworkPolicy } from './network-policy.js';
 
+/** Messages an erasure reads at once from the stream, looking for the person's earlier changes. */
+const FORGET_BATCH = 1000;
+
 /** No JetStream stream captures the subject (or the server runs without JetStream): nothing was published. */
 export class NoStreamError extends Error {
   override readonly name = 'NoStreamError';
@@ -32,6 +35,11 @@ export interface SubjectPublisher {
    * NoStreamError when no stream captures the subject.
    */
   publish(body: string, msgId: string, check: boolean): Promise<{ duplicate: boolean }>;
+  /**
+   * Deletes from the stream, their bytes overwritten, the subject's messages published from `since`
+   * on whose `Nats-Msg-Id` is one of `msgIds` (an erased person's earlier changes); how many.
+   */
+  forget(msgIds: ReadonlySet<string>, since: string): Promise<number>;
   /** Whether the connection is gone (made again at the next attempt). */
   readonly closed: boolean;
   close(): Promise<void>;
@@ -120,18 +128,55 @@ export async function openSubjectPublisher(
   const js = jetstream.jetstream(nc, { timeout: timeoutMs });
   let manager: Awaited<ReturnType<JetStream['jetstreamManager']>> | undefined;
 
-  /** Whether the subject's last message, in the stream that captures it, is this one. */
-  async function holds(msgId: string): Promise<boolean> {
+  /** The manager and the stream that captures the subject (NoStreamError when none does). */
+  async function streamOf() {
     manager ??= await jetstream.jetstreamManager(nc, { timeout: timeoutMs, checkAPI: false });
-    let stream: string;
     try {
-      stream = await manager.streams.find(subject);
+      return { manager, stream: await manager.streams.find(subject) };
     } catch (error) {
       if (noStream(error)) throw new NoStreamError(subject);
       throw error;
     }
+  }
+
+  /** Whether the subject's last message, in the stream that captures it, is this one. */
+  async function holds(msgId: string): Promise<boolean> {
+    const { manager, stream } = await streamOf();
     const last = await manager.streams.getMessage(stream, { last_by_subj: subject });
     return last?.header?.get('Nats-Msg-Id') === msgId;
+  }
+
+  /**
+   * Reads the subject's messages from `since` (their headers only, through an ordered consumer of
+   * its own) and deletes those of `msgIds`, their bytes overwritten (`erase`).
+   */
+  async function forget(msgIds: ReadonlySet<string>, since: string): Promise<number> {
+    if (msgIds.size === 0) return 0;
+    const { manager, stream } = await streamOf();
+    const last = (await manager.streams.info(stream)).state.last_seq;
+    if (last === 0) return 0;
+    const consumer = await js.consumers.get(stream, {
+      filter_subjects: subject,
+      deliver_policy: jetstream.DeliverPolicy.StartTime,
+      opt_start_time: since,
+      headers_only: true,
+    });
+    let deleted = 0;
+    for (let done = false; !done;) {
+      const batch = await consumer.fetch({ max_messages: FORGET_BATCH, expires: timeoutMs });
+      let read = 0;
+      for await (const message of batch) {
+        read++;
+        if (msgIds.has(message.headers?.get('Nats-Msg-Id') ?? '') && (await manager.streams.deleteMessage(stream, message.seq, true)))
+          deleted++;
+        if (message.seq >= last || message.info.pending === 0) {
+          done = true;
+          break; // not waiting for the batch's end: the subject holds no more
+        }
+      }
+      if (read === 0) done = true;
+    }
+    return deleted;
   }
 
   return {
@@ -146,6 +191,7 @@ export async function openSubjectPublisher(
         throw error;
       }
     },
+    forget,
     get closed() {
       return nc.isClosed();
     },

@@ -6,7 +6,7 @@
 // stream captures pauses the destination at once, its reason saying so; the probe resumes it once
 // the operator has added the stream.
 import type { Logger } from '../logging.js';
-import type { Change } from '../project/changes.js';
+import { changeOf, type Change } from '../project/changes.js';
 import type { DeliveryStore, DestinationRecord, QueuedSend } from './sql.js';
 import { maskedUrl } from './masked-url.js';
 import { errorText } from './errors.js';
@@ -15,6 +15,10 @@ import type { OpenedDestination } from './registry.js';
 import { batchOf, cappedDelay, type RedisSender } from './redis-worker.js';
 import { NoStreamError, openSubjectPublisher, type SubjectPublisher } from './nats-stream.js';
 import { webhookId } from './signing.js';
+import { count } from '../words.js';
+
+/** How far before an erased person's earliest change their messages are looked for: the NATS server's clock may differ from ours. */
+const FORGET_CLOCK_MARGIN_MS = 60 * 60_000;
 
 export interface NatsContext {
   store: DeliveryStore;
@@ -82,6 +86,24 @@ export function natsSender(context: NatsContext): NatsSender {
     if (closing !== undefined) await closing.opening.then((p) => p.close()).catch(() => undefined);
   }
 
+  /**
+   * Before a person's `erase` is published, their earlier changes' messages leave the stream
+   * (docs/personal-data.md): a consumer reading it from now on finds nothing of them, and the
+   * `erase` tells one that read them to delete its copies. Looked for from an hour before the
+   * earliest of them was recorded (a message is published after its change commits; the hour
+   * allows for the NATS server's clock).
+   */
+  async function forgetEarlier(record: DestinationRecord, writer: SubjectPublisher, erase: Change): Promise<void> {
+    const earlier = (await context.store.forAccount(record.account).people.changesOf(erase.id)).filter((c) => c.seq < erase.seq);
+    if (earlier.length === 0) return;
+    const since = new Date(Math.min(...earlier.map((c) => Date.parse(c.at))) - FORGET_CLOCK_MARGIN_MS).toISOString();
+    const forgotten = await writer.forget(new Set(earlier.map((c) => webhookId(record.destination, changeOf(c)))), since);
+    context.logger.info(
+      { destination: record.destination, account: record.account, seq: erase.seq, forgotten },
+      `destination: ${count(forgotten, 'earlier message')} of an erased person deleted from its NATS stream`,
+    );
+  }
+
   async function publishOne(record: DestinationRecord, opened: OpenedDestination, change: Change, row: QueuedSend, signal: AbortSignal) {
     const held = publisherOf(opened, signal);
     const writer = await held.opening;
@@ -94,6 +116,7 @@ export function natsSender(context: NatsContext): NatsSender {
     const check = !held.checked || row.attempts > 0;
     // Checked again unless this change is settled delivered: a settling that fails leaves it published and queued.
     held.checked = false;
+    if (change.op === 'erase') await forgetEarlier(record, writer, change);
     const id = webhookId(record.destination, change);
     await writer.publish(JSON.stringify({ account: record.account, ...change }), id, check);
     return held;

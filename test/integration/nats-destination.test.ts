@@ -15,6 +15,7 @@ import { openDestinations, type AddDestination, type Destinations } from '../../
 import { webhookId } from '../../src/destinations/signing.js';
 import { destinationsOf } from '../../src/destinations/sql.js';
 import { createLogger } from '../../src/logging.js';
+import { eraseCandidate } from '../../src/privacy/erase.js';
 import { replayInto } from '../../src/replay/index.js';
 import type { Store } from '../../src/store/store.js';
 import { sampleEvent } from '../../src/testing/samples.js';
@@ -48,7 +49,8 @@ export async function messagesOf(
   const { state } = await jsm.streams.info(stream);
   const read = [];
   for (let seq = state.first_seq; state.messages > 0 && seq <= state.last_seq; seq++) {
-    const message = await jsm.streams.getMessage(stream, { seq });
+    // A message deleted (an erased person's) is a gap in the sequence.
+    const message = await jsm.streams.getMessage(stream, { seq }).catch(() => null);
     if (message !== null) read.push({ subject: message.subject, msgId: message.header?.get('Nats-Msg-Id'), body: message.string() });
   }
   return read;
@@ -129,6 +131,35 @@ describe.skipIf(!hasNats()).each(ENGINES)('NATS JetStream destinations on $name'
     expect(ids[0]).toBe(webhookId(added.destination, { ...changes[0]!, events: JSON.parse(changes[0]!.events) as string[] }));
     expect(new Set(ids).size).toBe(5);
     await waitFor(async () => (await destinations.list('default'))[0]!.lag === 0, 5_000, 'nothing queued');
+  });
+
+  it("erasing a person deletes their earlier changes' messages from the stream, bytes overwritten, then publishes the erase", async () => {
+    const name = await stream();
+    await add({ subject: `${name}.changes` });
+    start();
+    const person = (id: string, minute: number) =>
+      sampleEvent('candidate.added', {
+        timestamp: `2026-11-09T08:${String(minute).padStart(2, '0')}:00.000Z`,
+        data: { candidate_id: id, campaign_id: 'cmp_1', first_name: `Ysaline-${id}`, email: `${id}@example.test`, phone: '+33655412798' },
+      });
+    await project(store, [person('gone', 1), person('kept', 2)]);
+    await project(store, [
+      sampleEvent('candidate.interview.started', { timestamp: '2026-11-09T08:05:00.000Z', data: { candidate_id: 'gone' } }),
+    ]);
+    const recorded = (await candidateChanges()).length;
+    await waitFor(async () => (await messagesOf(jsm, name)).length === recorded, 10_000, 'a message a change');
+    await waitFor(async () => (await destinations.list('default'))[0]!.lag === 0, 5_000, 'nothing queued');
+    await eraseCandidate(store, { candidateId: 'gone' }, { reason: 'test' });
+    await waitFor(async () => (await messagesOf(jsm, name)).some((m) => JSON.parse(m.body).op === 'erase'), 10_000, 'the erase message');
+    const left = await messagesOf(jsm, name);
+    expect(left.map((m) => [JSON.parse(m.body).id, JSON.parse(m.body).op])).toEqual([
+      ['kept', 'upsert'],
+      ['gone', 'erase'],
+    ]);
+    expect(JSON.stringify(left)).not.toMatch(/Ysaline-gone|gone@example/);
+    expect(JSON.stringify(left)).toContain('Ysaline-kept');
+    // Deleted with `erase`: the stream's files keep none of the person's bytes either.
+    expect(nats.storedBytes()).not.toMatch(/Ysaline-gone|gone@example/);
   });
 
   it('a subject no stream captures pauses it at the first publish, saying so; once the stream is there the probe resumes it, in order', async () => {

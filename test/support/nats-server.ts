@@ -2,7 +2,7 @@
 // port, its store in a temporary folder, stopped with the file. Missing, it skips the tests that
 // need it, or fails them under CI=true (test/support/needs.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,6 +31,8 @@ export interface NatsUnderTest {
   /** `nats://[user:password@]127.0.0.1:<port>` (`tls://localhost:<port>` with `tls`). */
   url: string;
   port: number;
+  /** Every byte the server's JetStream holds on disk, read as latin1 text: to look for what must be gone. */
+  storedBytes(): string;
   stop(): Promise<void>;
 }
 
@@ -73,6 +75,11 @@ export async function startNats(
   return {
     url: options.tls === undefined ? `nats://${auth}127.0.0.1:${port}` : `tls://${auth}localhost:${port}`,
     port,
+    storedBytes: () =>
+      readdirSync(dir, { recursive: true, withFileTypes: true })
+        .filter((entry) => entry.isFile())
+        .map((entry) => readFileSync(join(entry.parentPath, entry.name), 'latin1'))
+        .join('\n'),
     stop: async () => {
       if (child.exitCode === null) {
         const exited = new Promise((resolve) => child.once('exit', resolve));

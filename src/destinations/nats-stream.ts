@@ -83,21 +83,11 @@ function noStream(error: unknown): boolean {
   return name === 'JetStreamNotEnabled' || name === 'NoRespondersError' || name === 'StreamNotFoundError';
 }
 
-/**
- * Opens a publisher of `subject` on the server of `url` (`nats://[user:password@]host:port`,
- * `tls://` for TLS); `signal` ends the connecting; `policy` refuses the addresses destinations
- * never connect to (the name is resolved through it, and the address it gave connected to).
- */
-export async function openSubjectPublisher(
-  url: string,
-  subject: string,
-  options: { timeoutMs?: number; signal?: AbortSignal; policy?: NetworkPolicy; tls?: ClientTls } = {},
-): Promise<SubjectPublisher> {
-  const { timeoutMs = 15_000, signal, policy } = options;
-  const parsed = new URL(url);
-  const address = await addressOf(parsed.hostname, policy);
-  const { nats, jetstream } = await loadNats();
-  if (signal?.aborted === true) throw new Error('stopped before connecting');
+type ConnectOptions = { timeoutMs?: number; signal?: AbortSignal; tls?: ClientTls };
+
+/** A connection to `address` (the policy's) for the server of `parsed`, its user and TLS; `signal` abandons it. */
+async function connect(nats: Nats, parsed: URL, address: string, options: ConnectOptions) {
+  const { timeoutMs = 15_000, signal } = options;
   const secure = parsed.protocol === 'tls:';
   const host = isIP(address) === 6 ? `[${address}]` : address;
   // The name the certificate is checked against: the URL's, though the address connected to is the one the policy resolved.
@@ -124,7 +114,64 @@ export async function openSubjectPublisher(
   } finally {
     signal?.removeEventListener('abort', abandon);
   }
-  const nc = connection;
+  return connection;
+}
+
+/**
+ * Reads `subject`'s messages in `stream` from `since` (their headers only, through an ordered
+ * consumer of its own) and deletes those of `msgIds`, their bytes overwritten (`erase`); how many.
+ */
+async function forgetMessages(
+  jetstream: JetStream,
+  js: ReturnType<JetStream['jetstream']>,
+  { manager, stream }: { manager: Awaited<ReturnType<JetStream['jetstreamManager']>>; stream: string },
+  subject: string,
+  msgIds: ReadonlySet<string>,
+  since: string,
+  timeoutMs: number,
+): Promise<number> {
+  const last = (await manager.streams.info(stream)).state.last_seq;
+  if (last === 0) return 0;
+  const consumer = await js.consumers.get(stream, {
+    filter_subjects: subject,
+    deliver_policy: jetstream.DeliverPolicy.StartTime,
+    opt_start_time: since,
+    headers_only: true,
+  });
+  let deleted = 0;
+  for (let done = false; !done;) {
+    const batch = await consumer.fetch({ max_messages: FORGET_BATCH, expires: timeoutMs });
+    let read = 0;
+    for await (const message of batch) {
+      read++;
+      if (msgIds.has(message.headers?.get('Nats-Msg-Id') ?? '') && (await manager.streams.deleteMessage(stream, message.seq, true)))
+        deleted++;
+      if (message.seq >= last || message.info.pending === 0) {
+        done = true;
+        break; // not waiting for the batch's end: the subject holds no more
+      }
+    }
+    if (read === 0) done = true;
+  }
+  return deleted;
+}
+
+/**
+ * Opens a publisher of `subject` on the server of `url` (`nats://[user:password@]host:port`,
+ * `tls://` for TLS); `signal` ends the connecting; `policy` refuses the addresses destinations
+ * never connect to (the name is resolved through it, and the address it gave connected to).
+ */
+export async function openSubjectPublisher(
+  url: string,
+  subject: string,
+  options: { timeoutMs?: number; signal?: AbortSignal; policy?: NetworkPolicy; tls?: ClientTls } = {},
+): Promise<SubjectPublisher> {
+  const { timeoutMs = 15_000, signal, policy } = options;
+  const parsed = new URL(url);
+  const address = await addressOf(parsed.hostname, policy);
+  const { nats, jetstream } = await loadNats();
+  if (signal?.aborted === true) throw new Error('stopped before connecting');
+  const nc = await connect(nats, parsed, address, options);
   const js = jetstream.jetstream(nc, { timeout: timeoutMs });
   let manager: Awaited<ReturnType<JetStream['jetstreamManager']>> | undefined;
 
@@ -146,38 +193,8 @@ export async function openSubjectPublisher(
     return last?.header?.get('Nats-Msg-Id') === msgId;
   }
 
-  /**
-   * Reads the subject's messages from `since` (their headers only, through an ordered consumer of
-   * its own) and deletes those of `msgIds`, their bytes overwritten (`erase`).
-   */
-  async function forget(msgIds: ReadonlySet<string>, since: string): Promise<number> {
-    if (msgIds.size === 0) return 0;
-    const { manager, stream } = await streamOf();
-    const last = (await manager.streams.info(stream)).state.last_seq;
-    if (last === 0) return 0;
-    const consumer = await js.consumers.get(stream, {
-      filter_subjects: subject,
-      deliver_policy: jetstream.DeliverPolicy.StartTime,
-      opt_start_time: since,
-      headers_only: true,
-    });
-    let deleted = 0;
-    for (let done = false; !done;) {
-      const batch = await consumer.fetch({ max_messages: FORGET_BATCH, expires: timeoutMs });
-      let read = 0;
-      for await (const message of batch) {
-        read++;
-        if (msgIds.has(message.headers?.get('Nats-Msg-Id') ?? '') && (await manager.streams.deleteMessage(stream, message.seq, true)))
-          deleted++;
-        if (message.seq >= last || message.info.pending === 0) {
-          done = true;
-          break; // not waiting for the batch's end: the subject holds no more
-        }
-      }
-      if (read === 0) done = true;
-    }
-    return deleted;
-  }
+  const forget = async (msgIds: ReadonlySet<string>, since: string) =>
+    msgIds.size === 0 ? 0 : forgetMessages(jetstream, js, await streamOf(), subject, msgIds, since, timeoutMs);
 
   return {
     async publish(body, msgId, check) {

@@ -14,6 +14,7 @@ import type { NetworkPolicy } from './network-policy.js';
 import type { OpenedDestination } from './registry.js';
 import { batchOf, cappedDelay, type RedisSender } from './redis-worker.js';
 import { NoStreamError, openSubjectPublisher, type SubjectPublisher } from './nats-stream.js';
+import { keptConnection } from './kept-connection.js';
 import { webhookId } from './signing.js';
 import { count } from '../words.js';
 
@@ -59,32 +60,18 @@ async function failed(context: NatsContext, record: DestinationRecord, row: Queu
 }
 
 export function natsSender(context: NatsContext): NatsSender {
-  let publisher: { key: string; opening: Promise<SubjectPublisher>; checked: boolean } | undefined;
+  // `checked`: whether the subject's last message was looked at since the connection was made.
+  const publisher = keptConnection<SubjectPublisher, { checked: boolean }>(() => ({ checked: false }));
 
-  const publisherOf = (opened: OpenedDestination, signal: AbortSignal) => {
-    const key = JSON.stringify([opened.url, opened.subject, opened.tls]);
-    if (publisher?.key !== key) {
-      void close();
-      const opening = openSubjectPublisher(opened.url, opened.subject!, {
+  const publisherOf = (opened: OpenedDestination, signal: AbortSignal) =>
+    publisher.of(JSON.stringify([opened.url, opened.subject, opened.tls]), () =>
+      openSubjectPublisher(opened.url, opened.subject!, {
         timeoutMs: context.timeoutMs,
         signal,
         policy: context.policy,
         ...(opened.tls !== undefined && { tls: opened.tls }),
-      });
-      publisher = { key, opening, checked: false };
-      // A connection that could not be made (or was lost) is made again at the next attempt.
-      opening.catch(() => {
-        if (publisher?.opening === opening) publisher = undefined;
-      });
-    }
-    return publisher;
-  };
-
-  async function close(): Promise<void> {
-    const closing = publisher;
-    publisher = undefined;
-    if (closing !== undefined) await closing.opening.then((p) => p.close()).catch(() => undefined);
-  }
+      }),
+    );
 
   /**
    * Before a person's `erase` is published, their earlier changes' messages leave the stream
@@ -108,14 +95,14 @@ export function natsSender(context: NatsContext): NatsSender {
     const held = publisherOf(opened, signal);
     const writer = await held.opening;
     if (writer.closed) {
-      publisher = undefined;
+      publisher.drop();
       throw new Error('the connection to the NATS server was closed');
     }
     // Past the duplicate window a redone publish would be stored twice: the first of a connection
     // (a restart, a crash) and any after a failure look first at the subject's last message.
-    const check = !held.checked || row.attempts > 0;
+    const check = !held.state.checked || row.attempts > 0;
     // Checked again unless this change is settled delivered: a settling that fails leaves it published and queued.
-    held.checked = false;
+    held.state.checked = false;
     if (change.op === 'erase') await forgetEarlier(record, writer, change);
     const id = webhookId(record.destination, change);
     await writer.publish(JSON.stringify({ account: record.account, ...change }), id, check);
@@ -137,16 +124,12 @@ export function natsSender(context: NatsContext): NatsSender {
           return false;
         }
         await context.store.destinations.delivered(record, row.seq, new Date(context.now()).toISOString());
-        held.checked = true;
+        held.state.checked = true;
         published++;
       }
       return published > 0;
     },
-    halt() {
-      const halting = publisher;
-      publisher = undefined;
-      void halting?.opening.then((p) => p.destroy()).catch(() => undefined);
-    },
-    close,
+    halt: () => publisher.halt(),
+    close: () => publisher.close(),
   };
 }

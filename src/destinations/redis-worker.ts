@@ -11,6 +11,7 @@ import { maskedUrl } from './masked-url.js';
 import { errorText } from './errors.js';
 import type { NetworkPolicy } from './network-policy.js';
 import type { OpenedDestination } from './registry.js';
+import { keptConnection } from './kept-connection.js';
 import { openStreamWriter, StreamNotOursError, type StreamWriter } from './redis-stream.js';
 import { delayBefore } from './schedule.js';
 import { webhookId } from './signing.js';
@@ -131,34 +132,18 @@ async function forgetEarlier(
 }
 
 export function redisSender(context: RedisContext): RedisSender {
-  let writer: { key: string; opening: Promise<StreamWriter> } | undefined;
-  let trimmedAt: number | undefined;
+  // `trimmedAt`: the oldest change kept when the stream was last trimmed on this connection.
+  const writer = keptConnection<StreamWriter, { trimmedAt: number | undefined }>(() => ({ trimmedAt: undefined }));
 
-  const writerOf = (opened: OpenedDestination, signal: AbortSignal): Promise<StreamWriter> => {
-    const key = JSON.stringify([opened.url, opened.stream, opened.tls]);
-    if (writer?.key !== key) {
-      void close();
-      const opening = openStreamWriter(opened.url, opened.stream!, {
+  const writerOf = (opened: OpenedDestination, signal: AbortSignal) =>
+    writer.of(JSON.stringify([opened.url, opened.stream, opened.tls]), () =>
+      openStreamWriter(opened.url, opened.stream!, {
         timeoutMs: context.timeoutMs,
         signal,
         policy: context.policy,
         ...(opened.tls !== undefined && { tls: opened.tls }),
-      });
-      writer = { key, opening };
-      // A connection that could not be made is made again at the next attempt.
-      opening.catch(() => {
-        if (writer?.opening === opening) writer = undefined;
-      });
-    }
-    return writer.opening;
-  };
-
-  async function close(): Promise<void> {
-    const closing = writer;
-    writer = undefined;
-    trimmedAt = undefined;
-    if (closing !== undefined) await closing.opening.then((w) => w.close()).catch(() => undefined);
-  }
+      }),
+    );
 
   return {
     async send(record, opened, { onlyOne, signal }) {
@@ -167,9 +152,9 @@ export function redisSender(context: RedisContext): RedisSender {
       for (const { row, change } of rows) {
         if (signal.aborted) return false;
         try {
-          const writer = await writerOf(opened, signal);
-          if (change.op === 'erase' && change.entity === 'candidate') await forgetEarlier(context, record.account, writer, change, oldest);
-          await writer.append(record.account, [change], (each) => webhookId(record.destination, each));
+          const stream = await writerOf(opened, signal).opening;
+          if (change.op === 'erase' && change.entity === 'candidate') await forgetEarlier(context, record.account, stream, change, oldest);
+          await stream.append(record.account, [change], (each) => webhookId(record.destination, each));
         } catch (error) {
           if (signal.aborted) return false; // ended (disabled, removed, stopped): not a failure of the server
           await failed(context, record, row, error);
@@ -179,18 +164,16 @@ export function redisSender(context: RedisContext): RedisSender {
         appended++;
       }
       // Trimmed by time: below the oldest change the feed keeps, once it moved.
-      if (appended > 0 && oldest !== null && oldest !== trimmedAt) {
-        await (await writerOf(opened, signal)).trim(oldest);
-        trimmedAt = oldest;
+      if (appended > 0 && oldest !== null) {
+        const held = writerOf(opened, signal); // the connection the appends used
+        if (oldest !== held.state.trimmedAt) {
+          await (await held.opening).trim(oldest);
+          held.state.trimmedAt = oldest;
+        }
       }
       return appended > 0;
     },
-    halt() {
-      const halting = writer;
-      writer = undefined;
-      trimmedAt = undefined;
-      void halting?.opening.then((w) => w.destroy()).catch(() => undefined);
-    },
-    close,
+    halt: () => writer.halt(),
+    close: () => writer.close(),
   };
 }

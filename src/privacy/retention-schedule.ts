@@ -2,24 +2,17 @@
 // at start and then daily, off the request path, never twice at once; one log line of counts, never
 // a person's data.
 import type { Logger } from '../logging.js';
+import { repeatFromStart, type Repeating } from '../repeat.js';
 import { count } from '../words.js';
 import type { RetentionReport } from './retention.js';
 
 /** How often retention runs once started (and once at start). */
 const RETENTION_EVERY_MS = 24 * 60 * 60_000;
 
-export interface RetentionSchedule {
-  /** Stops the daily runs; waits for a run in progress. */
-  stop(): Promise<void>;
-}
-
 /** Runs `eraseInactive` (the receiver's: its metrics and onErase hooks follow) at start and daily. */
-export function eraseInactiveDaily(eraseInactive: () => Promise<RetentionReport>, logger: Logger): RetentionSchedule {
-  let running: Promise<void> | undefined;
-  let stopped = false;
-  const run = () => {
-    if (running !== undefined || stopped) return;
-    running = eraseInactive()
+export function eraseInactiveDaily(eraseInactive: () => Promise<RetentionReport>, logger: Logger): Repeating {
+  const run = () =>
+    eraseInactive()
       .then((report) => {
         logger.info(
           {
@@ -32,17 +25,6 @@ export function eraseInactiveDaily(eraseInactive: () => Promise<RetentionReport>
           `retention: ${count(report.candidatesErased, 'candidate')} erased`,
         );
       })
-      .catch((error: unknown) => logger.error({ err: { message: (error as Error).message } }, 'retention failed; it runs again tomorrow'))
-      .finally(() => (running = undefined));
-  };
-  const timer = setInterval(run, RETENTION_EVERY_MS);
-  timer.unref();
-  setImmediate(run);
-  return {
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      await running;
-    },
-  };
+      .catch((error: unknown) => logger.error({ err: { message: (error as Error).message } }, 'retention failed; it runs again tomorrow'));
+  return repeatFromStart(run, RETENTION_EVERY_MS);
 }

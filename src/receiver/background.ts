@@ -10,10 +10,11 @@ import { openDestinations } from '../destinations/registry.js';
 import { ConfigurationError } from '../errors.js';
 import { DEFAULT_ACCOUNT } from '../receive/account.js';
 import type { Logger } from '../logging.js';
-import { eraseInactiveDaily, type RetentionSchedule } from '../privacy/retention-schedule.js';
+import { eraseInactiveDaily } from '../privacy/retention-schedule.js';
 import { parseDuration } from '../privacy/retention.js';
 import { reconcileAccounts, scheduleReconcile, type ReconcileClient, type ReconcileSchedule } from '../reconcile/index.js';
-import { keepChangesFor, type ChangesRetention } from '../store/changes-retention.js';
+import { keepChangesFor } from '../store/changes-retention.js';
+import type { Repeating } from '../repeat.js';
 import type { Store } from '../store/store.js';
 import type { AccountReceiver } from './api.js';
 import { databaseFileOf } from './accounts.js';
@@ -154,11 +155,11 @@ function reconcileOnSchedule(settings: NonNullable<BackgroundSettings['reconcile
 export function startBackground(settings: BackgroundSettings, context: BackgroundContext): Background {
   const { logger } = context;
   const delivering = settings.destinations && deliver(settings.destinations, context);
-  const changes: ChangesRetention | undefined =
+  const changes: Repeating | undefined =
     settings.changesRetentionMs === undefined ? undefined : keepChangesFor(context.store, settings.changesRetentionMs, logger);
   const reconciling = settings.reconcile && reconcileOnSchedule(settings.reconcile, context);
   const olderThan = settings.eraseInactiveAfterMs;
-  const retention: RetentionSchedule | undefined =
+  const retention: Repeating | undefined =
     olderThan === undefined ? undefined : eraseInactiveDaily(() => context.members(DEFAULT_ACCOUNT).eraseInactive({ olderThan }), logger);
   return {
     async stop(timeoutMs) {

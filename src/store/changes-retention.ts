@@ -4,6 +4,7 @@
 // projection are not held behind one long delete.
 import { setImmediate as yieldToOthers } from 'node:timers/promises';
 import type { Logger } from '../logging.js';
+import { repeatFromStart, type Repeating } from '../repeat.js';
 import { count } from '../words.js';
 import type { ChangesPort } from './ports/changes.js';
 
@@ -12,42 +13,25 @@ const PRUNE_EVERY_MS = 60 * 60_000;
 /** Changes dropped in one transaction at most. */
 const PRUNE_CHUNK = 1000;
 
-export interface ChangesRetention {
-  /** Stops the hourly runs; a run in progress ends after its chunk. */
-  stop(): Promise<void>;
-}
-
 /** Drops the changes older than `retentionMs`, never twice at once; a line when some went. */
-export function keepChangesFor(store: Pick<ChangesPort, 'pruneChanges'>, retentionMs: number, logger: Logger): ChangesRetention {
-  let running: Promise<void> | undefined;
-  let stopped = false;
-  const prune = async () => {
+export function keepChangesFor(store: Pick<ChangesPort, 'pruneChanges'>, retentionMs: number, logger: Logger): Repeating {
+  const prune = async (stopped: () => boolean) => {
     const before = new Date(Date.now() - retentionMs).toISOString();
     let dropped = 0;
     for (;;) {
       const chunk = await store.pruneChanges(before, PRUNE_CHUNK);
       dropped += chunk;
-      if (chunk < PRUNE_CHUNK || stopped) break;
+      if (chunk < PRUNE_CHUNK || stopped()) break;
       await yieldToOthers();
     }
     if (dropped > 0) logger.info({ dropped, before }, `changes retention: ${count(dropped, 'change')} recorded before ${before} dropped`);
   };
-  const run = () => {
-    if (running !== undefined || stopped) return;
-    running = prune()
-      .catch((error: unknown) =>
+  // A run stopped ends after its chunk.
+  return repeatFromStart(
+    (stopped) =>
+      prune(stopped).catch((error: unknown) =>
         logger.error({ err: { message: (error as Error).message } }, 'changes retention failed; it runs again within the hour'),
-      )
-      .finally(() => (running = undefined));
-  };
-  const timer = setInterval(run, PRUNE_EVERY_MS);
-  timer.unref();
-  setImmediate(run);
-  return {
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      await running;
-    },
-  };
+      ),
+    PRUNE_EVERY_MS,
+  );
 }

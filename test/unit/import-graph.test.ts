@@ -127,6 +127,7 @@ const RANKS: Readonly<Record<string, number>> = {
   'errors.ts': 0,
   'deadline.ts': 0,
   'words.ts': 0,
+  'repeat.ts': 0,
   'signature.ts': 0,
   'tracing/': 0,
   'logging.ts': 1,

@@ -5,14 +5,12 @@
 // step, and never set aside (as a Redis stream's: a consumer reads one ordered log). A subject no
 // stream captures pauses the destination at once, its reason saying so; the probe resumes it once
 // the operator has added the stream.
-import type { Logger } from '../logging.js';
 import { changeOf, type Change } from '../project/changes.js';
-import type { DeliveryStore, DestinationRecord, QueuedSend } from './sql.js';
+import type { DestinationRecord, QueuedSend } from './sql.js';
 import { maskedUrl } from './masked-url.js';
 import { errorText } from './errors.js';
-import type { NetworkPolicy } from './network-policy.js';
 import type { OpenedDestination } from './registry.js';
-import { batchOf, cappedDelay, type RedisSender } from './redis-worker.js';
+import { batchOf, settleFailure, type RedisContext, type RedisSender } from './redis-worker.js';
 import { NoStreamError, openSubjectPublisher, type SubjectPublisher } from './nats-stream.js';
 import { keptConnection } from './kept-connection.js';
 import { webhookId } from './signing.js';
@@ -21,35 +19,18 @@ import { count } from '../words.js';
 /** How far before an erased person's earliest change their messages are looked for: the NATS server's clock may differ from ours. */
 const FORGET_CLOCK_MARGIN_MS = 60 * 60_000;
 
-export interface NatsContext {
-  store: DeliveryStore;
-  logger: Logger;
-  now: () => number;
-  /** Consecutive failures that pause a destination (the breaker). */
-  pauseAfter: number;
-  timeoutMs: number;
-  policy: NetworkPolicy;
-}
+export type NatsContext = RedisContext;
 
 /** The publisher of one destination, opened at first need and kept while its URL, subject and certificate stay. */
 export type NatsSender = RedisSender;
 
 async function failed(context: NatsContext, record: DestinationRecord, row: QueuedSend, error: unknown): Promise<void> {
   const message = errorText(error instanceof Error ? error.message : String(error));
-  const at = new Date(context.now()).toISOString();
-  const nextAt = context.now() + cappedDelay(JSON.parse(record.schedule) as number[], row.attempts + 1);
   const missing = error instanceof NoStreamError;
   // No stream: paused at once (not after the breaker's failures), its reason the one operators must read.
-  await context.store.destinations.failed(record, {
-    seq: row.seq,
-    dead: false,
-    nextAt,
-    status: null,
-    error: message,
-    at,
-    pauseAfter: missing ? 2 ** 31 - 1 : context.pauseAfter,
-  });
-  if (missing && record.state_reason !== message) await context.store.destinations.setState(record, 'paused', message, at);
+  await settleFailure(context, record, row, message, missing ? 2 ** 31 - 1 : context.pauseAfter);
+  if (missing && record.state_reason !== message)
+    await context.store.destinations.setState(record, 'paused', message, new Date(context.now()).toISOString());
   const where = { destination: record.destination, account: record.account, seq: row.seq, url: maskedUrl(record.url) };
   if (missing) context.logger.error({ ...where, error: message }, 'destination paused: no JetStream stream captures its subject');
   else

@@ -16,6 +16,7 @@ import { openStreamWriter, StreamNotOursError, type StreamWriter } from './redis
 import { delayBefore } from './schedule.js';
 import { webhookId } from './signing.js';
 
+/** What a broker destination's sender (Redis, NATS) works with. */
 export interface RedisContext {
   store: DeliveryStore;
   logger: Logger;
@@ -44,7 +45,7 @@ export interface RedisSender {
 const BATCH = 200;
 
 /** The delay before attempt `attempt`: the schedule's, then its last step again and again (never spent). */
-export function cappedDelay(schedule: readonly number[], attempt: number): number {
+function cappedDelay(schedule: readonly number[], attempt: number): number {
   return delayBefore(schedule, Math.min(attempt, Math.max(schedule.length - 1, 0))) ?? 0;
 }
 
@@ -60,20 +61,33 @@ async function notOurs(context: RedisContext, record: DestinationRecord, error: 
   );
 }
 
+/**
+ * A broker's failed append (publish) settled: the change stays queued, never set aside, due again
+ * after the schedule's next step (its last one, once spent); `pauseAfter` failures in a row pause it.
+ */
+export async function settleFailure(
+  context: Pick<RedisContext, 'store' | 'now'>,
+  record: DestinationRecord,
+  row: QueuedSend,
+  message: string,
+  pauseAfter: number,
+): Promise<void> {
+  await context.store.destinations.failed(record, {
+    seq: row.seq,
+    dead: false,
+    nextAt: context.now() + cappedDelay(JSON.parse(record.schedule) as number[], row.attempts + 1),
+    status: null,
+    error: message,
+    at: new Date(context.now()).toISOString(),
+    pauseAfter,
+  });
+}
+
 async function failed(context: RedisContext, record: DestinationRecord, row: QueuedSend, error: unknown): Promise<void> {
   if (error instanceof StreamNotOursError) return await notOurs(context, record, error);
   // The server's own words: an error reply may be any size.
   const message = errorText((error as Error).message);
-  const nextAt = context.now() + cappedDelay(JSON.parse(record.schedule) as number[], row.attempts + 1);
-  await context.store.destinations.failed(record, {
-    seq: row.seq,
-    dead: false,
-    nextAt,
-    status: null,
-    error: message,
-    at: new Date(context.now()).toISOString(),
-    pauseAfter: context.pauseAfter,
-  });
+  await settleFailure(context, record, row, message, context.pauseAfter);
   context.logger.warn(
     {
       destination: record.destination,

@@ -25,6 +25,7 @@ import { listen, tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
 import { sqlOn } from '../support/sql.js';
 import { destinationsOf } from '../../src/destinations/sql.js';
+import { candidateAdded, project } from '../support/destination-events.js';
 
 interface Received {
   id: string;
@@ -74,17 +75,6 @@ async function receiver(secret: () => string) {
 const logger = createLogger({ level: 'silent' });
 
 /** Each event projected in a batch of its own: a batch records one change per row it moves. */
-async function project(store: Store, events: readonly unknown[]): Promise<void> {
-  for (const event of events) await replayInto({ store }, [event]);
-}
-
-function candidateAdded(candidateId: string, minute: number, campaign = 'cmp_1') {
-  return sampleEvent('candidate.added', {
-    timestamp: `2026-11-09T08:${String(minute).padStart(2, '0')}:00.000Z`,
-    data: { candidate_id: candidateId, campaign_id: campaign },
-  });
-}
-
 function interviewCompleted(candidateId: string, minute: number, score: number) {
   return sampleEvent('candidate.interview.completed', {
     timestamp: `2026-11-09T08:${String(minute).padStart(2, '0')}:00.000Z`,

@@ -16,30 +16,17 @@ import { webhookId } from '../../src/destinations/signing.js';
 import { destinationsOf } from '../../src/destinations/sql.js';
 import { createLogger } from '../../src/logging.js';
 import { eraseCandidate } from '../../src/privacy/erase.js';
-import { replayInto } from '../../src/replay/index.js';
 import type { Store } from '../../src/store/store.js';
 import { sampleEvent } from '../../src/testing/samples.js';
 import { ENGINES, freshStore } from '../support/engines.js';
 import { hasNats, startNats, type NatsUnderTest } from '../support/nats-server.js';
 import { tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
+import { candidates, project } from '../support/destination-events.js';
 
 const logger = createLogger({ level: process.env.NATS_TEST_LOG === '1' ? 'warn' : 'silent' });
 const USER = 'hooks';
 const PASSWORD = 'nats-Pa55-7e3f';
-
-function candidateAdded(candidateId: string, minute: number) {
-  return sampleEvent('candidate.added', {
-    timestamp: `2026-11-09T08:${String(minute).padStart(2, '0')}:00.000Z`,
-    data: { candidate_id: candidateId, campaign_id: 'cmp_1' },
-  });
-}
-
-async function project(store: Store, events: readonly unknown[]): Promise<void> {
-  for (const event of events) await replayInto({ store }, [event]);
-}
-
-const candidates = (from: number, n: number) => Array.from({ length: n }, (_, i) => candidateAdded(`cand_${from + i}`, (from + i) % 60));
 
 /** Every message of a stream, oldest first: its subject, its Nats-Msg-Id and its body. */
 export async function messagesOf(

@@ -14,7 +14,6 @@ import { startDeliveryLoop, type DeliveryLoop } from '../../src/destinations/del
 import type { NetworkRules } from '../../src/destinations/network-policy.js';
 import { openDestinations, type AddDestination, type Destinations } from '../../src/destinations/registry.js';
 import { createLogger } from '../../src/logging.js';
-import { replayInto } from '../../src/replay/index.js';
 import { eraseCandidate } from '../../src/privacy/erase.js';
 import { storePorts, type Store } from '../../src/store/store.js';
 import { sampleEvent } from '../../src/testing/samples.js';
@@ -25,23 +24,10 @@ import { startRespServer } from '../support/resp-server.js';
 import { tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
 import { destinationsOf } from '../../src/destinations/sql.js';
+import { candidates, project } from '../support/destination-events.js';
 
 const logger = createLogger({ level: 'silent' });
 const PASSWORD = 'redis-Pa55-4c1d';
-
-function candidateAdded(candidateId: string, minute: number) {
-  return sampleEvent('candidate.added', {
-    timestamp: `2026-11-09T08:${String(minute).padStart(2, '0')}:00.000Z`,
-    data: { candidate_id: candidateId, campaign_id: 'cmp_1' },
-  });
-}
-
-/** Each event projected in a batch of its own. */
-async function project(store: Store, events: readonly unknown[]): Promise<void> {
-  for (const event of events) await replayInto({ store }, [event]);
-}
-
-const candidates = (from: number, n: number) => Array.from({ length: n }, (_, i) => candidateAdded(`cand_${from + i}`, (from + i) % 60));
 
 describe.skipIf(!hasRedis()).each(ENGINES)('Redis destinations on $name', (engine) => {
   let redis: RedisUnderTest & { port: number };

@@ -3,10 +3,10 @@
 // need it, or fails them under CI=true (test/support/needs.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findExecutable, needs } from './needs.js';
+import { freePort } from './servers.js';
 import { waitFor } from './wait-for.js';
 
 const NATS = findExecutable(['nats-server'], { override: process.env.NATS_SERVER_PATH, alsoIn: ['/usr/sbin', '/usr/bin'] });
@@ -17,14 +17,6 @@ export function hasNats(): boolean {
     install: 'apt-get install -y --no-install-recommends nats-server (or set NATS_SERVER_PATH)',
     untested: 'the NATS JetStream destination',
   });
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 export interface NatsUnderTest {

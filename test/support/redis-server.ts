@@ -2,8 +2,8 @@
 // persistence, stopped with the file. Missing, it skips the tests that need it, or fails them under
 // CI=true (test/support/needs.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { findExecutable, needs } from './needs.js';
+import { freePort } from './servers.js';
 import { waitFor } from './wait-for.js';
 
 const REDIS = findExecutable(['redis-server'], { override: process.env.REDIS_SERVER_PATH, alsoIn: ['/usr/sbin', '/usr/bin'] });
@@ -14,14 +14,6 @@ export function hasRedis(): boolean {
     install: 'apt-get install -y redis-server (or set REDIS_SERVER_PATH)',
     untested: 'the Redis Streams destination',
   });
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 export interface RedisUnderTest {

@@ -19,6 +19,7 @@ import { killChildren, startServe, type ServeProcess } from '../support/cli-proc
 import { runCli } from '../support/command-io.js';
 import { listen, tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
+import { serverSentEvents } from '../support/server-sent-events.js';
 
 const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
 const DOCUMENT = parse(read('docs/openapi.yaml'));
@@ -112,23 +113,6 @@ async function expectDocumented(answer: Response): Promise<any> {
   const body = await answer.json();
   expectValid(`${where}/content/${type.replace('/', '~1')}/schema`, body, `a ${answer.status} of GET /changes`);
   return body;
-}
-
-/** The events of a text/event-stream body as they come: `id` and the raw `data`. */
-async function* serverSentEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<{ id: string | undefined; data: string }> {
-  const decoder = new TextDecoder();
-  let buffered = '';
-  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    buffered += decoder.decode(chunk, { stream: true });
-    let end: number;
-    while ((end = buffered.indexOf('\n\n')) !== -1) {
-      const lines = buffered.slice(0, end).split('\n');
-      buffered = buffered.slice(end + 2);
-      const field = (name: string) => lines.find((line) => line.startsWith(`${name}: `))?.slice(name.length + 2);
-      const data = field('data');
-      if (data !== undefined) yield { id: field('id'), data };
-    }
-  }
 }
 
 describe('docs/openapi.yaml as a document', () => {

@@ -11,6 +11,7 @@ import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { CLI, cliEnv, killChildren, runCliProcess, startServe, type ServeProcess } from '../support/cli-process.js';
 import { tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
+import { serverSentChanges, type WireChange } from '../support/server-sent-events.js';
 
 const SECRET = 'whsec_serve_changes_7a1c';
 const FULL = 'full-token-changes-4b8e2d';
@@ -20,35 +21,7 @@ const FEED = 'feed-token-changes-6d3b0f';
 const CAMPAIGN = 'cmp_feed';
 const PERSON = { first_name: 'Anouk', last_name: 'Lemaire', email: 'anouk.lemaire@example.org' };
 
-interface WireChange {
-  seq: number;
-  entity: string;
-  id: string;
-  op: string;
-  row: Record<string, unknown> | null;
-  at: string;
-  events: string[];
-}
-
 const as = (token: string, extra: Record<string, string> = {}) => ({ Authorization: `Bearer ${token}`, ...extra });
-
-/** The events of a text/event-stream body as they come: `id` and parsed `data`. */
-async function* serverSentEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<{ id: string | undefined; data: WireChange }> {
-  const decoder = new TextDecoder();
-  let buffered = '';
-  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    buffered += decoder.decode(chunk, { stream: true });
-    let end: number;
-    while ((end = buffered.indexOf('\n\n')) !== -1) {
-      const block = buffered.slice(0, end);
-      buffered = buffered.slice(end + 2);
-      const fields = new Map(
-        block.split('\n').flatMap((line) => (line.startsWith(':') ? [] : [[line.split(': ')[0], line.slice(line.indexOf(': ') + 2)]])),
-      );
-      if (fields.has('data')) yield { id: fields.get('id'), data: JSON.parse(fields.get('data')!) as WireChange };
-    }
-  }
-}
 
 describe('serve --feed-token: GET /changes', () => {
   const tmp = tempDir();
@@ -155,7 +128,7 @@ describe('serve --feed-token: GET /changes', () => {
     });
     expect(answer.status).toBe(200);
     expect(answer.headers.get('content-type')).toBe('text/event-stream');
-    const events = serverSentEvents(answer.body!);
+    const events = serverSentChanges(answer.body!);
     const seen: Array<{ id: string | undefined; data: WireChange }> = [];
     for (let i = 0; i < 2; i += 1) seen.push((await events.next()).value as (typeof seen)[number]);
     expect(seen.map((e) => [e.id, e.data.seq])).toEqual([

@@ -13,38 +13,15 @@ import { sampleEvent } from '../../src/testing/index.js';
 import { ENGINES } from '../support/engines.js';
 import { listen, tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
+import { serverSentChanges, type WireChange } from '../support/server-sent-events.js';
 
 const FEED = 'feed-token-mounted-5c2e9a';
 const FULL = 'dashboard-token-mounted-8f1b';
 const ACME = 'acme-feed-token-mounted-3d7c';
 const CAMPAIGN = 'cmp_mounted';
 
-interface WireChange {
-  seq: number;
-  entity: string;
-  id: string;
-  op: string;
-  row: Record<string, unknown> | null;
-}
-
 const as = (token: string, extra: Record<string, string> = {}) => ({ Authorization: `Bearer ${token}`, ...extra });
 const candidate = (id: string) => sampleEvent('candidate.added', { data: { campaign_id: CAMPAIGN, candidate_id: id } });
-
-/** The `data` of each event of a text/event-stream body, as they come. */
-async function* serverSentChanges(body: ReadableStream<Uint8Array>): AsyncGenerator<{ id: string | undefined; data: WireChange }> {
-  const decoder = new TextDecoder();
-  let buffered = '';
-  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    buffered += decoder.decode(chunk, { stream: true });
-    let end: number;
-    while ((end = buffered.indexOf('\n\n')) !== -1) {
-      const block = buffered.slice(0, end);
-      buffered = buffered.slice(end + 2);
-      const fields = new Map(block.split('\n').map((line) => [line.split(': ')[0], line.slice(line.indexOf(': ') + 2)] as const));
-      if (fields.has('data')) yield { id: fields.get('id'), data: JSON.parse(fields.get('data')!) as WireChange };
-    }
-  }
-}
 
 describe.each(ENGINES)('receiver.feed() mounted in an Express app, on $name', (engine) => {
   const closing: Array<() => Promise<void> | void> = [];

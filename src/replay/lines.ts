@@ -9,7 +9,7 @@
 // An erasure is `{"prequal-hooks:erasure":{"candidate_id":"…","erased_at":"…"}}`: one key, never an
 // event envelope (which has `event`, `timestamp` and `data`). It carries the candidate's id and the
 // instant only, never the operator's reason (their words may name the person).
-import { parseInstant } from '../events/index.js';
+import { normaliseTimestamp } from '../events/index.js';
 
 const OURS = Buffer.from('{"prequal-hooks:', 'utf8');
 const ESCAPE_PREFIX = Buffer.from('{"prequal-hooks:raw-base64":"', 'utf8');
@@ -71,9 +71,8 @@ function lineErasure(line: Buffer): DumpLine {
   if (Object.keys(parsed as object).length !== 1 || typeof fields !== 'object' || fields === null) return invalid;
   const { candidate_id: candidateId, erased_at: erasedAt } = fields;
   if (typeof candidateId !== 'string' || candidateId === '' || typeof erasedAt !== 'string') return invalid;
-  const instant = parseInstant(erasedAt);
-  if (instant === null) return invalid;
-  return { erasure: { candidateId, erasedAt: new Date(instant).toISOString() } };
+  const instant = normaliseTimestamp(erasedAt);
+  return instant === null ? invalid : { erasure: { candidateId, erasedAt: instant } };
 }
 
 /** What a line of a dump (without its LF, its CR dropped) stands for. */

@@ -1,20 +1,6 @@
 // Where the API key may go: the service's address the caller gave, over HTTPS (plain HTTP only
 // on this machine, or when asked for), and never to another origin a redirect names.
-
-/**
- * `localhost`, `*.localhost`, 127.0.0.0/8, ::1 and ::ffff:127.x.x.x, as `URL` writes them: a
- * request to them never leaves the machine.
- */
-export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.toLowerCase().replace(/\.$/, '');
-  return (
-    host === 'localhost' ||
-    host.endsWith('.localhost') ||
-    /^127(?:\.\d{1,3}){3}$/.test(host) ||
-    host === '[::1]' ||
-    /^\[::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}\]$/.test(host)
-  );
-}
+import { isLoopbackHost } from '../loopback.js';
 
 /**
  * `address` for messages, logs and `--print-config`: a user name and password (`https://user:pass@host`)

@@ -7,6 +7,7 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { DestinationRequestError } from './errors.js';
 import { maskedUrl } from './masked-url.js';
+import { isLoopbackHost } from '../loopback.js';
 
 /** An OAuth2 client (RFC 6749 §4.4, client credentials), as sealed. */
 export interface OAuth2Client {
@@ -92,11 +93,6 @@ export function checkHeaders(headers: ReadonlyArray<[string, string]>, others: {
         '--header Authorization goes without --oauth2-token-url and without a user name in the URL: each sends its own',
       );
   }
-}
-
-/** Whether a URL's host is this machine's loopback: `localhost`, 127.0.0.0/8 or ::1. */
-function isLoopbackHost(hostname: string): boolean {
-  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
 }
 
 /** An OAuth2 client checked: an https:// token URL (http:// to loopback), a client id and secret. */

@@ -1,6 +1,7 @@
 // Where the API key may go: the address policy and the redirect decision, as pure functions.
 import { describe, expect, it } from 'vitest';
-import { decideRedirect, isLoopbackHost, MAX_REDIRECTS, serviceUrlProblem, withoutCredentials } from '../../src/client/origin.js';
+import { decideRedirect, MAX_REDIRECTS, serviceUrlProblem, withoutCredentials } from '../../src/client/origin.js';
+import { isLoopbackHost } from '../../src/loopback.js';
 
 const host = (url: string) => new URL(url).hostname;
 

@@ -128,6 +128,7 @@ const RANKS: Readonly<Record<string, number>> = {
   'deadline.ts': 0,
   'words.ts': 0,
   'repeat.ts': 0,
+  'loopback.ts': 0,
   'signature.ts': 0,
   'tracing/': 0,
   'logging.ts': 1,

@@ -6,22 +6,29 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { alarm, withDeadline } from '../deadline.js';
-import type { Logger } from '../logging.js';
+import type { DeliveryLogger } from './delivery-logger.js';
 import type { FeatureSql } from '../store/feature-sql.js';
 import type { WorkSignals } from '../store/write-ports.js';
 import { networkPolicy, type NetworkRules } from './network-policy.js';
 import type { Destinations } from './registry.js';
-import { deliveryStoreOf, type AccountChanges } from './sql.js';
+import { deliveryStoreOf, type AccountChanges, type DeliveryStore } from './sql.js';
 import { DELIVERY_TIMEOUT_MS, MAX_CONNECTIONS } from './delivery.js';
 import { errorText } from './errors.js';
 import { destinationWorker, type DestinationWorker, type WorkerContext } from './worker.js';
 
 export interface DeliveryLoopOptions {
-  /** The database: the destinations' tables, each account's changes, and the commits that record them. */
-  store: { readonly featureSql: FeatureSql; forAccount(account: string): AccountChanges; onChanges: WorkSignals['onChanges'] };
+  /**
+   * The database: the destinations' tables, each account's changes, and the commits that record
+   * them; a store, or (the delivery thread) the port it reads on its own connection and writes through the receiver's.
+   */
+  store: (
+    { readonly featureSql: FeatureSql; forAccount(account: string): AccountChanges } | (DeliveryStore & { readonly featureSql?: never })
+  ) & { onChanges: WorkSignals['onChanges'] };
   /** Opens each destination's URL and secrets with the accounts key. */
   destinations: Pick<Destinations, 'open'>;
-  logger: Logger;
+  logger: DeliveryLogger;
+  /** Who holds the destinations' leases: kept by a delivery thread started again, so that it takes them back at once. Default: new. */
+  owner?: string;
   /** How often the destinations and the changes are looked at (ms). Default 500. */
   pollMs?: number;
   /** Requests (and connections) in flight per destination at most. Default 16. */
@@ -42,6 +49,8 @@ export interface DeliveryLoopOptions {
   intakeBusy?: () => boolean;
   /** Told each delivery settled, by its outcome (serve counts them in its metrics). */
   onSettled?: WorkerContext['onSettled'];
+  /** Told each round ended (serve counts them in its metrics). */
+  onRound?: () => void;
 }
 
 export interface DeliveryLoop {
@@ -59,7 +68,7 @@ const ROUND_GAP_MS = 5;
 const MAX_YIELD_MS = 100;
 
 /** Waits while the intake is busy, up to MAX_YIELD_MS, a millisecond at a time. */
-async function yieldToIntake(intakeBusy: (() => boolean) | undefined, signal: AbortSignal): Promise<void> {
+export async function yieldToIntake(intakeBusy: (() => boolean) | undefined, signal: AbortSignal): Promise<void> {
   if (intakeBusy === undefined) return;
   const since = performance.now();
   while (intakeBusy() && !signal.aborted && performance.now() - since < MAX_YIELD_MS) await delay(1, undefined, { ref: false });
@@ -118,9 +127,9 @@ export function startDeliveryLoop(options: DeliveryLoopOptions): DeliveryLoop {
   // A receiver left open (a script, a test) is not kept alive by its destinations: only their requests in flight do.
   const clock = alarm({ unref: true });
   const context: WorkerContext = {
-    store: deliveryStoreOf(store),
+    store: store.featureSql === undefined ? store : deliveryStoreOf(store),
     destinations: options.destinations,
-    owner: `${process.pid}-${randomUUID()}`,
+    owner: options.owner ?? `${process.pid}-${randomUUID()}`,
     logger,
     now: options.now ?? Date.now,
     maxInFlight: options.maxInFlight ?? MAX_CONNECTIONS,
@@ -151,6 +160,7 @@ export function startDeliveryLoop(options: DeliveryLoopOptions): DeliveryLoop {
           if (worthLogging(logged, '', message, context.now()))
             logger.error({ err: { message } }, 'destinations: could not read them; trying again');
         });
+      if (!draining) options.onRound?.();
       await clock.wait(pollMs);
     }
   })();

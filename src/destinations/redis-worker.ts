@@ -4,9 +4,9 @@
 // step, and never set aside: a later retry of a lower id would be refused by Redis, and taken as
 // appended. Each append is settled by seq in the database at once, so a restart resumes where it
 // was; an append redone after a crash is refused by Redis (its id is the stream's top), not doubled.
-import type { Logger } from '../logging.js';
 import { changeOf, type Change } from '../project/changes.js';
 import type { DeliveryStore, DestinationRecord, QueuedSend } from './sql.js';
+import type { DeliveryLogger } from './delivery-logger.js';
 import { maskedUrl } from './masked-url.js';
 import { errorText } from './errors.js';
 import type { NetworkPolicy } from './network-policy.js';
@@ -19,7 +19,7 @@ import { webhookId } from './signing.js';
 /** What a broker destination's sender (Redis, NATS) works with. */
 export interface RedisContext {
   store: DeliveryStore;
-  logger: Logger;
+  logger: DeliveryLogger;
   now: () => number;
   /** Consecutive failures that pause a destination (the breaker). */
   pauseAfter: number;

@@ -3,7 +3,6 @@
 // its cursor that pass its filter, in one transaction; then send the queued changes that are due
 // and first for their entity, a few at a time and at its rate. A change answered but not settled
 // yet is not sent again by this process; after a crash (SIGKILL) it is, with the same webhook-id.
-import type { Logger } from '../logging.js';
 import { changeOf } from '../project/changes.js';
 import {
   type DeliveryStore,
@@ -14,6 +13,7 @@ import {
   type QueuedSend,
   type SendResult,
 } from './sql.js';
+import type { DeliveryLogger } from './delivery-logger.js';
 import { maskedUrl } from './masked-url.js';
 import { destinationConnections, postChange, type DeliveryOutcome, type DestinationConnections } from './delivery.js';
 import { errorText } from './errors.js';
@@ -30,7 +30,7 @@ export interface WorkerContext {
   /** Opens a destination's URL and secrets with the accounts key. */
   destinations: Pick<Destinations, 'open'>;
   owner: string;
-  logger: Logger;
+  logger: DeliveryLogger;
   now: () => number;
   /** Requests (and connections) in flight per destination at most. */
   maxInFlight: number;

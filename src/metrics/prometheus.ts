@@ -15,6 +15,7 @@ import { DEFAULT_ACCOUNT } from '../receive/account.js';
 
 const PREFIX = 'prequal_hooks_';
 const DESTINATION_DELIVERIES = `${PREFIX}destination_deliveries_total`;
+const DESTINATION_ROUNDS = `${PREFIX}destination_rounds_total`;
 const SCRAPE_TIMEOUT_MS = 2000;
 const ACK_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 4, 5, 7.5, 10];
 
@@ -287,6 +288,11 @@ export function createMetrics(store: () => GaugedStore | undefined, readings: In
     labelNames: ['account', 'destination', 'outcome'] as const,
     registers: [own],
   });
+  new Counter({
+    name: DESTINATION_ROUNDS,
+    help: "Rounds of this process's destinations' delivery, each reading every destination afresh: flat while the receiver runs, its delivery is stuck.",
+    registers: [own],
+  });
   bufferedGauge(own, readings.bufferedBytes ?? (() => 0));
   intakeSeries(own, readings);
 
@@ -346,12 +352,17 @@ function secretUseOf(own: Registry) {
 }
 
 /**
- * The count of settled deliveries in a receiver's registry (`receiver.metrics()`), as the delivery
- * loop's `onSettled`: serve runs the loop beside the receiver, whose registry holds the counter.
+ * The destinations' counters in a receiver's registry (`receiver.metrics()`), as the delivery
+ * loop's `onSettled` and `onRound`: serve runs the loop beside the receiver, whose registry holds them.
  */
-export function destinationDeliveriesOf(
-  registry: Registry,
-): (account: string, destination: string, outcome: 'delivered' | 'failed' | 'dead') => void {
-  const counter = registry.getSingleMetric(DESTINATION_DELIVERIES) as Counter<'account' | 'destination' | 'outcome'> | undefined;
-  return (account, destination, outcome) => counter?.inc({ account, destination, outcome });
+export function destinationCountersOf(registry: Registry): {
+  onSettled: (account: string, destination: string, outcome: 'delivered' | 'failed' | 'dead') => void;
+  onRound: () => void;
+} {
+  const settled = registry.getSingleMetric(DESTINATION_DELIVERIES) as Counter<'account' | 'destination' | 'outcome'> | undefined;
+  const rounds = registry.getSingleMetric(DESTINATION_ROUNDS) as Counter | undefined;
+  return {
+    onSettled: (account, destination, outcome) => settled?.inc({ account, destination, outcome }),
+    onRound: () => rounds?.inc(),
+  };
 }

@@ -6,6 +6,7 @@
 import type { Accounts } from '../accounts/index.js';
 import { startDeliveryLoop, type DeliveryLoop } from '../destinations/delivery-loop.js';
 import { networkPolicy, type NetworkRules } from '../destinations/network-policy.js';
+import { startDeliveryThread } from '../destinations/off-loop-delivery.js';
 import { openDestinations } from '../destinations/registry.js';
 import { ConfigurationError } from '../errors.js';
 import { DEFAULT_ACCOUNT } from '../receive/account.js';
@@ -100,6 +101,8 @@ export interface BackgroundContext {
   intakeBusy: () => boolean;
   /** Counts each settled delivery (the receiver's metrics). */
   onSettled: (account: string, destination: string, outcome: 'delivered' | 'failed' | 'dead') => void;
+  /** Counts each round of the delivery (the receiver's metrics). */
+  onRound: () => void;
   /** An account's members: reconciliation and erasure go through them (metrics, hooks, the dispatcher). */
   members: (account: string) => Pick<AccountReceiver, 'reconcile' | 'eraseInactive'>;
 }
@@ -109,23 +112,23 @@ export interface Background {
   stop(timeoutMs: number): Promise<void>;
 }
 
+/** The delivery on its own thread where the database opens there (docs/destinations.md, "Where delivery runs"), else in this one. */
 function deliver(settings: NonNullable<BackgroundSettings['destinations']>, context: BackgroundContext): DeliveryLoop {
   const { store, logger } = context;
   const { network, pollMs, keyFile, databaseFile } = settings;
-  const destinations = openDestinations(store, {
-    ...(keyFile !== undefined && { keyFile }),
-    ...(databaseFile !== undefined && { databaseFile }),
-    onNotice: (message) => logger.warn(message),
-  });
-  return startDeliveryLoop({
-    store,
-    destinations,
-    logger,
+  const files = { ...(keyFile !== undefined && { keyFile }), ...(databaseFile !== undefined && { databaseFile }) };
+  const common = {
     network,
     ...(pollMs !== undefined && { pollMs }),
+    logger,
     intakeBusy: context.intakeBusy,
     onSettled: context.onSettled,
-  });
+    onRound: context.onRound,
+  };
+  const threaded = startDeliveryThread({ store, ...files, ...common });
+  if (threaded !== undefined) return threaded;
+  const destinations = openDestinations(store, { ...files, onNotice: (message) => logger.warn(message) });
+  return startDeliveryLoop({ store, destinations, ...common });
 }
 
 /** The default account's schedule, and the other accounts' (each with its own key). */

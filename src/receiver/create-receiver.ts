@@ -17,7 +17,7 @@ import { createBodyBudget, DEFAULT_MAX_BUFFERED_BYTES } from '../receive/budget.
 import { createAdmission } from '../receive/admission.js';
 import { screenConnections } from '../receive/connection-screen.js';
 import { nodeHandler, type ResultListener } from '../receive/node-http.js';
-import { createMetrics, destinationDeliveriesOf } from '../metrics/prometheus.js';
+import { createMetrics, destinationCountersOf } from '../metrics/prometheus.js';
 import { activeTracing } from '../tracing/otel.js';
 import { createDashboard } from '../console/dashboard.js';
 import { isStore } from '../store/open.js';
@@ -62,7 +62,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       logger: state.logger,
       accounts: running.accounts?.accounts,
       intakeBusy: () => running.groupCommit.waiting() > 0,
-      onSettled: destinationDeliveriesOf(state.metrics.registry),
+      ...destinationCountersOf(state.metrics.registry),
       members: (account) => (account === DEFAULT_ACCOUNT ? receiver : receiver.forAccount(account)),
     });
   openReceiverStore(state);

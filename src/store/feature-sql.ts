@@ -10,4 +10,16 @@ export interface FeatureSql {
   readonly pooled: EngineSql;
   /** One write transaction; `durable: false`: its commit need not reach the disk before it returns (WriteOptions). */
   transaction<T>(work: (sql: EngineSql) => Promise<T>, options?: { durable?: boolean }): Promise<T>;
+  /**
+   * How another thread of this process opens the same database on a connection of its own
+   * (`openStore(database, { ...options, readonly: true })`), so that a feature's reads leave the
+   * intake's event loop; undefined when none can (in memory, without WAL, a pool the caller gave).
+   */
+  anotherConnection(): ConnectionRecipe | undefined;
+}
+
+/** What opens a database again elsewhere: its `database` option (a file, or a URL with its password: never logged) and its options. */
+export interface ConnectionRecipe {
+  database: string;
+  options: { busyTimeoutMs?: number; schema?: string };
 }

@@ -133,6 +133,7 @@ export async function openStore(database: DatabaseOption, options: StoreOptions 
     try {
       return await createPostgresStore(pool, {
         location: displayLocation(database),
+        url: database,
         ownsPool: true,
         readonly: options.readonly ?? false,
         ...(options.migrate === false && { migrate: false }),

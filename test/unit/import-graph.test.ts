@@ -129,6 +129,7 @@ const RANKS: Readonly<Record<string, number>> = {
   'words.ts': 0,
   'repeat.ts': 0,
   'loopback.ts': 0,
+  'threads.ts': 0,
   'signature.ts': 0,
   'tracing/': 0,
   'logging.ts': 1,

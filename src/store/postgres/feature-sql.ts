@@ -1,7 +1,7 @@
 // A feature's own SQL (src/store/feature-sql.ts) on the pool: reads on any client, each change in a
 // transaction of its own.
 import type { EngineSql } from '../engine-sql.js';
-import type { FeatureSql } from '../feature-sql.js';
+import type { ConnectionRecipe, FeatureSql } from '../feature-sql.js';
 import { inTransaction, query, type Engine, type Session } from './session.js';
 
 function sessionSql(session: Session): EngineSql {
@@ -11,9 +11,10 @@ function sessionSql(session: Session): EngineSql {
   };
 }
 
-export function postgresFeatureSql(engine: Engine): FeatureSql {
+export function postgresFeatureSql(engine: Engine, elsewhere?: ConnectionRecipe): FeatureSql {
   return {
     pooled: sessionSql(engine.pooled),
     transaction: (work, options) => inTransaction(engine, (tx) => work(sessionSql(tx)), options),
+    anotherConnection: () => elsewhere,
   };
 }

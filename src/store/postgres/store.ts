@@ -41,6 +41,8 @@ export interface PostgresStoreOptions {
   /** false: refuse a schema that needs migrations (MigrationsPendingError) instead of applying them. */
   migrate?: boolean;
   logger?: Pick<Logger, 'warn' | 'error'>;
+  /** The URL it was opened from (its password too): another thread opens its own pool with it. None for a pool given. */
+  url?: string;
 }
 
 /** What every account's view shares: the pool, the work channel, the long reads' gate, the views made so far. */
@@ -127,7 +129,12 @@ function databaseWide({ engine, work, options }: Shared) {
     recordHandlerFailure: (failure) => recordHandlerFailure(db, failure),
     accountsWithWork: () => accountsWithWork(db),
     registry: postgresRegistry(engine),
-    featureSql: postgresFeatureSql(engine),
+    featureSql: postgresFeatureSql(
+      engine,
+      options.url === undefined
+        ? undefined
+        : { database: options.url, options: { ...(options.schema !== undefined && { schema: options.schema }) } },
+    ),
     ...postgresPresence((text, values) => query(db, text, values)),
     setting: (key) => setting(db, key),
     settingOnce: (key, value) => settingOnce(db, key, value),

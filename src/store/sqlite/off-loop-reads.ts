@@ -3,10 +3,9 @@
 // the people reads of a store on a file go instead to a thread (reader-thread.ts) with its own
 // read-only connection, which WAL lets see every committed transaction; the main connection keeps
 // the writes, the intake's reads and the reads by key, which an index bounds.
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { withDeadline } from '../../deadline.js';
+import { threadModule } from '../../threads.js';
 import { withLongReads, type OperatorPort, type OperatorReads } from '../long-reads.js';
 import { StoreUnavailableError } from '../errors.js';
 import { errorOf, errorShape, type ReadAnswer, type ReaderThreadData, type ReadRequest } from './reader-protocol.js';
@@ -40,23 +39,11 @@ export interface ReaderThread {
 }
 
 /**
- * The thread's module: beside this one once built. Run from the TypeScript sources (the tests),
- * the built one in dist/, since a thread cannot load TypeScript on Node 20; none, and the reads
- * stay on the main connection, when neither exists.
- */
-function threadModule(): URL | undefined {
-  const beside = new URL('./reader-thread.js', import.meta.url);
-  if (existsSync(fileURLToPath(beside))) return beside;
-  const built = new URL(import.meta.url.replace(/\/src\/store\/sqlite\/[^/]+\.ts$/, '/dist/store/sqlite/reader-thread.js'));
-  return built.href.endsWith('.js') && existsSync(fileURLToPath(built)) ? built : undefined;
-}
-
-/**
  * A reader thread for the file at `path`, started now so that its connection opens the file the
  * main one has; undefined when it cannot run here.
  */
 export function readerThread(data: ReaderThreadData, timeoutMs = READ_TIMEOUT_MS): ReaderThread | undefined {
-  const module = threadModule();
+  const module = threadModule(import.meta.url, 'reader-thread.js');
   if (module === undefined) return undefined;
   const thread: ReaderThread = { module, data, timeoutMs, life: { state: 'idle' }, nextId: 1 };
   start(thread);

@@ -1,10 +1,9 @@
 // The reader thread: a read-only connection to the SQLite file, answering the store's own reads
 // by name (reader-protocol.ts), so that a long one blocks this thread and never the receiver's
 // event loop. WAL lets this connection see every transaction committed by the writer.
-import { readlinkSync } from 'node:fs';
-import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
+import { lowerPriority } from '../../threads.js';
 import type { Store } from '../store.js';
 import { unavailable } from './connection.js';
 import { errorShape, isThreadRead, type ReadAnswer, type ReaderThreadData, type ReadRequest } from './reader-protocol.js';
@@ -26,20 +25,7 @@ function opened(): Store {
   return store;
 }
 
-/**
- * Lowers this thread's CPU priority where the system allows it per thread (Linux: its id, from
- * /proc/thread-self): on a machine with few cores a long read then yields to the intake's thread.
- */
-function yieldToIntake(): void {
-  try {
-    const thread = Number(readlinkSync('/proc/thread-self').split('/').at(-1));
-    if (Number.isInteger(thread) && thread > 0) setPriority(thread, 10);
-  } catch {
-    // Not Linux, or not allowed: the same priority as the rest of the process.
-  }
-}
-
-yieldToIntake();
+lowerPriority();
 try {
   opened();
 } catch {

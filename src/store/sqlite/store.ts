@@ -33,6 +33,7 @@ import { peopleReads } from '../people.js';
 import { projectedReads } from '../projected.js';
 import { sqliteRegistry } from './registry.js';
 import { sqliteFeatureSql } from './feature-sql.js';
+import type { ConnectionRecipe } from '../feature-sql.js';
 import { closeReaderThread, readerThread, readsSettled, threadReads, type ReaderThread } from './off-loop-reads.js';
 
 export interface SqliteStoreOptions {
@@ -74,6 +75,8 @@ interface SqliteEngine {
   views: Map<string, Store>;
   /** Where the read model and the people reads run, off the event loop; none for a read-only store or one in memory. */
   reader: ReaderThread | undefined;
+  /** How another thread opens the file (a feature's reads off the event loop); none in memory or without WAL. */
+  elsewhere: ConnectionRecipe | undefined;
 }
 
 /**
@@ -90,7 +93,9 @@ export function createSqliteStore(db: SqliteDatabase, options: SqliteStoreOption
   // Without WAL a writer's commit would block the thread's reads: they stay on the connection too.
   const wal = !options.readonly && !db.memory && db.pragma('journal_mode', { simple: true }) === 'wal';
   const reader = wal ? readerThread({ path: db.name, busyTimeoutMs: options.busyTimeoutMs }) : undefined;
-  return accountView({ connection, statements, options, views: new Map(), reader }, DEFAULT_ACCOUNT);
+  // A file in WAL: another thread's connection sees every commit of this one, and never blocks it.
+  const elsewhere = wal ? { database: db.name, options: { busyTimeoutMs: options.busyTimeoutMs } } : undefined;
+  return accountView({ connection, statements, options, views: new Map(), reader, elsewhere }, DEFAULT_ACCOUNT);
 }
 
 /** The store of one account, made once and cached. */
@@ -125,7 +130,7 @@ function accountView(engine: SqliteEngine, account: string): Store {
     ...operatorReads(connection, reader, account),
     projected: projectedReads(reads.sqliteSql(connection, true), account),
     registry: sqliteRegistry(connection, writer),
-    featureSql: sqliteFeatureSql(connection, writer),
+    featureSql: sqliteFeatureSql(connection, writer, engine.elsewhere),
     setting: (key) => read(connection, () => settings.setting(connection, key)),
     settingOnce: (key, value) => inWrite((s) => settings.settingOnce(connection, s.settings, key, value)),
 

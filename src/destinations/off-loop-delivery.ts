@@ -1,0 +1,157 @@
+// The destinations' delivery off the intake's event loop: a thread (delivery-thread.ts) reads,
+// signs and sends on a connection of its own, at a lower CPU priority; this side does its writes on
+// the receiver's writer, each after the webhooks waiting for theirs (a round's settlements are one
+// transaction), wakes it when a commit records changes, and logs and counts for it. A thread that
+// fails is started again a second later with the same lease owner; what it had sent and not
+// settled is sent again (at least once, with the same webhook-id).
+import { randomUUID } from 'node:crypto';
+import { Worker } from 'node:worker_threads';
+import { withDeadline } from '../deadline.js';
+import type { Logger } from '../logging.js';
+import type { FeatureSql } from '../store/feature-sql.js';
+import type { WorkSignals } from '../store/write-ports.js';
+import { threadModule } from '../threads.js';
+import { yieldToIntake, type DeliveryLoop } from './delivery-loop.js';
+import {
+  errorShape,
+  isDestinationWrite,
+  type DeliveryThreadData,
+  type Outcome,
+  type ReceiverMessage,
+  type ThreadMessage,
+} from './delivery-protocol.js';
+import type { NetworkRules } from './network-policy.js';
+import { destinationsOf } from './sql.js';
+
+export interface DeliveryThreadOptions {
+  store: { readonly featureSql: FeatureSql; onChanges: WorkSignals['onChanges'] };
+  keyFile?: string;
+  databaseFile?: string;
+  network: NetworkRules;
+  pollMs?: number;
+  logger: Logger;
+  /** Whether webhooks wait for their write: the thread's writes wait for them (up to 100 ms). */
+  intakeBusy?: () => boolean;
+  onSettled: (account: string, destination: string, outcome: Outcome) => void;
+  onRound?: () => void;
+}
+
+/** How long a thread that failed waits before it is started again (ms). */
+const RESTART_MS = 1000;
+
+/** The thread's life: running, waiting to be started again after a failure, or stopped. */
+type ThreadLife = { state: 'running'; worker: Worker } | { state: 'restarting'; timer: NodeJS.Timeout } | { state: 'stopped' };
+
+interface DeliveryThread {
+  options: DeliveryThreadOptions;
+  module: URL;
+  data: DeliveryThreadData;
+  life: ThreadLife;
+  /** Ends the yields of writes once stopped. */
+  stopped: AbortController;
+}
+
+/** One write of the thread, on the receiver's writer once the intake has had its turn; its answer posted back. */
+async function writeFor(thread: DeliveryThread, worker: Worker, request: Extract<ThreadMessage, { type: 'write' }>): Promise<void> {
+  let answer: ReceiverMessage;
+  try {
+    if (!isDestinationWrite(request.method)) throw new TypeError(`the delivery thread has no write ${String(request.method)}`);
+    await yieldToIntake(thread.options.intakeBusy, thread.stopped.signal);
+    const port = destinationsOf(thread.options.store) as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+    answer = { type: 'written', id: request.id, ok: true, value: await port[request.method]!(...request.args) };
+  } catch (error) {
+    answer = { type: 'written', id: request.id, ok: false, error: errorShape(error) };
+  }
+  try {
+    worker.postMessage(answer);
+  } catch {
+    // The thread has ended: what it wrote is written; it reads it again when started.
+  }
+}
+
+function heard(thread: DeliveryThread, worker: Worker, message: ThreadMessage): void {
+  const { logger, onSettled, onRound } = thread.options;
+  if (message.type === 'write') void writeFor(thread, worker, message);
+  else if (message.type === 'log') logger[message.level](message.fields, message.message);
+  else if (message.type === 'settled') onSettled(message.account, message.destination, message.outcome);
+  else if (message.type === 'round') onRound?.();
+}
+
+function start(thread: DeliveryThread): void {
+  const worker = new Worker(thread.module, { workerData: thread.data, stdout: false, stderr: false });
+  const life: ThreadLife = { state: 'running', worker };
+  worker.on('message', (message: ThreadMessage) => heard(thread, worker, message));
+  worker.on('error', (error) =>
+    thread.options.logger.error({ err: { message: error.message } }, 'destinations: the delivery thread failed'),
+  );
+  worker.on('exit', (code) => {
+    if (thread.life !== life) return;
+    thread.options.logger.error({ code }, `destinations: the delivery thread exited; started again in ${RESTART_MS} ms`);
+    thread.life = { state: 'restarting', timer: setTimeout(() => start(thread), RESTART_MS).unref() };
+  });
+  // As the loop in this thread was: a receiver left open (a script, a test) is not kept alive by its destinations.
+  worker.unref();
+  thread.life = life;
+}
+
+/** Posts to the running thread, if it is; a thread that just ended is not told. */
+function tell(thread: DeliveryThread, message: ReceiverMessage): void {
+  if (thread.life.state !== 'running') return;
+  try {
+    thread.life.worker.postMessage(message);
+  } catch {
+    // Ended meanwhile: its exit starts it again.
+  }
+}
+
+/** Stops the thread: its loop waits up to `timeoutMs` for the sends in flight and gives the leases back; ended at most a while after. */
+async function stop(thread: DeliveryThread, timeoutMs: number): Promise<void> {
+  const life = thread.life;
+  thread.life = { state: 'stopped' };
+  if (life.state === 'restarting') clearTimeout(life.timer);
+  if (life.state !== 'running') return thread.stopped.abort();
+  const exited = new Promise<void>((resolve) => life.worker.once('exit', () => resolve()));
+  life.worker.ref();
+  life.worker.postMessage({ type: 'stop', timeoutMs } satisfies ReceiverMessage);
+  // Its last writes (settlements, leases given back) are done while it stops; then nothing waits.
+  const ended = await withDeadline(exited, timeoutMs + 5000, { unref: true });
+  thread.stopped.abort();
+  if (ended === undefined) await life.worker.terminate();
+}
+
+/**
+ * The delivery on a thread of its own, when the database can be opened from another thread (a
+ * SQLite file in WAL, a PostgreSQL URL) and the thread's module is there; undefined otherwise (a
+ * database in memory, a pool given): then the loop runs in this thread (`startDeliveryLoop`).
+ */
+export function startDeliveryThread(options: DeliveryThreadOptions): DeliveryLoop | undefined {
+  const connection = options.store.featureSql.anotherConnection();
+  const module = threadModule(import.meta.url, 'delivery-thread.js');
+  if (connection === undefined || module === undefined) return undefined;
+  const data: DeliveryThreadData = {
+    connection,
+    ...(options.keyFile !== undefined && { keyFile: options.keyFile }),
+    ...(options.databaseFile !== undefined && { databaseFile: options.databaseFile }),
+    network: options.network,
+    ...(options.pollMs !== undefined && { pollMs: options.pollMs }),
+    owner: `${process.pid}-${randomUUID()}`,
+  };
+  const thread: DeliveryThread = { options, module, data, life: { state: 'stopped' }, stopped: new AbortController() };
+  start(thread);
+  // The commits of a turn wake it once.
+  let waking = false;
+  const unsubscribe = options.store.onChanges(() => {
+    if (waking) return;
+    waking = true;
+    setImmediate(() => {
+      waking = false;
+      tell(thread, { type: 'wake' });
+    });
+  });
+  return {
+    async stop(timeoutMs) {
+      unsubscribe();
+      await stop(thread, timeoutMs);
+    },
+  };
+}

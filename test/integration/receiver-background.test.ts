@@ -12,10 +12,12 @@ import { Writable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client/index.js';
 import { openDestinations } from '../../src/destinations/registry.js';
+import { destinationsOf } from '../../src/destinations/sql.js';
 import { ChangesDroppedError, ConfigurationError } from '../../src/index.js';
 import { createLogger } from '../../src/logging.js';
 import { createReceiver, type Receiver, type ReceiverOptions } from '../../src/receiver/create-receiver.js';
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { storePorts } from '../../src/store/store.js';
 import { sampleEvent } from '../../src/testing/index.js';
 import { runCli } from '../support/command-io.js';
 import { ENGINES } from '../support/engines.js';
@@ -123,6 +125,33 @@ describe.each(ENGINES)('a receiver runs what serve runs, on $name', (engine) => 
     expect(after.changes.map((c) => c.id)).toEqual(['cand-3']);
     await recorder.close();
     expect(to.received.map((r) => r.id)).toEqual(['cmp_bg', 'cand-1', 'cand-2']);
+  });
+
+  it("reads and sends off the event loop: on a thread of its own connection, its writes on the receiver's writer", async () => {
+    const { keyFile, open } = await fresh();
+    const to = await target();
+    closing.push(to.close);
+    const receiver = open({ destinations: { pollMs: 20 } });
+    await receiver.ready();
+    // The receiver's own port of the destinations' tables: what delivering asks of its connection.
+    const port = destinationsOf(storePorts(await receiver.store()));
+    const asked: string[] = [];
+    for (const method of ['list', 'due', 'get', 'events', 'commit', 'lease'] as const) {
+      const own = port[method].bind(port) as (...args: unknown[]) => Promise<unknown>;
+      (port as unknown as Record<string, unknown>)[method] = async (...args: unknown[]) => {
+        asked.push(method);
+        return await own(...args);
+      };
+    }
+    const added = await openDestinations(await receiver.store(), { keyFile }).add({ account: 'default', url: to.url });
+    to.setSecret(added.secret!);
+    await receiver.replay([candidate('cand-1')]);
+    await waitFor(() => to.received.length === 2, 10_000, 'the campaign and the candidate delivered');
+    expect(to.received.every((r) => r.verified)).toBe(true);
+    // Queued, sent and settled: the lease and the settlements written here, nothing read here.
+    await waitFor(() => asked.filter((m) => m === 'commit').length >= 2, 5000, 'the settlements written by the receiver');
+    expect(asked).toContain('lease');
+    expect(asked.filter((m) => !['commit', 'lease'].includes(m))).toEqual([]);
   });
 
   it('destinations: false delivers nothing; a destination added with openDestinations is delivered by the next receiver', async () => {

@@ -36,8 +36,9 @@ export interface DeliveryThreadOptions {
   onRound?: () => void;
 }
 
-/** How long a thread that failed waits before it is started again (ms). */
+/** How long a thread that failed waits before it is started again (ms): doubled while it keeps failing before a round, up to the most. */
 const RESTART_MS = 1000;
+const RESTART_MOST_MS = 30_000;
 
 /** The thread's life: running, waiting to be started again after a failure, or stopped. */
 type ThreadLife = { state: 'running'; worker: Worker } | { state: 'restarting'; timer: NodeJS.Timeout } | { state: 'stopped' };
@@ -47,6 +48,8 @@ interface DeliveryThread {
   module: URL;
   data: DeliveryThreadData;
   life: ThreadLife;
+  /** The wait before the next start after a failure. */
+  restartMs: number;
   /** Ends the yields of writes once stopped. */
   stopped: AbortController;
 }
@@ -74,7 +77,10 @@ function heard(thread: DeliveryThread, worker: Worker, message: ThreadMessage): 
   if (message.type === 'write') void writeFor(thread, worker, message);
   else if (message.type === 'log') logger[message.level](message.fields, message.message);
   else if (message.type === 'settled') onSettled(message.account, message.destination, message.outcome);
-  else if (message.type === 'round') onRound?.();
+  else if (message.type === 'round') {
+    thread.restartMs = RESTART_MS; // it works: a failure later is waited for from the start
+    onRound?.();
+  }
 }
 
 function start(thread: DeliveryThread): void {
@@ -86,8 +92,10 @@ function start(thread: DeliveryThread): void {
   );
   worker.on('exit', (code) => {
     if (thread.life !== life) return;
-    thread.options.logger.error({ code }, `destinations: the delivery thread exited; started again in ${RESTART_MS} ms`);
-    thread.life = { state: 'restarting', timer: setTimeout(() => start(thread), RESTART_MS).unref() };
+    const wait = thread.restartMs;
+    thread.restartMs = Math.min(wait * 2, RESTART_MOST_MS);
+    thread.options.logger.error({ code }, `destinations: the delivery thread exited; started again in ${wait} ms`);
+    thread.life = { state: 'restarting', timer: setTimeout(() => start(thread), wait).unref() };
   });
   // As the loop in this thread was: a receiver left open (a script, a test) is not kept alive by its destinations.
   worker.unref();
@@ -136,7 +144,14 @@ export function startDeliveryThread(options: DeliveryThreadOptions): DeliveryLoo
     ...(options.pollMs !== undefined && { pollMs: options.pollMs }),
     owner: `${process.pid}-${randomUUID()}`,
   };
-  const thread: DeliveryThread = { options, module, data, life: { state: 'stopped' }, stopped: new AbortController() };
+  const thread: DeliveryThread = {
+    options,
+    module,
+    data,
+    life: { state: 'stopped' },
+    restartMs: RESTART_MS,
+    stopped: new AbortController(),
+  };
   start(thread);
   // The commits of a turn wake it once.
   let waking = false;

@@ -41,8 +41,7 @@ export type Outcome = 'delivered' | 'failed' | 'dead';
 export type ThreadMessage =
   | { type: 'write'; id: number; method: DestinationWrite; args: unknown[] }
   | { type: 'log'; level: 'info' | 'warn' | 'error'; fields: object; message: string }
-  | { type: 'settled'; account: string; destination: string; outcome: Outcome }
-  | { type: 'round' }
+  | { type: 'counts'; rounds: number; settled: Array<{ account: string; destination: string; outcome: Outcome; count: number }> }
   | { type: 'stopped' };
 
 /** To the thread. */

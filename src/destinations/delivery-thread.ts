@@ -15,6 +15,7 @@ import {
   errorOf,
   type DeliveryThreadData,
   type DestinationWrite,
+  type Outcome,
   type ReceiverMessage,
   type ThreadMessage,
 } from './delivery-protocol.js';
@@ -51,6 +52,34 @@ port.on('message', (message: ReceiverMessage) => {
   if (stopping !== undefined) for (const wake of wakes) wake('');
 });
 
+/** The rounds and settled deliveries, told to the receiver's metrics a few times a second rather than one message each. */
+const counts = (() => {
+  const COUNTS_EVERY_MS = 250;
+  let rounds = 0;
+  let settled = new Map<string, { account: string; destination: string; outcome: Outcome; count: number }>();
+  let toldAt = 0;
+  const flush = () => {
+    if (rounds === 0 && settled.size === 0) return;
+    post({ type: 'counts', rounds, settled: [...settled.values()] });
+    rounds = 0;
+    settled = new Map();
+    toldAt = performance.now();
+  };
+  return {
+    settled(account: string, destination: string, outcome: Outcome) {
+      const key = JSON.stringify([account, destination, outcome]);
+      const entry = settled.get(key) ?? { account, destination, outcome, count: 0 };
+      entry.count += 1;
+      settled.set(key, entry);
+    },
+    round() {
+      rounds += 1;
+      if (performance.now() - toldAt >= COUNTS_EVERY_MS) flush();
+    },
+    flush,
+  };
+})();
+
 const logAt = (level: 'info' | 'warn' | 'error') =>
   ((fields: object, message?: string) => post({ type: 'log', level, fields, message: message ?? '' })) as LogFn;
 const logger: DeliveryLogger = { info: logAt('info'), warn: logAt('warn'), error: logAt('error') };
@@ -78,8 +107,8 @@ const loop = startDeliveryLoop({
   network: data.network,
   owner: data.owner,
   ...(data.pollMs !== undefined && { pollMs: data.pollMs }),
-  onSettled: (account, destination, outcome) => post({ type: 'settled', account, destination, outcome }),
-  onRound: () => post({ type: 'round' }),
+  onSettled: (account, destination, outcome) => counts.settled(account, destination, outcome),
+  onRound: () => counts.round(),
 });
 
 /** Waits for the receiver's stop, then stops the loop (its sends in flight waited for) and closes the connection. */
@@ -89,6 +118,7 @@ await new Promise<void>((resolve) => {
   check();
 });
 await loop.stop(stopping!);
+counts.flush();
 await store.close();
 post({ type: 'stopped' });
 port.close();

@@ -76,10 +76,11 @@ function heard(thread: DeliveryThread, worker: Worker, message: ThreadMessage): 
   const { logger, onSettled, onRound } = thread.options;
   if (message.type === 'write') void writeFor(thread, worker, message);
   else if (message.type === 'log') logger[message.level](message.fields, message.message);
-  else if (message.type === 'settled') onSettled(message.account, message.destination, message.outcome);
-  else if (message.type === 'round') {
-    thread.restartMs = RESTART_MS; // it works: a failure later is waited for from the start
-    onRound?.();
+  else if (message.type === 'counts') {
+    if (message.rounds > 0) thread.restartMs = RESTART_MS; // it works: a failure later is waited for from the start
+    for (const { account, destination, outcome, count } of message.settled)
+      for (let i = 0; i < count; i++) onSettled(account, destination, outcome);
+    for (let i = 0; i < message.rounds; i++) onRound?.();
   }
 }
 

@@ -67,11 +67,11 @@ const ROUND_GAP_MS = 5;
 // destinations still get a round every tenth of a second.
 const MAX_YIELD_MS = 100;
 
-/** Waits while the intake is busy, up to MAX_YIELD_MS, a millisecond at a time. */
-export async function yieldToIntake(intakeBusy: (() => boolean) | undefined, signal: AbortSignal): Promise<void> {
+/** Waits while the intake is busy, up to `mostMs` (MAX_YIELD_MS), a millisecond at a time. */
+export async function yieldToIntake(intakeBusy: (() => boolean) | undefined, signal: AbortSignal, mostMs = MAX_YIELD_MS): Promise<void> {
   if (intakeBusy === undefined) return;
   const since = performance.now();
-  while (intakeBusy() && !signal.aborted && performance.now() - since < MAX_YIELD_MS) await delay(1, undefined, { ref: false });
+  while (intakeBusy() && !signal.aborted && performance.now() - since < mostMs) await delay(1, undefined, { ref: false });
 }
 
 // A round that fails the same way again (a key file missing, a database away) is logged once a

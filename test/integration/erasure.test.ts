@@ -202,7 +202,10 @@ describe.each(ENGINES)('erasing a candidate on $name', (engine: EngineUnderTest)
   it("finds and redacts the candidate's changes however far apart in the feed (a lookup probes each block of 1,024)", async () => {
     const { receiver: r } = await started();
     const others = Array.from({ length: 1100 }, (_, i) =>
-      sampleEvent('candidate.added', { timestamp: '2026-01-10T10:00:00Z', data: { campaign_id: CAMPAIGN, candidate_id: `cand-filler-${i}` } }),
+      sampleEvent('candidate.added', {
+        timestamp: '2026-01-10T10:00:00Z',
+        data: { campaign_id: CAMPAIGN, candidate_id: `cand-filler-${i}` },
+      }),
     );
     await r.replay(others);
     await r.replay([

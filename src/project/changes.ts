@@ -1,7 +1,7 @@
 // The changes a projected batch makes (docs/projection.md section 10): one per row whose columns of
 // section 4 differ after the batch (or whose interview responses were replaced, or that is new),
 // naming the events that moved it. Pure: the store numbers and records them.
-import { changeRowOf, type ChangeEntity, type ChangeRecord, type StoredChange } from '../tables/changes.js';
+import { CHANGE_ROW_COLUMNS, changeRowOf, type ChangeEntity, type ChangeRecord, type StoredChange } from '../tables/changes.js';
 import type { RowWrites, StoredRow, StoredRows } from '../tables/stored.js';
 import type { CampaignRow, CandidateRow, CreditsRow } from '../tables/rows.js';
 
@@ -30,10 +30,16 @@ export function causeKey(table: 'campaigns' | 'candidates' | 'credits', key: str
   return `${table}:${key}`;
 }
 
-function sameColumns(a: object, b: object): boolean {
-  const before = b as Record<string, unknown>;
-  for (const [column, value] of Object.entries(a)) if (!Object.is(value, before[column])) return false;
+/** Whether two rows hold the same values in the columns a change carries (read in place: no copy of either is made). */
+function sameColumns(columns: readonly string[], a: object, b: object): boolean {
+  const [after, before] = [a as Record<string, unknown>, b as Record<string, unknown>];
+  for (const column of columns) if (!Object.is(after[column], before[column])) return false;
   return true;
+}
+
+/** The causes once each, in the order folded (most rows have one). */
+function distinct(causes: readonly string[]): string[] {
+  return causes.length < 2 ? [...causes] : [...new Set(causes)];
 }
 
 function changesOf<T>(
@@ -45,12 +51,13 @@ function changesOf<T>(
   replaced: (key: string) => boolean = () => false,
 ): ChangeRecord[] {
   const changes: ChangeRecord[] = [];
+  const columns = CHANGE_ROW_COLUMNS[entity];
   for (const { key, written } of writes) {
     const before = stored(key);
-    const row = toRow(written.row);
-    const same = before !== undefined && before.absent !== true && sameColumns(row, toRow(before.row)) && !replaced(key);
+    const same =
+      before !== undefined && before.absent !== true && !replaced(key) && sameColumns(columns, written.row as object, before.row as object);
     if (same) continue;
-    changes.push({ entity, id: key, op: 'upsert', row: { ...row }, events: [...new Set(causesOf(key))] });
+    changes.push({ entity, id: key, op: 'upsert', row: toRow(written.row) as Record<string, unknown>, events: distinct(causesOf(key)) });
   }
   return changes;
 }

@@ -2,6 +2,7 @@
 import type { PersonValues } from '../events/index.js';
 import { placeholders, type EngineSql } from './engine-sql.js';
 import { candidatesMatching, rowsNaming } from './erasure-rows.js';
+import { candidateChangesSql } from './candidate-changes.js';
 import type { ErasureRecord, ExportedResponse, PeopleReads } from './ports/people.js';
 import type { StoredChange } from '../tables/changes.js';
 
@@ -23,13 +24,15 @@ export function peopleReads(sql: EngineSql, account: string): PeopleReads {
       ).map((r) => ({ ...r, position: Number(r.position) })),
     candidatesMatching: (match) => candidatesMatching(sql, account, match),
     rowsNaming: (people: readonly PersonValues[]) => rowsNaming(sql, account, people),
-    changesOf: async (candidateId) =>
-      (
+    changesOf: async (candidateId) => {
+      const candidate = candidateChangesSql(sql, account, candidateId);
+      return (
         await rows<StoredChange>(
-          `SELECT seq, entity, id, op, row, at, events FROM changes WHERE account = ${$(1)} AND entity = 'candidate' AND id = ${$(2)} ORDER BY seq`,
-          [account, candidateId],
+          `${candidate.with} SELECT seq, entity, id, op, row, at, events FROM changes WHERE ${candidate.where} ORDER BY +seq`,
+          candidate.parameters,
         )
-      ).map((c) => ({ ...c, seq: Number(c.seq) })),
+      ).map((c) => ({ ...c, seq: Number(c.seq) }));
+    },
     erasuresOf: async (candidateId) =>
       (
         await rows<ErasureRecord>(

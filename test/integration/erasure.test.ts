@@ -199,6 +199,36 @@ describe.each(ENGINES)('erasing a candidate on $name', (engine: EngineUnderTest)
     expect(await snapshot(database)).toEqual(state);
   });
 
+  it("finds and redacts the candidate's changes however far apart in the feed (a lookup probes each block of 1,024)", async () => {
+    const { receiver: r } = await started();
+    const others = Array.from({ length: 1100 }, (_, i) =>
+      sampleEvent('candidate.added', {
+        timestamp: '2026-01-10T10:00:00Z',
+        data: { campaign_id: CAMPAIGN, candidate_id: `cand-filler-${i}` },
+      }),
+    );
+    await r.replay(others);
+    await r.replay([
+      sampleEvent('candidate.interview.started', {
+        timestamp: '2026-01-12T09:00:00Z',
+        data: { campaign_id: CAMPAIGN, candidate_id: K, first_name: PII.first_name, email: PII.email },
+      }),
+    ]);
+    await r.drain();
+    const seqs = (await r.exportCandidate(K)).changes.map((c) => c.seq);
+    expect(seqs[0]).toBeLessThan(1024);
+    expect(seqs.at(-1)).toBeGreaterThan(1100);
+    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+
+    await r.erase({ candidateId: K }, { reason: 'GDPR request #43' });
+    const changes = await sqlOn(database).query<{ seq: number; row: string | null }>(
+      "SELECT seq, row FROM changes WHERE entity = 'candidate' AND id = ?",
+      [K],
+    );
+    expect(changes.map((c) => Number(c.seq)).slice(0, seqs.length)).toEqual(seqs);
+    expect(leaks(JSON.stringify(changes))).toEqual([]);
+  });
+
   it('refuses an unknown candidate, e-mail or phone and a missing reason, changing nothing', async () => {
     const { receiver: r } = await started();
     const state = await snapshot(database);

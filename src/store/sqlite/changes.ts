@@ -7,6 +7,7 @@ import { prepared, type SqliteConnection } from './connection.js';
 import { sqliteSql } from './reads.js';
 import { pruneChanges as pruneChangesOf } from '../prune-changes.js';
 import { changeSizesSql, pageEnd } from '../change-page-end.js';
+import { candidateChangesSql } from '../candidate-changes.js';
 import { copyForRebuild, finishRebuildChanges, markRebuilding, type EngineWrites } from '../rebuild-changes.js';
 
 /** Numbers the changes after the account's last and inserts them; nothing when there are none. */
@@ -18,14 +19,24 @@ export function recordChanges(connection: SqliteConnection, account: string, cha
     `INSERT INTO change_heads (account, last_seq) VALUES (?, ?)
      ON CONFLICT (account) DO UPDATE SET last_seq = last_seq + excluded.last_seq RETURNING last_seq`,
   ).get(account, changes.length) as { last_seq: number };
-  const insert = prepared(
-    connection,
-    'INSERT INTO changes (account, seq, entity, id, op, row, at, events) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-  );
-  changes.forEach((change, i) => {
-    const row = change.row === null ? null : storedChangeRow(change.entity, change.row);
-    insert.run(account, last - changes.length + 1 + i, change.entity, change.id, change.op, row, at, JSON.stringify(change.events));
-  });
+  const first = last - changes.length + 1;
+  for (let from = 0; from < changes.length; from += CHANGES_A_STATEMENT) {
+    const chunk = changes.slice(from, from + CHANGES_A_STATEMENT);
+    const values: unknown[] = [];
+    chunk.forEach((change, i) => {
+      const row = change.row === null ? null : storedChangeRow(change.entity, change.row);
+      values.push(account, first + from + i, change.entity, change.id, change.op, row, at, JSON.stringify(change.events));
+    });
+    prepared(connection, insertChangesSql(chunk.length)).run(...values);
+  }
+}
+
+/** Changes a statement inserts at most: one statement for a projection's batch (or a few), not one a change. */
+const CHANGES_A_STATEMENT = 32;
+
+function insertChangesSql(count: number): string {
+  const row = '(?, ?, ?, ?, ?, ?, ?, ?)';
+  return `INSERT INTO changes (account, seq, entity, id, op, row, at, events) VALUES ${Array(count).fill(row).join(', ')}`;
 }
 
 /**
@@ -39,13 +50,15 @@ export function eraseChanges(
   at: string,
   events: (candidateId: string) => readonly string[] = () => [],
 ): void {
-  const redact = prepared(
-    connection,
-    `UPDATE changes SET row = json_object('candidate_id', id, 'campaign_id',
-       json_extract(row, CASE WHEN substr(row, 1, 1) = '[' THEN '$[${CANDIDATE_CAMPAIGN_INDEX}]' ELSE '$.campaign_id' END))
-     WHERE account = ? AND entity = 'candidate' AND id = ? AND row IS NOT NULL`,
-  );
-  for (const id of candidateIds) redact.run(account, id);
+  for (const id of candidateIds) {
+    const candidate = candidateChangesSql(sqliteSql(connection), account, id);
+    prepared(
+      connection,
+      `${candidate.with} UPDATE changes SET row = json_object('candidate_id', id, 'campaign_id',
+         json_extract(row, CASE WHEN substr(row, 1, 1) = '[' THEN '$[${CANDIDATE_CAMPAIGN_INDEX}]' ELSE '$.campaign_id' END))
+       WHERE ${candidate.where} AND row IS NOT NULL`,
+    ).run(...candidate.parameters);
+  }
   recordChanges(
     connection,
     account,

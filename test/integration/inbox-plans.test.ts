@@ -4,11 +4,14 @@
 // them, so the newest page of events (and the overview's oldest pending row) cost the whole inbox.
 // A plan does not depend on how many rows there are (no statistics), so an empty database tells it.
 import Database from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createReceiver } from '../../src/index.js';
+import { rebuild } from '../../src/replay/index.js';
 import { openStore } from '../../src/store/open.js';
 import type { InboxFilter, ReadModel } from '../../src/store/ports/read-model.js';
 import { createReadModel } from '../../src/store/read-model-sql.js';
 import { SQLITE_READ_DIALECT } from '../../src/store/sqlite/read-model.js';
+import { sampleEvent } from '../../src/testing/index.js';
 import { ENGINES } from '../support/engines.js';
 
 const sqlite = ENGINES.find((engine) => engine.name === 'sqlite')!;
@@ -82,5 +85,51 @@ describe('the inbox reads of the console on SQLite', () => {
 
   it('offer the kinds to filter by from the rows set aside, not from every row', async () => {
     expect(await plansOf((model) => model.kinds())).toEqual([expect.stringMatching(/inbox_set_aside/)]);
+  });
+});
+
+describe("a rebuild's reads of the inbox on SQLite", () => {
+  let database: string;
+  let cleanup: () => void;
+  beforeAll(async () => {
+    ({ database, cleanup } = await sqlite.fresh());
+  });
+  afterAll(() => cleanup());
+
+  // A rebuild reads the inbox a page at a time after the last id read. Each page must start at that
+  // id in the primary key: a plan that sorts (the account's rows through inbox_by_received, then a
+  // temporary b-tree) reads the whole account for each page, and a rebuild of a million events
+  // never ended.
+  it.each([true, false])('read each page from the last id, never sorting the account (bulk: %s)', async (bulk) => {
+    const receiver = createReceiver({ database, secret: 'whsec_plans', heartbeat: false });
+    await receiver.replay([sampleEvent('campaign.created'), sampleEvent('candidate.added')]);
+    await receiver.drain();
+    const statements = new Set<string>();
+    const original = Database.prototype.prepare; // eslint-disable-line @typescript-eslint/unbound-method -- called with its instance below
+    const prepare = vi.spyOn(Database.prototype, 'prepare').mockImplementation(function (this: Database.Database, sql: string) {
+      statements.add(sql);
+      return original.call(this, sql);
+    });
+    try {
+      await rebuild(await receiver.store(), { bulk });
+    } finally {
+      prepare.mockRestore();
+      await receiver.close();
+    }
+    const paged = [...statements].filter((sql) => /FROM inbox\b[\s\S]*ORDER BY inbox_id/.test(sql));
+    expect(paged.length).toBeGreaterThan(0);
+    const check = new Database(database, { readonly: true });
+    try {
+      for (const sql of paged) {
+        const plan = (
+          check.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...Array.from(sql.matchAll(/\?/g), () => null)) as Array<{ detail: string }>
+        )
+          .map((r) => r.detail)
+          .join(' | ');
+        expect(plan, sql).not.toMatch(/TEMP B-TREE FOR ORDER BY/);
+      }
+    } finally {
+      check.close();
+    }
   });
 });

@@ -89,6 +89,9 @@ export const COPIED_TABLES: readonly CopiedTable[] = [
       handlers_lease_until: 'epoch-ms',
       trace_context: 'text',
       event_at: 'integer',
+      // The body's codec (src/store/bodies.ts): its bytes are copied as stored, the codec with them.
+      codec: 'integer',
+      campaign_id: 'text',
     },
     order: ['inbox_id'],
     sequence: 'inbox_id',

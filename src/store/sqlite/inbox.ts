@@ -7,6 +7,7 @@ import type { Delivery } from '../../receive/delivery.js';
 import type { Appended, IdentityKey, InboxRow, SettledDelivery } from '../rows.js';
 import type { InboxState } from '../inbox-state.js';
 import type { SqliteDatabase } from './database.js';
+import { bodyOf, storedBody } from '../bodies.js';
 
 const INBOX_COLUMNS = [
   'inbox_id',
@@ -24,6 +25,7 @@ const INBOX_COLUMNS = [
   'processed_at',
   'handlers_pending',
   'trace_context',
+  'codec',
 ] as const;
 
 export const INBOX_SELECT = `SELECT ${INBOX_COLUMNS.join(', ')} FROM inbox`;
@@ -39,7 +41,7 @@ export function inboxRowOf(values: unknown[]): InboxRow {
     inbox_id: values[0] as number,
     account: values[1] as string,
     received_at: values[2] as string,
-    raw: values[3] as Buffer,
+    raw: bodyOf(values[15] as number | null, values[3] as Buffer),
     identity: values[4] as string | null,
     raw_sha256: values[5] as string | null,
     kind: values[6] as string | null,
@@ -58,6 +60,8 @@ type InsertParameters = [
   string,
   string,
   Uint8Array,
+  number,
+  string | null,
   string | null,
   number | null,
   string | null,
@@ -95,16 +99,16 @@ export function prepareInbox(db: SqliteDatabase): InboxStatements {
     // No conflict target: a second delivery of an event (same identity) and a retried bad body
     // (same raw_sha256) are both duplicates; the two columns never hold each other's hashes.
     insert: db.prepare<InsertParameters, { inbox_id: number }>(
-      `INSERT INTO inbox (account, received_at, raw, identity, event_at, raw_sha256, kind, handler_key, verdict, secret_id, state, reasons,
-       trace_context)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO inbox (account, received_at, raw, codec, campaign_id, identity, event_at, raw_sha256, kind, handler_key, verdict, secret_id,
+       state, reasons, trace_context)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT DO NOTHING
      RETURNING inbox_id`,
     ),
     insertSettled: db.prepare(
-      `INSERT INTO inbox (account, received_at, raw, identity, event_at, kind, verdict, secret_id, state, reasons, processed_at, handlers_pending,
-       handler_key, attempts)
-     VALUES (?, ?, ?, ?, ?, ?, 'accepted', ?, ?, ?, ?, ?, ?, 1)`,
+      `INSERT INTO inbox (account, received_at, raw, codec, campaign_id, identity, event_at, kind, verdict, secret_id, state, reasons, processed_at,
+       handlers_pending, handler_key, attempts)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'accepted', ?, ?, ?, ?, ?, ?, 1)`,
     ),
     byDatedIdentity: db.prepare<[string, number, string]>('SELECT 1 FROM inbox WHERE account = ? AND event_at = ? AND identity = ?'),
     byUndatedIdentity: db.prepare<[string, string]>('SELECT 1 FROM inbox WHERE account = ? AND identity = ? AND event_at IS NULL'),
@@ -127,10 +131,13 @@ export function prepareInbox(db: SqliteDatabase): InboxStatements {
 export function append(s: InboxStatements, d: Delivery): Appended {
   if (storedUndated(s, d.account, d)) return { inboxId: null, duplicate: true };
   const state: InboxState = d.verdict === 'accepted' ? 'pending' : 'dead';
+  const body = storedBody(d.raw);
   const row = s.insert.get(
     d.account,
     d.receivedAt,
-    d.raw,
+    body.bytes,
+    body.codec,
+    d.campaignId ?? null,
     d.identity,
     d.identity === null ? null : d.eventAt,
     d.rawSha256 ?? null,
@@ -167,11 +174,14 @@ export function known(s: InboxStatements, account: string, keys: readonly Identi
 /** Inserts a delivery already processed (replay); returns its inbox id. */
 export function appendSettled(s: InboxStatements, r: SettledDelivery, at: string): number {
   const d = r.delivery;
+  const body = storedBody(d.raw);
   return Number(
     s.insertSettled.run(
       d.account,
       d.receivedAt,
-      d.raw,
+      body.bytes,
+      body.codec,
+      d.campaignId ?? null,
       d.identity,
       d.eventAt,
       d.kind,

@@ -16,6 +16,7 @@ import type {
 import { EVENT_KINDS, RECONCILE_KINDS } from '../events/index.js';
 import type { InboxState } from './inbox-state.js';
 import { bodyOf } from './bodies.js';
+import { identityText } from './identities.js';
 import { averageScoreSql, candidatesCounter, counterSql } from './counters.js';
 import { CAMPAIGN_COLUMNS, CANDIDATE_COLUMNS, decodeCandidate } from '../tables/rows.js';
 
@@ -287,7 +288,7 @@ function inboxReads(d: ReadDialect, run: RunRead, account: string): Pick<ReadMod
       );
       if (row === undefined) return undefined;
       const { codec, ...detail } = row;
-      return { ...detail, raw: bodyOf(codec, detail.raw) };
+      return { ...detail, raw: bodyOf(codec, detail.raw), identity: identityText(detail.identity) };
     },
     async newestEventId() {
       const [row] = await run<{ id: number | null }>(new Parameters(d).statement('SELECT MAX(inbox_id) AS id FROM inbox'));

@@ -31,12 +31,28 @@ const bodies = [
 
 const deliver = (body: Buffer) => deliveryOf('default', body, readEnvelope(body), new Date().toISOString(), null);
 
-/** Rewrites what the store holds as a release before compression left it: bodies as received, no codec, no campaign. */
+/**
+ * Rewrites what the store holds as the migration leaves a release's rows before compression: bodies
+ * as received, no codec, no campaign, and the rewrite's progress from the first row to the last.
+ */
 async function asBeforeCompression(database: string): Promise<void> {
   const sql = sqlOn(database);
-  for (const row of await sql.query<{ inbox_id: number; raw: Buffer; codec: number | null }>('SELECT inbox_id, raw, codec FROM inbox')) {
+  const rows = await sql.query<{ inbox_id: number; raw: Buffer; codec: number | null }>(
+    'SELECT inbox_id, raw, codec FROM inbox ORDER BY inbox_id',
+  );
+  for (const row of rows) {
     await sql.query('UPDATE inbox SET raw = ?, codec = NULL, campaign_id = NULL WHERE inbox_id = ?', [received(row), row.inbox_id]);
   }
+  await progress(database, { after: 0, last: Number(rows.at(-1)!.inbox_id) });
+}
+
+/** Sets the rewrite's progress as a batch commits it. */
+async function progress(database: string, value: { after: number; last: number }): Promise<void> {
+  const sql = sqlOn(database);
+  await sql.query("DELETE FROM settings WHERE key = 'compact_bodies'");
+  await sql.query("INSERT INTO settings (key, value, updated_at) VALUES ('compact_bodies', ?, '2026-11-20T10:00:00.000Z')", [
+    JSON.stringify(value),
+  ]);
 }
 
 /** The engine's rewrite, on its own connection. */
@@ -94,6 +110,8 @@ describe.each(ENGINES)('compact bodies on $name', (engine) => {
     expect(compactNow.campaigns).toContainEqual(['cmp_c2', 'c2']);
     const sql = sqlOn(database);
     expect(await sql.query('SELECT codec FROM inbox WHERE codec IS NULL')).toEqual([]);
+    // A new database has nothing to rewrite: the migration's progress is gone once the store opened.
+    expect(await sql.query("SELECT key FROM settings WHERE key = 'compact_bodies'")).toEqual([]);
 
     await store.close();
     await asBeforeCompression(database);
@@ -122,6 +140,7 @@ describe.each(ENGINES)('compact bodies on $name', (engine) => {
         id,
       ]);
     }
+    await progress(database, { after: firstIds.at(-1)!, last: Number(firstIds.at(-1)) + bodies.length });
     store = await openStore(database, { migrate: false });
     expect(await seen(store)).toEqual(compactNow);
     await store.close();
@@ -129,6 +148,7 @@ describe.each(ENGINES)('compact bodies on $name', (engine) => {
     expect(await compact(engine, database, 2)).toBe(bodies.length - firstIds.length);
     expect(await compact(engine, database, 2)).toBe(0);
     expect(await sql.query('SELECT inbox_id FROM inbox WHERE codec IS NULL')).toEqual([]);
+    expect(await sql.query("SELECT key FROM settings WHERE key = 'compact_bodies'")).toEqual([]);
 
     store = await openStore(database);
     expect(await seen(store)).toEqual(compactNow);

@@ -15,7 +15,7 @@ import { nodeHandler } from '../../src/receive/node-http.js';
 import { createReceiver, type Receiver } from '../../src/receiver/create-receiver.js';
 import { sign } from '../../src/signature.js';
 import { listen, post, tempDir } from '../support/servers.js';
-import { received } from '../support/bodies.js';
+import { asStoreReads, received } from '../support/bodies.js';
 
 const SECRET = 'whsec_hostile_5d0a';
 const DEPTH = 100_000;
@@ -86,9 +86,9 @@ describe('hostile bodies through every adapter', () => {
   }
 
   const row = (raw: Buffer | string) =>
-    (reader.prepare('SELECT * FROM inbox').all() as Array<Record<string, any>>).find((r) =>
-      received(r as { raw: Buffer; codec: number | null }).equals(Buffer.isBuffer(raw) ? raw : Buffer.from(raw)),
-    );
+    (reader.prepare('SELECT * FROM inbox').all() as Array<Record<string, any>>)
+      .map(asStoreReads)
+      .find((r) => (r.raw as Buffer).equals(Buffer.isBuffer(raw) ? raw : Buffer.from(raw)));
 
   const arrays = `${'['.repeat(DEPTH)}${']'.repeat(DEPTH)}`;
   const objects = `${'{"a":'.repeat(DEPTH)}null${'}'.repeat(DEPTH)}`;

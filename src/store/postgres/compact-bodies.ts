@@ -1,19 +1,35 @@
 // The upgrade of an inbox stored before bodies were compressed (migration 23): each row's body
 // rewritten in the compact form (../bodies.ts), with its campaign, a batch a transaction, in inbox
-// order. The rows left are those with no codec (the partial index inbox_uncompacted holds them),
-// so a run cut short resumes where it stopped, and replicas starting together each take rows the
-// other has not locked. The old row versions are dead tuples until VACUUM (autovacuum) reclaims them.
+// order up to the last row the migration found. Each batch commits with its progress (the setting
+// compact_bodies, which the migration wrote and the last batch removes), locked for the batch, so
+// replicas starting together take turns, a run cut short resumes where it stopped, and a finished
+// one costs one look at the settings. No index names the columns rewritten: each update is a
+// heap-only tuple. The old row versions are dead tuples until VACUUM (autovacuum) reclaims them.
 import { compactedRow } from '../bodies.js';
 import type { PoolClient } from './connection.js';
 
 const BATCH = 2_000;
+const PROGRESS = 'compact_bodies';
 
-async function step(client: PoolClient, batch: number): Promise<number> {
+interface Progress {
+  after: number;
+  last: number;
+}
+
+/** One batch, with its progress: how many rows it rewrote, or null once none is left. */
+async function step(client: PoolClient, batch: number): Promise<number | null> {
   await client.query('BEGIN');
   try {
+    const found = await client.query<{ value: string }>('SELECT value FROM settings WHERE key = $1 FOR UPDATE', [PROGRESS]);
+    const value = found.rows[0]?.value;
+    if (value === undefined) {
+      await client.query('COMMIT');
+      return null;
+    }
+    const { after, last } = JSON.parse(value) as Progress;
     const { rows } = await client.query<{ inbox_id: string; raw: Buffer; verdict: string }>(
-      'SELECT inbox_id, raw, verdict FROM inbox WHERE codec IS NULL ORDER BY inbox_id LIMIT $1 FOR UPDATE SKIP LOCKED',
-      [batch],
+      'SELECT inbox_id, raw, verdict FROM inbox WHERE inbox_id > $1 AND inbox_id <= $2 AND codec IS NULL ORDER BY inbox_id LIMIT $3',
+      [after, last, batch],
     );
     const compact = rows.map((row) => compactedRow(row.raw, row.verdict));
     await client.query(
@@ -22,6 +38,13 @@ async function step(client: PoolClient, batch: number): Promise<number> {
        WHERE inbox.inbox_id = v.inbox_id AND inbox.codec IS NULL`,
       [rows.map((r) => r.inbox_id), compact.map((c) => c.bytes), compact.map((c) => c.codec), compact.map((c) => c.campaignId)],
     );
+    if (rows.length < batch) await client.query('DELETE FROM settings WHERE key = $1', [PROGRESS]);
+    else {
+      await client.query('UPDATE settings SET value = $1, updated_at = now() WHERE key = $2', [
+        JSON.stringify({ after: Number(rows.at(-1)!.inbox_id), last }),
+        PROGRESS,
+      ]);
+    }
     await client.query('COMMIT');
     return rows.length;
   } catch (error) {
@@ -30,9 +53,9 @@ async function step(client: PoolClient, batch: number): Promise<number> {
   }
 }
 
-/** Rewrites every row not yet compact (those another connection holds locked are left to it); returns how many it rewrote. */
+/** Rewrites every row not yet compact; returns how many it rewrote. */
 export async function compactBodies(client: PoolClient, batch: number = BATCH): Promise<number> {
   let rewritten = 0;
-  for (let n = await step(client, batch); n > 0; n = await step(client, batch)) rewritten += n;
+  for (let n = await step(client, batch); n !== null; n = await step(client, batch)) rewritten += n;
   return rewritten;
 }

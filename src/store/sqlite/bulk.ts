@@ -11,6 +11,7 @@ import { IdentitySet } from './identity-set.js';
 import { prepareRecount, recount } from './counters.js';
 import { PROJECTED_TABLES } from './projection.js';
 import { bodyOf, storedBody } from '../bodies.js';
+import { identityText } from '../identities.js';
 
 // Why a bulk load is fast: a random 64-character key inserted into a B-tree larger than the page
 // cache dirties a page of its own, and every commit writes each dirty page to the WAL again. The
@@ -141,7 +142,7 @@ function beginBulk(
   for (const { name } of dropped) db.prepare(`DROP INDEX ${name}`).run();
   // One account's identities: `append` takes deliveries to the load's account only.
   const identityAt = db.prepare('SELECT identity FROM inbox WHERE inbox_id = ?').pluck();
-  const seen = new IdentitySet((id) => identityAt.get(id) as string | undefined);
+  const seen = new IdentitySet((id) => identityText(identityAt.get(id)) ?? undefined);
   const scratch = openScratch();
   const cacheSize = db.pragma('cache_size', { simple: true }) as number;
   db.pragma(`cache_size = ${BULK_CACHE}`);
@@ -192,7 +193,7 @@ function storedEvents(db: SqliteDatabase, account: string, afterId: number, limi
     .all(account, afterId)
     .map((row) => {
       const { codec, ...event } = row as StoredEvent & { codec: number | null };
-      return { ...event, raw: bodyOf(codec, event.raw) };
+      return { ...event, raw: bodyOf(codec, event.raw), identity: identityText(event.identity) };
     });
 }
 

@@ -8,6 +8,7 @@ import type { Appended, IdentityKey, InboxRow, SettledDelivery } from '../rows.j
 import type { InboxState } from '../inbox-state.js';
 import type { SqliteDatabase } from './database.js';
 import { bodyOf, storedBody } from '../bodies.js';
+import { identityBytes, identityText } from '../identities.js';
 
 const INBOX_COLUMNS = [
   'inbox_id',
@@ -42,7 +43,7 @@ export function inboxRowOf(values: unknown[]): InboxRow {
     account: values[1] as string,
     received_at: values[2] as string,
     raw: bodyOf(values[15] as number | null, values[3] as Buffer),
-    identity: values[4] as string | null,
+    identity: identityText(values[4]),
     raw_sha256: values[5] as string | null,
     kind: values[6] as string | null,
     verdict: values[7] as InboxRow['verdict'],
@@ -62,7 +63,7 @@ type InsertParameters = [
   Uint8Array,
   number,
   string | null,
-  string | null,
+  Buffer | string | null,
   number | null,
   string | null,
   string | null,
@@ -79,8 +80,8 @@ export interface InboxStatements {
   db: SqliteDatabase;
   insert: Statement<InsertParameters, { inbox_id: number }>;
   insertSettled: Statement;
-  byDatedIdentity: Statement<[string, number, string]>;
-  byUndatedIdentity: Statement<[string, string]>;
+  byDatedIdentity: Statement<[string, number, Buffer | string]>;
+  byUndatedIdentity: Statement<[string, Buffer | string]>;
   /**
    * Whether rows stored before migration 12 (undated, whatever their timestamp) may hold an
    * identity that now arrives dated. Known when the store opens: no new row is ever filed so.
@@ -110,8 +111,10 @@ export function prepareInbox(db: SqliteDatabase): InboxStatements {
        handlers_pending, handler_key, attempts)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'accepted', ?, ?, ?, ?, ?, ?, 1)`,
     ),
-    byDatedIdentity: db.prepare<[string, number, string]>('SELECT 1 FROM inbox WHERE account = ? AND event_at = ? AND identity = ?'),
-    byUndatedIdentity: db.prepare<[string, string]>('SELECT 1 FROM inbox WHERE account = ? AND identity = ? AND event_at IS NULL'),
+    byDatedIdentity: db.prepare<[string, number, Buffer | string]>(
+      'SELECT 1 FROM inbox WHERE account = ? AND event_at = ? AND identity = ?',
+    ),
+    byUndatedIdentity: db.prepare<[string, Buffer | string]>('SELECT 1 FROM inbox WHERE account = ? AND identity = ? AND event_at IS NULL'),
     undatedEvents:
       db
         .prepare(`SELECT EXISTS (SELECT 1 FROM inbox WHERE identity IS NOT NULL AND event_at IS NULL AND verdict = 'accepted')`)
@@ -138,7 +141,7 @@ export function append(s: InboxStatements, d: Delivery): Appended {
     body.bytes,
     body.codec,
     d.campaignId ?? null,
-    d.identity,
+    identityBytes(d.identity),
     d.identity === null ? null : d.eventAt,
     d.rawSha256 ?? null,
     d.kind,
@@ -158,12 +161,17 @@ export function appendAll(s: InboxStatements, deliveries: readonly Delivery[]): 
 
 /** A dated identity the inbox holds from before migration 12, filed undated: the unique index cannot see it. */
 function storedUndated(s: InboxStatements, account: string, key: { identity: string | null; eventAt: number | null }): boolean {
-  return s.undatedEvents && key.identity !== null && key.eventAt !== null && s.byUndatedIdentity.get(account, key.identity) !== undefined;
+  return (
+    s.undatedEvents &&
+    key.identity !== null &&
+    key.eventAt !== null &&
+    s.byUndatedIdentity.get(account, identityBytes(key.identity)) !== undefined
+  );
 }
 
 function isStored(s: InboxStatements, account: string, key: IdentityKey): boolean {
-  if (key.eventAt === null) return s.byUndatedIdentity.get(account, key.identity) !== undefined;
-  return s.byDatedIdentity.get(account, key.eventAt, key.identity) !== undefined || storedUndated(s, account, key);
+  if (key.eventAt === null) return s.byUndatedIdentity.get(account, identityBytes(key.identity)) !== undefined;
+  return s.byDatedIdentity.get(account, key.eventAt, identityBytes(key.identity)) !== undefined || storedUndated(s, account, key);
 }
 
 /** Which of these identities the account has stored already. */
@@ -182,7 +190,7 @@ export function appendSettled(s: InboxStatements, r: SettledDelivery, at: string
       body.bytes,
       body.codec,
       d.campaignId ?? null,
-      d.identity,
+      identityBytes(d.identity),
       d.eventAt,
       d.kind,
       d.secretId,

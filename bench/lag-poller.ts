@@ -34,7 +34,9 @@ function poll(): void {
   const at = performance.timeOrigin + performance.now();
   const rows = fresh.all(cursor);
   polls++;
-  for (const [id, identity] of rows as [number, string][]) {
+  // The identity is stored as its bytes since migration 24 (hex before).
+  for (const [id, stored] of rows as [number, string | Buffer][]) {
+    const identity = typeof stored === 'string' ? stored : stored.toString('hex');
     seen.push([id, identity, at]);
     cursor = id;
   }

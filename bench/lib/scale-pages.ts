@@ -60,13 +60,19 @@ function prepareInserts(db: Db) {
   if (template === undefined) throw new Error('no projected candidate.added to copy');
   const candidates = db.prepare('SELECT MAX(rowid) FROM candidates').pluck().get() as number;
   const lastEventAt = (db.prepare('SELECT MAX(event_at) FROM inbox').pluck().get() as number | null) ?? Date.now();
+  const compact = db.prepare("SELECT 1 FROM pragma_table_info('inbox') WHERE name = 'codec'").get() !== undefined;
   return {
     template,
     candidates,
     lastEventAt,
+    // The compact inbox (migration 24) keeps the body's codec and campaign beside it, and the identity as bytes.
+    compact,
     intake: db.prepare(
-      `INSERT INTO inbox (account, received_at, raw, identity, event_at, kind, handler_key, verdict, secret_id, state)
-       SELECT account, ?, raw, ?, ?, kind, ?, verdict, secret_id, 'pending' FROM inbox WHERE inbox_id = ? RETURNING inbox_id`,
+      compact
+        ? `INSERT INTO inbox (account, received_at, raw, codec, campaign_id, identity, event_at, kind, handler_key, verdict, secret_id, state)
+           SELECT account, ?, raw, codec, campaign_id, ?, ?, kind, ?, verdict, secret_id, 'pending' FROM inbox WHERE inbox_id = ? RETURNING inbox_id`
+        : `INSERT INTO inbox (account, received_at, raw, identity, event_at, kind, handler_key, verdict, secret_id, state)
+           SELECT account, ?, raw, ?, ?, kind, ?, verdict, secret_id, 'pending' FROM inbox WHERE inbox_id = ? RETURNING inbox_id`,
     ),
     campaignOf: db.prepare('SELECT campaign_id FROM candidates WHERE rowid >= ? LIMIT 1').pluck(),
     settle: db.prepare("UPDATE inbox SET state = 'projected', processed_at = ?, attempts = attempts + 1 WHERE inbox_id = ?"),
@@ -105,7 +111,7 @@ export function measureInserts<T>(
           const candidate = randomUUID();
           const row = s.intake.get(
             new Date().toISOString(),
-            randomBytes(32).toString('hex'),
+            s.compact ? randomBytes(32) : randomBytes(32).toString('hex'),
             s.lastEventAt + n * 1000,
             `candidate:${candidate}`,
             s.template,

@@ -37,6 +37,12 @@ export function idText(id: unknown): string {
   return typeof id === 'string' ? id : JSON.stringify(id);
 }
 
+/** `data.campaign_id` as the inbox keeps it beside the body (null when absent or null). */
+export function campaignText(data: Record<string, unknown>): string | null {
+  const campaign = data.campaign_id;
+  return campaign === undefined || campaign === null ? null : idText(campaign);
+}
+
 /**
  * The row an event is about, which orders application handlers: one candidate, one campaign, or
  * the account. Read from the envelope as received, so that it is known from the moment the event

@@ -1,4 +1,4 @@
-import { parseInstant, rawIdentity, subjectKey, type EnvelopeReading, type Issue } from '../events/index.js';
+import { campaignText, parseInstant, rawIdentity, subjectKey, type EnvelopeReading, type Issue } from '../events/index.js';
 
 /** How a stored body read: an event envelope (`accepted`), not JSON, or JSON that is not an envelope. */
 export type DeliveryVerdict = 'accepted' | 'invalid_json' | 'invalid_envelope';
@@ -29,6 +29,8 @@ export interface Delivery {
   kind: string | null;
   /** The candidate, campaign or account it is about (`subjectKey`): its handlers run in order with that key's others. */
   handlerKey?: string | null;
+  /** `data.campaign_id` of an accepted body, as text (`idText`); null when it has none. The event lists filter by it. */
+  campaignId?: string | null;
   /** How its body read (`accepted`: an envelope; the others are dead letters). */
   verdict: DeliveryVerdict;
   /** Fingerprint of the secret that matched; null when unsigned events are allowed. */
@@ -73,6 +75,7 @@ export function deliveryOf(
     rawSha256: reading.ok ? null : rawIdentity(raw),
     kind: reading.ok ? reading.envelope.event : null,
     handlerKey: reading.ok ? subjectKey(reading.envelope) : null,
+    campaignId: reading.ok ? campaignText(reading.envelope.data) : null,
     verdict: reading.ok ? 'accepted' : reading.reason === 'INVALID_JSON' ? 'invalid_json' : 'invalid_envelope',
     secretId,
     reasons: reading.ok ? null : reading.issues,

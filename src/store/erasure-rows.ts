@@ -16,13 +16,19 @@ import {
   REDACTED_REASONS_JSON,
   type PersonValues,
 } from '../events/index.js';
+import { bodyOf } from './bodies.js';
 import { placeholders, type EngineSql } from './engine-sql.js';
 import type { NamingRow } from './ports/people.js';
 import type { CandidateMatch } from './rows.js';
 
-type Stored = Omit<NamingRow, 'candidates' | 'inbox_id'> & { inbox_id: number | string };
+type Stored = Omit<NamingRow, 'candidates' | 'inbox_id'> & { inbox_id: number | string; codec: number | null };
 
-const COLUMNS = 'inbox_id, raw, kind, state, verdict, reasons, received_at, processed_at';
+/** A row as read, its body as received (the store keeps it compact: bodies.ts). */
+function received({ codec, ...row }: Stored): Omit<Stored, 'codec'> {
+  return { ...row, raw: bodyOf(codec, row.raw) };
+}
+
+const COLUMNS = 'inbox_id, raw, codec, kind, state, verdict, reasons, received_at, processed_at';
 const KEYS_PER_READ = 50; // placeholders padded to this count: one statement text whatever the number of ids
 const PAGE = 500;
 
@@ -105,7 +111,8 @@ async function byKey(sql: EngineSql, account: string, ids: readonly string[], ro
       `SELECT ${COLUMNS}, handler_key FROM inbox WHERE account = ${sql.placeholder(1)} AND handler_key IN (${placeholders(sql, KEYS_PER_READ, 2)})`,
       [account, ...padded],
     );
-    for (const { handler_key: key, ...row } of found) {
+    for (const { handler_key: key, ...stored } of found) {
+      const row = received(stored);
       const id = Number(row.inbox_id);
       const named = rows.get(id) ?? { ...row, inbox_id: id, candidates: [] };
       named.candidates.push(key.slice('candidate:'.length));
@@ -123,7 +130,7 @@ async function byValue(sql: EngineSql, account: string, people: readonly PersonV
          AND inbox_id > ${sql.placeholder(2)} ORDER BY inbox_id LIMIT ${PAGE}`,
         [account, after],
       );
-      for (const row of page) {
+      for (const row of page.map(received)) {
         const id = Number(row.inbox_id);
         if (row.state === 'pending' && isValidWebhook(row.raw)) continue;
         const named = candidatesNamed(row.raw, index);

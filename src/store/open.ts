@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { loadMigrations } from './migrations.js';
 import { configureDatabase, createDatabaseFile, openDatabase, writerSettings, type SqliteDatabase } from './sqlite/database.js';
 import { migrate as migrateSqlite, pendingMigrations as pendingSqlite } from './sqlite/migrations.js';
+import { compactBodies } from './sqlite/compact-bodies.js';
 import { createSqliteStore } from './sqlite/store.js';
 import type { StoreHandle } from './handle.js';
 import type { Store } from './store.js';
@@ -193,6 +194,7 @@ export async function migrateDatabase(location: string, options: { schema?: stri
         const migrations = loadMigrations('postgres');
         const pending = await pendingMigrations(client, migrations);
         const applied = options.dryRun || pending.length === 0 ? [] : await migrate(client, options.schema, migrations);
+        if (!options.dryRun) await (await import('./postgres/compact-bodies.js')).compactBodies(client);
         return report(displayLocation(location), 'postgres', migrations, pending, applied);
       } finally {
         client.release();
@@ -212,6 +214,11 @@ export async function migrateDatabase(location: string, options: { schema?: stri
     const pending = pendingSqlite(db, migrations);
     if (!options.dryRun && pending.length > 0) writerSettings(db);
     const applied = options.dryRun || pending.length === 0 ? [] : migrateSqlite(db, migrations);
+    if (!options.dryRun) {
+      // Rows stored before bodies were compressed, rewritten as a start would, old bodies overwritten.
+      db.pragma('secure_delete = ON');
+      compactBodies(db);
+    }
     return report(location, 'sqlite', migrations, pending, applied);
   } finally {
     db.close();

@@ -1,5 +1,6 @@
 // The reads of ports/people.ts, written once for both engines in their own placeholders.
 import type { PersonValues } from '../events/index.js';
+import { bodyOf } from './bodies.js';
 import { placeholders, type EngineSql } from './engine-sql.js';
 import { candidatesMatching, rowsNaming } from './erasure-rows.js';
 import { candidateChangesSql } from './candidate-changes.js';
@@ -61,11 +62,11 @@ export function peopleReads(sql: EngineSql, account: string): PeopleReads {
     },
     storedEventsOf: async (candidateId) =>
       (
-        await rows<{ raw: Uint8Array; event_at: number | string | null }>(
-          `SELECT raw, event_at FROM inbox WHERE account = ${$(1)} AND handler_key = ${$(2)}`,
+        await rows<{ raw: Uint8Array; codec: number | null; event_at: number | string | null }>(
+          `SELECT raw, codec, event_at FROM inbox WHERE account = ${$(1)} AND handler_key = ${$(2)}`,
           [account, `candidate:${candidateId}`],
         )
-      ).map((r) => ({ raw: r.raw, event_at: r.event_at === null ? null : Number(r.event_at) })),
+      ).map((r) => ({ raw: bodyOf(r.codec, r.raw), event_at: r.event_at === null ? null : Number(r.event_at) })),
     candidateVersions: (afterId, limit) =>
       rows<{ candidate_id: string; field_versions: string }>(
         `SELECT candidate_id, field_versions FROM candidates WHERE account = ${$(1)} AND candidate_id > ${$(2)} ORDER BY candidate_id LIMIT ${$(3)}`,

@@ -15,6 +15,8 @@ import type {
 } from './ports/read-model.js';
 import { EVENT_KINDS, RECONCILE_KINDS } from '../events/index.js';
 import type { InboxState } from './inbox-state.js';
+import { bodyOf } from './bodies.js';
+import { identityText } from './identities.js';
 import { averageScoreSql, candidatesCounter, counterSql } from './counters.js';
 import { CAMPAIGN_COLUMNS, CANDIDATE_COLUMNS, decodeCandidate } from '../tables/rows.js';
 
@@ -34,6 +36,12 @@ export interface ReadDialect {
    */
   unindexed(column: string): string;
 }
+
+/**
+ * `data.candidate_id` of an accepted body, as text: its handler key names it (`subjectKey`, set at
+ * intake, and for older rows by a migration), so no body is read.
+ */
+export const CANDIDATE_OF_KEY = `CASE WHEN verdict = 'accepted' AND handler_key LIKE 'candidate:%' THEN substr(handler_key, 11) END`;
 
 interface Statement {
   text: string;
@@ -272,13 +280,15 @@ function inboxReads(d: ReadDialect, run: RunRead, account: string): Pick<ReadMod
     },
     async event(inboxId) {
       const p = new Parameters(d);
-      const [row] = await run<EventDetailRow>(
+      const [row] = await run<EventDetailRow & { codec: number | null }>(
         p.statement(
-          `SELECT inbox_id, received_at, kind, state, verdict, attempts, processed_at, raw, identity, secret_id, reasons FROM inbox
+          `SELECT inbox_id, received_at, kind, state, verdict, attempts, processed_at, raw, codec, identity, secret_id, reasons FROM inbox
            WHERE account = ${p.bind(account)} AND inbox_id = ${p.bind(inboxId)}`,
         ),
       );
-      return row;
+      if (row === undefined) return undefined;
+      const { codec, ...detail } = row;
+      return { ...detail, raw: bodyOf(codec, detail.raw), identity: identityText(detail.identity) };
     },
     async newestEventId() {
       const [row] = await run<{ id: number | null }>(new Parameters(d).statement('SELECT MAX(inbox_id) AS id FROM inbox'));

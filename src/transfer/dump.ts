@@ -13,6 +13,7 @@
 import { once } from 'node:events';
 import { erasureInstants, parseInstant, readEnvelope, REDACTED_REASONS_JSON, redactedBody } from '../events/index.js';
 import { bodyLine, erasureLine } from '../replay/lines.js';
+import { bodyOf } from '../store/bodies.js';
 import { openSource, type Source } from './engines.js';
 import { TransferError } from './errors.js';
 
@@ -41,10 +42,11 @@ interface Row {
   handler_key: string | null;
   event_at: number | null;
   reasons: string | null;
+  codec: number | null;
 }
 
-const COLUMNS = ['raw', 'kind', 'handler_key', 'event_at', 'reasons'] as const;
-const KINDS = ['bytes', 'text', 'text', 'integer', 'text'] as const;
+const COLUMNS = ['raw', 'kind', 'handler_key', 'event_at', 'reasons', 'codec'] as const;
+const KINDS = ['bytes', 'text', 'text', 'integer', 'text', 'integer'] as const;
 
 /** Whether erasure redacted the row (or will, on processing it): `erasures` maps a candidate to its latest erasure (ms). */
 function erased(row: Row, erasures: ReadonlyMap<string, number>): boolean {
@@ -105,7 +107,8 @@ export async function dumpEvents(location: string, out: NodeJS.WritableStream, o
     for await (const batch of batches) {
       const lines: Buffer[] = [];
       for (const values of batch) {
-        const row = Object.fromEntries(COLUMNS.map((name, i) => [name, values[i]])) as unknown as Row;
+        const stored = Object.fromEntries(COLUMNS.map((name, i) => [name, values[i]])) as unknown as Row;
+        const row = { ...stored, raw: bodyOf(stored.codec, stored.raw) };
         lines.push(bodyLine(erased(row, erasures) ? redactedBody(row.raw) : row.raw), NEWLINE);
         report.events++;
       }

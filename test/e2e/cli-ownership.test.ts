@@ -222,7 +222,7 @@ describe('prequal-hooks dead-letters reprocess on the database of a running appl
     mended.data.interview_score = 8;
     const writer = new Database(db);
     const id = writer.prepare("SELECT inbox_id FROM inbox WHERE state = 'dead'").pluck().get() as number;
-    writer.prepare('UPDATE inbox SET raw = ? WHERE inbox_id = ?').run(Buffer.from(JSON.stringify(mended)), id);
+    writer.prepare('UPDATE inbox SET raw = ?, codec = 0 WHERE inbox_id = ?').run(Buffer.from(JSON.stringify(mended)), id);
     writer.close();
     return id;
   }

@@ -6,15 +6,17 @@ import { sampleEvent } from '../../src/testing/index.js';
 import { tempDir } from '../support/servers.js';
 import { FIXTURES, killChildren, readDb, runCliProcess, startServe, type ServeProcess } from '../support/cli-process.js';
 import { waitFor } from '../support/wait-for.js';
+import { received } from '../support/bodies.js';
 
 const SECRET = 'whsec_send_e2e_4d2a71';
 
 /** The last inbox row of a kind: its body as received. */
 function lastBody(dbPath: string, kind: string): Buffer | undefined {
-  return readDb(
-    dbPath,
-    (db) => db.prepare('SELECT raw FROM inbox WHERE kind = ? ORDER BY inbox_id DESC LIMIT 1').pluck().get(kind) as Buffer | undefined,
-  );
+  return readDb(dbPath, (db) => {
+    const row = db.prepare('SELECT raw, codec FROM inbox WHERE kind = ? ORDER BY inbox_id DESC LIMIT 1').get(kind) as
+      { raw: Buffer; codec: number | null } | undefined;
+    return row === undefined ? undefined : received(row);
+  });
 }
 
 // The tests send different kinds to the one receiver: run concurrently, their processes share the cores.

@@ -4,6 +4,7 @@ import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { killChildren, readDb, startServe } from '../support/cli-process.js';
 import { tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
+import { identityText } from '../../src/store/identities.js';
 
 const SECRET = 'whsec_crash_3b7a';
 
@@ -46,7 +47,7 @@ describe('a receiver killed with SIGKILL under concurrent load', () => {
     await Promise.all(load);
     expect(sent).toBeGreaterThan(acknowledged.size);
 
-    const stored = new Set(readDb(tmp.dbPath, (db) => db.prepare('SELECT identity FROM inbox').pluck().all() as string[]));
+    const stored = new Set(readDb(tmp.dbPath, (db) => db.prepare('SELECT identity FROM inbox').pluck().all().map(identityText)));
     const lost = [...acknowledged].filter((identity) => !stored.has(identity));
     expect(lost).toEqual([]);
 

@@ -8,6 +8,7 @@ import { killChildren, startServe } from '../support/cli-process.js';
 import { needs } from '../support/needs.js';
 import { findBinaries, POSTGRES_INSTALL, startPostgres, type PostgresServer } from '../support/postgres-server.js';
 import { waitFor } from '../support/wait-for.js';
+import { identityText } from '../../src/store/identities.js';
 
 const SECRET = 'whsec_outage_8d2f';
 const hasBinaries = needs('PostgreSQL', (await findBinaries()) !== undefined, {
@@ -80,7 +81,9 @@ describe.skipIf(!hasBinaries)('when PostgreSQL goes away under load and comes ba
     // Nothing acknowledged is missing, and everything stored gets projected.
     const client = new pg.Client({ connectionString: server.url });
     await client.connect();
-    const stored = new Set((await client.query<{ identity: string }>('SELECT identity FROM inbox')).rows.map((r) => r.identity));
+    const stored = new Set(
+      (await client.query<{ identity: Buffer }>('SELECT identity FROM inbox')).rows.map((r) => identityText(r.identity)),
+    );
     expect([...acknowledged].filter((identity) => !stored.has(identity))).toEqual([]);
     await waitFor(
       async () => (await client.query<{ n: number }>("SELECT COUNT(*)::int AS n FROM inbox WHERE state = 'pending'")).rows[0]!.n === 0,

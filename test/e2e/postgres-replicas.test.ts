@@ -15,6 +15,7 @@ import { createDatabase } from '../support/postgres-server.js';
 import { tempDir } from '../support/servers.js';
 import { readStoreTables } from '../support/tables.js';
 import { waitFor } from '../support/wait-for.js';
+import { identityText } from '../../src/store/identities.js';
 
 const SECRET = 'whsec_replicas_5c1e';
 const APP = fileURLToPath(new URL('../support/handler-app.mjs', import.meta.url));
@@ -145,8 +146,8 @@ describe.skipIf(!hasPostgres)('three receivers sharing one PostgreSQL database',
       { everyMs: 100 },
     );
     expect(counts).toEqual([{ state: 'projected', n: distinct.size }]);
-    const stored = await query<{ identity: string }>(url, 'SELECT identity FROM inbox');
-    expect(new Set(stored.map((r) => r.identity))).toEqual(distinct);
+    const stored = await query<{ identity: Buffer }>(url, 'SELECT identity FROM inbox');
+    expect(new Set(stored.map((r) => identityText(r.identity)))).toEqual(distinct);
 
     const postgresTables = await readStoreTables(url);
     expect(postgresTables).toEqual(await sqliteTablesOf(bodies));

@@ -14,6 +14,7 @@ import { openStore } from '../../src/store/open.js';
 import { apiClient, JOB, person, untilIdle as untilSandboxIdle } from '../support/sandbox-api.js';
 import { tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
+import { received } from '../support/bodies.js';
 
 const SECRET = 'whsec_reconcile_e2e_51ad9e';
 const KEY = `agency_live_${'R3cnc'.repeat(8)}`;
@@ -172,13 +173,10 @@ describe('prequal-hooks reconcile', () => {
     const wrote = JSON.parse((await reconcile('--json', '--dry-run')).stdout);
     expect(wrote.repairs).toEqual([]);
     const readAt = readDb(dbPath, (db) =>
-      db
-        .prepare(
-          "SELECT json_extract(raw, '$.timestamp') FROM inbox WHERE kind = 'reconcile.candidate' AND json_extract(raw, '$.data.candidate_id') = ?",
-        )
-        .pluck()
-        .get(repaired.key),
-    ) as string;
+      (db.prepare("SELECT raw, codec FROM inbox WHERE kind = 'reconcile.candidate'").all() as Array<{ raw: Buffer; codec: number | null }>)
+        .map((row) => JSON.parse(received(row).toString('utf8')) as { timestamp: string; data: { candidate_id: string } })
+        .find((event) => event.data.candidate_id === repaired.key),
+    )!.timestamp;
     const failed = (timestamp: string) => ({
       event: 'candidate.interview.failed',
       timestamp,
@@ -306,7 +304,12 @@ describe('prequal-hooks reconcile', () => {
     ).toBe(201);
     await untilIdle(sandbox.baseUrl);
     // Reconciliation repairs the campaigns an account knows: the branch hears of this one by its own path.
-    const created = readDb(dbPath, (db) => db.prepare("SELECT raw FROM inbox WHERE kind = 'campaign.created'").pluck().get()) as Buffer;
+    const created = received(
+      readDb(dbPath, (db) => db.prepare("SELECT raw, codec FROM inbox WHERE kind = 'campaign.created'").get()) as {
+        raw: Buffer;
+        codec: number | null;
+      },
+    );
     expect(
       (await sendSigned(`http://127.0.0.1:${port}${webhookPath}`, created.toString('utf8'), { secret: 'whsec_branch_1f9c2a7d' })).status,
     ).toBe(200);

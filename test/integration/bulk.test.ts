@@ -165,7 +165,8 @@ describe('migration 7: the identity index gets a name', () => {
     old.close();
 
     const upgraded = openDatabase(path);
-    expect(upgraded.prepare('SELECT inbox_id, identity FROM inbox ORDER BY inbox_id').all()).toEqual([
+    // Stored as its 32 bytes since migration 24: read as hex.
+    expect(upgraded.prepare('SELECT inbox_id, lower(hex(identity)) AS identity FROM inbox ORDER BY inbox_id').all()).toEqual([
       { inbox_id: 5, identity: 'a'.repeat(64) },
       { inbox_id: 9, identity: 'b'.repeat(64) },
     ]);
@@ -184,7 +185,9 @@ describe('migration 7: the identity index gets a name', () => {
     );
     expect(upgraded.prepare("SELECT COUNT(*) FROM sqlite_master WHERE name LIKE 'sqlite_autoindex_inbox%'").pluck().get()).toBe(0);
     expect(() =>
-      upgraded.prepare("INSERT INTO inbox (received_at, raw, identity, verdict) VALUES ('x', x'00', ?, 'accepted')").run('a'.repeat(64)),
+      upgraded
+        .prepare("INSERT INTO inbox (received_at, raw, identity, verdict) VALUES ('x', x'00', unhex(?), 'accepted')")
+        .run('a'.repeat(64)),
     ).toThrow(/UNIQUE/);
     // A handler failure still cannot name a row that does not exist.
     expect(() =>

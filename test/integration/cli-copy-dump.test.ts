@@ -15,6 +15,7 @@ import { sqlOn } from '../support/sql.js';
 import { FIXTURES } from '../support/cli-process.js';
 import { INVALID_EVENT, leaked, ZELPHINE, ZELPHINE_EVENTS } from '../support/personal-bodies.js';
 import { readStoreTables } from '../support/tables.js';
+import { received } from '../support/bodies.js';
 
 const tmp = tempDir('prequal-hooks-copy-');
 afterAll(() => tmp.cleanup());
@@ -88,7 +89,9 @@ describe.each(ENGINES)('prequal-hooks dump of $name', (engine) => {
     const again = join(tmp.dir, `again-${engine.name}.db`);
     expect((await runCli(['replay', '--db', again, file])).code).toBe(0);
     const raws = async (db: string) =>
-      (await sqlOn(db).query<{ raw: Buffer }>('SELECT raw FROM inbox ORDER BY inbox_id')).map((r) => Buffer.from(r.raw).toString('hex'));
+      (await sqlOn(db).query<{ raw: Buffer; codec: number | null }>('SELECT raw, codec FROM inbox ORDER BY inbox_id')).map((r) =>
+        received(r).toString('hex'),
+      );
     expect(await raws(again)).toEqual(await raws(database));
   });
 });
@@ -168,8 +171,8 @@ describe.each(ENGINES)('prequal-hooks dump of $name, with an erased person', (en
     const replayed = await runCli(['replay', '-', '--db', target, '--batched'], { input: dumped.stdout });
     expect(replayed.code, replayed.stderr).toBe(0);
     expect(await state(target)).toEqual(await state(source));
-    const raws = await sqlOn(target).query<{ raw: Buffer }>('SELECT raw FROM inbox');
-    expect(leaked(raws.map((r) => Buffer.from(r.raw).toString('utf8')).join('\n'))).toEqual([]);
+    const raws = await sqlOn(target).query<{ raw: Buffer; codec: number | null }>('SELECT raw, codec FROM inbox');
+    expect(leaked(raws.map((r) => received(r).toString('utf8')).join('\n'))).toEqual([]);
   });
 
   it('writes every erasure of the account with --since, and none of another account', async () => {

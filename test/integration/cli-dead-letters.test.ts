@@ -98,7 +98,8 @@ describe('prequal-hooks dead-letters, after replaying the invalid fixtures', () 
     mended.data.candidate_id = 'cand-mended-1';
     mended.data.interview_score = 8;
     const db = new Database(tmp.dbPath);
-    db.prepare('UPDATE inbox SET raw = ? WHERE inbox_id = ?').run(Buffer.from(JSON.stringify(mended)), id);
+    // The body as received (codec 0): the inbox stores bodies compact (src/store/bodies.ts).
+    db.prepare('UPDATE inbox SET raw = ?, codec = 0 WHERE inbox_id = ?').run(Buffer.from(JSON.stringify(mended)), id);
     db.close();
 
     const result = await runCli(['dead-letters', 'reprocess', String(id), '--db', tmp.dbPath, '--table']);

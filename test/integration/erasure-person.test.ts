@@ -10,6 +10,7 @@ import { sampleEvent } from '../../src/testing/index.js';
 import { ENGINES, type EngineUnderTest } from '../support/engines.js';
 import { sqlOn } from '../support/sql.js';
 import { readStoreTables as snapshot } from '../support/tables.js';
+import { received } from '../support/bodies.js';
 
 const FIRST = 'cand-person-a';
 const SECOND = 'cand-person-b';
@@ -66,12 +67,16 @@ describe.each(ENGINES)('erasing a person on $name', (engine: EngineUnderTest) =>
   }
 
   async function inbox() {
-    const rows = await sqlOn(database).query<{ inbox_id: number | string; raw: Uint8Array; state: string; reasons: string | null }>(
-      'SELECT inbox_id, raw, state, reasons FROM inbox ORDER BY inbox_id',
-    );
+    const rows = await sqlOn(database).query<{
+      inbox_id: number | string;
+      raw: Uint8Array;
+      codec: number | null;
+      state: string;
+      reasons: string | null;
+    }>('SELECT inbox_id, raw, codec, state, reasons FROM inbox ORDER BY inbox_id');
     return rows.map((row) => ({
       inboxId: Number(row.inbox_id),
-      text: Buffer.from(row.raw).toString('utf8'),
+      text: received(row).toString('utf8'),
       state: row.state,
       reasons: row.reasons,
     }));

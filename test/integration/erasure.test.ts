@@ -10,6 +10,7 @@ import { ENGINES, type EngineUnderTest } from '../support/engines.js';
 import { sqlOn } from '../support/sql.js';
 import { readStoreTables as snapshot } from '../support/tables.js';
 import { waitFor } from '../support/wait-for.js';
+import { received } from '../support/bodies.js';
 
 const K = 'cand-erased-1';
 const OTHER = 'cand-kept-2';
@@ -90,8 +91,8 @@ describe.each(ENGINES)('erasing a candidate on $name', (engine: EngineUnderTest)
   }
 
   async function inboxBodies(): Promise<string> {
-    const rows = await sqlOn(database).query<{ raw: Uint8Array }>('SELECT raw FROM inbox');
-    return rows.map((row) => Buffer.from(row.raw).toString('utf8')).join('\n');
+    const rows = await sqlOn(database).query<{ raw: Uint8Array; codec: number | null }>('SELECT raw, codec FROM inbox');
+    return rows.map((row) => received(row).toString('utf8')).join('\n');
   }
 
   it('deletes the row and responses, redacts every event naming the person, keeps identity, and records the erasure without personal data', async () => {
@@ -343,8 +344,8 @@ describe.each(ENGINES)('retention on $name', (engine: EngineUnderTest) => {
       );
       expect(ids).toEqual(['cand-recent']);
       expect((await sql.query<{ reason: string }>('SELECT reason FROM erasures')).map((r) => r.reason)).toEqual(['retention']);
-      const bodies = (await sql.query<{ raw: Uint8Array }>('SELECT raw FROM inbox'))
-        .map((r) => Buffer.from(r.raw).toString('utf8'))
+      const bodies = (await sql.query<{ raw: Uint8Array; codec: number | null }>('SELECT raw, codec FROM inbox'))
+        .map((r) => received(r).toString('utf8'))
         .join('\n');
       expect(bodies).not.toContain('old.person@example.org');
       expect(bodies).not.toContain('Paul Ancien');

@@ -171,7 +171,7 @@ describe('application handlers, dead letters and reprocessing', () => {
     // An operator mends the stored body, then reprocesses that one event.
     const mended = JSON.parse(badTime.type === 'event' ? badTime.body : '{}');
     mended.timestamp = '2026-11-20T10:00:00+01:00';
-    await sqlOn(dbPath).query('UPDATE inbox SET raw = ? WHERE inbox_id = ?', [
+    await sqlOn(dbPath).query('UPDATE inbox SET raw = ?, codec = 0 WHERE inbox_id = ?', [
       Buffer.from(JSON.stringify(mended)),
       badTime.type === 'event' ? badTime.inbox_id : 0,
     ]);

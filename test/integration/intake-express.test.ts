@@ -8,6 +8,7 @@ import { createReceiver, type Receiver } from '../../src/receiver/create-receive
 import { sign } from '../../src/signature.js';
 import { sampleEvent, signedRequest } from '../../src/testing/index.js';
 import { listen, post, tempDir } from '../support/servers.js';
+import { asStoreReads } from '../support/bodies.js';
 
 const SECRET = 'whsec_integration_8c1f';
 const FIXTURES = join(import.meta.dirname, '../../fixtures');
@@ -42,7 +43,8 @@ describe('Express middleware on a real app and a real SQLite file', () => {
     tmp.cleanup();
   });
 
-  const inboxRows = () => reader.prepare('SELECT * FROM inbox ORDER BY inbox_id').all() as any[];
+  // Each row as the store reads it (the inbox stores bodies compact, identities as bytes).
+  const inboxRows = () => (reader.prepare('SELECT * FROM inbox ORDER BY inbox_id').all() as any[]).map(asStoreReads);
 
   it('stores a signed event and answers 200 {received, duplicate:false}', async () => {
     const event = sampleEvent('candidate.added');

@@ -16,6 +16,7 @@ import { sampleEvent } from '../../src/testing/index.js';
 import { ENGINES, freshStore, type EngineUnderTest } from '../support/engines.js';
 import { sqlOn } from '../support/sql.js';
 import { readStoreTables } from '../support/tables.js';
+import { received } from '../support/bodies.js';
 
 const K = 'cand-erased';
 const body = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
@@ -93,11 +94,15 @@ const PATHS: Path[] = [
 ];
 
 async function inbox(database: string) {
-  const rows = await sqlOn(database).query<{ raw: Uint8Array; state: string; reasons: string | null; handlers_pending: boolean | number }>(
-    'SELECT raw, state, reasons, handlers_pending FROM inbox ORDER BY inbox_id',
-  );
+  const rows = await sqlOn(database).query<{
+    raw: Uint8Array;
+    codec: number | null;
+    state: string;
+    reasons: string | null;
+    handlers_pending: boolean | number;
+  }>('SELECT raw, codec, state, reasons, handlers_pending FROM inbox ORDER BY inbox_id');
   return rows.map((row) => ({
-    raw: Buffer.from(row.raw).toString('utf8'),
+    raw: received(row).toString('utf8'),
     state: row.state,
     reasons: row.reasons === null ? null : (JSON.parse(row.reasons) as unknown),
     handlers: row.handlers_pending === true || row.handlers_pending === 1,

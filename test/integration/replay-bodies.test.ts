@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { replay } from '../../src/replay/index.js';
 import { tempDir } from '../support/servers.js';
+import { received } from '../support/bodies.js';
 
 const FIXTURES = join(import.meta.dirname, '../../fixtures');
 const DEPTH = 100_000;
@@ -46,7 +47,9 @@ describe('replay of odd bodies', () => {
     const summary = await replay(file, { database: db });
     // JSON.stringify would have thrown on the deep element and written 1e400 as null.
     expect(summary).toEqual({ received: 5, duplicates: 0, enqueued: 0, projected: 3, unknown: 0, dead: 2, erasures: 0, unreadable: [] });
-    const raws = (db.prepare('SELECT raw FROM inbox ORDER BY inbox_id').pluck().all() as Buffer[]).map((raw) => raw.toString('utf8'));
+    const raws = (db.prepare('SELECT raw, codec FROM inbox ORDER BY inbox_id').all() as Array<{ raw: Buffer; codec: number | null }>).map(
+      (row) => received(row).toString('utf8'),
+    );
     expect(raws).toEqual(elements);
     const infinite = db.prepare('SELECT identity, raw_sha256, reasons FROM inbox WHERE inbox_id = 2').get() as Record<string, string>;
     expect(infinite).toMatchObject({ identity: null, raw_sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });

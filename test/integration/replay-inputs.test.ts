@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createReceiver } from '../../src/receiver/create-receiver.js';
 import { replay, ReplayInputError } from '../../src/replay/index.js';
 import { FIXTURES_DIR, sampleEvent } from '../../src/testing/index.js';
+import { received } from '../support/bodies.js';
 
 describe('replay of an input that cannot be read', () => {
   it('rejects, naming it, after replaying the readable inputs (replay())', async () => {
@@ -53,7 +54,9 @@ describe('replay of NDJSON lines, as bytes', () => {
 
       expect(summary).toMatchObject({ received: 4, projected: 3, dead: 1, duplicates: 0 });
       const db = new Database(database, { readonly: true });
-      const raws = (db.prepare('SELECT raw FROM inbox ORDER BY inbox_id').pluck().all() as Buffer[]).map((raw) => Buffer.from(raw));
+      const raws = (db.prepare('SELECT raw, codec FROM inbox ORDER BY inbox_id').all() as Array<{ raw: Buffer; codec: number | null }>).map(
+        received,
+      );
       db.close();
       expect(raws).toHaveLength(4);
       expect(raws[0]!.equals(crlf.subarray(0, crlf.length - 2))).toBe(true);

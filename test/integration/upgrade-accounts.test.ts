@@ -30,10 +30,17 @@ function snapshot(path: string) {
   const db = new Database(path, { readonly: true });
   try {
     const all = (sql: string) => db.prepare(sql).all() as Rows;
+    // Bodies as received, whichever form they are stored in (before the upgrade: no codec column).
+    const codec = db.prepare("SELECT 1 FROM pragma_table_info('inbox') WHERE name = 'codec'").get() === undefined ? 'NULL' : 'codec';
     return {
       inbox: all(
-        'SELECT inbox_id, state, raw, identity, event_at, reasons, attempts, processed_at, handlers_pending FROM inbox ORDER BY inbox_id',
-      ),
+        `SELECT inbox_id, state, raw, ${codec} AS codec, identity, event_at, reasons, attempts, processed_at, handlers_pending FROM inbox ORDER BY inbox_id`,
+      ).map(({ codec: stored, ...row }): Rows[number] => ({
+        ...row,
+        raw: received({ raw: row.raw as Buffer, codec: stored as number | null }),
+        // Stored as its 32 bytes since migration 24: read as hex.
+        identity: identityText(row.identity),
+      })),
       campaigns: all('SELECT campaign_id, job_title, status, field_versions FROM campaigns ORDER BY campaign_id'),
       candidates: all('SELECT candidate_id, campaign_id, status, interview_score, field_versions FROM candidates ORDER BY candidate_id'),
       responses: all('SELECT candidate_id, position, question FROM interview_responses ORDER BY candidate_id, position'),
@@ -45,6 +52,8 @@ function snapshot(path: string) {
 }
 
 import { projectPending } from '../support/project.js';
+import { received } from '../support/bodies.js';
+import { identityText } from '../../src/store/identities.js';
 
 describe('a database made by release 0.3.0', () => {
   const tmp = tempDir('prequal-hooks-accounts-upgrade-');

@@ -2,6 +2,7 @@
 // projected rows, redacts every stored event naming the person, and records the erasure; then the
 // touched tables vacuumed, so that the dead tuples holding the erased values are gone. An erasure
 // reaches one account's rows (docs/projection.md section 9); its hooks are claimed across accounts.
+import { bodyOf, storedBody } from '../bodies.js';
 import { erasureInstants, REDACTED_REASONS_JSON, redactedBody, type PersonValues } from '../../events/index.js';
 import { candidatesMatching, erasureCounts, reasonsOnceRedacted, rowsNaming, unprojected } from '../erasure-rows.js';
 import type { ErasureHookRow, ErasureHookSettlement, ErasureOutcome, ErasureRequest } from '../rows.js';
@@ -68,20 +69,24 @@ async function copiedAlready(tx: Session, account: string, request: ErasureReque
 /** Puts these bodies in place of the stored ones (an erased candidate's events, redacted). */
 export async function replaceBodies(tx: Session, rows: ReadonlyArray<{ inboxId: number; raw: Uint8Array }>): Promise<void> {
   if (rows.length === 0) return;
+  const bodies = rows.map((r) => storedBody(r.raw));
   await query(
     tx,
-    'UPDATE inbox SET raw = v.raw FROM unnest($1::bigint[], $2::bytea[]) AS v(inbox_id, raw) WHERE inbox.inbox_id = v.inbox_id',
-    [rows.map((r) => r.inboxId), rows.map((r) => Buffer.from(r.raw))],
+    'UPDATE inbox SET raw = v.raw, codec = v.codec FROM unnest($1::bigint[], $2::bytea[], $3::integer[]) AS v(inbox_id, raw, codec) WHERE inbox.inbox_id = v.inbox_id',
+    [rows.map((r) => r.inboxId), bodies.map((b) => b.bytes), bodies.map((b) => b.codec)],
   );
 }
 
 /** Redacts these rows: their bodies and reasons replaced, and their handlers' failures stripped of their messages (which may name the person). */
 async function redactRows(tx: Session, rows: ReadonlyArray<{ inboxId: number; raw: Uint8Array; reasons: string | null }>): Promise<void> {
   if (rows.length === 0) return;
+  // Written in the compact form, computed from the redacted body alone (the dictionary holds no one's values).
+  const bodies = rows.map((r) => storedBody(r.raw));
   await query(
     tx,
-    'UPDATE inbox SET raw = v.raw, reasons = v.reasons FROM unnest($1::bigint[], $2::bytea[], $3::text[]) AS v(inbox_id, raw, reasons) WHERE inbox.inbox_id = v.inbox_id',
-    [rows.map((r) => r.inboxId), rows.map((r) => Buffer.from(r.raw)), rows.map((r) => r.reasons)],
+    `UPDATE inbox SET raw = v.raw, codec = v.codec, reasons = v.reasons
+     FROM unnest($1::bigint[], $2::bytea[], $3::integer[], $4::text[]) AS v(inbox_id, raw, codec, reasons) WHERE inbox.inbox_id = v.inbox_id`,
+    [rows.map((r) => r.inboxId), bodies.map((b) => b.bytes), bodies.map((b) => b.codec), rows.map((r) => r.reasons)],
   );
   await query(tx, `UPDATE handler_failures SET error = '(erased)' WHERE inbox_id = ANY($1::bigint[])`, [rows.map((r) => r.inboxId)]);
 }
@@ -131,11 +136,12 @@ export async function scrub(engine: Engine): Promise<{ complete: boolean }> {
 
 /** Redacts every row of the account set aside (unknown kinds, dead letters) received before `before` (retention). */
 export async function redactSetAside(tx: Session, account: string, before: string): Promise<number> {
-  const rows = await query<{ inbox_id: string; raw: Buffer; reasons: string | null }>(
+  const stored = await query<{ inbox_id: string; raw: Buffer; codec: number | null; reasons: string | null }>(
     tx,
-    `SELECT inbox_id, raw, reasons FROM inbox WHERE account = $2 AND state IN ('unknown', 'dead') AND received_at < $1::timestamptz`,
+    `SELECT inbox_id, raw, codec, reasons FROM inbox WHERE account = $2 AND state IN ('unknown', 'dead') AND received_at < $1::timestamptz`,
     [before, account],
   );
+  const rows = stored.map((r) => ({ ...r, raw: bodyOf(r.codec, r.raw) }));
   const reasons = REDACTED_REASONS_JSON;
   const changed = rows
     .map((r) => ({ inboxId: Number(r.inbox_id), raw: Buffer.from(redactedBody(r.raw)), reasons, old: r }))

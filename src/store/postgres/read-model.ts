@@ -2,24 +2,24 @@
 // the pool.
 import type { QueryResultRow } from 'pg';
 import type { ReadModel } from '../ports/read-model.js';
-import { createReadModel, type ReadDialect } from '../read-model-sql.js';
+import { CANDIDATE_OF_KEY, createReadModel, type ReadDialect } from '../read-model-sql.js';
 import { query, type Session } from './session.js';
 
 /**
- * A member of `data` in an accepted body, as text (null for other rows). PostgreSQL cannot hold a
- * NUL in text, and its JSON parser runs out of stack on deep nesting (valid JSON the intake
- * accepts): either would fail the whole listing, so such a body (a NUL escape, or 1,000 brackets
- * and more) gives null, not filterable, instead.
+ * `data.campaign_id` of an accepted body, as text (null for other rows): the column intake fills,
+ * or, for a row stored before it that the upgrade has not rewritten yet (codec NULL: the body as
+ * received), read from the body. PostgreSQL cannot hold a NUL in text, and its JSON parser runs out
+ * of stack on deep nesting (valid JSON the intake accepts): either would fail the whole listing, so
+ * such a body (a NUL escape, or 1,000 brackets and more) gives null, not filterable, instead.
  */
-const dataField = (field: 'campaign_id' | 'candidate_id') =>
-  `CASE WHEN verdict = 'accepted' AND strpos(convert_from(raw, 'UTF8'), '\\u0000') = 0
+const campaignOf = `CASE WHEN codec IS NOT NULL THEN campaign_id WHEN verdict = 'accepted' AND strpos(convert_from(raw, 'UTF8'), '\\u0000') = 0
      AND length(convert_from(raw, 'UTF8')) - length(translate(convert_from(raw, 'UTF8'), '[{', '')) < 1000
-   THEN (convert_from(raw, 'UTF8')::json -> 'data' ->> '${field}') END`;
+   THEN (convert_from(raw, 'UTF8')::json -> 'data' ->> 'campaign_id') END`;
 
 export const POSTGRES_READ_DIALECT: ReadDialect = {
   placeholder: (n) => `$${n}`,
-  campaignOf: dataField('campaign_id'),
-  candidateOf: dataField('candidate_id'),
+  campaignOf,
+  candidateOf: CANDIDATE_OF_KEY,
   minuteOf: `to_char(received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI')`,
   unindexed: (column) => column,
 };

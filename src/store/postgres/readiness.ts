@@ -4,6 +4,7 @@ import type { ReadinessProbe } from '../rows.js';
 import { unavailable } from './connection.js';
 import { MigrationsPendingError } from '../migrations.js';
 import { checkSchema, migrate, pendingMigrations } from './migrations.js';
+import { compactBodies } from './compact-bodies.js';
 import { checkOut, inTransaction, query, type Engine } from './session.js';
 
 export interface SchemaOptions {
@@ -24,7 +25,11 @@ export async function prepareSchema(engine: Engine, options: SchemaOptions): Pro
     else if (options.migrate === false) {
       const pending = await pendingMigrations(client);
       if (pending.length > 0) throw new MigrationsPendingError(options.location, pending);
-    } else await migrate(client, options.schema);
+    } else {
+      await migrate(client, options.schema);
+      // Rows stored before bodies were compressed, rewritten (none once done: resumes if cut short).
+      await compactBodies(client);
+    }
     const { rows } = await client.query<{ synchronous_commit: string }>('SHOW synchronous_commit');
     if (rows[0]?.synchronous_commit === 'off') {
       options.logger?.warn(

@@ -10,6 +10,8 @@ import type { SqliteDatabase } from './database.js';
 import { IdentitySet } from './identity-set.js';
 import { prepareRecount, recount } from './counters.js';
 import { PROJECTED_TABLES } from './projection.js';
+import { bodyOf, storedBody } from '../bodies.js';
+import { identityText } from '../identities.js';
 
 // Why a bulk load is fast: a random 64-character key inserted into a B-tree larger than the page
 // cache dirties a page of its own, and every commit writes each dirty page to the WAL again. The
@@ -140,7 +142,7 @@ function beginBulk(
   for (const { name } of dropped) db.prepare(`DROP INDEX ${name}`).run();
   // One account's identities: `append` takes deliveries to the load's account only.
   const identityAt = db.prepare('SELECT identity FROM inbox WHERE inbox_id = ?').pluck();
-  const seen = new IdentitySet((id) => identityAt.get(id) as string | undefined);
+  const seen = new IdentitySet((id) => identityText(identityAt.get(id)) ?? undefined);
   const scratch = openScratch();
   const cacheSize = db.pragma('cache_size', { simple: true }) as number;
   db.pragma(`cache_size = ${BULK_CACHE}`);
@@ -181,6 +183,22 @@ function openScratch(): SqliteDatabase {
   }
 }
 
+/** The account's accepted rows after `afterId`, oldest first, their bodies as received. */
+function storedEvents(db: SqliteDatabase, account: string, afterId: number, limit: number): StoredEvent[] {
+  return db
+    .prepare(
+      // `+account`: by the primary key from `afterId`, a page at a time. Left to choose, SQLite took
+      // inbox_by_received (led by the account) and sorted every row of the account for each page.
+      `SELECT inbox_id, raw, codec, identity, state, reasons FROM inbox WHERE +account = ? AND verdict = 'accepted' AND inbox_id > ?
+       ORDER BY inbox_id LIMIT ${Math.trunc(limit)}`,
+    )
+    .all(account, afterId)
+    .map((row) => {
+      const { codec, ...event } = row as StoredEvent & { codec: number | null };
+      return { ...event, raw: bodyOf(codec, event.raw), identity: identityText(event.identity) };
+    });
+}
+
 /** The operations of a bulk load, on the database and its scratch; `seen` is dropped once the appends are over. */
 function bulkOperations(
   db: SqliteDatabase,
@@ -197,7 +215,7 @@ function bulkOperations(
   const stageName = scratch.prepare('INSERT OR IGNORE INTO named (tbl, key, version) VALUES (?, ?, ?)');
   const named = new Set<string>();
   const resettle = db.prepare('UPDATE inbox SET state = ?, reasons = ?, processed_at = ?, attempts = attempts + 1 WHERE inbox_id = ?');
-  const replaceRaw = db.prepare('UPDATE inbox SET raw = ? WHERE inbox_id = ?');
+  const replaceRaw = db.prepare('UPDATE inbox SET raw = ?, codec = ? WHERE inbox_id = ?');
   const { account } = statements;
   const ownAccount = (delivery: Delivery): void => {
     if (delivery.account !== account) throw new Error(`a bulk load of account ${account} was given a delivery to ${delivery.account}`);
@@ -234,21 +252,15 @@ function bulkOperations(
         }>,
       ),
     accepted: () => db.prepare("SELECT COUNT(*) FROM inbox WHERE account = ? AND verdict = 'accepted'").pluck().get(account) as number,
-    events(afterId, limit) {
-      return db
-        .prepare(
-          // `+account`: by the primary key from `afterId`, a page at a time. Left to choose, SQLite took
-          // inbox_by_received (led by the account) and sorted every row of the account for each page.
-          `SELECT inbox_id, raw, identity, state, reasons FROM inbox WHERE +account = ? AND verdict = 'accepted' AND inbox_id > ?
-           ORDER BY inbox_id LIMIT ${Math.trunc(limit)}`,
-        )
-        .all(account, afterId) as StoredEvent[];
-    },
+    events: (afterId, limit) => storedEvents(db, account, afterId, limit),
     resettle(settlements: readonly Settlement[], at) {
       for (const s of settlements) {
         resettle.run(s.state, s.reasons === null ? null : JSON.stringify(s.reasons), at, s.inboxId);
         // An erased candidate's event, redacted when processed (as `WriteTx.settle` does).
-        if (s.raw !== undefined) replaceRaw.run(s.raw, s.inboxId);
+        if (s.raw !== undefined) {
+          const body = storedBody(s.raw);
+          replaceRaw.run(body.bytes, body.codec, s.inboxId);
+        }
       }
     },
     *sortedEffects(chunk) {

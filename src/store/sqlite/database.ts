@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { MigrationsPendingError } from '../migrations.js';
 import { migrate, pendingMigrations } from './migrations.js';
+import { compactBodies } from './compact-bodies.js';
 
 /** An open better-sqlite3 database. */
 export type SqliteDatabase = Database.Database;
@@ -112,6 +113,8 @@ export function configureDatabase(db: SqliteDatabase, options: OpenDatabaseOptio
     if (pending.length > 0) throw new MigrationsPendingError(db.name, pending);
   } else {
     migrate(db);
+    // Rows stored before bodies were compressed, rewritten (none once done: resumes if cut short).
+    compactBodies(db);
   }
   return db;
 }

@@ -8,6 +8,7 @@ import type { ErasureHookRow, ErasureHookSettlement, ErasureOutcome, ErasureRequ
 import { prepared, read, type SqliteConnection } from './connection.js';
 import { sqliteSql } from './reads.js';
 import { eraseChanges } from './changes.js';
+import { bodyOf, storedBody } from '../bodies.js';
 
 /** The latest erasure of each of these candidates of the account that has one (ms). */
 export function erasures(connection: SqliteConnection, account: string, candidateIds: readonly string[]): Map<string, number> {
@@ -46,7 +47,10 @@ async function find(connection: SqliteConnection, account: string, match: Erasur
 
 /** Redacts a row: its body and reasons replaced, and its handlers' failures stripped of their messages (which may name the person). */
 function redactRow(connection: SqliteConnection, inboxId: number, redacted: Uint8Array, reasons: string | null): void {
-  prepared(connection, 'UPDATE inbox SET raw = ?, reasons = ? WHERE inbox_id = ?').run(redacted, reasons, inboxId);
+  // Written in the compact form, computed from the redacted body alone: nothing of the original
+  // survives in it (the dictionary holds no one's values), and secure_delete overwrites the old cell.
+  const body = storedBody(redacted);
+  prepared(connection, 'UPDATE inbox SET raw = ?, codec = ?, reasons = ? WHERE inbox_id = ?').run(body.bytes, body.codec, reasons, inboxId);
   prepared(connection, `UPDATE handler_failures SET error = '(erased)' WHERE inbox_id = ?`).run(inboxId);
 }
 
@@ -107,13 +111,14 @@ export async function scrub(connection: SqliteConnection): Promise<{ complete: b
 export function redactSetAside(connection: SqliteConnection, account: string, before: string): number {
   const rows = prepared(
     connection,
-    `SELECT inbox_id, raw, reasons FROM inbox WHERE account = ? AND state IN ('unknown', 'dead') AND received_at < ?`,
-  ).all(account, before) as Array<{ inbox_id: number; raw: Uint8Array; reasons: string | null }>;
+    `SELECT inbox_id, raw, codec, reasons FROM inbox WHERE account = ? AND state IN ('unknown', 'dead') AND received_at < ?`,
+  ).all(account, before) as Array<{ inbox_id: number; raw: Uint8Array; codec: number | null; reasons: string | null }>;
   const reasons = REDACTED_REASONS_JSON;
   let changed = 0;
   for (const row of rows) {
-    const redacted = redactedBody(row.raw);
-    if (Buffer.compare(Buffer.from(redacted), Buffer.from(row.raw)) === 0 && row.reasons === reasons) continue;
+    const raw = bodyOf(row.codec, row.raw);
+    const redacted = redactedBody(raw);
+    if (Buffer.compare(Buffer.from(redacted), raw) === 0 && row.reasons === reasons) continue;
     redactRow(connection, row.inbox_id, redacted, reasons);
     changed++;
   }

@@ -7,6 +7,8 @@ import type { Delivery } from '../../receive/delivery.js';
 import type { Appended, IdentityKey, InboxRow, SettledDelivery } from '../rows.js';
 import type { InboxState } from '../inbox-state.js';
 import type { SqliteDatabase } from './database.js';
+import { bodyOf, storedBody } from '../bodies.js';
+import { identityBytes, identityText } from '../identities.js';
 
 const INBOX_COLUMNS = [
   'inbox_id',
@@ -24,6 +26,7 @@ const INBOX_COLUMNS = [
   'processed_at',
   'handlers_pending',
   'trace_context',
+  'codec',
 ] as const;
 
 export const INBOX_SELECT = `SELECT ${INBOX_COLUMNS.join(', ')} FROM inbox`;
@@ -39,8 +42,8 @@ export function inboxRowOf(values: unknown[]): InboxRow {
     inbox_id: values[0] as number,
     account: values[1] as string,
     received_at: values[2] as string,
-    raw: values[3] as Buffer,
-    identity: values[4] as string | null,
+    raw: bodyOf(values[15] as number | null, values[3] as Buffer),
+    identity: identityText(values[4]),
     raw_sha256: values[5] as string | null,
     kind: values[6] as string | null,
     verdict: values[7] as InboxRow['verdict'],
@@ -58,7 +61,9 @@ type InsertParameters = [
   string,
   string,
   Uint8Array,
+  number,
   string | null,
+  Buffer | string | null,
   number | null,
   string | null,
   string | null,
@@ -75,8 +80,8 @@ export interface InboxStatements {
   db: SqliteDatabase;
   insert: Statement<InsertParameters, { inbox_id: number }>;
   insertSettled: Statement;
-  byDatedIdentity: Statement<[string, number, string]>;
-  byUndatedIdentity: Statement<[string, string]>;
+  byDatedIdentity: Statement<[string, number, Buffer | string]>;
+  byUndatedIdentity: Statement<[string, Buffer | string]>;
   /**
    * Whether rows stored before migration 12 (undated, whatever their timestamp) may hold an
    * identity that now arrives dated. Known when the store opens: no new row is ever filed so.
@@ -95,19 +100,21 @@ export function prepareInbox(db: SqliteDatabase): InboxStatements {
     // No conflict target: a second delivery of an event (same identity) and a retried bad body
     // (same raw_sha256) are both duplicates; the two columns never hold each other's hashes.
     insert: db.prepare<InsertParameters, { inbox_id: number }>(
-      `INSERT INTO inbox (account, received_at, raw, identity, event_at, raw_sha256, kind, handler_key, verdict, secret_id, state, reasons,
-       trace_context)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO inbox (account, received_at, raw, codec, campaign_id, identity, event_at, raw_sha256, kind, handler_key, verdict, secret_id,
+       state, reasons, trace_context)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT DO NOTHING
      RETURNING inbox_id`,
     ),
     insertSettled: db.prepare(
-      `INSERT INTO inbox (account, received_at, raw, identity, event_at, kind, verdict, secret_id, state, reasons, processed_at, handlers_pending,
-       handler_key, attempts)
-     VALUES (?, ?, ?, ?, ?, ?, 'accepted', ?, ?, ?, ?, ?, ?, 1)`,
+      `INSERT INTO inbox (account, received_at, raw, codec, campaign_id, identity, event_at, kind, verdict, secret_id, state, reasons, processed_at,
+       handlers_pending, handler_key, attempts)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'accepted', ?, ?, ?, ?, ?, ?, 1)`,
     ),
-    byDatedIdentity: db.prepare<[string, number, string]>('SELECT 1 FROM inbox WHERE account = ? AND event_at = ? AND identity = ?'),
-    byUndatedIdentity: db.prepare<[string, string]>('SELECT 1 FROM inbox WHERE account = ? AND identity = ? AND event_at IS NULL'),
+    byDatedIdentity: db.prepare<[string, number, Buffer | string]>(
+      'SELECT 1 FROM inbox WHERE account = ? AND event_at = ? AND identity = ?',
+    ),
+    byUndatedIdentity: db.prepare<[string, Buffer | string]>('SELECT 1 FROM inbox WHERE account = ? AND identity = ? AND event_at IS NULL'),
     undatedEvents:
       db
         .prepare(`SELECT EXISTS (SELECT 1 FROM inbox WHERE identity IS NOT NULL AND event_at IS NULL AND verdict = 'accepted')`)
@@ -127,11 +134,14 @@ export function prepareInbox(db: SqliteDatabase): InboxStatements {
 export function append(s: InboxStatements, d: Delivery): Appended {
   if (storedUndated(s, d.account, d)) return { inboxId: null, duplicate: true };
   const state: InboxState = d.verdict === 'accepted' ? 'pending' : 'dead';
+  const body = storedBody(d.raw);
   const row = s.insert.get(
     d.account,
     d.receivedAt,
-    d.raw,
-    d.identity,
+    body.bytes,
+    body.codec,
+    d.campaignId ?? null,
+    identityBytes(d.identity),
     d.identity === null ? null : d.eventAt,
     d.rawSha256 ?? null,
     d.kind,
@@ -151,12 +161,17 @@ export function appendAll(s: InboxStatements, deliveries: readonly Delivery[]): 
 
 /** A dated identity the inbox holds from before migration 12, filed undated: the unique index cannot see it. */
 function storedUndated(s: InboxStatements, account: string, key: { identity: string | null; eventAt: number | null }): boolean {
-  return s.undatedEvents && key.identity !== null && key.eventAt !== null && s.byUndatedIdentity.get(account, key.identity) !== undefined;
+  return (
+    s.undatedEvents &&
+    key.identity !== null &&
+    key.eventAt !== null &&
+    s.byUndatedIdentity.get(account, identityBytes(key.identity)) !== undefined
+  );
 }
 
 function isStored(s: InboxStatements, account: string, key: IdentityKey): boolean {
-  if (key.eventAt === null) return s.byUndatedIdentity.get(account, key.identity) !== undefined;
-  return s.byDatedIdentity.get(account, key.eventAt, key.identity) !== undefined || storedUndated(s, account, key);
+  if (key.eventAt === null) return s.byUndatedIdentity.get(account, identityBytes(key.identity)) !== undefined;
+  return s.byDatedIdentity.get(account, key.eventAt, identityBytes(key.identity)) !== undefined || storedUndated(s, account, key);
 }
 
 /** Which of these identities the account has stored already. */
@@ -167,12 +182,15 @@ export function known(s: InboxStatements, account: string, keys: readonly Identi
 /** Inserts a delivery already processed (replay); returns its inbox id. */
 export function appendSettled(s: InboxStatements, r: SettledDelivery, at: string): number {
   const d = r.delivery;
+  const body = storedBody(d.raw);
   return Number(
     s.insertSettled.run(
       d.account,
       d.receivedAt,
-      d.raw,
-      d.identity,
+      body.bytes,
+      body.codec,
+      d.campaignId ?? null,
+      identityBytes(d.identity),
       d.eventAt,
       d.kind,
       d.secretId,

@@ -18,6 +18,7 @@ import {
 } from '../../tables/rows.js';
 import type { SqliteDatabase } from './database.js';
 import { prepareRecount, recount, type RecountStatements } from './counters.js';
+import { storedBody } from '../bodies.js';
 import { lockTable, saveTable, versionedTable, type VersionedTable } from './versioned-table.js';
 
 export const PROJECTED_TABLES = ['interview_responses', 'candidates', 'campaigns', 'credits'] as const;
@@ -67,7 +68,7 @@ export function prepareProjection(db: SqliteDatabase): ProjectionStatements {
     settleKeepingHandlers: db.prepare(
       'UPDATE inbox SET state = ?, reasons = ?, processed_at = ?, attempts = attempts + 1 WHERE inbox_id = ?',
     ),
-    replaceRaw: db.prepare('UPDATE inbox SET raw = ? WHERE inbox_id = ?'),
+    replaceRaw: db.prepare('UPDATE inbox SET raw = ?, codec = ? WHERE inbox_id = ?'),
     resetInbox: db.prepare(`UPDATE inbox SET state = 'pending' WHERE account = ? AND verdict = 'accepted'`),
     clearTables: PROJECTED_TABLES.map((table) => db.prepare(`DELETE FROM ${table} WHERE account = ?`)),
     recount: prepareRecount(db),
@@ -105,7 +106,10 @@ export function settle(
     const reasons = settlement.reasons === null ? null : JSON.stringify(settlement.reasons);
     if (options?.keepHandlers) s.settleKeepingHandlers.run(settlement.state, reasons, at, settlement.inboxId);
     else s.settle.run(settlement.state, reasons, at, settlement.handlers ? 1 : 0, settlement.inboxId);
-    if (settlement.raw !== undefined) s.replaceRaw.run(settlement.raw, settlement.inboxId);
+    if (settlement.raw !== undefined) {
+      const body = storedBody(settlement.raw);
+      s.replaceRaw.run(body.bytes, body.codec, settlement.inboxId);
+    }
   }
 }
 

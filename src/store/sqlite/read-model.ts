@@ -1,17 +1,21 @@
 // The read model on SQLite: the shared SQL (../read-model-sql.ts) in SQLite's dialect, each read
 // run after the write in progress, on the one connection.
 import type { ReadModel } from '../ports/read-model.js';
-import { createReadModel, type ReadDialect } from '../read-model-sql.js';
+import { CANDIDATE_OF_KEY, createReadModel, type ReadDialect } from '../read-model-sql.js';
 import { prepared, read, type SqliteConnection } from './connection.js';
 
-/** A member of `data` in an accepted body, as text; null for other rows or a body that is not JSON. */
-const dataField = (field: 'campaign_id' | 'candidate_id') =>
-  `CASE WHEN verdict = 'accepted' AND json_valid(CAST(raw AS TEXT)) THEN CAST(json_extract(CAST(raw AS TEXT), '$.data.${field}') AS TEXT) END`;
+/**
+ * `data.campaign_id` of an accepted body, as text: the column intake fills, or, for a row stored
+ * before it that the upgrade has not rewritten yet (codec NULL: the body as received), read from
+ * the body; null for other rows or a body that is not JSON.
+ */
+const CAMPAIGN_OF = `CASE WHEN codec IS NOT NULL THEN campaign_id
+  WHEN verdict = 'accepted' AND json_valid(CAST(raw AS TEXT)) THEN CAST(json_extract(CAST(raw AS TEXT), '$.data.campaign_id') AS TEXT) END`;
 
 export const SQLITE_READ_DIALECT: ReadDialect = {
   placeholder: () => '?',
-  campaignOf: dataField('campaign_id'),
-  candidateOf: dataField('candidate_id'),
+  campaignOf: CAMPAIGN_OF,
+  candidateOf: CANDIDATE_OF_KEY,
   // received_at is stored as ISO text: its first 16 characters are the minute.
   minuteOf: 'substr(received_at, 1, 16)',
   // Unary plus: the same value, but no longer a term an index can be chosen by.

@@ -86,6 +86,9 @@ function worthLogging(logged: Map<string, { message: string; at: number }>, name
   return true;
 }
 
+/** How often the destinations are read when nothing wakes the loop (ms). */
+export const DEFAULT_POLL_MS = 500;
+
 /** One round: each destination read afresh and given its worker's round; the workers of removed destinations halted, and dropped once idle. */
 async function round(
   context: WorkerContext,
@@ -121,7 +124,7 @@ async function round(
 
 export function startDeliveryLoop(options: DeliveryLoopOptions): DeliveryLoop {
   const { store, logger } = options;
-  const pollMs = options.pollMs ?? 500;
+  const pollMs = options.pollMs ?? DEFAULT_POLL_MS;
   const stopping = new AbortController();
   const workers = new Map<string, DestinationWorker>();
   // A receiver left open (a script, a test) is not kept alive by its destinations: only their requests in flight do.

@@ -11,7 +11,7 @@ import type { Logger } from '../logging.js';
 import type { FeatureSql } from '../store/feature-sql.js';
 import type { WorkSignals } from '../store/write-ports.js';
 import { threadModule } from '../threads.js';
-import { yieldToIntake, type DeliveryLoop } from './delivery-loop.js';
+import { DEFAULT_POLL_MS, yieldToIntake, type DeliveryLoop } from './delivery-loop.js';
 import {
   errorShape,
   isDestinationWrite,
@@ -48,8 +48,11 @@ const WRITE_YIELD_MS = 20;
 const RESTART_MS = 1000;
 const RESTART_MOST_MS = 30_000;
 
-/** The thread's life: running, waiting to be started again after a failure, or stopped. */
-type ThreadLife = { state: 'running'; worker: Worker } | { state: 'restarting'; timer: NodeJS.Timeout } | { state: 'stopped' };
+/** The thread's life: waiting for a first destination, running, waiting to be started again after a failure, or stopped. */
+type ThreadLife =
+  | { state: 'running'; worker: Worker }
+  | { state: 'waiting' | 'restarting'; timer: NodeJS.Timeout }
+  | { state: 'stopped' };
 
 interface DeliveryThread {
   options: DeliveryThreadOptions;
@@ -125,7 +128,7 @@ function tell(thread: DeliveryThread, message: ReceiverMessage): void {
 async function stop(thread: DeliveryThread, timeoutMs: number): Promise<void> {
   const life = thread.life;
   thread.life = { state: 'stopped' };
-  if (life.state === 'restarting') clearTimeout(life.timer);
+  if (life.state === 'restarting' || life.state === 'waiting') clearTimeout(life.timer);
   if (life.state !== 'running') return thread.stopped.abort();
   const exited = new Promise<void>((resolve) => life.worker.once('exit', () => resolve()));
   life.worker.ref();
@@ -134,6 +137,26 @@ async function stop(thread: DeliveryThread, timeoutMs: number): Promise<void> {
   const ended = await withDeadline(exited, timeoutMs + 5000, { unref: true });
   thread.stopped.abort();
   if (ended === undefined) await life.worker.terminate();
+}
+
+/**
+ * Starts the thread once the database holds a destination, read every `pollMs` until then: a
+ * receiver that has none (most) spends no thread on them, nor its isolate's memory and connection.
+ */
+function startOnceNeeded(thread: DeliveryThread, pollMs: number): void {
+  const port = destinationsOf(thread.options.store);
+  const check = async () => {
+    let any = false;
+    try {
+      any = (await port.list()).length > 0;
+    } catch {
+      // The database cannot be read now: read again at the next turn.
+    }
+    if (thread.life.state !== 'waiting') return;
+    if (any) start(thread);
+    else thread.life = { state: 'waiting', timer: setTimeout(() => void check(), pollMs).unref() };
+  };
+  thread.life = { state: 'waiting', timer: setTimeout(() => void check(), 0).unref() };
 }
 
 /**
@@ -161,7 +184,7 @@ export function startDeliveryThread(options: DeliveryThreadOptions): DeliveryLoo
     restartMs: RESTART_MS,
     stopped: new AbortController(),
   };
-  start(thread);
+  startOnceNeeded(thread, options.pollMs ?? DEFAULT_POLL_MS);
   // The commits of a turn wake it once.
   let waking = false;
   const unsubscribe = options.store.onChanges(() => {

@@ -148,9 +148,15 @@ describe.each(ENGINES)('a receiver runs what serve runs, on $name', (engine) => 
     await receiver.replay([candidate('cand-1')]);
     await waitFor(() => to.received.length === 2, 10_000, 'the campaign and the candidate delivered');
     expect(to.received.every((r) => r.verified)).toBe(true);
-    // Queued, sent and settled: the lease and the settlements written here, nothing read here.
+    // Queued, sent and settled: the lease and the settlements written here. Until the first
+    // destination, the receiver read whether there was one (`list`); once the thread runs, nothing.
     await waitFor(() => asked.filter((m) => m === 'commit').length >= 2, 5000, 'the settlements written by the receiver');
     expect(asked).toContain('lease');
+    expect(asked.filter((m) => !['commit', 'lease', 'list'].includes(m))).toEqual([]);
+    asked.length = 0;
+    await receiver.replay([candidate('cand-2')]);
+    await waitFor(() => to.received.length === 3, 10_000, 'the second candidate delivered');
+    await waitFor(() => asked.includes('commit'), 5000, 'its settlement written by the receiver');
     expect(asked.filter((m) => !['commit', 'lease'].includes(m))).toEqual([]);
   });
 
@@ -171,20 +177,34 @@ describe.each(ENGINES)('a receiver runs what serve runs, on $name', (engine) => 
     expect(to.received.every((r) => r.verified)).toBe(true);
   });
 
-  it('without a destination, and without an accounts key, the loop logs nothing while it looks', async () => {
-    const { database } = await fresh();
+  it('without a destination, runs no delivery thread and logs nothing while it looks; the first one added starts it', async () => {
+    const { keyFile, open } = await fresh();
     const { logger, lines } = capturedLogger();
-    const receiver = createReceiver({ database, secret: SECRET, logger, destinations: { pollMs: 10 } });
-    closing.push(() => receiver.close());
+    const receiver = open({ logger, destinations: { pollMs: 10 } });
     await receiver.ready();
     // Its rounds, counted in its metrics: the delivery runs on a thread of its own, whose reads the test cannot see.
     const rounds = async () =>
-      (await receiver.metrics().getSingleMetricAsString('prequal_hooks_destination_rounds_total')).match(/ (\d+)$/m)?.[1];
+      Number((await receiver.metrics().getSingleMetricAsString('prequal_hooks_destination_rounds_total')).match(/ (\d+)$/m)?.[1]);
+    // Until a destination is there, the receiver itself reads whether one was added.
+    const port = destinationsOf(storePorts(await receiver.store()));
+    const list = port.list.bind(port);
+    let looks = 0;
+    port.list = async (...args) => {
+      looks += 1;
+      return await list(...args);
+    };
     await receiver.replay([candidate('cand-1')]);
-    const before = Number(await rounds());
-    await waitFor(async () => Number(await rounds()) >= before + 10, 5000, 'ten rounds');
+    await waitFor(() => looks >= 10, 5000, 'ten looks for a destination');
+    expect(await rounds()).toBe(0);
     // (A test PostgreSQL server may warn of its own settings: only errors, and the destinations' lines, count.)
     expect(lines.filter((line) => line.level >= 50 || /destination/i.test(line.msg))).toEqual([]);
+
+    const to = await target();
+    closing.push(to.close);
+    const added = await openDestinations(await receiver.store(), { keyFile }).add({ account: 'default', url: to.url, after: 0 });
+    to.setSecret(added.secret!);
+    await waitFor(() => to.received.length === 2, 10_000, 'the campaign and the candidate delivered');
+    expect(await rounds()).toBeGreaterThan(0);
   });
 
   it('leaves a destination it cannot open to a receiver that can: its lease is not taken', async () => {

@@ -49,10 +49,7 @@ const RESTART_MS = 1000;
 const RESTART_MOST_MS = 30_000;
 
 /** The thread's life: waiting for a first destination, running, waiting to be started again after a failure, or stopped. */
-type ThreadLife =
-  | { state: 'running'; worker: Worker }
-  | { state: 'waiting' | 'restarting'; timer: NodeJS.Timeout }
-  | { state: 'stopped' };
+type ThreadLife = { state: 'running'; worker: Worker } | { state: 'waiting' | 'restarting'; timer: NodeJS.Timeout } | { state: 'stopped' };
 
 interface DeliveryThread {
   options: DeliveryThreadOptions;

@@ -31,3 +31,20 @@ export function lowerPriority(): void {
     // Not Linux, or not allowed: the same priority as the rest of the process.
   }
 }
+
+/** An error as it crosses between threads (a structured clone keeps no class): its name, message and code. */
+export interface ErrorShape {
+  name: string;
+  message: string;
+  code: string | undefined;
+}
+
+/** The shape of `error` to post to another thread, which makes an error of it again. */
+export function errorShape(error: unknown): ErrorShape {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return {
+    name: error instanceof Error ? error.name : 'Error',
+    message: error instanceof Error ? error.message : String(error),
+    code: typeof code === 'string' ? code : undefined,
+  };
+}

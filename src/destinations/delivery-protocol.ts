@@ -5,6 +5,7 @@
 import type { ConnectionRecipe } from '../store/feature-sql.js';
 import type { NetworkRules } from './network-policy.js';
 import type { DestinationsPort } from './sql.js';
+import type { ErrorShape } from '../threads.js';
 
 /** What the thread is started with: paths and settings, never a secret but the database URL's (not logged). */
 export interface DeliveryThreadData {
@@ -29,12 +30,6 @@ export function isDestinationWrite(method: unknown): method is DestinationWrite 
 }
 
 /** An error as it crosses the threads. */
-export interface ErrorShape {
-  name: string;
-  message: string;
-  code: string | undefined;
-}
-
 export type Outcome = 'delivered' | 'failed' | 'dead';
 
 /** From the thread. */
@@ -50,15 +45,6 @@ export type ReceiverMessage =
   | { type: 'written'; id: number; ok: false; error: ErrorShape }
   | { type: 'wake' }
   | { type: 'stop'; timeoutMs: number };
-
-export function errorShape(error: unknown): ErrorShape {
-  const code = (error as { code?: unknown } | undefined)?.code;
-  return {
-    name: error instanceof Error ? error.name : 'Error',
-    message: error instanceof Error ? error.message : String(error),
-    code: typeof code === 'string' ? code : undefined,
-  };
-}
 
 /** The error as the thread's caller sees it: its message, name and code. */
 export function errorOf(shape: ErrorShape): Error {

@@ -10,10 +10,9 @@ import { withDeadline } from '../deadline.js';
 import type { Logger } from '../logging.js';
 import type { FeatureSql } from '../store/feature-sql.js';
 import type { WorkSignals } from '../store/write-ports.js';
-import { threadModule } from '../threads.js';
+import { errorShape, threadModule } from '../threads.js';
 import { DEFAULT_POLL_MS, yieldToIntake, type DeliveryLoop } from './delivery-loop.js';
 import {
-  errorShape,
   isDestinationWrite,
   type DeliveryThreadData,
   type Outcome,

@@ -5,10 +5,10 @@
 // the writes, the intake's reads and the reads by key, which an index bounds.
 import { Worker } from 'node:worker_threads';
 import { withDeadline } from '../../deadline.js';
-import { threadModule } from '../../threads.js';
+import { errorShape, threadModule } from '../../threads.js';
 import { withLongReads, type OperatorPort, type OperatorReads } from '../long-reads.js';
 import { StoreUnavailableError } from '../errors.js';
-import { errorOf, errorShape, type ReadAnswer, type ReaderThreadData, type ReadRequest } from './reader-protocol.js';
+import { errorOf, type ReadAnswer, type ReaderThreadData, type ReadRequest } from './reader-protocol.js';
 
 /** A read longer than this is given up (a 503) and its thread replaced: no page waits forever. */
 const READ_TIMEOUT_MS = 60_000;

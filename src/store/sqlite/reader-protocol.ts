@@ -4,6 +4,7 @@
 import Database from 'better-sqlite3';
 import { READ_LENGTHS, type OperatorPort, type ReadLength } from '../long-reads.js';
 import { StoreUnavailableError } from '../errors.js';
+import type { ErrorShape } from '../../threads.js';
 
 /** What the thread is started with. */
 export interface ReaderThreadData {
@@ -22,12 +23,6 @@ export interface ReadRequest {
 }
 
 /** An error as it crosses the thread: enough to make the same class again. */
-interface ErrorShape {
-  name: string;
-  message: string;
-  code: string | undefined;
-}
-
 export type ReadAnswer = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: ErrorShape };
 
 /** Whether the thread answers this read: one of the store's own long reads (../long-reads.ts), the thread's. */
@@ -35,15 +30,6 @@ export function isThreadRead(port: unknown, method: unknown): port is OperatorPo
   if (typeof port !== 'string' || typeof method !== 'string' || !Object.hasOwn(READ_LENGTHS, port)) return false;
   const lengths: Record<string, ReadLength> = READ_LENGTHS[port as OperatorPort];
   return Object.hasOwn(lengths, method) && lengths[method] === 'long';
-}
-
-export function errorShape(error: unknown): ErrorShape {
-  const code = (error as { code?: unknown } | undefined)?.code;
-  return {
-    name: error instanceof Error ? error.name : 'Error',
-    message: error instanceof Error ? error.message : String(error),
-    code: typeof code === 'string' ? code : undefined,
-  };
 }
 
 /** The error of the thread as the class the same read throws on the main connection. */

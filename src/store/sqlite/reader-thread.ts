@@ -3,10 +3,10 @@
 // event loop. WAL lets this connection see every transaction committed by the writer.
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { lowerPriority } from '../../threads.js';
+import { errorShape, lowerPriority } from '../../threads.js';
 import type { Store } from '../store.js';
 import { unavailable } from './connection.js';
-import { errorShape, isThreadRead, type ReadAnswer, type ReaderThreadData, type ReadRequest } from './reader-protocol.js';
+import { isThreadRead, type ReadAnswer, type ReaderThreadData, type ReadRequest } from './reader-protocol.js';
 import { createSqliteStore } from './store.js';
 
 const { path, busyTimeoutMs } = workerData as ReaderThreadData;

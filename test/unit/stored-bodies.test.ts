@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BODY_DICTIONARIES } from '../../src/store/body-dictionary.js';
 import { bodyOf, compactedRow, storedBody } from '../../src/store/bodies.js';
+import { sampleEvent } from '../../src/testing/index.js';
 
 const FIXTURES = new URL('../../fixtures/events/', import.meta.url);
 const fixture = (name: string) => readFileSync(new URL(name, FIXTURES));
@@ -33,6 +34,17 @@ describe('stored bodies', () => {
     expect(compact.bytes.byteLength).toBeLessThan(event.byteLength * 0.6);
     const tiny = storedBody(Buffer.from([0xff, 0x00]));
     expect(tiny).toEqual({ codec: 0, bytes: Buffer.from([0xff, 0x00]) });
+  });
+
+  it("hold no more memory than Node's shared buffer pool, written or read (not zlib's 16 KB chunk each)", () => {
+    const body = Buffer.from(JSON.stringify(sampleEvent('candidate.added')));
+    const stored = storedBody(body);
+    expect(stored.codec).toBe(1);
+    // A slice of a larger allocation keeps the whole of it alive: at most a pool slab (8 KB, shared).
+    expect(stored.bytes.buffer.byteLength).toBeLessThanOrEqual(Buffer.poolSize);
+    const read = bodyOf(stored.codec, stored.bytes);
+    expect(read.equals(body)).toBe(true);
+    expect(read.buffer.byteLength).toBeLessThanOrEqual(Buffer.poolSize);
   });
 
   it('stored before there were codecs (null) are read as received; an unknown codec says to upgrade', () => {

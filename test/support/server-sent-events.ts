@@ -1,15 +1,9 @@
 // Reading a text/event-stream body as a client does (GET /changes with Accept: text/event-stream).
 
-/** A change as the feed sends it, as JSON. */
-export interface WireChange {
-  seq: number;
-  entity: string;
-  id: string;
-  op: string;
-  row: Record<string, unknown> | null;
-  at: string;
-  events: string[];
-}
+import type { ChangeRead } from './tables.js';
+
+/** A change as the feed sends it, as JSON: the same fields as a change read from the table. */
+export type WireChange = ChangeRead;
 
 /** The events of a text/event-stream body as they come: `id` and the raw `data` (comments and events without data skipped). */
 export async function* serverSentEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<{ id: string | undefined; data: string }> {

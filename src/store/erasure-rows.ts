@@ -17,6 +17,8 @@ import {
   type PersonValues,
 } from '../events/index.js';
 import { bodyOf } from './bodies.js';
+import { CANDIDATE_KEYS, candidateKeyBytes, candidateOfKey } from './handler-keys.js';
+import { instantText } from './instants.js';
 import { placeholders, type EngineSql } from './engine-sql.js';
 import type { NamingRow } from './ports/people.js';
 import type { CandidateMatch } from './rows.js';
@@ -25,7 +27,7 @@ type Stored = Omit<NamingRow, 'candidates' | 'inbox_id'> & { inbox_id: number | 
 
 /** A row as read, its body as received (the store keeps it compact: bodies.ts). */
 function received({ codec, ...row }: Stored): Omit<Stored, 'codec'> {
-  return { ...row, raw: bodyOf(codec, row.raw) };
+  return { ...row, raw: bodyOf(codec, row.raw), received_at: instantText(row.received_at)!, processed_at: instantText(row.processed_at) };
 }
 
 const COLUMNS = 'inbox_id, raw, codec, kind, state, verdict, reasons, received_at, processed_at';
@@ -40,7 +42,9 @@ const PAGE = 500;
  */
 const SET_ASIDE = `state IN ('unknown', 'dead')`; // spelt as the partial index is, for SQLite to take it
 const SCANNED = [`${SET_ASIDE} AND state = 'unknown'`, `${SET_ASIDE} AND state = 'dead'`, `state = 'pending'`, `kind LIKE 'reconcile.%'`];
-const NOT_ANOTHER_CANDIDATES = `(handler_key IS NULL OR handler_key NOT LIKE 'candidate:%')`;
+/** Its two parameters are `CANDIDATE_KEYS`' bounds (handler-keys.ts), bound second and third. */
+const notAnotherCandidates = (sql: EngineSql) =>
+  `(handler_key IS NULL OR handler_key < ${sql.placeholder(2)} OR handler_key >= ${sql.placeholder(3)})`;
 
 /** The projected phone with its separators stripped, in SQL both engines read alike. */
 const PHONE_DIGITS_SQL = PHONE_SEPARATORS.reduce((sql, separator) => `replace(${sql}, '${separator}', '')`, 'phone');
@@ -105,9 +109,9 @@ function isValidWebhook(raw: Uint8Array): boolean {
 
 async function byKey(sql: EngineSql, account: string, ids: readonly string[], rows: Map<number, NamingRow>): Promise<void> {
   for (let i = 0; i < ids.length; i += KEYS_PER_READ) {
-    const keys = ids.slice(i, i + KEYS_PER_READ).map((id) => `candidate:${id}`);
-    const padded = [...keys, ...Array<string>(KEYS_PER_READ - keys.length).fill(keys[0]!)];
-    const found = await sql.rows<Stored & { handler_key: string }>(
+    const keys = ids.slice(i, i + KEYS_PER_READ).map(candidateKeyBytes);
+    const padded = [...keys, ...Array<Buffer>(KEYS_PER_READ - keys.length).fill(keys[0]!)];
+    const found = await sql.rows<Stored & { handler_key: Uint8Array }>(
       `SELECT ${COLUMNS}, handler_key FROM inbox WHERE account = ${sql.placeholder(1)} AND handler_key IN (${placeholders(sql, KEYS_PER_READ, 2)})`,
       [account, ...padded],
     );
@@ -115,7 +119,7 @@ async function byKey(sql: EngineSql, account: string, ids: readonly string[], ro
       const row = received(stored);
       const id = Number(row.inbox_id);
       const named = rows.get(id) ?? { ...row, inbox_id: id, candidates: [] };
-      named.candidates.push(key.slice('candidate:'.length));
+      named.candidates.push(candidateOfKey(key)!);
       rows.set(id, named);
     }
   }
@@ -126,9 +130,9 @@ async function byValue(sql: EngineSql, account: string, people: readonly PersonV
   for (const family of SCANNED) {
     for (let after = 0; ;) {
       const page = await sql.rows<Stored>(
-        `SELECT ${COLUMNS} FROM inbox WHERE account = ${sql.placeholder(1)} AND ${family} AND ${NOT_ANOTHER_CANDIDATES}
-         AND inbox_id > ${sql.placeholder(2)} ORDER BY inbox_id LIMIT ${PAGE}`,
-        [account, after],
+        `SELECT ${COLUMNS} FROM inbox WHERE account = ${sql.placeholder(1)} AND ${family} AND ${notAnotherCandidates(sql)}
+         AND inbox_id > ${sql.placeholder(4)} ORDER BY inbox_id LIMIT ${PAGE}`,
+        [account, CANDIDATE_KEYS.from, CANDIDATE_KEYS.to, after],
       );
       for (const row of page.map(received)) {
         const id = Number(row.inbox_id);

@@ -1,6 +1,7 @@
 // The reads of ports/people.ts, written once for both engines in their own placeholders.
 import type { PersonValues } from '../events/index.js';
 import { bodyOf } from './bodies.js';
+import { candidateKeyBytes } from './handler-keys.js';
 import { placeholders, type EngineSql } from './engine-sql.js';
 import { candidatesMatching, rowsNaming } from './erasure-rows.js';
 import { candidateChangesSql } from './candidate-changes.js';
@@ -64,7 +65,7 @@ export function peopleReads(sql: EngineSql, account: string): PeopleReads {
       (
         await rows<{ raw: Uint8Array; codec: number | null; event_at: number | string | null }>(
           `SELECT raw, codec, event_at FROM inbox WHERE account = ${$(1)} AND handler_key = ${$(2)}`,
-          [account, `candidate:${candidateId}`],
+          [account, candidateKeyBytes(candidateId)],
         )
       ).map((r) => ({ raw: bodyOf(r.codec, r.raw), event_at: r.event_at === null ? null : Number(r.event_at) })),
     candidateVersions: (afterId, limit) =>

@@ -17,17 +17,20 @@ import { EVENT_KINDS, RECONCILE_KINDS } from '../events/index.js';
 import type { InboxState } from './inbox-state.js';
 import { bodyOf } from './bodies.js';
 import { identityText } from './identities.js';
+import { candidateKeyBytes, candidateOfKey } from './handler-keys.js';
+import { instantText } from './instants.js';
 import { averageScoreSql, candidatesCounter, counterSql } from './counters.js';
 import { CAMPAIGN_COLUMNS, CANDIDATE_COLUMNS, decodeCandidate } from '../tables/rows.js';
 
 export interface ReadDialect {
   /** The driver's placeholder for the `n`th parameter (from 1): `?` for better-sqlite3, `$n` for pg. */
   placeholder(n: number): string;
-  /** SQL giving `data.campaign_id` / `data.candidate_id` of an accepted inbox body as text, else null. */
+  /** SQL giving `data.campaign_id` of an accepted inbox body as text, else null. */
   campaignOf: string;
-  candidateOf: string;
   /** SQL giving `received_at` as its UTC minute, `YYYY-MM-DDTHH:MM`. */
   minuteOf: string;
+  /** An ISO 8601 instant as compared with `received_at` (`instants.ts`: Unix ms on SQLite). */
+  instant(iso: string): unknown;
   /**
    * The column as a term the planner will not choose an index by. SQLite keeps no statistics: it
    * takes `account = ?` for a selective term and reads every row of the account through an index
@@ -37,11 +40,10 @@ export interface ReadDialect {
   unindexed(column: string): string;
 }
 
-/**
- * `data.candidate_id` of an accepted body, as text: its handler key names it (`subjectKey`, set at
- * intake, and for older rows by a migration), so no body is read.
- */
-export const CANDIDATE_OF_KEY = `CASE WHEN verdict = 'accepted' AND handler_key LIKE 'candidate:%' THEN substr(handler_key, 11) END`;
+/** A row's instants of receipt and processing as ISO text, whichever way the engine keeps them. */
+function timed<R extends { received_at: string; processed_at: string | null }>(row: R): R {
+  return { ...row, received_at: instantText(row.received_at)!, processed_at: instantText(row.processed_at) };
+}
 
 interface Statement {
   text: string;
@@ -149,9 +151,9 @@ function eventWhere(p: Parameters, d: ReadDialect, account: string, filter: Inbo
   // The handler key names the candidate of every accepted body that has one (set at intake; rows
   // stored before it got theirs in a migration), as erasure and export find them: by the index led
   // by the account, newest first, never by reading bodies.
-  if (filter.candidate !== undefined) clauses.push(`handler_key = ${p.bind(`candidate:${filter.candidate}`)}`);
-  if (filter.from !== undefined) clauses.push(`received_at >= ${p.bind(filter.from)}`);
-  if (filter.to !== undefined) clauses.push(`received_at < ${p.bind(filter.to)}`);
+  if (filter.candidate !== undefined) clauses.push(`handler_key = ${p.bind(candidateKeyBytes(filter.candidate))}`);
+  if (filter.from !== undefined) clauses.push(`received_at >= ${p.bind(d.instant(filter.from))}`);
+  if (filter.to !== undefined) clauses.push(`received_at < ${p.bind(d.instant(filter.to))}`);
   if (filter.verdict !== undefined) clauses.push(`verdict = ${p.bind(filter.verdict)}`);
   if (filter.upTo !== undefined) clauses.push(`inbox_id <= ${p.bind(filter.upTo)}`);
   return clauses;
@@ -246,22 +248,33 @@ function projectedReads(dialect: ReadDialect, run: RunRead, account: string): Pi
   };
 }
 
+/** The list of the inbox's events, newest first. */
+function eventList(d: ReadDialect, run: RunRead, account: string): ReadModel['listEvents'] {
+  return async (filter, page) => {
+    const p = new Parameters(d);
+    const where = eventWhere(p, d, account, filter);
+    if (page.before !== undefined) where.push(`inbox_id < ${p.bind(page.before)}`);
+    if (page.since !== undefined) where.push(`inbox_id >= ${p.bind(page.since)}`);
+    const rows = await run<Omit<EventSummaryRow, 'candidate_id'> & { handler_key: unknown }>(
+      p.statement(
+        `SELECT inbox_id, received_at, kind, state, verdict, attempts, processed_at, reasons, ${d.campaignOf} AS campaign_id, handler_key
+         FROM inbox WHERE ${all(where)} ORDER BY inbox_id DESC LIMIT ${p.bind(page.limit)}`,
+      ),
+    );
+    // `data.candidate_id` of an accepted body: its handler key names it (`subjectKey`, set at
+    // intake, and for older rows by a migration), so no body is read.
+    return rows.map(({ handler_key: key, ...row }) => ({
+      ...timed(row),
+      candidate_id: row.verdict === 'accepted' ? candidateOfKey(key) : null,
+    }));
+  };
+}
+
 type InboxReads = 'listEvents' | 'countEvents' | 'eventIds' | 'event' | 'newestEventId' | 'eventsPerMinute' | 'oldestPending' | 'kinds';
 
 function inboxReads(d: ReadDialect, run: RunRead, account: string): Pick<ReadModel, InboxReads> {
   return {
-    listEvents(filter, page) {
-      const p = new Parameters(d);
-      const where = eventWhere(p, d, account, filter);
-      if (page.before !== undefined) where.push(`inbox_id < ${p.bind(page.before)}`);
-      if (page.since !== undefined) where.push(`inbox_id >= ${p.bind(page.since)}`);
-      return run<EventSummaryRow>(
-        p.statement(
-          `SELECT inbox_id, received_at, kind, state, verdict, attempts, processed_at, reasons, ${d.campaignOf} AS campaign_id, ${d.candidateOf} AS candidate_id
-           FROM inbox WHERE ${all(where)} ORDER BY inbox_id DESC LIMIT ${p.bind(page.limit)}`,
-        ),
-      );
-    },
+    listEvents: eventList(d, run, account),
     async countEvents(filter) {
       const p = new Parameters(d);
       const where = all(eventWhere(p, d, account, filter));
@@ -288,7 +301,7 @@ function inboxReads(d: ReadDialect, run: RunRead, account: string): Pick<ReadMod
       );
       if (row === undefined) return undefined;
       const { codec, ...detail } = row;
-      return { ...detail, raw: bodyOf(codec, detail.raw), identity: identityText(detail.identity) };
+      return { ...timed(detail), raw: bodyOf(codec, detail.raw), identity: identityText(detail.identity) };
     },
     async newestEventId() {
       const [row] = await run<{ id: number | null }>(new Parameters(d).statement('SELECT MAX(inbox_id) AS id FROM inbox'));
@@ -298,20 +311,20 @@ function inboxReads(d: ReadDialect, run: RunRead, account: string): Pick<ReadMod
       const p = new Parameters(d);
       const rows = await run<{ minute: string; count: number }>(
         p.statement(
-          `SELECT ${d.minuteOf} AS minute, COUNT(*) AS count FROM inbox WHERE account = ${p.bind(account)} AND received_at >= ${p.bind(since)} GROUP BY ${d.minuteOf}`,
+          `SELECT ${d.minuteOf} AS minute, COUNT(*) AS count FROM inbox WHERE account = ${p.bind(account)} AND received_at >= ${p.bind(d.instant(since))} GROUP BY ${d.minuteOf}`,
         ),
       );
       return rows.map((r) => ({ minute: r.minute, count: Number(r.count) }));
     },
     async oldestPending() {
       const p = new Parameters(d);
-      const [row] = await run<{ oldest: string | null }>(
+      const [row] = await run<{ oldest: unknown }>(
         // By the index of pending rows, not by the account's (see `unindexed`).
         p.statement(
           `SELECT MIN(received_at) AS oldest FROM inbox WHERE ${d.unindexed('account')} = ${p.bind(account)} AND state = 'pending'`,
         ),
       );
-      return row?.oldest ?? null;
+      return instantText(row?.oldest);
     },
     async kinds() {
       // Every kind the service sends or reconciliation writes can be chosen; the others are found

@@ -14,6 +14,7 @@ import { once } from 'node:events';
 import { erasureInstants, parseInstant, readEnvelope, REDACTED_REASONS_JSON, redactedBody } from '../events/index.js';
 import { bodyLine, erasureLine } from '../replay/lines.js';
 import { bodyOf } from '../store/bodies.js';
+import { candidateOfKey } from '../store/handler-keys.js';
 import { openSource, type Source } from './engines.js';
 import { TransferError } from './errors.js';
 
@@ -39,20 +40,21 @@ export interface DumpReport {
 interface Row {
   raw: Buffer;
   kind: string | null;
-  handler_key: string | null;
+  handler_key: Buffer | null;
   event_at: number | null;
   reasons: string | null;
   codec: number | null;
 }
 
 const COLUMNS = ['raw', 'kind', 'handler_key', 'event_at', 'reasons', 'codec'] as const;
-const KINDS = ['bytes', 'text', 'text', 'integer', 'text', 'integer'] as const;
+const KINDS = ['bytes', 'text', 'bytes', 'integer', 'text', 'integer'] as const;
 
 /** Whether erasure redacted the row (or will, on processing it): `erasures` maps a candidate to its latest erasure (ms). */
 function erased(row: Row, erasures: ReadonlyMap<string, number>): boolean {
   if (row.reasons === REDACTED_REASONS_JSON) return true;
-  if (row.handler_key === null || !row.handler_key.startsWith('candidate:')) return false;
-  const erasedAt = erasures.get(row.handler_key.slice('candidate:'.length));
+  const candidate = candidateOfKey(row.handler_key);
+  if (candidate === null) return false;
+  const erasedAt = erasures.get(candidate);
   if (erasedAt === undefined) return false;
   if (row.kind?.startsWith('reconcile.')) return true;
   let instant = row.event_at;
@@ -101,7 +103,8 @@ export async function dumpEvents(location: string, out: NodeJS.WritableStream, o
         order: ['inbox_id'],
         where: since === undefined ? 'account = $1' : 'account = $1 AND received_at >= $2',
       },
-      since === undefined ? [options.account] : [options.account, since],
+      // SQLite keeps the inbox's instants as Unix ms (src/store/instants.ts).
+      since === undefined ? [options.account] : [options.account, source.engine === 'sqlite' ? Date.parse(since) : since],
       options.batchSize ?? 500,
     );
     for await (const batch of batches) {

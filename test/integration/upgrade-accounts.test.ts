@@ -40,6 +40,8 @@ function snapshot(path: string) {
         raw: received({ raw: row.raw as Buffer, codec: stored as number | null }),
         // Stored as its 32 bytes since migration 24: read as hex.
         identity: identityText(row.identity),
+        // Unix ms since migration 26: read as ISO text.
+        processed_at: instantText(row.processed_at),
       })),
       campaigns: all('SELECT campaign_id, job_title, status, field_versions FROM campaigns ORDER BY campaign_id'),
       candidates: all('SELECT candidate_id, campaign_id, status, interview_score, field_versions FROM candidates ORDER BY candidate_id'),
@@ -54,6 +56,7 @@ function snapshot(path: string) {
 import { projectPending } from '../support/project.js';
 import { received } from '../support/bodies.js';
 import { identityText } from '../../src/store/identities.js';
+import { instantText } from '../../src/store/instants.js';
 
 describe('a database made by release 0.3.0', () => {
   const tmp = tempDir('prequal-hooks-accounts-upgrade-');

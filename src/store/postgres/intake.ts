@@ -4,6 +4,7 @@ import type { Delivery } from '../../receive/delivery.js';
 import type { Appended, IdentityKey, SettledDelivery } from '../rows.js';
 import { storedBody } from '../bodies.js';
 import { identityBytes, identityText } from '../identities.js';
+import { handlerKeyBytes } from '../handler-keys.js';
 import { query, type Session } from './session.js';
 
 // A delivery is known, within its account, by its identity, or (not an event) by its raw-bytes hash.
@@ -26,7 +27,7 @@ export async function appendDeliveries(tx: Session, deliveries: readonly Deliver
        handler_key, trace_context)
      SELECT a, r, b, c, ci, i, ea, h, k, v, s, st, re, hk, tc
      FROM unnest($13::text[], $1::timestamptz[], $2::bytea[], $14::integer[], $15::text[], $3::bytea[], $12::bigint[], $4::text[], $5::text[],
-                 $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
+                 $6::text[], $7::text[], $8::text[], $9::text[], $10::bytea[], $11::text[])
        WITH ORDINALITY AS d(a, r, b, c, ci, i, ea, h, k, v, s, st, re, hk, tc, ord)
      -- A dated event stored before migration 11 is filed undated: the unique index cannot see it.
      WHERE ea IS NULL OR NOT EXISTS (SELECT 1 FROM inbox x WHERE x.account = d.a AND x.identity = d.i AND x.event_at IS NULL)
@@ -43,7 +44,7 @@ export async function appendDeliveries(tx: Session, deliveries: readonly Deliver
       deliveries.map((d) => d.secretId),
       deliveries.map((d) => (d.verdict === 'accepted' ? 'pending' : 'dead')),
       deliveries.map((d) => (d.reasons === null ? null : JSON.stringify(d.reasons))),
-      deliveries.map((d) => d.handlerKey ?? null),
+      deliveries.map((d) => handlerKeyBytes(d.handlerKey)),
       deliveries.map((d) => d.traceContext ?? null),
       deliveries.map((d) => (d.identity === null ? null : d.eventAt)),
       deliveries.map((d) => d.account),
@@ -91,7 +92,7 @@ export async function appendSettled(tx: Session, rows: readonly SettledDelivery[
        handlers_pending, handler_key, attempts)
      SELECT a, r, b, c, ci, i, ea, k, 'accepted', s, st, re, $10::timestamptz, h, hk, 1
      FROM unnest($12::text[], $1::timestamptz[], $2::bytea[], $13::integer[], $14::text[], $3::bytea[], $11::bigint[], $4::text[], $5::text[],
-                 $6::text[], $7::text[], $8::boolean[], $9::text[])
+                 $6::text[], $7::text[], $8::boolean[], $9::bytea[])
        AS v(a, r, b, c, ci, i, ea, k, s, st, re, h, hk)`,
     [
       rows.map((r) => r.delivery.receivedAt),
@@ -102,7 +103,7 @@ export async function appendSettled(tx: Session, rows: readonly SettledDelivery[
       rows.map((r) => r.state),
       rows.map((r) => (r.reasons === null ? null : JSON.stringify(r.reasons))),
       rows.map((r) => r.handlers),
-      rows.map((r) => r.delivery.handlerKey ?? null),
+      rows.map((r) => handlerKeyBytes(r.delivery.handlerKey)),
       at,
       rows.map((r) => r.delivery.eventAt),
       rows.map((r) => r.delivery.account),

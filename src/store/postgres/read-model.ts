@@ -2,7 +2,7 @@
 // the pool.
 import type { QueryResultRow } from 'pg';
 import type { ReadModel } from '../ports/read-model.js';
-import { CANDIDATE_OF_KEY, createReadModel, type ReadDialect } from '../read-model-sql.js';
+import { createReadModel, type ReadDialect } from '../read-model-sql.js';
 import { query, type Session } from './session.js';
 
 /**
@@ -19,9 +19,9 @@ const campaignOf = `CASE WHEN codec IS NOT NULL THEN campaign_id WHEN verdict = 
 export const POSTGRES_READ_DIALECT: ReadDialect = {
   placeholder: (n) => `$${n}`,
   campaignOf,
-  candidateOf: CANDIDATE_OF_KEY,
   minuteOf: `to_char(received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI')`,
   unindexed: (column) => column,
+  instant: (iso) => iso,
 };
 
 /** The read model of one account. */

@@ -12,6 +12,7 @@ import { prepareRecount, recount } from './counters.js';
 import { PROJECTED_TABLES } from './projection.js';
 import { bodyOf, storedBody } from '../bodies.js';
 import { identityText } from '../identities.js';
+import { instantMs } from '../instants.js';
 
 // Why a bulk load is fast: a random 64-character key inserted into a B-tree larger than the page
 // cache dirties a page of its own, and every commit writes each dirty page to the WAL again. The
@@ -255,7 +256,7 @@ function bulkOperations(
     events: (afterId, limit) => storedEvents(db, account, afterId, limit),
     resettle(settlements: readonly Settlement[], at) {
       for (const s of settlements) {
-        resettle.run(s.state, s.reasons === null ? null : JSON.stringify(s.reasons), at, s.inboxId);
+        resettle.run(s.state, s.reasons === null ? null : JSON.stringify(s.reasons), instantMs(at), s.inboxId);
         // An erased candidate's event, redacted when processed (as `WriteTx.settle` does).
         if (s.raw !== undefined) {
           const body = storedBody(s.raw);

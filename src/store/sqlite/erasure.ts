@@ -9,6 +9,7 @@ import { prepared, read, type SqliteConnection } from './connection.js';
 import { sqliteSql } from './reads.js';
 import { eraseChanges } from './changes.js';
 import { bodyOf, storedBody } from '../bodies.js';
+import { instantMs } from '../instants.js';
 
 /** The latest erasure of each of these candidates of the account that has one (ms). */
 export function erasures(connection: SqliteConnection, account: string, candidateIds: readonly string[]): Map<string, number> {
@@ -112,7 +113,7 @@ export function redactSetAside(connection: SqliteConnection, account: string, be
   const rows = prepared(
     connection,
     `SELECT inbox_id, raw, codec, reasons FROM inbox WHERE account = ? AND state IN ('unknown', 'dead') AND received_at < ?`,
-  ).all(account, before) as Array<{ inbox_id: number; raw: Uint8Array; codec: number | null; reasons: string | null }>;
+  ).all(account, instantMs(before)) as Array<{ inbox_id: number; raw: Uint8Array; codec: number | null; reasons: string | null }>;
   const reasons = REDACTED_REASONS_JSON;
   let changed = 0;
   for (const row of rows) {

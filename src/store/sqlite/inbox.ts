@@ -9,6 +9,8 @@ import type { InboxState } from '../inbox-state.js';
 import type { SqliteDatabase } from './database.js';
 import { bodyOf, storedBody } from '../bodies.js';
 import { identityBytes, identityText } from '../identities.js';
+import { handlerKeyBytes } from '../handler-keys.js';
+import { instantMs, instantText } from '../instants.js';
 
 const INBOX_COLUMNS = [
   'inbox_id',
@@ -41,7 +43,7 @@ export function inboxRowOf(values: unknown[]): InboxRow {
   return {
     inbox_id: values[0] as number,
     account: values[1] as string,
-    received_at: values[2] as string,
+    received_at: instantText(values[2])!,
     raw: bodyOf(values[15] as number | null, values[3] as Buffer),
     identity: identityText(values[4]),
     raw_sha256: values[5] as string | null,
@@ -51,7 +53,7 @@ export function inboxRowOf(values: unknown[]): InboxRow {
     state: values[9] as InboxState,
     reasons: values[10] as string | null,
     attempts: values[11] as number,
-    processed_at: values[12] as string | null,
+    processed_at: instantText(values[12]),
     handlers_pending: values[13] === 1,
     trace_context: values[14] as string | null,
   };
@@ -59,7 +61,7 @@ export function inboxRowOf(values: unknown[]): InboxRow {
 
 type InsertParameters = [
   string,
-  string,
+  number | string,
   Uint8Array,
   number,
   string | null,
@@ -67,7 +69,7 @@ type InsertParameters = [
   number | null,
   string | null,
   string | null,
-  string | null,
+  Buffer | null,
   string,
   string | null,
   InboxState,
@@ -137,7 +139,7 @@ export function append(s: InboxStatements, d: Delivery): Appended {
   const body = storedBody(d.raw);
   const row = s.insert.get(
     d.account,
-    d.receivedAt,
+    instantMs(d.receivedAt),
     body.bytes,
     body.codec,
     d.campaignId ?? null,
@@ -145,7 +147,7 @@ export function append(s: InboxStatements, d: Delivery): Appended {
     d.identity === null ? null : d.eventAt,
     d.rawSha256 ?? null,
     d.kind,
-    d.handlerKey ?? null,
+    handlerKeyBytes(d.handlerKey),
     d.verdict,
     d.secretId,
     state,
@@ -186,7 +188,7 @@ export function appendSettled(s: InboxStatements, r: SettledDelivery, at: string
   return Number(
     s.insertSettled.run(
       d.account,
-      d.receivedAt,
+      instantMs(d.receivedAt),
       body.bytes,
       body.codec,
       d.campaignId ?? null,
@@ -196,9 +198,9 @@ export function appendSettled(s: InboxStatements, r: SettledDelivery, at: string
       d.secretId,
       r.state,
       r.reasons === null ? null : JSON.stringify(r.reasons),
-      at,
+      instantMs(at),
       r.handlers ? 1 : 0,
-      d.handlerKey ?? null,
+      handlerKeyBytes(d.handlerKey),
     ).lastInsertRowid,
   );
 }

@@ -20,6 +20,7 @@ import type { SqliteDatabase } from './database.js';
 import { prepareRecount, recount, type RecountStatements } from './counters.js';
 import { storedBody } from '../bodies.js';
 import { lockTable, saveTable, versionedTable, type VersionedTable } from './versioned-table.js';
+import { instantMs } from '../instants.js';
 
 export const PROJECTED_TABLES = ['interview_responses', 'candidates', 'campaigns', 'credits'] as const;
 
@@ -102,10 +103,11 @@ export function settle(
   at: string,
   options?: { keepHandlers?: boolean },
 ): void {
+  const processedAt = instantMs(at);
   for (const settlement of settlements) {
     const reasons = settlement.reasons === null ? null : JSON.stringify(settlement.reasons);
-    if (options?.keepHandlers) s.settleKeepingHandlers.run(settlement.state, reasons, at, settlement.inboxId);
-    else s.settle.run(settlement.state, reasons, at, settlement.handlers ? 1 : 0, settlement.inboxId);
+    if (options?.keepHandlers) s.settleKeepingHandlers.run(settlement.state, reasons, processedAt, settlement.inboxId);
+    else s.settle.run(settlement.state, reasons, processedAt, settlement.handlers ? 1 : 0, settlement.inboxId);
     if (settlement.raw !== undefined) {
       const body = storedBody(settlement.raw);
       s.replaceRaw.run(body.bytes, body.codec, settlement.inboxId);

@@ -1,8 +1,9 @@
 // The read model on SQLite: the shared SQL (../read-model-sql.ts) in SQLite's dialect, each read
 // run after the write in progress, on the one connection.
 import type { ReadModel } from '../ports/read-model.js';
-import { CANDIDATE_OF_KEY, createReadModel, type ReadDialect } from '../read-model-sql.js';
+import { createReadModel, type ReadDialect } from '../read-model-sql.js';
 import { prepared, read, type SqliteConnection } from './connection.js';
+import { instantMs } from '../instants.js';
 
 /**
  * `data.campaign_id` of an accepted body, as text: the column intake fills, or, for a row stored
@@ -15,9 +16,10 @@ const CAMPAIGN_OF = `CASE WHEN codec IS NOT NULL THEN campaign_id
 export const SQLITE_READ_DIALECT: ReadDialect = {
   placeholder: () => '?',
   campaignOf: CAMPAIGN_OF,
-  candidateOf: CANDIDATE_OF_KEY,
-  // received_at is stored as ISO text: its first 16 characters are the minute.
-  minuteOf: 'substr(received_at, 1, 16)',
+  // received_at is stored as Unix ms (../instants.ts); a value kept as text gives its first 16 characters.
+  minuteOf: `CASE WHEN typeof(received_at) = 'integer' THEN strftime('%Y-%m-%dT%H:%M', received_at / 1000, 'unixepoch')
+    ELSE substr(received_at, 1, 16) END`,
+  instant: instantMs,
   // Unary plus: the same value, but no longer a term an index can be chosen by.
   unindexed: (column) => `+${column}`,
 };

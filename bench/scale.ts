@@ -2,7 +2,10 @@
 // Whether what a user waits for grows with what the database holds: `npm run bench:scale` (builds,
 // then node build/bench/scale.js; --events N, default 10,000,000; --rounds 3, --duration 8,
 // --warmup 2, --requests 7, --connections 50, --profile: one more ingest round of each side under
-// node --cpu-prof, outside the figures, and their functions' CPU a request side by side).
+// node --cpu-prof, outside the figures, and their functions' CPU a request side by side;
+// --bytes-only: only the inserts and the bytes, in bench/results/scale-bytes.json;
+// --postgres-events N, default 1,000,000, 0 for none: PostgreSQL's bytes on a stream of
+// min(N, --events) events, when the machine has PostgreSQL, bench/lib/scale-postgres.ts).
 //
 // A big SQLite database of N distinct events (bench/lib/scale-database.ts: the replay scenario
 // loaded by `prequal-hooks replay`, with dead letters and handler failures; cached in bench/tmp/scale
@@ -14,7 +17,7 @@
 //   the CLI's inspect, dead-letters, export and erase of one candidate (wall time, median of 3);
 //   ingest: serve's 2xx/s and CPU µs a request under autocannon, rounds alternating big / baseline;
 //   pages written per insert by b-tree (WAL frames of intake-and-projection commits, named by dbstat);
-//   bytes a stored event, by table and index (dbstat).
+//   bytes a stored event, by table and index (dbstat); PostgreSQL's beside them, by relation.
 // Results: a table on stdout, JSON in bench/results/scale.json.
 import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -26,11 +29,12 @@ import { RESULTS, ROOT, TMP as BENCH_TMP } from './lib/paths.js';
 import { cpuMicros, killLeftovers, measureCommand } from './lib/processes.js';
 import { snapshotBuild, type FrozenBuild } from './lib/snapshot.js';
 import { removeDatabase } from './lib/database.js';
-import { ensureBigDatabase, writeFirstCampaign, type BigDatabase } from './lib/scale-database.js';
+import { ensureBigDatabase, eventStream, writeFirstCampaign, type BigDatabase } from './lib/scale-database.js';
 import { inboxColumnBytes, measureInserts, walkBtrees, type BtreeBytes, type InsertCost } from './lib/scale-pages.js';
 import { SECRET, startServe, timePage, type PageTiming } from './lib/scale-serve.js';
 import { median, round } from './lib/stats.js';
 import { summariseProfile } from './profile-summary.js';
+import { measurePostgresScale, postgresAvailable, postgresTable, type PostgresScale } from './lib/scale-postgres.js';
 import type { ProfileRow, ProfileSummary } from './lib/types.js';
 
 const { values: flags } = parseArgs({
@@ -44,6 +48,8 @@ const { values: flags } = parseArgs({
     'insert-batches': { type: 'string', default: '40' },
     profile: { type: 'boolean', default: false },
     'make-only': { type: 'boolean', default: false },
+    'bytes-only': { type: 'boolean', default: false },
+    'postgres-events': { type: 'string', default: '1000000' },
   },
 });
 const settings = {
@@ -55,6 +61,8 @@ const settings = {
   connections: Number(flags.connections),
   insertBatches: Number(flags['insert-batches']),
   insertBatchSize: 50,
+  /** PostgreSQL's replay is several times slower than SQLite's bulk load: it gets at most this many events (0: none). */
+  postgresEvents: Math.min(Number(flags.events), Number(flags['postgres-events'])),
 };
 
 const CACHE = join(BENCH_TMP, 'scale');
@@ -336,15 +344,43 @@ function bytesPerEvent(big: BigDatabase, btrees: BtreeBytes[], rows: number) {
 
 const mid = (xs: number[]): number | null => median(xs);
 
+/** What serve and the CLI took on each side (not measured with --bytes-only). */
+interface Timings {
+  startup: Record<Side, number[]>;
+  pages: Record<Side, PageTiming[]>;
+  commands: Awaited<ReturnType<typeof measureCommands>>;
+  ingest: Awaited<ReturnType<typeof measureIngest>>;
+}
+
+async function measureTimings(
+  code: FrozenBuild,
+  dbs: Record<Side, string>,
+  baseline: Awaited<ReturnType<typeof makeBaseline>>,
+): Promise<Timings> {
+  const startup = await measureStartup(code, dbs);
+  const pages = {
+    big: await measurePages(code, dbs.big, 'big', baseline.subject),
+    empty: await measurePages(code, dbs.empty, 'empty', baseline.subject),
+  };
+  const commands = await measureCommands(code, dbs, baseline.subject);
+  const ingest = await measureIngest(code, dbs, baseline.template);
+  return { startup, pages, commands, ingest };
+}
+
 function figures(
-  startup: Record<Side, number[]>,
-  pages: Record<Side, PageTiming[]>,
-  commands: Awaited<ReturnType<typeof measureCommands>>,
-  ingest: IngestRound[],
+  timings: Timings | undefined,
   storage: ReturnType<typeof measureStorage>,
   bytes: ReturnType<typeof bytesPerEvent>,
   subject: Subject,
 ): Figure[] {
+  const out = timings === undefined ? [] : timingFigures(timings, subject);
+  out.push(figure('insert (intake + projection), SQL', 'ms', storage.big.cost.msPerInsert, storage.empty.cost.msPerInsert, '', null));
+  out.push(figure('pages written an insert', 'pages', storage.big.cost.pagesPerInsert, storage.empty.cost.pagesPerInsert, '', null));
+  out.push(figure('bytes a stored event', 'B', bytes.perEvent, null, '≤ 700 B', bytes.perEvent === null ? null : bytes.perEvent <= 700));
+  return out;
+}
+
+function timingFigures({ startup, pages, commands, ingest: { rounds: ingest } }: Timings, subject: Subject): Figure[] {
   const out: Figure[] = [];
   const s = { big: mid(startup.big), empty: mid(startup.empty) };
   out.push(figure('serve start to /readyz 200', 'ms', s.big, s.empty, '≤ 3000 ms', s.big === null ? null : s.big <= 3000));
@@ -371,9 +407,6 @@ function figures(
   const within = (r: number | null) => (r === null ? null : r >= 0.9 && r <= 1.1);
   out.push(figure('ingest 2xx/s', 'req/s', rps.big, rps.empty, '0.9–1.1×', within(ratio(rps.big, rps.empty))));
   out.push(figure('ingest CPU a request', 'µs', cpu.big, cpu.empty, '0.9–1.1×', within(ratio(cpu.big, cpu.empty))));
-  out.push(figure('insert (intake + projection), SQL', 'ms', storage.big.cost.msPerInsert, storage.empty.cost.msPerInsert, '', null));
-  out.push(figure('pages written an insert', 'pages', storage.big.cost.pagesPerInsert, storage.empty.cost.pagesPerInsert, '', null));
-  out.push(figure('bytes a stored event', 'B', bytes.perEvent, null, '≤ 700 B', bytes.perEvent === null ? null : bytes.perEvent <= 700));
   return out;
 }
 
@@ -417,6 +450,32 @@ function storageTable(storage: ReturnType<typeof measureStorage>, bytes: ReturnT
   return lines.join('\n');
 }
 
+/**
+ * PostgreSQL's bytes an event, on the stream of the big database (of at most --postgres-events
+ * events), when the machine has PostgreSQL; with the time its replay of every event would take.
+ */
+async function measurePostgres(code: FrozenBuild, events: number): Promise<(PostgresScale & { replayOfAllSec: number }) | undefined> {
+  if (settings.postgresEvents <= 0) return undefined;
+  if (!(await postgresAvailable(code.dist))) {
+    log('no PostgreSQL binaries found: PostgreSQL is not measured');
+    return undefined;
+  }
+  const stream = await eventStream({ events: settings.postgresEvents, dir: CACHE, log });
+  try {
+    const measured = await measurePostgresScale({
+      dist: code.dist,
+      cli: code.cli,
+      files: stream.files,
+      events: settings.postgresEvents,
+      cwd: ROOT,
+      log,
+    });
+    return { ...measured, replayOfAllSec: Math.round(events / measured.replay.eventsPerSec) };
+  } finally {
+    stream.remove();
+  }
+}
+
 async function main(): Promise<void> {
   rmSync(RUN, { recursive: true, force: true });
   mkdirSync(RUN, { recursive: true });
@@ -439,24 +498,23 @@ async function main(): Promise<void> {
   copyDatabase(baseline.template, dbs.empty);
   log(`copied the big database in ${Math.round(performance.now() - copyStarted)} ms`);
 
-  const startup = await measureStartup(code, dbs);
-  const pages = {
-    big: await measurePages(code, dbs.big, 'big', baseline.subject),
-    empty: await measurePages(code, dbs.empty, 'empty', baseline.subject),
-  };
-  const commands = await measureCommands(code, dbs, baseline.subject);
-  const ingest = await measureIngest(code, dbs, baseline.template);
+  const timings = flags['bytes-only'] ? undefined : await measureTimings(code, dbs, baseline);
   copyDatabase(baseline.template, dbs.empty);
   const storage = measureStorage(dbs);
   const bytes = bytesPerEvent(big, storage.big.btrees, storage.big.inboxRows);
-  const profile = compareProfiles(ingest.profiles);
+  const profile = timings === undefined ? undefined : compareProfiles(timings.ingest.profiles);
+  const postgres = await measurePostgres(code, big.events);
 
-  const rows = figures(startup, pages, commands, ingest.rounds, storage, bytes, baseline.subject);
+  const rows = figures(timings, storage, bytes, baseline.subject);
   console.log(
     `prequal-hooks at ${big.events.toLocaleString('en')} events (SQLite) beside a database of one campaign (${baseline.events} events)`,
   );
   console.log(table(rows));
   console.log(storageTable(storage, bytes));
+  if (postgres)
+    console.log(
+      `${postgresTable(postgres, { events: big.events, ...bytes })}\n  PostgreSQL's replay of all ${big.events.toLocaleString('en')} events at that rate: about ${Math.round(postgres.replayOfAllSec / 60)} min`,
+    );
   if (profile) console.log(profileTable(profile));
   machine.loadAverageAtEnd = os.loadavg().map((x) => Math.round(x * 100) / 100);
   const build = { distBuiltAt: code.distBuiltAt, distFingerprint: code.distFingerprint, srcFingerprint: code.srcFingerprint };
@@ -469,16 +527,15 @@ async function main(): Promise<void> {
     database: { ...big, file: big.file.replace(`${ROOT}/`, '') },
     baseline: { events: baseline.events, ...baseline.subject },
     figures: rows,
-    startup,
-    pages,
-    commands,
-    ingest: ingest.rounds,
+    ...(timings && { startup: timings.startup, pages: timings.pages, commands: timings.commands, ingest: timings.ingest.rounds }),
     inserts: { big: storage.big.cost, empty: storage.empty.cost },
     bytes: { ...bytes, inboxColumnsMeanLength: storage.big.inboxColumns },
+    ...(postgres && { postgres }),
     ...(profile && { ingestProfile: profile }),
   };
   mkdirSync(RESULTS, { recursive: true });
-  writeFileSync(join(RESULTS, 'scale.json'), `${JSON.stringify(results, null, 2)}\n`);
+  // --bytes-only measures part of the figures: its results do not replace a whole run's.
+  writeFileSync(join(RESULTS, flags['bytes-only'] ? 'scale-bytes.json' : 'scale.json'), `${JSON.stringify(results, null, 2)}\n`);
   rmSync(RUN, { recursive: true, force: true });
 }
 

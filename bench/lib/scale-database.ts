@@ -136,6 +136,33 @@ function describe(db: string): BigDatabase['rows'] {
   }
 }
 
+/** The stream the big database is loaded from: the scenario's file, then the events set aside. */
+export interface EventStream {
+  files: string[];
+  remove(): void;
+}
+
+/** The files of the stream of `events` distinct events (the scenario cached while it is kept), made if absent. */
+export async function eventStream({
+  events,
+  dir,
+  log,
+}: {
+  events: number;
+  dir: string;
+  log: (message: string) => void;
+}): Promise<EventStream> {
+  const scenario = await ensureScenario({ events, duplicates: 0, seed: SEED, tmpDir: dir, log });
+  const setAside = join(dir, `set-aside-${events}.ndjson`);
+  writeSetAside(setAside, Math.round((events * SET_ASIDE_PER_MILLION) / 1e6));
+  return {
+    files: [scenario.file, setAside],
+    remove: () => {
+      for (const f of [scenario.file, `${scenario.file}.meta.json`, setAside]) rmSync(f, { force: true });
+    },
+  };
+}
+
 /**
  * The cached database of `events` distinct events, made if absent. `cli` is the frozen build's
  * CLI (its replay loads the events), `env` its environment.
@@ -175,16 +202,14 @@ export async function ensureBigDatabase({
     return { ...meta, file, cached: true, bytes: statSync(file).size };
   }
   const started = performance.now();
-  const scenario = await ensureScenario({ events, duplicates: 0, seed: SEED, tmpDir: dir, log });
+  const stream = await eventStream({ events, dir, log });
   const scenarioMs = performance.now() - started;
-  const setAside = join(dir, `set-aside-${events}.ndjson`);
-  writeSetAside(setAside, Math.round((events * SET_ASIDE_PER_MILLION) / 1e6));
 
   const partial = `${file}.partial`;
   removeDatabase(partial);
   log(`loading ${events.toLocaleString('en')} events with prequal-hooks replay (the bulk loader) …`);
   const replayStarted = performance.now();
-  const run = await measureCommand(process.execPath, [cli, 'replay', scenario.file, setAside, '--db', partial, '--json'], {
+  const run = await measureCommand(process.execPath, [cli, 'replay', ...stream.files, '--db', partial, '--json'], {
     cwd: ROOT,
     env,
   });
@@ -194,7 +219,7 @@ export async function ensureBigDatabase({
   spreadReceipts(partial);
   addHandlerFailures(partial, Math.round((events * HANDLER_FAILURES_PER_MILLION) / 1e6));
   const extrasMs = performance.now() - extrasStarted;
-  for (const f of [scenario.file, `${scenario.file}.meta.json`, setAside]) rmSync(f, { force: true });
+  stream.remove();
   renameSync(partial, file);
   for (const suffix of ['-wal', '-shm']) rmSync(`${partial}${suffix}`, { force: true });
 

@@ -18,6 +18,7 @@ import { olderDatabase } from '../support/older-database.js';
 import { findBinaries } from '../support/postgres-server.js';
 import { tempDir } from '../support/servers.js';
 import { waitFor } from '../support/wait-for.js';
+import { handlerKeyText } from '../../src/store/handler-keys.js';
 
 const SECRET = 'backup-test-secret-0123456789';
 const event = (n: number) =>
@@ -61,7 +62,9 @@ describe('prequal-hooks backup', () => {
       try {
         expect(copied.pragma('integrity_check', { simple: true })).toBe('ok');
         const ids = new Set(
-          (copied.prepare('SELECT handler_key FROM inbox').pluck().all() as string[]).map((key) => Number(key.split('-').at(-1))),
+          (copied.prepare('SELECT handler_key FROM inbox').pluck().all() as Buffer[]).map((key) =>
+            Number(handlerKeyText(key)!.split('-').at(-1)),
+          ),
         );
         expect(before.filter((n) => !ids.has(n))).toEqual([]);
         expect(JSON.parse(result.stdout)).toMatchObject({ to: copy, events: ids.size });

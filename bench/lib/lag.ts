@@ -94,8 +94,9 @@ export async function benchLag({
     .raw()
     .all(lastWarmId)
     .map((row) => {
-      const [received, processed] = row as [string, string];
-      return Date.parse(processed) - Date.parse(received);
+      // ISO text, or Unix ms since migration 26.
+      const [received, processed] = (row as Array<string | number>).map((at) => (typeof at === 'number' ? at : Date.parse(at)));
+      return processed! - received!;
     });
   const stored = check.prepare('SELECT COUNT(*) FROM inbox WHERE inbox_id > ?').pluck().get(lastWarmId) as number;
   check.close();

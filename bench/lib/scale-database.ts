@@ -86,9 +86,11 @@ function spreadReceipts(db: string): void {
     const index = connection.prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = 'inbox_by_received'").pluck().get() as
       string | undefined;
     if (index !== undefined) connection.exec('DROP INDEX inbox_by_received');
-    connection.exec(`UPDATE inbox SET received_at = strftime('%Y-%m-%dT%H:%M:%fZ', (event_at + 2000) / 1000.0, 'unixepoch'),
-                      processed_at = strftime('%Y-%m-%dT%H:%M:%fZ', (event_at + 2000) / 1000.0, 'unixepoch')
-                      WHERE event_at IS NOT NULL`);
+    // Unix ms since migration 26 (src/store/instants.ts), ISO text before.
+    const inMs =
+      connection.prepare("SELECT 1 FROM pragma_table_info('inbox') WHERE name = 'received_at' AND type = 'INTEGER'").get() !== undefined;
+    const instant = inMs ? 'event_at + 2000' : `strftime('%Y-%m-%dT%H:%M:%fZ', (event_at + 2000) / 1000.0, 'unixepoch')`;
+    connection.exec(`UPDATE inbox SET received_at = ${instant}, processed_at = ${instant} WHERE event_at IS NOT NULL`);
     if (index !== undefined) connection.exec(index);
     connection.pragma('journal_mode = WAL');
   } finally {

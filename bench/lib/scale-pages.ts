@@ -61,12 +61,18 @@ function prepareInserts(db: Db) {
   const candidates = db.prepare('SELECT MAX(rowid) FROM candidates').pluck().get() as number;
   const lastEventAt = (db.prepare('SELECT MAX(event_at) FROM inbox').pluck().get() as number | null) ?? Date.now();
   const compact = db.prepare("SELECT 1 FROM pragma_table_info('inbox') WHERE name = 'codec'").get() !== undefined;
+  const typed = db.prepare("SELECT 1 FROM pragma_table_info('inbox') WHERE name = 'handler_key' AND type = 'BLOB'").get() !== undefined;
   return {
     template,
     candidates,
     lastEventAt,
     // The compact inbox (migration 24) keeps the body's codec and campaign beside it, and the identity as bytes.
     compact,
+    // Since migration 26: handler keys as bytes (a candidate's UUID: 01 and its 16 bytes, as
+    // src/store/handler-keys.ts writes it) and the instants as Unix ms.
+    keyOf: (candidate: string): Buffer | string =>
+      typed ? Buffer.concat([Buffer.of(1), Buffer.from(candidate.replaceAll('-', ''), 'hex')]) : `candidate:${candidate}`,
+    now: (): number | string => (typed ? Date.now() : new Date().toISOString()),
     intake: db.prepare(
       compact
         ? `INSERT INTO inbox (account, received_at, raw, codec, campaign_id, identity, event_at, kind, handler_key, verdict, secret_id, state)
@@ -110,10 +116,10 @@ export function measureInserts<T>(
         for (let i = 0; i < batchSize; i++, n++) {
           const candidate = randomUUID();
           const row = s.intake.get(
-            new Date().toISOString(),
+            s.now(),
             s.compact ? randomBytes(32) : randomBytes(32).toString('hex'),
             s.lastEventAt + n * 1000,
-            `candidate:${candidate}`,
+            s.keyOf(candidate),
             s.template,
           ) as { inbox_id: number };
           ids.push(row.inbox_id);
@@ -123,7 +129,7 @@ export function measureInserts<T>(
       // each a copy of a stored candidate for its columns' sizes.
       const campaign = s.campaignOf.get(1 + Math.floor(Math.random() * s.candidates)) as string;
       db.transaction(() => {
-        const at = new Date().toISOString();
+        const at = s.now();
         for (const id of ids) {
           s.settle.run(at, id);
           s.project.run(randomUUID(), campaign, 1 + Math.floor(Math.random() * s.candidates));

@@ -379,13 +379,15 @@ const THREAD_AFTER = 5_000;
 
 /**
  * A bulk load's batches, appended in input order. Past THREAD_AFTER events, each batch's bodies
- * are deflated on a thread (store/body-deflater.ts) while this thread appends the batch before
- * it; one batch at most waits for its bodies, so memory stays bounded however long the input.
+ * are deflated on a thread (store/body-deflater.ts) while this thread processes and appends the
+ * batch before it; one batch at most waits for its bodies, so memory stays bounded however long
+ * the input. What waits is the batch's bytes only: a batch is processed just before it is appended,
+ * so that its rows die young instead of living through the next batch's reading.
  */
 class BulkBatches {
   private readonly erased: Map<string, number>;
   private deflater: BodyDeflater | 'none' | 'unavailable' = 'none';
-  private waiting: { rows: LoadRow[]; raws: readonly Buffer[]; bodies: Promise<StoredBody[]> } | undefined;
+  private waiting: { raws: readonly Buffer[]; bodies: Promise<StoredBody[]> } | undefined;
   private read = 0;
 
   constructor(
@@ -399,30 +401,30 @@ class BulkBatches {
     this.erased = bulk.erasures();
   }
 
-  /** Processes `raws`, and appends them, or hands their bodies to the thread and appends the batch before. */
+  /** Processes and appends `raws`, or hands their bodies to the thread and appends the batch before. */
   async load(raws: readonly Buffer[]): Promise<void> {
     if (raws.length === 0) return;
     this.read += raws.length;
     const bodies = this.started()?.deflate(raws);
     // Awaited in turn by the next load or by finish; until then a failure is not unhandled.
     bodies?.catch(() => undefined);
-    const rows = raws.map((raw) => this.row(raw));
     await this.finish();
-    if (bodies === undefined) this.append(rows);
-    else this.waiting = { rows, raws, bodies };
+    if (bodies === undefined) this.append(raws.map((raw) => this.row(raw)));
+    else this.waiting = { raws, bodies };
   }
 
-  /** Appends the batch waiting for its bodies, if any: a body the thread did not deflate fails the load. */
+  /** Processes and appends the batch waiting for its bodies, if any: a body the thread did not deflate fails the load. */
   async finish(): Promise<void> {
     const waiting = this.waiting;
     if (waiting === undefined) return;
     this.waiting = undefined;
+    const rows = waiting.raws.map((raw) => this.row(raw));
     const bodies = await waiting.bodies;
     // A row whose body was redacted as processed (an erased candidate's) is not the body deflated: the store deflates it.
-    waiting.rows.forEach((row, i) => {
+    rows.forEach((row, i) => {
       if (('refused' in row ? row.refused.raw : row.settled.delivery.raw) === waiting.raws[i]) row.body = bodies[i];
     });
-    this.append(waiting.rows);
+    this.append(rows);
   }
 
   async close(): Promise<void> {

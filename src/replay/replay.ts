@@ -6,7 +6,9 @@ import { deliveryOf, identityKeyOf, type Delivery } from '../receive/delivery.js
 import type { IdentityKey, SettledDelivery } from '../store/rows.js';
 import type { StagedEffect } from '../tables/stored.js';
 import type { Store } from '../store/store.js';
-import type { WriteTx } from '../store/write-ports.js';
+import type { BulkLoad, WriteTx } from '../store/write-ports.js';
+import type { StoredBody } from '../store/bodies.js';
+import { startBodyDeflater, type BodyDeflater } from '../store/body-deflater.js';
 import type { CopiedErasure } from './lines.js';
 import { readSources, type ReplayInput, type SourceItem } from './sources.js';
 
@@ -338,57 +340,127 @@ async function replayBulk(
   const now = target.now ?? Date.now;
   const batchSize = options.batchSize ?? 500;
   return target.store.bulkLoad!('empty', async (bulk) => {
-    // Erasures outlive the rows they redacted: an inbox emptied by hand may still have some.
-    const erased = bulk.erasures();
-    const at = new Date(now()).toISOString();
-    let batch: Buffer[] = [];
-    const load = () => {
-      const rows: Array<{ settled: SettledDelivery; effects: StagedEffect[] } | { refused: Delivery }> = [];
-      for (const raw of batch) {
-        const reading = readEnvelope(raw);
-        if (!reading.ok) {
-          rows.push({ refused: deliveryOf(target.store.account, raw, reading, at, null) });
+    const batches = new BulkBatches(target, bulk, new Date(now()).toISOString(), summary, options.onProgress);
+    try {
+      let batch: Buffer[] = [];
+      for (let item = await items.next(); item !== undefined; item = await items.next()) {
+        if (!item.ok) {
+          summary.unreadable.push({ origin: item.origin, message: item.message });
           continue;
         }
-        const p = processedWith(raw, reading, erased);
-        rows.push({
-          settled: settledDelivery(target.store.account, raw, reading, at, outcomeOf(p, target.wantsHandlers)),
-          effects: effectsOf(p),
-        });
-      }
-      const appended = bulk.append(rows, at);
-      const fresh: StagedEffect[] = [];
-      rows.forEach((row, i) => {
-        if (!appended[i]) summary.duplicates++;
-        else if ('refused' in row) summary.dead++;
-        else {
-          summary[row.settled.state]++;
-          for (const effect of row.effects) fresh.push(effect);
+        if ('erasure' in item) {
+          // An erasure after events: the load ends here, and the batched path records it and goes on.
+          items.putBack(item);
+          break;
         }
-      });
-      bulk.stage(fresh);
-      batch = [];
-      options.onProgress?.({ ...summary }, { bulk: true });
-    };
-    for (let item = await items.next(); item !== undefined; item = await items.next()) {
-      if (!item.ok) {
-        summary.unreadable.push({ origin: item.origin, message: item.message });
-        continue;
+        summary.received++;
+        batch.push(item.raw);
+        if (batch.length >= batchSize) {
+          await batches.load(batch);
+          batch = [];
+          await new Promise((resolve) => setImmediate(resolve));
+        }
       }
-      if ('erasure' in item) {
-        // An erasure after events: the load ends here, and the batched path records it and goes on.
-        items.putBack(item);
-        break;
-      }
-      summary.received++;
-      batch.push(item.raw);
-      if (batch.length >= batchSize) {
-        load();
-        await new Promise((resolve) => setImmediate(resolve));
-      }
+      await batches.load(batch);
+      await batches.finish();
+    } finally {
+      await batches.close();
     }
-    if (batch.length > 0) load();
     projectStaged(bulk, batchSize);
     return summary;
   });
+}
+
+/** A row of a bulk load, with the effects it stages once appended. */
+type LoadRow = ({ settled: SettledDelivery; effects: StagedEffect[] } | { refused: Delivery }) & { body?: StoredBody };
+
+/** Events a bulk load reads before it deflates bodies on a thread: a short replay does not pay for starting one. */
+const THREAD_AFTER = 5_000;
+
+/**
+ * A bulk load's batches, appended in input order. Past THREAD_AFTER events, each batch's bodies
+ * are deflated on a thread (store/body-deflater.ts) while this thread processes and appends the
+ * batch before it; one batch at most waits for its bodies, so memory stays bounded however long
+ * the input. What waits is the batch's bytes only: a batch is processed just before it is appended,
+ * so that its rows die young instead of living through the next batch's reading.
+ */
+class BulkBatches {
+  private readonly erased: Map<string, number>;
+  private deflater: BodyDeflater | 'none' | 'unavailable' = 'none';
+  private waiting: { raws: readonly Buffer[]; bodies: Promise<StoredBody[]> } | undefined;
+  private read = 0;
+
+  constructor(
+    private readonly target: ReplayTarget,
+    private readonly bulk: BulkLoad,
+    private readonly at: string,
+    private readonly summary: ReplaySummary,
+    private readonly onProgress: ReplayOptions['onProgress'],
+  ) {
+    // Erasures outlive the rows they redacted: an inbox emptied by hand may still have some.
+    this.erased = bulk.erasures();
+  }
+
+  /** Processes and appends `raws`, or hands their bodies to the thread and appends the batch before. */
+  async load(raws: readonly Buffer[]): Promise<void> {
+    if (raws.length === 0) return;
+    this.read += raws.length;
+    const bodies = this.started()?.deflate(raws);
+    // Awaited in turn by the next load or by finish; until then a failure is not unhandled.
+    bodies?.catch(() => undefined);
+    await this.finish();
+    if (bodies === undefined) this.append(raws.map((raw) => this.row(raw)));
+    else this.waiting = { raws, bodies };
+  }
+
+  /** Processes and appends the batch waiting for its bodies, if any: a body the thread did not deflate fails the load. */
+  async finish(): Promise<void> {
+    const waiting = this.waiting;
+    if (waiting === undefined) return;
+    this.waiting = undefined;
+    const rows = waiting.raws.map((raw) => this.row(raw));
+    const bodies = await waiting.bodies;
+    // A row whose body was redacted as processed (an erased candidate's) is not the body deflated: the store deflates it.
+    rows.forEach((row, i) => {
+      if (('refused' in row ? row.refused.raw : row.settled.delivery.raw) === waiting.raws[i]) row.body = bodies[i];
+    });
+    this.append(rows);
+  }
+
+  async close(): Promise<void> {
+    if (typeof this.deflater === 'object') await this.deflater.close();
+  }
+
+  /** The thread, started once past THREAD_AFTER events; undefined before, or where it cannot run. */
+  private started(): BodyDeflater | undefined {
+    if (this.deflater === 'none' && this.read > THREAD_AFTER) this.deflater = startBodyDeflater() ?? 'unavailable';
+    return typeof this.deflater === 'object' ? this.deflater : undefined;
+  }
+
+  private row(raw: Buffer): LoadRow {
+    const { target, at } = this;
+    const reading = readEnvelope(raw);
+    if (!reading.ok) return { refused: deliveryOf(target.store.account, raw, reading, at, null) };
+    const p = processedWith(raw, reading, this.erased);
+    return {
+      settled: settledDelivery(target.store.account, raw, reading, at, outcomeOf(p, target.wantsHandlers)),
+      effects: effectsOf(p),
+    };
+  }
+
+  private append(rows: readonly LoadRow[]): void {
+    const { summary } = this;
+    const appended = this.bulk.append(rows, this.at);
+    const fresh: StagedEffect[] = [];
+    rows.forEach((row, i) => {
+      if (!appended[i]) summary.duplicates++;
+      else if ('refused' in row) summary.dead++;
+      else {
+        summary[row.settled.state]++;
+        for (const effect of row.effects) fresh.push(effect);
+      }
+    });
+    this.bulk.stage(fresh);
+    this.onProgress?.({ ...summary }, { bulk: true });
+  }
 }

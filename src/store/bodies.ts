@@ -5,9 +5,9 @@
 //   0     the bytes as received (a body deflate would not make smaller);
 //   1     deflate (raw, no header) with dictionary 1.
 // The store encodes as it writes and decodes as it reads: everything above it, and everything a
-// user exports, sees the exact bytes received.
+// user exports, sees the exact bytes received. It imports nothing but zlib and the dictionary: the
+// thread that deflates a bulk load's bodies (body-thread.ts) loads it and nothing more.
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import { campaignText } from '../events/index.js';
 import { BODY_DICTIONARIES } from './body-dictionary.js';
 
 /** The codec new rows are written with. */
@@ -46,23 +46,4 @@ export function storedBody(raw: Uint8Array): StoredBody {
 export function bodyOf(codec: number | bigint | null | undefined, bytes: Uint8Array): Buffer {
   if (codec === null || codec === undefined || Number(codec) === 0) return asBuffer(bytes);
   return inflateRawSync(bytes, { dictionary: dictionary(Number(codec)), chunkSize: CHUNK_BYTES });
-}
-
-/**
- * A row stored before bodies were compressed, in the form intake writes now: its body compact, and
- * the campaign an accepted body names (which SQL read from the body until then).
- */
-export function compactedRow(raw: Uint8Array, verdict: string): StoredBody & { campaignId: string | null } {
-  return { ...storedBody(raw), campaignId: verdict === 'accepted' ? campaignOfBody(raw) : null };
-}
-
-function campaignOfBody(raw: Uint8Array): string | null {
-  try {
-    const body = JSON.parse(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('utf8')) as unknown;
-    if (typeof body !== 'object' || body === null) return null;
-    const data = (body as { data?: unknown }).data;
-    return typeof data === 'object' && data !== null && !Array.isArray(data) ? campaignText(data as Record<string, unknown>) : null;
-  } catch {
-    return null;
-  }
 }

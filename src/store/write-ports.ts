@@ -17,6 +17,7 @@ import type {
   StoredEvent,
 } from './rows.js';
 import type { ChangeRecord } from '../tables/changes.js';
+import type { StoredBody } from './bodies.js';
 import type { RowKeys, RowWrites, StagedEffect, StoredRows } from '../tables/stored.js';
 
 /** The intake's part of a write transaction: new deliveries in, duplicates found. */
@@ -123,7 +124,7 @@ export interface BulkLoad {
    * not an event, raw-bytes hash) was stored before is a duplicate and is not appended. Returns,
    * for each row, whether it was appended.
    */
-  append(rows: ReadonlyArray<{ settled: SettledDelivery } | { refused: Delivery }>, at: string): boolean[];
+  append(rows: readonly BulkRow[], at: string): boolean[];
   /** Keeps effects aside until `sortedEffects`. */
   stage(effects: readonly StagedEffect[]): void;
   /** Every candidate erased so far: its id to the instant (ms) of its latest erasure (erased candidates stay erased). */
@@ -147,6 +148,13 @@ export interface BulkLoad {
    */
   recordChanges(changes: readonly ChangeRecord[]): void;
 }
+
+/**
+ * A row of a bulk load: an event already processed, or a body that is not one (a dead letter);
+ * `body`, when given, is its raw bytes' stored form, made ahead (body-deflater.ts), else the load
+ * makes it.
+ */
+type BulkRow = ({ settled: SettledDelivery } | { refused: Delivery }) & { body?: StoredBody };
 
 export type BulkMode =
   /** Into an empty inbox and empty projected tables, of every account (a replay into a new database); refused otherwise. */

@@ -4,7 +4,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BODY_DICTIONARIES } from '../../src/store/body-dictionary.js';
-import { bodyOf, compactedRow, storedBody } from '../../src/store/bodies.js';
+import { bodyOf, storedBody } from '../../src/store/bodies.js';
+import { compactedRow } from '../../src/store/compacted-row.js';
 import { sampleEvent } from '../../src/testing/index.js';
 
 const FIXTURES = new URL('../../fixtures/events/', import.meta.url);

@@ -5,7 +5,7 @@
 // replicas starting together take turns, a run cut short resumes where it stopped, and a finished
 // one costs one look at the settings. No index names the columns rewritten: each update is a
 // heap-only tuple. The old row versions are dead tuples until VACUUM (autovacuum) reclaims them.
-import { compactedRow } from '../bodies.js';
+import { compactedRow } from '../compacted-row.js';
 import type { PoolClient } from './connection.js';
 
 const BATCH = 2_000;

@@ -10,7 +10,7 @@ import type { SqliteDatabase } from './database.js';
 import { IdentitySet } from './identity-set.js';
 import { prepareRecount, recount } from './counters.js';
 import { PROJECTED_TABLES } from './projection.js';
-import { bodyOf, storedBody } from '../bodies.js';
+import { bodyOf, storedBody, type StoredBody } from '../bodies.js';
 import { identityText } from '../identities.js';
 import { instantMs } from '../instants.js';
 
@@ -30,10 +30,10 @@ const NAMED_IN_MEMORY = 50_000;
 export interface BulkStatements {
   /** The account the load is for: a rebuild re-projects its rows only, a load into an empty database appends to it. */
   account: string;
-  /** Inserts an accepted delivery already processed (replay's statement); returns its inbox id. */
-  appendSettled(row: SettledDelivery, at: string): number;
+  /** Inserts an accepted delivery already processed (replay's statement), its body stored as `body` if given; returns its inbox id. */
+  appendSettled(row: SettledDelivery, at: string, body?: StoredBody): number;
   /** Inserts a body that is not an event as a dead letter, unless its bytes are stored (the unique index stays). */
-  appendRefused(delivery: Delivery): boolean;
+  appendRefused(delivery: Delivery, body?: StoredBody): boolean;
   /** Writes the account's projected rows (insert for absent rows). */
   saveRows(writes: RowWrites): void;
   /** Numbers and records changes (a load into an empty database). */
@@ -227,11 +227,11 @@ function bulkOperations(
       if (mode !== 'empty') throw new Error('append is for a bulk load into an empty inbox');
       return rows.map((row) => {
         ownAccount('refused' in row ? row.refused : row.settled.delivery);
-        if ('refused' in row) return statements.appendRefused(row.refused);
+        if ('refused' in row) return statements.appendRefused(row.refused, row.body);
         const { identity } = row.settled.delivery;
         if (seen === undefined) throw new Error('append after sortedEffects');
         if (seen.find(identity) !== undefined) return false;
-        seen.add(identity, statements.appendSettled(row.settled, at));
+        seen.add(identity, statements.appendSettled(row.settled, at, row.body));
         return true;
       });
     },

@@ -5,7 +5,7 @@
 // resumes where it stopped, and a finished one costs one look at the settings. The connection
 // overwrites what it deletes (secure_delete), so no old body stays in free pages.
 import type Database from 'better-sqlite3';
-import { compactedRow } from '../bodies.js';
+import { compactedRow } from '../compacted-row.js';
 
 const BATCH = 2_000;
 const PROGRESS = 'compact_bodies';

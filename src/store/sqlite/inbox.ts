@@ -7,7 +7,7 @@ import type { Delivery } from '../../receive/delivery.js';
 import type { Appended, IdentityKey, InboxRow, SettledDelivery } from '../rows.js';
 import type { InboxState } from '../inbox-state.js';
 import type { SqliteDatabase } from './database.js';
-import { bodyOf, storedBody } from '../bodies.js';
+import { bodyOf, storedBody, type StoredBody } from '../bodies.js';
 import { identityBytes, identityText } from '../identities.js';
 import { handlerKeyBytes } from '../handler-keys.js';
 import { instantMs, instantText } from '../instants.js';
@@ -132,11 +132,11 @@ export function prepareInbox(db: SqliteDatabase): InboxStatements {
   };
 }
 
-/** Inserts a delivery: pending if accepted, dead otherwise; a duplicate inserts nothing. */
-export function append(s: InboxStatements, d: Delivery): Appended {
+/** Inserts a delivery: pending if accepted, dead otherwise; a duplicate inserts nothing. `stored`: its body's stored form, if made ahead. */
+export function append(s: InboxStatements, d: Delivery, stored?: StoredBody): Appended {
   if (storedUndated(s, d.account, d)) return { inboxId: null, duplicate: true };
   const state: InboxState = d.verdict === 'accepted' ? 'pending' : 'dead';
-  const body = storedBody(d.raw);
+  const body = stored ?? storedBody(d.raw);
   const row = s.insert.get(
     d.account,
     instantMs(d.receivedAt),
@@ -181,10 +181,10 @@ export function known(s: InboxStatements, account: string, keys: readonly Identi
   return new Set(keys.filter((key) => isStored(s, account, key)).map((key) => key.identity));
 }
 
-/** Inserts a delivery already processed (replay); returns its inbox id. */
-export function appendSettled(s: InboxStatements, r: SettledDelivery, at: string): number {
+/** Inserts a delivery already processed (replay); returns its inbox id. `stored`: its body's stored form, if made ahead. */
+export function appendSettled(s: InboxStatements, r: SettledDelivery, at: string, stored?: StoredBody): number {
   const d = r.delivery;
-  const body = storedBody(d.raw);
+  const body = stored ?? storedBody(d.raw);
   return Number(
     s.insertSettled.run(
       d.account,

@@ -231,8 +231,8 @@ function bulkStatements(connection: SqliteConnection, s: SqliteStatements | unde
   // Called only inside the load's transaction, which a read-only store (no statements) refuses first.
   return {
     account,
-    appendSettled: (row, at) => inbox.appendSettled(s!.inbox, row, at),
-    appendRefused: (delivery) => !inbox.append(s!.inbox, delivery).duplicate,
+    appendSettled: (row, at, body) => inbox.appendSettled(s!.inbox, row, at, body),
+    appendRefused: (delivery, body) => !inbox.append(s!.inbox, delivery, body).duplicate,
     saveRows: (writes) => projection.saveRows(s!.projection, account, writes),
     recordChanges: (records) => changes.recordChanges(connection, account, records, new Date().toISOString()),
     startRebuild: (empty) => changes.startRebuild(connection, account, empty),

@@ -8,6 +8,13 @@ export interface EngineSql {
   placeholder(n: number): string;
   /** The rows of a read, in the caller's transaction or not; synchronous on SQLite inside one. */
   rows<T>(sql: string, parameters: readonly unknown[]): T[] | Promise<T[]>;
+  /** SQLite's: what a lookup by handler key ANDs to probe its index's blocks (`KEY_BLOCKS_SQL`). */
+  keyBlocks?: string;
+}
+
+/** ` AND ` the engine's condition for a lookup by handler key, or nothing. */
+export function andKeyBlocks(sql: { keyBlocks?: string | undefined }): string {
+  return sql.keyBlocks === undefined ? '' : ` AND ${sql.keyBlocks}`;
 }
 
 /** `count` placeholders from the n-th on, comma-separated (a list for IN). */

@@ -19,7 +19,7 @@ import {
 import { bodyOf } from './bodies.js';
 import { CANDIDATE_KEYS, candidateKeyBytes, candidateOfKey } from './handler-keys.js';
 import { instantText } from './instants.js';
-import { placeholders, type EngineSql } from './engine-sql.js';
+import { andKeyBlocks, placeholders, type EngineSql } from './engine-sql.js';
 import type { NamingRow } from './ports/people.js';
 import type { CandidateMatch } from './rows.js';
 
@@ -112,7 +112,7 @@ async function byKey(sql: EngineSql, account: string, ids: readonly string[], ro
     const keys = ids.slice(i, i + KEYS_PER_READ).map(candidateKeyBytes);
     const padded = [...keys, ...Array<Buffer>(KEYS_PER_READ - keys.length).fill(keys[0]!)];
     const found = await sql.rows<Stored & { handler_key: Uint8Array }>(
-      `SELECT ${COLUMNS}, handler_key FROM inbox WHERE account = ${sql.placeholder(1)} AND handler_key IN (${placeholders(sql, KEYS_PER_READ, 2)})`,
+      `SELECT ${COLUMNS}, handler_key FROM inbox WHERE account = ${sql.placeholder(1)} AND handler_key IN (${placeholders(sql, KEYS_PER_READ, 2)})${andKeyBlocks(sql)}`,
       [account, ...padded],
     );
     for (const { handler_key: key, ...stored } of found) {

@@ -82,3 +82,14 @@ export function handlerKeyText(stored: unknown): string | null {
 
 /** The bounds of the keys that name a candidate: `key >= from AND key < to`, bound as parameters. */
 export const CANDIDATE_KEYS = { from: Buffer.of(Tag.CandidateUuid), to: Buffer.of(Tag.Campaign) } as const;
+
+/**
+ * SQLite's index by handler key (`inbox_by_key`, migration 027) is keyed by the account, then the
+ * block of 4,096 inbox ids a row falls in, then the key, so that intake writes into the last
+ * block's leaves rather than a random leaf a row. A lookup by key ANDs this condition with
+ * `account = ?` and `handler_key = ?` (or `IN`): it probes each block from the inbox's first id to
+ * its last. PostgreSQL keeps its index by key, and needs no such condition.
+ */
+export const KEY_BLOCKS_SQL = `(inbox_id >> 12) IN (WITH RECURSIVE blocks(b) AS (
+    SELECT (SELECT MIN(inbox_id) FROM inbox) >> 12
+    UNION ALL SELECT b + 1 FROM blocks WHERE b < (SELECT MAX(inbox_id) FROM inbox) >> 12) SELECT b FROM blocks)`;

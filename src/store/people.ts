@@ -2,7 +2,7 @@
 import type { PersonValues } from '../events/index.js';
 import { bodyOf } from './bodies.js';
 import { candidateKeyBytes } from './handler-keys.js';
-import { placeholders, type EngineSql } from './engine-sql.js';
+import { andKeyBlocks, placeholders, type EngineSql } from './engine-sql.js';
 import { candidatesMatching, rowsNaming } from './erasure-rows.js';
 import { candidateChangesSql } from './candidate-changes.js';
 import type { ErasureRecord, ExportedResponse, PeopleReads } from './ports/people.js';
@@ -64,7 +64,7 @@ export function peopleReads(sql: EngineSql, account: string): PeopleReads {
     storedEventsOf: async (candidateId) =>
       (
         await rows<{ raw: Uint8Array; codec: number | null; event_at: number | string | null }>(
-          `SELECT raw, codec, event_at FROM inbox WHERE account = ${$(1)} AND handler_key = ${$(2)}`,
+          `SELECT raw, codec, event_at FROM inbox WHERE account = ${$(1)} AND handler_key = ${$(2)}${andKeyBlocks(sql)}`,
           [account, candidateKeyBytes(candidateId)],
         )
       ).map((r) => ({ raw: bodyOf(r.codec, r.raw), event_at: r.event_at === null ? null : Number(r.event_at) })),

@@ -19,6 +19,7 @@ import { bodyOf } from './bodies.js';
 import { identityText } from './identities.js';
 import { candidateKeyBytes, candidateOfKey } from './handler-keys.js';
 import { instantText } from './instants.js';
+import { andKeyBlocks } from './engine-sql.js';
 import { averageScoreSql, candidatesCounter, counterSql } from './counters.js';
 import { CAMPAIGN_COLUMNS, CANDIDATE_COLUMNS, decodeCandidate } from '../tables/rows.js';
 
@@ -31,6 +32,8 @@ export interface ReadDialect {
   minuteOf: string;
   /** An ISO 8601 instant as compared with `received_at` (`instants.ts`: Unix ms on SQLite). */
   instant(iso: string): unknown;
+  /** What a lookup by handler key ANDs on this engine (`KEY_BLOCKS_SQL` on SQLite), if anything. */
+  keyBlocks?: string;
   /**
    * The column as a term the planner will not choose an index by. SQLite keeps no statistics: it
    * takes `account = ?` for a selective term and reads every row of the account through an index
@@ -151,7 +154,7 @@ function eventWhere(p: Parameters, d: ReadDialect, account: string, filter: Inbo
   // The handler key names the candidate of every accepted body that has one (set at intake; rows
   // stored before it got theirs in a migration), as erasure and export find them: by the index led
   // by the account, newest first, never by reading bodies.
-  if (filter.candidate !== undefined) clauses.push(`handler_key = ${p.bind(candidateKeyBytes(filter.candidate))}`);
+  if (filter.candidate !== undefined) clauses.push(`handler_key = ${p.bind(candidateKeyBytes(filter.candidate))}${andKeyBlocks(d)}`);
   if (filter.from !== undefined) clauses.push(`received_at >= ${p.bind(d.instant(filter.from))}`);
   if (filter.to !== undefined) clauses.push(`received_at < ${p.bind(d.instant(filter.to))}`);
   if (filter.verdict !== undefined) clauses.push(`verdict = ${p.bind(filter.verdict)}`);

@@ -98,6 +98,7 @@ describe('a database made by release 0.2.0', () => {
       'inbox_raw_sha256',
       'inbox_reconciled',
       'inbox_set_aside',
+      'inbox_unsettled_by_key',
     ]);
     expect(state.erasures).toEqual([ERASED]);
     expect(await serve.stop()).toBe(0);

@@ -83,9 +83,10 @@ describe.each(ENGINES)('compact keys and instants on $name', (engine) => {
     const rows = await sql.query<{ handler_key: Buffer | null; received_at: unknown; processed_at: unknown }>(
       'SELECT handler_key, received_at, processed_at FROM inbox ORDER BY inbox_id',
     );
-    expect(rows.map((r) => (r.handler_key === null ? null : Buffer.from(r.handler_key).toString('hex')))).toEqual(
-      [...TEXT_KEYS.map((k) => handlerKeyBytes(k).toString('hex')), null],
-    );
+    expect(rows.map((r) => (r.handler_key === null ? null : Buffer.from(r.handler_key).toString('hex')))).toEqual([
+      ...TEXT_KEYS.map((k) => handlerKeyBytes(k).toString('hex')),
+      null,
+    ]);
     expect(rows.map((r) => handlerKeyText(r.handler_key))).toEqual([...TEXT_KEYS, null]);
     // A candidate's key in the service's form takes 17 bytes.
     expect(rows[1]!.handler_key).toHaveLength(17);
@@ -137,5 +138,35 @@ describe.each(ENGINES)('compact keys and instants on $name', (engine) => {
     const listed = await store.readModel.listEvents({}, { limit: 10 });
     expect(listed.map((e) => e.candidate_id).reverse()).toEqual([...ids.map(String), null, null]);
     expect(listed.every((e) => e.received_at === at)).toBe(true);
+  });
+});
+
+describe.each(ENGINES)('a person whose events are far apart on $name', (engine) => {
+  it('is found whole by every lookup by key: SQLite probes each block of 4,096 rows of inbox_by_key (migration 027)', async () => {
+    const { database } = await engine.fresh();
+    const store = await openStore(database);
+    try {
+      const at = new Date().toISOString();
+      const deliver = (event: object) => {
+        const body = Buffer.from(JSON.stringify(event));
+        return deliveryOf('default', body, readEnvelope(body), at, null);
+      };
+      const theirs = (n: number) => sampleEvent('candidate.added', { data: { candidate_id: UUID, campaign_id: `cmp_${n}` } });
+      // Their first event in the first block, the others past 4,096 and 8,192 rows of others.
+      await store.append([deliver(theirs(1))]);
+      for (let block = 0; block < 2; block++) {
+        const others = Array.from({ length: 4_200 }, (_, i) =>
+          deliver(sampleEvent('credits.low', { data: { credits_remaining: block * 10_000 + i } })),
+        );
+        await store.append(others);
+        await store.append([deliver(theirs(block + 2))]);
+      }
+      expect(await store.readModel.listEvents({ candidate: UUID }, { limit: 10 })).toHaveLength(3);
+      expect(await store.people.storedEventsOf(UUID)).toHaveLength(3);
+      const named = await store.people.rowsNaming([{ candidate_id: UUID, email: null, phone: null }]);
+      expect(named.map((row) => row.candidates)).toEqual([[UUID], [UUID], [UUID]]);
+    } finally {
+      await store.close();
+    }
   });
 });

@@ -4,6 +4,7 @@ import type { ReadModel } from '../ports/read-model.js';
 import { createReadModel, type ReadDialect } from '../read-model-sql.js';
 import { prepared, read, type SqliteConnection } from './connection.js';
 import { instantMs } from '../instants.js';
+import { KEY_BLOCKS_SQL } from '../handler-keys.js';
 
 /**
  * `data.campaign_id` of an accepted body, as text: the column intake fills, or, for a row stored
@@ -20,6 +21,7 @@ export const SQLITE_READ_DIALECT: ReadDialect = {
   minuteOf: `CASE WHEN typeof(received_at) = 'integer' THEN strftime('%Y-%m-%dT%H:%M', received_at / 1000, 'unixepoch')
     ELSE substr(received_at, 1, 16) END`,
   instant: instantMs,
+  keyBlocks: KEY_BLOCKS_SQL,
   // Unary plus: the same value, but no longer a term an index can be chosen by.
   unindexed: (column) => `+${column}`,
 };

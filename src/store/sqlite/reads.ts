@@ -5,6 +5,7 @@ import type { EngineSql } from '../engine-sql.js';
 import type { InboxRow } from '../rows.js';
 import { prepared, read, type SqliteConnection } from './connection.js';
 import { INBOX_SELECT, inboxRowOf } from './inbox.js';
+import { KEY_BLOCKS_SQL } from '../handler-keys.js';
 
 export function inboxRowById(connection: SqliteConnection, id: number): InboxRow | undefined {
   const row = prepared(connection, `${INBOX_SELECT} WHERE inbox_id = ?`).raw(true).get(id) as unknown[] | undefined;
@@ -29,6 +30,7 @@ export function sqliteSql(connection: SqliteConnection, queued = false): EngineS
   const rows = <T>(sql: string, parameters: readonly unknown[]) => prepared(connection, sql).all(...parameters) as T[];
   return {
     placeholder: () => '?',
+    keyBlocks: KEY_BLOCKS_SQL,
     rows: queued ? (sql, parameters) => read(connection, () => rows(sql, parameters)) : rows,
   };
 }

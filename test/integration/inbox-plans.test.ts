@@ -56,7 +56,9 @@ describe('the inbox reads of the console on SQLite', () => {
   it("read a candidate's events by their handler key, block by block of the index, not by reading every body", async () => {
     const plans = await plansOf((model) => model.listEvents({ candidate: 'cand-1' }, { limit: 201 }));
     // Each block of inbox_by_key probed for the key (migration 027); the person's few rows sorted.
-    expect(plans).toEqual([expect.stringMatching(/SEARCH inbox USING (COVERING )?INDEX inbox_by_key \(account=\? AND <expr>=\? AND handler_key=\?\)/)]);
+    expect(plans).toEqual([
+      expect.stringMatching(/SEARCH inbox USING (COVERING )?INDEX inbox_by_key \(account=\? AND <expr>=\? AND handler_key=\?\)/),
+    ]);
     expect(plans[0]).not.toMatch(/SCAN inbox\b/);
   });
 

@@ -18,7 +18,7 @@ import {
 } from '../events/index.js';
 import { bodyOf } from './bodies.js';
 import { CANDIDATE_KEYS, candidateKeyBytes, candidateOfKey } from './handler-keys.js';
-import { instantText } from './instants.js';
+import { withInstantTexts } from './instants.js';
 import { andKeyBlocks, placeholders, type EngineSql } from './engine-sql.js';
 import type { NamingRow } from './ports/people.js';
 import type { CandidateMatch } from './rows.js';
@@ -27,7 +27,7 @@ type Stored = Omit<NamingRow, 'candidates' | 'inbox_id'> & { inbox_id: number | 
 
 /** A row as read, its body as received (the store keeps it compact: bodies.ts). */
 function received({ codec, ...row }: Stored): Omit<Stored, 'codec'> {
-  return { ...row, raw: bodyOf(codec, row.raw), received_at: instantText(row.received_at)!, processed_at: instantText(row.processed_at) };
+  return { ...withInstantTexts(row), raw: bodyOf(codec, row.raw) };
 }
 
 const COLUMNS = 'inbox_id, raw, codec, kind, state, verdict, reasons, received_at, processed_at';

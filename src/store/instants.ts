@@ -12,6 +12,13 @@ export function instantMs(iso: string | null): number | string | null {
   return Number.isFinite(ms) ? ms : iso;
 }
 
+/** A row's instants of receipt and processing as ISO 8601 text, whichever way its engine keeps them. */
+export function withInstantTexts<R extends { received_at: unknown; processed_at: unknown }>(
+  row: R,
+): R & { received_at: string; processed_at: string | null } {
+  return { ...row, received_at: instantText(row.received_at)!, processed_at: instantText(row.processed_at) };
+}
+
 /** An instant as read from either engine, as ISO 8601 text. */
 export function instantText(stored: unknown): string | null {
   if (stored === null || stored === undefined) return null;

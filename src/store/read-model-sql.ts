@@ -18,7 +18,7 @@ import type { InboxState } from './inbox-state.js';
 import { bodyOf } from './bodies.js';
 import { identityText } from './identities.js';
 import { candidateKeyBytes, candidateOfKey } from './handler-keys.js';
-import { instantText } from './instants.js';
+import { instantText, withInstantTexts } from './instants.js';
 import { andKeyBlocks } from './engine-sql.js';
 import { averageScoreSql, candidatesCounter, counterSql } from './counters.js';
 import { CAMPAIGN_COLUMNS, CANDIDATE_COLUMNS, decodeCandidate } from '../tables/rows.js';
@@ -41,11 +41,6 @@ export interface ReadDialect {
    * stop at the page's last row. PostgreSQL plans from statistics and needs no hint.
    */
   unindexed(column: string): string;
-}
-
-/** A row's instants of receipt and processing as ISO text, whichever way the engine keeps them. */
-function timed<R extends { received_at: string; processed_at: string | null }>(row: R): R {
-  return { ...row, received_at: instantText(row.received_at)!, processed_at: instantText(row.processed_at) };
 }
 
 interface Statement {
@@ -267,7 +262,7 @@ function eventList(d: ReadDialect, run: RunRead, account: string): ReadModel['li
     // `data.candidate_id` of an accepted body: its handler key names it (`subjectKey`, set at
     // intake, and for older rows by a migration), so no body is read.
     return rows.map(({ handler_key: key, ...row }) => ({
-      ...timed(row),
+      ...withInstantTexts(row),
       candidate_id: row.verdict === 'accepted' ? candidateOfKey(key) : null,
     }));
   };
@@ -304,7 +299,7 @@ function inboxReads(d: ReadDialect, run: RunRead, account: string): Pick<ReadMod
       );
       if (row === undefined) return undefined;
       const { codec, ...detail } = row;
-      return { ...timed(detail), raw: bodyOf(codec, detail.raw), identity: identityText(detail.identity) };
+      return { ...withInstantTexts(detail), raw: bodyOf(codec, detail.raw), identity: identityText(detail.identity) };
     },
     async newestEventId() {
       const [row] = await run<{ id: number | null }>(new Parameters(d).statement('SELECT MAX(inbox_id) AS id FROM inbox'));

@@ -15,6 +15,7 @@ import { erasureInstants, parseInstant, readEnvelope, REDACTED_REASONS_JSON, red
 import { bodyLine, erasureLine } from '../replay/lines.js';
 import { bodyOf } from '../store/bodies.js';
 import { candidateOfKey } from '../store/handler-keys.js';
+import { instantMs } from '../store/instants.js';
 import { openSource, type Source } from './engines.js';
 import { TransferError } from './errors.js';
 
@@ -104,7 +105,7 @@ export async function dumpEvents(location: string, out: NodeJS.WritableStream, o
         where: since === undefined ? 'account = $1' : 'account = $1 AND received_at >= $2',
       },
       // SQLite keeps the inbox's instants as Unix ms (src/store/instants.ts).
-      since === undefined ? [options.account] : [options.account, source.engine === 'sqlite' ? Date.parse(since) : since],
+      since === undefined ? [options.account] : [options.account, source.engine === 'sqlite' ? instantMs(since) : since],
       options.batchSize ?? 500,
     );
     for await (const batch of batches) {

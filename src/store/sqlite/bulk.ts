@@ -255,8 +255,9 @@ function bulkOperations(
     accepted: () => db.prepare("SELECT COUNT(*) FROM inbox WHERE account = ? AND verdict = 'accepted'").pluck().get(account) as number,
     events: (afterId, limit) => storedEvents(db, account, afterId, limit),
     resettle(settlements: readonly Settlement[], at) {
+      const processedAt = instantMs(at);
       for (const s of settlements) {
-        resettle.run(s.state, s.reasons === null ? null : JSON.stringify(s.reasons), instantMs(at), s.inboxId);
+        resettle.run(s.state, s.reasons === null ? null : JSON.stringify(s.reasons), processedAt, s.inboxId);
         // An erased candidate's event, redacted when processed (as `WriteTx.settle` does).
         if (s.raw !== undefined) {
           const body = storedBody(s.raw);

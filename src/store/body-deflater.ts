@@ -99,7 +99,8 @@ export function startBodyDeflater(): BodyDeflater | undefined {
   };
 }
 
-function packed(raws: readonly Uint8Array[]): PackedBodies {
+/** `raws` packed in one buffer, with where each ends: a request, and the bytes of an answer. */
+export function packed(raws: readonly Uint8Array[]): PackedBodies {
   const bytes = new Uint8Array(new ArrayBuffer(raws.reduce((total, raw) => total + raw.byteLength, 0)));
   const ends = new Uint32Array(raws.length);
   let at = 0;

@@ -5,31 +5,18 @@
 import { parentPort } from 'node:worker_threads';
 import { errorShape } from '../threads.js';
 import { storedBody } from './bodies.js';
-import type { DeflateAnswer, DeflateRequest, PackedBodies } from './body-deflater.js';
+import { packed, type DeflateAnswer, type DeflateRequest, type PackedBodies } from './body-deflater.js';
 
-/** Each body's stored form, packed in one buffer with where each ends and its codec. */
+/** Each body's stored form, packed as the request was (`packed`), with its codec. */
 function deflated(request: PackedBodies): PackedBodies {
   const bytes = new Uint8Array(request.bytes);
-  const forms = [];
   let start = 0;
-  let total = 0;
-  for (const end of request.ends) {
+  const forms = Array.from(request.ends, (end) => {
     const form = storedBody(bytes.subarray(start, end));
-    forms.push(form);
-    total += form.bytes.byteLength;
     start = end;
-  }
-  const packed = new Uint8Array(new ArrayBuffer(total));
-  const ends = new Uint32Array(forms.length);
-  const codecs = new Uint8Array(forms.length);
-  let at = 0;
-  forms.forEach((form, i) => {
-    packed.set(form.bytes, at);
-    at += form.bytes.byteLength;
-    ends[i] = at;
-    codecs[i] = form.codec;
+    return form;
   });
-  return { bytes: packed.buffer, ends, codecs };
+  return { ...packed(forms.map((form) => form.bytes)), codecs: Uint8Array.from(forms, (form) => form.codec) };
 }
 
 parentPort!.on('message', (request: DeflateRequest) => {

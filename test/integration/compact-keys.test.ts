@@ -7,13 +7,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { readEnvelope, subjectKey } from '../../src/events/index.js';
 import { deliveryOf } from '../../src/receive/delivery.js';
 import { handlerKeyBytes, handlerKeyText } from '../../src/store/handler-keys.js';
-import { loadMigrations } from '../../src/store/migrations.js';
 import { openStore } from '../../src/store/open.js';
-import { createPool } from '../../src/store/postgres/connection.js';
-import { migrate as migratePostgres } from '../../src/store/postgres/migrations.js';
-import { migrate as migrateSqlite } from '../../src/store/sqlite/migrations.js';
 import { sampleEvent } from '../../src/testing/index.js';
-import { ENGINES, type EngineUnderTest } from '../support/engines.js';
+import { ENGINES } from '../support/engines.js';
+import { olderDatabase } from '../support/older-database.js';
 import { sqlOn } from '../support/sql.js';
 
 const UUID = '0b7e4c1a-93d2-4f6e-8a55-1c2d3e4f5a6b';
@@ -36,30 +33,6 @@ const TEXT_KEYS = [
 /** The last migration before the one that rewrites keys, per engine. */
 const BEFORE = { sqlite: 25, postgres: 23 } as const;
 
-async function migrateTo(engine: EngineUnderTest, database: string, version?: number): Promise<void> {
-  const migrations = loadMigrations(engine.name).filter((m) => version === undefined || m.version <= version);
-  if (engine.name === 'sqlite') {
-    const db = new Database(database);
-    try {
-      migrateSqlite(db, migrations);
-    } finally {
-      db.close();
-    }
-    return;
-  }
-  const pool = await createPool(database, { poolSize: 1 });
-  try {
-    const client = await pool.connect();
-    try {
-      await migratePostgres(client, undefined, migrations);
-    } finally {
-      client.release();
-    }
-  } finally {
-    await pool.end();
-  }
-}
-
 describe.each(ENGINES)('compact keys and instants on $name', (engine) => {
   const closing: Array<() => Promise<void>> = [];
   afterEach(async () => {
@@ -67,8 +40,7 @@ describe.each(ENGINES)('compact keys and instants on $name', (engine) => {
   });
 
   it('the migration writes each text key as the store would, and the store reads each back as it was', async () => {
-    const { database } = await engine.fresh();
-    await migrateTo(engine, database, BEFORE[engine.name]);
+    const database = await olderDatabase(engine, BEFORE[engine.name]);
     const sql = sqlOn(database);
     const received = '2026-11-20T10:00:00.123Z';
     const processed = '2026-11-20T10:00:01.999Z';
@@ -79,7 +51,9 @@ describe.each(ENGINES)('compact keys and instants on $name', (engine) => {
         [received, Buffer.from('{}'), processed, key],
       );
     }
-    await migrateTo(engine, database);
+    // Opening the store applies the migrations left.
+    const store = await openStore(database);
+    closing.push(() => store.close());
     const rows = await sql.query<{ handler_key: Buffer | null; received_at: unknown; processed_at: unknown }>(
       'SELECT handler_key, received_at, processed_at FROM inbox ORDER BY inbox_id',
     );
@@ -99,8 +73,6 @@ describe.each(ENGINES)('compact keys and instants on $name', (engine) => {
         raw.close();
       }
     }
-    const store = await openStore(database);
-    closing.push(() => store.close());
     const [listed] = await store.readModel.listEvents({ candidate: UUID }, { limit: 10 });
     expect(listed).toMatchObject({ candidate_id: UUID, received_at: received, processed_at: processed });
     expect(await store.readModel.oldestPending()).toBeNull();
